@@ -1,0 +1,118 @@
+//===- Attribute.h - Node attributes, including subgraphs -----------------===//
+//
+// An attribute has a name, a doc string and one typed payload, or it is a
+// reference to an attribute of the enclosing function (`ref_attr_name`).
+// GRAPH and GRAPHS attributes own their Graphs; each such Graph knows the
+// Node and Attribute that hold it (Graph::parentNode, Graph::parentAttribute).
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXIR_IR_ATTRIBUTE_H
+#define ONNXIR_IR_ATTRIBUTE_H
+
+#include "onnxir/IR/Tensor.h"
+#include "onnxir/IR/Type.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace onnxir {
+
+class Graph;
+class Node;
+
+/// Numbers are AttributeProto.AttributeType.
+enum class AttrKind : int32_t {
+  Undefined = 0,
+  Float = 1,
+  Int = 2,
+  String = 3,
+  Tensor = 4,
+  Graph = 5,
+  Floats = 6,
+  Ints = 7,
+  Strings = 8,
+  Tensors = 9,
+  Graphs = 10,
+  SparseTensor = 11,
+  SparseTensors = 12,
+  TypeProto = 13,
+  TypeProtos = 14,
+};
+
+/// Text-syntax name of a kind (`float`, `ints`, `graph`, ...).
+llvm::StringRef attrKindName(AttrKind k);
+
+class Attribute {
+public:
+  explicit Attribute(std::string name) : name_(std::move(name)) {}
+  ~Attribute();
+  Attribute(const Attribute &) = delete;
+  Attribute &operator=(const Attribute &) = delete;
+
+  const std::string &name() const { return name_; }
+  void setName(std::string n) { name_ = std::move(n); }
+
+  /// The payload kind (AttributeProto.type). For a reference this is the
+  /// declared type of the referenced attribute.
+  AttrKind kind() const { return kind_; }
+  void setKind(AttrKind k) { kind_ = k; }
+  /// False if the proto omitted `type` (IR < 3 files do).
+  bool hasKindField = true;
+
+  /// Reference to an attribute of the enclosing function, or "".
+  std::string refAttrName;
+  bool isReference() const { return !refAttrName.empty(); }
+
+  std::string docString;
+
+  // Payload; which fields are meaningful depends on kind().
+  float f = 0;
+  int64_t i = 0;
+  std::string s;
+  std::vector<float> floats;
+  std::vector<int64_t> ints;
+  std::vector<std::string> strings;
+  std::vector<std::unique_ptr<Tensor>> tensors; ///< TENSOR uses tensors[0]
+  std::vector<std::unique_ptr<SparseTensor>> sparseTensors; ///< likewise
+  std::vector<const Type *> types;              ///< TYPE_PROTO uses types[0]
+
+  /// Subgraphs (GRAPH uses graph(0)). Owned; their parent links point here.
+  unsigned numGraphs() const { return (unsigned)graphs_.size(); }
+  Graph *graph(unsigned i = 0) const { return graphs_[i].get(); }
+  /// Appends `g`, making this attribute (and its node) its parent.
+  Graph *addGraph(std::unique_ptr<Graph> g);
+  /// Removes and returns graph #i.
+  std::unique_ptr<Graph> takeGraph(unsigned i);
+  /// The node holding this attribute (null while detached).
+  Node *getNode() const { return node_; }
+
+  /// Convenience setters that also set kind().
+  void setFloat(float v) { kind_ = AttrKind::Float; f = v; }
+  void setInt(int64_t v) { kind_ = AttrKind::Int; i = v; }
+  void setString(std::string v) { kind_ = AttrKind::String; s = std::move(v); }
+  void setInts(std::vector<int64_t> v) { kind_ = AttrKind::Ints; ints = std::move(v); }
+  void setFloats(std::vector<float> v) { kind_ = AttrKind::Floats; floats = std::move(v); }
+  void setStrings(std::vector<std::string> v) { kind_ = AttrKind::Strings; strings = std::move(v); }
+  void setTensor(std::unique_ptr<Tensor> t);
+
+  /// Deep copy; subgraphs are cloned (captured outer values kept).
+  std::unique_ptr<Attribute> clone() const;
+
+  /// Opaque serializer bytes (unknown fields, presence of defaults, fields
+  /// that disagree with `type`).
+  std::string extras;
+
+private:
+  friend class Node;
+  std::string name_;
+  AttrKind kind_ = AttrKind::Undefined;
+  std::vector<std::unique_ptr<Graph>> graphs_;
+  Node *node_ = nullptr;
+};
+
+} // namespace onnxir
+
+#endif // ONNXIR_IR_ATTRIBUTE_H

@@ -1,0 +1,78 @@
+//===- Context.h - Per-model string interning, type uniquing, names -------===//
+//
+// A Context owns what a model's IR shares: interned strings (names, op types,
+// domains compare by pointer), uniqued Types, and the model-wide registry of
+// value names that makes fresh names O(1) and collision-free in every scope.
+//
+// Note [Fresh names]: the registry counts every value name defined anywhere
+// in the model (all graphs, all nesting levels, function bodies). A name with
+// count 0 collides with nothing, in any scope, so freshName only has to find
+// such a name: it tries `base`, then `base_1`, `base_2`, ... remembering the
+// last suffix per base, which makes minting amortised O(1).
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXIR_IR_CONTEXT_H
+#define ONNXIR_IR_CONTEXT_H
+
+#include "onnxir/IR/Type.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Allocator.h"
+#include "llvm/Support/StringSaver.h"
+
+#include <memory>
+#include <optional>
+
+namespace onnxir {
+
+class Context {
+public:
+  Context();
+  ~Context();
+  Context(const Context &) = delete;
+  Context &operator=(const Context &) = delete;
+
+  /// Interns `s`; equal strings give the same pointer for the Context's life.
+  llvm::StringRef intern(llvm::StringRef s);
+
+  //===--- Types ----------------------------------------------------------===//
+
+  /// The uniqued type described by `spec`.
+  const Type *getType(const TypeSpec &spec);
+  /// tensor(elem) with a shape of `dims` (pass nullopt for unknown rank).
+  const Type *getTensorType(DataType elem,
+                            std::optional<llvm::ArrayRef<Dim>> dims);
+  /// tensor(elem) with all dims known.
+  const Type *getTensorType(DataType elem, llvm::ArrayRef<int64_t> dims);
+  const Type *getSequenceType(const Type *elem);
+  const Type *getOptionalType(const Type *elem);
+  const Type *getMapType(DataType key, const Type *value);
+  /// A dim_param symbol.
+  Dim symbolicDim(llvm::StringRef param);
+  /// Number of distinct types created so far.
+  size_t numTypes() const { return types_.size(); }
+
+  //===--- Value names (see Note [Fresh names]) ---------------------------===//
+
+  /// Number of values currently defined with `name` in the whole model.
+  unsigned nameDefinitions(llvm::StringRef name) const;
+  /// A name defined nowhere in the model, derived from `base`.
+  llvm::StringRef freshName(llvm::StringRef base);
+
+  /// Registry maintenance; called by Value/Graph, not by users.
+  void registerName(llvm::StringRef interned);
+  void unregisterName(llvm::StringRef interned);
+
+private:
+  llvm::BumpPtrAllocator alloc_;
+  llvm::UniqueStringSaver strings_;
+  llvm::StringMap<Type *> types_;
+  std::vector<std::unique_ptr<Type>> typeStorage_;
+  llvm::StringMap<unsigned> nameCount_;
+  llvm::StringMap<unsigned> nextSuffix_;
+};
+
+} // namespace onnxir
+
+#endif // ONNXIR_IR_CONTEXT_H

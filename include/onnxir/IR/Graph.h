@@ -1,0 +1,247 @@
+//===- Graph.h - A scope: inputs, initializers, ordered nodes, outputs ----===//
+//
+// A Graph is one GraphProto, or a function body. It is a name scope chained
+// to the scopes of the graphs enclosing it (Note [Scopes]).
+//
+// Note [Scopes]
+// A name is defined at most once in a graph and must not shadow a name
+// visible from an enclosing graph (ONNX IR.md). Lookup walks from a graph to
+// its parent node's graph and so on to the top. Sibling subgraphs may reuse
+// names. Definitions are registered when a value is created and unregistered
+// when it is destroyed or its node leaves the graph, so the table never
+// drifts from the IR.
+//
+// Note [Outputs]
+// Graph outputs are the operands of a return node that is not in the node
+// list. So a value that feeds an output has a use, and DCE needs no special
+// case. Each output slot also keeps what its ValueInfoProto said (type, doc,
+// metadata), which may differ from the value's own type.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXIR_IR_GRAPH_H
+#define ONNXIR_IR_GRAPH_H
+
+#include "onnxir/IR/Context.h"
+#include "onnxir/IR/Node.h"
+#include "onnxir/IR/Value.h"
+
+#include "absl/status/statusor.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/simple_ilist.h"
+
+#include <list>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace onnxir {
+
+class Function;
+class Model;
+
+/// Maps values of a cloned region to their copies. Values absent from the
+/// map (captured outer values) are kept as they are.
+class IRMapping {
+public:
+  void map(const Value *from, Value *to) { map_[from] = to; }
+  Value *lookupOrSelf(Value *v) const {
+    auto it = map_.find(v);
+    return it == map_.end() ? v : it->second;
+  }
+  Value *lookupOrNull(const Value *v) const {
+    auto it = map_.find(v);
+    return it == map_.end() ? nullptr : it->second;
+  }
+  bool contains(const Value *v) const { return map_.count(v); }
+
+private:
+  llvm::DenseMap<const Value *, Value *> map_;
+};
+
+/// What an output's ValueInfoProto said.
+struct OutputInfo {
+  const Type *type = nullptr;
+  bool hasType = false;
+  std::string docString;
+  Metadata metadata;
+  std::string extras;
+};
+
+/// GraphProto.quantization_annotation entry (TensorAnnotation), by name.
+struct QuantizationAnnotation {
+  std::optional<std::string> tensorName;
+  Metadata quantParameterTensorNames;
+  std::string extras;
+};
+
+class Graph {
+public:
+  using NodeList = llvm::simple_ilist<Node>;
+
+  explicit Graph(Context &ctx);
+  ~Graph();
+  Graph(const Graph &) = delete;
+  Graph &operator=(const Graph &) = delete;
+
+  Context &getContext() const { return *ctx_; }
+
+  //===--- Parents --------------------------------------------------------===//
+  /// The node whose attribute holds this graph; null for a top-level graph.
+  Node *parentNode() const;
+  Attribute *parentAttribute() const { return parentAttr_; }
+  /// The enclosing graph (the parent node's graph), or null.
+  Graph *parentGraph() const;
+  /// The function whose body this is (for nested graphs: of the top graph).
+  Function *parentFunction() const { return topLevel()->function_; }
+  /// True if `this` is `g` or nested (at any depth) inside `g`.
+  bool isNestedIn(const Graph *g) const;
+  /// Nesting depth: 0 for a top-level graph.
+  unsigned depth() const;
+  const Graph *topLevel() const;
+
+  //===--- Properties -----------------------------------------------------===//
+  std::string name;
+  std::string docString;
+  Metadata metadata;
+  std::vector<QuantizationAnnotation> quantizationAnnotations;
+  std::string extras; ///< opaque serializer bytes
+
+  //===--- Inputs ---------------------------------------------------------===//
+  llvm::ArrayRef<Value *> inputs() const { return inputs_; }
+  unsigned numInputs() const { return (unsigned)inputs_.size(); }
+  Value *input(unsigned i) const { return inputs_[i]; }
+  /// Adds a graph input at position `pos` (default: the end). Fails on a name
+  /// clash in the scope chain.
+  absl::StatusOr<Value *> addInput(llvm::StringRef name, const Type *type = nullptr,
+                                   int pos = -1);
+  /// Removes input #i; it must be unused and have no initializer.
+  absl::Status removeInput(unsigned i);
+
+  //===--- Initializers ---------------------------------------------------===//
+  /// Dense initializers in their original order (inputs with defaults too).
+  llvm::ArrayRef<Value *> initializers() const { return initializers_; }
+  llvm::ArrayRef<Value *> sparseInitializers() const { return sparse_; }
+  /// Adds a constant initializer (not a graph input).
+  absl::StatusOr<Value *> addInitializer(llvm::StringRef name, Tensor t);
+  /// Adds a sparse initializer (not a graph input).
+  absl::StatusOr<Value *> addSparseInitializer(llvm::StringRef name, SparseTensor t);
+  /// Gives an existing graph input a default (an initializer of the same name).
+  void setInputDefault(Value *input, Tensor t);
+  void setInputSparseDefault(Value *input, SparseTensor t);
+  /// Removes every initializer (dense or sparse, not graph inputs) for which
+  /// `pred` holds; they must be unused. Returns how many. O(initializers).
+  unsigned removeInitializersIf(llvm::function_ref<bool(Value *)> pred);
+  /// Drops the default of a graph input.
+  void removeInputDefault(Value *input);
+
+  //===--- Nodes ----------------------------------------------------------===//
+  NodeList &nodes() { return nodes_; }
+  const NodeList &nodes() const { return nodes_; }
+  bool empty() const { return nodes_.empty(); }
+  size_t numNodes() const { return nodes_.size(); }
+
+  /// Creates a node of `opType` with `operands` and `numResults` results named
+  /// freshly from `resultBase` (default: lowercase op type), inserted before
+  /// `pos` (null: at the end).
+  Node *createNode(llvm::StringRef opType, llvm::ArrayRef<Value *> operands,
+                   unsigned numResults, Node *pos = nullptr,
+                   llvm::StringRef domain = "", llvm::StringRef resultBase = "");
+  /// Creates a node whose results carry exactly `resultNames` ("" makes an
+  /// empty slot). Fails without changing anything on a clash.
+  absl::StatusOr<Node *> createNodeWithNames(llvm::StringRef opType,
+                                             llvm::ArrayRef<Value *> operands,
+                                             llvm::ArrayRef<llvm::StringRef> resultNames,
+                                             Node *pos = nullptr,
+                                             llvm::StringRef domain = "");
+  /// Creates a node with no operands and no results, for importers that fill
+  /// them in afterwards.
+  Node *createEmptyNode(llvm::StringRef opType, llvm::StringRef domain, Node *pos = nullptr);
+
+  //===--- Outputs (see Note [Outputs]) -----------------------------------===//
+  unsigned numOutputs() const;
+  Value *output(unsigned i) const;
+  std::vector<Value *> outputs() const;
+  OutputInfo &outputInfo(unsigned i) { return outputInfo_[i]; }
+  const OutputInfo &outputInfo(unsigned i) const { return outputInfo_[i]; }
+  void addOutput(Value *v, OutputInfo info = {});
+  void setOutput(unsigned i, Value *v);
+  void removeOutput(unsigned i);
+  /// The return node holding the outputs as operands.
+  Node *returnNode() const { return return_; }
+
+  //===--- value_info -----------------------------------------------------===//
+  std::list<ValueInfoRecord> &valueInfo() { return valueInfo_; }
+  const std::list<ValueInfoRecord> &valueInfo() const { return valueInfo_; }
+  /// Adds a record for `v` (defined in this graph) or by name.
+  ValueInfoRecord &addValueInfo(Value *v);
+  ValueInfoRecord &addValueInfo(llvm::StringRef name, const Type *type);
+  /// Drops records whose value was erased, and those for which pred holds.
+  void removeValueInfoIf(llvm::function_ref<bool(ValueInfoRecord &)> pred);
+
+  //===--- Scope (see Note [Scopes]) --------------------------------------===//
+  /// The value defined with `name` in this graph only.
+  Value *lookupLocal(llvm::StringRef name) const;
+  /// The innermost visible definition of `name` from this graph.
+  Value *lookup(llvm::StringRef name) const;
+  /// True if `name` may be defined here: not visible from this graph and not
+  /// defined in any graph nested inside it.
+  bool isNameFree(llvm::StringRef name) const;
+  /// A fresh name derived from `base` that is free here (in fact in the whole
+  /// model). O(1) amortised.
+  llvm::StringRef freshName(llvm::StringRef base) const;
+  /// Number of definitions in this graph's own scope.
+  size_t numDefinitions() const { return scope_.size(); }
+
+  //===--- Cloning --------------------------------------------------------===//
+  /// A deep copy with the same names, detached (no parent). Inputs, inits and
+  /// node results are mapped in `m`; captured outer values are remapped
+  /// through `m` when present, else kept.
+  std::unique_ptr<Graph> clone(IRMapping &m) const;
+  /// Copies this graph's nodes into `dest` before `pos` (null: at the end),
+  /// giving every copied result a fresh name in `dest`. This graph's inputs
+  /// must already be mapped in `m`. Returns the copies of the outputs.
+  std::vector<Value *> cloneNodesInto(Graph &dest, Node *pos, IRMapping &m) const;
+
+  /// Walks every node of this graph and of its nested graphs, pre-order.
+  void walk(llvm::function_ref<void(Node *)> fn);
+  /// Walks this graph and every nested graph, pre-order.
+  void walkGraphs(llvm::function_ref<void(Graph *)> fn);
+
+  /// Path for diagnostics, e.g. `graph "main" > node #3 "loop" (Loop) >
+  /// attribute "body"`.
+  std::string path() const;
+
+private:
+  friend class Node;
+  friend class Value;
+  friend class Attribute;
+  friend class Function;
+  friend class Model;
+  void registerValue(Value *v);
+  void unregisterValue(Value *v);
+  absl::Status checkNameFree(llvm::StringRef interned) const;
+  Value *newGraphValue(Value::Kind k, llvm::StringRef name);
+  void insertNode(Node *n, Node *pos);
+  void renumber();
+  uint64_t orderFor(Node *n);
+
+  Context *ctx_;
+  Attribute *parentAttr_ = nullptr;
+  Function *function_ = nullptr;
+  Model *model_ = nullptr;
+  std::vector<Value *> inputs_, initializers_, sparse_;
+  NodeList nodes_;
+  Node *return_;
+  std::vector<OutputInfo> outputInfo_;
+  std::list<ValueInfoRecord> valueInfo_;
+  llvm::DenseMap<llvm::StringRef, Value *> scope_;
+  bool orderValid_ = false;
+};
+
+/// Path of a node for diagnostics: `graph "main" > node #12 "loop_3" (Loop)`.
+std::string nodePath(const Node *n);
+
+} // namespace onnxir
+
+#endif // ONNXIR_IR_GRAPH_H

@@ -1,0 +1,182 @@
+//===- Node.h - Operator applications -------------------------------------===//
+//
+// A Node is one NodeProto: (domain, op_type, overload), a name, attributes in
+// their original order, operands (Uses, in order; an omitted optional input is
+// an empty slot) and results (Values it owns; an omitted optional output is a
+// null slot). Nodes live in a Graph's ordered node list.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXIR_IR_NODE_H
+#define ONNXIR_IR_NODE_H
+
+#include "onnxir/IR/Attribute.h"
+#include "onnxir/IR/Value.h"
+
+#include "absl/status/status.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/ilist_node.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace onnxir {
+
+class Graph;
+
+/// Sharding of one tensor (ShardingSpecProto), kept as plain data.
+struct ShardingSpec {
+  struct SimpleShardedDim {
+    enum class Kind : uint8_t { None, Value, Param } kind = Kind::None;
+    int64_t dimValue = 0;
+    std::string dimParam;
+    std::optional<int64_t> numShards;
+    std::string extras;
+  };
+  struct ShardedDim {
+    std::optional<int64_t> axis;
+    std::vector<SimpleShardedDim> simpleSharding;
+    std::string extras;
+  };
+  std::optional<std::string> tensorName;
+  std::vector<int64_t> device;
+  std::vector<std::pair<std::optional<int64_t>, std::vector<int64_t>>> indexToDeviceGroupMap;
+  std::vector<std::string> indexToDeviceGroupMapExtras;
+  std::vector<ShardedDim> shardedDim;
+  std::string extras;
+};
+
+/// NodeDeviceConfigurationProto.
+struct NodeDeviceConfiguration {
+  std::optional<std::string> configurationId;
+  std::vector<ShardingSpec> shardingSpec;
+  std::optional<int32_t> pipelineStage;
+  std::string extras;
+};
+
+class Node : public llvm::ilist_node<Node> {
+public:
+  ~Node();
+  Node(const Node &) = delete;
+  Node &operator=(const Node &) = delete;
+
+  //===--- Identity -------------------------------------------------------===//
+  llvm::StringRef opType() const { return opType_; }
+  llvm::StringRef domain() const { return domain_; }
+  llvm::StringRef overload() const { return overload_; }
+  void setOpType(llvm::StringRef s);
+  void setDomain(llvm::StringRef s);
+  void setOverload(llvm::StringRef s);
+  /// True for `op` in the default domain ("" or "ai.onnx").
+  bool is(llvm::StringRef op) const;
+
+  /// Node names are not scoped and need not be unique.
+  llvm::StringRef name() const { return name_; }
+  void setName(llvm::StringRef s);
+
+  std::string docString;
+  Metadata metadata;
+  std::vector<NodeDeviceConfiguration> deviceConfigurations;
+  std::string extras; ///< opaque serializer bytes
+
+  /// The graph holding this node (for a return node, the graph it ends).
+  Graph *getGraph() const { return graph_; }
+  /// True for the sentinel that holds a graph's outputs.
+  bool isReturn() const { return isReturn_; }
+
+  //===--- Operands -------------------------------------------------------===//
+  unsigned numOperands() const { return numOperands_; }
+  Value *operand(unsigned i) const { return operands_[i].get(); }
+  Use &operandUse(unsigned i) { return operands_[i]; }
+  Use *operandBegin() const { return operands_.get(); }
+  llvm::ArrayRef<Use> operandUses() const { return {operands_.get(), numOperands_}; }
+  /// Operand values in order (null for empty slots).
+  std::vector<Value *> operands() const;
+  void setOperand(unsigned i, Value *v) { operands_[i].set(v); }
+  /// Inserts a slot at `i` (may be null). O(operands).
+  void insertOperand(unsigned i, Value *v);
+  void addOperand(Value *v) { insertOperand(numOperands_, v); }
+  /// Removes slot `i`. O(operands).
+  void removeOperand(unsigned i);
+  /// Empties every operand slot, here and in nested graphs.
+  void dropAllReferences();
+
+  //===--- Results --------------------------------------------------------===//
+  unsigned numResults() const { return (unsigned)results_.size(); }
+  /// Result #i, or null for an omitted optional output.
+  Value *result(unsigned i) const { return results_[i].get(); }
+  std::vector<Value *> results() const;
+  /// Appends a result named `name` (or a fresh name from `base` when empty).
+  /// Fails if the name is taken in the scope.
+  absl::StatusOr<Value *> addResult(llvm::StringRef name);
+  /// Appends an omitted (empty) result slot.
+  void addEmptyResult();
+  /// Turns result #i into an empty slot; it must be unused.
+  absl::Status eraseResult(unsigned i);
+  /// Removes trailing empty result slots.
+  void trimTrailingEmptyResults();
+  /// True if some result has a use.
+  bool hasUses() const;
+
+  //===--- Attributes (kept in original order) ----------------------------===//
+  unsigned numAttributes() const { return (unsigned)attrs_.size(); }
+  Attribute &attribute(unsigned i) const { return *attrs_[i]; }
+  /// Lookup by name; null if absent.
+  Attribute *getAttr(llvm::StringRef name) const;
+  /// Appends an attribute (or replaces the one with the same name).
+  Attribute &setAttr(std::unique_ptr<Attribute> a);
+  Attribute &addAttr(std::unique_ptr<Attribute> a);
+  /// Removes by name; true if one was removed.
+  bool removeAttr(llvm::StringRef name);
+  /// Convenience typed lookups with a default.
+  int64_t getInt(llvm::StringRef name, int64_t dflt) const;
+  float getFloat(llvm::StringRef name, float dflt) const;
+  std::string getString(llvm::StringRef name, llvm::StringRef dflt) const;
+  std::vector<int64_t> getInts(llvm::StringRef name) const;
+  /// Every subgraph held by this node's attributes, in attribute order.
+  std::vector<Graph *> subgraphs() const;
+  bool hasSubgraphs() const;
+
+  //===--- Position -------------------------------------------------------===//
+  /// True if this node comes before `other` in the same graph. Amortised O(1).
+  bool isBefore(const Node *other) const;
+  /// Moves this node right before `pos` (possibly in another graph). Refused
+  /// (nothing changes) if an operand would not be visible there, a use of a
+  /// result would then come first in the target graph, or a result name would
+  /// clash in the target scope.
+  absl::Status moveBefore(Node *pos);
+  absl::Status moveAfter(Node *pos);
+  /// Moves to the end of `g`'s node list with the same checks.
+  absl::Status moveToEnd(Graph *g);
+  /// The node of `g` that contains this node (itself, or the node holding the
+  /// subgraph that contains it); null if the node is not inside `g`.
+  Node *ancestorIn(const Graph *g) const;
+  /// Deletes the node. Fails if a result is still used.
+  absl::Status erase();
+
+  /// Position inside the graph (0-based), O(n). For diagnostics.
+  unsigned indexInGraph() const;
+
+private:
+  friend class Graph;
+  friend class Use;
+  friend class Value;
+  Node(Graph *g, llvm::StringRef opType, llvm::StringRef domain);
+  void unregisterResults();
+  static absl::Status moveImpl(Node *self, Graph *target, Node *pos);
+  absl::Status registerResultsIn(Graph *g);
+
+  Graph *graph_;
+  llvm::StringRef opType_, domain_, overload_, name_;
+  std::unique_ptr<Use[]> operands_;
+  unsigned numOperands_ = 0;
+  std::vector<std::unique_ptr<Value>> results_;
+  std::vector<std::unique_ptr<Attribute>> attrs_;
+  uint64_t order_ = 0;
+  bool isReturn_ = false;
+};
+
+} // namespace onnxir
+
+#endif // ONNXIR_IR_NODE_H

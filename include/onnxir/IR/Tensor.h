@@ -1,0 +1,194 @@
+//===- Tensor.h - Tensor constants with lossless storage ------------------===//
+//
+// A Tensor is an initializer or attribute constant. Its data lives in one of
+// four storages (Note [Tensor storage]); one typed read API works over all.
+//
+// Note [Tensor storage]
+//   Raw      bytes in ONNX raw_data layout (little-endian, sub-byte types
+//            packed), held as a window of a shared Buffer: either bytes moved
+//            out of a parsed proto, a view into a memory-mapped model file, or
+//            a buffer a pass produced. Never copied when only moved around.
+//   Typed    the typed repeated field the proto used (float_data, int32_data,
+//            string_data, int64_data, double_data, uint64_data), kept exactly
+//            as given so that lowering reproduces it.
+//   External a window (location, offset, length, checksum) of a file beside
+//            the model, read lazily through an ExternalLoader on first use.
+//   Empty    no data at all (a zero-element tensor, or a malformed one).
+// bytes() gives the raw layout for all of them, converting Typed on demand
+// and loading External; the storage itself is left as it was, so lowering
+// writes what was read.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXIR_IR_TENSOR_H
+#define ONNXIR_IR_TENSOR_H
+
+#include "onnxir/IR/DataType.h"
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace onnxir {
+
+/// Key/value pairs in their original order (metadata_props and similar).
+using Metadata = std::vector<std::pair<std::string, std::string>>;
+
+/// Read-only bytes kept alive by shared ownership.
+class Buffer {
+public:
+  virtual ~Buffer();
+  virtual llvm::StringRef data() const = 0;
+};
+
+/// A Buffer owning a std::string (moved in, not copied).
+class StringBuffer final : public Buffer {
+public:
+  explicit StringBuffer(std::string s) : s_(std::move(s)) {}
+  llvm::StringRef data() const override { return s_; }
+
+private:
+  std::string s_;
+};
+
+/// Where an external tensor's bytes are, as written in the model.
+struct ExternalDataRef {
+  /// Every external_data entry in its original order (location, offset,
+  /// length, checksum and any other key).
+  Metadata entries;
+  std::string location;
+  std::optional<uint64_t> offset;
+  std::optional<uint64_t> length;
+  std::string checksum;
+};
+
+/// Loads the bytes of an external tensor; installed by the serializer, which
+/// resolves and checks the path. Called at most once per tensor.
+using ExternalLoader =
+    std::function<absl::StatusOr<std::shared_ptr<const Buffer>>(
+        const ExternalDataRef &)>;
+
+class Tensor {
+public:
+  enum class Storage : uint8_t { Empty, Raw, Typed, External };
+  /// Which TensorProto repeated field holds Typed data.
+  enum class TypedField : uint8_t { None, Float, Int32, String, Int64, Double, Uint64 };
+
+  Tensor() = default;
+  Tensor(const Tensor &);
+  Tensor &operator=(const Tensor &);
+  Tensor(Tensor &&) = default;
+  Tensor &operator=(Tensor &&) = default;
+
+  //===--- Header ---------------------------------------------------------===//
+  DataType dataType() const { return static_cast<DataType>(dataType_); }
+  int32_t dataTypeRaw() const { return dataType_; }
+  void setDataType(DataType t) { dataType_ = static_cast<int32_t>(t); }
+  void setDataTypeRaw(int32_t t) { dataType_ = t; }
+
+  const std::vector<int64_t> &dims() const { return dims_; }
+  std::vector<int64_t> &mutableDims() { return dims_; }
+  void setDims(std::vector<int64_t> d) { dims_ = std::move(d); }
+  /// Product of dims; nullopt if a dim is negative or the product overflows.
+  std::optional<int64_t> numElements() const;
+
+  const std::string &name() const { return name_; }
+  void setName(std::string n) { name_ = std::move(n); }
+  std::string docString;
+  Metadata metadata;
+  /// TensorProto.segment, if present.
+  std::optional<std::pair<int64_t, int64_t>> segment;
+
+  //===--- Storage --------------------------------------------------------===//
+  Storage storage() const { return storage_; }
+  TypedField typedField() const { return typedField_; }
+
+  /// Raw storage over [offset, offset+size) of `buf`.
+  void setRaw(std::shared_ptr<const Buffer> buf, size_t offset, size_t size);
+  /// Raw storage owning `bytes` (moved, not copied).
+  void setRaw(std::string bytes);
+  /// The raw window (Storage::Raw only).
+  llvm::StringRef rawData() const;
+
+  // Typed storage; each setter switches storage to Typed with that field.
+  std::vector<float> floatData;
+  std::vector<int32_t> int32Data;
+  std::vector<std::string> stringData;
+  std::vector<int64_t> int64Data;
+  std::vector<double> doubleData;
+  std::vector<uint64_t> uint64Data;
+  void setTyped(TypedField f) { storage_ = Storage::Typed; typedField_ = f; dropRaw(); }
+
+  /// External storage; `loader` is called lazily by bytes().
+  void setExternal(ExternalDataRef ref, ExternalLoader loader);
+  const ExternalDataRef &external() const { return external_; }
+  ExternalDataRef &mutableExternal() { return external_; }
+  bool isExternal() const { return storage_ == Storage::External; }
+  /// True once an external tensor's bytes were loaded.
+  bool externalLoaded() const { return loaded_ != nullptr; }
+
+  void setEmpty();
+
+  /// TensorProto.data_location was present in the proto (even if DEFAULT).
+  std::optional<int32_t> dataLocation;
+
+  //===--- Typed reads (work over every storage) --------------------------===//
+
+  /// The data in raw_data layout. Converts Typed storage (cached), loads
+  /// External storage (cached). Errors name the tensor and the problem
+  /// (size mismatch, unloadable file). Not for String tensors.
+  absl::StatusOr<llvm::StringRef> bytes() const;
+  /// String tensor elements.
+  absl::StatusOr<std::vector<std::string>> strings() const;
+  /// Every element converted to T (int64_t, double, float, ...). Works for
+  /// all numeric element types, including float16/bfloat16/float8 and the
+  /// packed sub-byte types; bool reads as 0/1.
+  template <typename T> absl::StatusOr<std::vector<T>> values() const;
+  /// Checks that the stored data agrees with dims and element type.
+  absl::Status validate() const;
+
+  /// Opaque serializer bytes (unknown fields, presence of defaults).
+  std::string extras;
+
+private:
+  void dropRaw();
+  int32_t dataType_ = 0;
+  std::vector<int64_t> dims_;
+  std::string name_;
+  Storage storage_ = Storage::Empty;
+  TypedField typedField_ = TypedField::None;
+  std::shared_ptr<const Buffer> buf_;
+  size_t off_ = 0, size_ = 0;
+  ExternalDataRef external_;
+  ExternalLoader loader_;
+  mutable std::shared_ptr<const Buffer> loaded_; // External or converted Typed
+};
+
+extern template absl::StatusOr<std::vector<int64_t>> Tensor::values<int64_t>() const;
+extern template absl::StatusOr<std::vector<uint64_t>> Tensor::values<uint64_t>() const;
+extern template absl::StatusOr<std::vector<int32_t>> Tensor::values<int32_t>() const;
+extern template absl::StatusOr<std::vector<double>> Tensor::values<double>() const;
+extern template absl::StatusOr<std::vector<float>> Tensor::values<float>() const;
+
+/// A sparse tensor: values, indices (COO, either [NNZ] linear or [NNZ, rank])
+/// and the dense dims.
+struct SparseTensor {
+  Tensor values;
+  Tensor indices;
+  std::vector<int64_t> dims;
+  std::string extras; ///< opaque serializer bytes
+  /// Presence of the optional sub-messages in the proto.
+  bool hasValues = true, hasIndices = true;
+};
+
+} // namespace onnxir
+
+#endif // ONNXIR_IR_TENSOR_H

@@ -1,0 +1,187 @@
+//===- Value.h - SSA values and their intrusive use lists -----------------===//
+//
+// Note [Use lists]
+// A Value has one definition (graph input, initializer, or result #i of a
+// Node) and an intrusive doubly linked list of Uses. A Use is one operand slot
+// of a Node, or one output slot of a Graph (held by the graph's return node,
+// so "dead" means "no uses"). Linking, unlinking and redirecting a Use are
+// O(1); the operand index is derived from the Use's address. An omitted
+// optional input is a Use with a null value that is linked nowhere.
+//
+// Nodes in nested graphs use outer Values directly (there are no capture
+// placeholders), so an outer value's use list shows its nested users.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXIR_IR_VALUE_H
+#define ONNXIR_IR_VALUE_H
+
+#include "onnxir/IR/Tensor.h"
+#include "onnxir/IR/Type.h"
+
+#include "absl/status/status.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/iterator_range.h"
+
+#include <cassert>
+#include <iterator>
+#include <memory>
+
+namespace onnxir {
+
+class Graph;
+class Node;
+class Value;
+
+/// One operand slot of a Node (or output slot of a Graph's return node).
+class Use {
+public:
+  Use() = default;
+  Use(const Use &) = delete;
+  Use &operator=(const Use &) = delete;
+  ~Use() { assert(!value_ && "Use destroyed while linked"); }
+
+  /// The used value; null for an omitted optional input.
+  Value *get() const { return value_; }
+  /// Redirects this slot to `v` (null empties it). O(1).
+  void set(Value *v);
+  /// The node holding this operand (a return node for graph outputs).
+  Node *getOwner() const { return owner_; }
+  /// Index of this slot in its owner's operand list.
+  unsigned getOperandNo() const;
+  /// Next use of the same value.
+  Use *getNext() const { return next_; }
+
+private:
+  friend class Node;
+  friend class Value;
+  void link(Value *v);
+  void unlink();
+  Value *value_ = nullptr;
+  Use *next_ = nullptr;
+  Use **prev_ = nullptr;
+  Node *owner_ = nullptr;
+};
+
+/// Forward iterator over a value's uses.
+class UseIterator {
+public:
+  using iterator_category = std::forward_iterator_tag;
+  using value_type = Use;
+  using difference_type = std::ptrdiff_t;
+  using pointer = Use *;
+  using reference = Use &;
+  explicit UseIterator(Use *u = nullptr) : u_(u) {}
+  Use &operator*() const { return *u_; }
+  Use *operator->() const { return u_; }
+  UseIterator &operator++() { u_ = u_->getNext(); return *this; }
+  UseIterator operator++(int) { auto t = *this; ++*this; return t; }
+  bool operator==(const UseIterator &o) const { return u_ == o.u_; }
+  bool operator!=(const UseIterator &o) const { return u_ != o.u_; }
+
+private:
+  Use *u_;
+};
+
+/// A record of GraphProto.value_info, kept in order for a faithful round trip.
+/// `value` is set when the name resolves to a value defined in the same graph;
+/// otherwise `name` keeps the text.
+struct ValueInfoRecord {
+  Value *value = nullptr;
+  std::string name;             ///< used when value == null
+  const Type *type = nullptr;   ///< used when value == null, or type differs
+  bool hasType = false;         ///< the proto had a `type` field
+  std::string docString;
+  Metadata metadata;
+  std::string extras;
+  bool erased = false;          ///< its value was erased; skipped on lowering
+};
+
+class Value {
+public:
+  enum class Kind : uint8_t {
+    GraphInput,        ///< in Graph::inputs(); may also have an initializer
+    Initializer,       ///< an initializer that is not a graph input
+    SparseInitializer, ///< a sparse initializer that is not a graph input
+    NodeResult,        ///< result #resultIndex() of definingNode()
+  };
+
+  Value(const Value &) = delete;
+  Value &operator=(const Value &) = delete;
+  ~Value();
+
+  //===--- Definition ------------------------------------------------------===//
+  Kind kind() const { return kind_; }
+  /// The graph whose scope defines this value.
+  Graph *getGraph() const;
+  /// The node defining this value (null for graph inputs and initializers).
+  Node *definingNode() const { return kind_ == Kind::NodeResult ? node_ : nullptr; }
+  unsigned resultIndex() const { return index_; }
+  bool isGraphInput() const { return kind_ == Kind::GraphInput; }
+  /// True if the value carries a dense initializer tensor (also for graph
+  /// inputs with a default).
+  bool hasInitializer() const { return tensor_ != nullptr; }
+  /// True if it is a constant: an initializer that is not a graph input.
+  bool isConstantInitializer() const { return kind_ == Kind::Initializer; }
+  Tensor *initializer() const { return tensor_.get(); }
+  SparseTensor *sparseInitializer() const { return sparse_.get(); }
+
+  //===--- Name and type --------------------------------------------------===//
+  llvm::StringRef name() const { return name_; }
+  /// Renames the value everywhere at once. Fails (and changes nothing) if the
+  /// name is visible from the value's scope or defined in a nested scope.
+  absl::Status setName(llvm::StringRef name);
+  /// Renames to `base` or, if taken, a fresh name derived from it.
+  void setNameOrFresh(llvm::StringRef base);
+
+  const Type *type() const { return type_; }
+  void setType(const Type *t) { type_ = t; }
+
+  /// Doc string and metadata of the ValueInfoProto that declared a graph
+  /// input; opaque serializer bytes for it.
+  std::string docString;
+  Metadata metadata;
+  std::string extras;
+  /// The graph's value_info record for this value, if any.
+  ValueInfoRecord *valueInfo() const { return vi_; }
+
+  //===--- Uses -----------------------------------------------------------===//
+  bool useEmpty() const { return firstUse_ == nullptr; }
+  bool hasOneUse() const { return firstUse_ && !firstUse_->getNext(); }
+  /// O(number of uses).
+  unsigned numUses() const;
+  llvm::iterator_range<UseIterator> uses() const {
+    return {UseIterator(firstUse_), UseIterator()};
+  }
+  Use *firstUse() const { return firstUse_; }
+  /// True if some use is a graph output (of any graph).
+  bool isGraphOutput() const;
+
+  /// Points every use at `v`, across nested scopes. Graph outputs included:
+  /// the output slot then refers to `v` (the interface name moves with it
+  /// only if the caller renames). O(uses).
+  void replaceAllUsesWith(Value *v);
+  /// Points the uses for which `pred` holds at `v`.
+  void replaceUsesIf(Value *v, llvm::function_ref<bool(Use &)> pred);
+
+private:
+  friend class Use;
+  friend class Node;
+  friend class Graph;
+  Value(Kind k, Graph *g, Node *n, unsigned idx) : kind_(k), graph_(g), node_(n), index_(idx) {}
+
+  Kind kind_;
+  Graph *graph_;       // for inputs/initializers
+  Node *node_;         // for node results
+  unsigned index_;
+  llvm::StringRef name_;
+  const Type *type_ = nullptr;
+  Use *firstUse_ = nullptr;
+  std::unique_ptr<Tensor> tensor_;
+  std::unique_ptr<SparseTensor> sparse_;
+  ValueInfoRecord *vi_ = nullptr;
+};
+
+} // namespace onnxir
+
+#endif // ONNXIR_IR_VALUE_H

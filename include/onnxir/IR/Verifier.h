@@ -1,0 +1,63 @@
+//===- Verifier.h - Structural invariants of the IR -----------------------===//
+//
+// verify() checks what every pass must preserve: use lists agree with
+// operands, parent pointers are right, every operand is visible (defined
+// earlier in its graph, or in an enclosing graph before the node holding the
+// subgraph), no name is defined twice in a scope or shadows an outer one, and
+// function bodies obey the same rules. Each problem is reported with a path
+// such as `graph "main" > node #12 "loop_3" (Loop) > attribute "body" >
+// node #4 (Add): ...`.
+//
+// Order violations (a use before its definition in the same graph) are a kind
+// of their own: real files contain them and `-topo` repairs them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXIR_IR_VERIFIER_H
+#define ONNXIR_IR_VERIFIER_H
+
+#include "absl/status/status.h"
+
+#include <string>
+#include <vector>
+
+namespace onnxir {
+
+class Graph;
+class Model;
+
+struct Diagnostic {
+  enum class Kind {
+    UseListMismatch,   ///< an operand is not on its value's use list, or vice versa
+    BadParent,         ///< a parent pointer is wrong
+    NotVisible,        ///< an operand's definition is not in an enclosing scope
+    OrderViolation,    ///< used before defined in the same graph (topo fixes it)
+    DuplicateName,     ///< defined twice in one scope
+    Shadowing,         ///< a nested definition hides an outer name
+    Cycle,             ///< a dependency cycle
+    BadOutput,         ///< a graph output is empty or not visible
+    Other,
+  };
+  Kind kind;
+  std::string message; ///< path and explanation
+};
+
+struct VerifyOptions {
+  /// Report OrderViolation (on by default). Off: unsorted graphs pass.
+  bool checkOrder = true;
+  /// Stop after this many problems.
+  unsigned maxDiagnostics = 100;
+};
+
+/// Every problem found in `m` (empty when it is well-formed).
+std::vector<Diagnostic> verifyAll(const Model &m, const VerifyOptions &opts = {});
+std::vector<Diagnostic> verifyAll(const Graph &g, const VerifyOptions &opts = {});
+
+/// OK, or an InvalidArgument status listing the problems.
+absl::Status verify(const Model &m, const VerifyOptions &opts = {});
+absl::Status verify(const Graph &g, const VerifyOptions &opts = {});
+
+const char *diagnosticKindName(Diagnostic::Kind k);
+
+} // namespace onnxir
+
+#endif // ONNXIR_IR_VERIFIER_H

@@ -1,0 +1,558 @@
+//===- Graph.cpp - Scopes, node lists, inputs, outputs, cloning -----------===//
+#include "onnxir/IR/Graph.h"
+
+#include "onnxir/IR/Function.h"
+
+#include "absl/strings/str_cat.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace onnxir {
+
+static constexpr uint64_t kOrderStride = 1024;
+
+Graph::Graph(Context &ctx) : ctx_(&ctx) {
+  return_ = new Node(this, "<return>", "");
+  return_->isReturn_ = true;
+  orderValid_ = true;
+}
+
+Graph::~Graph() {
+  // Drop every reference first: uses may point in any direction inside the
+  // graph and its subgraphs.
+  for (Node &n : nodes_) n.dropAllReferences();
+  return_->dropAllReferences();
+  delete return_;
+  while (!nodes_.empty()) {
+    Node &n = nodes_.back();
+    nodes_.remove(n);
+    delete &n;
+  }
+  auto destroy = [&](Value *v) {
+    unregisterValue(v);
+    delete v;
+  };
+  for (Value *v : inputs_) destroy(v);
+  for (Value *v : initializers_)
+    if (v->kind() != Value::Kind::GraphInput) destroy(v);
+  for (Value *v : sparse_)
+    if (v->kind() != Value::Kind::GraphInput) destroy(v);
+}
+
+//===----------------------------------------------------------------------===//
+// Parents
+//===----------------------------------------------------------------------===//
+
+Node *Graph::parentNode() const { return parentAttr_ ? parentAttr_->getNode() : nullptr; }
+
+Graph *Graph::parentGraph() const {
+  Node *n = parentNode();
+  return n ? n->getGraph() : nullptr;
+}
+
+bool Graph::isNestedIn(const Graph *g) const {
+  for (const Graph *cur = this; cur; cur = cur->parentGraph())
+    if (cur == g) return true;
+  return false;
+}
+
+unsigned Graph::depth() const {
+  unsigned d = 0;
+  for (const Graph *cur = parentGraph(); cur; cur = cur->parentGraph()) ++d;
+  return d;
+}
+
+const Graph *Graph::topLevel() const {
+  const Graph *cur = this;
+  while (Graph *p = cur->parentGraph()) cur = p;
+  return cur;
+}
+
+//===----------------------------------------------------------------------===//
+// Scope
+//===----------------------------------------------------------------------===//
+
+void Graph::registerValue(Value *v) {
+  scope_[v->name_] = v;
+  ctx_->registerName(v->name_);
+}
+
+void Graph::unregisterValue(Value *v) {
+  auto it = scope_.find(v->name_);
+  if (it != scope_.end() && it->second == v) {
+    scope_.erase(it);
+    ctx_->unregisterName(v->name_);
+  }
+}
+
+Value *Graph::lookupLocal(llvm::StringRef name) const {
+  auto it = scope_.find(name);
+  return it == scope_.end() ? nullptr : it->second;
+}
+
+Value *Graph::lookup(llvm::StringRef name) const {
+  for (const Graph *g = this; g; g = g->parentGraph())
+    if (Value *v = g->lookupLocal(name)) return v;
+  return nullptr;
+}
+
+bool Graph::isNameFree(llvm::StringRef name) const {
+  if (name.empty()) return false;
+  if (ctx_->nameDefinitions(name) == 0) return true;
+  if (lookup(name)) return false;
+  bool free = true;
+  const_cast<Graph *>(this)->walkGraphs([&](Graph *g) {
+    if (free && g != this && g->lookupLocal(name)) free = false;
+  });
+  return free;
+}
+
+absl::Status Graph::checkNameFree(llvm::StringRef name) const {
+  if (name.empty())
+    return absl::InvalidArgumentError(path() + ": a value needs a non-empty name");
+  if (isNameFree(name)) return absl::OkStatus();
+  if (Value *v = lookupLocal(name); v)
+    return absl::AlreadyExistsError(
+        absl::StrCat(path(), ": \"", name.str(), "\" is already defined in this graph"));
+  if (lookup(name))
+    return absl::AlreadyExistsError(absl::StrCat(
+        path(), ": \"", name.str(), "\" would shadow a value of an enclosing graph"));
+  return absl::AlreadyExistsError(absl::StrCat(
+      path(), ": \"", name.str(), "\" is already defined in a nested graph"));
+}
+
+llvm::StringRef Graph::freshName(llvm::StringRef base) const { return ctx_->freshName(base); }
+
+//===----------------------------------------------------------------------===//
+// Inputs and initializers
+//===----------------------------------------------------------------------===//
+
+Value *Graph::newGraphValue(Value::Kind k, llvm::StringRef name) {
+  Value *v = new Value(k, this, nullptr, 0);
+  v->name_ = name;
+  registerValue(v);
+  return v;
+}
+
+absl::StatusOr<Value *> Graph::addInput(llvm::StringRef name, const Type *type, int pos) {
+  llvm::StringRef n = ctx_->intern(name);
+  if (auto s = checkNameFree(n); !s.ok()) return s;
+  Value *v = newGraphValue(Value::Kind::GraphInput, n);
+  v->type_ = type;
+  if (pos < 0 || pos >= (int)inputs_.size()) inputs_.push_back(v);
+  else inputs_.insert(inputs_.begin() + pos, v);
+  return v;
+}
+
+absl::Status Graph::removeInput(unsigned i) {
+  Value *v = inputs_[i];
+  if (!v->useEmpty())
+    return absl::FailedPreconditionError(
+        absl::StrCat(path(), ": cannot remove input \"", v->name().str(), "\" while it is used"));
+  if (v->tensor_ || v->sparse_)
+    return absl::FailedPreconditionError(absl::StrCat(
+        path(), ": cannot remove input \"", v->name().str(), "\": it has an initializer"));
+  inputs_.erase(inputs_.begin() + i);
+  unregisterValue(v);
+  delete v;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Value *> Graph::addInitializer(llvm::StringRef name, Tensor t) {
+  llvm::StringRef n = ctx_->intern(name);
+  if (auto s = checkNameFree(n); !s.ok()) return s;
+  Value *v = newGraphValue(Value::Kind::Initializer, n);
+  t.setName(n.str());
+  v->tensor_ = std::make_unique<Tensor>(std::move(t));
+  initializers_.push_back(v);
+  return v;
+}
+
+absl::StatusOr<Value *> Graph::addSparseInitializer(llvm::StringRef name, SparseTensor t) {
+  llvm::StringRef n = ctx_->intern(name);
+  if (auto s = checkNameFree(n); !s.ok()) return s;
+  Value *v = newGraphValue(Value::Kind::SparseInitializer, n);
+  v->sparse_ = std::make_unique<SparseTensor>(std::move(t));
+  sparse_.push_back(v);
+  return v;
+}
+
+void Graph::setInputDefault(Value *input, Tensor t) {
+  assert(input->isGraphInput() && input->getGraph() == this);
+  if (!input->tensor_) initializers_.push_back(input);
+  input->tensor_ = std::make_unique<Tensor>(std::move(t));
+}
+
+void Graph::setInputSparseDefault(Value *input, SparseTensor t) {
+  assert(input->isGraphInput() && input->getGraph() == this);
+  if (!input->sparse_) sparse_.push_back(input);
+  input->sparse_ = std::make_unique<SparseTensor>(std::move(t));
+}
+
+void Graph::removeInputDefault(Value *input) {
+  if (input->tensor_) {
+    initializers_.erase(std::find(initializers_.begin(), initializers_.end(), input));
+    input->tensor_.reset();
+  }
+  if (input->sparse_) {
+    sparse_.erase(std::find(sparse_.begin(), sparse_.end(), input));
+    input->sparse_.reset();
+  }
+}
+
+unsigned Graph::removeInitializersIf(llvm::function_ref<bool(Value *)> pred) {
+  unsigned removed = 0;
+  auto sweep = [&](std::vector<Value *> &list) {
+    size_t out = 0;
+    for (Value *v : list) {
+      if (v->kind() != Value::Kind::GraphInput && v->useEmpty() && pred(v)) {
+        unregisterValue(v);
+        delete v;
+        ++removed;
+        continue;
+      }
+      list[out++] = v;
+    }
+    list.resize(out);
+  };
+  sweep(initializers_);
+  sweep(sparse_);
+  return removed;
+}
+
+//===----------------------------------------------------------------------===//
+// Nodes
+//===----------------------------------------------------------------------===//
+
+void Graph::renumber() {
+  uint64_t o = 0;
+  for (Node &n : nodes_) n.order_ = (o += kOrderStride);
+  orderValid_ = true;
+}
+
+void Graph::insertNode(Node *n, Node *pos) {
+  n->graph_ = this;
+  if (pos) nodes_.insert(pos->getIterator(), *n);
+  else nodes_.push_back(*n);
+  if (!orderValid_) return;
+  auto it = n->getIterator();
+  uint64_t prev = it == nodes_.begin() ? 0 : std::prev(it)->order_;
+  auto nextIt = std::next(it);
+  uint64_t next = nextIt == nodes_.end() ? prev + 2 * kOrderStride : nextIt->order_;
+  if (next > prev + 1) n->order_ = prev + (next - prev) / 2;
+  else orderValid_ = false;
+}
+
+Node *Graph::createEmptyNode(llvm::StringRef opType, llvm::StringRef domain, Node *pos) {
+  Node *n = new Node(this, opType, domain);
+  insertNode(n, pos);
+  return n;
+}
+
+Node *Graph::createNode(llvm::StringRef opType, llvm::ArrayRef<Value *> operands,
+                        unsigned numResults, Node *pos, llvm::StringRef domain,
+                        llvm::StringRef resultBase) {
+  Node *n = createEmptyNode(opType, domain, pos);
+  for (Value *v : operands) n->addOperand(v);
+  std::string base = resultBase.empty() ? opType.lower() : resultBase.str();
+  for (unsigned i = 0; i < numResults; ++i) {
+    auto r = n->addResult(freshName(base));
+    assert(r.ok());
+    (void)r;
+  }
+  return n;
+}
+
+absl::StatusOr<Node *> Graph::createNodeWithNames(llvm::StringRef opType,
+                                                  llvm::ArrayRef<Value *> operands,
+                                                  llvm::ArrayRef<llvm::StringRef> names,
+                                                  Node *pos, llvm::StringRef domain) {
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i].empty()) continue;
+    if (auto s = checkNameFree(names[i]); !s.ok()) return s;
+    for (size_t j = 0; j < i; ++j)
+      if (names[j] == names[i])
+        return absl::AlreadyExistsError(
+            absl::StrCat(path(), ": result name \"", names[i].str(), "\" given twice"));
+  }
+  Node *n = createEmptyNode(opType, domain, pos);
+  for (Value *v : operands) n->addOperand(v);
+  for (llvm::StringRef name : names) {
+    if (name.empty()) n->addEmptyResult();
+    else (void)n->addResult(name);
+  }
+  return n;
+}
+
+//===----------------------------------------------------------------------===//
+// Outputs
+//===----------------------------------------------------------------------===//
+
+unsigned Graph::numOutputs() const { return return_->numOperands(); }
+Value *Graph::output(unsigned i) const { return return_->operand(i); }
+std::vector<Value *> Graph::outputs() const { return return_->operands(); }
+
+void Graph::addOutput(Value *v, OutputInfo info) {
+  return_->addOperand(v);
+  outputInfo_.push_back(std::move(info));
+}
+
+void Graph::setOutput(unsigned i, Value *v) { return_->setOperand(i, v); }
+
+void Graph::removeOutput(unsigned i) {
+  return_->removeOperand(i);
+  outputInfo_.erase(outputInfo_.begin() + i);
+}
+
+//===----------------------------------------------------------------------===//
+// value_info
+//===----------------------------------------------------------------------===//
+
+ValueInfoRecord &Graph::addValueInfo(Value *v) {
+  valueInfo_.emplace_back();
+  ValueInfoRecord &r = valueInfo_.back();
+  r.value = v;
+  r.type = v->type();
+  r.hasType = v->type() != nullptr;
+  if (!v->vi_) v->vi_ = &r;
+  return r;
+}
+
+ValueInfoRecord &Graph::addValueInfo(llvm::StringRef name, const Type *type) {
+  valueInfo_.emplace_back();
+  ValueInfoRecord &r = valueInfo_.back();
+  r.name = name.str();
+  r.type = type;
+  r.hasType = type != nullptr;
+  return r;
+}
+
+void Graph::removeValueInfoIf(llvm::function_ref<bool(ValueInfoRecord &)> pred) {
+  for (auto it = valueInfo_.begin(); it != valueInfo_.end();) {
+    if (it->erased || pred(*it)) {
+      if (it->value && it->value->vi_ == &*it) it->value->vi_ = nullptr;
+      it = valueInfo_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Walking, paths
+//===----------------------------------------------------------------------===//
+
+void Graph::walk(llvm::function_ref<void(Node *)> fn) {
+  for (auto it = nodes_.begin(); it != nodes_.end();) {
+    Node *n = &*it++;
+    // Subgraphs first collected so fn may erase n afterwards safely.
+    std::vector<Graph *> subs = n->subgraphs();
+    fn(n);
+    for (Graph *g : subs) g->walk(fn);
+  }
+}
+
+void Graph::walkGraphs(llvm::function_ref<void(Graph *)> fn) {
+  fn(this);
+  for (Node &n : nodes_)
+    for (Graph *g : n.subgraphs()) g->walkGraphs(fn);
+}
+
+std::string Graph::path() const {
+  if (Node *p = parentNode()) {
+    std::string s = nodePath(p);
+    Attribute *a = parentAttr_;
+    s += absl::StrCat(" > attribute \"", a->name(), "\"");
+    if (a->kind() == AttrKind::Graphs)
+      for (unsigned i = 0; i < a->numGraphs(); ++i)
+        if (a->graph(i) == this) s += absl::StrCat("[", i, "]");
+    return s;
+  }
+  if (function_) return absl::StrCat("function \"", function_->qualifiedName(), "\"");
+  return absl::StrCat("graph \"", name, "\"");
+}
+
+std::string nodePath(const Node *n) {
+  const Graph *g = n->getGraph();
+  std::string s = g->path();
+  if (n->isReturn()) return s + " > outputs";
+  s += absl::StrCat(" > node #", n->indexInGraph());
+  if (!n->name().empty()) s += absl::StrCat(" \"", n->name().str(), "\"");
+  s += absl::StrCat(" (", n->opType().str(), ")");
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// Cloning
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+void copyNodeProps(const Node &from, Node &to) {
+  to.setName(from.name());
+  to.setOverload(from.overload());
+  to.docString = from.docString;
+  to.metadata = from.metadata;
+  to.deviceConfigurations = from.deviceConfigurations;
+  to.extras = from.extras;
+}
+
+// Clones attributes of `from` onto `to`, cloning subgraphs with `m`.
+void cloneAttrs(const Node &from, Node &to, IRMapping &m, bool freshen);
+
+// Gives every value defined in `g` and its nested graphs a fresh name.
+void freshenAll(Graph &g) {
+  g.walkGraphs([&](Graph *sg) {
+    std::vector<Value *> vals(sg->inputs().begin(), sg->inputs().end());
+    for (Value *v : sg->initializers())
+      if (!v->isGraphInput()) vals.push_back(v);
+    for (Value *v : sg->sparseInitializers())
+      if (!v->isGraphInput()) vals.push_back(v);
+    for (Node &n : sg->nodes())
+      for (Value *r : n.results())
+        if (r) vals.push_back(r);
+    for (Value *v : vals) {
+      v->setNameOrFresh(sg->freshName(v->name()));
+      if (Tensor *t = v->initializer()) t->setName(v->name().str());
+    }
+  });
+}
+
+// Copies the nodes of `src` into `dst` before `pos`. Two phases, so that
+// captures of later-defined values (unsorted graphs) are mapped.
+void cloneNodes(const Graph &src, Graph &dst, Node *pos, IRMapping &m, bool freshNames) {
+  std::vector<std::pair<const Node *, Node *>> pairs;
+  for (const Node &n : src.nodes()) {
+    Node *c = dst.createEmptyNode(n.opType(), n.domain(), pos);
+    copyNodeProps(n, *c);
+    for (unsigned i = 0; i < n.numResults(); ++i) {
+      Value *r = n.result(i);
+      if (!r) {
+        c->addEmptyResult();
+        continue;
+      }
+      auto nr = freshNames ? c->addResult(dst.freshName(r->name())) : c->addResult(r->name());
+      if (!nr.ok()) nr = c->addResult(dst.freshName(r->name()));
+      (*nr)->setType(r->type());
+      m.map(r, *nr);
+    }
+    pairs.emplace_back(&n, c);
+  }
+  for (auto &[n, c] : pairs) {
+    for (unsigned i = 0; i < n->numOperands(); ++i) {
+      Value *v = n->operand(i);
+      c->addOperand(v ? m.lookupOrSelf(v) : nullptr);
+    }
+    cloneAttrs(*n, *c, m, freshNames);
+  }
+}
+
+void cloneAttrs(const Node &from, Node &to, IRMapping &m, bool freshen) {
+  for (unsigned i = 0; i < from.numAttributes(); ++i) {
+    const Attribute &a = from.attribute(i);
+    auto c = std::make_unique<Attribute>(a.name());
+    c->setKind(a.kind());
+    c->hasKindField = a.hasKindField;
+    c->refAttrName = a.refAttrName;
+    c->docString = a.docString;
+    c->f = a.f;
+    c->i = a.i;
+    c->s = a.s;
+    c->floats = a.floats;
+    c->ints = a.ints;
+    c->strings = a.strings;
+    for (auto &t : a.tensors) c->tensors.push_back(std::make_unique<Tensor>(*t));
+    for (auto &t : a.sparseTensors) c->sparseTensors.push_back(std::make_unique<SparseTensor>(*t));
+    c->types = a.types;
+    c->extras = a.extras;
+    for (unsigned gi = 0; gi < a.numGraphs(); ++gi) {
+      std::unique_ptr<Graph> g = a.graph(gi)->clone(m);
+      if (freshen) freshenAll(*g);
+      c->addGraph(std::move(g));
+    }
+    to.addAttr(std::move(c));
+  }
+}
+
+} // namespace
+
+std::unique_ptr<Graph> Graph::clone(IRMapping &m) const {
+  auto g = std::make_unique<Graph>(*ctx_);
+  g->name = name;
+  g->docString = docString;
+  g->metadata = metadata;
+  g->quantizationAnnotations = quantizationAnnotations;
+  g->extras = extras;
+  for (Value *v : inputs_) {
+    Value *c = g->newGraphValue(Value::Kind::GraphInput, v->name_);
+    c->type_ = v->type_;
+    c->docString = v->docString;
+    c->metadata = v->metadata;
+    c->extras = v->extras;
+    g->inputs_.push_back(c);
+    m.map(v, c);
+  }
+  for (Value *v : initializers_) {
+    Value *c = m.lookupOrNull(v);
+    if (!c || c->getGraph() != g.get()) {
+      c = g->newGraphValue(Value::Kind::Initializer, v->name_);
+      c->type_ = v->type_;
+      c->docString = v->docString;
+      c->metadata = v->metadata;
+      c->extras = v->extras;
+      m.map(v, c);
+    }
+    c->tensor_ = std::make_unique<Tensor>(*v->tensor_);
+    g->initializers_.push_back(c);
+  }
+  for (Value *v : sparse_) {
+    Value *c = m.lookupOrNull(v);
+    if (!c || c->getGraph() != g.get()) {
+      c = g->newGraphValue(Value::Kind::SparseInitializer, v->name_);
+      c->type_ = v->type_;
+      c->extras = v->extras;
+      m.map(v, c);
+    }
+    c->sparse_ = std::make_unique<SparseTensor>(*v->sparse_);
+    g->sparse_.push_back(c);
+  }
+  cloneNodes(*this, *g, nullptr, m, /*freshNames=*/false);
+  for (unsigned i = 0; i < numOutputs(); ++i) {
+    Value *v = output(i);
+    g->addOutput(v ? m.lookupOrSelf(v) : nullptr, outputInfo_[i]);
+  }
+  for (const ValueInfoRecord &r : valueInfo_) {
+    if (r.erased) continue;
+    ValueInfoRecord &c = r.value ? g->addValueInfo(m.lookupOrSelf(r.value))
+                                 : g->addValueInfo(r.name, r.type);
+    c.name = r.name;
+    c.type = r.type;
+    c.hasType = r.hasType;
+    c.docString = r.docString;
+    c.metadata = r.metadata;
+    c.extras = r.extras;
+  }
+  return g;
+}
+
+std::vector<Value *> Graph::cloneNodesInto(Graph &dest, Node *pos, IRMapping &m) const {
+  for (Value *v : initializers_)
+    if (!m.contains(v) && !v->isGraphInput()) {
+      auto c = dest.addInitializer(dest.freshName(v->name()), *v->initializer());
+      m.map(v, *c);
+      (*c)->setType(v->type());
+    }
+  for (Value *v : sparse_)
+    if (!m.contains(v) && !v->isGraphInput()) {
+      auto c = dest.addSparseInitializer(dest.freshName(v->name()), *v->sparseInitializer());
+      m.map(v, *c);
+    }
+  cloneNodes(*this, dest, pos, m, /*freshNames=*/true);
+  std::vector<Value *> outs;
+  for (unsigned i = 0; i < numOutputs(); ++i) {
+    Value *v = output(i);
+    outs.push_back(v ? m.lookupOrSelf(v) : nullptr);
+  }
+  return outs;
+}
+
+} // namespace onnxir

@@ -1,0 +1,358 @@
+//===- Node.cpp - Operands, results, attributes, position -----------------===//
+#include "onnxir/IR/Node.h"
+
+#include "onnxir/IR/Graph.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace onnxir {
+
+Node::Node(Graph *g, llvm::StringRef opType, llvm::StringRef domain)
+    : graph_(g), opType_(g->getContext().intern(opType)),
+      domain_(g->getContext().intern(domain)) {}
+
+Node::~Node() {
+  // Operand uses must not stay linked into other values' lists.
+  for (unsigned i = 0; i < numOperands_; ++i) operands_[i].unlink();
+  // Attributes (and their subgraphs) go first: nested users of our results
+  // are unlinked by the subgraphs' destructors.
+  attrs_.clear();
+  unregisterResults();
+  results_.clear();
+}
+
+void Node::unregisterResults() {
+  for (auto &r : results_)
+    if (r) graph_->unregisterValue(r.get());
+}
+
+absl::Status Node::registerResultsIn(Graph *g) {
+  for (auto &r : results_)
+    if (r)
+      if (auto s = g->checkNameFree(r->name_); !s.ok()) return s;
+  for (auto &r : results_)
+    if (r) g->registerValue(r.get());
+  return absl::OkStatus();
+}
+
+void Node::setOpType(llvm::StringRef s) { opType_ = graph_->getContext().intern(s); }
+void Node::setDomain(llvm::StringRef s) { domain_ = graph_->getContext().intern(s); }
+void Node::setOverload(llvm::StringRef s) { overload_ = graph_->getContext().intern(s); }
+void Node::setName(llvm::StringRef s) { name_ = graph_->getContext().intern(s); }
+
+bool Node::is(llvm::StringRef op) const {
+  return opType_ == op && (domain_.empty() || domain_ == "ai.onnx");
+}
+
+//===----------------------------------------------------------------------===//
+// Operands
+//===----------------------------------------------------------------------===//
+
+std::vector<Value *> Node::operands() const {
+  std::vector<Value *> out;
+  out.reserve(numOperands_);
+  for (unsigned i = 0; i < numOperands_; ++i) out.push_back(operands_[i].get());
+  return out;
+}
+
+void Node::insertOperand(unsigned idx, Value *v) {
+  assert(idx <= numOperands_);
+  std::unique_ptr<Use[]> fresh(new Use[numOperands_ + 1]);
+  for (unsigned i = 0, j = 0; i <= numOperands_; ++i) {
+    fresh[i].owner_ = this;
+    if (i == idx) continue;
+    Value *old = operands_[j].get();
+    operands_[j].unlink();
+    if (old) fresh[i].link(old);
+    ++j;
+  }
+  operands_ = std::move(fresh);
+  ++numOperands_;
+  if (v) operands_[idx].link(v);
+}
+
+void Node::removeOperand(unsigned idx) {
+  assert(idx < numOperands_);
+  std::unique_ptr<Use[]> fresh(numOperands_ > 1 ? new Use[numOperands_ - 1] : nullptr);
+  for (unsigned i = 0, j = 0; i < numOperands_; ++i) {
+    Value *old = operands_[i].get();
+    operands_[i].unlink();
+    if (i == idx) continue;
+    fresh[j].owner_ = this;
+    if (old) fresh[j].link(old);
+    ++j;
+  }
+  operands_ = std::move(fresh);
+  --numOperands_;
+}
+
+void Node::dropAllReferences() {
+  for (unsigned i = 0; i < numOperands_; ++i) operands_[i].unlink();
+  for (auto &a : attrs_)
+    for (unsigned gi = 0; gi < a->numGraphs(); ++gi) {
+      Graph *g = a->graph(gi);
+      for (Node &n : g->nodes()) n.dropAllReferences();
+      g->returnNode()->dropAllReferences();
+    }
+}
+
+//===----------------------------------------------------------------------===//
+// Results
+//===----------------------------------------------------------------------===//
+
+std::vector<Value *> Node::results() const {
+  std::vector<Value *> out;
+  out.reserve(results_.size());
+  for (auto &r : results_) out.push_back(r.get());
+  return out;
+}
+
+absl::StatusOr<Value *> Node::addResult(llvm::StringRef name) {
+  llvm::StringRef interned;
+  if (name.empty()) {
+    interned = graph_->freshName(opType_.empty() ? "v" : opType_);
+  } else {
+    interned = graph_->getContext().intern(name);
+    if (auto s = graph_->checkNameFree(interned); !s.ok()) return s;
+  }
+  std::unique_ptr<Value> v(new Value(Value::Kind::NodeResult, nullptr, this,
+                                     (unsigned)results_.size()));
+  v->name_ = interned;
+  Value *raw = v.get();
+  results_.push_back(std::move(v));
+  graph_->registerValue(raw);
+  return raw;
+}
+
+void Node::addEmptyResult() { results_.push_back(nullptr); }
+
+absl::Status Node::eraseResult(unsigned i) {
+  Value *r = results_[i].get();
+  if (!r) return absl::OkStatus();
+  if (!r->useEmpty())
+    return absl::FailedPreconditionError(absl::StrCat(
+        nodePath(this), ": cannot remove result \"", r->name().str(), "\" while it is used"));
+  graph_->unregisterValue(r);
+  results_[i].reset();
+  return absl::OkStatus();
+}
+
+void Node::trimTrailingEmptyResults() {
+  while (!results_.empty() && !results_.back()) results_.pop_back();
+}
+
+bool Node::hasUses() const {
+  for (auto &r : results_)
+    if (r && !r->useEmpty()) return true;
+  return false;
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+Attribute *Node::getAttr(llvm::StringRef name) const {
+  for (auto &a : attrs_)
+    if (a->name() == name) return a.get();
+  return nullptr;
+}
+
+Attribute &Node::addAttr(std::unique_ptr<Attribute> a) {
+  a->node_ = this;
+  attrs_.push_back(std::move(a));
+  return *attrs_.back();
+}
+
+Attribute &Node::setAttr(std::unique_ptr<Attribute> a) {
+  for (auto &old : attrs_)
+    if (old->name() == a->name()) {
+      a->node_ = this;
+      old = std::move(a);
+      return *old;
+    }
+  return addAttr(std::move(a));
+}
+
+bool Node::removeAttr(llvm::StringRef name) {
+  for (auto it = attrs_.begin(); it != attrs_.end(); ++it)
+    if ((*it)->name() == name) {
+      attrs_.erase(it);
+      return true;
+    }
+  return false;
+}
+
+int64_t Node::getInt(llvm::StringRef name, int64_t dflt) const {
+  Attribute *a = getAttr(name);
+  return a && a->kind() == AttrKind::Int ? a->i : dflt;
+}
+
+float Node::getFloat(llvm::StringRef name, float dflt) const {
+  Attribute *a = getAttr(name);
+  return a && a->kind() == AttrKind::Float ? a->f : dflt;
+}
+
+std::string Node::getString(llvm::StringRef name, llvm::StringRef dflt) const {
+  Attribute *a = getAttr(name);
+  return a && a->kind() == AttrKind::String ? a->s : dflt.str();
+}
+
+std::vector<int64_t> Node::getInts(llvm::StringRef name) const {
+  Attribute *a = getAttr(name);
+  return a && a->kind() == AttrKind::Ints ? a->ints : std::vector<int64_t>();
+}
+
+std::vector<Graph *> Node::subgraphs() const {
+  std::vector<Graph *> out;
+  for (auto &a : attrs_)
+    for (unsigned i = 0; i < a->numGraphs(); ++i) out.push_back(a->graph(i));
+  return out;
+}
+
+bool Node::hasSubgraphs() const {
+  for (auto &a : attrs_)
+    if (a->numGraphs()) return true;
+  return false;
+}
+
+//===----------------------------------------------------------------------===//
+// Position
+//===----------------------------------------------------------------------===//
+
+bool Node::isBefore(const Node *other) const {
+  assert(graph_ == other->graph_ && !isReturn_ && !other->isReturn_ &&
+         "isBefore needs two nodes of one graph");
+  if (!graph_->orderValid_) graph_->renumber();
+  return order_ < other->order_;
+}
+
+Node *Node::ancestorIn(const Graph *g) const {
+  const Node *n = this;
+  while (n) {
+    if (n->graph_ == g) return const_cast<Node *>(n);
+    n = n->graph_->parentNode();
+  }
+  return nullptr;
+}
+
+namespace {
+// Collects the values this node uses (its operands and captures of its
+// subgraphs) that are defined outside the node.
+void collectExternalUses(const Node *root, const Node *n, std::vector<Value *> &out) {
+  for (const Use &u : n->operandUses())
+    if (Value *v = u.get()) {
+      Node *def = nullptr;
+      Graph *g = v->getGraph();
+      // A value defined inside root's subgraphs is internal.
+      bool internal = false;
+      for (Graph *cur = g; cur; cur = cur->parentGraph())
+        if (cur->parentNode() == root) { internal = true; break; }
+      (void)def;
+      if (!internal) out.push_back(v);
+    }
+  for (Graph *sg : n->subgraphs()) {
+    for (const Node &m : sg->nodes()) collectExternalUses(root, &m, out);
+    collectExternalUses(root, sg->returnNode(), out);
+  }
+}
+} // namespace
+
+static absl::Status checkMoveTo(Node *self, Graph *target) {
+  // Not into one of its own subgraphs.
+  for (Graph *g = target; g; g = g->parentGraph())
+    if (g->parentNode() == self)
+      return absl::InvalidArgumentError(nodePath(self) + ": cannot move a node into its own subgraph");
+  // Every used value must be visible from the target graph.
+  std::vector<Value *> used;
+  collectExternalUses(self, self, used);
+  for (Value *v : used) {
+    Graph *def = v->getGraph();
+    if (!target->isNestedIn(def))
+      return absl::InvalidArgumentError(absl::StrCat(
+          nodePath(self), ": moving it would put operand \"", v->name().str(),
+          "\" out of scope"));
+  }
+  // Every user of a result must stay inside the target graph's scope.
+  for (unsigned i = 0; i < self->numResults(); ++i)
+    if (Value *r = self->result(i))
+      for (Use &u : r->uses()) {
+        Graph *ug = u.getOwner()->getGraph();
+        if (!ug->isNestedIn(target))
+          return absl::InvalidArgumentError(absl::StrCat(
+              nodePath(self), ": moving it would put result \"", r->name().str(),
+              "\" out of scope of its user ", nodePath(u.getOwner())));
+      }
+  return absl::OkStatus();
+}
+
+absl::Status Node::moveImpl(Node *self, Graph *target, Node *pos) {
+  if (pos == self) return absl::OkStatus();
+  if (auto s = checkMoveTo(self, target); !s.ok()) return s;
+  Graph *src = self->getGraph();
+  if (src != target) {
+    // Names must be free in the target scope chain.
+    for (unsigned i = 0; i < self->numResults(); ++i)
+      if (Value *r = self->result(i)) {
+        src->unregisterValue(r);
+      }
+    bool ok = true;
+    std::string clash;
+    for (unsigned i = 0; i < self->numResults() && ok; ++i)
+      if (Value *r = self->result(i))
+        if (!target->isNameFree(r->name())) { ok = false; clash = r->name().str(); }
+    if (!ok) {
+      for (unsigned i = 0; i < self->numResults(); ++i)
+        if (Value *r = self->result(i)) src->registerValue(r);
+      return absl::AlreadyExistsError(absl::StrCat(
+          nodePath(self), ": cannot move it: result name \"", clash,
+          "\" is already visible in the target graph ", target->path()));
+    }
+  }
+  src->nodes().remove(*self);
+  target->insertNode(self, pos);
+  if (src != target)
+    for (unsigned i = 0; i < self->numResults(); ++i)
+      if (Value *r = self->result(i)) target->registerValue(r);
+  return absl::OkStatus();
+}
+
+absl::Status Node::moveBefore(Node *pos) {
+  assert(pos && !pos->isReturn_);
+  return moveImpl(this, pos->graph_, pos);
+}
+
+absl::Status Node::moveAfter(Node *pos) {
+  assert(pos && !pos->isReturn_);
+  auto it = std::next(pos->getIterator());
+  Node *next = it == pos->graph_->nodes().end() ? nullptr : &*it;
+  if (next == this) return absl::OkStatus();
+  return moveImpl(this, pos->graph_, next);
+}
+
+absl::Status Node::moveToEnd(Graph *g) { return moveImpl(this, g, nullptr); }
+
+absl::Status Node::erase() {
+  assert(!isReturn_ && "cannot erase a return node");
+  for (auto &r : results_)
+    if (r && !r->useEmpty()) {
+      Use *u = r->firstUse();
+      return absl::FailedPreconditionError(absl::StrCat(
+          nodePath(this), ": cannot erase: result \"", r->name().str(), "\" is still used by ",
+          u->getOwner()->isReturn() ? u->getOwner()->getGraph()->path() + " (graph output)"
+                                    : nodePath(u->getOwner())));
+    }
+  graph_->nodes().remove(*this);
+  delete this;
+  return absl::OkStatus();
+}
+
+unsigned Node::indexInGraph() const {
+  unsigned i = 0;
+  for (const Node &n : graph_->nodes()) {
+    if (&n == this) return i;
+    ++i;
+  }
+  return i;
+}
+
+} // namespace onnxir

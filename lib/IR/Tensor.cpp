@@ -1,0 +1,333 @@
+//===- Tensor.cpp - Tensor storage and typed reads ------------------------===//
+#include "onnxir/IR/Tensor.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <cstring>
+#include <type_traits>
+
+namespace onnxir {
+
+Buffer::~Buffer() = default;
+
+Tensor::Tensor(const Tensor &o) { *this = o; }
+
+Tensor &Tensor::operator=(const Tensor &o) {
+  if (this == &o) return *this;
+  docString = o.docString;
+  metadata = o.metadata;
+  segment = o.segment;
+  floatData = o.floatData;
+  int32Data = o.int32Data;
+  stringData = o.stringData;
+  int64Data = o.int64Data;
+  doubleData = o.doubleData;
+  uint64Data = o.uint64Data;
+  dataLocation = o.dataLocation;
+  extras = o.extras;
+  dataType_ = o.dataType_;
+  dims_ = o.dims_;
+  name_ = o.name_;
+  storage_ = o.storage_;
+  typedField_ = o.typedField_;
+  buf_ = o.buf_; // buffers are immutable: sharing is a copy
+  off_ = o.off_;
+  size_ = o.size_;
+  external_ = o.external_;
+  loader_ = o.loader_;
+  loaded_ = o.loaded_;
+  return *this;
+}
+
+std::optional<int64_t> Tensor::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : dims_) {
+    if (d < 0) return std::nullopt;
+    if (__builtin_mul_overflow(n, d, &n)) return std::nullopt;
+  }
+  return n;
+}
+
+void Tensor::dropRaw() {
+  buf_.reset();
+  off_ = size_ = 0;
+  loaded_.reset();
+}
+
+void Tensor::setRaw(std::shared_ptr<const Buffer> buf, size_t offset, size_t size) {
+  storage_ = Storage::Raw;
+  typedField_ = TypedField::None;
+  buf_ = std::move(buf);
+  off_ = offset;
+  size_ = size;
+  loaded_.reset();
+}
+
+void Tensor::setRaw(std::string bytes) {
+  size_t n = bytes.size();
+  setRaw(std::make_shared<StringBuffer>(std::move(bytes)), 0, n);
+}
+
+llvm::StringRef Tensor::rawData() const {
+  if (storage_ != Storage::Raw || !buf_) return {};
+  return buf_->data().substr(off_, size_);
+}
+
+void Tensor::setExternal(ExternalDataRef ref, ExternalLoader loader) {
+  storage_ = Storage::External;
+  typedField_ = TypedField::None;
+  buf_.reset();
+  off_ = size_ = 0;
+  external_ = std::move(ref);
+  loader_ = std::move(loader);
+  loaded_.reset();
+}
+
+void Tensor::setEmpty() {
+  storage_ = Storage::Empty;
+  typedField_ = TypedField::None;
+  dropRaw();
+}
+
+namespace {
+
+std::string describe(const Tensor &t) {
+  return t.name().empty() ? std::string("tensor") : absl::StrCat("tensor \"", t.name(), "\"");
+}
+
+template <typename T> void appendLE(std::string &out, T v) {
+  char b[sizeof(T)];
+  std::memcpy(b, &v, sizeof(T)); // little-endian hosts only (x86_64, aarch64)
+  out.append(b, sizeof(T));
+}
+
+// Converts typed storage to raw_data layout.
+absl::StatusOr<std::string> typedToRaw(const Tensor &t, int64_t n) {
+  DataType dt = t.dataType();
+  std::string out;
+  auto wrongField = [&]() {
+    return absl::InvalidArgumentError(absl::StrCat(
+        describe(t), ": element type ", dataTypeName(dt).str(),
+        " cannot be stored in this typed field"));
+  };
+  auto countCheck = [&](size_t have, size_t want) -> absl::Status {
+    if (have != want)
+      return absl::InvalidArgumentError(absl::StrCat(
+          describe(t), ": holds ", have, " values but its dims need ", want));
+    return absl::OkStatus();
+  };
+  switch (t.typedField()) {
+  case Tensor::TypedField::Float:
+    if (dt == DataType::Float) {
+      if (auto s = countCheck(t.floatData.size(), n); !s.ok()) return s;
+      for (float f : t.floatData) appendLE(out, f);
+      return out;
+    }
+    if (dt == DataType::Complex64) {
+      if (auto s = countCheck(t.floatData.size(), 2 * n); !s.ok()) return s;
+      for (float f : t.floatData) appendLE(out, f);
+      return out;
+    }
+    return wrongField();
+  case Tensor::TypedField::Double:
+    if (dt == DataType::Double || dt == DataType::Complex128) {
+      if (auto s = countCheck(t.doubleData.size(), dt == DataType::Double ? n : 2 * n); !s.ok())
+        return s;
+      for (double f : t.doubleData) appendLE(out, f);
+      return out;
+    }
+    return wrongField();
+  case Tensor::TypedField::Int64:
+    if (dt != DataType::Int64) return wrongField();
+    if (auto s = countCheck(t.int64Data.size(), n); !s.ok()) return s;
+    for (int64_t v : t.int64Data) appendLE(out, v);
+    return out;
+  case Tensor::TypedField::Uint64:
+    if (dt != DataType::Uint64 && dt != DataType::Uint32) return wrongField();
+    if (auto s = countCheck(t.uint64Data.size(), n); !s.ok()) return s;
+    for (uint64_t v : t.uint64Data) {
+      if (dt == DataType::Uint64) appendLE(out, v);
+      else appendLE(out, (uint32_t)v);
+    }
+    return out;
+  case Tensor::TypedField::Int32: {
+    unsigned bits = dataTypeBits(dt);
+    if (dt == DataType::String || bits == 0 || bits > 32 || dt == DataType::Float ||
+        dt == DataType::Uint32)
+      return wrongField();
+    if (bits >= 8) {
+      if (auto s = countCheck(t.int32Data.size(), n); !s.ok()) return s;
+      for (int32_t v : t.int32Data) {
+        if (bits == 8) appendLE(out, (uint8_t)v);
+        else if (bits == 16) appendLE(out, (uint16_t)v);
+        else appendLE(out, v);
+      }
+      return out;
+    }
+    // Sub-byte types: int32_data holds packed bytes (ONNX stores one packed
+    // byte per int32 entry).
+    size_t bytes = dataTypeStorageBytes(dt, n);
+    if (auto s = countCheck(t.int32Data.size(), bytes); !s.ok()) return s;
+    for (int32_t v : t.int32Data) appendLE(out, (uint8_t)v);
+    return out;
+  }
+  case Tensor::TypedField::String:
+  case Tensor::TypedField::None:
+    return wrongField();
+  }
+  return wrongField();
+}
+
+} // namespace
+
+absl::StatusOr<llvm::StringRef> Tensor::bytes() const {
+  if (dataType() == DataType::String)
+    return absl::InvalidArgumentError(describe(*this) + ": string tensors have no raw bytes");
+  switch (storage_) {
+  case Storage::Raw:
+    return rawData();
+  case Storage::Empty:
+    return llvm::StringRef();
+  case Storage::External: {
+    if (!loaded_) {
+      if (!loader_)
+        return absl::FailedPreconditionError(absl::StrCat(
+            describe(*this), ": external data \"", external_.location,
+            "\" cannot be loaded (no base directory known)"));
+      auto b = loader_(external_);
+      if (!b.ok()) return b.status();
+      loaded_ = *b;
+    }
+    return loaded_->data();
+  }
+  case Storage::Typed: {
+    if (!loaded_) {
+      auto n = numElements();
+      if (!n) return absl::InvalidArgumentError(describe(*this) + ": invalid dims");
+      auto raw = typedToRaw(*this, *n);
+      if (!raw.ok()) return raw.status();
+      loaded_ = std::make_shared<StringBuffer>(std::move(*raw));
+    }
+    return loaded_->data();
+  }
+  }
+  return llvm::StringRef();
+}
+
+absl::StatusOr<std::vector<std::string>> Tensor::strings() const {
+  if (dataType() != DataType::String)
+    return absl::InvalidArgumentError(describe(*this) + ": not a string tensor");
+  if (storage_ == Storage::Empty) return std::vector<std::string>();
+  if (storage_ != Storage::Typed || typedField_ != TypedField::String)
+    return absl::InvalidArgumentError(describe(*this) + ": string data must be in string_data");
+  return stringData;
+}
+
+absl::Status Tensor::validate() const {
+  auto n = numElements();
+  if (!n)
+    return absl::InvalidArgumentError(describe(*this) +
+                                      ": dims are negative or their product overflows int64");
+  if (!isKnownDataType(dataType_))
+    return absl::InvalidArgumentError(
+        absl::StrCat(describe(*this), ": unknown data type ", dataType_));
+  if (dataType() == DataType::String) {
+    auto s = strings();
+    if (!s.ok()) return s.status();
+    if ((int64_t)s->size() != *n && storage_ != Storage::Empty)
+      return absl::InvalidArgumentError(absl::StrCat(
+          describe(*this), ": holds ", s->size(), " strings but its dims need ", *n));
+    return absl::OkStatus();
+  }
+  auto b = bytes();
+  if (!b.ok()) return b.status();
+  uint64_t want = dataTypeStorageBytes(dataType(), (uint64_t)*n);
+  if (isComplex(dataType())) want = (uint64_t)*n * (dataType() == DataType::Complex64 ? 8 : 16);
+  if (storage_ == Storage::Empty && *n != 0)
+    return absl::InvalidArgumentError(absl::StrCat(describe(*this), ": has no data but its dims need ",
+                                                   *n, " elements"));
+  if (storage_ != Storage::Empty && b->size() != want)
+    return absl::InvalidArgumentError(absl::StrCat(describe(*this), ": holds ", b->size(),
+                                                   " bytes but ", dataTypeName(dataType()).str(),
+                                                   " dims need ", want));
+  return absl::OkStatus();
+}
+
+namespace {
+template <typename Src> Src loadLE(const char *p) {
+  Src v;
+  std::memcpy(&v, p, sizeof(Src));
+  return v;
+}
+
+template <typename T> T convertFloat(double d) {
+  if constexpr (std::is_floating_point_v<T>) return (T)d;
+  else return (T)(int64_t)d;
+}
+} // namespace
+
+template <typename T> absl::StatusOr<std::vector<T>> Tensor::values() const {
+  auto n = numElements();
+  if (!n) return absl::InvalidArgumentError(describe(*this) + ": invalid dims");
+  DataType dt = dataType();
+  if (dt == DataType::String || isComplex(dt) || !isKnownDataType(dataType_))
+    return absl::InvalidArgumentError(absl::StrCat(
+        describe(*this), ": element type ", dataTypeName(dt).str(), " has no numeric reading"));
+  // Fast paths over typed fields without conversion to bytes.
+  auto b = bytes();
+  if (!b.ok()) return b.status();
+  uint64_t want = dataTypeStorageBytes(dt, (uint64_t)*n);
+  if (b->size() != want)
+    return absl::InvalidArgumentError(absl::StrCat(describe(*this), ": holds ", b->size(),
+                                                   " bytes but its dims need ", want));
+  const char *p = b->data();
+  std::vector<T> out;
+  out.reserve((size_t)*n);
+  for (int64_t i = 0; i < *n; ++i) {
+    switch (dt) {
+    case DataType::Float: out.push_back((T)loadLE<float>(p + 4 * i)); break;
+    case DataType::Double: out.push_back((T)loadLE<double>(p + 8 * i)); break;
+    case DataType::Float16: out.push_back((T)halfToFloat(loadLE<uint16_t>(p + 2 * i))); break;
+    case DataType::BFloat16: out.push_back((T)bfloat16ToFloat(loadLE<uint16_t>(p + 2 * i))); break;
+    case DataType::Float8E4M3FN: case DataType::Float8E4M3FNUZ: case DataType::Float8E5M2:
+    case DataType::Float8E5M2FNUZ: case DataType::Float8E8M0:
+      out.push_back((T)float8ToFloat((uint8_t)p[i], dt));
+      break;
+    case DataType::Uint8: out.push_back((T)loadLE<uint8_t>(p + i)); break;
+    case DataType::Int8: out.push_back((T)loadLE<int8_t>(p + i)); break;
+    case DataType::Bool: out.push_back((T)(loadLE<uint8_t>(p + i) != 0)); break;
+    case DataType::Uint16: out.push_back((T)loadLE<uint16_t>(p + 2 * i)); break;
+    case DataType::Int16: out.push_back((T)loadLE<int16_t>(p + 2 * i)); break;
+    case DataType::Int32: out.push_back((T)loadLE<int32_t>(p + 4 * i)); break;
+    case DataType::Uint32: out.push_back((T)loadLE<uint32_t>(p + 4 * i)); break;
+    case DataType::Int64: out.push_back((T)loadLE<int64_t>(p + 8 * i)); break;
+    case DataType::Uint64: out.push_back((T)loadLE<uint64_t>(p + 8 * i)); break;
+    case DataType::Uint4: case DataType::Int4: case DataType::Float4E2M1: {
+      uint8_t byte = (uint8_t)p[i / 2];
+      uint8_t nib = (i % 2) ? (byte >> 4) : (byte & 0xf);
+      if (dt == DataType::Uint4) out.push_back((T)nib);
+      else if (dt == DataType::Int4) out.push_back((T)(int)((int8_t)(nib << 4) >> 4));
+      else out.push_back((T)float8ToFloat(nib, dt));
+      break;
+    }
+    case DataType::Uint2: case DataType::Int2: {
+      uint8_t byte = (uint8_t)p[i / 4];
+      uint8_t v = (byte >> (2 * (i % 4))) & 3;
+      if (dt == DataType::Uint2) out.push_back((T)v);
+      else out.push_back((T)(int)((int8_t)(v << 6) >> 6));
+      break;
+    }
+    default:
+      return absl::InvalidArgumentError(describe(*this) + ": unsupported element type");
+    }
+  }
+  return out;
+}
+
+template absl::StatusOr<std::vector<int64_t>> Tensor::values<int64_t>() const;
+template absl::StatusOr<std::vector<uint64_t>> Tensor::values<uint64_t>() const;
+template absl::StatusOr<std::vector<int32_t>> Tensor::values<int32_t>() const;
+template absl::StatusOr<std::vector<double>> Tensor::values<double>() const;
+template absl::StatusOr<std::vector<float>> Tensor::values<float>() const;
+
+} // namespace onnxir

@@ -1,0 +1,107 @@
+//===- Value.cpp - Values and use lists (see Note [Use lists]) ------------===//
+#include "onnxir/IR/Value.h"
+
+#include "onnxir/IR/Graph.h"
+#include "onnxir/IR/Node.h"
+
+namespace onnxir {
+
+//===----------------------------------------------------------------------===//
+// Use
+//===----------------------------------------------------------------------===//
+
+void Use::link(Value *v) {
+  assert(!value_ && "linking a linked use");
+  value_ = v;
+  next_ = v->firstUse_;
+  if (next_) next_->prev_ = &next_;
+  prev_ = &v->firstUse_;
+  v->firstUse_ = this;
+}
+
+void Use::unlink() {
+  if (!value_) return;
+  *prev_ = next_;
+  if (next_) next_->prev_ = prev_;
+  value_ = nullptr;
+  next_ = nullptr;
+  prev_ = nullptr;
+}
+
+void Use::set(Value *v) {
+  if (v == value_) return;
+  unlink();
+  if (v) link(v);
+}
+
+unsigned Use::getOperandNo() const {
+  return static_cast<unsigned>(this - owner_->operandBegin());
+}
+
+//===----------------------------------------------------------------------===//
+// Value
+//===----------------------------------------------------------------------===//
+
+Value::~Value() {
+  assert(useEmpty() && "Value destroyed while still used");
+  if (vi_) {
+    vi_->erased = true;
+    vi_->value = nullptr;
+  }
+}
+
+Graph *Value::getGraph() const {
+  return kind_ == Kind::NodeResult ? node_->getGraph() : graph_;
+}
+
+absl::Status Value::setName(llvm::StringRef name) {
+  if (name == name_) return absl::OkStatus();
+  Graph *g = getGraph();
+  llvm::StringRef interned = g->getContext().intern(name);
+  if (auto s = g->checkNameFree(interned); !s.ok()) return s;
+  g->unregisterValue(this);
+  name_ = interned;
+  g->registerValue(this);
+  return absl::OkStatus();
+}
+
+void Value::setNameOrFresh(llvm::StringRef base) {
+  Graph *g = getGraph();
+  if (name_ == base) return;
+  if (g->isNameFree(base)) {
+    (void)setName(base);
+    return;
+  }
+  llvm::StringRef fresh = g->freshName(base);
+  g->unregisterValue(this);
+  name_ = fresh;
+  g->registerValue(this);
+}
+
+unsigned Value::numUses() const {
+  unsigned n = 0;
+  for (Use *u = firstUse_; u; u = u->getNext()) ++n;
+  return n;
+}
+
+bool Value::isGraphOutput() const {
+  for (Use *u = firstUse_; u; u = u->getNext())
+    if (u->getOwner()->isReturn()) return true;
+  return false;
+}
+
+void Value::replaceAllUsesWith(Value *v) {
+  assert(v != this && "RAUW with itself");
+  while (firstUse_) firstUse_->set(v);
+}
+
+void Value::replaceUsesIf(Value *v, llvm::function_ref<bool(Use &)> pred) {
+  if (v == this) return;
+  for (Use *u = firstUse_; u;) {
+    Use *next = u->getNext();
+    if (pred(*u)) u->set(v);
+    u = next;
+  }
+}
+
+} // namespace onnxir

@@ -1,0 +1,289 @@
+//===- Verifier.cpp - Structural checks of the IR -------------------------===//
+#include "onnxir/IR/Verifier.h"
+
+#include "onnxir/IR/Model.h"
+
+#include "absl/strings/str_cat.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace onnxir {
+
+const char *diagnosticKindName(Diagnostic::Kind k) {
+  switch (k) {
+  case Diagnostic::Kind::UseListMismatch: return "use-list mismatch";
+  case Diagnostic::Kind::BadParent: return "bad parent";
+  case Diagnostic::Kind::NotVisible: return "not visible";
+  case Diagnostic::Kind::OrderViolation: return "order violation";
+  case Diagnostic::Kind::DuplicateName: return "duplicate name";
+  case Diagnostic::Kind::Shadowing: return "shadowing";
+  case Diagnostic::Kind::Cycle: return "cycle";
+  case Diagnostic::Kind::BadOutput: return "bad output";
+  case Diagnostic::Kind::Other: return "error";
+  }
+  return "error";
+}
+
+namespace {
+
+class Verifier {
+public:
+  Verifier(const VerifyOptions &o) : opts_(o) {}
+
+  void collect(const Graph &g) {
+    graphs_.insert(&g);
+    nodes_.insert(g.returnNode());
+    for (const Node &n : g.nodes()) {
+      nodes_.insert(&n);
+      for (Graph *sg : n.subgraphs()) collect(*sg);
+    }
+  }
+
+  void verifyGraph(const Graph &g) {
+    // Definitions of this graph, in scope order.
+    std::vector<const Value *> defs(g.inputs().begin(), g.inputs().end());
+    for (Value *v : g.initializers())
+      if (!v->isGraphInput()) defs.push_back(v);
+    for (Value *v : g.sparseInitializers())
+      if (!v->isGraphInput()) defs.push_back(v);
+    for (Value *v : g.initializers())
+      if (v->isGraphInput() && v->getGraph() != &g) report(Diagnostic::Kind::BadParent,
+          absl::StrCat(g.path(), ": initializer \"", v->name().str(), "\" is an input of another graph"));
+    for (const Node &n : g.nodes()) {
+      if (n.getGraph() != &g)
+        report(Diagnostic::Kind::BadParent, nodePath(&n) + ": node's graph pointer is wrong");
+      for (unsigned i = 0; i < n.numResults(); ++i)
+        if (Value *r = n.result(i)) {
+          if (r->definingNode() != &n || r->resultIndex() != i)
+            report(Diagnostic::Kind::BadParent,
+                   absl::StrCat(nodePath(&n), ": result #", i, " does not point back to its node"));
+          defs.push_back(r);
+        }
+    }
+    const Graph *parent = g.parentGraph();
+    for (const Value *v : defs) {
+      Value *local = g.lookupLocal(v->name());
+      if (local != v)
+        report(Diagnostic::Kind::DuplicateName,
+               absl::StrCat(g.path(), ": \"", v->name().str(), "\" is defined more than once"));
+      if (parent)
+        if (Value *outer = parent->lookup(v->name()))
+          report(Diagnostic::Kind::Shadowing,
+                 absl::StrCat(g.path(), ": \"", v->name().str(),
+                              "\" shadows the value of the same name in ",
+                              outer->getGraph()->path()));
+      checkUses(v);
+    }
+    if (g.returnNode()->getGraph() != &g)
+      report(Diagnostic::Kind::BadParent, g.path() + ": return node's graph pointer is wrong");
+
+    bool orderProblem = false;
+    for (const Node &n : g.nodes()) {
+      checkOperands(g, n, orderProblem);
+      for (unsigned ai = 0; ai < n.numAttributes(); ++ai) {
+        const Attribute &a = n.attribute(ai);
+        if (a.getNode() != &n)
+          report(Diagnostic::Kind::BadParent,
+                 absl::StrCat(nodePath(&n), ": attribute \"", a.name(), "\" has a wrong parent"));
+        for (unsigned gi = 0; gi < a.numGraphs(); ++gi) {
+          const Graph *sg = a.graph(gi);
+          if (sg->parentAttribute() != &a || sg->parentNode() != &n)
+            report(Diagnostic::Kind::BadParent,
+                   absl::StrCat(nodePath(&n), ": subgraph of attribute \"", a.name(),
+                                "\" has a wrong parent"));
+          verifyGraph(*sg);
+        }
+      }
+    }
+    const Node *ret = g.returnNode();
+    for (unsigned i = 0; i < ret->numOperands(); ++i) {
+      Value *v = ret->operand(i);
+      if (!v) {
+        report(Diagnostic::Kind::BadOutput, absl::StrCat(g.path(), ": output #", i, " is empty"));
+        continue;
+      }
+      checkVisible(g, ret, v, i, orderProblem);
+    }
+    if (orderProblem) findCycle(g);
+  }
+
+  void checkOperands(const Graph &g, const Node &n, bool &orderProblem) {
+    for (unsigned i = 0; i < n.numOperands(); ++i)
+      if (Value *v = n.operand(i)) checkVisible(g, &n, v, i, orderProblem);
+  }
+
+  void checkVisible(const Graph &g, const Node *user, Value *v, unsigned idx, bool &orderProblem) {
+    auto where = [&]() {
+      return user->isReturn() ? absl::StrCat(g.path(), ": output #", idx, " \"", v->name().str(), "\"")
+                              : absl::StrCat(nodePath(user), ": input #", idx, " \"",
+                                             v->name().str(), "\"");
+    };
+    Node *def = v->definingNode();
+    if (def && !nodes_.count(def)) {
+      report(Diagnostic::Kind::NotVisible, where() + " is defined by a node that is not in the model");
+      return;
+    }
+    const Graph *dg = v->getGraph();
+    if (!graphs_.count(dg)) {
+      report(Diagnostic::Kind::NotVisible, where() + " is defined in a graph that is not in the model");
+      return;
+    }
+    if (!g.isNestedIn(dg)) {
+      report(Diagnostic::Kind::NotVisible,
+             absl::StrCat(where(), " is defined in ", dg->path(),
+                          ", which does not enclose this use"));
+      return;
+    }
+    if (!def || !opts_.checkOrder) return;
+    if (dg == &g) {
+      if (user->isReturn()) return;
+      if (def == user || !def->isBefore(user)) {
+        orderProblem = true;
+        report(Diagnostic::Kind::OrderViolation,
+               absl::StrCat(where(), " is used before its definition at ", nodePath(def)));
+      }
+      return;
+    }
+    Node *anc = user->isReturn() ? g.parentNode()->ancestorIn(dg) : user->ancestorIn(dg);
+    if (anc && (def == anc || !def->isBefore(anc))) {
+      report(Diagnostic::Kind::OrderViolation,
+             absl::StrCat(where(), " is captured before its definition at ", nodePath(def),
+                          " (the capturing node is ", nodePath(anc), ")"));
+    }
+  }
+
+  void checkUses(const Value *v) {
+    for (Use &u : v->uses()) {
+      Node *owner = u.getOwner();
+      if (!owner || !nodes_.count(owner)) {
+        report(Diagnostic::Kind::UseListMismatch,
+               absl::StrCat("value \"", v->name().str(), "\" has a use by a node not in the model"));
+        continue;
+      }
+      unsigned no = u.getOperandNo();
+      if (no >= owner->numOperands() || &owner->operandUses()[no] != &u || u.get() != v)
+        report(Diagnostic::Kind::UseListMismatch,
+               absl::StrCat(nodePath(owner), ": use list of \"", v->name().str(),
+                            "\" disagrees with the operands"));
+      ++listedUses_;
+    }
+  }
+
+  void countOperands(const Graph &g) {
+    auto count = [&](const Node &n) {
+      for (const Use &u : n.operandUses())
+        if (u.get()) ++operandSlots_;
+    };
+    for (const Node &n : g.nodes()) {
+      count(n);
+      for (Graph *sg : n.subgraphs()) countOperands(*sg);
+    }
+    count(*g.returnNode());
+  }
+
+  // Reports the nodes of one dependency cycle in `g`, if there is one.
+  void findCycle(const Graph &g) {
+    llvm::DenseMap<const Node *, int> state; // 0 new, 1 on stack, 2 done
+    std::vector<const Node *> stack;
+    std::vector<const Node *> deps;
+    bool found = false;
+    std::function<void(const Node *)> dfs = [&](const Node *n) {
+      if (found) return;
+      state[n] = 1;
+      stack.push_back(n);
+      std::vector<const Node *> preds;
+      auto addDeps = [&](const Node &m, auto &self) -> void {
+        for (const Use &u : m.operandUses())
+          if (Value *v = u.get())
+            if (Node *d = v->definingNode())
+              if (Node *a = d->ancestorIn(&g))
+                // Values defined inside n's own subgraphs are not deps.
+                if (a != n || d == n) preds.push_back(a);
+        for (Graph *sg : m.subgraphs()) {
+          for (const Node &k : sg->nodes()) self(k, self);
+          self(*sg->returnNode(), self);
+        }
+      };
+      addDeps(*n, addDeps);
+      for (const Node *p : preds) {
+        if (found) break;
+        if (p == n && !n->isReturn()) {
+          report(Diagnostic::Kind::Cycle, nodePath(n) + ": depends on its own result");
+          found = true;
+          break;
+        }
+        int s = state.lookup(p);
+        if (s == 1) {
+          std::string msg = g.path() + ": dependency cycle through";
+          auto it = std::find(stack.begin(), stack.end(), p);
+          for (; it != stack.end(); ++it) msg += "\n  " + nodePath(*it);
+          report(Diagnostic::Kind::Cycle, msg);
+          found = true;
+          break;
+        }
+        if (s == 0) dfs(p);
+      }
+      stack.pop_back();
+      state[n] = 2;
+    };
+    for (const Node &n : g.nodes())
+      if (!found && state.lookup(&n) == 0) dfs(&n);
+  }
+
+  void finish() {
+    if (operandSlots_ != listedUses_)
+      report(Diagnostic::Kind::UseListMismatch,
+             absl::StrCat("operand slots (", operandSlots_, ") and use-list entries (", listedUses_,
+                          ") disagree"));
+  }
+
+  void report(Diagnostic::Kind k, std::string msg) {
+    if (diags_.size() < opts_.maxDiagnostics) diags_.push_back({k, std::move(msg)});
+  }
+
+  std::vector<Diagnostic> take() { return std::move(diags_); }
+
+private:
+  const VerifyOptions &opts_;
+  llvm::DenseSet<const Node *> nodes_;
+  llvm::DenseSet<const Graph *> graphs_;
+  std::vector<Diagnostic> diags_;
+  uint64_t operandSlots_ = 0, listedUses_ = 0;
+};
+
+absl::Status toStatus(const std::vector<Diagnostic> &d) {
+  if (d.empty()) return absl::OkStatus();
+  std::string msg;
+  for (const Diagnostic &x : d) {
+    if (!msg.empty()) msg += "\n";
+    absl::StrAppend(&msg, x.message, " [", diagnosticKindName(x.kind), "]");
+  }
+  return absl::InvalidArgumentError(msg);
+}
+
+} // namespace
+
+std::vector<Diagnostic> verifyAll(const Graph &g, const VerifyOptions &opts) {
+  Verifier v(opts);
+  v.collect(g);
+  v.verifyGraph(g);
+  v.countOperands(g);
+  // Captures of outer values are counted on the outer value's list but are
+  // not values of this graph: only exact for top-level graphs.
+  if (!g.parentGraph()) v.finish();
+  return v.take();
+}
+
+std::vector<Diagnostic> verifyAll(const Model &m, const VerifyOptions &opts) {
+  std::vector<Diagnostic> all = verifyAll(m.graph(), opts);
+  for (auto &f : m.functions()) {
+    auto d = verifyAll(f->body(), opts);
+    all.insert(all.end(), d.begin(), d.end());
+  }
+  return all;
+}
+
+absl::Status verify(const Model &m, const VerifyOptions &opts) { return toStatus(verifyAll(m, opts)); }
+absl::Status verify(const Graph &g, const VerifyOptions &opts) { return toStatus(verifyAll(g, opts)); }
+
+} // namespace onnxir
