@@ -109,7 +109,11 @@ bool Graph::isNameFree(llvm::StringRef name) const {
 absl::Status Graph::checkNameFree(llvm::StringRef name) const {
   if (name.empty())
     return absl::InvalidArgumentError(path() + ": a value needs a non-empty name");
-  if (isNameFree(name)) return absl::OkStatus();
+  if (ctx_->allowShadowing) {
+    if (!lookupLocal(name)) return absl::OkStatus();
+  } else if (isNameFree(name)) {
+    return absl::OkStatus();
+  }
   if (Value *v = lookupLocal(name); v)
     return absl::AlreadyExistsError(
         absl::StrCat(path(), ": \"", name.str(), "\" is already defined in this graph"));

@@ -60,6 +60,12 @@ public:
   /// A name defined nowhere in the model, derived from `base`.
   llvm::StringRef freshName(llvm::StringRef base);
 
+  /// Importer mode: when true, a new definition is only checked against its
+  /// own graph (duplicates still fail), so files that shadow outer names can
+  /// be lifted; lookup resolves the innermost definition and the verifier
+  /// reports the shadowing. Importers set it for the duration of a lift.
+  bool allowShadowing = false;
+
   /// Registry maintenance; called by Value/Graph, not by users.
   void registerName(llvm::StringRef interned);
   void unregisterName(llvm::StringRef interned);
