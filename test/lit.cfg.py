@@ -1,0 +1,36 @@
+# lit configuration: text tests of passes, the serializer and onnx-opt,
+# checked with FileCheck in the style of MLIR's test/Transforms.
+import os
+import lit.formats
+
+config.name = "onnxir"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".onnxtxt", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.onnxir_obj_root, "test")
+# Unit/ holds GoogleTest sources; corpus folders hold inputs, not tests.
+config.excludes = ["Unit", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
+                   "Inputs", "corpus", "README.md"]
+
+path = [d for d in config.onnxir_tools_dirs if os.path.isdir(d)]
+path.append(config.llvm_tools_dir)
+path.append(config.environment.get("PATH", os.environ.get("PATH", "")))
+config.environment["PATH"] = os.pathsep.join(path)
+for var in ("HOME", "TMPDIR", "ORT_NODE_MODULES"):
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
+if config.sanitized:
+    config.environment["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0"
+    config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
+
+config.substitutions.append(("%shared", config.shared_dir))
+config.substitutions.append(("%testdata", config.testdata_dir))
+config.substitutions.append(("%python", config.system_python))
+config.substitutions.append(("%srcroot", config.onnxir_src_root))
+
+for d in config.onnxir_tools_dirs:
+    for tool in ("onnx-opt", "onnxir-text"):
+        if os.path.exists(os.path.join(d, tool)):
+            config.available_features.add(tool)
+if config.sanitized:
+    config.available_features.add("asan")
