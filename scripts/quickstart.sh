@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Quick start: install, build onnx-opt, and optimise the shipped example model.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DONNXIR_BUILD_TESTS=OFF -DONNXIR_BUILD_BENCH=OFF >/dev/null
+cmake --build build-release --target onnx-opt
+mkdir -p out
+set -x
+build-release/tools/onnx-opt/onnx-opt -dce -topo --summary \
+    examples/models/tiny_if.onnx -o out/tiny_if.opt.onnx

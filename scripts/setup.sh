@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs what onnxir needs to build and test, from Debian's packages only.
+# Idempotent; uses sudo when not run as root.
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+PKGS=(cmake ninja-build g++ libprotobuf-dev protobuf-compiler libabsl-dev llvm-14-dev
+      llvm-14-tools libgtest-dev)
+if [ "${1:-}" = "--test" ]; then
+  # Independent references and tools the test suite uses.
+  PKGS+=(libonnx-dev libonnx-testdata python3-onnx python3-numpy clang-14 libclang-rt-14-dev)
+  if ! command -v node >/dev/null 2>&1; then PKGS+=(nodejs npm); fi
+fi
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
