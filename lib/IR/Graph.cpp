@@ -31,11 +31,13 @@ Graph::~Graph() {
     unregisterValue(v);
     delete v;
   };
-  for (Value *v : inputs_) destroy(v);
+  // Initializers that are graph inputs are owned through inputs_: destroy the
+  // others first, while every pointer is still valid.
   for (Value *v : initializers_)
     if (v->kind() != Value::Kind::GraphInput) destroy(v);
   for (Value *v : sparse_)
     if (v->kind() != Value::Kind::GraphInput) destroy(v);
+  for (Value *v : inputs_) destroy(v);
 }
 
 //===----------------------------------------------------------------------===//
