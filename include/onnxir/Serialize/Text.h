@@ -1,0 +1,42 @@
+//===- Text.h - The ONNX textual syntax: parse and print ------------------===//
+//
+// The standard syntax of ONNX's docs/Syntax.md (the one onnx.parser reads),
+// plus a small documented extension for what it cannot say, so that text can
+// be lossless (see docs/TextFormat.md).
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXIR_SERIALIZE_TEXT_H
+#define ONNXIR_SERIALIZE_TEXT_H
+
+#include "onnxir/IR/Model.h"
+
+#include "absl/status/statusor.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <memory>
+#include <string>
+
+namespace onnxir {
+
+struct PrintOptions {
+  /// Print every tensor in full and every extension field: parse(print(m))
+  /// equals m field for field.
+  bool lossless = false;
+  /// Without `lossless`, tensors with more elements than this are elided.
+  int64_t elideElementsAbove = 64;
+  /// Only standard syntax (what onnx.parser accepts); drops what it cannot say.
+  bool standardOnly = false;
+};
+
+/// Parses a model in text syntax. Errors read `file:line:col: message`, then
+/// the offending line and a caret.
+absl::StatusOr<std::unique_ptr<Model>> parseModelText(llvm::StringRef text,
+                                                      llvm::StringRef fileName = "<text>");
+/// Prints a model; deterministic, and print(parse(print(m))) == print(m).
+std::string printModelText(const Model &m, const PrintOptions &opts = {});
+/// Prints one graph (for -print-ir-after).
+std::string printGraphText(const Graph &g, const PrintOptions &opts = {});
+
+} // namespace onnxir
+
+#endif // ONNXIR_SERIALIZE_TEXT_H

@@ -1,0 +1,431 @@
+//===- ModelIO.cpp - Files, buffers, external data, atomic saves ----------===//
+#include "ProtoCommon.h"
+#include "onnxir/Serialize/ProtoIO.h"
+
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl.h"
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <iostream>
+#include <iterator>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace onnxir {
+namespace detail {
+
+namespace {
+
+/// A read-only memory mapping.
+class MappedBuffer final : public Buffer {
+public:
+  MappedBuffer(void *base, size_t mapLen, const char *data, size_t len)
+      : base_(base), mapLen_(mapLen), data_(data), len_(len) {}
+  ~MappedBuffer() override {
+    if (base_) ::munmap(base_, mapLen_);
+  }
+  llvm::StringRef data() const override { return {data_, len_}; }
+
+private:
+  void *base_;
+  size_t mapLen_;
+  const char *data_;
+  size_t len_;
+};
+
+std::string errnoText() { return std::strerror(errno); }
+
+std::string dirOf(const std::string &path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+std::string baseName(const std::string &path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string realDir(const std::string &dir) {
+  char buf[PATH_MAX];
+  if (::realpath(dir.c_str(), buf)) return buf;
+  return dir;
+}
+
+} // namespace
+
+absl::StatusOr<std::shared_ptr<const Buffer>> mapFileRange(const std::string &path,
+                                                           uint64_t offset, uint64_t length) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return absl::NotFoundError(absl::StrCat("cannot open \"", path, "\": ", errnoText()));
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    ::close(fd);
+    return absl::InternalError(absl::StrCat("cannot stat \"", path, "\": ", errnoText()));
+  }
+  uint64_t size = (uint64_t)st.st_size;
+  if (offset > size || length > size - offset) {
+    ::close(fd);
+    return absl::OutOfRangeError(absl::StrCat("range [", offset, ", ", offset + length,
+                                              ") is outside \"", path, "\" (", size, " bytes)"));
+  }
+  if (length == 0) {
+    ::close(fd);
+    return std::shared_ptr<const Buffer>(std::make_shared<StringBuffer>(std::string()));
+  }
+  uint64_t page = (uint64_t)::sysconf(_SC_PAGESIZE);
+  uint64_t start = offset / page * page;
+  size_t mapLen = (size_t)(offset + length - start);
+  void *p = ::mmap(nullptr, mapLen, PROT_READ, MAP_PRIVATE, fd, (off_t)start);
+  ::close(fd);
+  if (p == MAP_FAILED)
+    return absl::InternalError(absl::StrCat("cannot map \"", path, "\": ", errnoText()));
+  return std::shared_ptr<const Buffer>(std::make_shared<MappedBuffer>(
+      p, mapLen, static_cast<const char *>(p) + (offset - start), (size_t)length));
+}
+
+absl::StatusOr<std::string> resolveExternalPath(const std::string &baseDir,
+                                                const std::string &location) {
+  auto bad = [&](const std::string &why) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("external data location \"", location, "\" rejected: ", why));
+  };
+  if (location.empty()) return bad("it is empty");
+  if (location[0] == '/' || location[0] == '\\') return bad("absolute paths are not allowed");
+  if (location.size() > 1 && location[1] == ':') return bad("absolute paths are not allowed");
+  if (location.find('\0') != std::string::npos) return bad("it contains a NUL byte");
+  // No `..` component, with either separator.
+  size_t start = 0;
+  while (start <= location.size()) {
+    size_t end = location.find_first_of("/\\", start);
+    if (end == std::string::npos) end = location.size();
+    if (location.compare(start, end - start, "..") == 0 && end - start == 2)
+      return bad("`..` components are not allowed");
+    start = end + 1;
+  }
+  std::string path = baseDir + "/" + location;
+  // Links must not lead out of the model's directory.
+  char resolved[PATH_MAX];
+  if (!::realpath(path.c_str(), resolved))
+    return absl::NotFoundError(
+        absl::StrCat("external data file \"", location, "\" not found: ", errnoText()));
+  std::string base = realDir(baseDir);
+  std::string r = resolved;
+  if (r.compare(0, base.size(), base) != 0 || (r.size() > base.size() && r[base.size()] != '/' &&
+                                               base != "/"))
+    return bad("it resolves outside the model's directory");
+  struct stat st;
+  if (::stat(resolved, &st) != 0 || !S_ISREG(st.st_mode)) return bad("it is not a regular file");
+  return r;
+}
+
+} // namespace detail
+
+//===----------------------------------------------------------------------===//
+// Lift
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+absl::StatusOr<std::unique_ptr<Model>> liftBytes(const char *data, size_t size,
+                                                 const LiftOptions &opts,
+                                                 const std::string &source) {
+  if (size == 0) return absl::InvalidArgumentError(source + ": the file is empty");
+  if (size > (size_t)INT_MAX)
+    return absl::InvalidArgumentError(absl::StrCat(
+        source, ": ", size, " bytes is over protobuf's 2 GiB message limit; large models keep "
+                            "their weights in external data"));
+  proto::ModelProto mp;
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t *>(data), (int)size);
+  in.SetRecursionLimit(100000);
+  if (!mp.MergeFromCodedStream(&in) || !in.ConsumedEntireMessage())
+    return absl::InvalidArgumentError(
+        source + ": not a valid ONNX model (protobuf parsing failed: truncated or corrupt file?)");
+  return detail::liftProto(mp, opts.baseDir, source);
+}
+
+} // namespace
+
+absl::StatusOr<std::unique_ptr<Model>> liftModel(llvm::StringRef bytes, const LiftOptions &opts) {
+  std::string source = opts.sourceName.empty() ? "<buffer>" : opts.sourceName;
+  return liftBytes(bytes.data(), bytes.size(), opts, source);
+}
+
+absl::StatusOr<std::unique_ptr<Model>> liftModel(const proto::ModelProto &mp,
+                                                 const LiftOptions &opts) {
+  std::string bytes;
+  if (!mp.SerializeToString(&bytes))
+    return absl::InvalidArgumentError("the ModelProto cannot be serialized");
+  return liftModel(llvm::StringRef(bytes), opts);
+}
+
+absl::StatusOr<std::unique_ptr<Model>> loadModel(const std::string &path,
+                                                 const LiftOptions &opts) {
+  LiftOptions o = opts;
+  if (o.sourceName.empty()) o.sourceName = path == "-" ? "<stdin>" : path;
+  if (path == "-") {
+    std::string bytes((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+    if (o.baseDir.empty()) o.baseDir = ".";
+    return liftBytes(bytes.data(), bytes.size(), o, o.sourceName);
+  }
+  if (o.baseDir.empty()) o.baseDir = detail::dirOf(path);
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0)
+    return absl::NotFoundError(absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
+  if (S_ISDIR(st.st_mode)) return absl::InvalidArgumentError(path + ": is a directory");
+  if (st.st_size == 0) return absl::InvalidArgumentError(path + ": the file is empty");
+  auto buf = detail::mapFileRange(path, 0, (uint64_t)st.st_size);
+  if (!buf.ok()) return absl::Status(buf.status().code(), path + ": " + std::string(buf.status().message()));
+  llvm::StringRef d = (*buf)->data();
+  return liftBytes(d.data(), d.size(), o, o.sourceName);
+}
+
+//===----------------------------------------------------------------------===//
+// Lower and save
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A file written beside its target and renamed into place on commit.
+class AtomicFile {
+public:
+  explicit AtomicFile(std::string target) : target_(std::move(target)) {}
+  ~AtomicFile() { abandon(); }
+
+  absl::Status open() {
+    tmp_ = detail::dirOf(target_) + "/." + detail::baseName(target_) + ".tmp.XXXXXX";
+    fd_ = ::mkstemp(tmp_.data());
+    if (fd_ < 0)
+      return absl::PermissionDeniedError(
+          absl::StrCat(target_, ": cannot create a temporary file beside it: ", detail::errnoText()));
+    // Keep the target's permissions if it exists; else the usual 0644 - umask.
+    struct stat st;
+    mode_t mode = 0666;
+    if (::stat(target_.c_str(), &st) == 0) mode = st.st_mode & 07777;
+    else {
+      mode_t um = ::umask(0);
+      ::umask(um);
+      mode &= ~um;
+    }
+    ::fchmod(fd_, mode);
+    return absl::OkStatus();
+  }
+  int fd() const { return fd_; }
+  absl::Status write(const char *p, size_t n) {
+    while (n) {
+      ssize_t w = ::write(fd_, p, n > (1u << 30) ? (1u << 30) : n);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        return absl::ResourceExhaustedError(
+            absl::StrCat(target_, ": write failed: ", detail::errnoText()));
+      }
+      p += w;
+      n -= (size_t)w;
+    }
+    return absl::OkStatus();
+  }
+  absl::Status commit() {
+    if (::fsync(fd_) != 0 || ::close(fd_) != 0) {
+      fd_ = -1;
+      return absl::ResourceExhaustedError(
+          absl::StrCat(target_, ": cannot flush: ", detail::errnoText()));
+    }
+    fd_ = -1;
+    if (::rename(tmp_.c_str(), target_.c_str()) != 0)
+      return absl::PermissionDeniedError(
+          absl::StrCat(target_, ": cannot replace: ", detail::errnoText()));
+    tmp_.clear();
+    return absl::OkStatus();
+  }
+  void abandon() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    if (!tmp_.empty()) ::unlink(tmp_.c_str());
+    tmp_.clear();
+  }
+
+private:
+  std::string target_, tmp_;
+  int fd_ = -1;
+};
+
+/// Moves tensor data into one external file at 4096-aligned offsets.
+class ExternalWriter final : public detail::TensorSink {
+public:
+  ExternalWriter(AtomicFile *file, std::string location, uint64_t threshold, bool moveExternal,
+                 std::string outDir)
+      : file_(file), location_(std::move(location)), threshold_(threshold),
+        moveExternal_(moveExternal), outDir_(std::move(outDir)) {}
+
+  absl::StatusOr<bool> place(const Tensor &t, proto::TensorProto *out) override {
+    if (t.dataType() == DataType::String) return false;
+    bool isExt = t.storage() == Tensor::Storage::External;
+    if (!isExt && t.storage() != Tensor::Storage::Raw && t.storage() != Tensor::Storage::Typed)
+      return false;
+    if (!file_) {
+      return false;
+    }
+    if (isExt && !moveExternal_) return false;
+    if (!isExt) {
+      auto n = t.numElements();
+      if (!n) return false;
+      uint64_t bytes = dataTypeStorageBytes(t.dataType(), (uint64_t)*n);
+      if (bytes <= threshold_) return false;
+    }
+    auto data = t.bytes();
+    if (!data.ok()) return data.status();
+    uint64_t pad = (4096 - offset_ % 4096) % 4096;
+    static const char zeros[4096] = {};
+    if (auto s = file_->write(zeros, pad); !s.ok()) return s;
+    offset_ += pad;
+    if (auto s = file_->write(data->data(), data->size()); !s.ok()) return s;
+    out->clear_raw_data();
+    out->clear_float_data();
+    out->clear_int32_data();
+    out->clear_int64_data();
+    out->clear_double_data();
+    out->clear_uint64_data();
+    out->clear_external_data();
+    auto add = [&](const char *k, const std::string &v) {
+      auto *e = out->add_external_data();
+      e->set_key(k);
+      e->set_value(v);
+    };
+    add("location", location_);
+    add("offset", std::to_string(offset_));
+    add("length", std::to_string(data->size()));
+    out->set_data_location(proto::TensorProto::EXTERNAL);
+    offset_ += data->size();
+    return true;
+  }
+
+private:
+  AtomicFile *file_;
+  std::string location_;
+  uint64_t threshold_;
+  bool moveExternal_;
+  std::string outDir_;
+  uint64_t offset_ = 0;
+};
+
+bool anyExternal(const Model &m) {
+  bool any = false;
+  auto check = [&](Graph *g) {
+    for (Value *v : g->initializers())
+      if (v->initializer()->isExternal()) any = true;
+  };
+  const_cast<Model &>(m).walkGraphs(check);
+  return any;
+}
+
+absl::Status writeProto(const proto::ModelProto &mp, AtomicFile &f, const std::string &path) {
+  size_t size = mp.ByteSizeLong();
+  if (size > (size_t)INT_MAX)
+    return absl::ResourceExhaustedError(absl::StrCat(
+        path, ": the model would be ", size,
+        " bytes, over protobuf's 2 GiB limit; save with --external-data=FILE"));
+  google::protobuf::io::FileOutputStream fos(f.fd());
+  {
+    google::protobuf::io::CodedOutputStream cos(&fos);
+    cos.SetSerializationDeterministic(true);
+    mp.SerializeWithCachedSizes(&cos);
+    if (cos.HadError())
+      return absl::ResourceExhaustedError(path + ": write failed");
+  }
+  if (!fos.Flush()) return absl::ResourceExhaustedError(path + ": write failed");
+  return absl::OkStatus();
+}
+
+} // namespace
+
+absl::StatusOr<std::string> lowerModel(const Model &m, const LowerOptions &) {
+  proto::ModelProto mp;
+  if (auto s = detail::lowerProto(m, &mp, nullptr); !s.ok()) return s;
+  if (mp.ByteSizeLong() > (size_t)INT_MAX)
+    return absl::ResourceExhaustedError("the model is over protobuf's 2 GiB limit; save it with "
+                                        "external data");
+  std::string out;
+  google::protobuf::io::StringOutputStream sos(&out);
+  {
+    google::protobuf::io::CodedOutputStream cos(&sos);
+    cos.SetSerializationDeterministic(true);
+    mp.SerializeToCodedStream(&cos);
+  }
+  return out;
+}
+
+absl::Status lowerModel(const Model &m, proto::ModelProto *out, const LowerOptions &) {
+  out->Clear();
+  return detail::lowerProto(m, out, nullptr);
+}
+
+absl::Status saveModel(const Model &m, const std::string &path, const LowerOptions &opts) {
+  if (path == "-") {
+    auto bytes = lowerModel(m, opts);
+    if (!bytes.ok()) return bytes.status();
+    std::cout.write(bytes->data(), (std::streamsize)bytes->size());
+    std::cout.flush();
+    if (!std::cout) return absl::ResourceExhaustedError("<stdout>: write failed");
+    return absl::OkStatus();
+  }
+  std::string outDir = detail::realDir(detail::dirOf(path));
+  // External data: into the requested file, or, when the model has external
+  // tensors whose files are not beside the output, into `<output>.data` so
+  // the written model never points at a file that is not beside it.
+  std::string location = opts.externalDataFile;
+  uint64_t threshold = opts.externalThreshold;
+  bool moveExternal = !location.empty();
+  if (location.empty() && anyExternal(m)) {
+    // Are all external files already beside the output?
+    bool beside = true;
+    const_cast<Model &>(m).walkGraphs([&](Graph *g) {
+      for (Value *v : g->initializers()) {
+        Tensor *t = v->initializer();
+        if (!t->isExternal()) continue;
+        // The lifter resolved the file relative to the input's directory; we
+        // cannot know it here, so compare by existence beside the output.
+        std::string cand = outDir + "/" + t->external().location;
+        char buf[PATH_MAX];
+        if (!::realpath(cand.c_str(), buf)) beside = false;
+      }
+    });
+    if (!beside) {
+      location = detail::baseName(path) + ".data";
+      threshold = UINT64_MAX; // only move tensors that are already external
+      moveExternal = true;
+    }
+  }
+  if (!location.empty()) {
+    if (location.find('/') != std::string::npos || location == "." || location == "..")
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--external-data: \"", location, "\" must be a plain file name (it is written beside ",
+          path, ")"));
+  }
+  std::unique_ptr<AtomicFile> dataFile;
+  std::unique_ptr<ExternalWriter> writer;
+  if (!location.empty()) {
+    dataFile = std::make_unique<AtomicFile>(detail::dirOf(path) + "/" + location);
+    if (auto s = dataFile->open(); !s.ok()) return s;
+    writer = std::make_unique<ExternalWriter>(dataFile.get(), location, threshold, moveExternal,
+                                              outDir);
+  }
+  proto::ModelProto mp;
+  if (auto s = detail::lowerProto(m, &mp, writer.get()); !s.ok()) return s;
+  AtomicFile f(path);
+  if (auto s = f.open(); !s.ok()) return s;
+  if (auto s = writeProto(mp, f, path); !s.ok()) return s;
+  if (dataFile)
+    if (auto s = dataFile->commit(); !s.ok()) return s;
+  return f.commit();
+}
+
+} // namespace onnxir

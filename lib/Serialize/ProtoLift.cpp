@@ -1,0 +1,780 @@
+//===- ProtoLift.cpp - ModelProto -> IR -----------------------------------===//
+//
+// Lift is linear: per graph, every definition (inputs, initializers, sparse
+// initializers, node results) is declared in the graph's scope first; then
+// every use is resolved through the scope chain, innermost first, and nested
+// graphs are lifted with their enclosing scopes complete. So node lists need
+// not be sorted, and nested nodes hold outer Values directly.
+// See Note [Residuals] in ProtoCommon.h for what `extras` carries.
+//
+//===----------------------------------------------------------------------===//
+#include "ProtoCommon.h"
+
+#include "absl/strings/str_cat.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <sys/stat.h>
+
+#include <unordered_map>
+
+namespace onnxir {
+namespace detail {
+
+namespace {
+
+#define KEEP_EMPTY(src, res, f)                                                                    \
+  if ((src).has_##f() && (src).f().empty()) (res).set_##f("")
+#define KEEP_ZERO(src, res, f)                                                                     \
+  if ((src).has_##f() && (src).f() == 0) (res).set_##f((src).f())
+
+Metadata liftMetadata(const google::protobuf::RepeatedPtrField<proto::StringStringEntryProto> &in) {
+  Metadata m;
+  m.reserve(in.size());
+  for (const auto &e : in) m.emplace_back(e.key(), e.value());
+  return m;
+}
+
+bool metadataLossless(const google::protobuf::RepeatedPtrField<proto::StringStringEntryProto> &in) {
+  for (const auto &e : in)
+    if (!e.has_key() || !e.has_value() || !e.unknown_fields().empty()) return false;
+  return true;
+}
+
+class Lifter {
+public:
+  Lifter(Model &m, std::string baseDir, std::string source)
+      : m_(m), ctx_(m.getContext()), baseDir_(std::move(baseDir)), source_(std::move(source)) {}
+
+  absl::Status liftModel(proto::ModelProto &mp);
+
+private:
+  absl::Status err(const std::string &where, const std::string &what) {
+    return absl::InvalidArgumentError(absl::StrCat(source_, ": ", where, ": ", what));
+  }
+
+  const Type *liftType(const proto::TypeProto &tp);
+  void liftTypeSpec(const proto::TypeProto &tp, TypeSpec &spec);
+  absl::StatusOr<Tensor> liftTensor(proto::TensorProto &tp, const std::string &where);
+  absl::StatusOr<SparseTensor> liftSparse(proto::SparseTensorProto &sp, const std::string &where);
+  absl::Status liftGraph(proto::GraphProto &gp, Graph &g);
+  absl::Status liftGraphBody(google::protobuf::RepeatedPtrField<proto::NodeProto> &nodes, Graph &g);
+  absl::Status liftAttribute(proto::AttributeProto &ap, Node &n, Attribute &a);
+  absl::StatusOr<std::unique_ptr<Attribute>> liftDetachedAttribute(proto::AttributeProto &ap,
+                                                                   const std::string &where);
+  void liftNodeProps(const proto::NodeProto &np, Node &n);
+  void liftValueInfos(google::protobuf::RepeatedPtrField<proto::ValueInfoProto> &vis, Graph &g);
+  void liftValueInfoInto(const proto::ValueInfoProto &vi, Value *v);
+  absl::Status liftFunction(proto::FunctionProto &fp, Function &f);
+
+  Model &m_;
+  Context &ctx_;
+  std::string baseDir_, source_;
+  std::unordered_map<std::string, const Type *> typeCache_;
+};
+
+//===--- Types ------------------------------------------------------------===//
+
+void Lifter::liftTypeSpec(const proto::TypeProto &tp, TypeSpec &spec) {
+  spec.denotation = tp.denotation();
+  auto liftShape = [&](bool has, const proto::TensorShapeProto &sh) {
+    spec.hasShape = has;
+    if (!has) return;
+    spec.dims.reserve(sh.dim_size());
+    for (const auto &d : sh.dim()) {
+      Dim dim;
+      if (d.has_dim_value()) {
+        dim.kind = Dim::Kind::Known;
+        dim.value = d.dim_value();
+      } else if (d.has_dim_param()) {
+        dim.kind = Dim::Kind::Symbolic;
+        dim.param = d.dim_param(); // interned by Context::getType
+      }
+      dim.denotation = d.denotation();
+      spec.dims.push_back(dim);
+    }
+  };
+  switch (tp.value_case()) {
+  case proto::TypeProto::kTensorType:
+    spec.kind = Type::Kind::Tensor;
+    spec.hasElem = tp.tensor_type().has_elem_type();
+    spec.elem = tp.tensor_type().elem_type();
+    liftShape(tp.tensor_type().has_shape(), tp.tensor_type().shape());
+    break;
+  case proto::TypeProto::kSparseTensorType:
+    spec.kind = Type::Kind::SparseTensor;
+    spec.hasElem = tp.sparse_tensor_type().has_elem_type();
+    spec.elem = tp.sparse_tensor_type().elem_type();
+    liftShape(tp.sparse_tensor_type().has_shape(), tp.sparse_tensor_type().shape());
+    break;
+  case proto::TypeProto::kSequenceType:
+    spec.kind = Type::Kind::Sequence;
+    if (tp.sequence_type().has_elem_type()) spec.inner = liftType(tp.sequence_type().elem_type());
+    break;
+  case proto::TypeProto::kOptionalType:
+    spec.kind = Type::Kind::Optional;
+    if (tp.optional_type().has_elem_type()) spec.inner = liftType(tp.optional_type().elem_type());
+    break;
+  case proto::TypeProto::kMapType:
+    spec.kind = Type::Kind::Map;
+    spec.hasElem = tp.map_type().has_key_type();
+    spec.elem = tp.map_type().key_type();
+    if (tp.map_type().has_value_type()) spec.inner = liftType(tp.map_type().value_type());
+    break;
+  case proto::TypeProto::kOpaqueType:
+    spec.kind = Type::Kind::Opaque;
+    spec.opaqueDomain = tp.opaque_type().domain();
+    spec.opaqueName = tp.opaque_type().name();
+    break;
+  case proto::TypeProto::VALUE_NOT_SET:
+    spec.kind = Type::Kind::None;
+    break;
+  }
+}
+
+
+const Type *Lifter::liftType(const proto::TypeProto &tp) {
+  std::string key = tp.SerializeAsString();
+  auto it = typeCache_.find(key);
+  if (it != typeCache_.end()) return it->second;
+  TypeSpec spec;
+  liftTypeSpec(tp, spec);
+  const Type *t = ctx_.getType(spec);
+  proto::TypeProto check;
+  lowerType(t, &check);
+  if (check.SerializeAsString() != key) {
+    // Something the structured form cannot say (presence of defaults,
+    // unknown fields): keep the proto verbatim for lowering.
+    spec.extras = key;
+    t = ctx_.getType(spec);
+  }
+  typeCache_.emplace(std::move(key), t);
+  return t;
+}
+
+//===--- Tensors ----------------------------------------------------------===//
+
+absl::StatusOr<Tensor> Lifter::liftTensor(proto::TensorProto &tp, const std::string &where) {
+  Tensor t;
+  proto::TensorProto res;
+  keepUnknown(tp, res);
+  KEEP_EMPTY(tp, res, name);
+  KEEP_EMPTY(tp, res, doc_string);
+  KEEP_ZERO(tp, res, data_type);
+  t.setDataTypeRaw(tp.data_type());
+  t.setDims(std::vector<int64_t>(tp.dims().begin(), tp.dims().end()));
+  t.setName(tp.name());
+  t.docString = tp.doc_string();
+  if (metadataLossless(tp.metadata_props())) t.metadata = liftMetadata(tp.metadata_props());
+  else *res.mutable_metadata_props() = tp.metadata_props();
+  if (tp.has_segment()) {
+    const auto &s = tp.segment();
+    if (s.has_begin() && s.has_end() && s.unknown_fields().empty())
+      t.segment = std::make_pair(s.begin(), s.end());
+    else *res.mutable_segment() = s;
+  }
+  if (tp.has_data_location()) t.dataLocation = tp.data_location();
+
+  bool external = tp.data_location() == proto::TensorProto::EXTERNAL;
+  // Typed fields in the order of preference; the chosen one is the storage,
+  // any other non-empty one (a malformed file) goes to the residual.
+  bool haveStorage = false;
+  if (tp.has_raw_data()) {
+    std::string bytes;
+    tp.mutable_raw_data()->swap(bytes); // moved, not copied
+    t.setRaw(std::move(bytes));
+    haveStorage = true;
+  } else if (external) {
+    ExternalDataRef ref;
+    ref.entries = liftMetadata(tp.external_data());
+    for (const auto &e : tp.external_data()) {
+      const std::string &k = e.key();
+      if (k == "location") ref.location = e.value();
+      else if (k == "checksum") ref.checksum = e.value();
+      else if (k == "offset" || k == "length") {
+        const std::string &v = e.value();
+        uint64_t x = 0;
+        bool ok = !v.empty() && v.size() <= 20;
+        for (char c : v) {
+          if (c < '0' || c > '9') { ok = false; break; }
+          if (__builtin_mul_overflow(x, (uint64_t)10, &x) ||
+              __builtin_add_overflow(x, (uint64_t)(c - '0'), &x)) { ok = false; break; }
+        }
+        if (!ok)
+          return err(where, absl::StrCat("external data ", k, " \"", v,
+                                         "\" is not a non-negative integer"));
+        (k == "offset" ? ref.offset : ref.length) = x;
+      }
+    }
+    if (ref.location.empty()) return err(where, "external data has no location");
+    std::string base = baseDir_;
+    std::string locationErr;
+    ExternalLoader loader;
+    if (!base.empty()) {
+      auto path = resolveExternalPath(base, ref.location);
+      if (!path.ok()) return err(where, std::string(path.status().message()));
+      std::string p = *path;
+      // Bounds are checked now, so a bad file fails at load, not later.
+      struct stat st;
+      if (::stat(p.c_str(), &st) != 0)
+        return err(where, absl::StrCat("external data file \"", ref.location, "\" not found"));
+      uint64_t size = (uint64_t)st.st_size;
+      uint64_t off = ref.offset.value_or(0);
+      if (off > size)
+        return err(where, absl::StrCat("external data offset ", off, " is beyond the end of \"",
+                                       ref.location, "\" (", size, " bytes)"));
+      uint64_t len = ref.length.value_or(size - off);
+      if (len > size - off)
+        return err(where, absl::StrCat("external data range [", off, ", ", off + len,
+                                       ") is outside \"", ref.location, "\" (", size, " bytes)"));
+      std::string tname = tp.name();
+      loader = [p, off, len, tname](const ExternalDataRef &)
+          -> absl::StatusOr<std::shared_ptr<const Buffer>> {
+        auto b = mapFileRange(p, off, len);
+        if (!b.ok())
+          return absl::Status(b.status().code(),
+                              absl::StrCat("tensor \"", tname, "\": ", b.status().message()));
+        return b;
+      };
+    }
+    t.setExternal(std::move(ref), std::move(loader));
+    haveStorage = true;
+  }
+  if (t.storage() != Tensor::Storage::External && tp.external_data_size())
+    *res.mutable_external_data() = tp.external_data();
+
+  auto takeTyped = [&](Tensor::TypedField f, auto &field, auto &dest, auto setRes) {
+    if (field.empty()) return;
+    if (!haveStorage) {
+      dest.assign(field.begin(), field.end());
+      t.setTyped(f);
+      haveStorage = true;
+    } else {
+      setRes();
+    }
+  };
+  // The field that normally holds this data type comes first.
+  DataType dt = t.dataType();
+  auto order = std::vector<int>{0, 1, 2, 3, 4, 5};
+  if (dt == DataType::Int64) order = {3, 0, 1, 2, 4, 5};
+  else if (dt == DataType::Double || dt == DataType::Complex128) order = {4, 0, 1, 2, 3, 5};
+  else if (dt == DataType::Uint64 || dt == DataType::Uint32) order = {5, 0, 1, 2, 3, 4};
+  else if (dt == DataType::String) order = {2, 0, 1, 3, 4, 5};
+  else if (dt != DataType::Float && dt != DataType::Complex64) order = {1, 0, 2, 3, 4, 5};
+  for (int which : order) {
+    switch (which) {
+    case 0: takeTyped(Tensor::TypedField::Float, tp.float_data(), t.floatData,
+                      [&] { *res.mutable_float_data() = tp.float_data(); }); break;
+    case 1: takeTyped(Tensor::TypedField::Int32, tp.int32_data(), t.int32Data,
+                      [&] { *res.mutable_int32_data() = tp.int32_data(); }); break;
+    case 2: takeTyped(Tensor::TypedField::String, tp.string_data(), t.stringData,
+                      [&] { *res.mutable_string_data() = tp.string_data(); }); break;
+    case 3: takeTyped(Tensor::TypedField::Int64, tp.int64_data(), t.int64Data,
+                      [&] { *res.mutable_int64_data() = tp.int64_data(); }); break;
+    case 4: takeTyped(Tensor::TypedField::Double, tp.double_data(), t.doubleData,
+                      [&] { *res.mutable_double_data() = tp.double_data(); }); break;
+    case 5: takeTyped(Tensor::TypedField::Uint64, tp.uint64_data(), t.uint64Data,
+                      [&] { *res.mutable_uint64_data() = tp.uint64_data(); }); break;
+    }
+  }
+  t.extras = finishResidual(res);
+  return t;
+}
+
+absl::StatusOr<SparseTensor> Lifter::liftSparse(proto::SparseTensorProto &sp,
+                                                const std::string &where) {
+  SparseTensor s;
+  proto::SparseTensorProto res;
+  keepUnknown(sp, res);
+  s.hasValues = sp.has_values();
+  s.hasIndices = sp.has_indices();
+  if (sp.has_values()) {
+    auto v = liftTensor(*sp.mutable_values(), where + " > sparse values");
+    if (!v.ok()) return v.status();
+    s.values = std::move(*v);
+  }
+  if (sp.has_indices()) {
+    auto v = liftTensor(*sp.mutable_indices(), where + " > sparse indices");
+    if (!v.ok()) return v.status();
+    s.indices = std::move(*v);
+  }
+  s.dims.assign(sp.dims().begin(), sp.dims().end());
+  s.extras = finishResidual(res);
+  return s;
+}
+
+//===--- Value infos ------------------------------------------------------===//
+
+void Lifter::liftValueInfoInto(const proto::ValueInfoProto &vi, Value *v) {
+  proto::ValueInfoProto res;
+  keepUnknown(vi, res);
+  KEEP_EMPTY(vi, res, doc_string);
+  if (vi.has_type()) v->setType(liftType(vi.type()));
+  v->docString = vi.doc_string();
+  if (metadataLossless(vi.metadata_props())) v->metadata = liftMetadata(vi.metadata_props());
+  else *res.mutable_metadata_props() = vi.metadata_props();
+  v->extras = finishResidual(res);
+}
+
+void Lifter::liftValueInfos(google::protobuf::RepeatedPtrField<proto::ValueInfoProto> &vis,
+                            Graph &g) {
+  for (const auto &vi : vis) {
+    const Type *t = vi.has_type() ? liftType(vi.type()) : nullptr;
+    Value *v = vi.has_name() ? g.lookupLocal(vi.name()) : nullptr;
+    ValueInfoRecord *r;
+    // Resolve to the value when it has no other type, or the same one, and
+    // no other record claims it.
+    if (v && !v->valueInfo() && (!v->type() || !t || v->type() == t)) {
+      if (t && !v->type()) v->setType(t);
+      r = &g.addValueInfo(v);
+      r->name = vi.name();
+      r->type = t;
+    } else {
+      r = &g.addValueInfo(vi.name(), t);
+      r->value = nullptr;
+    }
+    r->hasType = vi.has_type();
+    r->docString = vi.doc_string();
+    proto::ValueInfoProto res;
+    keepUnknown(vi, res);
+    KEEP_EMPTY(vi, res, doc_string);
+    if (!vi.has_name()) res.clear_name(); // absence is the default
+    if (metadataLossless(vi.metadata_props())) r->metadata = liftMetadata(vi.metadata_props());
+    else *res.mutable_metadata_props() = vi.metadata_props();
+    r->extras = finishResidual(res);
+  }
+}
+
+//===--- Attributes -------------------------------------------------------===//
+
+namespace {
+AttrKind inferKind(const proto::AttributeProto &ap) {
+  if (ap.has_f()) return AttrKind::Float;
+  if (ap.has_i()) return AttrKind::Int;
+  if (ap.has_s()) return AttrKind::String;
+  if (ap.has_t()) return AttrKind::Tensor;
+  if (ap.has_g()) return AttrKind::Graph;
+  if (ap.has_sparse_tensor()) return AttrKind::SparseTensor;
+  if (ap.has_tp()) return AttrKind::TypeProto;
+  if (ap.floats_size()) return AttrKind::Floats;
+  if (ap.ints_size()) return AttrKind::Ints;
+  if (ap.strings_size()) return AttrKind::Strings;
+  if (ap.tensors_size()) return AttrKind::Tensors;
+  if (ap.graphs_size()) return AttrKind::Graphs;
+  if (ap.sparse_tensors_size()) return AttrKind::SparseTensors;
+  if (ap.type_protos_size()) return AttrKind::TypeProtos;
+  return AttrKind::Undefined;
+}
+} // namespace
+
+absl::Status Lifter::liftAttribute(proto::AttributeProto &ap, Node &n, Attribute &a) {
+  std::string where = absl::StrCat(nodePath(&n), " > attribute \"", ap.name(), "\"");
+  proto::AttributeProto res;
+  keepUnknown(ap, res);
+  KEEP_EMPTY(ap, res, doc_string);
+  KEEP_EMPTY(ap, res, ref_attr_name);
+  KEEP_EMPTY(ap, res, name);
+  a.hasKindField = ap.has_type();
+  AttrKind k = ap.has_type() ? static_cast<AttrKind>(ap.type()) : inferKind(ap);
+  a.setKind(k);
+  a.refAttrName = ap.ref_attr_name();
+  a.docString = ap.doc_string();
+  // The payload fields of kind k are lifted; any other present field (a
+  // malformed or unusual file) is kept verbatim in the residual.
+  bool isF = k == AttrKind::Float, isI = k == AttrKind::Int, isS = k == AttrKind::String;
+  if (ap.has_f()) {
+    if (isF) { a.f = ap.f(); if (ap.f() == 0) res.set_f(ap.f()); } else res.set_f(ap.f());
+  }
+  if (ap.has_i()) {
+    if (isI) { a.i = ap.i(); if (ap.i() == 0) res.set_i(0); } else res.set_i(ap.i());
+  }
+  if (ap.has_s()) {
+    if (isS) { a.s = ap.s(); if (ap.s().empty()) res.set_s(""); } else res.set_s(ap.s());
+  }
+  if (k == AttrKind::Floats) a.floats.assign(ap.floats().begin(), ap.floats().end());
+  else if (ap.floats_size()) *res.mutable_floats() = ap.floats();
+  if (k == AttrKind::Ints) a.ints.assign(ap.ints().begin(), ap.ints().end());
+  else if (ap.ints_size()) *res.mutable_ints() = ap.ints();
+  if (k == AttrKind::Strings) a.strings.assign(ap.strings().begin(), ap.strings().end());
+  else if (ap.strings_size()) *res.mutable_strings() = ap.strings();
+
+  if (ap.has_t()) {
+    if (k == AttrKind::Tensor) {
+      auto t = liftTensor(*ap.mutable_t(), where);
+      if (!t.ok()) return t.status();
+      a.tensors.push_back(std::make_unique<Tensor>(std::move(*t)));
+    } else *res.mutable_t() = ap.t();
+  }
+  if (k == AttrKind::Tensors)
+    for (auto &tp : *ap.mutable_tensors()) {
+      auto t = liftTensor(tp, where);
+      if (!t.ok()) return t.status();
+      a.tensors.push_back(std::make_unique<Tensor>(std::move(*t)));
+    }
+  else if (ap.tensors_size()) *res.mutable_tensors() = ap.tensors();
+  if (ap.has_sparse_tensor()) {
+    if (k == AttrKind::SparseTensor) {
+      auto s = liftSparse(*ap.mutable_sparse_tensor(), where);
+      if (!s.ok()) return s.status();
+      a.sparseTensors.push_back(std::make_unique<SparseTensor>(std::move(*s)));
+    } else *res.mutable_sparse_tensor() = ap.sparse_tensor();
+  }
+  if (k == AttrKind::SparseTensors)
+    for (auto &sp : *ap.mutable_sparse_tensors()) {
+      auto s = liftSparse(sp, where);
+      if (!s.ok()) return s.status();
+      a.sparseTensors.push_back(std::make_unique<SparseTensor>(std::move(*s)));
+    }
+  else if (ap.sparse_tensors_size()) *res.mutable_sparse_tensors() = ap.sparse_tensors();
+  if (ap.has_tp()) {
+    if (k == AttrKind::TypeProto) a.types.push_back(liftType(ap.tp()));
+    else *res.mutable_tp() = ap.tp();
+  }
+  if (k == AttrKind::TypeProtos)
+    for (const auto &tp : ap.type_protos()) a.types.push_back(liftType(tp));
+  else if (ap.type_protos_size()) *res.mutable_type_protos() = ap.type_protos();
+
+  // Subgraphs: lifted in place, with this node's scope chain complete.
+  if (ap.has_g()) {
+    if (k == AttrKind::Graph) {
+      Graph *g = a.addGraph(std::make_unique<Graph>(ctx_));
+      if (auto s = liftGraph(*ap.mutable_g(), *g); !s.ok()) return s;
+    } else *res.mutable_g() = ap.g();
+  }
+  if (k == AttrKind::Graphs) {
+    for (auto &gp : *ap.mutable_graphs()) {
+      Graph *g = a.addGraph(std::make_unique<Graph>(ctx_));
+      if (auto s = liftGraph(gp, *g); !s.ok()) return s;
+    }
+  } else if (ap.graphs_size()) {
+    *res.mutable_graphs() = ap.graphs();
+  }
+  a.extras = finishResidual(res);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<Attribute>>
+Lifter::liftDetachedAttribute(proto::AttributeProto &ap, const std::string &where) {
+  // Function attribute defaults: no node; subgraph defaults are not scoped.
+  auto a = std::make_unique<Attribute>(ap.name());
+  if (ap.has_g() || ap.graphs_size())
+    return err(where, absl::StrCat("attribute default \"", ap.name(),
+                                   "\" holds a graph, which onnxir does not support here"));
+  // Reuse the node path logic with a scratch node in a scratch graph.
+  Graph scratch(ctx_);
+  scratch.name = where;
+  Node *n = scratch.createEmptyNode("<default>", "");
+  Attribute &tmp = n->addAttr(std::make_unique<Attribute>(ap.name()));
+  if (auto s = liftAttribute(ap, *n, tmp); !s.ok()) return s;
+  auto owned = std::make_unique<Attribute>(ap.name());
+  owned->setKind(tmp.kind());
+  owned->hasKindField = tmp.hasKindField;
+  owned->refAttrName = tmp.refAttrName;
+  owned->docString = tmp.docString;
+  owned->f = tmp.f;
+  owned->i = tmp.i;
+  owned->s = tmp.s;
+  owned->floats = tmp.floats;
+  owned->ints = tmp.ints;
+  owned->strings = tmp.strings;
+  owned->tensors = std::move(tmp.tensors);
+  owned->sparseTensors = std::move(tmp.sparseTensors);
+  owned->types = tmp.types;
+  owned->extras = tmp.extras;
+  return owned;
+}
+
+//===--- Nodes and graphs -------------------------------------------------===//
+
+void Lifter::liftNodeProps(const proto::NodeProto &np, Node &n) {
+  n.setName(np.name());
+  n.setOverload(np.overload());
+  n.docString = np.doc_string();
+  n.metadata = liftMetadata(np.metadata_props());
+  for (const auto &dc : np.device_configurations()) {
+    NodeDeviceConfiguration c;
+    proto::NodeDeviceConfigurationProto res;
+    keepUnknown(dc, res);
+    if (dc.has_configuration_id()) c.configurationId = dc.configuration_id();
+    if (dc.has_pipeline_stage()) c.pipelineStage = dc.pipeline_stage();
+    for (const auto &ss : dc.sharding_spec()) {
+      ShardingSpec s;
+      proto::ShardingSpecProto sres;
+      keepUnknown(ss, sres);
+      if (ss.has_tensor_name()) s.tensorName = ss.tensor_name();
+      s.device.assign(ss.device().begin(), ss.device().end());
+      for (const auto &e : ss.index_to_device_group_map()) {
+        s.indexToDeviceGroupMap.emplace_back(
+            e.has_key() ? std::optional<int64_t>(e.key()) : std::nullopt,
+            std::vector<int64_t>(e.value().begin(), e.value().end()));
+        proto::IntIntListEntryProto eres;
+        keepUnknown(e, eres);
+        s.indexToDeviceGroupMapExtras.push_back(finishResidual(eres));
+      }
+      for (const auto &sd : ss.sharded_dim()) {
+        ShardingSpec::ShardedDim d;
+        proto::ShardedDimProto dres;
+        keepUnknown(sd, dres);
+        if (sd.has_axis()) d.axis = sd.axis();
+        for (const auto &ssd : sd.simple_sharding()) {
+          ShardingSpec::SimpleShardedDim x;
+          proto::SimpleShardedDimProto xres;
+          keepUnknown(ssd, xres);
+          if (ssd.has_dim_value()) {
+            x.kind = ShardingSpec::SimpleShardedDim::Kind::Value;
+            x.dimValue = ssd.dim_value();
+          } else if (ssd.has_dim_param()) {
+            x.kind = ShardingSpec::SimpleShardedDim::Kind::Param;
+            x.dimParam = ssd.dim_param();
+          }
+          if (ssd.has_num_shards()) x.numShards = ssd.num_shards();
+          x.extras = finishResidual(xres);
+          d.simpleSharding.push_back(std::move(x));
+        }
+        d.extras = finishResidual(dres);
+        s.shardedDim.push_back(std::move(d));
+      }
+      s.extras = finishResidual(sres);
+      c.shardingSpec.push_back(std::move(s));
+    }
+    c.extras = finishResidual(res);
+    n.deviceConfigurations.push_back(std::move(c));
+  }
+}
+
+absl::Status Lifter::liftGraphBody(google::protobuf::RepeatedPtrField<proto::NodeProto> &nodes,
+                                   Graph &g) {
+  // Declare every node result first.
+  std::vector<Node *> created;
+  created.reserve(nodes.size());
+  for (auto &np : nodes) {
+    Node *n = g.createEmptyNode(np.op_type(), np.domain());
+    created.push_back(n);
+    liftNodeProps(np, *n);
+    proto::NodeProto res;
+    keepUnknown(np, res);
+    KEEP_EMPTY(np, res, name);
+    KEEP_EMPTY(np, res, op_type);
+    KEEP_EMPTY(np, res, domain);
+    KEEP_EMPTY(np, res, overload);
+    KEEP_EMPTY(np, res, doc_string);
+    if (!metadataLossless(np.metadata_props())) {
+      *res.mutable_metadata_props() = np.metadata_props();
+      n->metadata.clear();
+    }
+    n->extras = finishResidual(res);
+    for (const std::string &out : np.output()) {
+      if (out.empty()) {
+        n->addEmptyResult();
+        continue;
+      }
+      auto r = n->addResult(out);
+      if (!r.ok()) {
+        Value *prev = g.lookupLocal(out);
+        return err(nodePath(n),
+                   absl::StrCat("output \"", out, "\" is already defined",
+                                prev && prev->definingNode()
+                                    ? " by " + nodePath(prev->definingNode())
+                                    : prev ? std::string(" as a graph input or initializer")
+                                           : absl::StrCat(": ", r.status().message())));
+      }
+    }
+  }
+  // Resolve uses, then lift attributes (and so nested graphs).
+  int idx = 0;
+  for (auto &np : nodes) {
+    Node *n = created[idx++];
+    for (const std::string &in : np.input()) {
+      if (in.empty()) {
+        n->addOperand(nullptr);
+        continue;
+      }
+      Value *v = g.lookup(in);
+      if (!v) return err(nodePath(n), absl::StrCat("input \"", in, "\" is undefined"));
+      n->addOperand(v);
+    }
+    for (auto &ap : *np.mutable_attribute()) {
+      Attribute &a = n->addAttr(std::make_unique<Attribute>(ap.name()));
+      if (auto s = liftAttribute(ap, *n, a); !s.ok()) return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Lifter::liftGraph(proto::GraphProto &gp, Graph &g) {
+  g.name = gp.name();
+  g.docString = gp.doc_string();
+  proto::GraphProto res;
+  keepUnknown(gp, res);
+  KEEP_EMPTY(gp, res, name);
+  KEEP_EMPTY(gp, res, doc_string);
+  if (metadataLossless(gp.metadata_props())) g.metadata = liftMetadata(gp.metadata_props());
+  else *res.mutable_metadata_props() = gp.metadata_props();
+  std::string where = g.path();
+
+  for (const auto &vi : gp.input()) {
+    auto v = g.addInput(vi.name());
+    if (!v.ok())
+      return err(where, absl::StrCat("graph input \"", vi.name(), "\": ", v.status().message()));
+    liftValueInfoInto(vi, *v);
+  }
+  for (auto &tp : *gp.mutable_initializer()) {
+    std::string name = tp.name();
+    std::string twhere = absl::StrCat(where, " > initializer \"", name, "\"");
+    auto t = liftTensor(tp, twhere);
+    if (!t.ok()) return t.status();
+    Value *in = g.lookupLocal(name);
+    if (in && in->isGraphInput() && !in->hasInitializer()) {
+      g.setInputDefault(in, std::move(*t));
+      continue;
+    }
+    if (name.empty()) return err(twhere, "an initializer needs a name");
+    std::string tname = t->name();
+    auto v = g.addInitializer(name, std::move(*t));
+    if (!v.ok()) return err(twhere, absl::StrCat("\"", name, "\" is already defined"));
+  }
+  for (auto &sp : *gp.mutable_sparse_initializer()) {
+    std::string name = sp.values().name();
+    std::string twhere = absl::StrCat(where, " > sparse initializer \"", name, "\"");
+    auto s = liftSparse(sp, twhere);
+    if (!s.ok()) return s.status();
+    Value *in = g.lookupLocal(name);
+    if (in && in->isGraphInput() && !in->sparseInitializer()) {
+      g.setInputSparseDefault(in, std::move(*s));
+      continue;
+    }
+    auto v = g.addSparseInitializer(name, std::move(*s));
+    if (!v.ok()) return err(twhere, absl::StrCat("\"", name, "\" is already defined"));
+  }
+  if (auto s = liftGraphBody(*gp.mutable_node(), g); !s.ok()) return s;
+  for (const auto &vi : gp.output()) {
+    Value *v = g.lookup(vi.name());
+    if (!v) return err(where, absl::StrCat("graph output \"", vi.name(), "\" is undefined"));
+    OutputInfo info;
+    proto::ValueInfoProto res2;
+    keepUnknown(vi, res2);
+    KEEP_EMPTY(vi, res2, doc_string);
+    info.hasType = vi.has_type();
+    if (vi.has_type()) info.type = liftType(vi.type());
+    info.docString = vi.doc_string();
+    if (metadataLossless(vi.metadata_props())) info.metadata = liftMetadata(vi.metadata_props());
+    else *res2.mutable_metadata_props() = vi.metadata_props();
+    info.extras = finishResidual(res2);
+    if (!v->type() && info.type && v->getGraph() == &g && !v->isGraphInput()) v->setType(info.type);
+    g.addOutput(v, std::move(info));
+  }
+  liftValueInfos(*gp.mutable_value_info(), g);
+  for (const auto &qa : gp.quantization_annotation()) {
+    QuantizationAnnotation q;
+    proto::TensorAnnotation qres;
+    keepUnknown(qa, qres);
+    if (qa.has_tensor_name()) q.tensorName = qa.tensor_name();
+    if (metadataLossless(qa.quant_parameter_tensor_names()))
+      q.quantParameterTensorNames = liftMetadata(qa.quant_parameter_tensor_names());
+    else *qres.mutable_quant_parameter_tensor_names() = qa.quant_parameter_tensor_names();
+    q.extras = finishResidual(qres);
+    g.quantizationAnnotations.push_back(std::move(q));
+  }
+  g.extras = finishResidual(res);
+  return absl::OkStatus();
+}
+
+absl::Status Lifter::liftFunction(proto::FunctionProto &fp, Function &f) {
+  f.name = fp.name();
+  f.domain = fp.domain();
+  f.overload = fp.overload();
+  f.docString = fp.doc_string();
+  proto::FunctionProto res;
+  keepUnknown(fp, res);
+  KEEP_EMPTY(fp, res, name);
+  KEEP_EMPTY(fp, res, domain);
+  KEEP_EMPTY(fp, res, overload);
+  KEEP_EMPTY(fp, res, doc_string);
+  if (metadataLossless(fp.metadata_props())) f.metadata = liftMetadata(fp.metadata_props());
+  else *res.mutable_metadata_props() = fp.metadata_props();
+  for (const auto &o : fp.opset_import()) {
+    proto::OperatorSetIdProto ores;
+    keepUnknown(o, ores);
+    KEEP_EMPTY(o, ores, domain);
+    KEEP_ZERO(o, ores, version);
+    f.opsetImports.push_back({o.domain(), o.version(), finishResidual(ores)});
+  }
+  f.attributeNames.assign(fp.attribute().begin(), fp.attribute().end());
+  std::string where = absl::StrCat("function \"", f.qualifiedName(), "\"");
+  for (auto &ap : *fp.mutable_attribute_proto()) {
+    auto a = liftDetachedAttribute(ap, where);
+    if (!a.ok()) return a.status();
+    f.attributeDefaults.push_back(std::move(*a));
+  }
+  Graph &g = f.body();
+  for (const std::string &in : fp.input()) {
+    auto v = g.addInput(in);
+    if (!v.ok()) return err(where, absl::StrCat("input \"", in, "\": ", v.status().message()));
+  }
+  if (auto s = liftGraphBody(*fp.mutable_node(), g); !s.ok()) return s;
+  for (const std::string &out : fp.output()) {
+    Value *v = g.lookup(out);
+    if (!v) return err(where, absl::StrCat("output \"", out, "\" is undefined"));
+    g.addOutput(v);
+  }
+  liftValueInfos(*fp.mutable_value_info(), g);
+  f.extras = finishResidual(res);
+  return absl::OkStatus();
+}
+
+absl::Status Lifter::liftModel(proto::ModelProto &mp) {
+  proto::ModelProto res;
+  keepUnknown(mp, res);
+  if (mp.has_ir_version()) m_.irVersion = mp.ir_version();
+  if (mp.has_producer_name()) m_.producerName = mp.producer_name();
+  if (mp.has_producer_version()) m_.producerVersion = mp.producer_version();
+  if (mp.has_domain()) m_.domain = mp.domain();
+  if (mp.has_model_version()) m_.modelVersion = mp.model_version();
+  if (mp.has_doc_string()) m_.docString = mp.doc_string();
+  if (metadataLossless(mp.metadata_props())) m_.metadata = liftMetadata(mp.metadata_props());
+  else *res.mutable_metadata_props() = mp.metadata_props();
+  for (const auto &o : mp.opset_import()) {
+    proto::OperatorSetIdProto ores;
+    keepUnknown(o, ores);
+    KEEP_EMPTY(o, ores, domain);
+    KEEP_ZERO(o, ores, version);
+    m_.opsetImports.push_back({o.domain(), o.version(), finishResidual(ores)});
+  }
+  for (const auto &ti : mp.training_info()) m_.trainingInfo.push_back(ti.SerializeAsString());
+  for (const auto &c : mp.configuration()) {
+    DeviceConfiguration d;
+    proto::DeviceConfigurationProto cres;
+    keepUnknown(c, cres);
+    if (c.has_name()) d.name = c.name();
+    if (c.has_num_devices()) d.numDevices = c.num_devices();
+    d.device.assign(c.device().begin(), c.device().end());
+    d.extras = finishResidual(cres);
+    m_.configurations.push_back(std::move(d));
+  }
+  ctx_.allowShadowing = true;
+  for (auto &fp : *mp.mutable_functions()) {
+    Function &f = m_.addFunction();
+    if (auto s = liftFunction(fp, f); !s.ok()) { ctx_.allowShadowing = false; return s; }
+  }
+  m_.hasGraph = mp.has_graph();
+  absl::Status st = absl::OkStatus();
+  if (mp.has_graph()) st = liftGraph(*mp.mutable_graph(), m_.graph());
+  ctx_.allowShadowing = false;
+  if (!st.ok()) return st;
+  m_.extras = finishResidual(res);
+  return absl::OkStatus();
+}
+
+} // namespace
+
+TensorSink::~TensorSink() = default;
+
+absl::StatusOr<std::unique_ptr<Model>> liftProto(proto::ModelProto &mp, const std::string &baseDir,
+                                                 const std::string &sourceName) {
+  auto m = std::make_unique<Model>();
+  Lifter l(*m, baseDir, sourceName);
+  if (auto s = l.liftModel(mp); !s.ok()) return s;
+  return m;
+}
+
+} // namespace detail
+} // namespace onnxir

@@ -1,0 +1,124 @@
+//===- onnxir-text.cpp - Exercise the text parser and printer -------------===//
+//
+// A small test tool for the text format (lit tests use it until onnx-opt
+// reads text, and it stays useful for debugging the format):
+//
+//   onnxir-text print FILE        load (.onnx binary or text), print text
+//   onnxir-text roundtrip FILE    text: parse, print, parse, print; the two
+//                                 prints must agree. binary: lift, print
+//                                 lossless, parse, lower; bytes must agree.
+//   onnxir-text to-binary FILE -o OUT
+//
+// Options: --lossless, --standard, --elide=N, -o FILE (default stdout).
+//
+//===----------------------------------------------------------------------===//
+#include "onnxir/IR/Verifier.h"
+#include "onnxir/Serialize/ProtoIO.h"
+#include "onnxir/Serialize/Text.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+using namespace onnxir;
+
+namespace {
+int usage() {
+  std::cerr << "usage: onnxir-text print|roundtrip|to-binary FILE [--lossless] "
+               "[--standard] [--elide=N] [--verify] [-o OUT]\n";
+  return 2;
+}
+
+bool isBinaryName(const std::string &p) {
+  return p.size() >= 5 && p.compare(p.size() - 5, 5, ".onnx") == 0;
+}
+
+absl::StatusOr<std::unique_ptr<Model>> load(const std::string &path) {
+  if (isBinaryName(path)) return loadModel(path);
+  auto mb = path == "-" ? llvm::MemoryBuffer::getSTDIN() : llvm::MemoryBuffer::getFile(path);
+  if (!mb) return absl::NotFoundError("cannot read '" + path + "'");
+  return parseModelText((*mb)->getBuffer(), path);
+}
+
+bool write(const std::string &out, const std::string &data) {
+  if (out.empty() || out == "-") {
+    std::fwrite(data.data(), 1, data.size(), stdout);
+    return true;
+  }
+  std::ofstream f(out, std::ios::binary);
+  f << data;
+  return bool(f);
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 3) return usage();
+  std::string cmd = argv[1], file, out;
+  PrintOptions po;
+  bool verifyIt = false;
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--lossless") po.lossless = true;
+    else if (a == "--standard") po.standardOnly = true;
+    else if (a == "--verify") verifyIt = true;
+    else if (a.rfind("--elide=", 0) == 0) po.elideElementsAbove = std::atoll(a.c_str() + 8);
+    else if (a == "-o" && i + 1 < argc) out = argv[++i];
+    else if (file.empty()) file = a;
+    else return usage();
+  }
+  if (file.empty()) return usage();
+  auto m = load(file);
+  if (!m.ok()) {
+    std::cerr << m.status().message() << "\n";
+    return 1;
+  }
+  if (verifyIt) {
+    VerifyOptions vo;
+    vo.checkOrder = false;
+    if (absl::Status s = verify(**m, vo); !s.ok()) {
+      std::cerr << s.message() << "\n";
+      return 1;
+    }
+  }
+  if (cmd == "print") return write(out, printModelText(**m, po)) ? 0 : 1;
+  if (cmd == "to-binary") {
+    absl::Status s = saveModel(**m, out.empty() ? "-" : out);
+    if (!s.ok()) std::cerr << s.message() << "\n";
+    return s.ok() ? 0 : 1;
+  }
+  if (cmd == "roundtrip") {
+    po.lossless = true;
+    std::string t1 = printModelText(**m, po);
+    auto m2 = parseModelText(t1, file + ".printed");
+    if (!m2.ok()) {
+      std::cerr << "re-parse failed: " << m2.status().message() << "\n";
+      return 1;
+    }
+    std::string t2 = printModelText(**m2, po);
+    if (t1 != t2) {
+      std::cerr << "print(parse(print(m))) != print(m)\n";
+      write("/tmp/onnxir-text-rt1.txt", t1);
+      write("/tmp/onnxir-text-rt2.txt", t2);
+      return 1;
+    }
+    if (isBinaryName(file)) {
+      auto b1 = lowerModel(**m);
+      auto b2 = lowerModel(**m2);
+      if (!b1.ok() || !b2.ok()) {
+        std::cerr << "lower failed: " << (b1.ok() ? b2.status() : b1.status()).message() << "\n";
+        return 1;
+      }
+      if (*b1 != *b2) {
+        std::cerr << "binary -> text -> binary differs\n";
+        return 1;
+      }
+    }
+    std::cout << "ok\n";
+    return 0;
+  }
+  return usage();
+}
