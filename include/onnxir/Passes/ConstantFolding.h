@@ -1,0 +1,83 @@
+//===- ConstantFolding.h - Evaluate constant subgraphs at compile time ----===//
+//
+// foldConstants() evaluates every node whose inputs are all constants with
+// our own kernels (Kernels.h) and replaces its results by initializers, in
+// every graph: the main graph, nested subgraphs and function bodies (where
+// results become Constant nodes, since a FunctionProto has no initializers).
+//
+// Note [What is constant]
+//   An initializer that is not also a graph input (a graph input with a
+//   default can be overridden by the caller), the result of a Constant node
+//   (without attribute references), or a result folded earlier in the same
+//   run. `Shape` and `Size` (and so shape-of-shape chains) also fold when
+//   their input's type has a fully static shape. An `If` whose condition is
+//   constant is replaced by the taken branch. Nondeterministic operators
+//   (Random*, Bernoulli, Multinomial, Dropout in training mode) never fold.
+//
+// Note [Fold budget]
+//   No produced tensor may exceed `sizeLimit` bytes. Folded nodes are grouped
+//   into connected components; a component's cost is the estimated
+//   serialized bytes it adds to the model: the tensors that must be kept
+//   (used by unfolded nodes or graph outputs), minus the constants that die
+//   with it (initializers, Constant nodes) and the folded nodes themselves
+//   (a NodeProto's names and attributes). Components are accepted cheapest
+//   first while the total growth stays within `growthLimit` (0: the model
+//   never grows). So ConstantOfShape, Expand, Tile and Range fold only when
+//   their results are small or feed a reduction, while a Cast of a scalar
+//   Constant folds even though int64 is wider than int32.
+//
+// Note [Names]
+//   A folded result keeps its name: the new initializer takes the old name
+//   once the node is gone, so graph outputs keep their names. Node
+//   metadata_props move onto the tensor.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXIR_PASSES_CONSTANTFOLDING_H
+#define ONNXIR_PASSES_CONSTANTFOLDING_H
+
+#include "absl/status/statusor.h"
+
+#include <cstdint>
+
+namespace onnxir {
+
+class Model;
+
+/// Knobs of foldConstants (see Note [Fold budget]).
+struct FoldOptions {
+  /// Largest tensor (bytes) a fold may produce.
+  uint64_t sizeLimit = 1u << 20;
+  /// By how many bytes the model's constants may grow in total.
+  int64_t growthLimit = 0;
+  /// Fold Shape/Size from static value types.
+  bool foldShapes = true;
+  /// Replace If nodes with a constant condition by the taken branch.
+  bool inlineConstantIf = true;
+  /// Rounds of fold + If inlining at most (each round can expose more).
+  unsigned maxRounds = 8;
+};
+
+/// What a run did.
+struct FoldStatistics {
+  int64_t nodesFolded = 0;
+  int64_t ifsInlined = 0;
+  int64_t constantsMaterialized = 0;
+  int64_t deadConstantsRemoved = 0;
+  int64_t bytesAdded = 0;
+  int64_t bytesFreed = 0;
+  int64_t rejectedByBudget = 0;  ///< nodes left unfolded because of growthLimit
+  int64_t rejectedBySize = 0;    ///< nodes whose result exceeded sizeLimit
+  int64_t unsupported = 0;       ///< constant-input nodes without a kernel
+};
+
+/// Folds constants in `m`; true if anything changed.
+absl::StatusOr<bool> foldConstants(Model &m, const FoldOptions &opts = {},
+                                   FoldStatistics *stats = nullptr);
+
+/// Registers the `fold-constants` pass (options `size-limit=BYTES`,
+/// `growth-limit=BYTES`, also spelled `fold-size-limit`/`fold-growth-limit`).
+void registerConstantFoldingPass();
+
+} // namespace onnxir
+
+#endif // ONNXIR_PASSES_CONSTANTFOLDING_H

@@ -1,0 +1,80 @@
+//===- Kernels.h - Evaluate one ONNX operator on constant tensors ---------===//
+//
+// The constant folder's evaluator: our own C++ kernels for the default ONNX
+// domain, no runtime dependency. A kernel takes the operator's identity, the
+// opset version in force, its attributes and its constant inputs, and gives
+// the output tensors, or says why it cannot (unsupported op, type or opset
+// version; invalid inputs; an output over the size limit).
+//
+// Note [Kernel numerics]
+//   Every element type is computed in a "compute kind": float32 and the
+//   reduced-precision floats (float16, bfloat16, float8, float4) in float,
+//   double in double, bool and every integer type up to 32 bits plus int64 in
+//   int64_t, uint64 in uint64_t, strings as std::string. Results are rounded
+//   (floats) or wrapped (integers) to the element type once per operator, as
+//   numpy does for one ufunc call. float32 is never computed in double.
+//   Integer Div truncates toward zero; integer division by zero is refused
+//   rather than folded.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXIR_PASSES_KERNELS_H
+#define ONNXIR_PASSES_KERNELS_H
+
+#include "onnxir/IR/Graph.h" // Attribute needs Graph complete
+#include "onnxir/IR/Tensor.h"
+
+#include "absl/status/statusor.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace onnxir {
+
+/// One operator application to evaluate.
+struct KernelCall {
+  /// The op type, e.g. "Add".
+  llvm::StringRef opType;
+  /// The node's domain; kernels exist for "" and "ai.onnx" only.
+  llvm::StringRef domain;
+  /// Opset version of the default domain in force (Model::opsetVersion("")).
+  int64_t opsetVersion = 0;
+  /// The node's attributes (none may be a function attribute reference).
+  llvm::ArrayRef<const Attribute *> attributes;
+  /// The inputs in order; null marks an omitted optional input.
+  llvm::ArrayRef<const Tensor *> inputs;
+  /// Number of result slots the node has (Split uses it).
+  unsigned numOutputs = 1;
+  /// Refuse (ResourceExhausted) before producing a tensor bigger than this.
+  uint64_t maxOutputBytes = UINT64_MAX;
+
+  /// The attribute named `name`, or null.
+  const Attribute *attr(llvm::StringRef name) const;
+  /// Input #i, or null when absent or omitted.
+  const Tensor *input(unsigned i) const {
+    return i < inputs.size() ? inputs[i] : nullptr;
+  }
+};
+
+/// Evaluates `call`. Errors: Unimplemented (no kernel for this op, type or
+/// version), InvalidArgument (inputs the operator rejects, or results ONNX
+/// leaves undefined), ResourceExhausted (an output over maxOutputBytes).
+/// The output vector has one entry per node result the kernel defines.
+absl::StatusOr<std::vector<Tensor>> evaluateKernel(const KernelCall &call);
+
+/// True if a kernel exists for (`domain`, `opType`) in some version.
+bool hasKernel(llvm::StringRef domain, llvm::StringRef opType);
+
+/// True for operators whose results are not a function of their inputs
+/// (RandomNormal, RandomUniform, *Like variants, Bernoulli, Multinomial).
+/// Dropout is deterministic only in inference mode; callers check that.
+bool isNondeterministicOp(llvm::StringRef domain, llvm::StringRef opType);
+
+/// Bytes a tensor's data takes in memory and on disk (strings: their
+/// lengths); 0 when the dims are invalid.
+uint64_t tensorDataBytes(const Tensor &t);
+
+} // namespace onnxir
+
+#endif // ONNXIR_PASSES_KERNELS_H

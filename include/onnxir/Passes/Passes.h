@@ -1,0 +1,89 @@
+//===- Passes.h - The built-in passes as plain functions ------------------===//
+//
+// Every pass's algorithm is a public function; the registered Pass objects
+// (see Pass.h) are thin adapters over these. Each works in every graph of a
+// model: the main graph, nested subgraphs and function bodies. Graph inputs
+// and outputs keep their names unless an option says otherwise, and nodes
+// that are kept keep their names, doc strings and metadata.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXIR_PASSES_PASSES_H
+#define ONNXIR_PASSES_PASSES_H
+
+#include "onnxir/Passes/Pass.h"
+
+#include "absl/status/statusor.h"
+
+#include <cstdint>
+#include <string>
+
+namespace onnxir {
+
+class Graph;
+class Model;
+
+struct DCEOptions {
+  /// Remove model-local functions no node calls (transitively).
+  bool removeUnusedFunctions = false;
+  /// Remove value_info records of values that no longer exist.
+  bool removeDeadValueInfo = true;
+  /// Remove opset imports of domains no node uses.
+  bool removeUnusedOpsets = false;
+};
+struct DCEStatistics {
+  int64_t nodesRemoved = 0, initializersRemoved = 0, functionsRemoved = 0,
+          valueInfosRemoved = 0, opsetsRemoved = 0;
+};
+/// Removes nodes whose results are unused (transitively, uses in nested
+/// graphs included), unused initializers that are not graph inputs, and
+/// optionally unused functions and opset imports. Nodes with side effects
+/// are never removed (none in the standard domain; nodes of unknown custom
+/// domains are removed only when unused like any other).
+absl::StatusOr<bool> eliminateDeadCode(Model &m, const DCEOptions &opts = {},
+                                       DCEStatistics *stats = nullptr);
+
+/// Stable topological sort of every graph: keeps the input order wherever
+/// dependencies allow. A node holding subgraphs depends on every outer value
+/// its subgraphs capture. A cycle is an error that lists its nodes.
+absl::StatusOr<bool> topologicalSort(Model &m, int64_t *nodesMoved = nullptr);
+absl::StatusOr<bool> topologicalSort(Graph &g, int64_t *nodesMoved = nullptr);
+
+struct RenameOptions {
+  enum class Mode { Canonical, Prefix, Sanitize } mode = Mode::Canonical;
+  /// Prefix mode: the prefix added to every name.
+  std::string prefix;
+  /// Also rename graph inputs and outputs of the main graph (the interface).
+  bool renameInterface = false;
+  /// Also rename node names (canonical: from op types; prefix: prefixed).
+  bool renameNodes = true;
+};
+/// Scope-aware renaming; never creates a collision in any scope.
+absl::StatusOr<bool> renameValues(Model &m, const RenameOptions &opts, int64_t *renamed = nullptr);
+
+/// Removes Identity nodes, rewiring their users to the input. When the
+/// Identity's result is a graph output, the output keeps its name.
+absl::StatusOr<bool> eliminateIdentity(Model &m, int64_t *removed = nullptr);
+
+/// Merges nodes that compute the same thing from the same operands
+/// (nondeterministic ops and nodes with subgraphs are never merged).
+absl::StatusOr<bool> eliminateCommonSubexpressions(Model &m, int64_t *merged = nullptr);
+
+/// Merges initializers with equal type, dims and bytes (each hashed once).
+absl::StatusOr<bool> deduplicateInitializers(Model &m, int64_t *merged = nullptr);
+
+/// Turns Constant nodes (value tensors up to `maxBytes`) into initializers of
+/// the same name; in function bodies, which cannot hold initializers, nothing.
+absl::StatusOr<bool> liftConstantsToInitializers(Model &m, uint64_t maxBytes = UINT64_MAX,
+                                                 int64_t *lifted = nullptr);
+/// The inverse: constant initializers (not graph inputs) up to `maxBytes`
+/// become Constant nodes at the start of their graph.
+absl::StatusOr<bool> lowerInitializersToConstants(Model &m, uint64_t maxBytes = UINT64_MAX,
+                                                  int64_t *lowered = nullptr);
+
+/// Inlines calls of model-local functions (attribute references and defaults
+/// substituted, fresh names); recursive calls are an error.
+absl::StatusOr<bool> inlineFunctions(Model &m, int64_t *inlined = nullptr);
+
+} // namespace onnxir
+
+#endif // ONNXIR_PASSES_PASSES_H

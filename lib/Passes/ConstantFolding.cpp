@@ -1,0 +1,566 @@
+//===- ConstantFolding.cpp - The fold-constants pass ----------------------===//
+//
+// One round: (1) evaluate, in a pre-order walk of every graph, each node whose
+// inputs are known constants, keeping results in memory and freeing them as
+// soon as no later fold needs them; (2) group folded nodes into components
+// and accept them within the budget (Note [Fold budget] in the header);
+// (3) commit: materialize the results that unfolded users still need, erase
+// the folded nodes and the constants that died, restore the names. Then
+// inline If nodes whose condition became constant, and go again.
+//
+//===----------------------------------------------------------------------===//
+#include "onnxir/Passes/ConstantFolding.h"
+
+#include "onnxir/IR/Builder.h"
+#include "onnxir/IR/Model.h"
+#include "onnxir/Passes/Kernels.h"
+#include "onnxir/Passes/Pass.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <algorithm>
+#include <memory>
+#include <numeric>
+
+namespace onnxir {
+namespace {
+
+/// A top-level graph (main graph or function body) and its default opset.
+struct Scope {
+  Graph *graph;
+  int64_t opset;
+  bool isFunctionBody;
+};
+
+/// True if `g` is the body of a function (no initializers allowed there).
+bool isFunctionTop(const Graph *g) { return g->parentFunction() && !g->parentNode(); }
+
+struct Known {
+  const Tensor *tensor = nullptr;     // the value (owned below, or in the IR)
+  std::unique_ptr<Tensor> owned;      // a folded result or a Constant's value
+  Node *producer = nullptr;           // folded node; null for sources
+  Node *constantNode = nullptr;       // for values of Constant nodes
+  unsigned pending = 0;               // uses not yet visited
+  bool frontier = false;              // needed by an unfolded user
+};
+
+class Folder {
+public:
+  Folder(Model &m, const FoldOptions &o, FoldStatistics &s) : model_(m), opts_(o), stats_(s) {}
+
+  /// One round over every scope; true if the IR changed.
+  bool runRound();
+  /// Inlines If nodes with a constant condition; true if any.
+  bool inlineIfs();
+
+  int64_t growthUsed = 0;
+
+private:
+  std::vector<Scope> scopes();
+  Known *lookupKnown(Value *v);
+  bool isSourceValue(Value *v) const;
+  void evaluate(Node *n, int64_t opset);
+  void visitUses(Node *n);
+  void noteNewKnown(Value *v, Known &k);
+  std::vector<Node *> select();
+  bool commit(const std::vector<Node *> &accepted);
+
+  Model &model_;
+  const FoldOptions &opts_;
+  FoldStatistics &stats_;
+  llvm::DenseMap<Value *, std::unique_ptr<Known>> known_;
+  llvm::DenseSet<Node *> visited_;
+  std::vector<Node *> folded_; // in evaluation order
+  llvm::DenseSet<Node *> foldedSet_;
+};
+
+std::vector<Scope> Folder::scopes() {
+  std::vector<Scope> s;
+  s.push_back({&model_.graph(), model_.opsetVersion(""), false});
+  for (auto &f : model_.functions()) {
+    int64_t v = -1;
+    for (const OpsetImport &oi : f->opsetImports)
+      if (oi.domain.empty() || oi.domain == "ai.onnx") v = oi.version;
+    if (v < 0) v = model_.opsetVersion("");
+    s.push_back({&f->body(), v, true});
+  }
+  return s;
+}
+
+bool Folder::isSourceValue(Value *v) const {
+  if (v->isConstantInitializer()) return true;
+  Node *d = v->definingNode();
+  return d && d->is("Constant") && d->numOperands() == 0;
+}
+
+void Folder::noteNewKnown(Value *v, Known &k) {
+  k.pending = 0;
+  for (Use &u : v->uses()) {
+    Node *owner = u.getOwner();
+    ++k.pending;
+    // A graph output, or a user already passed over without folding.
+    if (owner->isReturn() || (visited_.count(owner) && !foldedSet_.count(owner))) {
+      k.frontier = true;
+      --k.pending;
+    }
+  }
+}
+
+Known *Folder::lookupKnown(Value *v) {
+  if (!v) return nullptr;
+  auto it = known_.find(v);
+  if (it != known_.end()) return it->second.get();
+  if (!isSourceValue(v)) return nullptr;
+  auto k = std::make_unique<Known>();
+  if (v->isConstantInitializer()) {
+    k->tensor = v->initializer();
+  } else {
+    Node *c = v->definingNode();
+    for (unsigned i = 0; i < c->numAttributes(); ++i)
+      if (c->attribute(i).isReference()) return nullptr;
+    std::vector<const Attribute *> attrs;
+    for (unsigned i = 0; i < c->numAttributes(); ++i) attrs.push_back(&c->attribute(i));
+    KernelCall call;
+    call.opType = "Constant";
+    call.attributes = attrs;
+    auto r = evaluateKernel(call);
+    if (!r.ok() || r->size() != 1) return nullptr;
+    k->owned = std::make_unique<Tensor>(std::move((*r)[0]));
+    k->tensor = k->owned.get();
+    k->constantNode = c;
+  }
+  Known *raw = k.get();
+  known_[v] = std::move(k);
+  return raw;
+}
+
+/// Marks the uses by `n` (just visited) of known values; frees buffers that
+/// no pending fold needs any more.
+void Folder::visitUses(Node *n) {
+  bool isFolded = foldedSet_.count(n);
+  for (unsigned i = 0; i < n->numOperands(); ++i) {
+    Value *v = n->operand(i);
+    if (!v) continue;
+    auto it = known_.find(v);
+    if (it == known_.end()) continue;
+    Known &k = *it->second;
+    if (!k.producer) continue; // sources stay in the IR anyway
+    if (!isFolded) k.frontier = true;
+    if (k.pending) --k.pending;
+    if (k.pending == 0 && !k.frontier) {
+      k.owned.reset(); // no longer needed: free the intermediate buffer
+      k.tensor = nullptr;
+    }
+  }
+}
+
+void Folder::evaluate(Node *n, int64_t opset) {
+  if (n->is("Constant") || n->hasSubgraphs()) return;
+  if (!n->domain().empty() && n->domain() != "ai.onnx") return;
+  if (isNondeterministicOp(n->domain(), n->opType())) return;
+  for (unsigned i = 0; i < n->numAttributes(); ++i)
+    if (n->attribute(i).isReference()) return;
+  bool anyResult = false;
+  for (unsigned i = 0; i < n->numResults(); ++i) anyResult |= n->result(i) != nullptr;
+  if (!anyResult) return;
+
+  std::vector<const Tensor *> inputs;
+  std::vector<std::unique_ptr<Tensor>> shapeOnly;
+  bool shapeOp = (n->is("Shape") || n->is("Size")) && opts_.foldShapes;
+  for (unsigned i = 0; i < n->numOperands(); ++i) {
+    Value *v = n->operand(i);
+    if (!v) { inputs.push_back(nullptr); continue; }
+    Known *k = lookupKnown(v);
+    if (k && k->tensor) { inputs.push_back(k->tensor); continue; }
+    // Shape/Size need only the dims: take them from a static type.
+    const Type *t = v->type();
+    if (shapeOp && i == 0 && t && t->isTensor() && t->hasShape() && t->isStatic()) {
+      auto fake = std::make_unique<Tensor>();
+      fake->setDataType(t->elemType());
+      std::vector<int64_t> dims;
+      for (const Dim &d : t->dims()) dims.push_back(d.value);
+      fake->setDims(std::move(dims));
+      inputs.push_back(fake.get());
+      shapeOnly.push_back(std::move(fake));
+      continue;
+    }
+    return;
+  }
+  if (!hasKernel(n->domain(), n->opType())) {
+    ++stats_.unsupported;
+    return;
+  }
+  std::vector<const Attribute *> attrs;
+  for (unsigned i = 0; i < n->numAttributes(); ++i) attrs.push_back(&n->attribute(i));
+  KernelCall call;
+  call.opType = n->opType();
+  call.domain = n->domain();
+  call.opsetVersion = opset;
+  call.attributes = attrs;
+  call.inputs = inputs;
+  call.numOutputs = n->numResults();
+  call.maxOutputBytes = opts_.sizeLimit;
+  auto r = evaluateKernel(call);
+  if (!r.ok()) {
+    if (r.status().code() == absl::StatusCode::kResourceExhausted) ++stats_.rejectedBySize;
+    else ++stats_.unsupported;
+    return;
+  }
+  if (r->size() < n->numResults()) {
+    // Only optional results the kernel does not compute may be left out.
+    for (unsigned i = (unsigned)r->size(); i < n->numResults(); ++i)
+      if (n->result(i)) return;
+  }
+  // A result whose declared element type disagrees is not ours to replace.
+  for (unsigned i = 0; i < n->numResults(); ++i) {
+    Value *v = n->result(i);
+    if (!v) continue;
+    const Type *t = v->type();
+    if (t && t->isTensor() && t->hasElemType() && t->elemTypeRaw() != 0 &&
+        t->elemType() != (*r)[i].dataType())
+      return;
+  }
+  foldedSet_.insert(n);
+  folded_.push_back(n);
+  for (unsigned i = 0; i < n->numResults(); ++i) {
+    Value *v = n->result(i);
+    if (!v) continue;
+    auto k = std::make_unique<Known>();
+    k->owned = std::make_unique<Tensor>(std::move((*r)[i]));
+    k->tensor = k->owned.get();
+    k->producer = n;
+    noteNewKnown(v, *k);
+    known_[v] = std::move(k);
+  }
+}
+
+/// Estimated serialized bytes of a NodeProto apart from tensor payloads
+/// (Constant values are counted as data): what erasing the node saves.
+int64_t nodeOverhead(const Node *n) {
+  int64_t b = 4 + (int64_t)n->opType().size() + (int64_t)n->domain().size() +
+              (int64_t)n->name().size();
+  for (unsigned i = 0; i < n->numOperands(); ++i)
+    b += 2 + (n->operand(i) ? (int64_t)n->operand(i)->name().size() : 0);
+  for (unsigned i = 0; i < n->numResults(); ++i)
+    b += 2 + (n->result(i) ? (int64_t)n->result(i)->name().size() : 0);
+  for (unsigned i = 0; i < n->numAttributes(); ++i) {
+    const Attribute &a = n->attribute(i);
+    b += 6 + (int64_t)a.name().size() + 2 * (int64_t)a.ints.size() +
+         4 * (int64_t)a.floats.size() + (int64_t)a.s.size();
+    for (const std::string &x : a.strings) b += 2 + (int64_t)x.size();
+    for (const auto &t : a.tensors) b += 8 + 2 * (int64_t)t->dims().size();
+  }
+  return b;
+}
+
+/// Estimated serialized bytes of a tensor named `name`: data plus header.
+int64_t tensorCost(const Tensor &t, llvm::StringRef name) {
+  return (int64_t)tensorDataBytes(t) + 8 + (int64_t)name.size() + 2 * (int64_t)t.dims().size();
+}
+
+/// Picks the folded nodes to commit: components within the budget.
+std::vector<Node *> Folder::select() {
+  // Union-find over folded nodes.
+  llvm::DenseMap<Node *, unsigned> id;
+  for (Node *n : folded_) id[n] = (unsigned)id.size();
+  std::vector<unsigned> parent(id.size());
+  std::iota(parent.begin(), parent.end(), 0);
+  std::function<unsigned(unsigned)> find = [&](unsigned x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  for (Node *n : folded_)
+    for (unsigned i = 0; i < n->numOperands(); ++i) {
+      Value *v = n->operand(i);
+      auto it = v ? known_.find(v) : known_.end();
+      if (it == known_.end() || !it->second->producer) continue;
+      parent[find(id[n])] = find(id[it->second->producer]);
+    }
+  std::vector<int64_t> delta(id.size(), 0);
+  // Erased nodes save their bytes; kept results cost theirs.
+  for (Node *n : folded_) {
+    delta[find(id[n])] -= nodeOverhead(n);
+    for (unsigned i = 0; i < n->numResults(); ++i) {
+      Value *v = n->result(i);
+      if (!v) continue;
+      Known &k = *known_[v];
+      if (k.frontier && k.tensor) delta[find(id[n])] += tensorCost(*k.tensor, v->name());
+    }
+  }
+  // Sources all of whose users sit in one component die with it.
+  for (auto &e : known_) {
+    Value *v = e.first;
+    Known &k = *e.second;
+    if (k.producer || !k.tensor) continue;
+    int comp = -1;
+    bool dies = true;
+    for (Use &u : v->uses()) {
+      Node *o = u.getOwner();
+      if (o->isReturn() || !foldedSet_.count(o)) { dies = false; break; }
+      int c = (int)find(id[o]);
+      if (comp >= 0 && comp != c) { dies = false; break; }
+      comp = c;
+    }
+    if (dies && comp >= 0 && (!k.constantNode || k.constantNode->numResults() == 1))
+      delta[comp] -= k.constantNode ? (int64_t)tensorDataBytes(*k.tensor) + nodeOverhead(k.constantNode)
+                                    : tensorCost(*k.tensor, v->name());
+  }
+  std::vector<unsigned> roots;
+  for (unsigned x = 0; x < parent.size(); ++x)
+    if (find(x) == x) roots.push_back(x);
+  std::stable_sort(roots.begin(), roots.end(),
+                   [&](unsigned a, unsigned b) { return delta[a] < delta[b]; });
+  std::vector<char> accepted(parent.size(), 0);
+  for (unsigned r : roots) {
+    if (growthUsed + delta[r] > opts_.growthLimit) continue;
+    growthUsed += delta[r];
+    if (delta[r] > 0) stats_.bytesAdded += delta[r];
+    else stats_.bytesFreed -= delta[r];
+    accepted[r] = 1;
+  }
+  std::vector<Node *> out;
+  for (Node *n : folded_) {
+    if (accepted[find(id[n])]) out.push_back(n);
+    else ++stats_.rejectedByBudget;
+  }
+  return out;
+}
+
+bool Folder::commit(const std::vector<Node *> &accepted) {
+  if (accepted.empty()) return false;
+  llvm::DenseSet<Node *> acc(accepted.begin(), accepted.end());
+  std::vector<std::pair<Value *, llvm::StringRef>> renames;
+  std::vector<Value *> sources;
+  for (Node *n : accepted) {
+    for (unsigned i = 0; i < n->numOperands(); ++i) {
+      Value *v = n->operand(i);
+      auto it = v ? known_.find(v) : known_.end();
+      if (it != known_.end() && !it->second->producer) sources.push_back(v);
+    }
+    Graph *g = n->getGraph();
+    for (unsigned i = 0; i < n->numResults(); ++i) {
+      Value *r = n->result(i);
+      if (!r || r->useEmpty()) continue;
+      bool needed = false;
+      for (Use &u : r->uses())
+        if (u.getOwner()->isReturn() || !acc.count(u.getOwner())) needed = true;
+      if (!needed) continue;
+      Known &k = *known_[r];
+      assert(k.tensor && "a kept result lost its buffer");
+      Tensor t = std::move(*k.owned);
+      t.metadata.insert(t.metadata.end(), n->metadata.begin(), n->metadata.end());
+      Value *nv;
+      if (isFunctionTop(g)) {
+        Node *c = g->createNode("Constant", {}, 1, n, "", r->name());
+        c->setAttr(tensorAttr("value", std::move(t)));
+        c->metadata = n->metadata;
+        nv = c->result(0);
+        nv->setType(r->type());
+      } else {
+        auto v = g->addInitializer(g->freshName(r->name()), std::move(t));
+        if (!v.ok()) return false;
+        nv = *v;
+      }
+      ++stats_.constantsMaterialized;
+      // Uses by other folded nodes move too; they are erased below.
+      r->replaceAllUsesWith(nv);
+      renames.push_back({nv, r->name()});
+    }
+  }
+  for (Node *n : accepted) n->dropAllReferences();
+  for (Node *n : accepted) {
+    for (unsigned i = 0; i < n->numResults(); ++i)
+      if (Value *r = n->result(i)) known_.erase(r);
+    foldedSet_.erase(n);
+    auto st = n->erase();
+    assert(st.ok() && "folded node still used");
+    (void)st;
+    ++stats_.nodesFolded;
+  }
+  for (auto &[v, name] : renames) v->setName(name).IgnoreError();
+  // Constants that died with their last user.
+  llvm::DenseSet<Value *> seen;
+  llvm::DenseMap<Graph *, llvm::DenseSet<Value *>> deadInits;
+  for (Value *v : sources) {
+    if (!seen.insert(v).second || !v->useEmpty()) continue;
+    if (v->isConstantInitializer()) {
+      deadInits[v->getGraph()].insert(v);
+    } else if (Node *c = v->definingNode(); c && !c->hasUses()) {
+      known_.erase(v);
+      c->erase().IgnoreError();
+      ++stats_.deadConstantsRemoved;
+    }
+  }
+  for (auto &[g, set] : deadInits) {
+    for (Value *v : set) known_.erase(v);
+    stats_.deadConstantsRemoved +=
+        g->removeInitializersIf([&](Value *v) { return set.count(v) != 0; });
+  }
+  return true;
+}
+
+bool Folder::runRound() {
+  known_.clear();
+  visited_.clear();
+  folded_.clear();
+  foldedSet_.clear();
+  for (const Scope &s : scopes()) {
+    std::vector<Node *> order;
+    s.graph->walk([&](Node *n) { order.push_back(n); });
+    for (Node *n : order) {
+      evaluate(n, s.opset);
+      visited_.insert(n);
+      visitUses(n);
+    }
+  }
+  bool changed = commit(select());
+  known_.clear();
+  return changed;
+}
+
+/// The boolean value of a constant scalar, if `v` is one.
+std::optional<bool> constantBool(Value *v) {
+  if (!v) return std::nullopt;
+  std::optional<Tensor> t;
+  if (v->isConstantInitializer()) {
+    t = *v->initializer();
+  } else if (Node *c = v->definingNode(); c && c->is("Constant")) {
+    std::vector<const Attribute *> attrs;
+    for (unsigned i = 0; i < c->numAttributes(); ++i) attrs.push_back(&c->attribute(i));
+    KernelCall call;
+    call.opType = "Constant";
+    call.attributes = attrs;
+    auto r = evaluateKernel(call);
+    if (!r.ok() || r->size() != 1) return std::nullopt;
+    t = std::move((*r)[0]);
+  } else {
+    return std::nullopt;
+  }
+  auto vals = t->values<double>();
+  if (!vals.ok() || vals->size() != 1) return std::nullopt;
+  return (*vals)[0] != 0;
+}
+
+/// Removes `v` if it is an unused initializer or Constant result.
+void removeIfDeadConstant(Value *v) {
+  if (!v || !v->useEmpty()) return;
+  if (v->isConstantInitializer()) {
+    v->getGraph()->removeInitializersIf([&](Value *x) { return x == v; });
+  } else if (Node *c = v->definingNode(); c && c->is("Constant") && !c->hasUses()) {
+    c->erase().IgnoreError();
+  }
+}
+
+bool Folder::inlineIfs() {
+  std::vector<Node *> ifs;
+  for (const Scope &s : scopes())
+    s.graph->walk([&](Node *n) { if (n->is("If")) ifs.push_back(n); });
+  bool changed = false;
+  // Inner Ifs first, so an erased outer If never leaves a dangling pointer.
+  for (auto it = ifs.rbegin(); it != ifs.rend(); ++it) {
+    Node *n = *it;
+    auto cond = constantBool(n->numOperands() ? n->operand(0) : nullptr);
+    if (!cond) continue;
+    Attribute *a = n->getAttr(*cond ? "then_branch" : "else_branch");
+    if (!a || a->numGraphs() != 1) continue;
+    Graph *b = a->graph(0);
+    Graph *g = n->getGraph();
+    if (b->numInputs() || b->numOutputs() != n->numResults() ||
+        !b->sparseInitializers().empty() || (isFunctionTop(g) && !b->initializers().empty()))
+      continue;
+    IRMapping m;
+    std::vector<Value *> outs = b->cloneNodesInto(*g, n, m);
+    std::vector<std::pair<Value *, llvm::StringRef>> renames;
+    llvm::DenseSet<Value *> used;
+    for (unsigned i = 0; i < n->numResults(); ++i) {
+      Value *r = n->result(i);
+      Value *o = outs[i];
+      if (!r || r->useEmpty() || !o) continue;
+      // A fresh copy takes the result's name; an outer value (or one already
+      // taken) goes through an Identity that carries it.
+      if (o == b->output(i) || !used.insert(o).second) {
+        Node *id = g->createNode("Identity", {o}, 1, n);
+        o = id->result(0);
+      }
+      if (!o->type()) o->setType(r->type());
+      r->replaceAllUsesWith(o);
+      renames.push_back({o, r->name()});
+    }
+    Value *condValue = n->operand(0);
+    n->dropAllReferences();
+    if (!n->erase().ok()) continue;
+    removeIfDeadConstant(condValue);
+    for (auto &[v, name] : renames) v->setName(name).IgnoreError();
+    ++stats_.ifsInlined;
+    changed = true;
+  }
+  return changed;
+}
+
+class ConstantFoldingPass : public Pass {
+public:
+  llvm::StringRef argument() const override { return "fold-constants"; }
+  llvm::StringRef description() const override {
+    return "Evaluate nodes with constant inputs (and If with a constant condition) "
+           "within a size budget";
+  }
+  absl::Status setOption(llvm::StringRef key, llvm::StringRef value) override {
+    int64_t v;
+    if (value.getAsInteger(10, v) || v < 0)
+      return absl::InvalidArgumentError("fold-constants: option '" + key.str() +
+                                        "' needs a byte count, got '" + value.str() + "'");
+    if (key == "size-limit" || key == "fold-size-limit") opts_.sizeLimit = (uint64_t)v;
+    else if (key == "growth-limit" || key == "fold-growth-limit") opts_.growthLimit = v;
+    else return Pass::setOption(key, value);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<bool> run(Model &m) override {
+    FoldStatistics s;
+    auto r = foldConstants(m, opts_, &s);
+    addStat("nodes folded", s.nodesFolded);
+    addStat("If nodes inlined", s.ifsInlined);
+    addStat("constants materialized", s.constantsMaterialized);
+    addStat("dead constants removed", s.deadConstantsRemoved);
+    addStat("bytes added", s.bytesAdded);
+    addStat("bytes freed", s.bytesFreed);
+    addStat("nodes over budget", s.rejectedByBudget);
+    addStat("nodes over size limit", s.rejectedBySize);
+    return r;
+  }
+
+private:
+  FoldOptions opts_;
+};
+
+} // namespace
+
+absl::StatusOr<bool> foldConstants(Model &m, const FoldOptions &opts, FoldStatistics *stats) {
+  FoldStatistics local;
+  FoldStatistics &s = stats ? *stats : local;
+  Folder f(m, opts, s);
+  bool changed = false;
+  for (unsigned round = 0; round < std::max(1u, opts.maxRounds); ++round) {
+    // Rejections are those of the last round (earlier ones may have folded).
+    s.rejectedByBudget = s.rejectedBySize = s.unsupported = 0;
+    bool c = f.runRound();
+    if (opts.inlineConstantIf) c |= f.inlineIfs();
+    changed |= c;
+    if (!c) break;
+  }
+  return changed;
+}
+
+void registerConstantFoldingPass() {
+  PassRegistry::instance().add(
+      {"fold-constants",
+       "Evaluate nodes with constant inputs (and If with a constant condition) within a "
+       "size budget",
+       [] { return std::unique_ptr<Pass>(new ConstantFoldingPass()); },
+       {{"fold-size-limit", "Largest tensor in bytes that folding may produce (default 1048576)"},
+        {"fold-growth-limit",
+         "Bytes by which folding may grow the model in total (default 0: never grows)"}}});
+}
+
+} // namespace onnxir

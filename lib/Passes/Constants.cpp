@@ -1,0 +1,127 @@
+//===- Constants.cpp - Constant nodes <-> initializers --------------------===//
+//
+// lift-constants turns `Constant` nodes into initializers of the same name
+// (every value_* form); lower-initializers does the opposite. Names, and so
+// graph output names, are kept. Function bodies have no initializers, so
+// lifting skips them.
+//
+//===----------------------------------------------------------------------===//
+#include "onnxir/IR/Builder.h"
+#include "onnxir/IR/Model.h"
+#include "onnxir/Passes/Passes.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+#include <cstring>
+
+namespace onnxir {
+
+namespace {
+
+// The tensor a Constant node produces, if it is a dense one we can build.
+std::optional<Tensor> constantValue(const Node &n) {
+  if (n.numAttributes() != 1 || n.numResults() != 1 || !n.result(0)) return std::nullopt;
+  const Attribute &a = n.attribute(0);
+  if (a.isReference()) return std::nullopt;
+  const std::string &name = a.name();
+  if (name == "value" && a.kind() == AttrKind::Tensor && !a.tensors.empty()) {
+    Tensor t = *a.tensors[0];
+    return t;
+  }
+  if (name == "value_float" && a.kind() == AttrKind::Float) return makeFloatTensor({}, {a.f});
+  if (name == "value_floats" && a.kind() == AttrKind::Floats)
+    return makeFloatTensor({(int64_t)a.floats.size()}, a.floats);
+  if (name == "value_int" && a.kind() == AttrKind::Int) return makeInt64Tensor({}, {a.i});
+  if (name == "value_ints" && a.kind() == AttrKind::Ints)
+    return makeInt64Tensor({(int64_t)a.ints.size()}, a.ints);
+  if ((name == "value_string" && a.kind() == AttrKind::String) ||
+      (name == "value_strings" && a.kind() == AttrKind::Strings)) {
+    Tensor t;
+    t.setDataType(DataType::String);
+    if (name == "value_string") t.stringData = {a.s};
+    else {
+      t.stringData = a.strings;
+      t.setDims({(int64_t)a.strings.size()});
+    }
+    t.setTyped(Tensor::TypedField::String);
+    return t;
+  }
+  return std::nullopt;
+}
+
+uint64_t tensorBytes(const Tensor &t) {
+  auto n = t.numElements();
+  if (!n) return UINT64_MAX;
+  if (t.dataType() == DataType::String) {
+    uint64_t b = 0;
+    for (auto &s : t.stringData) b += s.size();
+    return b;
+  }
+  return dataTypeStorageBytes(t.dataType(), (uint64_t)*n);
+}
+
+} // namespace
+
+absl::StatusOr<bool> liftConstantsToInitializers(Model &m, uint64_t maxBytes, int64_t *lifted) {
+  bool changed = false;
+  absl::Status err = absl::OkStatus();
+  m.graph().walkGraphs([&](Graph *g) {
+    for (auto it = g->nodes().begin(); it != g->nodes().end() && err.ok();) {
+      Node &n = *it++;
+      if (!n.is("Constant")) continue;
+      std::optional<Tensor> t = constantValue(n);
+      if (!t || tensorBytes(*t) > maxBytes) continue;
+      Value *r = n.result(0);
+      std::string name = r->name().str();
+      if (!n.docString.empty() && t->docString.empty()) t->docString = n.docString;
+      for (auto &kv : n.metadata) t->metadata.push_back(kv);
+      auto init = g->addInitializer(g->freshName(name), std::move(*t));
+      if (!init.ok()) { err = init.status(); return; }
+      (*init)->setType(r->type());
+      r->replaceAllUsesWith(*init);
+      if (auto s = n.erase(); !s.ok()) { err = s; return; }
+      if (auto s = (*init)->setName(name); !s.ok()) { err = s; return; }
+      (*init)->initializer()->setName(name);
+      changed = true;
+      if (lifted) ++*lifted;
+    }
+  });
+  if (!err.ok()) return err;
+  return changed;
+}
+
+absl::StatusOr<bool> lowerInitializersToConstants(Model &m, uint64_t maxBytes, int64_t *lowered) {
+  bool changed = false;
+  absl::Status err = absl::OkStatus();
+  m.graph().walkGraphs([&](Graph *g) {
+    std::vector<Value *> todo;
+    for (Value *v : g->initializers())
+      if (v->isConstantInitializer() && tensorBytes(*v->initializer()) <= maxBytes)
+        todo.push_back(v);
+    Node *front = g->nodes().empty() ? nullptr : &g->nodes().front();
+    std::vector<std::pair<Value *, std::string>> renames;
+    llvm::DenseSet<Value *> gone;
+    for (Value *v : todo) {
+      std::string name = v->name().str();
+      Node *c = g->createNode("Constant", {}, 1, front, "", name);
+      Tensor t = *v->initializer();
+      t.setName("");
+      c->addAttr(tensorAttr("value", std::move(t)));
+      Value *r = c->result(0);
+      r->setType(v->type());
+      v->replaceAllUsesWith(r);
+      gone.insert(v);
+      renames.emplace_back(r, std::move(name));
+    }
+    g->removeInitializersIf([&](Value *x) { return gone.count(x) > 0; });
+    for (auto &[r, name] : renames) {
+      if (auto s = r->setName(name); !s.ok()) { err = s; return; }
+      changed = true;
+      if (lowered) ++*lowered;
+    }
+  });
+  if (!err.ok()) return err;
+  return changed;
+}
+
+} // namespace onnxir

@@ -1,0 +1,145 @@
+//===- DeadCodeElimination.cpp - Remove what nothing uses -----------------===//
+//
+// A worklist over every node of every graph: a node none of whose results is
+// used (graph outputs are uses, and so are uses from nested graphs) is erased,
+// and the producers of its operands and captured values are revisited. Linear
+// in nodes + uses. Nodes with no results at all are kept: they can only exist
+// for an effect.
+//
+//===----------------------------------------------------------------------===//
+#include "onnxir/IR/Model.h"
+#include "onnxir/Passes/Passes.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace onnxir {
+
+namespace {
+
+bool isDead(const Node &n) { return n.numResults() > 0 && !n.hasUses(); }
+
+// Values used by `n` (operands, and captures of its subgraphs) that are
+// defined outside n.
+void collectInputs(Node *root, Node *n, std::vector<Value *> &out) {
+  for (const Use &u : n->operandUses())
+    if (Value *v = u.get()) out.push_back(v);
+  for (Graph *g : n->subgraphs()) {
+    for (Node &m : g->nodes()) collectInputs(root, &m, out);
+    collectInputs(root, g->returnNode(), out);
+  }
+}
+
+// Ops whose trailing results may be omitted when unused.
+bool hasOptionalOutputs(const Node &n, unsigned i) {
+  if (!(n.domain().empty() || n.domain() == "ai.onnx")) return false;
+  llvm::StringRef op = n.opType();
+  if (op == "Dropout" || op == "MaxPool" || op == "LayerNormalization")
+    return i >= 1;
+  if (op == "BatchNormalization") return i >= 1;
+  if (op == "LSTM" || op == "GRU" || op == "RNN") return true;
+  return false;
+}
+
+} // namespace
+
+absl::StatusOr<bool> eliminateDeadCode(Model &m, const DCEOptions &opts, DCEStatistics *stats) {
+  DCEStatistics local;
+  DCEStatistics &st = stats ? *stats : local;
+  llvm::DenseSet<Node *> alive;
+  std::vector<Node *> work;
+  m.walkGraphs([&](Graph *g) {
+    for (Node &n : g->nodes()) {
+      alive.insert(&n);
+      if (isDead(n)) work.push_back(&n);
+    }
+  });
+  bool changed = false;
+  std::vector<Value *> inputs;
+  while (!work.empty()) {
+    Node *n = work.back();
+    work.pop_back();
+    if (!alive.count(n) || !isDead(*n)) continue;
+    inputs.clear();
+    collectInputs(n, n, inputs);
+    // Nested nodes die with n.
+    for (Graph *g : n->subgraphs())
+      g->walk([&](Node *k) { alive.erase(k); });
+    alive.erase(n);
+    auto s = n->erase();
+    if (!s.ok()) return s;
+    ++st.nodesRemoved;
+    changed = true;
+    for (Value *v : inputs)
+      if (Node *d = v->definingNode())
+        if (alive.count(d) && isDead(*d)) work.push_back(d);
+  }
+  // Unused optional results of kept nodes become empty slots.
+  m.walkGraphs([&](Graph *g) {
+    for (Node &n : g->nodes())
+      for (unsigned i = 0; i < n.numResults(); ++i) {
+        Value *r = n.result(i);
+        if (r && r->useEmpty() && hasOptionalOutputs(n, i) && n.hasUses()) {
+          (void)n.eraseResult(i);
+          changed = true;
+        }
+      }
+  });
+  m.walkGraphs([&](Graph *g) {
+    for (Node &n : g->nodes()) n.trimTrailingEmptyResults();
+    unsigned r = g->removeInitializersIf([](Value *) { return true; });
+    st.initializersRemoved += r;
+    changed |= r > 0;
+    if (opts.removeDeadValueInfo) {
+      size_t before = g->valueInfo().size();
+      g->removeValueInfoIf([](ValueInfoRecord &) { return false; });
+      size_t removed = before - g->valueInfo().size();
+      st.valueInfosRemoved += (int64_t)removed;
+      changed |= removed > 0;
+    }
+  });
+  if (opts.removeUnusedFunctions && !m.functions().empty()) {
+    // Functions reachable from the main graph.
+    llvm::DenseSet<Function *> used;
+    std::vector<Function *> stack;
+    auto visitGraph = [&](Graph &g) {
+      g.walk([&](Node *n) {
+        if (Function *f = m.findFunction(*n))
+          if (used.insert(f).second) stack.push_back(f);
+      });
+    };
+    visitGraph(m.graph());
+    while (!stack.empty()) {
+      Function *f = stack.back();
+      stack.pop_back();
+      visitGraph(f->body());
+    }
+    auto &fs = m.functions();
+    size_t before = fs.size();
+    fs.erase(std::remove_if(fs.begin(), fs.end(),
+                            [&](const std::unique_ptr<Function> &f) { return !used.count(f.get()); }),
+             fs.end());
+    st.functionsRemoved += (int64_t)(before - fs.size());
+    changed |= before != fs.size();
+  }
+  if (opts.removeUnusedOpsets) {
+    llvm::StringSet<> domains;
+    m.walkGraphs([&](Graph *g) {
+      for (Node &n : g->nodes()) domains.insert(n.domain().empty() ? "" : n.domain());
+    });
+    auto &ops = m.opsetImports;
+    size_t before = ops.size();
+    ops.erase(std::remove_if(ops.begin(), ops.end(),
+                             [&](const OpsetImport &o) {
+                               std::string d = o.domain == "ai.onnx" ? "" : o.domain;
+                               // The default domain is always kept.
+                               return !d.empty() && !domains.count(d);
+                             }),
+              ops.end());
+    st.opsetsRemoved += (int64_t)(before - ops.size());
+    changed |= before != ops.size();
+  }
+  return changed;
+}
+
+} // namespace onnxir

@@ -1,0 +1,691 @@
+//===- Elementwise.cpp - Unary, binary and variadic element-wise kernels --===//
+//
+// Math (Add .. Pow, Mod), activations, comparisons, logic, Min/Max/Sum/Mean,
+// Clip and Where, with numpy broadcasting (and the legacy `broadcast`/`axis`
+// attributes of opset < 7).
+//
+//===----------------------------------------------------------------------===//
+#include "KernelUtil.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace onnxir {
+namespace kernels {
+namespace {
+
+template <typename T> constexpr bool isFloat = std::is_floating_point_v<T>;
+
+//===--- Unary -----------------------------------------------------------===//
+
+enum class FloatOnly { Yes, No };
+
+/// Applies f to every element; the result has the input's type.
+template <typename F>
+StatusOr<std::vector<Tensor>> unaryMap(const KernelCall &c, FloatOnly fo, F f) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  CK k = a->kind();
+  if (fo == FloatOnly::Yes && k != CK::F32 && k != CK::F64)
+    return unsupported("operator needs a floating point input");
+  Status st = visitNumeric(k, [&](auto tag) -> Status {
+    using T = decltype(tag);
+    for (T &v : a->template vec<T>()) {
+      auto r = f(v);
+      if (!r) return invalid("undefined result");
+      v = *r;
+    }
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  return one(*a);
+}
+
+/// Float-only unary op from an expression of x (T float or double) and attrs.
+#define FLOAT_UNARY(NAME, EXPR)                                                   \
+  StatusOr<std::vector<Tensor>> NAME(const KernelCall &c) {                       \
+    [[maybe_unused]] float alpha = 0, beta = 0, gamma = 0;                        \
+    return unaryMap(c, FloatOnly::Yes, [&](auto x) -> std::optional<decltype(x)> { \
+      using T = decltype(x);                                                      \
+      if constexpr (isFloat<T>) { return (T)(EXPR); }                             \
+      else return std::nullopt;                                                   \
+    });                                                                           \
+  }
+
+FLOAT_UNARY(kSqrt, std::sqrt(x))
+FLOAT_UNARY(kExp, std::exp(x))
+FLOAT_UNARY(kLog, std::log(x))
+FLOAT_UNARY(kReciprocal, T(1) / x)
+FLOAT_UNARY(kFloor, std::floor(x))
+FLOAT_UNARY(kCeil, std::ceil(x))
+FLOAT_UNARY(kRound, std::nearbyint(x))
+FLOAT_UNARY(kSigmoid, x >= 0 ? T(1) / (T(1) + std::exp(-x)) : std::exp(x) / (T(1) + std::exp(x)))
+FLOAT_UNARY(kTanh, std::tanh(x))
+FLOAT_UNARY(kErf, std::erf(x))
+FLOAT_UNARY(kSin, std::sin(x))
+FLOAT_UNARY(kCos, std::cos(x))
+FLOAT_UNARY(kTan, std::tan(x))
+FLOAT_UNARY(kAsin, std::asin(x))
+FLOAT_UNARY(kAcos, std::acos(x))
+FLOAT_UNARY(kAtan, std::atan(x))
+FLOAT_UNARY(kSinh, std::sinh(x))
+FLOAT_UNARY(kCosh, std::cosh(x))
+FLOAT_UNARY(kAsinh, std::asinh(x))
+FLOAT_UNARY(kAcosh, std::acosh(x))
+FLOAT_UNARY(kAtanh, std::atanh(x))
+FLOAT_UNARY(kSoftplus, std::log1p(std::exp(x)))
+FLOAT_UNARY(kSoftsign, x / (T(1) + std::abs(x)))
+
+#define FLOAT_UNARY_ATTR(NAME, SETUP, EXPR)                                       \
+  StatusOr<std::vector<Tensor>> NAME(const KernelCall &c) {                       \
+    SETUP;                                                                        \
+    return unaryMap(c, FloatOnly::Yes, [&](auto x) -> std::optional<decltype(x)> { \
+      using T = decltype(x);                                                      \
+      if constexpr (isFloat<T>) { return (T)(EXPR); }                             \
+      else return std::nullopt;                                                   \
+    });                                                                           \
+  }
+
+FLOAT_UNARY_ATTR(kLeakyRelu, float alpha = attrFloat(c, "alpha", 0.01f),
+                 x >= 0 ? x : x * (T)alpha)
+FLOAT_UNARY_ATTR(kElu, float alpha = attrFloat(c, "alpha", 1.0f),
+                 x >= 0 ? x : (T)alpha * (std::exp(x) - T(1)))
+FLOAT_UNARY_ATTR(kSelu,
+                 float alpha = attrFloat(c, "alpha", 1.67326319217681884765625f);
+                 float gamma = attrFloat(c, "gamma", 1.05070102214813232421875f),
+                 x > 0 ? (T)gamma * x : (T)gamma * ((T)alpha * std::exp(x) - (T)alpha))
+FLOAT_UNARY_ATTR(kCelu, float alpha = attrFloat(c, "alpha", 1.0f),
+                 std::max(T(0), x) +
+                     std::min(T(0), (T)alpha * (std::exp(x / (T)alpha) - T(1))))
+FLOAT_UNARY_ATTR(kHardSigmoid,
+                 float alpha = attrFloat(c, "alpha", 0.2f);
+                 float beta = attrFloat(c, "beta", 0.5f),
+                 std::max(T(0), std::min(T(1), (T)alpha * x + (T)beta)))
+FLOAT_UNARY_ATTR(kHardSwish, (void)0,
+                 x * std::max(T(0), std::min(T(1), x / T(6) + T(0.5))))
+FLOAT_UNARY_ATTR(kThresholdedRelu, float alpha = attrFloat(c, "alpha", 1.0f),
+                 x > (T)alpha ? x : T(0))
+
+StatusOr<std::vector<Tensor>> kNeg(const KernelCall &c) {
+  return unaryMap(c, FloatOnly::No, [](auto x) -> std::optional<decltype(x)> {
+    using T = decltype(x);
+    if constexpr (std::is_same_v<T, int64_t>) return (T)(0ULL - (uint64_t)x);
+    else return -x;
+  });
+}
+StatusOr<std::vector<Tensor>> kAbs(const KernelCall &c) {
+  return unaryMap(c, FloatOnly::No, [](auto x) -> std::optional<decltype(x)> {
+    using T = decltype(x);
+    if constexpr (std::is_unsigned_v<T>) return x;
+    else if constexpr (isFloat<T>) return std::abs(x);
+    else return x < 0 ? (T)(0ULL - (uint64_t)x) : x;
+  });
+}
+StatusOr<std::vector<Tensor>> kSign(const KernelCall &c) {
+  return unaryMap(c, FloatOnly::No, [](auto x) -> std::optional<decltype(x)> {
+    using T = decltype(x);
+    if constexpr (isFloat<T>)
+      if (std::isnan(x)) return x;
+    return (T)(x > T(0) ? 1 : (x < T(0) ? -1 : 0));
+  });
+}
+StatusOr<std::vector<Tensor>> kRelu(const KernelCall &c) {
+  return unaryMap(c, FloatOnly::No, [](auto x) -> std::optional<decltype(x)> {
+    using T = decltype(x);
+    return x > T(0) ? x : T(0);
+  });
+}
+StatusOr<std::vector<Tensor>> kShrink(const KernelCall &c) {
+  float bias = attrFloat(c, "bias", 0), lambd = attrFloat(c, "lambd", 0.5f);
+  return unaryMap(c, FloatOnly::No, [&](auto x) -> std::optional<decltype(x)> {
+    using T = decltype(x);
+    if constexpr (isFloat<T>) {
+      if (x < -(T)lambd) return x + (T)bias;
+      if (x > (T)lambd) return x - (T)bias;
+      return T(0);
+    } else {
+      double v = (double)x;
+      if (v < -lambd) return (T)(v + bias);
+      if (v > lambd) return (T)(v - bias);
+      return T(0);
+    }
+  });
+}
+
+/// Unary predicate producing bool.
+template <typename F>
+StatusOr<std::vector<Tensor>> predicate(const KernelCall &c, F f) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  Arr r = Arr::make(DataType::Bool, a->dims);
+  Status st = visitNumeric(a->kind(), [&](auto tag) -> Status {
+    using T = decltype(tag);
+    const auto &v = a->template vec<T>();
+    for (size_t k = 0; k < v.size(); ++k) r.i[k] = f(v[k]) ? 1 : 0;
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  return one(r);
+}
+
+StatusOr<std::vector<Tensor>> kIsNaN(const KernelCall &c) {
+  return predicate(c, [](auto x) {
+    if constexpr (isFloat<decltype(x)>) return std::isnan(x);
+    else return false;
+  });
+}
+StatusOr<std::vector<Tensor>> kIsInf(const KernelCall &c) {
+  bool neg = attrInt(c, "detect_negative", 1), pos = attrInt(c, "detect_positive", 1);
+  return predicate(c, [&](auto x) {
+    if constexpr (isFloat<decltype(x)>)
+      return std::isinf(x) && ((x > 0 && pos) || (x < 0 && neg));
+    else return false;
+  });
+}
+StatusOr<std::vector<Tensor>> kNot(const KernelCall &c) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  if (a->dt != DataType::Bool) return invalid("Not needs bool");
+  for (int64_t &v : a->i) v = !v;
+  return one(*a);
+}
+
+//===--- Binary ----------------------------------------------------------===//
+
+/// Output shape of a binary op, honouring opset < 7 legacy broadcasting (the
+/// second operand aligned at `axis`). Adjusts b's dims for that case.
+StatusOr<std::vector<int64_t>> binaryShape(const KernelCall &c, const Arr &a, Arr &b) {
+  if (c.opsetVersion < 7 && c.opsetVersion > 0) {
+    if (!attrInt(c, "broadcast", 0)) {
+      if (a.dims != b.dims) return invalid("shapes differ without broadcast");
+      return a.dims;
+    }
+    if (const Attribute *ax = c.attr("axis")) {
+      auto axis = normAxis(ax->i, a.rank());
+      if (!axis || *axis + b.rank() > a.rank()) return invalid("bad legacy axis");
+      while (b.rank() < a.rank() - *axis) b.dims.push_back(1);
+    }
+    if (b.rank() > a.rank()) return invalid("legacy broadcast needs rank(B) <= rank(A)");
+  }
+  auto s = broadcastShapes(a.dims, b.dims);
+  if (!s) return invalid("shapes do not broadcast");
+  return *s;
+}
+
+/// out[i] = f(a[ia], b[ib]) with broadcasting; T is the input compute type,
+/// O the output compute type. f returns std::optional<O>.
+template <typename T, typename O, typename F>
+Status broadcastLoop(const Arr &a, const Arr &b, Arr &out, F f) {
+  const auto &va = a.vec<T>();
+  const auto &vb = b.vec<T>();
+  auto &vo = out.vec<O>();
+  if (a.dims == out.dims && b.dims == out.dims) {
+    for (size_t k = 0; k < vo.size(); ++k) {
+      auto r = f(va[k], vb[k]);
+      if (!r) return invalid("undefined result");
+      vo[k] = *r;
+    }
+    return absl::OkStatus();
+  }
+  auto oa = broadcastOffsets(a.dims, out.dims);
+  auto ob = broadcastOffsets(b.dims, out.dims);
+  for (size_t k = 0; k < vo.size(); ++k) {
+    auto r = f(va[(size_t)oa[k]], vb[(size_t)ob[k]]);
+    if (!r) return invalid("undefined result");
+    vo[k] = *r;
+  }
+  return absl::OkStatus();
+}
+
+enum class BinKind { Arith, Compare, Logic };
+
+/// A binary op over same-typed operands. `f(T, T) -> optional<T or bool>`.
+template <typename F>
+StatusOr<std::vector<Tensor>> binary(const KernelCall &c, BinKind bk, F f) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  auto b = inputArr(c, 1);
+  if (!b.ok()) return b.status();
+  if (a->dt != b->dt) return invalid("operand types differ");
+  if (bk == BinKind::Logic && a->dt != DataType::Bool) return invalid("logic op needs bool");
+  auto shape = binaryShape(c, *a, *b);
+  if (!shape.ok()) return shape.status();
+  Status sz = checkOutputSize(c, a->dt, *shape);
+  if (!sz.ok()) return sz;
+  Arr out = Arr::make(bk == BinKind::Compare ? DataType::Bool : a->dt, *shape);
+  Status st = visitNumeric(a->kind(), [&](auto tag) -> Status {
+    using T = decltype(tag);
+    if (bk == BinKind::Compare)
+      return broadcastLoop<T, int64_t>(*a, *b, out, [&](T x, T y) -> std::optional<int64_t> {
+        return f(x, y) ? 1 : 0;
+      });
+    return broadcastLoop<T, T>(*a, *b, out, [&](T x, T y) -> std::optional<T> {
+      return (T)f(x, y);
+    });
+  });
+  if (!st.ok()) return st;
+  return one(out);
+}
+
+/// Wrapping integer helpers over int64 (the narrow types wrap when stored).
+inline int64_t wrapAdd(int64_t x, int64_t y) { return (int64_t)((uint64_t)x + (uint64_t)y); }
+inline int64_t wrapSub(int64_t x, int64_t y) { return (int64_t)((uint64_t)x - (uint64_t)y); }
+inline int64_t wrapMul(int64_t x, int64_t y) { return (int64_t)((uint64_t)x * (uint64_t)y); }
+
+template <typename T> T addT(T x, T y) {
+  if constexpr (std::is_same_v<T, int64_t>) return wrapAdd(x, y); else return x + y;
+}
+template <typename T> T subT(T x, T y) {
+  if constexpr (std::is_same_v<T, int64_t>) return wrapSub(x, y); else return x - y;
+}
+template <typename T> T mulT(T x, T y) {
+  if constexpr (std::is_same_v<T, int64_t>) return wrapMul(x, y); else return x * y;
+}
+
+StatusOr<std::vector<Tensor>> kAdd(const KernelCall &c) {
+  return binary(c, BinKind::Arith, [](auto x, auto y) { return addT(x, y); });
+}
+StatusOr<std::vector<Tensor>> kSub(const KernelCall &c) {
+  return binary(c, BinKind::Arith, [](auto x, auto y) { return subT(x, y); });
+}
+StatusOr<std::vector<Tensor>> kMul(const KernelCall &c) {
+  return binary(c, BinKind::Arith, [](auto x, auto y) { return mulT(x, y); });
+}
+
+/// Binary op whose f returns std::optional (may refuse).
+template <typename F>
+StatusOr<std::vector<Tensor>> binaryOpt(const KernelCall &c, F f) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  auto b = inputArr(c, 1);
+  if (!b.ok()) return b.status();
+  if (a->dt != b->dt) return invalid("operand types differ");
+  auto shape = binaryShape(c, *a, *b);
+  if (!shape.ok()) return shape.status();
+  Status sz = checkOutputSize(c, a->dt, *shape);
+  if (!sz.ok()) return sz;
+  Arr out = Arr::make(a->dt, *shape);
+  DataType dt = a->dt;
+  Status st = visitNumeric(a->kind(), [&](auto tag) -> Status {
+    using T = decltype(tag);
+    return broadcastLoop<T, T>(*a, *b, out, [&](T x, T y) { return f(x, y, dt); });
+  });
+  if (!st.ok()) return st;
+  return one(out);
+}
+
+/// Bit width of an integer type stored in int64.
+unsigned intBits(DataType dt) { return dataTypeBits(dt); }
+
+/// Sign-extends or zero-extends v to the element type's range.
+int64_t wrapTo(int64_t v, DataType dt) {
+  unsigned bits = intBits(dt);
+  if (dt == DataType::Bool) return v != 0;
+  if (bits >= 64 || bits == 0) return v;
+  uint64_t mask = (1ULL << bits) - 1, u = (uint64_t)v & mask;
+  if (isSignedInteger(dt) && (u >> (bits - 1))) return (int64_t)(u | ~mask);
+  return (int64_t)u;
+}
+
+StatusOr<std::vector<Tensor>> kDiv(const KernelCall &c) {
+  return binaryOpt(c, [](auto x, auto y, DataType dt) -> std::optional<decltype(x)> {
+    using T = decltype(x);
+    if constexpr (isFloat<T>) return x / y;
+    else {
+      if (y == 0) return std::nullopt;
+      if constexpr (std::is_signed_v<T>) {
+        if (x == std::numeric_limits<int64_t>::min() && y == -1) return x;
+        // Truncates toward zero; results wrap to the element type when stored.
+        return wrapTo(x / y, dt);
+      } else return x / y;
+    }
+  });
+}
+
+StatusOr<std::vector<Tensor>> kMod(const KernelCall &c) {
+  bool fmodMode = attrInt(c, "fmod", 0);
+  return binaryOpt(c, [&](auto x, auto y, DataType) -> std::optional<decltype(x)> {
+    using T = decltype(x);
+    if constexpr (isFloat<T>) {
+      T r = std::fmod(x, y);
+      if (!fmodMode && r != 0 && ((r < 0) != (y < 0))) r += y;
+      return r;
+    } else {
+      if (y == 0) return std::nullopt;
+      if constexpr (std::is_signed_v<T>) {
+        if (y == -1) return T(0);
+        T r = x % y;
+        if (!fmodMode && r != 0 && ((r < 0) != (y < 0))) r += y;
+        return r;
+      } else return x % y;
+    }
+  });
+}
+
+StatusOr<std::vector<Tensor>> kPow(const KernelCall &c) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  auto b = inputArr(c, 1);
+  if (!b.ok()) return b.status();
+  CK ka = a->kind(), kb = b->kind();
+  if (ka == CK::Str || kb == CK::Str || ka == CK::None || kb == CK::None)
+    return unsupported("Pow types");
+  auto shape = binaryShape(c, *a, *b);
+  if (!shape.ok()) return shape.status();
+  Status sz = checkOutputSize(c, a->dt, *shape);
+  if (!sz.ok()) return sz;
+  Arr out = Arr::make(a->dt, *shape);
+  bool intBase = ka == CK::I64 || ka == CK::U64;
+  bool intExp = kb == CK::I64 || kb == CK::U64;
+  if (intBase && intExp) {
+    // Exact integer power with wraparound (numpy integer power).
+    auto ea = convertArr(*a, DataType::Int64), eb = convertArr(*b, DataType::Int64);
+    if (!ea.ok() || !eb.ok()) return unsupported("Pow conversion");
+    Arr o64 = Arr::make(DataType::Int64, *shape);
+    Status st = broadcastLoop<int64_t, int64_t>(*ea, *eb, o64, [](int64_t x, int64_t y)
+                                                    -> std::optional<int64_t> {
+      if (y < 0) return std::nullopt;
+      int64_t r = 1;
+      while (y) {
+        if (y & 1) r = wrapMul(r, x);
+        x = wrapMul(x, x);
+        y >>= 1;
+      }
+      return r;
+    });
+    if (!st.ok()) return st;
+    if (ka == CK::U64) for (size_t k = 0; k < out.u.size(); ++k) out.u[k] = (uint64_t)o64.i[k];
+    else out.i = std::move(o64.i);
+    return one(out);
+  }
+  if (ka == CK::F32 && (kb == CK::F32)) {
+    Status st = broadcastLoop<float, float>(*a, *b, out, [](float x, float y)
+                                               -> std::optional<float> { return std::pow(x, y); });
+    if (!st.ok()) return st;
+    return one(out);
+  }
+  // Mixed types: numpy promotes to double, then the result is cast back.
+  auto da = convertArr(*a, DataType::Double), db = convertArr(*b, DataType::Double);
+  if (!da.ok() || !db.ok()) return unsupported("Pow conversion");
+  Arr od = Arr::make(DataType::Double, *shape);
+  Status st = broadcastLoop<double, double>(*da, *db, od, [](double x, double y)
+                                                -> std::optional<double> { return std::pow(x, y); });
+  if (!st.ok()) return st;
+  if (intBase)
+    for (double v : od.d)
+      if (!std::isfinite(v) || std::abs(v) > 9.2e18) return invalid("Pow overflow");
+  auto back = convertArr(od, a->dt);
+  if (!back.ok()) return back.status();
+  return one(*back);
+}
+
+template <typename T> bool lt(T x, T y) { return x < y; }
+
+StatusOr<std::vector<Tensor>> kEqual(const KernelCall &c) {
+  // Strings (opset 19) compare by value.
+  if (c.input(0) && c.input(0)->dataType() == DataType::String) {
+    auto a = inputArr(c, 0), b = inputArr(c, 1);
+    if (!a.ok()) return a.status();
+    if (!b.ok()) return b.status();
+    auto s = broadcastShapes(a->dims, b->dims);
+    if (!s || b->dt != DataType::String) return invalid("Equal shapes");
+    Arr out = Arr::make(DataType::Bool, *s);
+    auto oa = broadcastOffsets(a->dims, *s), ob = broadcastOffsets(b->dims, *s);
+    for (size_t k = 0; k < out.i.size(); ++k) out.i[k] = a->s[oa[k]] == b->s[ob[k]];
+    return one(out);
+  }
+  return binary(c, BinKind::Compare, [](auto x, auto y) { return x == y; });
+}
+StatusOr<std::vector<Tensor>> kLess(const KernelCall &c) {
+  return binary(c, BinKind::Compare, [](auto x, auto y) { return x < y; });
+}
+StatusOr<std::vector<Tensor>> kGreater(const KernelCall &c) {
+  return binary(c, BinKind::Compare, [](auto x, auto y) { return x > y; });
+}
+StatusOr<std::vector<Tensor>> kLessOrEqual(const KernelCall &c) {
+  return binary(c, BinKind::Compare, [](auto x, auto y) { return x <= y; });
+}
+StatusOr<std::vector<Tensor>> kGreaterOrEqual(const KernelCall &c) {
+  return binary(c, BinKind::Compare, [](auto x, auto y) { return x >= y; });
+}
+StatusOr<std::vector<Tensor>> kAnd(const KernelCall &c) {
+  return binary(c, BinKind::Logic, [](auto x, auto y) { return (decltype(x))(x && y); });
+}
+StatusOr<std::vector<Tensor>> kOr(const KernelCall &c) {
+  return binary(c, BinKind::Logic, [](auto x, auto y) { return (decltype(x))(x || y); });
+}
+StatusOr<std::vector<Tensor>> kXor(const KernelCall &c) {
+  return binary(c, BinKind::Logic, [](auto x, auto y) { return (decltype(x))((x != 0) != (y != 0)); });
+}
+
+/// Bitwise ops on integers (results wrap on store).
+template <typename F> StatusOr<std::vector<Tensor>> bitwise(const KernelCall &c, F f) {
+  if (c.input(0) && computeKind(c.input(0)->dataType()) != CK::I64 &&
+      computeKind(c.input(0)->dataType()) != CK::U64)
+    return invalid("bitwise op needs integers");
+  return binaryOpt(c, [&](auto x, auto y, DataType) -> std::optional<decltype(x)> {
+    using T = decltype(x);
+    if constexpr (isFloat<T>) return std::nullopt;
+    else return (T)f((uint64_t)x, (uint64_t)y);
+  });
+}
+StatusOr<std::vector<Tensor>> kBitwiseAnd(const KernelCall &c) {
+  return bitwise(c, [](uint64_t x, uint64_t y) { return x & y; });
+}
+StatusOr<std::vector<Tensor>> kBitwiseOr(const KernelCall &c) {
+  return bitwise(c, [](uint64_t x, uint64_t y) { return x | y; });
+}
+StatusOr<std::vector<Tensor>> kBitwiseXor(const KernelCall &c) {
+  return bitwise(c, [](uint64_t x, uint64_t y) { return x ^ y; });
+}
+StatusOr<std::vector<Tensor>> kBitwiseNot(const KernelCall &c) {
+  return unaryMap(c, FloatOnly::No, [](auto x) -> std::optional<decltype(x)> {
+    using T = decltype(x);
+    if constexpr (isFloat<T>) return std::nullopt;
+    else return (T)~(uint64_t)x;
+  });
+}
+StatusOr<std::vector<Tensor>> kBitShift(const KernelCall &c) {
+  bool left = attrString(c, "direction", "") == "LEFT";
+  if (c.input(0) && !isUnsignedInteger(c.input(0)->dataType()))
+    return invalid("BitShift needs unsigned integers");
+  return binaryOpt(c, [&](auto x, auto y, DataType dt) -> std::optional<decltype(x)> {
+    using T = decltype(x);
+    if constexpr (isFloat<T>) return std::nullopt;
+    else {
+      uint64_t u = (uint64_t)x, s = (uint64_t)y;
+      if (s >= dataTypeBits(dt)) return T(0);
+      return (T)(left ? u << s : u >> s);
+    }
+  });
+}
+
+StatusOr<std::vector<Tensor>> kPRelu(const KernelCall &c) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  auto b = inputArr(c, 1);
+  if (!b.ok()) return b.status();
+  if (a->dt != b->dt) return invalid("PRelu types differ");
+  if (c.opsetVersion > 0 && c.opsetVersion < 7) return unsupported("legacy PRelu");
+  auto s = broadcastShapes(a->dims, b->dims);
+  if (!s || *s != a->dims) return invalid("PRelu slope does not broadcast");
+  Arr out = Arr::make(a->dt, *s);
+  Status st = visitNumeric(a->kind(), [&](auto tag) -> Status {
+    using T = decltype(tag);
+    return broadcastLoop<T, T>(*a, *b, out, [](T x, T y) -> std::optional<T> {
+      return x < T(0) ? mulT(x, y) : x;
+    });
+  });
+  if (!st.ok()) return st;
+  return one(out);
+}
+
+//===--- Variadic --------------------------------------------------------===//
+
+template <typename F>
+StatusOr<std::vector<Tensor>> variadic(const KernelCall &c, F f, bool mean = false) {
+  if (c.inputs.empty()) return invalid("no inputs");
+  auto acc = inputArr(c, 0);
+  if (!acc.ok()) return acc.status();
+  if (mean && acc->kind() != CK::F32 && acc->kind() != CK::F64)
+    return unsupported("Mean of integers");
+  for (unsigned k = 1; k < c.inputs.size(); ++k) {
+    auto b = inputArr(c, k);
+    if (!b.ok()) return b.status();
+    if (b->dt != acc->dt) return invalid("operand types differ");
+    std::vector<int64_t> shape;
+    if (c.opsetVersion > 0 && c.opsetVersion < 8) {
+      if (b->dims != acc->dims) return invalid("shapes differ");
+      shape = acc->dims;
+    } else {
+      auto s = broadcastShapes(acc->dims, b->dims);
+      if (!s) return invalid("shapes do not broadcast");
+      shape = *s;
+    }
+    Status sz = checkOutputSize(c, acc->dt, shape);
+    if (!sz.ok()) return sz;
+    Arr out = Arr::make(acc->dt, shape);
+    Status st = visitNumeric(acc->kind(), [&](auto tag) -> Status {
+      using T = decltype(tag);
+      return broadcastLoop<T, T>(*acc, *b, out, [&](T x, T y) -> std::optional<T> {
+        return f(x, y);
+      });
+    });
+    if (!st.ok()) return st;
+    *acc = std::move(out);
+  }
+  if (mean) {
+    size_t n = c.inputs.size();
+    for (float &v : acc->f) v /= (float)n;
+    for (double &v : acc->d) v /= (double)n;
+  }
+  return one(*acc);
+}
+
+template <typename T> T maxT(T x, T y) {
+  if constexpr (isFloat<T>) {
+    if (std::isnan(x) || std::isnan(y)) return std::numeric_limits<T>::quiet_NaN();
+  }
+  return x < y ? y : x;
+}
+template <typename T> T minT(T x, T y) {
+  if constexpr (isFloat<T>) {
+    if (std::isnan(x) || std::isnan(y)) return std::numeric_limits<T>::quiet_NaN();
+  }
+  return y < x ? y : x;
+}
+
+StatusOr<std::vector<Tensor>> kMax(const KernelCall &c) {
+  return variadic(c, [](auto x, auto y) { return maxT(x, y); });
+}
+StatusOr<std::vector<Tensor>> kMin(const KernelCall &c) {
+  return variadic(c, [](auto x, auto y) { return minT(x, y); });
+}
+StatusOr<std::vector<Tensor>> kSum(const KernelCall &c) {
+  return variadic(c, [](auto x, auto y) { return addT(x, y); });
+}
+StatusOr<std::vector<Tensor>> kMean(const KernelCall &c) {
+  return variadic(c, [](auto x, auto y) { return addT(x, y); }, true);
+}
+
+//===--- Clip and Where --------------------------------------------------===//
+
+StatusOr<std::vector<Tensor>> kClip(const KernelCall &c) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  Arr lo, hi;
+  bool hasLo = false, hasHi = false;
+  if (c.opsetVersion > 0 && c.opsetVersion < 11) {
+    if (a->kind() != CK::F32 && a->kind() != CK::F64) return invalid("Clip-6 needs floats");
+    lo = Arr::make(a->dt, {});
+    hi = Arr::make(a->dt, {});
+    float l = attrFloat(c, "min", -std::numeric_limits<float>::infinity());
+    float h = attrFloat(c, "max", std::numeric_limits<float>::infinity());
+    if (a->kind() == CK::F32) { lo.f[0] = l; hi.f[0] = h; }
+    else { lo.d[0] = l; hi.d[0] = h; }
+    hasLo = hasHi = true;
+  } else {
+    if (c.input(1)) {
+      auto x = inputArr(c, 1);
+      if (!x.ok()) return x.status();
+      if (x->size() != 1 || x->dt != a->dt) return invalid("Clip min must be a scalar");
+      lo = std::move(*x);
+      hasLo = true;
+    }
+    if (c.input(2)) {
+      auto x = inputArr(c, 2);
+      if (!x.ok()) return x.status();
+      if (x->size() != 1 || x->dt != a->dt) return invalid("Clip max must be a scalar");
+      hi = std::move(*x);
+      hasHi = true;
+    }
+  }
+  Status st = visitNumeric(a->kind(), [&](auto tag) -> Status {
+    using T = decltype(tag);
+    auto &v = a->template vec<T>();
+    for (T &x : v) {
+      if (hasLo && x < lo.vec<T>()[0]) x = lo.vec<T>()[0];
+      if (hasHi && x > hi.vec<T>()[0]) x = hi.vec<T>()[0];
+    }
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  return one(*a);
+}
+
+StatusOr<std::vector<Tensor>> kWhere(const KernelCall &c) {
+  auto cond = inputArr(c, 0), x = inputArr(c, 1), y = inputArr(c, 2);
+  if (!cond.ok()) return cond.status();
+  if (!x.ok()) return x.status();
+  if (!y.ok()) return y.status();
+  if (cond->dt != DataType::Bool || x->dt != y->dt) return invalid("Where types");
+  auto s1 = broadcastShapes(cond->dims, x->dims);
+  if (!s1) return invalid("Where shapes");
+  auto s = broadcastShapes(*s1, y->dims);
+  if (!s) return invalid("Where shapes");
+  Status sz = checkOutputSize(c, x->dt, *s);
+  if (!sz.ok()) return sz;
+  Arr out = Arr::make(x->dt, *s);
+  auto oc = broadcastOffsets(cond->dims, *s), ox = broadcastOffsets(x->dims, *s),
+       oy = broadcastOffsets(y->dims, *s);
+  auto pick = [&](auto &dst, const auto &vx, const auto &vy) {
+    for (size_t k = 0; k < dst.size(); ++k)
+      dst[k] = cond->i[oc[k]] ? vx[ox[k]] : vy[oy[k]];
+  };
+  switch (x->kind()) {
+  case CK::F32: pick(out.f, x->f, y->f); break;
+  case CK::F64: pick(out.d, x->d, y->d); break;
+  case CK::I64: pick(out.i, x->i, y->i); break;
+  case CK::U64: pick(out.u, x->u, y->u); break;
+  case CK::Str: pick(out.s, x->s, y->s); break;
+  default: return unsupported("Where type");
+  }
+  return one(out);
+}
+
+} // namespace
+
+void registerElementwiseKernels(KernelTable &t) {
+  t["Sqrt"] = kSqrt; t["Exp"] = kExp; t["Log"] = kLog; t["Reciprocal"] = kReciprocal;
+  t["Floor"] = kFloor; t["Ceil"] = kCeil; t["Round"] = kRound; t["Sigmoid"] = kSigmoid;
+  t["Tanh"] = kTanh; t["Erf"] = kErf; t["Sin"] = kSin; t["Cos"] = kCos; t["Tan"] = kTan;
+  t["Asin"] = kAsin; t["Acos"] = kAcos; t["Atan"] = kAtan; t["Sinh"] = kSinh;
+  t["Cosh"] = kCosh; t["Asinh"] = kAsinh; t["Acosh"] = kAcosh; t["Atanh"] = kAtanh;
+  t["Softplus"] = kSoftplus; t["Softsign"] = kSoftsign; t["LeakyRelu"] = kLeakyRelu;
+  t["Elu"] = kElu; t["Selu"] = kSelu; t["Celu"] = kCelu; t["HardSigmoid"] = kHardSigmoid;
+  t["HardSwish"] = kHardSwish; t["ThresholdedRelu"] = kThresholdedRelu;
+  t["Neg"] = kNeg; t["Abs"] = kAbs; t["Sign"] = kSign; t["Relu"] = kRelu;
+  t["Shrink"] = kShrink; t["IsNaN"] = kIsNaN; t["IsInf"] = kIsInf; t["Not"] = kNot;
+  t["Add"] = kAdd; t["Sub"] = kSub; t["Mul"] = kMul; t["Div"] = kDiv; t["Mod"] = kMod;
+  t["Pow"] = kPow; t["Equal"] = kEqual; t["Less"] = kLess; t["Greater"] = kGreater;
+  t["LessOrEqual"] = kLessOrEqual; t["GreaterOrEqual"] = kGreaterOrEqual;
+  t["And"] = kAnd; t["Or"] = kOr; t["Xor"] = kXor; t["BitwiseAnd"] = kBitwiseAnd;
+  t["BitwiseOr"] = kBitwiseOr; t["BitwiseXor"] = kBitwiseXor; t["BitwiseNot"] = kBitwiseNot;
+  t["BitShift"] = kBitShift; t["PRelu"] = kPRelu;
+  t["Max"] = kMax; t["Min"] = kMin; t["Sum"] = kSum; t["Mean"] = kMean;
+  t["Clip"] = kClip; t["Where"] = kWhere;
+}
+
+} // namespace kernels
+} // namespace onnxir

@@ -1,0 +1,365 @@
+//===- KernelUtil.cpp - Decoding, encoding, broadcasting, dispatch --------===//
+//
+// The shared machinery of the folding kernels and the public entry point
+// evaluateKernel(), which looks the operator up in a table filled by each
+// kernel file.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelUtil.h"
+
+#include <cstring>
+#include <limits>
+
+namespace onnxir {
+
+const Attribute *KernelCall::attr(llvm::StringRef name) const {
+  for (const Attribute *a : attributes)
+    if (a && a->name() == name) return a;
+  return nullptr;
+}
+
+namespace kernels {
+
+CK computeKind(DataType dt) {
+  switch (dt) {
+  case DataType::Float: case DataType::Float16: case DataType::BFloat16:
+  case DataType::Float8E4M3FN: case DataType::Float8E4M3FNUZ: case DataType::Float8E5M2:
+  case DataType::Float8E5M2FNUZ: case DataType::Float8E8M0: case DataType::Float4E2M1:
+    return CK::F32;
+  case DataType::Double: return CK::F64;
+  case DataType::Uint8: case DataType::Int8: case DataType::Uint16: case DataType::Int16:
+  case DataType::Int32: case DataType::Int64: case DataType::Bool: case DataType::Uint32:
+  case DataType::Uint4: case DataType::Int4: case DataType::Uint2: case DataType::Int2:
+    return CK::I64;
+  case DataType::Uint64: return CK::U64;
+  case DataType::String: return CK::Str;
+  default: return CK::None;
+  }
+}
+
+int64_t numElementsOf(llvm::ArrayRef<int64_t> dims) {
+  int64_t n = 1;
+  bool zero = false;
+  for (int64_t d : dims) {
+    if (d < 0) return -1;
+    if (d == 0) { zero = true; continue; }
+    if (n > std::numeric_limits<int64_t>::max() / d) return -1;
+    n *= d;
+  }
+  return zero ? 0 : n;
+}
+
+int64_t Arr::size() const { return numElementsOf(dims); }
+
+Arr Arr::make(DataType t, std::vector<int64_t> dims) {
+  Arr a;
+  a.dt = t;
+  a.dims = std::move(dims);
+  size_t n = (size_t)std::max<int64_t>(a.size(), 0);
+  switch (a.kind()) {
+  case CK::F32: a.f.assign(n, 0.f); break;
+  case CK::F64: a.d.assign(n, 0.0); break;
+  case CK::I64: a.i.assign(n, 0); break;
+  case CK::U64: a.u.assign(n, 0); break;
+  case CK::Str: a.s.assign(n, std::string()); break;
+  default: break;
+  }
+  return a;
+}
+
+std::vector<int64_t> stridesOf(llvm::ArrayRef<int64_t> dims) {
+  std::vector<int64_t> s(dims.size(), 1);
+  for (int64_t k = (int64_t)dims.size() - 2; k >= 0; --k) s[k] = s[k + 1] * dims[k + 1];
+  return s;
+}
+
+std::optional<std::vector<int64_t>> broadcastShapes(llvm::ArrayRef<int64_t> a,
+                                                    llvm::ArrayRef<int64_t> b) {
+  size_t r = std::max(a.size(), b.size());
+  std::vector<int64_t> out(r);
+  for (size_t k = 0; k < r; ++k) {
+    int64_t da = k < r - a.size() ? 1 : a[k - (r - a.size())];
+    int64_t db = k < r - b.size() ? 1 : b[k - (r - b.size())];
+    if (da == db || db == 1) out[k] = da;
+    else if (da == 1) out[k] = db;
+    else return std::nullopt;
+  }
+  return out;
+}
+
+std::vector<int64_t> broadcastOffsets(llvm::ArrayRef<int64_t> in, llvm::ArrayRef<int64_t> out) {
+  int64_t n = numElementsOf(out);
+  std::vector<int64_t> offs((size_t)std::max<int64_t>(n, 0));
+  if (n <= 0) return offs;
+  size_t r = out.size();
+  // Strides of the input aligned to the output's rank, 0 on broadcast dims.
+  std::vector<int64_t> st(r, 0);
+  std::vector<int64_t> ist = stridesOf(in);
+  for (size_t k = 0; k < in.size(); ++k) {
+    size_t ok = k + (r - in.size());
+    st[ok] = in[k] == 1 ? 0 : ist[k];
+  }
+  std::vector<int64_t> idx(r, 0);
+  int64_t off = 0;
+  for (int64_t e = 0; e < n; ++e) {
+    offs[(size_t)e] = off;
+    for (int64_t k = (int64_t)r - 1; k >= 0; --k) {
+      if (++idx[k] < out[k]) { off += st[k]; break; }
+      off -= st[k] * (idx[k] - 1);
+      idx[k] = 0;
+    }
+  }
+  return offs;
+}
+
+std::optional<int64_t> normAxis(int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank) return std::nullopt;
+  return axis < 0 ? axis + rank : axis;
+}
+
+uint64_t estimateBytes(DataType dt, int64_t n) {
+  if (n < 0) return UINT64_MAX;
+  if (dt == DataType::String) return (uint64_t)n * 16;
+  return dataTypeStorageBytes(dt, (uint64_t)n);
+}
+
+Status checkOutputSize(const KernelCall &c, DataType dt, llvm::ArrayRef<int64_t> dims) {
+  int64_t n = numElementsOf(dims);
+  if (n < 0) return invalid("output shape overflows");
+  if (estimateBytes(dt, n) > c.maxOutputBytes)
+    return absl::ResourceExhaustedError("output exceeds the fold size limit");
+  return absl::OkStatus();
+}
+
+StatusOr<Arr> fromTensor(const Tensor &t) {
+  Arr a;
+  a.dt = t.dataType();
+  a.dims = t.dims();
+  if (a.size() < 0) return invalid("tensor has invalid dims");
+  switch (a.kind()) {
+  case CK::F32: {
+    auto v = t.values<float>();
+    if (!v.ok()) return v.status();
+    a.f = std::move(*v);
+    break;
+  }
+  case CK::F64: {
+    auto v = t.values<double>();
+    if (!v.ok()) return v.status();
+    a.d = std::move(*v);
+    break;
+  }
+  case CK::I64: {
+    auto v = t.values<int64_t>();
+    if (!v.ok()) return v.status();
+    a.i = std::move(*v);
+    break;
+  }
+  case CK::U64: {
+    auto v = t.values<uint64_t>();
+    if (!v.ok()) return v.status();
+    a.u = std::move(*v);
+    break;
+  }
+  case CK::Str: {
+    auto v = t.strings();
+    if (!v.ok()) return v.status();
+    if ((int64_t)v->size() != a.size()) return invalid("string tensor size mismatch");
+    a.s = std::move(*v);
+    break;
+  }
+  default:
+    return unsupported(absl::StrCat("element type ", dataTypeName(a.dt).str()));
+  }
+  return a;
+}
+
+StatusOr<std::vector<int64_t>> intValues(const Tensor &t) {
+  CK k = computeKind(t.dataType());
+  if (k != CK::I64 && k != CK::U64) return invalid("expected an integer tensor");
+  return t.values<int64_t>();
+}
+
+namespace {
+template <typename T> void putLE(std::string &out, size_t idx, T v) {
+  std::memcpy(&out[idx * sizeof(T)], &v, sizeof(T));
+}
+} // namespace
+
+Tensor toTensor(const Arr &a) {
+  Tensor t;
+  t.setDataType(a.dt);
+  t.setDims(a.dims);
+  size_t n = (size_t)std::max<int64_t>(a.size(), 0);
+  if (a.dt == DataType::String) {
+    t.stringData = a.s;
+    t.setTyped(Tensor::TypedField::String);
+    return t;
+  }
+  std::string raw((size_t)dataTypeStorageBytes(a.dt, n), '\0');
+  switch (a.dt) {
+  case DataType::Float: if (n) std::memcpy(raw.data(), a.f.data(), 4 * n); break;
+  case DataType::Double: if (n) std::memcpy(raw.data(), a.d.data(), 8 * n); break;
+  case DataType::Float16:
+    for (size_t k = 0; k < n; ++k) putLE<uint16_t>(raw, k, floatToHalf(a.f[k]));
+    break;
+  case DataType::BFloat16:
+    for (size_t k = 0; k < n; ++k) putLE<uint16_t>(raw, k, floatToBFloat16(a.f[k]));
+    break;
+  case DataType::Float8E4M3FN: case DataType::Float8E4M3FNUZ: case DataType::Float8E5M2:
+  case DataType::Float8E5M2FNUZ: case DataType::Float8E8M0:
+    for (size_t k = 0; k < n; ++k) raw[k] = (char)floatToFloat8(a.f[k], a.dt, true);
+    break;
+  case DataType::Float4E2M1:
+    for (size_t k = 0; k < n; ++k) {
+      uint8_t nib = floatToFloat8(a.f[k], a.dt, true) & 0xf;
+      raw[k / 2] = (char)((uint8_t)raw[k / 2] | (k % 2 ? nib << 4 : nib));
+    }
+    break;
+  case DataType::Bool:
+    for (size_t k = 0; k < n; ++k) raw[k] = a.i[k] != 0;
+    break;
+  case DataType::Int8: case DataType::Uint8:
+    for (size_t k = 0; k < n; ++k) raw[k] = (char)(uint8_t)a.i[k];
+    break;
+  case DataType::Int16: case DataType::Uint16:
+    for (size_t k = 0; k < n; ++k) putLE<uint16_t>(raw, k, (uint16_t)a.i[k]);
+    break;
+  case DataType::Int32: case DataType::Uint32:
+    for (size_t k = 0; k < n; ++k) putLE<uint32_t>(raw, k, (uint32_t)a.i[k]);
+    break;
+  case DataType::Int64: if (n) std::memcpy(raw.data(), a.i.data(), 8 * n); break;
+  case DataType::Uint64: if (n) std::memcpy(raw.data(), a.u.data(), 8 * n); break;
+  case DataType::Int4: case DataType::Uint4:
+    for (size_t k = 0; k < n; ++k) {
+      uint8_t nib = (uint8_t)a.i[k] & 0xf;
+      raw[k / 2] = (char)((uint8_t)raw[k / 2] | (k % 2 ? nib << 4 : nib));
+    }
+    break;
+  case DataType::Int2: case DataType::Uint2:
+    for (size_t k = 0; k < n; ++k) {
+      uint8_t v = (uint8_t)a.i[k] & 3;
+      raw[k / 4] = (char)((uint8_t)raw[k / 4] | (v << (2 * (k % 4))));
+    }
+    break;
+  default: break;
+  }
+  t.setRaw(std::move(raw));
+  return t;
+}
+
+StatusOr<Arr> convertArr(const Arr &a, DataType dt) {
+  Arr r;
+  r.dt = dt;
+  r.dims = a.dims;
+  CK from = a.kind(), to = computeKind(dt);
+  if (from == CK::None || to == CK::None || from == CK::Str || to == CK::Str)
+    return unsupported("conversion");
+  visitNumeric(from, [&](auto fromT) -> Status {
+    using F = decltype(fromT);
+    const auto &src = a.vec<F>();
+    return visitNumeric(to, [&](auto toT) -> Status {
+      using T = decltype(toT);
+      auto &dst = r.vec<T>();
+      dst.resize(src.size());
+      for (size_t k = 0; k < src.size(); ++k) dst[k] = static_cast<T>(src[k]);
+      return absl::OkStatus();
+    });
+  }).IgnoreError();
+  return r;
+}
+
+//===--- Attributes ------------------------------------------------------===//
+
+int64_t attrInt(const KernelCall &c, llvm::StringRef name, int64_t dflt) {
+  const Attribute *a = c.attr(name);
+  return a && a->kind() == AttrKind::Int ? a->i : dflt;
+}
+float attrFloat(const KernelCall &c, llvm::StringRef name, float dflt) {
+  const Attribute *a = c.attr(name);
+  return a && a->kind() == AttrKind::Float ? a->f : dflt;
+}
+std::string attrString(const KernelCall &c, llvm::StringRef name, llvm::StringRef dflt) {
+  const Attribute *a = c.attr(name);
+  return a && a->kind() == AttrKind::String ? a->s : dflt.str();
+}
+std::optional<std::vector<int64_t>> attrInts(const KernelCall &c, llvm::StringRef name) {
+  const Attribute *a = c.attr(name);
+  if (!a || a->kind() != AttrKind::Ints) return std::nullopt;
+  return a->ints;
+}
+
+StatusOr<Arr> inputArr(const KernelCall &c, unsigned i) {
+  const Tensor *t = c.input(i);
+  if (!t) return invalid(absl::StrCat("missing input #", i));
+  return fromTensor(*t);
+}
+
+namespace {
+const KernelTable &table() {
+  static const KernelTable *t = [] {
+    auto *tab = new KernelTable();
+    registerElementwiseKernels(*tab);
+    registerCastKernels(*tab);
+    registerShapeKernels(*tab);
+    registerReduceKernels(*tab);
+    registerMatMulKernels(*tab);
+    registerMiscKernels(*tab);
+    return tab;
+  }();
+  return *t;
+}
+bool isDefaultDomain(llvm::StringRef d) { return d.empty() || d == "ai.onnx"; }
+} // namespace
+
+} // namespace kernels
+
+using namespace kernels;
+
+absl::StatusOr<std::vector<Tensor>> evaluateKernel(const KernelCall &call) {
+  if (!isDefaultDomain(call.domain))
+    return unsupported(absl::StrCat("no kernels for domain '", call.domain.str(), "'"));
+  for (const Attribute *a : call.attributes)
+    if (a && a->isReference()) return unsupported("attribute reference");
+  auto it = table().find(call.opType);
+  if (it == table().end())
+    return unsupported(absl::StrCat("no kernel for ", call.opType.str()));
+  auto r = it->second(call);
+  if (!r.ok()) return r.status();
+  for (const Tensor &t : *r) {
+    int64_t n = numElementsOf(t.dims());
+    if (n < 0) return invalid("kernel produced invalid dims");
+    uint64_t bytes = tensorDataBytes(t);
+    if (bytes > call.maxOutputBytes)
+      return absl::ResourceExhaustedError("output exceeds the fold size limit");
+  }
+  return r;
+}
+
+bool hasKernel(llvm::StringRef domain, llvm::StringRef opType) {
+  return isDefaultDomain(domain) && table().count(opType);
+}
+
+bool isNondeterministicOp(llvm::StringRef domain, llvm::StringRef opType) {
+  if (!isDefaultDomain(domain)) return false;
+  return opType.startswith("Random") || opType == "Bernoulli" || opType == "Multinomial";
+}
+
+uint64_t tensorDataBytes(const Tensor &t) {
+  int64_t n = numElementsOf(t.dims());
+  if (n < 0) return 0;
+  if (t.dataType() == DataType::String) {
+    uint64_t b = 0;
+    if (t.storage() == Tensor::Storage::Typed) {
+      for (const std::string &s : t.stringData) b += s.size();
+      return b;
+    }
+    auto s = t.strings();
+    if (s.ok())
+      for (const std::string &x : *s) b += x.size();
+    return b;
+  }
+  return dataTypeStorageBytes(t.dataType(), (uint64_t)n);
+}
+
+} // namespace onnxir

@@ -1,0 +1,146 @@
+//===- KernelUtil.h - Internal helpers of the folding kernels -------------===//
+//
+// Arr: a decoded tensor in its compute kind (see Note [Kernel numerics] in
+// Kernels.h), with conversions from and to Tensor, broadcasting, attribute
+// readers and the kernel table. Private to lib/Passes/Kernels.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXIR_LIB_PASSES_KERNELS_KERNELUTIL_H
+#define ONNXIR_LIB_PASSES_KERNELS_KERNELUTIL_H
+
+#include "onnxir/Passes/Kernels.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace onnxir {
+namespace kernels {
+
+/// How an element type is computed.
+enum class CK { F32, F64, I64, U64, Str, None };
+
+CK computeKind(DataType dt);
+
+/// A dense array in its compute kind. Only the vector matching kind() is used.
+struct Arr {
+  DataType dt = DataType::Undefined;
+  std::vector<int64_t> dims;
+  std::vector<float> f;
+  std::vector<double> d;
+  std::vector<int64_t> i;
+  std::vector<uint64_t> u;
+  std::vector<std::string> s;
+
+  CK kind() const { return computeKind(dt); }
+  int64_t size() const;
+  int64_t rank() const { return (int64_t)dims.size(); }
+
+  template <typename T> std::vector<T> &vec() {
+    if constexpr (std::is_same_v<T, float>) return f;
+    else if constexpr (std::is_same_v<T, double>) return d;
+    else if constexpr (std::is_same_v<T, int64_t>) return i;
+    else if constexpr (std::is_same_v<T, uint64_t>) return u;
+    else return s;
+  }
+  template <typename T> const std::vector<T> &vec() const {
+    return const_cast<Arr *>(this)->vec<T>();
+  }
+  /// An empty array of type `t` and `dims` with storage for every element.
+  static Arr make(DataType t, std::vector<int64_t> dims);
+};
+
+using Status = absl::Status;
+template <typename T> using StatusOr = absl::StatusOr<T>;
+
+inline Status unsupported(llvm::StringRef why) {
+  return absl::UnimplementedError(why.str());
+}
+inline Status invalid(llvm::StringRef why) {
+  return absl::InvalidArgumentError(why.str());
+}
+
+/// Decodes a tensor (any storage) into its compute kind.
+StatusOr<Arr> fromTensor(const Tensor &t);
+/// Encodes (rounding floats, wrapping integers to the element type).
+Tensor toTensor(const Arr &a);
+/// Values of an integer tensor as int64 (shape/axes inputs).
+StatusOr<std::vector<int64_t>> intValues(const Tensor &t);
+
+/// Storage bytes of `n` elements of `dt` (strings count 16 bytes each here,
+/// as an estimate before they exist).
+uint64_t estimateBytes(DataType dt, int64_t n);
+/// Fails with ResourceExhausted when an output of `dt` x `dims` is too big.
+Status checkOutputSize(const KernelCall &c, DataType dt, llvm::ArrayRef<int64_t> dims);
+
+/// Numpy broadcast of two shapes; nullopt if incompatible.
+std::optional<std::vector<int64_t>> broadcastShapes(llvm::ArrayRef<int64_t> a,
+                                                    llvm::ArrayRef<int64_t> b);
+/// Product of dims (0 for any zero dim); -1 on overflow or negative dims.
+int64_t numElementsOf(llvm::ArrayRef<int64_t> dims);
+/// Row-major strides of `dims`.
+std::vector<int64_t> stridesOf(llvm::ArrayRef<int64_t> dims);
+/// For each output element (row-major over `out`), the offset into an input
+/// of shape `in` broadcast to `out` (in is right-aligned).
+std::vector<int64_t> broadcastOffsets(llvm::ArrayRef<int64_t> in,
+                                      llvm::ArrayRef<int64_t> out);
+/// Normalizes a possibly negative axis for `rank`; nullopt if out of range.
+std::optional<int64_t> normAxis(int64_t axis, int64_t rank);
+
+/// Converts one element between compute kinds.
+template <typename To, typename From> To convertElem(From v) {
+  if constexpr (std::is_same_v<To, From>) return v;
+  else return static_cast<To>(v);
+}
+
+/// Calls fn(T{}) with T the C++ type of compute kind `k` (numeric only).
+template <typename Fn> auto visitNumeric(CK k, Fn &&fn) -> decltype(fn(float{})) {
+  switch (k) {
+  case CK::F32: return fn(float{});
+  case CK::F64: return fn(double{});
+  case CK::I64: return fn(int64_t{});
+  case CK::U64: return fn(uint64_t{});
+  default: return unsupported("non-numeric element type");
+  }
+}
+
+/// Converts array `a` to compute kind of `dt` (values only; dt set).
+StatusOr<Arr> convertArr(const Arr &a, DataType dt);
+
+//===--- Attributes ------------------------------------------------------===//
+int64_t attrInt(const KernelCall &c, llvm::StringRef name, int64_t dflt);
+float attrFloat(const KernelCall &c, llvm::StringRef name, float dflt);
+std::string attrString(const KernelCall &c, llvm::StringRef name, llvm::StringRef dflt);
+std::optional<std::vector<int64_t>> attrInts(const KernelCall &c, llvm::StringRef name);
+
+/// Input #i decoded; error if missing.
+StatusOr<Arr> inputArr(const KernelCall &c, unsigned i);
+
+//===--- Kernel table ----------------------------------------------------===//
+using KernelFn = StatusOr<std::vector<Tensor>> (*)(const KernelCall &);
+using KernelTable = llvm::StringMap<KernelFn>;
+void registerElementwiseKernels(KernelTable &t);
+void registerCastKernels(KernelTable &t);
+void registerShapeKernels(KernelTable &t);
+void registerReduceKernels(KernelTable &t);
+void registerMatMulKernels(KernelTable &t);
+void registerMiscKernels(KernelTable &t);
+
+/// Wraps one output.
+inline StatusOr<std::vector<Tensor>> one(const Arr &a) {
+  std::vector<Tensor> r;
+  r.push_back(toTensor(a));
+  return r;
+}
+
+} // namespace kernels
+} // namespace onnxir
+
+#endif // ONNXIR_LIB_PASSES_KERNELS_KERNELUTIL_H

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Folds the shared real and light models with `onnx-opt -fold-constants -dce`
+# and checks (1) onnxruntime gives the same outputs as the original (default
+# tolerance of ort_compare.js), (2) models with constant chains shrink in
+# node count, (3) no light model grows on disk.
+#   fold_ort.sh ONNX_OPT SHARED_DIR WORK_DIR
+# Needs ORT_NODE_MODULES (see shared/tools/README.md); without it the ORT
+# comparison is skipped and only the size checks run.
+set -u
+opt=$1; shared=$2; work=$3
+mkdir -p "$work"
+cmp="$shared/tools/ort_compare.js"
+pass=0; fail=0
+check() { if "$@"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: $*"; fi; }
+
+run_model() { # file args...
+  local f=$1; shift
+  local in="$shared/models/$f" out="$work/$(basename "$f" .onnx).folded.onnx"
+  if ! "$opt" -fold-constants -dce "$in" -o "$out"; then
+    echo "FAIL: onnx-opt on $f"; fail=$((fail+1)); return
+  fi
+  if [ -n "${ORT_NODE_MODULES:-}" ] && [ -d "${ORT_NODE_MODULES}" ]; then
+    check node "$cmp" "$in" "$out" "$@"
+  fi
+}
+
+run_model real/ppocr_v4_det.onnx --shape x=1,3,320,320
+run_model real/ppocr_v4_rec.onnx --shape x=1,3,48,320
+run_model real/silero_vad_v5.onnx --shape input=1,512 --shape state=2,1,128 --value sr=16000
+run_model real/oww_melspectrogram.onnx --shape input=1,1280
+run_model real/oww_embedding.onnx --shape input_1=1,76,32,1
+run_model real/oww_hey_jarvis_v0.1.onnx --range x.1=-0.1:0.1
+if [ "${FOLD_ORT_HEAVY:-0}" = 1 ]; then
+  run_model real/isnet_quint8.onnx --sets 1 --no-sensitivity
+else
+  "$opt" -fold-constants -dce "$shared/models/real/isnet_quint8.onnx" -o "$work/isnet_quint8.folded.onnx" \
+    && pass=$((pass+1)) || { echo "FAIL: onnx-opt on isnet_quint8"; fail=$((fail+1)); }
+fi
+
+# Models with constant chains must shrink (fewer nodes means smaller text).
+for m in ppocr_v4_rec isnet_quint8; do
+  a=$("$opt" "$shared/models/real/$m.onnx" --emit=text -o - | grep -cE ' = [A-Za-z_.]+ ?[(<]')
+  b=$("$opt" "$work/$m.folded.onnx" --emit=text -o - | grep -cE ' = [A-Za-z_.]+ ?[(<]')
+  check test "$b" -lt "$a"
+done
+
+# Light models must not grow.
+for f in "$shared"/models/light/*.onnx; do
+  out="$work/$(basename "$f" .onnx).folded.onnx"
+  if "$opt" -fold-constants -dce "$f" -o "$out"; then
+    check test "$(stat -c %s "$out")" -le "$(stat -c %s "$f")"
+  else
+    echo "FAIL: onnx-opt on $f"; fail=$((fail+1))
+  fi
+done
+echo "fold-ort: $pass passed, $fail failed"
+[ "$fail" = 0 ]
