@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# run_ort.sh ONNX_OPT SHARED_DIR WORK_DIR
+# For every model in SHARED_DIR/models/real (and the light models), checks with
+# ../shared/tools/ort_compare.js that
+#   -dce -topo   and  -rename   give bit-identical outputs (--exact --opt disabled)
+#   -O1                          gives outputs within the default tolerance.
+# Installs onnxruntime-node offline-safe into WORK_DIR on first use. Exit 77
+# (skipped) when node/npm are not available.
+set -uo pipefail
+OPT=$1; SHARED=$2; WORK=$3
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  echo "ort-oracle: node/npm not available: skipped"; exit 77
+fi
+mkdir -p "$WORK"
+if [ ! -d "$WORK/node_modules/onnxruntime-node" ]; then
+  cp "$SHARED/tools/package.json" "$WORK/"
+  if ! (cd "$WORK" && ONNXRUNTIME_NODE_INSTALL=skip npm install --no-audit --no-fund >npm.log 2>&1); then
+    echo "ort-oracle: npm install failed (see $WORK/npm.log): skipped"; exit 77
+  fi
+fi
+export ORT_NODE_MODULES="$WORK/node_modules"
+CMP="node $SHARED/tools/ort_compare.js"
+REAL="$SHARED/models/real"
+pass=0; fail=0
+check() { # name model out cmp-args...
+  local name=$1 a=$2 b=$3; shift 3
+  if $CMP "$a" "$b" "$@" >"$WORK/cmp.log" 2>&1; then
+    pass=$((pass+1))
+  else
+    fail=$((fail+1)); echo "FAIL: $name"; tail -5 "$WORK/cmp.log"
+  fi
+}
+run() { # model pipeline-name exactness args...
+  local model=$1 label=$2; shift 2
+  local base; base=$(basename "$model" .onnx)
+  local out="$WORK/$base.$label.onnx"
+  local flags=()
+  case $label in
+    dce-topo) flags=(-dce -topo) ;;
+    rename) flags=(-rename) ;;
+    O1) flags=(-O1) ;;
+  esac
+  if ! "$OPT" "${flags[@]}" "$model" -o "$out" 2>"$WORK/opt.log"; then
+    fail=$((fail+1)); echo "FAIL: onnx-opt ${flags[*]} $base"; cat "$WORK/opt.log"; return
+  fi
+  if [ "$label" = O1 ]; then check "$base $label" "$model" "$out" "$@"
+  else check "$base $label" "$model" "$out" --exact --opt disabled "$@"; fi
+}
+declare -A ARGS=(
+  [ppocr_v4_det]="--shape x=1,3,320,320"
+  [ppocr_v4_rec]="--shape x=1,3,48,320"
+  [silero_vad_v5]="--shape input=1,512 --shape state=2,1,128 --value sr=16000"
+  [oww_melspectrogram]="--shape input=1,1280"
+  [oww_embedding]="--shape input_1=1,76,32,1"
+  [oww_hey_jarvis_v0.1]="--range x.1=-0.1:0.1"
+  [isnet_quint8]="--sets 1 --no-sensitivity"
+)
+for model in "$REAL"/*.onnx; do
+  base=$(basename "$model" .onnx)
+  args=${ARGS[$base]:-}
+  for label in dce-topo rename O1; do
+    # shellcheck disable=SC2086
+    run "$model" "$label" $args
+  done
+done
+# silero's other If branch runs only at 8 kHz.
+run "$REAL/silero_vad_v5.onnx" O1 --shape input=1,256 --shape state=2,1,128 --value sr=8000
+for model in "$SHARED"/models/light/*.onnx; do
+  run "$model" dce-topo --sets 1
+  run "$model" O1 --sets 1
+done
+echo "ort-oracle: $pass passed, $fail failed"
+[ "$fail" = 0 ]
