@@ -60,8 +60,13 @@ class TextCorpus : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(TextCorpus, LosslessRoundTrip) {
   const std::string &path = GetParam();
+#ifdef ONNXIR_SANITIZED
+  // Sanitized builds run ~10x slower; the big models are covered by the
+  // normal build.
+  if (fs::file_size(path) > (4u << 20)) GTEST_SKIP() << "large model skipped under sanitizers";
+#endif
   auto m = loadModel(path);
-  if (!m.ok()) GTEST_SKIP() << "lift failed: " << m.status().message();
+  ASSERT_TRUE(m.ok()) << "lift failed: " << m.status().message();
 
   PrintOptions po;
   po.lossless = true;
