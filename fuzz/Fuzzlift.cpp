@@ -1,0 +1,7 @@
+//===- Fuzzlift.cpp - libFuzzer entry: liftVerifyLower ----------------------===//
+#include "FuzzCommon.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  onnxir::fuzz::liftVerifyLower(data, size);
+  return 0;
+}

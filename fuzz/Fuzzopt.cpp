@@ -1,0 +1,7 @@
+//===- Fuzzopt.cpp - libFuzzer entry: liftOptimize ----------------------===//
+#include "FuzzCommon.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  onnxir::fuzz::liftOptimize(data, size);
+  return 0;
+}

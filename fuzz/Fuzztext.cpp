@@ -1,0 +1,7 @@
+//===- Fuzztext.cpp - libFuzzer entry: parseTextPrint ----------------------===//
+#include "FuzzCommon.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  onnxir::fuzz::parseTextPrint(data, size);
+  return 0;
+}
