@@ -8,6 +8,7 @@
 #include "llvm/Support/Format.h"
 
 #include <chrono>
+#include <set>
 
 namespace onnxir {
 
@@ -32,13 +33,14 @@ absl::StatusOr<bool> PassManager::runOne(Pass &p, Model &m) {
   if (opts_.bisectLimit >= 0)
     log << "BISECT: running pass (" << (executed_ + 1) << ") " << p.argument() << "\n";
   ++executed_;
-  // Order problems present before the pass are not the pass's fault (real
-  // files are unsorted; -topo repairs them).
+  // Problems of a kind present before the pass are not the pass's fault
+  // (real files are unsorted, which -topo repairs; shadowing, which -rename
+  // repairs).
+  std::set<Diagnostic::Kind> before;
+  if (opts_.verifyEach)
+    for (const Diagnostic &d : verifyAll(m)) before.insert(d.kind);
   bool unsortedBefore = false;
-  if (opts_.verifyEach) {
-    for (const Diagnostic &d : verifyAll(m))
-      if (isOrderKind(d.kind)) unsortedBefore = true;
-  }
+  for (Diagnostic::Kind k : before) unsortedBefore |= isOrderKind(k);
   auto t0 = std::chrono::steady_clock::now();
   absl::StatusOr<bool> r = p.run(m);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -53,7 +55,7 @@ absl::StatusOr<bool> PassManager::runOne(Pass &p, Model &m) {
   if (opts_.verifyEach) {
     std::string problems;
     for (const Diagnostic &d : verifyAll(m)) {
-      if (unsortedBefore && isOrderKind(d.kind)) continue;
+      if ((unsortedBefore && isOrderKind(d.kind)) || before.count(d.kind)) continue;
       absl::StrAppend(&problems, "\n  ", d.message, " [", diagnosticKindName(d.kind), "]");
     }
     if (!problems.empty())

@@ -136,6 +136,8 @@ absl::StatusOr<std::string> resolveExternalPath(const std::string &baseDir,
 
 namespace {
 
+constexpr int kMaxMessageNesting = 1500;
+
 absl::StatusOr<std::unique_ptr<Model>> liftBytes(const char *data, size_t size,
                                                  const LiftOptions &opts,
                                                  const std::string &source) {
@@ -146,10 +148,14 @@ absl::StatusOr<std::unique_ptr<Model>> liftBytes(const char *data, size_t size,
                             "their weights in external data"));
   proto::ModelProto mp;
   google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t *>(data), (int)size);
-  in.SetRecursionLimit(100000);
+  // Deep enough for any real model (each subgraph level nests three
+  // messages), shallow enough that no recursion downstream can exhaust the
+  // stack.
+  in.SetRecursionLimit(kMaxMessageNesting);
   if (!mp.MergeFromCodedStream(&in) || !in.ConsumedEntireMessage())
-    return absl::InvalidArgumentError(
-        source + ": not a valid ONNX model (protobuf parsing failed: truncated or corrupt file?)");
+    return absl::InvalidArgumentError(absl::StrCat(
+        source, ": not a valid ONNX model (protobuf parsing failed: the file is truncated or "
+                "corrupt, or nests messages deeper than ", kMaxMessageNesting, " levels)"));
   return detail::liftProto(mp, opts.baseDir, source);
 }
 

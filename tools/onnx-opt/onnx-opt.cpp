@@ -266,18 +266,24 @@ int main(int argc, char **argv) {
   }
 
   // A model that does not verify is refused, except for what passes repair:
-  // order violations (-topo) and shadowing (-rename, warned about).
+  // order violations (-topo) and, when -rename runs, shadowing.
   {
+    bool renames = false;
+    for (unsigned i = 0; i < gPasses.size(); ++i) renames |= gPasses[i]->argument == "rename";
     std::string errors;
     for (const Diagnostic &d : verifyAll(*model)) {
       if (d.kind == Diagnostic::Kind::OrderViolation) continue;
-      if (d.kind == Diagnostic::Kind::Shadowing) {
-        llvm::errs() << "onnx-opt: warning: " << d.message << "\n";
+      if (d.kind == Diagnostic::Kind::Shadowing && renames) {
+        llvm::errs() << "onnx-opt: warning: " << d.message << " (-rename repairs it)\n";
         continue;
       }
       errors += "\n  " + d.message + " [" + diagnosticKindName(d.kind) + "]";
     }
-    if (!errors.empty()) fail(gInput + ": the model is invalid:" + errors);
+    if (!errors.empty())
+      fail(gInput + ": the model is invalid:" + errors +
+           (errors.find("[shadowing]") != std::string::npos
+                ? "\n(-rename repairs shadowing: onnx-opt -rename --rename-mode=sanitize ...)"
+                : ""));
   }
 
   Summary before;
