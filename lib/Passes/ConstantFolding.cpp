@@ -393,10 +393,11 @@ bool Folder::commit(const std::vector<Node *> &accepted) {
       ++stats_.deadConstantsRemoved;
     }
   }
-  for (auto &[g, set] : deadInits) {
-    for (Value *v : set) known_.erase(v);
+  for (auto &entry : deadInits) {
+    auto &dead = entry.second;
+    for (Value *v : dead) known_.erase(v);
     stats_.deadConstantsRemoved +=
-        g->removeInitializersIf([&](Value *v) { return set.count(v) != 0; });
+        entry.first->removeInitializersIf([&](Value *v) { return dead.count(v) != 0; });
   }
   return true;
 }
