@@ -41,10 +41,24 @@ template <class M> void applyResidual(const std::string &extras, M *msg) {
   if (!extras.empty()) msg->MergeFromString(extras);
 }
 
+/// Where the raw_data of one main-graph initializer lies in the input file.
+struct RawView {
+  uint64_t offset = 0, length = 0;
+};
+
+/// Raw data the lifter takes as views of the mapped file instead of from
+/// the parsed message (see Note [Slim parsing] in ModelIO.cpp).
+struct FileViews {
+  std::shared_ptr<const Buffer> file;
+  /// Indexed by main-graph initializer position; length-0 optional = none.
+  std::vector<std::optional<RawView>> initializers;
+};
+
 /// Lifts a parsed ModelProto (its raw_data strings are moved out, not
 /// copied). `baseDir` resolves external data ("" means none).
 absl::StatusOr<std::unique_ptr<Model>> liftProto(proto::ModelProto &mp, const std::string &baseDir,
-                                                 const std::string &sourceName);
+                                                 const std::string &sourceName,
+                                                 const FileViews *views = nullptr);
 
 /// How the lowerer writes one tensor's data.
 struct TensorSink {

@@ -42,8 +42,9 @@ bool metadataLossless(const google::protobuf::RepeatedPtrField<proto::StringStri
 
 class Lifter {
 public:
-  Lifter(Model &m, std::string baseDir, std::string source)
-      : m_(m), ctx_(m.getContext()), baseDir_(std::move(baseDir)), source_(std::move(source)) {}
+  Lifter(Model &m, std::string baseDir, std::string source, const FileViews *views)
+      : m_(m), ctx_(m.getContext()), baseDir_(std::move(baseDir)), source_(std::move(source)),
+        views_(views) {}
 
   absl::Status liftModel(proto::ModelProto &mp);
 
@@ -54,7 +55,8 @@ private:
 
   const Type *liftType(const proto::TypeProto &tp);
   void liftTypeSpec(const proto::TypeProto &tp, TypeSpec &spec);
-  absl::StatusOr<Tensor> liftTensor(proto::TensorProto &tp, const std::string &where);
+  absl::StatusOr<Tensor> liftTensor(proto::TensorProto &tp, const std::string &where,
+                                    const RawView *view = nullptr);
   absl::StatusOr<SparseTensor> liftSparse(proto::SparseTensorProto &sp, const std::string &where);
   absl::Status liftGraph(proto::GraphProto &gp, Graph &g);
   absl::Status liftGraphBody(google::protobuf::RepeatedPtrField<proto::NodeProto> &nodes, Graph &g);
@@ -70,6 +72,7 @@ private:
   Context &ctx_;
   std::string baseDir_, source_;
   std::unordered_map<std::string, const Type *> typeCache_;
+  const FileViews *views_;
 };
 
 //===--- Types ------------------------------------------------------------===//
@@ -207,7 +210,8 @@ absl::Status checkTensor(const Tensor &t) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<Tensor> Lifter::liftTensor(proto::TensorProto &tp, const std::string &where) {
+absl::StatusOr<Tensor> Lifter::liftTensor(proto::TensorProto &tp, const std::string &where,
+                                          const RawView *view) {
   Tensor t;
   proto::TensorProto res;
   keepUnknown(tp, res);
@@ -232,7 +236,10 @@ absl::StatusOr<Tensor> Lifter::liftTensor(proto::TensorProto &tp, const std::str
   // Typed fields in the order of preference; the chosen one is the storage,
   // any other non-empty one (a malformed file) goes to the residual.
   bool haveStorage = false;
-  if (tp.has_raw_data()) {
+  if (tp.has_raw_data() && view) {
+    t.setRaw(views_->file, (size_t)view->offset, (size_t)view->length); // a view, no copy
+    haveStorage = true;
+  } else if (tp.has_raw_data()) {
     std::string bytes;
     tp.mutable_raw_data()->swap(bytes); // moved, not copied
     t.setRaw(std::move(bytes));
@@ -689,10 +696,17 @@ absl::Status Lifter::liftGraph(proto::GraphProto &gp, Graph &g) {
       return err(where, absl::StrCat("graph input \"", vi.name(), "\": ", v.status().message()));
     liftValueInfoInto(vi, *v);
   }
+  bool mainGraph = views_ && &g == &m_.graph();
+  int initIndex = -1;
   for (auto &tp : *gp.mutable_initializer()) {
+    ++initIndex;
     std::string name = tp.name();
     std::string twhere = absl::StrCat(where, " > initializer \"", name, "\"");
-    auto t = liftTensor(tp, twhere);
+    const RawView *view = nullptr;
+    if (mainGraph && initIndex < (int)views_->initializers.size() &&
+        views_->initializers[initIndex])
+      view = &*views_->initializers[initIndex];
+    auto t = liftTensor(tp, twhere, view);
     if (!t.ok()) return t.status();
     Value *in = g.lookupLocal(name);
     if (in && in->isGraphInput() && !in->hasInitializer()) {
@@ -841,9 +855,10 @@ absl::Status Lifter::liftModel(proto::ModelProto &mp) {
 TensorSink::~TensorSink() = default;
 
 absl::StatusOr<std::unique_ptr<Model>> liftProto(proto::ModelProto &mp, const std::string &baseDir,
-                                                 const std::string &sourceName) {
+                                                 const std::string &sourceName,
+                                                 const FileViews *views) {
   auto m = std::make_unique<Model>();
-  Lifter l(*m, baseDir, sourceName);
+  Lifter l(*m, baseDir, sourceName, views);
   if (auto s = l.liftModel(mp); !s.ok()) return s;
   return m;
 }
