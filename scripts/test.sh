@@ -17,7 +17,7 @@ echo "=== tests ==="
 
 if [ "$QUICK" = 0 ]; then
   echo "=== build (ASan + UBSan) ==="
-  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DONNXIR_SANITIZE=ON \
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DONNXIR_SANITIZE=ON \
         -DONNXIR_BUILD_BENCH=OFF >/dev/null
   cmake --build build-asan -j "$JOBS"
   echo "=== tests under sanitizers ==="
