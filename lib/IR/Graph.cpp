@@ -363,18 +363,29 @@ void Graph::walkGraphs(llvm::function_ref<void(Graph *)> fn) {
     for (Graph *g : n.subgraphs()) g->walkGraphs(fn);
 }
 
+// Both are iterative: models may nest deeply, and diagnostics must not be
+// what exhausts the stack.
 std::string Graph::path() const {
-  if (Node *p = parentNode()) {
-    std::string s = nodePath(p);
-    Attribute *a = parentAttr_;
+  // Collect the chain of (graph, holder node) from the top down.
+  std::vector<const Graph *> chain;
+  for (const Graph *g = this; g; g = g->parentGraph()) chain.push_back(g);
+  std::string s;
+  const Graph *top = chain.back();
+  if (top->function_) s = absl::StrCat("function \"", top->function_->qualifiedName(), "\"");
+  else s = absl::StrCat("graph \"", top->name, "\"");
+  for (size_t k = chain.size() - 1; k-- > 0;) {
+    const Graph *g = chain[k];
+    const Node *p = g->parentNode();
+    s += absl::StrCat(" > node #", p->indexInGraph());
+    if (!p->name().empty()) s += absl::StrCat(" \"", p->name().str(), "\"");
+    s += absl::StrCat(" (", p->opType().str(), ")");
+    const Attribute *a = g->parentAttr_;
     s += absl::StrCat(" > attribute \"", a->name(), "\"");
     if (a->kind() == AttrKind::Graphs)
       for (unsigned i = 0; i < a->numGraphs(); ++i)
-        if (a->graph(i) == this) s += absl::StrCat("[", i, "]");
-    return s;
+        if (a->graph(i) == g) s += absl::StrCat("[", i, "]");
   }
-  if (function_) return absl::StrCat("function \"", function_->qualifiedName(), "\"");
-  return absl::StrCat("graph \"", name, "\"");
+  return s;
 }
 
 std::string nodePath(const Node *n) {

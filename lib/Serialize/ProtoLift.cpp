@@ -429,7 +429,13 @@ AttrKind inferKind(const proto::AttributeProto &ap) {
 } // namespace
 
 absl::Status Lifter::liftAttribute(proto::AttributeProto &ap, Node &n, Attribute &a) {
-  std::string where = absl::StrCat(nodePath(&n), " > attribute \"", ap.name(), "\"");
+  // The path is computed only when needed (errors, tensors): it is O(depth).
+  std::string whereText;
+  auto where = [&]() -> const std::string & {
+    if (whereText.empty())
+      whereText = absl::StrCat(nodePath(&n), " > attribute \"", ap.name(), "\"");
+    return whereText;
+  };
   proto::AttributeProto res;
   keepUnknown(ap, res);
   KEEP_EMPTY(ap, res, doc_string);
@@ -444,14 +450,14 @@ absl::Status Lifter::liftAttribute(proto::AttributeProto &ap, Node &n, Attribute
                     k == AttrKind::Tensors || k == AttrKind::Graphs ||
                     k == AttrKind::SparseTensors || k == AttrKind::TypeProtos;
     if ((int)k < 0 || (int)k > 14)
-      return err(where, absl::StrCat("unknown attribute type ", (int)k));
+      return err(where(), absl::StrCat("unknown attribute type ", (int)k));
     if (present != AttrKind::Undefined && present != k)
-      return err(where, absl::StrCat("attribute type ", attrKindName(k).str(),
+      return err(where(), absl::StrCat("attribute type ", attrKindName(k).str(),
                                      " disagrees with the value it holds (",
                                      attrKindName(present).str(), ")"));
     if (present == AttrKind::Undefined && !listKind && k != AttrKind::Undefined &&
         k != AttrKind::Float && k != AttrKind::Int && k != AttrKind::String)
-      return err(where, absl::StrCat("attribute of type ", attrKindName(k).str(),
+      return err(where(), absl::StrCat("attribute of type ", attrKindName(k).str(),
                                      " holds no value"));
   }
   a.setKind(k);
@@ -478,28 +484,28 @@ absl::Status Lifter::liftAttribute(proto::AttributeProto &ap, Node &n, Attribute
 
   if (ap.has_t()) {
     if (k == AttrKind::Tensor) {
-      auto t = liftTensor(*ap.mutable_t(), where);
+      auto t = liftTensor(*ap.mutable_t(), where());
       if (!t.ok()) return t.status();
       a.tensors.push_back(std::make_unique<Tensor>(std::move(*t)));
     } else *res.mutable_t() = ap.t();
   }
   if (k == AttrKind::Tensors)
     for (auto &tp : *ap.mutable_tensors()) {
-      auto t = liftTensor(tp, where);
+      auto t = liftTensor(tp, where());
       if (!t.ok()) return t.status();
       a.tensors.push_back(std::make_unique<Tensor>(std::move(*t)));
     }
   else if (ap.tensors_size()) *res.mutable_tensors() = ap.tensors();
   if (ap.has_sparse_tensor()) {
     if (k == AttrKind::SparseTensor) {
-      auto s = liftSparse(*ap.mutable_sparse_tensor(), where);
+      auto s = liftSparse(*ap.mutable_sparse_tensor(), where());
       if (!s.ok()) return s.status();
       a.sparseTensors.push_back(std::make_unique<SparseTensor>(std::move(*s)));
     } else *res.mutable_sparse_tensor() = ap.sparse_tensor();
   }
   if (k == AttrKind::SparseTensors)
     for (auto &sp : *ap.mutable_sparse_tensors()) {
-      auto s = liftSparse(sp, where);
+      auto s = liftSparse(sp, where());
       if (!s.ok()) return s.status();
       a.sparseTensors.push_back(std::make_unique<SparseTensor>(std::move(*s)));
     }
