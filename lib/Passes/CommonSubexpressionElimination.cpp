@@ -3,9 +3,10 @@
 // Scoped value numbering: a node is keyed by its identity, operands and
 // attributes. Keys of enclosing graphs are visible in nested graphs (a node
 // in a branch may reuse an equal outer node defined before the branch's
-// holder), never across sibling graphs. Nondeterministic ops, nodes with
-// subgraphs or without results, and nodes feeding graph outputs (whose names
-// are the interface) are never merged away.
+// holder), never across sibling graphs. Nondeterministic ops (Random*,
+// Bernoulli, Multinomial, *Dropout), ops of unknown domains and calls of
+// local functions, nodes with subgraphs or without results, and nodes feeding
+// graph outputs (whose names are the interface) are never merged away.
 //
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/Model.h"
@@ -20,10 +21,20 @@ namespace onnxir {
 
 namespace {
 
+// Ops that may give different results on two runs with equal inputs (any
+// domain: com.microsoft has its own Random* and *Dropout ops).
 bool nondeterministic(const Node &n) {
   llvm::StringRef op = n.opType();
-  return op.startswith("Random") || op == "Bernoulli" || op == "Multinomial" ||
-         (op == "Dropout" && n.numOperands() >= 3 && n.operand(2));
+  return op.startswith("Random") || op.contains("Dropout") || op == "Bernoulli" ||
+         op == "Multinomial";
+}
+
+// Only ops of domains whose semantics we know are merged: a custom op or a
+// model-local function may have effects or be nondeterministic.
+bool knownDomain(const Model &m, const Node &n) {
+  llvm::StringRef d = n.domain();
+  bool known = d.empty() || d == "ai.onnx" || d == "ai.onnx.ml" || d == "com.microsoft";
+  return known && !m.findFunction(n);
 }
 
 void appendTensorKey(std::string &k, const Tensor &t) {
@@ -82,6 +93,8 @@ bool nodeKey(const Node &n, std::string &k) {
 
 class CSE {
 public:
+  explicit CSE(const Model &m) : model(m) {}
+  const Model &model;
   int64_t merged = 0;
 
   absl::Status runGraph(Graph &g, std::vector<std::unordered_map<std::string, Node *>> &scopes) {
@@ -94,7 +107,9 @@ public:
           if (auto s = runGraph(*sg, scopes); !s.ok()) return s;
         continue;
       }
-      if (n.numResults() == 0 || nondeterministic(n) || !nodeKey(n, key)) continue;
+      if (n.numResults() == 0 || nondeterministic(n) || !knownDomain(model, n) ||
+          !nodeKey(n, key))
+        continue;
       Node *prev = nullptr;
       for (auto s = scopes.rbegin(); s != scopes.rend() && !prev; ++s) {
         auto f = s->find(key);
@@ -125,7 +140,7 @@ public:
 } // namespace
 
 absl::StatusOr<bool> eliminateCommonSubexpressions(Model &m, int64_t *merged) {
-  CSE cse;
+  CSE cse(m);
   std::vector<std::unordered_map<std::string, Node *>> scopes;
   if (auto s = cse.runGraph(m.graph(), scopes); !s.ok()) return s;
   for (auto &f : m.functions())

@@ -30,14 +30,16 @@ void collectInputs(Node *root, Node *n, std::vector<Value *> &out) {
   }
 }
 
-// Ops whose trailing results may be omitted when unused.
-bool hasOptionalOutputs(const Node &n, unsigned i) {
+// True if result #i of `n` is optional in the op's schema (every opset
+// version), so an unused one may become an empty slot. Only standard ops whose
+// optional outputs we know; everything else keeps its results.
+bool isOptionalResult(const Node &n, unsigned i) {
   if (!(n.domain().empty() || n.domain() == "ai.onnx")) return false;
   llvm::StringRef op = n.opType();
-  if (op == "Dropout" || op == "MaxPool" || op == "LayerNormalization")
+  if (op == "LSTM" || op == "GRU" || op == "RNN") return true; // Y, Y_h (, Y_c)
+  if (op == "Dropout" || op == "MaxPool" || op == "LayerNormalization" ||
+      op == "BatchNormalization" || op == "Unique" || op == "SoftmaxCrossEntropyLoss")
     return i >= 1;
-  if (op == "BatchNormalization") return i >= 1;
-  if (op == "LSTM" || op == "GRU" || op == "RNN") return true;
   return false;
 }
 
@@ -79,7 +81,7 @@ absl::StatusOr<bool> eliminateDeadCode(Model &m, const DCEOptions &opts, DCEStat
     for (Node &n : g->nodes())
       for (unsigned i = 0; i < n.numResults(); ++i) {
         Value *r = n.result(i);
-        if (r && r->useEmpty() && hasOptionalOutputs(n, i) && n.hasUses()) {
+        if (r && r->useEmpty() && isOptionalResult(n, i) && n.hasUses()) {
           (void)n.eraseResult(i);
           changed = true;
         }

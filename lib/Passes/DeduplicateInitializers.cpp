@@ -1,15 +1,18 @@
 //===- DeduplicateInitializers.cpp - Merge equal constant tensors ---------===//
 //
 // Each constant initializer (not a graph input: those can be overridden) is
-// hashed once by element type, dims and bytes; an equal one seen in the same
-// graph or an enclosing one takes over its uses. Initializers that are graph
-// outputs keep their names and are not merged away.
+// hashed once: element type, dims and a 64-bit hash of its bytes, read in
+// place (a view of the mapped file, never copied). Initializers with equal
+// hashes are compared byte for byte; an equal one seen earlier in the same
+// graph or in an enclosing one takes over the uses. Initializers that are
+// graph outputs keep their names and are not merged away.
 //
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/Model.h"
 #include "onnxir/Passes/Passes.h"
 
-#include "absl/strings/str_cat.h"
+#include "llvm/ADT/Hashing.h"
+#include "llvm/Support/xxhash.h"
 
 #include <unordered_map>
 
@@ -17,40 +20,64 @@ namespace onnxir {
 
 namespace {
 
-bool tensorKey(const Tensor &t, std::string &k) {
-  k.clear();
-  absl::StrAppend(&k, t.dataTypeRaw(), "[");
-  for (int64_t d : t.dims()) absl::StrAppend(&k, d, ",");
-  k += "]";
+struct Contents {
+  Value *value;
+  std::vector<std::string> strings; // String tensors only
+  llvm::StringRef bytes;            // other tensors (a view)
+};
+
+std::optional<Contents> contentsOf(Value *v) {
+  const Tensor &t = *v->initializer();
+  Contents c{v, {}, {}};
   if (t.dataType() == DataType::String) {
     auto s = t.strings();
-    if (!s.ok()) return false;
-    for (auto &x : *s) absl::StrAppend(&k, x.size(), ":", x);
-    return true;
+    if (!s.ok()) return std::nullopt;
+    c.strings = std::move(*s);
+    return c;
   }
   auto b = t.bytes();
-  if (!b.ok()) return false;
-  k.append(b->data(), b->size());
-  return true;
+  if (!b.ok()) return std::nullopt;
+  c.bytes = *b;
+  return c;
+}
+
+uint64_t hashOf(const Tensor &t, const Contents &c) {
+  uint64_t h = llvm::hash_combine(t.dataTypeRaw(), llvm::hash_combine_range(t.dims().begin(),
+                                                                            t.dims().end()));
+  if (t.dataType() == DataType::String) {
+    for (const std::string &s : c.strings) h = llvm::hash_combine(h, s.size(), llvm::xxHash64(s));
+    return h;
+  }
+  return llvm::hash_combine(h, c.bytes.size(), llvm::xxHash64(c.bytes));
+}
+
+bool equal(const Contents &a, const Contents &b) {
+  const Tensor &x = *a.value->initializer(), &y = *b.value->initializer();
+  return x.dataTypeRaw() == y.dataTypeRaw() && x.dims() == y.dims() && a.bytes == b.bytes &&
+         a.strings == b.strings;
 }
 
 struct Dedup {
   int64_t merged = 0;
-  std::vector<std::unordered_map<std::string, Value *>> scopes;
+  // One table per graph on the current nesting path.
+  std::vector<std::unordered_multimap<uint64_t, Contents>> scopes;
 
   void run(Graph &g) {
     scopes.emplace_back();
-    std::string key;
     bool any = false;
     for (Value *v : g.initializers()) {
-      if (!v->isConstantInitializer() || !tensorKey(*v->initializer(), key)) continue;
+      if (!v->isConstantInitializer()) continue;
+      std::optional<Contents> c = contentsOf(v);
+      if (!c) continue;
+      uint64_t h = hashOf(*v->initializer(), *c);
       Value *prev = nullptr;
       for (auto s = scopes.rbegin(); s != scopes.rend() && !prev; ++s) {
-        auto f = s->find(key);
-        if (f != s->end()) prev = f->second;
+        auto [b, e] = s->equal_range(h);
+        for (; b != e && !prev; ++b)
+          if (equal(b->second, *c)) prev = b->second.value;
       }
       if (!prev) {
-        scopes.back().emplace(key, v);
+        scopes.back().emplace(h, std::move(*c));
         continue;
       }
       if (v->isGraphOutput()) continue;

@@ -102,7 +102,12 @@ absl::Status inlineCall(Model &m, Node *call, Function &f) {
   std::vector<Value *> outs = body.cloneNodesInto(g, call, map);
   // The copies sit between prevBefore and the call.
   auto it = prevBefore ? std::next(prevBefore->getIterator()) : g.nodes().begin();
-  for (; &*it != call; ++it) substituteRefs(*it, *call, f);
+  for (; &*it != call; ++it) {
+    substituteRefs(*it, *call, f);
+    // Node names: `call/inner`, so repeated inlining keeps them apart.
+    if (!call->name().empty() && !it->name().empty())
+      it->setName((call->name() + "/" + it->name()).str());
+  }
   // Results keep their names.
   std::vector<std::pair<Value *, std::string>> renames;
   for (unsigned i = 0; i < call->numResults(); ++i) {
@@ -136,6 +141,20 @@ absl::Status inlineCall(Model &m, Node *call, Function &f) {
   return absl::OkStatus();
 }
 
+// A body's nodes mean what its opset imports say; inlined into the model they
+// mean what the model's imports say. Refuse when the two disagree.
+absl::Status checkOpsets(const Model &m, const Function &f) {
+  for (const OpsetImport &o : f.opsetImports) {
+    int64_t have = m.opsetVersion(o.domain);
+    if (have >= 0 && have != o.version)
+      return absl::FailedPreconditionError(absl::StrCat(
+          "inline-functions: function \"", f.qualifiedName(), "\" imports opset \"", o.domain,
+          "\" version ", o.version, " but the model imports version ", have,
+          "; inlining would change what its nodes mean"));
+  }
+  return absl::OkStatus();
+}
+
 } // namespace
 
 absl::StatusOr<bool> inlineFunctions(Model &m, int64_t *inlined) {
@@ -149,6 +168,7 @@ absl::StatusOr<bool> inlineFunctions(Model &m, int64_t *inlined) {
     });
     if (calls.empty()) break;
     for (auto &[n, f] : calls) {
+      if (auto s = checkOpsets(m, *f); !s.ok()) return s;
       if (auto s = inlineCall(m, n, *f); !s.ok()) return s;
       changed = true;
       if (inlined) ++*inlined;

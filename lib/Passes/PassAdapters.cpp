@@ -104,10 +104,10 @@ public:
     } else if (key == "rename-prefix") {
       opts_.prefix = value.str();
       if (opts_.mode == RenameOptions::Mode::Canonical) opts_.mode = RenameOptions::Mode::Prefix;
-    } else if (key == "rename-interface") {
+    } else if (key == "rename-interface" || key == "rename-nodes") {
       auto b = parseBool(value);
       if (!b.ok()) return badValue(argument(), key, value, "true or false");
-      opts_.renameInterface = *b;
+      (key == "rename-nodes" ? opts_.renameNodes : opts_.renameInterface) = *b;
     } else {
       return Pass::setOption(key, value);
     }
@@ -176,7 +176,8 @@ void registerCleanupPasses() {
          make<RenamePass>(),
          {{"rename-mode", "rename: canonical (default), prefix or sanitize"},
           {"rename-prefix", "rename: the prefix for prefix mode"},
-          {"rename-interface", "rename: also rename the main graph's inputs and outputs"}}});
+          {"rename-interface", "rename: also rename the main graph's inputs and outputs"},
+          {"rename-nodes", "rename: also rename nodes (default true)"}}});
   addSimple("eliminate-identity", "Remove Identity nodes (output names are kept)",
             "identities removed", [](Model &m, int64_t *n) { return eliminateIdentity(m, n); });
   addSimple("cse", "Merge nodes that compute the same value (scoped, deterministic ops only)",
@@ -187,12 +188,12 @@ void registerCleanupPasses() {
             [](Model &m, int64_t *n) { return deduplicateInitializers(m, n); });
   addSimple("inline-functions", "Inline calls of model-local functions", "calls inlined",
             [](Model &m, int64_t *n) { return inlineFunctions(m, n); });
+  PassOptionInfo sizeLimit{"constants-size-limit",
+                           "lift-constants, lower-initializers: largest tensor in bytes to move"};
   r.add({"lift-constants", "Turn Constant nodes into initializers of the same name",
-         make<ConstantsPass>(true),
-         {{"constants-size-limit",
-           "lift-constants/lower-initializers: largest tensor in bytes to move"}}});
+         make<ConstantsPass>(true), {sizeLimit}});
   r.add({"lower-initializers", "Turn constant initializers into Constant nodes of the same name",
-         make<ConstantsPass>(false)});
+         make<ConstantsPass>(false), {sizeLimit}});
 }
 
 } // namespace onnxir

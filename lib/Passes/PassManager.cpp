@@ -1,4 +1,10 @@
-//===- PassManager.cpp ----------------------------------------------------===//
+//===- PassManager.cpp - Running pipelines of passes ----------------------===//
+//
+// Runs passes, verifies after each one (Note [Verification after a pass] in
+// the header), prints the IR and bisect notes as it goes, and a timing and
+// statistics report at the end.
+//
+//===----------------------------------------------------------------------===//
 #include "onnxir/Passes/PassManager.h"
 
 #include "onnxir/IR/Model.h"
@@ -8,59 +14,65 @@
 #include "llvm/Support/Format.h"
 
 #include <chrono>
-#include <set>
 
 namespace onnxir {
 
-namespace {
-bool isOrderKind(Diagnostic::Kind k) {
-  return k == Diagnostic::Kind::OrderViolation || k == Diagnostic::Kind::Cycle;
-}
-} // namespace
-
 void PassManager::addO1Pipeline(unsigned maxIterations) {
-  o1Iterations_ = maxIterations;
+  o1Iterations_ = std::max(1u, maxIterations);
   passes_.push_back(Entry{nullptr, true});
+}
+
+const std::vector<std::string> &PassManager::o1Pipeline() {
+  // fold-constants is skipped when it is not registered.
+  static const std::vector<std::string> kPipeline = {
+      "eliminate-identity", "dce", "fold-constants", "cse", "dedup-initializers", "dce"};
+  return kPipeline;
 }
 
 absl::StatusOr<bool> PassManager::runOne(Pass &p, Model &m) {
   llvm::raw_ostream &log = *opts_.log;
-  if (opts_.bisectLimit >= 0 && executed_ >= opts_.bisectLimit) {
-    log << "BISECT: NOT running pass (" << (executed_ + 1) << ") " << p.argument() << "\n";
-    ++executed_;
-    return false;
-  }
-  if (opts_.bisectLimit >= 0)
-    log << "BISECT: running pass (" << (executed_ + 1) << ") " << p.argument() << "\n";
   ++executed_;
-  // Problems of a kind present before the pass are not the pass's fault
-  // (real files are unsorted, which -topo repairs; shadowing, which -rename
-  // repairs).
-  std::set<Diagnostic::Kind> before;
-  if (opts_.verifyEach)
-    for (const Diagnostic &d : verifyAll(m)) before.insert(d.kind);
-  bool unsortedBefore = false;
-  for (Diagnostic::Kind k : before) unsortedBefore |= isOrderKind(k);
+  if (opts_.bisectLimit >= 0) {
+    bool run = executed_ <= opts_.bisectLimit;
+    log << "BISECT: " << (run ? "running" : "NOT running") << " pass (" << executed_ << ") "
+        << p.argument() << "\n";
+    if (!run) return false;
+  }
   auto t0 = std::chrono::steady_clock::now();
   absl::StatusOr<bool> r = p.run(m);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!r.ok())
-    return absl::Status(r.status().code(),
-                        absl::StrCat("pass '", p.argument().str(), "' failed: ", r.status().message()));
-  if (opts_.timePasses)
-    log << llvm::format("  %10.4f s  ", secs) << p.argument() << (*r ? "" : "  (no change)") << "\n";
-  if (opts_.printStatistics)
-    for (auto &[name, v] : p.statistics())
-      log << "  " << p.argument() << ": " << name << " = " << v << "\n";
+    return absl::Status(r.status().code(), absl::StrCat("pass '", p.argument().str(),
+                                                        "' failed: ", r.status().message()));
+  timings_.push_back({p.argument().str(), secs, *r});
+  for (auto &[name, v] : p.statistics()) {
+    std::string key = absl::StrCat(p.argument().str(), ": ", name);
+    bool found = false;
+    for (auto &[k, sum] : stats_)
+      if (k == key) {
+        sum += v;
+        found = true;
+      }
+    if (!found) stats_.emplace_back(key, v);
+  }
   if (opts_.verifyEach) {
     std::string problems;
+    std::set<int> now;
+    unsigned shown = 0;
     for (const Diagnostic &d : verifyAll(m)) {
-      if ((unsortedBefore && isOrderKind(d.kind)) || before.count(d.kind)) continue;
+      now.insert((int)d.kind);
+      if (tolerated_.count((int)d.kind) || ++shown > 20) continue;
       absl::StrAppend(&problems, "\n  ", d.message, " [", diagnosticKindName(d.kind), "]");
     }
-    if (!problems.empty())
-      return absl::InternalError(absl::StrCat("the IR is invalid after pass '",
-                                              p.argument().str(), "':", problems));
+    if (!problems.empty()) {
+      if (printer) {
+        log << "// ----- IR after failing pass " << p.argument() << " -----\n";
+        printer(m, log);
+      }
+      return absl::InternalError(absl::StrCat("pass '", p.argument().str(),
+                                              "' left the IR invalid:", problems));
+    }
+    tolerated_ = std::move(now); // only shrinks: the rest were refused above
   }
   if (opts_.printIRAfterAll || opts_.printIRAfter.count(p.argument().str())) {
     log << "// ----- IR after " << p.argument() << " -----\n";
@@ -69,39 +81,83 @@ absl::StatusOr<bool> PassManager::runOne(Pass &p, Model &m) {
   return *r;
 }
 
+absl::StatusOr<bool> PassManager::runRegistered(llvm::StringRef argument, Model &m) {
+  const PassInfo *info = PassRegistry::instance().lookup(argument);
+  if (!info) return false;
+  std::unique_ptr<Pass> p = info->factory();
+  for (const PassOptionInfo &o : info->options) {
+    auto it = opts_.passOptions.find(o.key);
+    if (it != opts_.passOptions.end())
+      if (absl::Status s = p->setOption(o.key, it->second); !s.ok()) return s;
+  }
+  return runOne(*p, m);
+}
+
 absl::StatusOr<bool> PassManager::runO1(Model &m) {
-  static const char *kPipeline[] = {"eliminate-identity", "dce", "fold-constants", "cse",
-                                     "dedup-initializers", "dce"};
-  bool changedAny = false;
-  for (unsigned it = 0; it < o1Iterations_; ++it) {
-    bool changed = false;
-    for (const char *arg : kPipeline) {
-      const PassInfo *info = PassRegistry::instance().lookup(arg);
-      if (!info) continue;
-      std::unique_ptr<Pass> p = info->factory();
-      auto r = runOne(*p, m);
+  // Sorting first lets every later pass see definitions before uses.
+  auto first = runRegistered("topo", m);
+  if (!first.ok()) return first;
+  bool changedAny = *first, changed = true;
+  for (unsigned it = 0; it < o1Iterations_ && changed; ++it) {
+    changed = false;
+    for (const std::string &arg : o1Pipeline()) {
+      auto r = runRegistered(arg, m);
       if (!r.ok()) return r;
       changed |= *r;
     }
     changedAny |= changed;
-    if (!changed) break;
   }
-  if (const PassInfo *topo = PassRegistry::instance().lookup("topo")) {
-    std::unique_ptr<Pass> p = topo->factory();
-    auto r = runOne(*p, m);
-    if (!r.ok()) return r;
-    changedAny |= *r;
+  if (changed)
+    *opts_.log << "note: -O1 stopped after " << o1Iterations_
+               << " iterations without reaching a fixed point\n";
+  auto last = runRegistered("topo", m);
+  if (!last.ok()) return last;
+  return changedAny || *last;
+}
+
+void PassManager::report() {
+  llvm::raw_ostream &log = *opts_.log;
+  if (opts_.timePasses && !timings_.empty()) {
+    double total = 0;
+    for (const Execution &e : timings_) total += e.seconds;
+    log << "===--- Pass execution timing report ---===\n";
+    log << "     seconds       %  pass\n";
+    for (const Execution &e : timings_)
+      log << llvm::format("  %10.4f  %5.1f%%  ", e.seconds,
+                          total > 0 ? 100.0 * e.seconds / total : 0.0)
+          << e.argument << (e.changed ? "" : "  (no change)") << "\n";
+    log << llvm::format("  %10.4f  100.0%%  total\n", total);
   }
-  return changedAny;
+  if (opts_.printStatistics && !stats_.empty()) {
+    log << "===--- Statistics (non-zero counters) ---===\n";
+    bool any = false;
+    for (auto &[k, v] : stats_)
+      if (v) {
+        log << "  " << k << " = " << v << "\n";
+        any = true;
+      }
+    if (!any) log << "  (every counter is zero)\n";
+  }
 }
 
 absl::StatusOr<bool> PassManager::run(Model &m) {
+  tolerated_.clear();
+  if (opts_.verifyEach)
+    for (const Diagnostic &d : verifyAll(m)) tolerated_.insert((int)d.kind);
+  timings_.clear();
+  stats_.clear();
   bool changed = false;
+  absl::Status err = absl::OkStatus();
   for (Entry &e : passes_) {
     auto r = e.o1 ? runO1(m) : runOne(*e.pass, m);
-    if (!r.ok()) return r;
+    if (!r.ok()) {
+      err = r.status();
+      break;
+    }
     changed |= *r;
   }
+  report();
+  if (!err.ok()) return err;
   return changed;
 }
 

@@ -1,6 +1,12 @@
-//===- PassRegistry.cpp - Pass base class and the registry ----------------===//
-#include "onnxir/Passes/ConstantFolding.h"
+//===- PassRegistry.cpp - The Pass base class and the registry ------------===//
+//
+// Registration is explicit (no static registrar objects: a static library's
+// unreferenced object files are never linked, so their registrars would never
+// run). registerAllPasses() calls one function per group of passes.
+//
+//===----------------------------------------------------------------------===//
 #include "onnxir/Passes/Pass.h"
+#include "onnxir/Passes/Passes.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -43,15 +49,14 @@ std::vector<const PassInfo *> PassRegistry::entries() const {
   return out;
 }
 
-// Defined next to each pass.
-void registerCleanupPasses();
-
 void registerAllPasses() {
   static bool done = false;
   if (done) return;
   done = true;
   registerCleanupPasses();
-  registerConstantFoldingPass();
+
+  //===--- Further groups of passes: one call each, below ------------------===//
+  registerConstantFoldingPass(); // fold-constants (ConstantFolding.cpp)
 }
 
 } // namespace onnxir

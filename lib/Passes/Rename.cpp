@@ -172,8 +172,10 @@ absl::StatusOr<bool> renameValues(Model &m, const RenameOptions &opts, int64_t *
     e.v->setNameOrFresh(e.want);
     if (e.v->name() != old[i]) ++count;
   }
-  for (Entry &e : entries)
+  for (Entry &e : entries) {
     if (Tensor *t = e.v->initializer()) t->setName(e.v->name().str());
+    if (SparseTensor *t = e.v->sparseInitializer()) t->values.setName(e.v->name().str());
+  }
   for (AnnRef &a : anns) {
     if (a.tensor) a.q->tensorName = a.tensor->name().str();
     for (size_t i = 0; i < a.params.size(); ++i)

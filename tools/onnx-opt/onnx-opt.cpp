@@ -13,12 +13,13 @@
 #include "onnxir/IR/Verifier.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/PassManager.h"
+#include "onnxir/Passes/Passes.h"
 #include "onnxir/Serialize/ProtoIO.h"
 #include "onnxir/Serialize/Text.h"
 
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/CommandLine.h"
 #include "llvm/ADT/Statistic.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -30,6 +31,7 @@
 #include <iostream>
 #include <iterator>
 #include <map>
+#include <set>
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -212,6 +214,7 @@ void writeTextAtomically(const std::string &path, const std::string &text) {
 
 int main(int argc, char **argv) {
   registerAllPasses();
+  registerTestPasses();
   PassList gPasses(cl::desc("Passes:"), cl::cat(gPassCat));
   // Pass options become flags of their own (--rename-mode=prefix ...).
   std::vector<std::unique_ptr<cl::opt<std::string>>> passOpts;
@@ -220,7 +223,8 @@ int main(int argc, char **argv) {
     for (const PassOptionInfo &o : info->options) {
       if (passOptByKey.count(o.key)) continue;
       passOpts.push_back(std::make_unique<cl::opt<std::string>>(
-          llvm::StringRef(o.key), cl::desc(o.description), cl::value_desc("value"), cl::cat(gPassOptCat)));
+          llvm::StringRef(o.key), cl::desc(o.description), cl::value_desc("value"),
+          cl::ValueOptional, cl::cat(gPassOptCat)));
       passOptByKey[o.key] = passOpts.back().get();
     }
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
@@ -230,12 +234,17 @@ int main(int argc, char **argv) {
   // -stats is LLVM Support's own flag: reuse it for our pass counters.
   if (auto *stats = cl::getRegisteredOptions().lookup("stats")) {
     stats->addCategory(gDebugCat);
-    stats->setDescription("Print each pass's counters");
+    stats->setDescription("Print each pass's counters (summed over its runs)");
+    stats->setHiddenFlag(cl::NotHidden);
   }
   cl::HideUnrelatedOptions({&gIOCat, &gPassCat, &gPassOptCat, &gDebugCat});
   cl::ParseCommandLineOptions(argc, argv,
                               "onnx-opt: optimise ONNX models with onnxir\n\n"
-                              "  onnx-opt [passes] INPUT -o OUTPUT\n");
+                              "  onnx-opt [passes] INPUT -o OUTPUT\n\n"
+                              "  Passes run in command-line order (onnx-opt -dce -topo ...).\n"
+                              "  Pass options are flags of their own, --KEY=VALUE\n"
+                              "  (onnx-opt -rename --rename-mode=sanitize ...); a bare\n"
+                              "  --KEY means true. '-' is standard input or output.\n");
 
   if (gListPasses) {
     for (const PassInfo *info : PassRegistry::instance().entries()) {
@@ -298,8 +307,28 @@ int main(int argc, char **argv) {
   pmo.timePasses = gTimePasses;
   pmo.printStatistics = llvm::AreStatisticsEnabled();
   pmo.printIRAfterAll = gPrintAfterAll;
-  for (const std::string &p : gPrintAfter) pmo.printIRAfter.insert(p);
+  for (const std::string &p : gPrintAfter) {
+    if (!PassRegistry::instance().lookup(p))
+      fail("--print-ir-after: unknown pass '" + p + "' (see --list-passes)");
+    pmo.printIRAfter.insert(p);
+  }
   pmo.bisectLimit = gBisect;
+  // Which passes run, to check that every pass option given is used.
+  std::set<std::string> running;
+  for (unsigned i = 0; i < gPasses.size(); ++i) {
+    if (gPasses[i] != &gO1Info) running.insert(gPasses[i]->argument);
+    else
+      for (const std::string &a : PassManager::o1Pipeline()) running.insert(a);
+  }
+  for (auto &[key, opt] : passOptByKey) {
+    if (!opt->getNumOccurrences()) continue;
+    bool used = false;
+    for (const std::string &a : running)
+      if (const PassInfo *info = PassRegistry::instance().lookup(a))
+        for (const PassOptionInfo &o : info->options) used |= o.key == key;
+    if (!used) fail("--" + key + " is given but no pass that takes it runs");
+    pmo.passOptions[key] = opt->getValue();
+  }
   PassManager pm(pmo);
   pm.printer = [](const Model &m, llvm::raw_ostream &os) { os << printModelText(m); };
   for (unsigned i = 0; i < gPasses.size(); ++i) {
@@ -310,19 +339,11 @@ int main(int argc, char **argv) {
     }
     std::unique_ptr<Pass> p = info->factory();
     for (const PassOptionInfo &o : info->options) {
-      cl::opt<std::string> *opt = passOptByKey[o.key];
-      if (opt && opt->getNumOccurrences())
-        if (auto s = p->setOption(o.key, opt->getValue()); !s.ok()) fail(std::string(s.message()));
+      auto it = pmo.passOptions.find(o.key);
+      if (it != pmo.passOptions.end())
+        if (auto s = p->setOption(o.key, it->second); !s.ok()) fail(std::string(s.message()));
     }
     pm.addPass(std::move(p));
-  }
-  // Options given for passes that are not in the pipeline are mistakes.
-  for (auto &[key, opt] : passOptByKey) {
-    if (!opt->getNumOccurrences()) continue;
-    bool used = false;
-    for (unsigned i = 0; i < gPasses.size(); ++i)
-      for (const PassOptionInfo &o : gPasses[i]->options) used |= o.key == key;
-    if (!used) fail("--" + key + " is given but its pass is not run");
   }
   auto r = pm.run(*model);
   if (!r.ok()) fail(gInput + ": " + std::string(r.status().message()));

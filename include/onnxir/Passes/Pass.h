@@ -46,7 +46,8 @@ protected:
 };
 
 /// A command-line option of a pass: `--KEY=VALUE` reaches setOption(KEY, VALUE).
-/// Keys are unique across all passes (prefix them with the pass's name).
+/// Prefix keys with the pass's name (`rename-mode`); two passes may share a
+/// key only when it means the same to both (`constants-size-limit`).
 struct PassOptionInfo {
   std::string key;
   std::string description;
@@ -73,7 +74,9 @@ private:
   std::map<std::string, PassInfo, std::less<>> infos_;
 };
 
-/// Registers every built-in pass; idempotent. Call from main.
+/// Registers every built-in pass; idempotent. Call from main. The groups it
+/// calls are declared in Passes.h; adding a pass means adding its entry to
+/// one of them (or a new group called from lib/Passes/PassRegistry.cpp).
 void registerAllPasses();
 
 } // namespace onnxir

@@ -4,6 +4,20 @@
 // naming the pass that broke it; times passes, collects statistics, prints
 // the IR after chosen passes, and can stop after N passes to bisect a failure.
 //
+//   registerAllPasses();
+//   PassManager pm;
+//   pm.addPass(PassRegistry::instance().lookup("dce")->factory());
+//   pm.addO1Pipeline();
+//   absl::StatusOr<bool> changed = pm.run(model);
+//
+// Note [Verification after a pass]
+// A pass is blamed only for problems it introduced. Before the first pass the
+// manager records which kinds of problems the input already has (real files
+// are unsorted, which -topo repairs; some shadow outer names, which -rename
+// repairs); those kinds are tolerated until a pass leaves the IR without
+// them. Any other problem after a pass is an Internal error that names the
+// pass and lists the problems.
+//
 //===----------------------------------------------------------------------===//
 #ifndef ONNXIR_PASSES_PASSMANAGER_H
 #define ONNXIR_PASSES_PASSMANAGER_H
@@ -14,6 +28,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -22,9 +37,13 @@
 namespace onnxir {
 
 struct PassManagerOptions {
+  /// Verify the IR after every pass (see Note [Verification after a pass]).
   bool verifyEach = true;
+  /// Print a timing report (one line per pass execution, and a total).
   bool timePasses = false;
+  /// Print every pass's counters, summed over its executions.
   bool printStatistics = false;
+  /// Print the IR after every pass, or after the passes named here.
   bool printIRAfterAll = false;
   std::set<std::string> printIRAfter;
   /// Run at most this many passes (-1: no limit); the rest are skipped and
@@ -32,19 +51,28 @@ struct PassManagerOptions {
   int64_t bisectLimit = -1;
   /// Where timings, statistics, printed IR and bisect notes go.
   llvm::raw_ostream *log = &llvm::errs();
+  /// Options (key -> value, see PassOptionInfo) for the passes the manager
+  /// creates itself (the -O1 pipeline); each pass gets the keys it declares.
+  std::map<std::string, std::string> passOptions;
 };
 
 class PassManager {
 public:
   explicit PassManager(PassManagerOptions opts = {}) : opts_(std::move(opts)) {}
 
+  /// Appends a pass; passes run in the order they were added.
   void addPass(std::unique_ptr<Pass> p) { passes_.push_back(Entry{std::move(p), false}); }
-  /// Adds the standard -O1 pipeline: cleanup passes and constant folding,
-  /// repeated until nothing changes (at most `maxIterations` times).
+  /// Appends the standard -O1 pipeline: topo, then eliminate-identity, dce,
+  /// fold-constants (when registered), cse, dedup-initializers, dce repeated
+  /// until nothing changes (at most `maxIterations` times), then topo.
   void addO1Pipeline(unsigned maxIterations = 4);
+  /// The pass arguments of one -O1 iteration, in order.
+  static const std::vector<std::string> &o1Pipeline();
   size_t size() const { return passes_.size(); }
 
-  /// Runs the pipeline; true if any pass changed the model.
+  /// Runs the pipeline; true if any pass changed the model. A failing pass
+  /// gives its error prefixed with `pass 'ARG' failed: `; a pass that leaves
+  /// the IR invalid gives an Internal error naming it.
   absl::StatusOr<bool> run(Model &m);
 
   /// Prints the IR for -print-ir-after (the tool installs the text printer;
@@ -56,12 +84,23 @@ private:
     std::unique_ptr<Pass> pass;
     bool o1 = false;
   };
+  struct Execution {
+    std::string argument;
+    double seconds;
+    bool changed;
+  };
   absl::StatusOr<bool> runOne(Pass &p, Model &m);
   absl::StatusOr<bool> runO1(Model &m);
+  absl::StatusOr<bool> runRegistered(llvm::StringRef argument, Model &m);
+  void report();
+
   PassManagerOptions opts_;
   std::vector<Entry> passes_;
   unsigned o1Iterations_ = 4;
   int64_t executed_ = 0;
+  std::set<int> tolerated_; // Diagnostic::Kind values present before
+  std::vector<Execution> timings_;
+  PassStatistics stats_; // "pass: counter" -> sum
 };
 
 } // namespace onnxir

@@ -54,7 +54,8 @@ struct RenameOptions {
   std::string prefix;
   /// Also rename graph inputs and outputs of the main graph (the interface).
   bool renameInterface = false;
-  /// Also rename node names (canonical: from op types; prefix: prefixed).
+  /// Also rename nodes (canonical: `<op>_<n>`; prefix: prefixed; sanitize:
+  /// made C identifiers). Off: node names are kept as they are.
   bool renameNodes = true;
 };
 /// Scope-aware renaming; never creates a collision in any scope.
@@ -81,8 +82,23 @@ absl::StatusOr<bool> lowerInitializersToConstants(Model &m, uint64_t maxBytes = 
                                                   int64_t *lowered = nullptr);
 
 /// Inlines calls of model-local functions (attribute references and defaults
-/// substituted, fresh names); recursive calls are an error.
+/// substituted, fresh names, node names prefixed with the call's name);
+/// recursive calls are an error, and so is a body that imports a different
+/// version of an opset than the model (its nodes would change meaning).
 absl::StatusOr<bool> inlineFunctions(Model &m, int64_t *inlined = nullptr);
+
+//===----------------------------------------------------------------------===//
+// Registration (called by registerAllPasses(), see Pass.h)
+//===----------------------------------------------------------------------===//
+
+/// Registers dce, topo, rename, eliminate-identity, cse, dedup-initializers,
+/// lift-constants, lower-initializers and inline-functions.
+void registerCleanupPasses();
+/// Registers fold-constants (lib/Passes/ConstantFolding.cpp).
+void registerConstantFoldingPass();
+/// Registers passes that exist for tests (`-test-break-ir`); onnx-opt calls
+/// it, registerAllPasses() does not.
+void registerTestPasses();
 
 } // namespace onnxir
 

@@ -1,0 +1,299 @@
+//===- PassesTest.cpp - The pass algorithms as plain functions ------------===//
+//
+// Models are parsed from inline text (PyTorch's parseIR style) or built with
+// the API; after each pass the IR must verify and the use lists must agree.
+//
+//===----------------------------------------------------------------------===//
+#include "onnxir/IR/Builder.h"
+#include "onnxir/IR/Model.h"
+#include "onnxir/IR/Verifier.h"
+#include "onnxir/Passes/Passes.h"
+#include "onnxir/Serialize/Text.h"
+
+#include "gtest/gtest.h"
+
+#include <set>
+
+using namespace onnxir;
+
+namespace {
+
+std::unique_ptr<Model> parse(const char *text) {
+  auto m = parseModelText(text, "<test>");
+  EXPECT_TRUE(m.ok()) << m.status();
+  return m.ok() ? std::move(*m) : nullptr;
+}
+
+std::set<std::string> opTypes(Graph &g) {
+  std::set<std::string> ops;
+  g.walk([&](Node *n) { ops.insert(n->opType().str()); });
+  return ops;
+}
+
+Node *findNode(Model &m, llvm::StringRef op) {
+  Node *found = nullptr;
+  m.walkGraphs([&](Graph *g) {
+    for (Node &n : g->nodes())
+      if (!found && n.opType() == op) found = &n;
+  });
+  return found;
+}
+
+void expectValid(const Model &m) {
+  absl::Status s = verify(m);
+  EXPECT_TRUE(s.ok()) << s;
+}
+
+TEST(DeadCode, NestedUseOfOuterInitializerDiesWithItsNode) {
+  auto m = parse(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (bool c, float[2] x) => (float[2] y) <float[2] w = {1, 2}>
+{
+  y = If(c) <then_branch = t () => (float[2] a) { dead = Mul(x, w)
+                                                  a = Neg(x) },
+             else_branch = e () => (float[2] b) { b = Abs(x) }>
+}
+)");
+  ASSERT_TRUE(m);
+  Value *w = m->graph().lookup("w");
+  ASSERT_TRUE(w);
+  EXPECT_FALSE(w->useEmpty()); // the nested Mul is on w's use list
+  DCEStatistics st;
+  auto r = eliminateDeadCode(*m, {}, &st);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(*r);
+  EXPECT_EQ(st.nodesRemoved, 1);
+  EXPECT_EQ(st.initializersRemoved, 1);
+  EXPECT_EQ(m->graph().lookup("w"), nullptr);
+  EXPECT_EQ(opTypes(m->graph()).count("Mul"), 0u);
+  expectValid(*m);
+  EXPECT_FALSE(*eliminateDeadCode(*m));
+}
+
+TEST(DeadCode, ValueUsedOnlyInLoopBodySurvives) {
+  auto m = parse(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (int64 n, float[2] x) => (float[2] y)
+{
+  k = Neg(x)
+  cond = Constant<value = bool {1}>()
+  y = Loop(n, cond, x) <body = b (int64 i, bool ci, float[2] acc) => (bool co, float[2] out) {
+    co = Identity(ci)
+    out = Add(acc, k)
+  }>
+}
+)");
+  ASSERT_TRUE(m);
+  auto r = eliminateDeadCode(*m);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(*r);
+  EXPECT_NE(m->graph().lookup("k"), nullptr);
+}
+
+TEST(TopologicalSort, HolderOfSubgraphDependsOnCaptures) {
+  auto m = parse(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (bool c, float[2] x) => (float[2] y)
+{
+  y = If(c) <then_branch = t () => (float[2] a) { a = Neg(k) },
+             else_branch = e () => (float[2] b) { b = Abs(x) }>
+  k = Relu(x)
+}
+)");
+  ASSERT_TRUE(m);
+  Node *relu = findNode(*m, "Relu");
+  Node *iff = findNode(*m, "If");
+  EXPECT_EQ(findNode(*m, "Neg")->ancestorIn(&m->graph()), iff);
+  int64_t moved = 0;
+  auto r = topologicalSort(*m, &moved);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(*r);
+  EXPECT_TRUE(relu->isBefore(iff));
+  expectValid(*m);
+  EXPECT_FALSE(*topologicalSort(*m));
+}
+
+TEST(TopologicalSort, CycleIsAnErrorListingItsNodes) {
+  Model m;
+  Graph &g = m.graph();
+  g.name = "g";
+  Value *x = *g.addInput("x");
+  Node *a = g.createNode("Add", {x, x}, 1);
+  Node *b = g.createNode("Relu", {a->result(0)}, 1);
+  Node *c = g.createNode("Neg", {b->result(0)}, 1);
+  Node *d = g.createNode("Abs", {c->result(0)}, 1);
+  g.addOutput(d->result(0));
+  a->setOperand(1, c->result(0)); // a -> b -> c -> a
+  auto r = topologicalSort(m);
+  ASSERT_FALSE(r.ok());
+  std::string msg(r.status().message());
+  EXPECT_NE(msg.find("cycle"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("(Add)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("(Relu)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("(Neg)"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("(Abs)"), std::string::npos) << msg; // after the cycle, not on it
+}
+
+TEST(Rename, NeverCollidesInAnyScope) {
+  auto m = parse(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (bool c, float[2] relu_0) => (float[2] neg_0)
+{
+  t = Relu(relu_0)
+  neg_0 = If(c) <then_branch = a () => (float[2] p) { q = Relu(t)
+                                                      p = Neg(q) },
+                 else_branch = b () => (float[2] r) { s = Relu(t)
+                                                      r = Neg(s) }>
+}
+)");
+  ASSERT_TRUE(m);
+  for (auto mode : {RenameOptions::Mode::Canonical, RenameOptions::Mode::Prefix,
+                    RenameOptions::Mode::Sanitize}) {
+    RenameOptions o;
+    o.mode = mode;
+    o.prefix = "p_";
+    auto r = renameValues(*m, o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    expectValid(*m);
+    // The interface keeps its names.
+    EXPECT_EQ(m->graph().input(1)->name(), "relu_0");
+    EXPECT_EQ(m->graph().output(0)->name(), "neg_0");
+  }
+}
+
+TEST(EliminateIdentity, GraphOutputKeepsItsName) {
+  Model m;
+  Graph &g = m.graph();
+  Value *x = *g.addInput("x");
+  Builder b(g);
+  Value *t = b.createValue("Relu", {x});
+  Node *id = b.create("Identity", {t});
+  ASSERT_TRUE(id->result(0)->setName("out").ok());
+  g.addOutput(id->result(0));
+  int64_t removed = 0;
+  auto r = eliminateIdentity(m, &removed);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(removed, 1);
+  EXPECT_EQ(g.numNodes(), 1u);
+  EXPECT_EQ(g.output(0), t);
+  EXPECT_EQ(t->name(), "out");
+  expectValid(m);
+}
+
+TEST(CSE, MergesWithinAndIntoEnclosingScopesButNotAcrossSiblings) {
+  auto m = parse(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (bool c, float[2] x) => (float[2] y)
+{
+  p = Relu(x)
+  y = If(c) <then_branch = t () => (float[2] a) { r1 = Relu(x)
+                                                  s1 = Sigmoid(x)
+                                                  a = Add(r1, s1) },
+             else_branch = e () => (float[2] b) { s2 = Sigmoid(x)
+                                                  s3 = Sigmoid(x)
+                                                  b = Add(s2, s3) }>
+}
+)");
+  ASSERT_TRUE(m);
+  int64_t merged = 0;
+  auto r = eliminateCommonSubexpressions(*m, &merged);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(merged, 2); // r1 -> p, s3 -> s2; s1 and s2 stay apart
+  int sigmoids = 0;
+  m->graph().walk([&](Node *n) { sigmoids += n->opType() == "Sigmoid"; });
+  EXPECT_EQ(sigmoids, 2);
+  expectValid(*m);
+}
+
+TEST(DeduplicateInitializers, EqualTensorsMerge) {
+  Model m;
+  Graph &g = m.graph();
+  Value *x = *g.addInput("x");
+  Value *a = *g.addInitializer("a", makeFloatTensor({2}, {1.f, 2.f}));
+  Value *b = *g.addInitializer("b", makeFloatTensor({2}, {1.f, 2.f}));
+  Value *c = *g.addInitializer("c", makeFloatTensor({1, 2}, {1.f, 2.f}));
+  Node *s = g.createNode("Sum", {x, a, b, c}, 1);
+  g.addOutput(s->result(0));
+  int64_t merged = 0;
+  ASSERT_TRUE(*deduplicateInitializers(m, &merged));
+  EXPECT_EQ(merged, 1);
+  EXPECT_EQ(s->operand(2), a);
+  EXPECT_EQ(s->operand(3), c);
+  EXPECT_EQ(g.initializers().size(), 2u);
+  expectValid(m);
+}
+
+TEST(Constants, LiftAndLowerAreInverses) {
+  auto m = parse(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2] x) => (float[2] y)
+{
+  w = Constant<value = float[2] {1, 2}>()
+  y = Add(x, w)
+}
+)");
+  ASSERT_TRUE(m);
+  std::string before = printModelText(*m);
+  ASSERT_TRUE(*liftConstantsToInitializers(*m));
+  EXPECT_EQ(m->graph().numNodes(), 1u);
+  ASSERT_NE(m->graph().lookup("w"), nullptr);
+  EXPECT_TRUE(m->graph().lookup("w")->isConstantInitializer());
+  expectValid(*m);
+  ASSERT_TRUE(*lowerInitializersToConstants(*m));
+  EXPECT_EQ(m->graph().initializers().size(), 0u);
+  expectValid(*m);
+  EXPECT_EQ(printModelText(*m), before);
+}
+
+TEST(InlineFunctions, FreshNamesAndKeptResultNames) {
+  auto m = parse(R"(
+<ir_version: 8, opset_import: ["" : 17, "local" : 1]>
+g (float[N] x) => (float[N] y, float[N] a)
+{
+  a = Relu(x)
+  y = local.Scale <s = 2.0> (a)
+}
+<domain: "local", opset_import: ["" : 17]>
+Scale <s> (x) => (y)
+{
+  a = Constant <value_float = @s> ()
+  y = Mul(x, a)
+}
+)");
+  ASSERT_TRUE(m);
+  int64_t n = 0;
+  auto r = inlineFunctions(*m, &n);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(n, 1);
+  expectValid(*m);
+  Node *mul = findNode(*m, "Mul");
+  ASSERT_TRUE(mul && mul->getGraph() == &m->graph());
+  EXPECT_EQ(mul->result(0)->name(), "y");
+  EXPECT_EQ(mul->operand(0)->name(), "a");  // the main graph's a
+  EXPECT_NE(mul->operand(1)->name(), "a"); // the copy got a fresh name
+  Node *c = mul->operand(1)->definingNode();
+  ASSERT_TRUE(c && c->getAttr("value_float"));
+  EXPECT_FALSE(c->getAttr("value_float")->isReference());
+  EXPECT_EQ(c->getAttr("value_float")->f, 2.0f);
+}
+
+TEST(InlineFunctions, RecursionIsRejected) {
+  auto m = parse(R"(
+<ir_version: 8, opset_import: ["" : 17, "local" : 1]>
+g (float[2] x) => (float[2] y)
+{
+  y = local.F(x)
+}
+<domain: "local", opset_import: ["" : 17, "local" : 1]>
+F (u) => (v)
+{
+  v = local.F(u)
+}
+)");
+  ASSERT_TRUE(m);
+  auto r = inlineFunctions(*m);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("recursive"), std::string::npos) << r.status();
+}
+
+} // namespace
