@@ -8,7 +8,7 @@ PKGS=(cmake ninja-build g++ libprotobuf-dev protobuf-compiler libabsl-dev llvm-1
       llvm-14-tools libgtest-dev)
 if [ "${1:-}" = "--test" ]; then
   # Independent references and tools the test suite uses.
-  PKGS+=(libonnx-dev libonnx-testdata python3-onnx python3-numpy clang-14 libclang-rt-14-dev)
+  PKGS+=(libonnx-dev libonnx-testdata python3-onnx python3-numpy clang-14 libclang-rt-14-dev valgrind)
   if ! command -v node >/dev/null 2>&1; then PKGS+=(nodejs npm); fi
 fi
 missing=()

@@ -21,9 +21,18 @@ bool isDead(const Node &n) { return n.numResults() > 0 && !n.hasUses(); }
 
 // Values used by `n` (operands, and captures of its subgraphs) that are
 // defined outside n.
+// True if `v` is defined inside one of `root`'s subgraphs (at any depth):
+// such values die with root and must not be looked at after it is erased.
+bool definedInside(const Node *root, const Value *v) {
+  for (const Graph *g = v->getGraph(); g; g = g->parentGraph())
+    if (g->parentNode() == root) return true;
+  return false;
+}
+
 void collectInputs(Node *root, Node *n, std::vector<Value *> &out) {
   for (const Use &u : n->operandUses())
-    if (Value *v = u.get()) out.push_back(v);
+    if (Value *v = u.get())
+      if (!definedInside(root, v)) out.push_back(v);
   for (Graph *g : n->subgraphs()) {
     for (Node &m : g->nodes()) collectInputs(root, &m, out);
     collectInputs(root, g->returnNode(), out);
