@@ -1,11 +1,16 @@
 //===- rewrite.cpp - Fuse MatMul + Add into Gemm with the onnxir API ------===//
 //
 // Usage: onnxir-example-rewrite INPUT OUTPUT   (.onnx or .onnxtxt)
+//        onnxir-example-rewrite --make-input OUTPUT
 //
 // Finds `h = Add(MatMul(a, b), c)` (either operand order) where a and b are
-// known to be 2-D and the MatMul has no other user, builds `h = Gemm(a, b, c)`
-// in its place, then removes what died and re-sorts with the public pass
-// functions (eliminateDeadCode, topologicalSort), verifies and saves.
+// known to be 2-D, c is a 1-D initializer and the MatMul has no other user,
+// builds `h = Gemm(a, b, c)` in its place, then removes what died and
+// re-sorts with the public pass functions (eliminateDeadCode,
+// topologicalSort), verifies and saves.
+//
+// --make-input builds a small input model in code with the Builder API (two
+// pairs that fuse, one in an If branch, and two that must not) and saves it.
 //
 //===----------------------------------------------------------------------===//
 #include <onnxir/IR.h>
@@ -27,6 +32,11 @@ bool isMatrix(const Value *v) {
   if (!v) return false;
   if (v->type()) return v->type()->rank() == 2;
   return v->initializer() && v->initializer()->dims().size() == 2;
+}
+
+/// True if `v` is a constant 1-D initializer (a bias Gemm can broadcast).
+bool isVectorInitializer(const Value *v) {
+  return v && v->hasInitializer() && !v->isGraphInput() && v->initializer()->dims().size() == 1;
 }
 
 /// The MatMul feeding operand `i` of `add`, if the pair can become a Gemm.
@@ -52,6 +62,7 @@ int fuse(Graph &g) {
       Node *mm = fusableMatMul(*add, i);
       if (!mm) continue;
       Value *bias = add->operand(1 - i);
+      if (!isVectorInitializer(bias)) continue;
       // Build: Gemm(a, b, c) right before the Add.
       Builder b(g);
       b.setInsertionPoint(add);
@@ -64,9 +75,13 @@ int fuse(Graph &g) {
       // Replace: users (and graph outputs) now read the Gemm; the Gemm takes
       // the Add's name once the Add is gone, so the interface is unchanged.
       std::string name = out->name().str();
+      bool hadValueInfo = out->valueInfo() != nullptr;
       out->replaceAllUsesWith(gemm->result(0));
       if (!add->erase().ok()) return -1;
       if (!gemm->result(0)->setName(name).ok()) return -1;
+      // A value_info record (how a file keeps an inner value's type) dies
+      // with its value: give the Gemm's result one if the Add's had one.
+      if (hadValueInfo) g.addValueInfo(gemm->result(0));
       ++count;
       break;
     }
@@ -85,12 +100,99 @@ absl::StatusOr<std::unique_ptr<Model>> load(const std::string &path) {
   return loadModel(path);
 }
 
+/// A model with MatMul+Add pairs, built with the Builder API:
+///   h = Add(MatMul(x, W1), b1)        fuses
+///   g = Add(MatMul(h, W2), b2)        does not: b2 is 2-D
+///   u = Add(b1, MatMul(h, W2))        does not: the MatMul has a second user
+///   y = If(c) { a = Add(MatMul(h, W2), b1) } else { b = Relu(h) }   fuses
+std::unique_ptr<Model> makeInput() {
+  auto m = std::make_unique<Model>();
+  m->irVersion = 8;
+  m->opsetImports.push_back({"", 17, ""});
+  m->producerName = "onnxir-example-rewrite";
+  Graph &g = m->graph();
+  g.name = "mlp";
+  Context &ctx = m->getContext();
+  const Type *mat = ctx.getTensorType(DataType::Float, llvm::ArrayRef<int64_t>{2, 3});
+  Value *x = *g.addInput("x", ctx.getTensorType(DataType::Float, llvm::ArrayRef<int64_t>{2, 4}));
+  Value *c = *g.addInput("c", ctx.getTensorType(DataType::Bool, llvm::ArrayRef<int64_t>{}));
+  Value *w1 = *g.addInitializer("W1", makeFloatTensor({4, 3}, std::vector<float>(12, 0.5f)));
+  Value *w2 = *g.addInitializer("W2", makeFloatTensor({3, 3}, {1, 0, 0, 0, 1, 0, 0, 0, 1}));
+  Value *b1 = *g.addInitializer("b1", makeFloatTensor({3}, {1, 2, 3}));
+  Value *b2 = *g.addInitializer("b2", makeFloatTensor({1, 3}, {1, 2, 3}));
+
+  Builder b(g);
+  auto typed = [&](Node *n, llvm::StringRef name) {
+    n->result(0)->setType(mat);
+    (void)n->result(0)->setName(name);
+    return n->result(0);
+  };
+  Value *h = typed(b.create("Add", {typed(b.create("MatMul", {x, w1}), "xw1"), b1}), "h");
+  Value *gv = typed(b.create("Add", {typed(b.create("MatMul", {h, w2}), "hw2"), b2}), "g");
+  Value *shared = typed(b.create("MatMul", {h, w2}), "shared");
+  Value *u = typed(b.create("Add", {b1, shared}), "u");
+  Value *r = typed(b.create("Relu", {shared}), "r");
+
+  Node *iff = b.create("If", {c});
+  iff->setAttr(graphAttr("then_branch", std::make_unique<Graph>(ctx)));
+  iff->setAttr(graphAttr("else_branch", std::make_unique<Graph>(ctx)));
+  Graph &thenG = *iff->getAttr("then_branch")->graph();
+  Graph &elseG = *iff->getAttr("else_branch")->graph();
+  thenG.name = "then_branch";
+  elseG.name = "else_branch";
+  Builder bt(thenG);
+  Value *a = typed(bt.create("Add", {typed(bt.create("MatMul", {h, w2}), "t_mm"), b1}), "a");
+  thenG.addOutput(a);
+  Builder be(elseG);
+  elseG.addOutput(typed(be.create("Relu", {h}), "e_relu"));
+  Value *y = typed(iff, "y");
+
+  Value *sum = typed(b.create("Sum", {gv, u, r, y}), "out");
+  g.addOutput(sum);
+
+  // Types of node results reach the file through value_info records, and
+  // those of outputs through the outputs' own declarations.
+  g.walkGraphs([](Graph *sg) {
+    for (Node &n : sg->nodes())
+      for (Value *res : n.results())
+        if (res && res->type() && !res->isGraphOutput()) sg->addValueInfo(res);
+    for (unsigned i = 0; i < sg->numOutputs(); ++i) {
+      sg->outputInfo(i).type = sg->output(i)->type();
+      sg->outputInfo(i).hasType = true;
+    }
+  });
+  return m;
+}
+
+absl::Status save(const Model &m, const std::string &out) {
+  if (llvm::StringRef(out).endswith(".onnxtxt")) {
+    std::ofstream f(out);
+    f << printModelText(m);
+    return f ? absl::OkStatus() : absl::InternalError(out + ": write failed");
+  }
+  return saveModel(m, out);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   if (argc != 3) {
-    std::fprintf(stderr, "usage: %s INPUT OUTPUT\n", argv[0]);
+    std::fprintf(stderr, "usage: %s INPUT OUTPUT\n       %s --make-input OUTPUT\n", argv[0],
+                 argv[0]);
     return 2;
+  }
+  if (std::string(argv[1]) == "--make-input") {
+    std::unique_ptr<Model> in = makeInput();
+    if (absl::Status s = verify(*in); !s.ok()) {
+      std::fprintf(stderr, "error: generated model: %s\n", std::string(s.message()).c_str());
+      return 1;
+    }
+    if (absl::Status s = save(*in, argv[2]); !s.ok()) {
+      std::fprintf(stderr, "error: %s\n", std::string(s.message()).c_str());
+      return 1;
+    }
+    std::printf("wrote %s\n", argv[2]);
+    return 0;
   }
   auto model = load(argv[1]);
   if (!model.ok()) {
@@ -112,13 +214,7 @@ int main(int argc, char **argv) {
     return 1;
   }
 
-  std::string out = argv[2];
-  absl::Status saved = absl::OkStatus();
-  if (llvm::StringRef(out).endswith(".onnxtxt")) {
-    std::ofstream(out) << printModelText(m);
-  } else {
-    saved = saveModel(m, out);
-  }
+  absl::Status saved = save(m, argv[2]);
   if (!saved.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(saved.message()).c_str());
     return 1;

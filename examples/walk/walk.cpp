@@ -22,9 +22,16 @@ using namespace onnxir;
 
 namespace {
 
-/// The declared type, or for an initializer without one, its tensor's.
+/// The declared type, or for an initializer without one, its tensor's, or
+/// for a graph output without one, what the output's declaration says.
 std::string typeOf(const Value *v) {
   if (v->type()) return v->type()->str();
+  for (const Use &u : v->uses()) {
+    const Node *owner = u.getOwner();
+    if (!owner->isReturn()) continue;
+    const OutputInfo &info = owner->getGraph()->outputInfo(u.getOperandNo());
+    if (info.hasType && info.type) return info.type->str();
+  }
   if (const Tensor *t = v->initializer()) {
     std::string s = dataTypeName(t->dataType()).str() + "[";
     for (size_t i = 0; i < t->dims().size(); ++i)

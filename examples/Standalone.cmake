@@ -1,0 +1,28 @@
+# Script mode (ctest example-standalone): installs this build into a scratch
+# prefix, then configures, builds and runs examples/rewrite and examples/walk
+# as projects of their own with find_package(onnxir). Any failure is fatal.
+file(REMOVE_RECURSE ${WORK_DIR})
+file(MAKE_DIRECTORY ${WORK_DIR})
+function(run)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "failed (${rc}): ${ARGN}\n${out}\n${err}")
+  endif()
+  set(last_output "${out}" PARENT_SCOPE)
+endfunction()
+run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix)
+foreach(ex rewrite walk)
+  run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/${ex} -B ${WORK_DIR}/${ex} -G ${GENERATOR}
+      -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Release)
+  run(${CMAKE_COMMAND} --build ${WORK_DIR}/${ex})
+endforeach()
+set(model ${SOURCE_DIR}/examples/models/tiny_if.onnx)
+run(${WORK_DIR}/rewrite/onnxir-example-rewrite ${model} ${WORK_DIR}/out.onnx)
+if(NOT last_output MATCHES "fused 1 MatMul\\+Add pair")
+  message(FATAL_ERROR "unexpected rewrite output: ${last_output}")
+endif()
+run(${WORK_DIR}/walk/onnxir-example-walk ${WORK_DIR}/out.onnx)
+if(NOT last_output MATCHES "Gemm\\(x: float\\[N,4\\]")
+  message(FATAL_ERROR "unexpected walk output: ${last_output}")
+endif()
+message(STATUS "standalone examples built and ran against ${WORK_DIR}/prefix")

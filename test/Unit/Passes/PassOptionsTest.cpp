@@ -1,0 +1,457 @@
+//===- PassOptionsTest.cpp - Pass options and edge cases through the API --===//
+//
+// The option structs of the pass functions (DCEOptions, RenameOptions, size
+// limits) and scope edge cases, on models built with the Builder API or
+// parsed from text. After every pass the model must verify.
+//
+//===----------------------------------------------------------------------===//
+#include "onnxir/IR/Builder.h"
+#include "onnxir/IR/Model.h"
+#include "onnxir/IR/Verifier.h"
+#include "onnxir/Passes/Passes.h"
+#include "onnxir/Serialize/Text.h"
+
+#include "gtest/gtest.h"
+
+#include <string>
+#include <vector>
+
+using namespace onnxir;
+
+namespace {
+
+std::unique_ptr<Model> parse(const char *text) {
+  auto m = parseModelText(text, "<test>");
+  EXPECT_TRUE(m.ok()) << m.status();
+  return m.ok() ? std::move(*m) : nullptr;
+}
+
+void expectValid(const Model &m) {
+  absl::Status s = verify(m);
+  EXPECT_TRUE(s.ok()) << s;
+}
+
+int countOps(Model &m, llvm::StringRef op) {
+  int n = 0;
+  m.walkGraphs([&](Graph *g) {
+    for (Node &k : g->nodes()) n += k.opType() == op;
+  });
+  return n;
+}
+
+std::vector<std::string> names(llvm::ArrayRef<Value *> vs) {
+  std::vector<std::string> out;
+  for (Value *v : vs) out.push_back(v->name().str());
+  return out;
+}
+
+const char *kFunctions = R"(
+<ir_version: 8, opset_import: ["" : 17, "local" : 1, "ai.onnx.ml" : 2]>
+g (float[2] x) => (float[2] y)
+{
+  y = local.Used(x)
+}
+<domain: "local", opset_import: ["" : 17, "local" : 1]>
+Used (a) => (b)
+{
+  b = local.Helper(a)
+}
+<domain: "local", opset_import: ["" : 17]>
+Helper (a) => (b)
+{
+  b = Neg(a)
+}
+<domain: "local", opset_import: ["" : 17]>
+Unused (a) => (b)
+{
+  b = Relu(a)
+}
+)";
+
+TEST(DeadCodeOptions, DefaultsKeepFunctionsAndOpsets) {
+  auto m = parse(kFunctions);
+  ASSERT_TRUE(m);
+  DCEStatistics st;
+  auto r = eliminateDeadCode(*m, {}, &st);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(*r);
+  EXPECT_EQ(m->functions().size(), 3u);
+  EXPECT_EQ(m->opsetImports.size(), 3u);
+  EXPECT_EQ(st.functionsRemoved, 0);
+  EXPECT_EQ(st.opsetsRemoved, 0);
+}
+
+TEST(DeadCodeOptions, UnusedFunctionsAndOpsetsGo) {
+  auto m = parse(kFunctions);
+  ASSERT_TRUE(m);
+  DCEOptions o;
+  o.removeUnusedFunctions = true;
+  o.removeUnusedOpsets = true;
+  DCEStatistics st;
+  auto r = eliminateDeadCode(*m, o, &st);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(*r);
+  EXPECT_EQ(st.functionsRemoved, 1);
+  EXPECT_EQ(st.opsetsRemoved, 1);
+  std::vector<std::string> fns;
+  for (auto &f : m->functions()) fns.push_back(f->name);
+  EXPECT_EQ(fns, (std::vector<std::string>{"Used", "Helper"})); // Helper: transitively used
+  EXPECT_EQ(m->opsetVersion("ai.onnx.ml"), -1);
+  EXPECT_EQ(m->opsetVersion("local"), 1);
+  EXPECT_EQ(m->opsetVersion(""), 17);
+  expectValid(*m);
+}
+
+TEST(DeadCodeOptions, DeadValueInfoRecordsGo) {
+  auto m = parse(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2] x) => (float[2] y)
+  <float[2] dead, float[2] y2>
+{
+  dead = Relu(x)
+  y2 = Neg(x)
+  y = Abs(y2)
+}
+)");
+  ASSERT_TRUE(m);
+  ASSERT_EQ(m->graph().valueInfo().size(), 2u);
+  DCEStatistics st;
+  ASSERT_TRUE(*eliminateDeadCode(*m, {}, &st));
+  EXPECT_EQ(st.nodesRemoved, 1);
+  EXPECT_EQ(st.valueInfosRemoved, 1);
+  ASSERT_EQ(m->graph().valueInfo().size(), 1u);
+  EXPECT_EQ(m->graph().valueInfo().front().value, m->graph().lookup("y2"));
+  expectValid(*m);
+}
+
+TEST(DeadCode, GraphInputWithDefaultIsInterfaceAndStays) {
+  Model m;
+  Graph &g = m.graph();
+  Value *x = *g.addInput("x");
+  Value *bias = *g.addInput("bias");
+  g.setInputDefault(bias, makeFloatTensor({2}, {0.f, 0.f}));
+  Value *w = *g.addInitializer("w", makeFloatTensor({2}, {1.f, 2.f}));
+  (void)w;
+  Builder b(g);
+  g.addOutput(b.createValue("Neg", {x}));
+  DCEStatistics st;
+  ASSERT_TRUE(*eliminateDeadCode(m, {}, &st));
+  EXPECT_EQ(st.initializersRemoved, 1);
+  EXPECT_EQ(g.lookup("w"), nullptr);
+  ASSERT_NE(g.lookup("bias"), nullptr);
+  EXPECT_TRUE(g.lookup("bias")->hasInitializer());
+  EXPECT_EQ(g.numInputs(), 2u);
+  expectValid(m);
+}
+
+// Regression (test/Passes/dce/dead-subgraph-holder.onnxtxt): erasing a dead
+// node whose subgraph holds a chain once read the nested values after they
+// were freed. The sanitizer build (ONNXIR_SANITIZE) catches a relapse.
+TEST(DeadCode, DeadHolderOfAChainGoesWithItsSubgraph) {
+  auto m = parse(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (bool c, float[2] x) => (float[2] y)
+{
+  dead = If(c) <then_branch = t () => (float[2] a) { r1 = Relu(x)
+                                                     r2 = Neg(r1)
+                                                     a = Abs(r2) },
+                else_branch = e () => (float[2] b) { b = Abs(x) }>
+  y = Neg(x)
+}
+)");
+  ASSERT_TRUE(m);
+  DCEStatistics st;
+  auto r = eliminateDeadCode(*m, {}, &st);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(st.nodesRemoved, 1);
+  EXPECT_EQ(m->graph().numNodes(), 1u);
+  expectValid(*m);
+}
+
+const char *kRename = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (bool c, float[2] "x.in") => (float[2] "y-out")
+  <float[2] "w/0" = {1, 2}>
+{
+  ["n 1"] "t:1" = Mul("x.in", "w/0")
+  "y-out" = If(c) <then_branch = a () => (float[2] p) { "q q" = Relu("t:1")
+                                                         p = Neg("q q") },
+                    else_branch = b () => (float[2] r) { r = Abs("t:1") }>
+}
+)";
+
+TEST(RenameOptions, PrefixKeepsInterfaceUnlessAsked) {
+  for (bool iface : {false, true}) {
+    auto m = parse(kRename);
+    ASSERT_TRUE(m);
+    RenameOptions o;
+    o.mode = RenameOptions::Mode::Prefix;
+    o.prefix = "m1_";
+    o.renameInterface = iface;
+    int64_t renamed = 0;
+    ASSERT_TRUE(*renameValues(*m, o, &renamed));
+    EXPECT_GT(renamed, 0);
+    expectValid(*m);
+    Graph &g = m->graph();
+    if (iface) {
+      EXPECT_EQ(names(g.inputs()), (std::vector<std::string>{"m1_c", "m1_x.in"}));
+      EXPECT_EQ(g.output(0)->name(), "m1_y-out");
+    } else {
+      EXPECT_EQ(names(g.inputs()), (std::vector<std::string>{"c", "x.in"}));
+      EXPECT_EQ(g.output(0)->name(), "y-out");
+    }
+    EXPECT_NE(g.lookup("m1_w/0"), nullptr);
+    EXPECT_NE(g.lookup("m1_t:1"), nullptr);
+    EXPECT_EQ(g.nodes().front().name(), "m1_n 1");
+  }
+}
+
+TEST(RenameOptions, SanitizeMakesIdentifiersAndNodesCanBeKept) {
+  auto m = parse(kRename);
+  ASSERT_TRUE(m);
+  RenameOptions o;
+  o.mode = RenameOptions::Mode::Sanitize;
+  o.renameNodes = false;
+  ASSERT_TRUE(*renameValues(*m, o));
+  expectValid(*m);
+  Graph &g = m->graph();
+  EXPECT_EQ(g.input(1)->name(), "x.in"); // interface kept
+  EXPECT_NE(g.lookup("w_0"), nullptr);
+  EXPECT_NE(g.lookup("t_1"), nullptr);
+  EXPECT_EQ(g.nodes().front().name(), "n 1"); // renameNodes = false
+  bool sawQ = false;
+  m->walkGraphs([&](Graph *sg) {
+    for (Node &n : sg->nodes())
+      for (Value *r : n.results())
+        if (r && r->name() == "q_q") sawQ = true;
+  });
+  EXPECT_TRUE(sawQ);
+  // A second run finds nothing to do.
+  int64_t again = 0;
+  ASSERT_TRUE(renameValues(*m, o, &again).ok());
+  EXPECT_EQ(again, 0);
+}
+
+TEST(RenameOptions, CanonicalIsIdempotent) {
+  auto m = parse(kRename);
+  ASSERT_TRUE(m);
+  RenameOptions o;
+  ASSERT_TRUE(*renameValues(*m, o));
+  expectValid(*m);
+  std::string once = printModelText(*m);
+  ASSERT_TRUE(renameValues(*m, o).ok());
+  EXPECT_EQ(printModelText(*m), once);
+}
+
+TEST(EliminateIdentity, UsersInsideBranchesReadTheInput) {
+  auto m = parse(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (bool c, float[2] x) => (float[2] y)
+{
+  i = Identity(x)
+  y = If(c) <then_branch = t () => (float[2] a) { j = Identity(i)
+                                                  a = Neg(j) },
+             else_branch = e () => (float[2] b) { b = Abs(i) }>
+}
+)");
+  ASSERT_TRUE(m);
+  int64_t removed = 0;
+  ASSERT_TRUE(*eliminateIdentity(*m, &removed));
+  EXPECT_EQ(removed, 2);
+  EXPECT_EQ(countOps(*m, "Identity"), 0);
+  Value *x = m->graph().input(1);
+  for (Use &u : x->uses()) EXPECT_FALSE(u.getOwner()->is("Identity"));
+  EXPECT_EQ(x->numUses(), 2u); // the branches' Neg and Abs
+  expectValid(*m);
+}
+
+TEST(CSE, AttributesAndResultCountArePartOfTheKey) {
+  Model m;
+  m.opsetImports.push_back({"", 17, ""});
+  Graph &g = m.graph();
+  Value *x = *g.addInput("x");
+  Builder b(g);
+  Node *t1 = b.create("Transpose", {x});
+  t1->setAttr(intsAttr("perm", {1, 0}));
+  Node *t2 = b.create("Transpose", {x});
+  t2->setAttr(intsAttr("perm", {1, 0}));
+  Node *t3 = b.create("Transpose", {x});
+  t3->setAttr(intsAttr("perm", {0, 1}));
+  Node *s1 = b.create("Split", {x}, 2);
+  Node *s2 = b.create("Split", {x}, 3);
+  Node *sum = b.create("Sum", {t1->result(0), t2->result(0), t3->result(0), s1->result(0),
+                               s2->result(0)});
+  g.addOutput(sum->result(0));
+  int64_t merged = 0;
+  ASSERT_TRUE(*eliminateCommonSubexpressions(m, &merged));
+  EXPECT_EQ(merged, 1);
+  EXPECT_EQ(sum->operand(1), t1->result(0));
+  EXPECT_EQ(sum->operand(2), t3->result(0));
+  EXPECT_EQ(sum->operand(4), s2->result(0));
+  expectValid(m);
+}
+
+TEST(CSE, OuterNodeAfterTheHolderIsNotReused) {
+  auto m = parse(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (bool c, float[2] x) => (float[2] y, float[2] z)
+{
+  y = If(c) <then_branch = t () => (float[2] a) { r1 = Relu(x)
+                                                  a = Neg(r1) },
+             else_branch = e () => (float[2] b) { b = Abs(x) }>
+  p = Relu(x)
+  z = Neg(p)
+}
+)");
+  ASSERT_TRUE(m);
+  int64_t merged = 0;
+  auto r = eliminateCommonSubexpressions(*m, &merged);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(*r);
+  EXPECT_EQ(countOps(*m, "Relu"), 2);
+  expectValid(*m);
+}
+
+TEST(DeduplicateInitializers, GraphInputDefaultsAndSiblingsAreNotMerged) {
+  auto m = parse(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (bool c, float[2] x, float[2] d) => (float[2] y)
+  <float[2] w = {1, 2}, float[2] d = {1, 2}>
+{
+  s = Add(w, d)
+  y = If(c) <then_branch = t () => (float[2] a) <float[2] k = {5, 6}> { a = Add(s, k) },
+             else_branch = e () => (float[2] b) <float[2] l = {5, 6}> { b = Sub(s, l) }>
+}
+)");
+  ASSERT_TRUE(m);
+  int64_t merged = 0;
+  auto r = deduplicateInitializers(*m, &merged);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(*r);
+  EXPECT_EQ(merged, 0);
+  expectValid(*m);
+}
+
+TEST(Constants, SizeLimitsAndFunctionBodies) {
+  auto m = parse(R"(
+<ir_version: 8, opset_import: ["" : 17, "local" : 1]>
+g (float[4] x) => (float[4] y)
+{
+  small = Constant<value = float {2}>()
+  big = Constant<value = float[4] {1, 2, 3, 4}>()
+  t = Mul(x, small)
+  u = Add(t, big)
+  y = local.F(u)
+}
+<domain: "local", opset_import: ["" : 17]>
+F (a) => (b)
+{
+  k = Constant<value = float {3}>()
+  b = Mul(a, k)
+}
+)");
+  ASSERT_TRUE(m);
+  int64_t lifted = 0;
+  ASSERT_TRUE(*liftConstantsToInitializers(*m, /*maxBytes=*/4, &lifted));
+  EXPECT_EQ(lifted, 1); // `small` only: `big` is 16 bytes, F's body holds no initializers
+  Graph &g = m->graph();
+  ASSERT_NE(g.lookup("small"), nullptr);
+  EXPECT_TRUE(g.lookup("small")->isConstantInitializer());
+  EXPECT_EQ(countOps(*m, "Constant"), 2);
+  expectValid(*m);
+
+  int64_t lowered = 0;
+  ASSERT_TRUE(*lowerInitializersToConstants(*m, /*maxBytes=*/4, &lowered));
+  EXPECT_EQ(lowered, 1);
+  EXPECT_TRUE(g.initializers().empty());
+  EXPECT_EQ(g.nodes().front().opType(), "Constant"); // at the start of the graph
+  EXPECT_EQ(g.nodes().front().result(0)->name(), "small");
+  expectValid(*m);
+}
+
+TEST(TopologicalSort, StableAndCountsMoves) {
+  Model m;
+  Graph &g = m.graph();
+  Value *x = *g.addInput("x");
+  // p = Neg(x); b = Relu(a); q = Abs(x); a = Sigmoid(x); y = Sum(p, q, b)
+  Node *p = g.createNode("Neg", {x}, 1);
+  Node *b = g.createNode("Relu", {x}, 1); // operand fixed below
+  Node *q = g.createNode("Abs", {x}, 1);
+  Node *a = g.createNode("Sigmoid", {x}, 1);
+  b->setOperand(0, a->result(0));
+  Node *y = g.createNode("Sum", {p->result(0), q->result(0), b->result(0)}, 1);
+  g.addOutput(y->result(0));
+  EXPECT_FALSE(verify(g).ok()); // b is used before it is defined
+  int64_t moved = 0;
+  ASSERT_TRUE(*topologicalSort(g, &moved));
+  EXPECT_GT(moved, 0);
+  std::vector<Node *> order;
+  for (Node &n : g.nodes()) order.push_back(&n);
+  EXPECT_EQ(order, (std::vector<Node *>{p, q, a, b, y}));
+  expectValid(m);
+  int64_t again = 0;
+  EXPECT_FALSE(*topologicalSort(g, &again));
+  EXPECT_EQ(again, 0);
+}
+
+TEST(InlineFunctions, OpsetMismatchIsRefused) {
+  auto m = parse(R"(
+<ir_version: 8, opset_import: ["" : 17, "local" : 1]>
+g (float[2] x) => (float[2] y)
+{
+  y = local.F(x)
+}
+<domain: "local", opset_import: ["" : 13]>
+F (u) => (v)
+{
+  v = Neg(u)
+}
+)");
+  ASSERT_TRUE(m);
+  std::string before = printModelText(*m);
+  auto r = inlineFunctions(*m);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("13"), std::string::npos) << r.status();
+  EXPECT_EQ(printModelText(*m), before); // nothing changed
+}
+
+TEST(InlineFunctions, CallInsideLoopBodyGetsFreshNames) {
+  auto m = parse(R"(
+<ir_version: 8, opset_import: ["" : 17, "local" : 1]>
+g (int64 n, float[2] x) => (float[2] y, float[2] t)
+{
+  t = Relu(x)
+  cond = Constant<value = bool {1}>()
+  y = Loop(n, cond, x) <body = body (int64 i, bool ci, float[2] acc) => (bool co, float[2] out)
+  {
+    co = Identity(ci)
+    out = local.F(acc)
+  }>
+}
+<domain: "local", opset_import: ["" : 17]>
+F (u) => (v)
+{
+  t = Neg(u)
+  v = Abs(t)
+}
+)");
+  ASSERT_TRUE(m);
+  int64_t n = 0;
+  ASSERT_TRUE(*inlineFunctions(*m, &n));
+  EXPECT_EQ(n, 1);
+  expectValid(*m);
+  Node *loop = nullptr;
+  for (Node &k : m->graph().nodes())
+    if (k.is("Loop")) loop = &k;
+  ASSERT_NE(loop, nullptr);
+  Graph *body = loop->subgraphs().front();
+  Node *neg = nullptr;
+  for (Node &k : body->nodes())
+    if (k.is("Neg")) neg = &k;
+  ASSERT_NE(neg, nullptr);
+  EXPECT_NE(neg->result(0)->name(), "t"); // `t` is visible from the body
+  EXPECT_EQ(body->output(1)->name(), "out");
+  EXPECT_EQ(countOps(*m, "F"), 0);
+}
+
+} // namespace
