@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ProtoCommon.h"
+#include "onnxir/Serialize/ProtoIO.h"
 
 #include "absl/strings/str_cat.h"
 #include "llvm/ADT/StringMap.h"
@@ -73,6 +74,7 @@ private:
   std::string baseDir_, source_;
   std::unordered_map<std::string, const Type *> typeCache_;
   const FileViews *views_;
+  unsigned graphDepth_ = 0; // subgraph nesting of the graph being lifted
 };
 
 //===--- Types ------------------------------------------------------------===//
@@ -686,6 +688,14 @@ absl::Status Lifter::liftGraphBody(google::protobuf::RepeatedPtrField<proto::Nod
 }
 
 absl::Status Lifter::liftGraph(proto::GraphProto &gp, Graph &g) {
+  struct DepthGuard {
+    unsigned &d;
+    ~DepthGuard() { --d; }
+  } depthGuard{++graphDepth_};
+  // The main graph and function bodies are depth 1; subgraphs count on.
+  if (graphDepth_ > kMaxGraphNesting + 1)
+    return err(g.path(), absl::StrCat("subgraphs nest deeper than ", kMaxGraphNesting,
+                                      " levels (the limit of onnxir::kMaxGraphNesting)"));
   g.name = gp.name();
   g.docString = gp.doc_string();
   proto::GraphProto res;

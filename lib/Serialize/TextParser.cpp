@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxir/Serialize/Text.h"
+#include "onnxir/Serialize/ProtoIO.h"
 
 #include "TextSupport.h"
 
@@ -1279,7 +1280,9 @@ bool Parser::parseSingleAttrValue(Attribute &a, AttrKind expected, unsigned dept
 }
 
 bool Parser::parseAttrValue(Attribute &a, AttrKind declared, unsigned depth, Loc nameLoc) {
-  if (depth > kMaxDepth) return failHere("graphs nested too deeply");
+  if (depth > kMaxGraphNesting)
+    return failHere("subgraphs nest deeper than " + std::to_string(kMaxGraphNesting) +
+                    " levels (the limit of onnxir::kMaxGraphNesting)");
   if (isPunct('@')) {
     if (!consume()) return false;
     if (!parseQuotableId(a.refAttrName, "an attribute name after '@'")) return false;
@@ -1671,7 +1674,9 @@ bool Parser::resolveVIs(Graph &g, std::vector<PendingVI> &vis) {
 }
 
 bool Parser::parseGraph(Graph &g, unsigned depth) {
-  if (depth > kMaxDepth) return failHere("graphs nested too deeply");
+  if (depth > kMaxGraphNesting)
+    return failHere("subgraphs nest deeper than " + std::to_string(kMaxGraphNesting) +
+                    " levels (the limit of onnxir::kMaxGraphNesting)");
   Token &first = peek();
   Ann gann;
   if (!claim(first, "graph", gann)) return false;

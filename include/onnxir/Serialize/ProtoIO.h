@@ -22,6 +22,13 @@ namespace proto {
 class ModelProto;
 } // namespace proto
 
+/// Subgraphs (attribute graphs inside attribute graphs...) nest at most this
+/// many levels deep in a model that lifts, from binary or text. ONNX itself,
+/// through protobuf's default recursion limit, reads about 33 levels; the
+/// limit keeps every recursive algorithm well inside an 8 MiB stack, also
+/// under sanitizers.
+inline constexpr unsigned kMaxGraphNesting = 128;
+
 struct LiftOptions {
   /// Directory that external data locations are relative to (default: the
   /// model file's directory; for byte buffers, none: external tensors then

@@ -1,5 +1,6 @@
 //===- TextParserTest.cpp - Grammar, errors and robustness of the parser --===//
 #include "onnxir/IR.h"
+#include "onnxir/Serialize/ProtoIO.h"
 #include "onnxir/Serialize/Text.h"
 
 #include <gtest/gtest.h>
@@ -349,7 +350,8 @@ TEST(TextParser, DeepNestingIsAnError) {
   for (int i = 0; i < depth; ++i) s += "}> ";
   s += "}";
   std::string e = parseErr(s);
-  EXPECT_NE(e.find("nested too deeply"), std::string::npos) << e.substr(0, 200);
+  EXPECT_NE(e.find("subgraphs nest deeper than 128 levels"), std::string::npos)
+      << e.substr(0, 200);
 
   std::string t = "g (";
   for (int i = 0; i < depth; ++i) t += "seq(";
@@ -364,6 +366,22 @@ TEST(TextParser, DeepNestingIsAnError) {
   a += "\ny = F()\n}";
   e = parseErr(a);
   EXPECT_NE(e.find("nested too deeply"), std::string::npos) << e.substr(0, 200);
+}
+
+// Subgraphs nest up to kMaxGraphNesting levels; one more is an error that
+// names the limit.
+TEST(TextParser, GraphNestingLimit) {
+  auto nested = [](unsigned depth) {
+    std::string s = "g (bool c) => () { ";
+    for (unsigned i = 0; i < depth; ++i)
+      s += "y" + std::to_string(i) + " = If (c) <then_branch = b () => () { ";
+    for (unsigned i = 0; i < depth; ++i) s += "}> ";
+    return s + "}";
+  };
+  EXPECT_NE(parseOK(nested(kMaxGraphNesting)), nullptr) << "at the limit";
+  std::string e = parseErr(nested(kMaxGraphNesting + 1));
+  EXPECT_NE(e.find("subgraphs nest deeper than 128 levels"), std::string::npos)
+      << e.substr(0, 200);
 }
 
 TEST(TextParser, EveryPrefixParsesOrFails) {
