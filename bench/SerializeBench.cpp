@@ -1,0 +1,418 @@
+//===- SerializeBench.cpp - onnxir lift/lower vs bare protobuf -----------===//
+//
+// Generates synthetic models (10^4, 10^5, 10^6 nodes with dead branches in
+// shuffled order; ~500 MB of inline float weights; ~3 GB of external data in
+// a sparse file) and measures, each in a forked child (median of N runs):
+//   pb parse       read file + ModelProto::ParseFromString
+//   pb rt          read + parse + SerializeToString + write
+//   lift           onnxir::loadModel
+//   lower          onnxir::lowerModel (to bytes) of a loaded model
+//   rt             read + lift + lower + write (onnxir::saveModel)
+// plus the peak RSS of each child (wait4 rusage ru_maxrss). See README.md.
+//
+//===----------------------------------------------------------------------===//
+#include "onnxir/Serialize/ProtoIO.h"
+#include "onnxir/onnx.pb.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+namespace fs = std::filesystem;
+using namespace onnxir;
+
+namespace {
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string readAll(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string s;
+  in.seekg(0, std::ios::end);
+  s.resize((size_t)in.tellg());
+  in.seekg(0);
+  in.read(s.data(), (std::streamsize)s.size());
+  return s;
+}
+
+void writeAll(const std::string &path, const std::string &s) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(s.data(), (std::streamsize)s.size());
+}
+
+//===--- Generators -------------------------------------------------------===//
+
+void addOpset(proto::ModelProto &mp) {
+  mp.set_ir_version(9);
+  mp.set_producer_name("onnxir-bench");
+  auto *o = mp.add_opset_import();
+  o->set_domain("");
+  o->set_version(19);
+}
+
+void addInput(proto::GraphProto *g, const std::string &name, int64_t n) {
+  auto *x = g->add_input();
+  x->set_name(name);
+  auto *tt = x->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(1);
+  tt->mutable_shape()->add_dim()->set_dim_param("N");
+  tt->mutable_shape()->add_dim()->set_dim_value(n);
+}
+
+// A chain of `n` nodes (Add/Mul/Relu/Sigmoid with a few attributes); every
+// 8th node starts a dead branch of 3 nodes nobody uses; shuffled order.
+void genNodes(const std::string &path, int64_t n) {
+  proto::ModelProto mp;
+  addOpset(mp);
+  auto *g = mp.mutable_graph();
+  g->set_name("chain");
+  addInput(g, "x", 64);
+  auto *c = g->add_initializer();
+  c->set_name("c");
+  c->set_data_type(1);
+  c->add_dims(64);
+  for (int i = 0; i < 64; ++i) c->add_float_data(0.01f * i);
+  static const char *ops[] = {"Add", "Mul", "Relu", "Sigmoid"};
+  std::string prev = "x";
+  int64_t made = 0, id = 0;
+  auto node = [&](const char *op, const std::string &a, const std::string &b) {
+    auto *nd = g->add_node();
+    nd->set_op_type(op);
+    nd->set_name("n" + std::to_string(id));
+    nd->add_input(a);
+    if (!b.empty()) nd->add_input(b);
+    std::string out = "v" + std::to_string(id++);
+    nd->add_output(out);
+    if (id % 5 == 0) {
+      auto *at = nd->add_attribute();
+      at->set_name("tag");
+      at->set_type(proto::AttributeProto::INT);
+      at->set_i(id);
+    }
+    ++made;
+    return out;
+  };
+  while (made < n) {
+    const char *op = ops[made % 4];
+    bool binary = op[0] == 'A' || op[0] == 'M';
+    prev = node(op, prev, binary ? "c" : "");
+    if (made % 8 == 0 && made + 3 < n) {
+      std::string d = node("Mul", prev, "c");
+      d = node("Relu", d, "");
+      node("Add", d, "c");
+    }
+  }
+  auto *y = g->add_output();
+  y->set_name(prev);
+  std::mt19937_64 rng(42);
+  std::shuffle(g->mutable_node()->pointer_begin(), g->mutable_node()->pointer_end(), rng);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  mp.SerializeToOstream(&out);
+}
+
+// ~`mb` MB of inline float weights in 10 MB raw initializers.
+void genWeights(const std::string &path, int mb) {
+  proto::ModelProto mp;
+  addOpset(mp);
+  auto *g = mp.mutable_graph();
+  g->set_name("weights");
+  const int64_t per = (10 << 20) / 4;
+  addInput(g, "x", per);
+  std::string prev = "x";
+  std::mt19937 rng(7);
+  for (int i = 0; i < mb / 10; ++i) {
+    auto *t = g->add_initializer();
+    t->set_name("w" + std::to_string(i));
+    t->set_data_type(1);
+    t->add_dims(per);
+    std::string raw((size_t)per * 4, '\0');
+    for (size_t k = 0; k < raw.size(); k += 4) {
+      float f = float(rng() % 1000) * 0.001f;
+      std::memcpy(&raw[k], &f, 4);
+    }
+    t->set_raw_data(std::move(raw));
+    auto *nd = g->add_node();
+    nd->set_op_type("Add");
+    nd->add_input(prev);
+    nd->add_input(t->name());
+    prev = "a" + std::to_string(i);
+    nd->add_output(prev);
+  }
+  g->add_output()->set_name(prev);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  mp.SerializeToOstream(&out);
+}
+
+// ~`gb` GB of external data: 256 MiB tensors in a sparse file beside the
+// model (only each tensor's first and last page hold non-zero bytes).
+void genExternal(const std::string &dir, int gb) {
+  const uint64_t per = uint64_t(256) << 20;
+  const int count = gb * 4;
+  std::string data = dir + "/ext.bin";
+  int fd = ::open(data.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+  if (fd < 0 || ::ftruncate(fd, (off_t)(per * count)) != 0) {
+    std::perror("ext.bin");
+    std::exit(1);
+  }
+  char page[4096];
+  std::memset(page, 0x3c, sizeof page);
+  for (int i = 0; i < count; ++i) {
+    if (::pwrite(fd, page, sizeof page, (off_t)(per * i)) < 0 ||
+        ::pwrite(fd, page, sizeof page, (off_t)(per * (i + 1) - sizeof page)) < 0)
+      std::perror("pwrite");
+  }
+  ::close(fd);
+  proto::ModelProto mp;
+  addOpset(mp);
+  auto *g = mp.mutable_graph();
+  g->set_name("external");
+  addInput(g, "x", (int64_t)(per / 4));
+  std::string prev = "x";
+  for (int i = 0; i < count; ++i) {
+    auto *t = g->add_initializer();
+    t->set_name("e" + std::to_string(i));
+    t->set_data_type(1);
+    t->add_dims((int64_t)(per / 4));
+    t->set_data_location(proto::TensorProto::EXTERNAL);
+    auto add = [&](const char *k, const std::string &v) {
+      auto *e = t->add_external_data();
+      e->set_key(k);
+      e->set_value(v);
+    };
+    add("location", "ext.bin");
+    add("offset", std::to_string(per * i));
+    add("length", std::to_string(per));
+    auto *nd = g->add_node();
+    nd->set_op_type("Add");
+    nd->add_input(prev);
+    nd->add_input(t->name());
+    prev = "a" + std::to_string(i);
+    nd->add_output(prev);
+  }
+  g->add_output()->set_name(prev);
+  std::ofstream out(dir + "/ext.onnx", std::ios::binary | std::ios::trunc);
+  mp.SerializeToOstream(&out);
+}
+
+//===--- Measurement ------------------------------------------------------===//
+
+struct Sample {
+  double seconds = 0;
+  long maxrssKiB = 0;
+  bool ok = false;
+};
+
+// Runs `fn` (which returns the seconds it measured, < 0 on failure) in a
+// forked child; the child's own peak RSS comes from wait4.
+Sample inChild(const std::function<double()> &fn) {
+  int p[2];
+  if (::pipe(p) != 0) return {};
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(p[0]);
+    double s = fn();
+    if (::write(p[1], &s, sizeof s) != sizeof s) _exit(2);
+    _exit(0);
+  }
+  ::close(p[1]);
+  double s = -1;
+  if (::read(p[0], &s, sizeof s) != sizeof s) s = -1;
+  ::close(p[0]);
+  int status = 0;
+  struct rusage ru;
+  ::wait4(pid, &status, 0, &ru);
+  Sample out;
+  out.seconds = s;
+  out.maxrssKiB = ru.ru_maxrss;
+  out.ok = s >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  return out;
+}
+
+Sample median(int runs, const std::function<double()> &fn) {
+  std::vector<Sample> v;
+  for (int i = 0; i < runs; ++i) v.push_back(inChild(fn));
+  for (auto &s : v)
+    if (!s.ok) return s;
+  std::sort(v.begin(), v.end(), [](auto &a, auto &b) { return a.seconds < b.seconds; });
+  Sample m = v[v.size() / 2];
+  long rss = 0;
+  for (auto &s : v) rss = std::max(rss, s.maxrssKiB);
+  m.maxrssKiB = rss; // peak over the runs
+  return m;
+}
+
+double pbParse(const std::string &path) {
+  double t0 = now();
+  std::string bytes = readAll(path);
+  proto::ModelProto mp;
+  if (!mp.ParseFromString(bytes)) return -1;
+  return now() - t0;
+}
+
+double pbRoundTrip(const std::string &path, const std::string &out) {
+  double t0 = now();
+  std::string bytes = readAll(path);
+  proto::ModelProto mp;
+  if (!mp.ParseFromString(bytes)) return -1;
+  bytes.clear();
+  bytes.shrink_to_fit();
+  std::string o;
+  if (!mp.SerializeToString(&o)) return -1;
+  writeAll(out, o);
+  return now() - t0;
+}
+
+double lift(const std::string &path) {
+  double t0 = now();
+  auto m = loadModel(path);
+  if (!m.ok()) {
+    std::fprintf(stderr, "%s\n", m.status().ToString().c_str());
+    return -1;
+  }
+  return now() - t0;
+}
+
+double lower(const std::string &path) {
+  auto m = loadModel(path);
+  if (!m.ok()) return -1;
+  double t0 = now();
+  auto b = lowerModel(**m);
+  if (!b.ok()) return -1;
+  return now() - t0;
+}
+
+double roundTrip(const std::string &path, const std::string &out, const LowerOptions &lo) {
+  double t0 = now();
+  auto m = loadModel(path);
+  if (!m.ok()) return -1;
+  auto s = saveModel(**m, out, lo);
+  if (!s.ok()) {
+    std::fprintf(stderr, "%s\n", s.ToString().c_str());
+    return -1;
+  }
+  return now() - t0;
+}
+
+std::string fmtT(const Sample &s) {
+  char b[32];
+  if (!s.ok) return "FAIL";
+  std::snprintf(b, sizeof b, "%.3f s", s.seconds);
+  return b;
+}
+std::string fmtM(long kib) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.0f MB", kib / 1024.0);
+  return b;
+}
+std::string ratio(const Sample &a, const Sample &b) {
+  char buf[32];
+  if (!a.ok || !b.ok || b.seconds <= 0) return "-";
+  std::snprintf(buf, sizeof buf, "%.2fx", a.seconds / b.seconds);
+  return buf;
+}
+std::string ratioM(long a, long b) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2fx", b ? double(a) / double(b) : 0.0);
+  return buf;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string dir = (fs::temp_directory_path() / "onnxir-bench").string();
+  int runs = 3;
+  bool keep = false, quick = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--dir" && i + 1 < argc) dir = argv[++i];
+    else if (a == "--runs" && i + 1 < argc) runs = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--keep") keep = true;
+    else if (a == "--quick") quick = true;
+    else {
+      std::fprintf(stderr, "usage: onnxir-bench [--dir DIR] [--runs N] [--keep] [--quick]\n");
+      return 2;
+    }
+  }
+  fs::create_directories(dir);
+  fs::create_directories(dir + "/out");
+  std::vector<int64_t> sizes = {10000, 100000, 1000000};
+  if (quick) sizes = {10000, 100000};
+  int weightsMB = quick ? 100 : 500, extGB = quick ? 1 : 3;
+
+  double g0 = now();
+  std::vector<std::pair<std::string, std::string>> models;
+  for (int64_t n : sizes)
+    models.push_back({"nodes " + std::to_string(n),
+                      dir + "/nodes" + std::to_string(n) + ".onnx"});
+  std::string wp = dir + "/weights.onnx";
+  models.push_back({"weights " + std::to_string(weightsMB) + "MB", wp});
+  // Generate in a child so that the measuring parent stays small (a forked
+  // child's peak RSS starts at the parent's RSS).
+  Sample gen = inChild([&] {
+    for (size_t i = 0; i < sizes.size(); ++i)
+      if (!fs::exists(models[i].second)) genNodes(models[i].second, sizes[i]);
+    if (!fs::exists(wp)) genWeights(wp, weightsMB);
+    if (!fs::exists(dir + "/ext.onnx")) genExternal(dir, extGB);
+    return 0.0;
+  });
+  if (!gen.ok) {
+    std::fprintf(stderr, "generation failed\n");
+    return 1;
+  }
+  std::printf("generated in %.1f s under %s; median of %d runs, each in a forked child\n\n",
+              now() - g0, dir.c_str(), runs);
+
+  std::printf("%-14s %9s | %9s %9s %7s | %9s %9s %9s %7s | %8s %8s %7s\n", "model", "size",
+              "pb parse", "lift", "ratio", "pb p+s", "lower", "rt", "ratio", "pb RSS",
+              "rt RSS", "ratio");
+  for (auto &[label, path] : models) {
+    std::string out = dir + "/out/o.onnx", pbout = dir + "/out/pb.onnx";
+    Sample pp = median(runs, [&] { return pbParse(path); });
+    Sample prt = median(runs, [&] { return pbRoundTrip(path, pbout); });
+    Sample li = median(runs, [&] { return lift(path); });
+    Sample lo = median(runs, [&] { return lower(path); });
+    Sample rt = median(runs, [&] { return roundTrip(path, out, {}); });
+    std::printf("%-14s %6.0f MB | %9s %9s %7s | %9s %9s %9s %7s | %8s %8s %7s\n", label.c_str(),
+                fs::file_size(path) / 1048576.0, fmtT(pp).c_str(), fmtT(li).c_str(),
+                ratio(li, pp).c_str(), fmtT(prt).c_str(), fmtT(lo).c_str(), fmtT(rt).c_str(),
+                ratio(rt, prt).c_str(), fmtM(prt.maxrssKiB).c_str(), fmtM(rt.maxrssKiB).c_str(),
+                ratioM(rt.maxrssKiB, prt.maxrssKiB).c_str());
+    std::fflush(stdout);
+    fs::remove(out);
+    fs::remove(pbout);
+  }
+
+  // External data: the model file is tiny; the round trip into another
+  // directory must copy every tensor (into out/ext.bin).
+  std::string ep = dir + "/ext.onnx";
+  Sample eli = median(runs, [&] { return lift(ep); });
+  LowerOptions elo;
+  elo.externalDataFile = "ext.bin";
+  elo.externalThreshold = 1024;
+  Sample ert = median(runs, [&] {
+    double s = roundTrip(ep, dir + "/out/ext.onnx", elo);
+    fs::remove(dir + "/out/ext.bin");
+    return s;
+  });
+  std::printf("\nexternal %d GB (%d tensors of 256 MiB, sparse file): lift %s (peak RSS %s); "
+              "round trip into another directory (all data copied) %s, peak RSS %s\n",
+              extGB, extGB * 4, fmtT(eli).c_str(), fmtM(eli.maxrssKiB).c_str(),
+              fmtT(ert).c_str(), fmtM(ert.maxrssKiB).c_str());
+  if (!keep) fs::remove_all(dir);
+  return 0;
+}
