@@ -128,6 +128,40 @@ absl::StatusOr<std::string> resolveExternalPath(const std::string &baseDir,
   return r;
 }
 
+absl::StatusOr<ExternalLoader> bindExternal(const std::string &baseDir, ExternalDataRef &ref,
+                                            const std::string &tensorName) {
+  if (baseDir.empty()) return ExternalLoader();
+  auto path = resolveExternalPath(baseDir, ref.location);
+  if (!path.ok()) return path.status();
+  std::string p = *path;
+  // Bounds are checked now, so a bad file fails at load, not later.
+  struct stat st;
+  if (::stat(p.c_str(), &st) != 0)
+    return absl::NotFoundError(
+        absl::StrCat("external data file \"", ref.location, "\" not found"));
+  uint64_t size = (uint64_t)st.st_size;
+  uint64_t off = ref.offset.value_or(0);
+  if (off > size)
+    return absl::OutOfRangeError(absl::StrCat("external data offset ", off,
+                                              " is beyond the end of \"", ref.location, "\" (",
+                                              size, " bytes)"));
+  uint64_t len = ref.length.value_or(size - off);
+  if (len > size - off)
+    return absl::OutOfRangeError(absl::StrCat("external data range [", off, ", ", off + len,
+                                              ") is outside \"", ref.location, "\" (", size,
+                                              " bytes)"));
+  ref.resolvedPath = p;
+  std::string tname = tensorName;
+  return ExternalLoader([p, off, len, tname](const ExternalDataRef &)
+                            -> absl::StatusOr<std::shared_ptr<const Buffer>> {
+    auto b = mapFileRange(p, off, len);
+    if (!b.ok())
+      return absl::Status(b.status().code(),
+                          absl::StrCat("tensor \"", tname, "\": ", b.status().message()));
+    return b;
+  });
+}
+
 } // namespace detail
 
 //===----------------------------------------------------------------------===//
@@ -443,13 +477,42 @@ private:
   uint64_t offset_ = 0;
 };
 
+// Every tensor of the model: dense and sparse initializers, attribute
+// tensors of every node (nested graphs and function bodies included) and of
+// function attribute defaults.
+void forEachTensor(const Model &m, llvm::function_ref<void(const Tensor &)> fn) {
+  auto attr = [&](const Attribute &a) {
+    for (const auto &t : a.tensors) fn(*t);
+    for (const auto &st : a.sparseTensors) {
+      fn(st->values);
+      fn(st->indices);
+    }
+  };
+  const_cast<Model &>(m).walkGraphs([&](Graph *g) {
+    for (Value *v : g->initializers()) fn(*v->initializer());
+    for (Value *v : g->sparseInitializers()) {
+      fn(v->sparseInitializer()->values);
+      fn(v->sparseInitializer()->indices);
+    }
+    for (Node &n : g->nodes())
+      for (unsigned i = 0; i < n.numAttributes(); ++i) attr(n.attribute(i));
+  });
+  for (const auto &f : m.functions())
+    for (const auto &a : f->attributeDefaults) {
+      attr(*a);
+      // A graph default is its own root, not reached from the function body.
+      for (unsigned i = 0; i < a->numGraphs(); ++i)
+        a->graph(i)->walkGraphs([&](Graph *g) {
+          for (Value *v : g->initializers()) fn(*v->initializer());
+          for (Node &n : g->nodes())
+            for (unsigned k = 0; k < n.numAttributes(); ++k) attr(n.attribute(k));
+        });
+    }
+}
+
 bool anyExternal(const Model &m) {
   bool any = false;
-  auto check = [&](Graph *g) {
-    for (Value *v : g->initializers())
-      if (v->initializer()->isExternal()) any = true;
-  };
-  const_cast<Model &>(m).walkGraphs(check);
+  forEachTensor(m, [&](const Tensor &t) { any |= t.isExternal(); });
   return any;
 }
 
@@ -513,16 +576,15 @@ absl::Status saveModel(const Model &m, const std::string &path, const LowerOptio
   if (location.empty() && anyExternal(m)) {
     // Are all external files already beside the output?
     bool beside = true;
-    const_cast<Model &>(m).walkGraphs([&](Graph *g) {
-      for (Value *v : g->initializers()) {
-        Tensor *t = v->initializer();
-        if (!t->isExternal()) continue;
-        // The lifter resolved the file relative to the input's directory; we
-        // cannot know it here, so compare by existence beside the output.
-        std::string cand = outDir + "/" + t->external().location;
-        char buf[PATH_MAX];
-        if (!::realpath(cand.c_str(), buf)) beside = false;
-      }
+    forEachTensor(m, [&](const Tensor &t) {
+      if (!t.isExternal() || !beside) return;
+      // Beside means: the file of that name beside the output is the very
+      // file the tensor was resolved to (not merely a file of that name).
+      const ExternalDataRef &ref = t.external();
+      std::string cand = outDir + "/" + ref.location;
+      char buf[PATH_MAX];
+      if (ref.resolvedPath.empty() || !::realpath(cand.c_str(), buf) || ref.resolvedPath != buf)
+        beside = false;
     });
     if (!beside) {
       location = detail::baseName(path) + ".data";

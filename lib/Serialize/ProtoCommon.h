@@ -84,6 +84,14 @@ absl::StatusOr<std::string> resolveExternalPath(const std::string &baseDir,
 absl::StatusOr<std::shared_ptr<const Buffer>> mapFileRange(const std::string &path,
                                                            uint64_t offset, uint64_t length);
 
+/// Resolves and checks `ref` against `baseDir` now (path safety, file
+/// exists, offset and length inside it), records the resolved file in
+/// `ref.resolvedPath`, and returns the loader that maps the range on first
+/// use. Errors say what is wrong with which location, without a place; the
+/// caller adds it. An empty `baseDir` gives an empty loader (reads fail).
+absl::StatusOr<ExternalLoader> bindExternal(const std::string &baseDir, ExternalDataRef &ref,
+                                            const std::string &tensorName);
+
 } // namespace detail
 } // namespace onnxir
 

@@ -269,37 +269,9 @@ absl::StatusOr<Tensor> Lifter::liftTensor(proto::TensorProto &tp, const std::str
       }
     }
     if (ref.location.empty()) return err(where, "external data has no location");
-    std::string base = baseDir_;
-    std::string locationErr;
-    ExternalLoader loader;
-    if (!base.empty()) {
-      auto path = resolveExternalPath(base, ref.location);
-      if (!path.ok()) return err(where, std::string(path.status().message()));
-      std::string p = *path;
-      // Bounds are checked now, so a bad file fails at load, not later.
-      struct stat st;
-      if (::stat(p.c_str(), &st) != 0)
-        return err(where, absl::StrCat("external data file \"", ref.location, "\" not found"));
-      uint64_t size = (uint64_t)st.st_size;
-      uint64_t off = ref.offset.value_or(0);
-      if (off > size)
-        return err(where, absl::StrCat("external data offset ", off, " is beyond the end of \"",
-                                       ref.location, "\" (", size, " bytes)"));
-      uint64_t len = ref.length.value_or(size - off);
-      if (len > size - off)
-        return err(where, absl::StrCat("external data range [", off, ", ", off + len,
-                                       ") is outside \"", ref.location, "\" (", size, " bytes)"));
-      std::string tname = tp.name();
-      loader = [p, off, len, tname](const ExternalDataRef &)
-          -> absl::StatusOr<std::shared_ptr<const Buffer>> {
-        auto b = mapFileRange(p, off, len);
-        if (!b.ok())
-          return absl::Status(b.status().code(),
-                              absl::StrCat("tensor \"", tname, "\": ", b.status().message()));
-        return b;
-      };
-    }
-    t.setExternal(std::move(ref), std::move(loader));
+    auto loader = detail::bindExternal(baseDir_, ref, tp.name());
+    if (!loader.ok()) return err(where, std::string(loader.status().message()));
+    t.setExternal(std::move(ref), std::move(*loader));
     haveStorage = true;
   }
   if (t.storage() != Tensor::Storage::External && tp.external_data_size())
@@ -541,12 +513,9 @@ absl::Status Lifter::liftAttribute(proto::AttributeProto &ap, Node &n, Attribute
 
 absl::StatusOr<std::unique_ptr<Attribute>>
 Lifter::liftDetachedAttribute(proto::AttributeProto &ap, const std::string &where) {
-  // Function attribute defaults: no node; subgraph defaults are not scoped.
-  auto a = std::make_unique<Attribute>(ap.name());
-  if (ap.has_g() || ap.graphs_size())
-    return err(where, absl::StrCat("attribute default \"", ap.name(),
-                                   "\" holds a graph, which onnxir does not support here"));
-  // Reuse the node path logic with a scratch node in a scratch graph.
+  // Function attribute defaults have no node. A graph default is its own
+  // root scope: lifted under a scratch node of an empty scratch graph, it
+  // sees no outer names, and is then detached from the scratch node.
   Graph scratch(ctx_);
   scratch.name = where;
   Node *n = scratch.createEmptyNode("<default>", "");
@@ -567,6 +536,7 @@ Lifter::liftDetachedAttribute(proto::AttributeProto &ap, const std::string &wher
   owned->sparseTensors = std::move(tmp.sparseTensors);
   owned->types = tmp.types;
   owned->extras = tmp.extras;
+  while (tmp.numGraphs()) owned->addGraph(tmp.takeGraph(0));
   return owned;
 }
 

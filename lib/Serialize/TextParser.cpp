@@ -21,6 +21,7 @@
 #include "onnxir/Serialize/Text.h"
 #include "onnxir/Serialize/ProtoIO.h"
 
+#include "ProtoCommon.h"
 #include "TextSupport.h"
 
 #include "onnxir/IR/Function.h"
@@ -37,6 +38,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <optional>
 #include <limits>
 
 namespace onnxir {
@@ -259,9 +261,12 @@ struct PendingVI {
 
 class Parser {
 public:
-  Parser(llvm::StringRef src, llvm::StringRef file) : src_(src), file_(file), lex_(src, annots_) {
+  Parser(llvm::StringRef src, llvm::StringRef file, std::optional<std::string> baseDir)
+      : src_(src), file_(file), lex_(src, annots_) {
     llvm::StringRef f = file;
-    if (!f.empty() && f != "-" && !f.startswith("<")) baseDir_ = llvm::sys::path::parent_path(f).str();
+    if (baseDir) baseDir_ = *baseDir;
+    else if (!f.empty() && f != "-" && !f.startswith("<"))
+      baseDir_ = llvm::sys::path::parent_path(f).str();
   }
 
   absl::StatusOr<std::unique_ptr<Model>> parseModel();
@@ -385,7 +390,10 @@ private:
   bool applySparseAnnots(const Token &t, Graph &g);
   bool applyValueAnn(Ann &a, const Type *&type, bool &hasType, std::string &doc, Metadata &md,
                      std::string &extras);
-  ExternalLoader makeLoader();
+  /// Resolves and checks an external reference now (see
+  /// detail::bindExternal); false with `msg` on a bad one.
+  bool bindExternalRef(ExternalDataRef &ref, const std::string &tensorName, ExternalLoader &out,
+                       std::string &msg);
 
   llvm::StringRef src_, file_;
   std::vector<Annot> annots_;
@@ -632,11 +640,17 @@ bool Parser::recTensor(const AVal &v, Tensor &t) {
           char *end = nullptr;
           errno = 0;
           unsigned long long n = strtoull(e.c_str(), &end, 10);
-          if (!errno && end && !*end && !e.empty()) (k == "offset" ? ref.offset : ref.length) = n;
+          if (errno || !end || *end || e.empty() || e[0] == '-')
+            REC_FAIL("external data '" + k + "' must be a non-negative integer");
+          (k == "offset" ? ref.offset : ref.length) = n;
         }
       }
+      if (ref.location.empty()) REC_FAIL("external data has no location");
+      ExternalLoader loader;
+      std::string msg;
+      if (!bindExternalRef(ref, t.name(), loader, msg)) REC_FAIL(msg);
       std::optional<int32_t> loc = t.dataLocation;
-      t.setExternal(std::move(ref), makeLoader());
+      t.setExternal(std::move(ref), std::move(loader));
       t.dataLocation = loc;
     } else {
       REC_FAIL("unknown tensor field '" + key + "'");
@@ -821,27 +835,15 @@ bool Parser::applyValueAnn(Ann &a, const Type *&type, bool &hasType, std::string
 // External data of parsed text
 //===----------------------------------------------------------------------===//
 
-ExternalLoader Parser::makeLoader() {
-  std::string base = baseDir_;
-  return [base](const ExternalDataRef &ref) -> absl::StatusOr<std::shared_ptr<const Buffer>> {
-    llvm::StringRef loc = ref.location;
-    if (loc.empty() || llvm::sys::path::is_absolute(loc) || loc.contains(".."))
-      return absl::InvalidArgumentError("external data location '" + ref.location +
-                                        "' must be a relative path inside the model directory");
-    llvm::SmallString<256> p(base);
-    llvm::sys::path::append(p, loc);
-    auto mb = llvm::MemoryBuffer::getFile(p, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-    if (!mb) return absl::NotFoundError("cannot read external data file '" + std::string(p) + "'");
-    llvm::StringRef all = (*mb)->getBuffer();
-    uint64_t off = ref.offset.value_or(0);
-    if (off > all.size())
-      return absl::OutOfRangeError("external data offset past the end of '" + ref.location + "'");
-    uint64_t len = ref.length.value_or(all.size() - off);
-    if (len > all.size() - off)
-      return absl::OutOfRangeError("external data length past the end of '" + ref.location + "'");
-    return std::shared_ptr<const Buffer>(
-        std::make_shared<StringBuffer>(all.substr(off, len).str()));
-  };
+bool Parser::bindExternalRef(ExternalDataRef &ref, const std::string &tensorName,
+                             ExternalLoader &out, std::string &msg) {
+  auto l = detail::bindExternal(baseDir_, ref, tensorName);
+  if (!l.ok()) {
+    msg = std::string(l.status().message());
+    return false;
+  }
+  out = std::move(*l);
+  return true;
 }
 
 //===----------------------------------------------------------------------===//
@@ -1127,7 +1129,11 @@ bool Parser::parseTensorData(Tensor &t, Ann &ann, const Type *type, Loc typeLoc)
         (k == "offset" ? ref.offset : ref.length) = n;
       }
     }
-    t.setExternal(std::move(ref), makeLoader());
+    if (ref.location.empty()) return failHere("external data has no location");
+    ExternalLoader loader;
+    std::string msg;
+    if (!bindExternalRef(ref, t.name(), loader, msg)) return failHere(msg);
+    t.setExternal(std::move(ref), std::move(loader));
     t.dataLocation = dataLocSet ? dataLoc : std::optional<int32_t>(1);
     return true;
   }
@@ -2076,7 +2082,14 @@ absl::StatusOr<std::unique_ptr<Model>> Parser::parseModel() {
 
 absl::StatusOr<std::unique_ptr<Model>> parseModelText(llvm::StringRef text,
                                                       llvm::StringRef fileName) {
-  Parser p(text, fileName);
+  Parser p(text, fileName, std::nullopt);
+  return p.parseModel();
+}
+
+absl::StatusOr<std::unique_ptr<Model>> parseModelText(llvm::StringRef text,
+                                                      llvm::StringRef fileName,
+                                                      const std::string &baseDir) {
+  Parser p(text, fileName, baseDir);
   return p.parseModel();
 }
 

@@ -20,6 +20,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/Statistic.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -265,7 +266,14 @@ int main(int argc, char **argv) {
   std::unique_ptr<Model> model;
   if (textIn) {
     std::string text = readAll(gInput);
-    auto m = parseModelText(text, gInput == "-" ? std::string("<stdin>") : std::string(gInput));
+    // External data is resolved beside the input file, as for binary input.
+    std::string baseDir;
+    if (gInput != "-") {
+      baseDir = llvm::sys::path::parent_path(gInput).str();
+      if (baseDir.empty()) baseDir = ".";
+    }
+    auto m = parseModelText(text, gInput == "-" ? std::string("<stdin>") : std::string(gInput),
+                            baseDir);
     if (!m.ok()) fail(std::string(m.status().message()));
     model = std::move(*m);
   } else {

@@ -68,6 +68,10 @@ struct ExternalDataRef {
   std::optional<uint64_t> offset;
   std::optional<uint64_t> length;
   std::string checksum;
+  /// The file the serializer resolved `location` to (absolute, links
+  /// resolved); empty when unresolved. Not serialized: saving uses it to tell
+  /// whether a file beside the output is this very file.
+  std::string resolvedPath;
 };
 
 /// Loads the bytes of an external tensor; installed by the serializer, which

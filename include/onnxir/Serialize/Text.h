@@ -29,9 +29,15 @@ struct PrintOptions {
 };
 
 /// Parses a model in text syntax. Errors read `file:line:col: message`, then
-/// the offending line and a caret.
+/// the offending line and a caret. External data locations are resolved (and
+/// checked, as for binary models) relative to the directory part of
+/// `fileName`; with none, they stay unresolved and fail when read.
 absl::StatusOr<std::unique_ptr<Model>> parseModelText(llvm::StringRef text,
                                                       llvm::StringRef fileName = "<text>");
+/// As above, resolving external data relative to `baseDir` ("" for none).
+absl::StatusOr<std::unique_ptr<Model>> parseModelText(llvm::StringRef text,
+                                                      llvm::StringRef fileName,
+                                                      const std::string &baseDir);
 /// Prints a model; deterministic, and print(parse(print(m))) == print(m).
 std::string printModelText(const Model &m, const PrintOptions &opts = {});
 /// Prints one graph (for -print-ir-after).

@@ -302,12 +302,9 @@ TEST_F(ExternalData, SavingIntoAnotherDirectoryIsSelfContained) {
   EXPECT_EQ(floatsOf(**back, "W"), w);
 }
 
-// BUG (lib/Serialize/ModelIO.cpp, saveModel, the `beside` check): whether an
-// external file is "already beside the output" is decided by the existence
-// of *a* file of that name in the output directory, not by it being the file
-// the lifter resolved. An unrelated weights.bin in the target directory makes
-// the saved model silently refer to the wrong bytes. Enable once fixed.
-TEST_F(ExternalData, DISABLED_StaleFileOfTheSameNameInTargetDirectory) {
+// Whether an external file is "already beside the output" is decided by it
+// being the very file the lifter resolved, not by a file of that name.
+TEST_F(ExternalData, StaleFileOfTheSameNameInTargetDirectory) {
   // The target directory already holds an unrelated weights.bin: the output
   // must still carry the model's own data, not point at the stale file.
   std::vector<float> w = iota(1000, 2.0f);

@@ -107,11 +107,8 @@ TEST(TextCorpus, ElemTypesTyped) { roundTripFile("elem_types_typed.textproto"); 
 TEST(TextCorpus, GraphEdges) { roundTripFile("graph_edges.textproto"); }
 TEST(TextCorpus, Functions) { roundTripFile("functions.textproto"); }
 TEST(TextCorpus, ExplicitDefaults) { roundTripFile("explicit_defaults.textproto"); }
-// BUG (lib/Serialize/ProtoLift.cpp, function attribute_proto lifting): a
-// FunctionProto.attribute_proto default of type GRAPH is rejected ("attribute
-// default ... holds a graph, which onnxir does not support here"), so a valid
-// model does not lift at all. Enable once graph defaults are modeled.
-TEST(TextCorpus, DISABLED_FunctionGraphDefault) { roundTripFile("function_graph_default.textproto"); }
+// A GRAPH attribute default of a function (its own root scope).
+TEST(TextCorpus, FunctionGraphDefault) { roundTripFile("function_graph_default.textproto"); }
 
 TEST(TextCorpus, EveryCorpusFileHasATest) {
   // Keeps this file and the corpus folder in step.
