@@ -15,9 +15,36 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <cassert>
+
 namespace onnxir {
 
 namespace {
+
+// A graph that took the place of an attribute reference (a default graph of
+// the function, or the caller's graph) now sits in a new scope: its
+// definitions that would shadow a name visible there get fresh names.
+void renameShadowing(Graph &sub) {
+  Graph *outer = sub.parentGraph();
+  if (!outer) return;
+  std::vector<Value *> defs;
+  sub.walkGraphs([&](Graph *g) {
+    for (Value *v : g->inputs()) defs.push_back(v);
+    for (Value *v : g->initializers())
+      if (!v->isGraphInput()) defs.push_back(v);
+    for (Value *v : g->sparseInitializers())
+      if (!v->isGraphInput()) defs.push_back(v);
+    for (Node &n : g->nodes())
+      for (Value *r : n.results())
+        if (r) defs.push_back(r);
+  });
+  for (Value *v : defs)
+    if (outer->lookup(v->name())) {
+      std::string fresh = v->getGraph()->freshName(v->name()).str();
+      [[maybe_unused]] absl::Status s = v->setName(fresh);
+      assert(s.ok() && "a fresh name is free");
+    }
+}
 
 // Copies `src`'s payload into `dst` (keeping dst's name).
 void copyPayload(const Attribute &src, Attribute &dst) {
@@ -37,7 +64,8 @@ void copyPayload(const Attribute &src, Attribute &dst) {
   dst.types = src.types;
   for (unsigned i = 0; i < src.numGraphs(); ++i) {
     IRMapping m;
-    dst.addGraph(src.graph(i)->clone(m));
+    Graph *copy = dst.addGraph(src.graph(i)->clone(m));
+    renameShadowing(*copy);
   }
 }
 

@@ -51,9 +51,10 @@ with open(target, "wb") as f:
 
 p = subprocess.Popen(["onnx-opt", big, "-o", target])
 time.sleep(0.8)
-killed = p.poll() is None
 p.send_signal(signal.SIGKILL)
-p.wait()
+# Killed only if it was still running when the signal came (else it exited
+# normally, which polling before the kill cannot rule out).
+killed = p.wait() == -signal.SIGKILL
 content = open(target, "rb").read()
 for name in os.listdir(work):
     if ".tmp." in name:
