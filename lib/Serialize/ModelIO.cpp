@@ -5,6 +5,8 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <cerrno>
 #include <climits>
@@ -14,6 +16,8 @@
 #include <fcntl.h>
 #include <iostream>
 #include <iterator>
+#include <map>
+#include <mutex>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -23,12 +27,32 @@ namespace detail {
 
 namespace {
 
+/// Live read-only file mappings made by MappedBuffer, by start address, so
+/// that releaseMappedPages can tell a mapped window from heap memory.
+struct MappingRegistry {
+  std::mutex mu;
+  std::map<uintptr_t, size_t> ranges;
+  static MappingRegistry &get() {
+    static MappingRegistry *r = new MappingRegistry; // never destroyed
+    return *r;
+  }
+};
+
 /// A read-only memory mapping.
 class MappedBuffer final : public Buffer {
 public:
   MappedBuffer(void *base, size_t mapLen, const char *data, size_t len)
-      : base_(base), mapLen_(mapLen), data_(data), len_(len) {}
+      : base_(base), mapLen_(mapLen), data_(data), len_(len) {
+    auto &r = MappingRegistry::get();
+    std::lock_guard<std::mutex> lock(r.mu);
+    r.ranges[(uintptr_t)base_] = mapLen_;
+  }
   ~MappedBuffer() override {
+    {
+      auto &r = MappingRegistry::get();
+      std::lock_guard<std::mutex> lock(r.mu);
+      r.ranges.erase((uintptr_t)base_);
+    }
     if (base_) ::munmap(base_, mapLen_);
   }
   llvm::StringRef data() const override { return {data_, len_}; }
@@ -61,6 +85,26 @@ std::string realDir(const std::string &dir) {
 }
 
 } // namespace
+
+void releaseMappedPages(llvm::StringRef bytes) {
+  if (bytes.empty()) return;
+  uintptr_t lo = (uintptr_t)bytes.data(), hi = lo + bytes.size();
+  auto &r = MappingRegistry::get();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.ranges.upper_bound(lo);
+  if (it == r.ranges.begin()) return;
+  --it;
+  uintptr_t mlo = it->first, mhi = it->first + it->second;
+  if (lo < mlo || lo >= mhi) return; // not in a file mapping of ours
+  hi = std::min(hi, mhi);
+  // The mapping is private, read-only and never written: dropping pages only
+  // makes a later read fault them in again from the file, so the range may be
+  // rounded out to whole pages.
+  uintptr_t page = (uintptr_t)::sysconf(_SC_PAGESIZE);
+  uintptr_t a = lo / page * page, b = std::min((hi + page - 1) / page * page, mhi);
+  if (a < mlo) a = mlo;
+  ::madvise((void *)a, b - a, MADV_DONTNEED);
+}
 
 absl::StatusOr<std::shared_ptr<const Buffer>> mapFileRange(const std::string &path,
                                                            uint64_t offset, uint64_t length) {
@@ -418,6 +462,18 @@ private:
   int fd_ = -1;
 };
 
+// Copies `data` to `f` in chunks, dropping each chunk's mapped pages once
+// written, so that peak memory stays near one chunk however big the data.
+absl::Status writeReleasing(AtomicFile &f, llvm::StringRef data) {
+  constexpr size_t kChunk = 16u << 20;
+  for (size_t at = 0; at < data.size(); at += kChunk) {
+    llvm::StringRef c = data.substr(at, kChunk);
+    if (auto s = f.write(c.data(), c.size()); !s.ok()) return s;
+    detail::releaseMappedPages(c);
+  }
+  return absl::OkStatus();
+}
+
 /// Moves tensor data into one external file at 4096-aligned offsets.
 class ExternalWriter final : public detail::TensorSink {
 public:
@@ -447,7 +503,7 @@ public:
     static const char zeros[4096] = {};
     if (auto s = file_->write(zeros, pad); !s.ok()) return s;
     offset_ += pad;
-    if (auto s = file_->write(data->data(), data->size()); !s.ok()) return s;
+    if (auto s = writeReleasing(*file_, *data); !s.ok()) return s;
     out->clear_raw_data();
     out->clear_float_data();
     out->clear_int32_data();
@@ -476,6 +532,155 @@ private:
   std::string outDir_;
   uint64_t offset_ = 0;
 };
+
+// Note [Streamed save]
+// Lowering copies every raw tensor into the ModelProto, so a plain save holds
+// the model twice (the IR's bytes, usually mapped from the input, and the
+// message). Instead, the raw bytes of big main-graph initializers are left
+// out of the message (StreamSink) and spliced in while writing: the message
+// is written in pieces in field-number order, exactly as protobuf would
+// write it whole (known fields by number, then unknown ones), with the
+// lengths of the enclosing messages computed up front. Mapped pages are
+// dropped as they are written.
+class StreamSink final : public detail::TensorSink {
+public:
+  StreamSink(const Model &m, detail::TensorSink *next) : next_(next) {
+    for (Value *v : m.graph().initializers()) {
+      const Tensor *t = v->initializer();
+      if (t->storage() == Tensor::Storage::Raw && t->rawData().size() >= kMinBytes)
+        candidates_.insert(t);
+    }
+  }
+  absl::StatusOr<bool> place(const Tensor &t, proto::TensorProto *out) override {
+    if (next_) {
+      auto placed = next_->place(t, out);
+      if (!placed.ok() || *placed) return placed;
+    }
+    if (!candidates_.count(&t)) return false;
+    spliced_[out] = t.rawData();
+    return true;
+  }
+  /// Raw bytes to write as raw_data of these (main-graph initializer) protos.
+  const llvm::DenseMap<const proto::TensorProto *, llvm::StringRef> &spliced() const {
+    return spliced_;
+  }
+
+private:
+  static constexpr size_t kMinBytes = 64 * 1024;
+  detail::TensorSink *next_;
+  llvm::DenseSet<const Tensor *> candidates_;
+  llvm::DenseMap<const proto::TensorProto *, llvm::StringRef> spliced_;
+};
+
+size_t varintSize(uint64_t v) {
+  return google::protobuf::io::CodedOutputStream::VarintSize64(v);
+}
+
+// Writes `mp` with the raw_data of `spliced` initializers of its main graph
+// inserted (Note [Streamed save]). Takes the message apart on the way.
+absl::Status writeStreamed(proto::ModelProto &mp,
+                           const llvm::DenseMap<const proto::TensorProto *, llvm::StringRef> &spliced,
+                           AtomicFile &f, const std::string &path) {
+  using google::protobuf::io::CodedOutputStream;
+  // ModelProto: fields 1-6, then graph (7), then the rest.
+  proto::ModelProto mHead;
+  if (mp.has_ir_version()) mHead.set_ir_version(mp.ir_version());
+  if (mp.has_producer_name()) mHead.set_producer_name(mp.producer_name());
+  if (mp.has_producer_version()) mHead.set_producer_version(mp.producer_version());
+  if (mp.has_domain()) mHead.set_domain(mp.domain());
+  if (mp.has_model_version()) mHead.set_model_version(mp.model_version());
+  if (mp.has_doc_string()) mHead.set_doc_string(mp.doc_string());
+  mp.clear_ir_version();
+  mp.clear_producer_name();
+  mp.clear_producer_version();
+  mp.clear_domain();
+  mp.clear_model_version();
+  mp.clear_doc_string();
+  std::unique_ptr<proto::GraphProto> graph(mp.release_graph());
+  // GraphProto: node (1) and name (2), then initializer (5), then the rest.
+  proto::GraphProto gHead;
+  gHead.mutable_node()->Swap(graph->mutable_node());
+  if (graph->has_name()) gHead.set_name(graph->name());
+  graph->clear_name();
+  google::protobuf::RepeatedPtrField<proto::TensorProto> inits;
+  inits.Swap(graph->mutable_initializer());
+  // TensorProto of a spliced initializer: fields 1-8, raw_data (9), the rest.
+  struct Part {
+    proto::TensorProto head;
+    llvm::StringRef raw;
+    size_t len = 0;
+  };
+  std::vector<Part> parts(inits.size());
+  uint64_t gLen = gHead.ByteSizeLong() + graph->ByteSizeLong();
+  size_t found = 0;
+  for (int i = 0; i < inits.size(); ++i) {
+    proto::TensorProto &tp = *inits.Mutable(i);
+    Part &p = parts[i];
+    auto it = spliced.find(&tp);
+    if (it != spliced.end()) {
+      ++found;
+      p.raw = it->second;
+      p.head.mutable_dims()->Swap(tp.mutable_dims());
+      if (tp.has_data_type()) p.head.set_data_type(tp.data_type());
+      if (tp.has_segment()) p.head.mutable_segment()->Swap(tp.mutable_segment());
+      p.head.mutable_float_data()->Swap(tp.mutable_float_data());
+      p.head.mutable_int32_data()->Swap(tp.mutable_int32_data());
+      p.head.mutable_string_data()->Swap(tp.mutable_string_data());
+      p.head.mutable_int64_data()->Swap(tp.mutable_int64_data());
+      if (tp.has_name()) p.head.set_name(tp.name());
+      tp.clear_data_type();
+      tp.clear_segment();
+      tp.clear_name();
+      p.len = p.head.ByteSizeLong() + 1 + varintSize(p.raw.size()) + p.raw.size() +
+              tp.ByteSizeLong();
+    } else {
+      p.len = tp.ByteSizeLong();
+    }
+    gLen += 1 + varintSize(p.len) + p.len;
+  }
+  if (found != spliced.size())
+    return absl::InternalError(path + ": a streamed tensor is not a main-graph initializer");
+  uint64_t total = mHead.ByteSizeLong() + 1 + varintSize(gLen) + gLen + mp.ByteSizeLong();
+  if (total > (uint64_t)INT_MAX)
+    return absl::ResourceExhaustedError(absl::StrCat(
+        path, ": the model would be ", total,
+        " bytes, over protobuf's 2 GiB limit; save with --external-data=FILE"));
+
+  google::protobuf::io::FileOutputStream fos(f.fd());
+  bool ok = true;
+  {
+    CodedOutputStream cos(&fos);
+    cos.SetSerializationDeterministic(true);
+    mHead.SerializeWithCachedSizes(&cos);
+    cos.WriteTag(7 << 3 | 2);
+    cos.WriteVarint64(gLen);
+    gHead.SerializeWithCachedSizes(&cos);
+    for (int i = 0; i < inits.size() && ok; ++i) {
+      proto::TensorProto &tp = *inits.Mutable(i);
+      Part &p = parts[i];
+      cos.WriteTag(5 << 3 | 2);
+      cos.WriteVarint64(p.len);
+      if (p.raw.data()) {
+        p.head.SerializeWithCachedSizes(&cos);
+        cos.WriteTag(9 << 3 | 2);
+        cos.WriteVarint64(p.raw.size());
+        constexpr size_t kChunk = 16u << 20;
+        for (size_t at = 0; at < p.raw.size(); at += kChunk) {
+          llvm::StringRef c = p.raw.substr(at, kChunk);
+          cos.WriteRaw(c.data(), (int)c.size());
+          detail::releaseMappedPages(c);
+        }
+      }
+      tp.SerializeWithCachedSizes(&cos);
+      ok = !cos.HadError();
+    }
+    graph->SerializeWithCachedSizes(&cos);
+    mp.SerializeWithCachedSizes(&cos);
+    ok = ok && !cos.HadError();
+  }
+  if (!ok || !fos.Flush()) return absl::ResourceExhaustedError(path + ": write failed");
+  return absl::OkStatus();
+}
 
 // Every tensor of the model: dense and sparse initializers, attribute
 // tensors of every node (nested graphs and function bodies included) and of
@@ -607,10 +812,14 @@ absl::Status saveModel(const Model &m, const std::string &path, const LowerOptio
                                               outDir);
   }
   proto::ModelProto mp;
-  if (auto s = detail::lowerProto(m, &mp, writer.get()); !s.ok()) return s;
+  StreamSink stream(m, writer.get());
+  if (auto s = detail::lowerProto(m, &mp, &stream); !s.ok()) return s;
   AtomicFile f(path);
   if (auto s = f.open(); !s.ok()) return s;
-  if (auto s = writeProto(mp, f, path); !s.ok()) return s;
+  if (auto s = stream.spliced().empty() ? writeProto(mp, f, path)
+                                        : writeStreamed(mp, stream.spliced(), f, path);
+      !s.ok())
+    return s;
   if (dataFile)
     if (auto s = dataFile->commit(); !s.ok()) return s;
   return f.commit();

@@ -84,6 +84,12 @@ absl::StatusOr<std::string> resolveExternalPath(const std::string &baseDir,
 absl::StatusOr<std::shared_ptr<const Buffer>> mapFileRange(const std::string &path,
                                                            uint64_t offset, uint64_t length);
 
+/// If `bytes` lies in a live file mapping made by mapFileRange, drops its
+/// pages from the process (they are read again from the file if touched):
+/// writers call it after copying mapped tensor data out, so that saving a
+/// big model does not keep every weight resident. Otherwise does nothing.
+void releaseMappedPages(llvm::StringRef bytes);
+
 /// Resolves and checks `ref` against `baseDir` now (path safety, file
 /// exists, offset and length inside it), records the resolved file in
 /// `ref.resolvedPath`, and returns the loader that maps the range on first
