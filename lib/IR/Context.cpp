@@ -14,11 +14,15 @@ Context::~Context() = default;
 llvm::StringRef Context::intern(llvm::StringRef s) { return strings_.save(s); }
 
 namespace {
-// A canonical key: every field, length-prefixed, so distinct specs never
-// produce the same key.
+// A canonical key. Every field is self-delimiting (fixed-width tags, numbers
+// ended by ';', strings length-prefixed), so the key of a spec can be read
+// back field by field: distinct specs never produce the same key.
+void appendInt(std::string &k, int64_t v) {
+  k += std::to_string(v);
+  k += ';';
+}
 void appendStr(std::string &k, llvm::StringRef s) {
-  k += std::to_string(s.size());
-  k += ':';
+  appendInt(k, (int64_t)s.size());
   k.append(s.data(), s.size());
 }
 } // namespace
@@ -28,20 +32,20 @@ const Type *Context::getType(const TypeSpec &spec) {
   key.reserve(32);
   key += char('0' + (int)spec.kind);
   key += spec.hasElem ? 'E' : 'e';
-  key += std::to_string(spec.elem);
+  appendInt(key, spec.elem);
   key += spec.hasShape ? 'S' : 's';
   if (spec.hasShape) {
-    key += std::to_string(spec.dims.size());
+    appendInt(key, (int64_t)spec.dims.size());
     for (const Dim &d : spec.dims) {
       key += char('0' + (int)d.kind);
-      if (d.kind == Dim::Kind::Known) key += std::to_string(d.value);
+      if (d.kind == Dim::Kind::Known) appendInt(key, d.value);
       if (d.kind == Dim::Kind::Symbolic) appendStr(key, d.param);
       appendStr(key, d.denotation);
     }
   }
   key += 'I';
   // Inner types are uniqued: their address identifies them.
-  key += std::to_string(reinterpret_cast<uintptr_t>(spec.inner));
+  appendInt(key, (int64_t)reinterpret_cast<uintptr_t>(spec.inner));
   appendStr(key, spec.opaqueDomain);
   appendStr(key, spec.opaqueName);
   appendStr(key, spec.denotation);
@@ -55,8 +59,11 @@ const Type *Context::getType(const TypeSpec &spec) {
   t->elem_ = spec.elem;
   t->hasShape_ = spec.hasShape;
   t->dims_ = spec.dims;
+  // Only what the key holds is kept, so equal keys mean equal types: a value
+  // only for known dims, a symbol only for symbolic ones.
   for (Dim &d : t->dims_) {
-    d.param = intern(d.param);
+    if (d.kind != Dim::Kind::Known) d.value = 0;
+    d.param = d.kind == Dim::Kind::Symbolic ? intern(d.param) : llvm::StringRef();
     d.denotation = intern(d.denotation);
   }
   t->inner_ = spec.inner;

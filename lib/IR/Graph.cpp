@@ -6,6 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+
 namespace onnxir {
 
 static constexpr uint64_t kOrderStride = 1024;
@@ -237,6 +239,7 @@ void Graph::renumber() {
 
 void Graph::insertNode(Node *n, Node *pos) {
   n->graph_ = this;
+  indexValid_ = false;
   if (pos) nodes_.insert(pos->getIterator(), *n);
   else nodes_.push_back(*n);
   if (!orderValid_) return;
@@ -246,6 +249,19 @@ void Graph::insertNode(Node *n, Node *pos) {
   uint64_t next = nextIt == nodes_.end() ? prev + 2 * kOrderStride : nextIt->order_;
   if (next > prev + 1) n->order_ = prev + (next - prev) / 2;
   else orderValid_ = false;
+}
+
+void Graph::reorderNodes(llvm::ArrayRef<Node *> order) {
+  assert(order.size() == nodes_.size() && "reorderNodes needs a permutation of the nodes");
+  // Each node is unlinked and appended: whatever `order` holds, the list
+  // stays well-formed.
+  for (Node *n : order) {
+    assert(n->graph_ == this && !n->isReturn_ && "reorderNodes: not a node of this graph");
+    nodes_.remove(*n);
+    nodes_.push_back(*n);
+  }
+  indexValid_ = false;
+  renumber();
 }
 
 Node *Graph::createEmptyNode(llvm::StringRef opType, llvm::StringRef domain, Node *pos) {
@@ -314,13 +330,21 @@ void Graph::removeOutput(unsigned i) {
 //===----------------------------------------------------------------------===//
 
 ValueInfoRecord &Graph::addValueInfo(Value *v) {
+  assert(v && "addValueInfo(nullptr)");
+  // A record lives in the graph that defines its value, so that erasing the
+  // value or moving its node can find it. A value of another graph gets a
+  // record by name.
+  if (v->getGraph() != this) {
+    assert(false && "addValueInfo: the value is not defined in this graph");
+    return addValueInfo(v->name(), v->type());
+  }
   valueInfo_.emplace_back();
-  ValueInfoRecord &r = valueInfo_.back();
-  r.value = v;
-  r.type = v->type();
-  r.hasType = v->type() != nullptr;
-  if (!v->vi_) v->vi_ = &r;
-  return r;
+  auto it = std::prev(valueInfo_.end());
+  it->value = v;
+  it->type = v->type();
+  it->hasType = v->type() != nullptr;
+  v->vi_.push_back(it);
+  return *it;
 }
 
 ValueInfoRecord &Graph::addValueInfo(llvm::StringRef name, const Type *type) {
@@ -335,7 +359,10 @@ ValueInfoRecord &Graph::addValueInfo(llvm::StringRef name, const Type *type) {
 void Graph::removeValueInfoIf(llvm::function_ref<bool(ValueInfoRecord &)> pred) {
   for (auto it = valueInfo_.begin(); it != valueInfo_.end();) {
     if (it->erased || pred(*it)) {
-      if (it->value && it->value->vi_ == &*it) it->value->vi_ = nullptr;
+      if (Value *v = it->value) {
+        auto pos = std::find(v->vi_.begin(), v->vi_.end(), it);
+        if (pos != v->vi_.end()) v->vi_.erase(pos);
+      }
       it = valueInfo_.erase(it);
     } else {
       ++it;
@@ -343,24 +370,62 @@ void Graph::removeValueInfoIf(llvm::function_ref<bool(ValueInfoRecord &)> pred) 
   }
 }
 
+void Graph::takeValueInfoOf(Value *v, Graph &from) {
+  for (auto it : v->vi_) valueInfo_.splice(valueInfo_.end(), from.valueInfo_, it);
+}
+
 //===----------------------------------------------------------------------===//
 // Walking, paths
 //===----------------------------------------------------------------------===//
 
 void Graph::walk(llvm::function_ref<void(Node *)> fn) {
-  for (auto it = nodes_.begin(); it != nodes_.end();) {
-    Node *n = &*it++;
-    // Subgraphs first collected so fn may erase n afterwards safely.
-    std::vector<Graph *> subs = n->subgraphs();
+  // One frame per graph being walked: the next node to visit. Sibling
+  // subgraphs are pushed in reverse so the first one is walked first.
+  struct Frame {
+    Graph *g;
+    NodeList::iterator next = {};
+    bool started = false; // `next` is taken when the graph's turn comes
+  };
+  std::vector<Frame> stack;
+  stack.push_back({this});
+  std::vector<Graph *> subs;
+  while (!stack.empty()) {
+    Frame &f = stack.back();
+    if (!f.started) {
+      f.next = f.g->nodes_.begin();
+      f.started = true;
+    }
+    if (f.next == f.g->nodes_.end()) {
+      stack.pop_back();
+      continue;
+    }
+    Graph *g = f.g;
+    Node *n = &*f.next;
+    NodeList::iterator after = ++f.next; // fn may erase n, not its successor
     fn(n);
-    for (Graph *g : subs) g->walk(fn);
+    // `n` may be gone: it is still there only if it still precedes `after`
+    // (the pointer is compared, never read, unless it is in the list).
+    Node *prev = after == g->nodes_.begin() ? nullptr : &*std::prev(after);
+    if (prev != n || n->getGraph() != g || !n->hasSubgraphs()) continue;
+    subs = n->subgraphs();
+    for (auto it = subs.rbegin(); it != subs.rend(); ++it) stack.push_back({*it});
   }
 }
 
 void Graph::walkGraphs(llvm::function_ref<void(Graph *)> fn) {
-  fn(this);
-  for (Node &n : nodes_)
-    for (Graph *g : n.subgraphs()) g->walkGraphs(fn);
+  std::vector<Graph *> stack{this};
+  std::vector<Graph *> subs;
+  while (!stack.empty()) {
+    Graph *g = stack.back();
+    stack.pop_back();
+    fn(g);
+    // Push this graph's subgraphs so that they come out in node order.
+    size_t base = stack.size();
+    for (Node &n : g->nodes_)
+      if (n.hasSubgraphs())
+        for (Graph *sg : n.subgraphs()) stack.push_back(sg);
+    std::reverse(stack.begin() + base, stack.end());
+  }
 }
 
 // Both are iterative: models may nest deeply, and diagnostics must not be

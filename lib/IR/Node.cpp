@@ -4,6 +4,8 @@
 #include "onnxir/IR/Graph.h"
 
 #include "absl/strings/str_cat.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace onnxir {
 
@@ -236,71 +238,169 @@ Node *Node::ancestorIn(const Graph *g) const {
 }
 
 namespace {
-// Collects the values this node uses (its operands and captures of its
-// subgraphs) that are defined outside the node.
-void collectExternalUses(const Node *root, const Node *n, std::vector<Value *> &out) {
-  for (const Use &u : n->operandUses())
-    if (Value *v = u.get()) {
-      Node *def = nullptr;
-      Graph *g = v->getGraph();
-      // A value defined inside root's subgraphs is internal.
-      bool internal = false;
-      for (Graph *cur = g; cur; cur = cur->parentGraph())
-        if (cur->parentNode() == root) { internal = true; break; }
-      (void)def;
-      if (!internal) out.push_back(v);
-    }
-  for (Graph *sg : n->subgraphs()) {
-    for (const Node &m : sg->nodes()) collectExternalUses(root, &m, out);
-    collectExternalUses(root, sg->returnNode(), out);
+
+// What a move has to know about the node and everything nested in it.
+struct MoveFootprint {
+  /// Values the node or its subgraphs use that are defined outside it.
+  std::vector<Value *> external;
+  /// Values defined in the node's subgraphs (filled only when asked).
+  std::vector<Value *> nestedDefs;
+};
+
+// One iterative walk over `self` and its subgraphs (models nest deeply).
+MoveFootprint footprintOf(const Node *self, bool wantNestedDefs) {
+  MoveFootprint fp;
+  std::vector<Value *> used;
+  auto addOperands = [&](const Node &n) {
+    for (const Use &u : n.operandUses())
+      if (Value *v = u.get()) used.push_back(v);
+  };
+  addOperands(*self);
+  if (!self->hasSubgraphs()) {
+    for (Value *v : used)
+      if (v->definingNode() != self) fp.external.push_back(v);
+    return fp;
   }
+  llvm::SmallPtrSet<const Graph *, 8> inner;
+  std::vector<Graph *> work = self->subgraphs();
+  while (!work.empty()) {
+    Graph *g = work.back();
+    work.pop_back();
+    inner.insert(g);
+    if (wantNestedDefs) {
+      fp.nestedDefs.insert(fp.nestedDefs.end(), g->inputs().begin(), g->inputs().end());
+      for (Value *v : g->initializers())
+        if (!v->isGraphInput()) fp.nestedDefs.push_back(v);
+      for (Value *v : g->sparseInitializers())
+        if (!v->isGraphInput()) fp.nestedDefs.push_back(v);
+    }
+    for (const Node &n : g->nodes()) {
+      addOperands(n);
+      if (wantNestedDefs)
+        for (unsigned i = 0; i < n.numResults(); ++i)
+          if (Value *r = n.result(i)) fp.nestedDefs.push_back(r);
+      if (n.hasSubgraphs())
+        for (Graph *sg : n.subgraphs()) work.push_back(sg);
+    }
+    addOperands(*g->returnNode());
+  }
+  // The node's own results and values of its subgraphs move along with it.
+  for (Value *v : used)
+    if (v->definingNode() != self && !inner.count(v->getGraph())) fp.external.push_back(v);
+  return fp;
 }
+
 } // namespace
 
-static absl::Status checkMoveTo(Node *self, Graph *target) {
-  // Not into one of its own subgraphs.
-  for (Graph *g = target; g; g = g->parentGraph())
-    if (g->parentNode() == self)
+// See the contract on Node::moveBefore. Everything is checked before anything
+// changes. Cost: one walk over the node and its subgraphs, plus for each use
+// of a result and each outside value it uses an amortised O(1) isBefore and
+// hash lookups; nesting chains are walked once per distinct graph.
+static absl::Status checkMoveTo(Node *self, Graph *target, Node *pos) {
+  Graph *src = self->getGraph();
+  // The target's chain of enclosing graphs, each with the node of that graph
+  // which (transitively) holds the target. Not into one of its own subgraphs.
+  llvm::DenseMap<const Graph *, Node *> holderIn;
+  holderIn[target] = nullptr;
+  for (Node *p = target->parentNode(); p; p = p->getGraph()->parentNode()) {
+    if (p == self)
       return absl::InvalidArgumentError(nodePath(self) + ": cannot move a node into its own subgraph");
-  // Every used value must be visible from the target graph.
-  std::vector<Value *> used;
-  collectExternalUses(self, self, used);
-  for (Value *v : used) {
-    Graph *def = v->getGraph();
-    if (!target->isNestedIn(def))
-      return absl::InvalidArgumentError(absl::StrCat(
-          nodePath(self), ": moving it would put operand \"", v->name().str(),
-          "\" out of scope"));
+    holderIn[p->getGraph()] = p;
   }
-  // Every user of a result must stay inside the target graph's scope.
-  for (unsigned i = 0; i < self->numResults(); ++i)
-    if (Value *r = self->result(i))
-      for (Use &u : r->uses()) {
-        Graph *ug = u.getOwner()->getGraph();
-        if (!ug->isNestedIn(target))
+  // True if the node, placed before `pos` in the target, comes before `n` of
+  // the target.
+  auto placedBefore = [&](const Node *n) { return pos && (pos == n || pos->isBefore(n)); };
+
+  MoveFootprint fp = footprintOf(self, /*wantNestedDefs=*/src != target);
+
+  // Every outside value used must be visible there: defined in the target or
+  // an enclosing graph, and before the new position (or before the node
+  // holding the target).
+  for (Value *v : fp.external) {
+    auto it = holderIn.find(v->getGraph());
+    if (it == holderIn.end())
+      return absl::InvalidArgumentError(absl::StrCat(
+          nodePath(self), ": moving it would put operand \"", v->name().str(), "\" out of scope"));
+    Node *def = v->definingNode();
+    if (!def) continue; // graph inputs and initializers come first
+    bool ok = it->second ? def != it->second && def->isBefore(it->second)
+                         : !pos || (def != pos && def->isBefore(pos));
+    if (!ok)
+      return absl::InvalidArgumentError(absl::StrCat(
+          nodePath(self), ": moving it would put it before the definition of operand \"",
+          v->name().str(), "\" at ", nodePath(def)));
+  }
+
+  // Every user of a result must stay inside the target's scope and after the
+  // new position. Users are mapped to their ancestor in the target, once per
+  // graph holding users.
+  llvm::DenseMap<const Graph *, const Node *> ancestorOfGraph;
+  const Node *const kInside = self; // the user is inside the moved node
+  auto ancestorInTarget = [&](const Graph *ug) -> const Node * {
+    auto [it, fresh] = ancestorOfGraph.try_emplace(ug, nullptr);
+    if (!fresh) return it->second;
+    const Node *found = nullptr;
+    for (const Node *cur = ug->parentNode(); cur; cur = cur->getGraph()->parentNode()) {
+      if (cur == self) { found = kInside; break; }
+      if (cur->getGraph() == target) { found = cur; break; }
+    }
+    ancestorOfGraph[ug] = found;
+    return found;
+  };
+  for (unsigned i = 0; i < self->numResults(); ++i) {
+    Value *r = self->result(i);
+    if (!r) continue;
+    for (Use &u : r->uses()) {
+      Node *owner = u.getOwner();
+      if (owner == self) continue; // a self-loop stays one wherever it goes
+      const Node *anc;
+      if (owner->getGraph() == target) {
+        if (owner->isReturn()) continue; // outputs come after every node
+        anc = owner;
+      } else {
+        anc = ancestorInTarget(owner->getGraph());
+        if (anc == kInside) continue;
+        if (!anc)
           return absl::InvalidArgumentError(absl::StrCat(
               nodePath(self), ": moving it would put result \"", r->name().str(),
-              "\" out of scope of its user ", nodePath(u.getOwner())));
+              "\" out of scope of its user ", nodePath(owner)));
       }
+      if (!placedBefore(anc))
+        return absl::InvalidArgumentError(absl::StrCat(
+            nodePath(self), ": moving it would put result \"", r->name().str(), "\" after its user ",
+            nodePath(owner)));
+    }
+  }
+
+  // Definitions inside the node's subgraphs must not shadow a name visible
+  // at the target (Note [Scopes]). A name defined once in the whole model
+  // cannot, so only shared names are looked up.
+  Context &ctx = target->getContext();
+  for (Value *v : fp.nestedDefs) {
+    if (ctx.nameDefinitions(v->name()) < 2) continue;
+    if (Value *outer = target->lookup(v->name()); outer && outer->definingNode() != self)
+      return absl::AlreadyExistsError(absl::StrCat(
+          nodePath(self), ": cannot move it: \"", v->name().str(), "\", defined in ",
+          v->getGraph()->path(), ", would shadow the value of the same name in ",
+          outer->getGraph()->path()));
+  }
   return absl::OkStatus();
 }
 
 absl::Status Node::moveImpl(Node *self, Graph *target, Node *pos) {
   if (pos == self) return absl::OkStatus();
-  if (auto s = checkMoveTo(self, target); !s.ok()) return s;
+  assert(!pos || pos->getGraph() == target);
+  if (auto s = checkMoveTo(self, target, pos); !s.ok()) return s;
   Graph *src = self->getGraph();
   if (src != target) {
     // Names must be free in the target scope chain.
     for (unsigned i = 0; i < self->numResults(); ++i)
-      if (Value *r = self->result(i)) {
-        src->unregisterValue(r);
-      }
-    bool ok = true;
+      if (Value *r = self->result(i)) src->unregisterValue(r);
     std::string clash;
-    for (unsigned i = 0; i < self->numResults() && ok; ++i)
+    for (unsigned i = 0; i < self->numResults() && clash.empty(); ++i)
       if (Value *r = self->result(i))
-        if (!target->isNameFree(r->name())) { ok = false; clash = r->name().str(); }
-    if (!ok) {
+        if (!target->isNameFree(r->name())) clash = r->name().str();
+    if (!clash.empty()) {
       for (unsigned i = 0; i < self->numResults(); ++i)
         if (Value *r = self->result(i)) src->registerValue(r);
       return absl::AlreadyExistsError(absl::StrCat(
@@ -309,10 +409,14 @@ absl::Status Node::moveImpl(Node *self, Graph *target, Node *pos) {
     }
   }
   src->nodes().remove(*self);
+  src->indexValid_ = false;
   target->insertNode(self, pos);
   if (src != target)
     for (unsigned i = 0; i < self->numResults(); ++i)
-      if (Value *r = self->result(i)) target->registerValue(r);
+      if (Value *r = self->result(i)) {
+        target->registerValue(r);
+        target->takeValueInfoOf(r, *src);
+      }
   return absl::OkStatus();
 }
 
@@ -342,17 +446,19 @@ absl::Status Node::erase() {
                                     : nodePath(u->getOwner())));
     }
   graph_->nodes().remove(*this);
+  graph_->indexValid_ = false;
   delete this;
   return absl::OkStatus();
 }
 
 unsigned Node::indexInGraph() const {
-  unsigned i = 0;
-  for (const Node &n : graph_->nodes()) {
-    if (&n == this) return i;
-    ++i;
+  if (isReturn_) return (unsigned)graph_->nodes().size();
+  if (!graph_->indexValid_) {
+    unsigned i = 0;
+    for (const Node &n : graph_->nodes()) n.index_ = i++;
+    graph_->indexValid_ = true;
   }
-  return i;
+  return index_;
 }
 
 } // namespace onnxir

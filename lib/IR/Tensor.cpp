@@ -35,6 +35,8 @@ Tensor &Tensor::operator=(const Tensor &o) {
   size_ = o.size_;
   external_ = o.external_;
   loader_ = o.loader_;
+  // Loaded external bytes are immutable and shared. A typed conversion is
+  // checked against the typed fields on every read, so sharing it is safe.
   loaded_ = o.loaded_;
   return *this;
 }
@@ -101,10 +103,14 @@ template <typename T> void appendLE(std::string &out, T v) {
   out.append(b, sizeof(T));
 }
 
-// Converts typed storage to raw_data layout.
-absl::StatusOr<std::string> typedToRaw(const Tensor &t, int64_t n) {
+template <typename T> void appendAllLE(std::string &out, const std::vector<T> &v) {
+  out.append(reinterpret_cast<const char *>(v.data()), v.size() * sizeof(T)); // little-endian
+}
+
+// Converts typed storage to raw_data layout into `out` (cleared first).
+absl::Status typedToRaw(const Tensor &t, int64_t n, std::string &out) {
   DataType dt = t.dataType();
-  std::string out;
+  out.clear();
   auto wrongField = [&]() {
     return absl::InvalidArgumentError(absl::StrCat(
         describe(t), ": element type ", dataTypeName(dt).str(),
@@ -120,36 +126,35 @@ absl::StatusOr<std::string> typedToRaw(const Tensor &t, int64_t n) {
   case Tensor::TypedField::Float:
     if (dt == DataType::Float) {
       if (auto s = countCheck(t.floatData.size(), n); !s.ok()) return s;
-      for (float f : t.floatData) appendLE(out, f);
-      return out;
+      appendAllLE(out, t.floatData);
+      return absl::OkStatus();
     }
     if (dt == DataType::Complex64) {
       if (auto s = countCheck(t.floatData.size(), 2 * n); !s.ok()) return s;
-      for (float f : t.floatData) appendLE(out, f);
-      return out;
+      appendAllLE(out, t.floatData);
+      return absl::OkStatus();
     }
     return wrongField();
   case Tensor::TypedField::Double:
     if (dt == DataType::Double || dt == DataType::Complex128) {
       if (auto s = countCheck(t.doubleData.size(), dt == DataType::Double ? n : 2 * n); !s.ok())
         return s;
-      for (double f : t.doubleData) appendLE(out, f);
-      return out;
+      appendAllLE(out, t.doubleData);
+      return absl::OkStatus();
     }
     return wrongField();
   case Tensor::TypedField::Int64:
     if (dt != DataType::Int64) return wrongField();
     if (auto s = countCheck(t.int64Data.size(), n); !s.ok()) return s;
-    for (int64_t v : t.int64Data) appendLE(out, v);
-    return out;
+    appendAllLE(out, t.int64Data);
+    return absl::OkStatus();
   case Tensor::TypedField::Uint64:
     if (dt != DataType::Uint64 && dt != DataType::Uint32) return wrongField();
     if (auto s = countCheck(t.uint64Data.size(), n); !s.ok()) return s;
-    for (uint64_t v : t.uint64Data) {
-      if (dt == DataType::Uint64) appendLE(out, v);
-      else appendLE(out, (uint32_t)v);
-    }
-    return out;
+    if (dt == DataType::Uint64) appendAllLE(out, t.uint64Data);
+    else
+      for (uint64_t v : t.uint64Data) appendLE(out, (uint32_t)v);
+    return absl::OkStatus();
   case Tensor::TypedField::Int32: {
     unsigned bits = dataTypeBits(dt);
     if (dt == DataType::String || bits == 0 || bits > 32 || dt == DataType::Float ||
@@ -157,19 +162,24 @@ absl::StatusOr<std::string> typedToRaw(const Tensor &t, int64_t n) {
       return wrongField();
     if (bits >= 8) {
       if (auto s = countCheck(t.int32Data.size(), n); !s.ok()) return s;
+      if (bits == 32) {
+        appendAllLE(out, t.int32Data);
+        return absl::OkStatus();
+      }
+      out.reserve(t.int32Data.size() * (bits / 8));
       for (int32_t v : t.int32Data) {
         if (bits == 8) appendLE(out, (uint8_t)v);
-        else if (bits == 16) appendLE(out, (uint16_t)v);
-        else appendLE(out, v);
+        else appendLE(out, (uint16_t)v);
       }
-      return out;
+      return absl::OkStatus();
     }
     // Sub-byte types: int32_data holds packed bytes (ONNX stores one packed
     // byte per int32 entry).
     size_t bytes = dataTypeStorageBytes(dt, n);
     if (auto s = countCheck(t.int32Data.size(), bytes); !s.ok()) return s;
+    out.reserve(t.int32Data.size());
     for (int32_t v : t.int32Data) appendLE(out, (uint8_t)v);
-    return out;
+    return absl::OkStatus();
   }
   case Tensor::TypedField::String:
   case Tensor::TypedField::None:
@@ -201,13 +211,17 @@ absl::StatusOr<llvm::StringRef> Tensor::bytes() const {
     return loaded_->data();
   }
   case Storage::Typed: {
-    if (!loaded_) {
-      auto n = numElements();
-      if (!n) return absl::InvalidArgumentError(describe(*this) + ": invalid dims");
-      auto raw = typedToRaw(*this, *n);
-      if (!raw.ok()) return raw.status();
-      loaded_ = std::make_shared<StringBuffer>(std::move(*raw));
-    }
+    // The typed fields, dims and element type are public and may have been
+    // edited since the last read, so the conversion is redone on every read
+    // and compared with the cached one (Note [Typed read cache]).
+    auto n = numElements();
+    if (!n) return absl::InvalidArgumentError(describe(*this) + ": invalid dims");
+    std::string raw;
+    if (auto s = typedToRaw(*this, *n, raw); !s.ok()) return s;
+    // Unchanged data keeps the cached buffer, so views handed out earlier
+    // stay valid, and concurrent reads of an unedited tensor write nothing.
+    if (!loaded_ || loaded_->data() != llvm::StringRef(raw))
+      loaded_ = std::make_shared<StringBuffer>(std::move(raw));
     return loaded_->data();
   }
   }
@@ -273,7 +287,7 @@ template <typename T> absl::StatusOr<std::vector<T>> Tensor::values() const {
   if (dt == DataType::String || isComplex(dt) || !isKnownDataType(dataType_))
     return absl::InvalidArgumentError(absl::StrCat(
         describe(*this), ": element type ", dataTypeName(dt).str(), " has no numeric reading"));
-  // Fast paths over typed fields without conversion to bytes.
+  // Every storage is read through its raw layout.
   auto b = bytes();
   if (!b.ok()) return b.status();
   uint64_t want = dataTypeStorageBytes(dt, (uint64_t)*n);

@@ -44,9 +44,9 @@ unsigned Use::getOperandNo() const {
 
 Value::~Value() {
   assert(useEmpty() && "Value destroyed while still used");
-  if (vi_) {
-    vi_->erased = true;
-    vi_->value = nullptr;
+  for (auto it : vi_) {
+    it->erased = true;
+    it->value = nullptr;
   }
 }
 

@@ -7,6 +7,9 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <algorithm>
+#include <vector>
+
 namespace onnxir {
 
 const char *diagnosticKindName(Diagnostic::Kind k) {
@@ -29,6 +32,12 @@ namespace {
 class Verifier {
 public:
   Verifier(const VerifyOptions &o) : opts_(o) {}
+
+  /// For a nested graph verified alone: its enclosing graphs, whose values
+  /// it may capture. They are not verified themselves.
+  void setEnclosing(const Graph &g) {
+    for (const Graph *p = g.parentGraph(); p; p = p->parentGraph()) outer_.insert(p);
+  }
 
   void collect(const Graph &g) {
     graphs_.insert(&g);
@@ -104,7 +113,9 @@ public:
       }
       checkVisible(g, ret, v, i, orderProblem);
     }
-    if (orderProblem) findCycle(g);
+    // A cycle shows up as an order violation: among this graph's own nodes,
+    // or as a capture (in a nested graph) of a value defined here later.
+    if (orderProblem || cycleSuspects_.count(&g)) findCycle(g);
   }
 
   void checkOperands(const Graph &g, const Node &n, bool &orderProblem) {
@@ -118,20 +129,25 @@ public:
                               : absl::StrCat(nodePath(user), ": input #", idx, " \"",
                                              v->name().str(), "\"");
     };
+    // A graph output that is not visible is a bad output.
+    const Diagnostic::Kind notVisible =
+        user->isReturn() ? Diagnostic::Kind::BadOutput : Diagnostic::Kind::NotVisible;
     Node *def = v->definingNode();
-    if (def && !nodes_.count(def)) {
-      report(Diagnostic::Kind::NotVisible, where() + " is defined by a node that is not in the model");
+    const Graph *dg = v->getGraph();
+    // Values of the graphs enclosing a nested graph verified alone are
+    // captures: visible, subject to the order check below.
+    const bool enclosing = outer_.count(dg);
+    if (def && !enclosing && !nodes_.count(def)) {
+      report(notVisible, where() + " is defined by a node that is not in the model");
       return;
     }
-    const Graph *dg = v->getGraph();
-    if (!graphs_.count(dg)) {
-      report(Diagnostic::Kind::NotVisible, where() + " is defined in a graph that is not in the model");
+    if (!enclosing && !graphs_.count(dg)) {
+      report(notVisible, where() + " is defined in a graph that is not in the model");
       return;
     }
     if (!g.isNestedIn(dg)) {
-      report(Diagnostic::Kind::NotVisible,
-             absl::StrCat(where(), " is defined in ", dg->path(),
-                          ", which does not enclose this use"));
+      report(notVisible, absl::StrCat(where(), " is defined in ", dg->path(),
+                                      ", which does not enclose this use"));
       return;
     }
     if (!def || !opts_.checkOrder) return;
@@ -146,6 +162,7 @@ public:
     }
     Node *anc = user->isReturn() ? g.parentNode()->ancestorIn(dg) : user->ancestorIn(dg);
     if (anc && (def == anc || !def->isBefore(anc))) {
+      cycleSuspects_.insert(dg);
       report(Diagnostic::Kind::OrderViolation,
              absl::StrCat(where(), " is captured before its definition at ", nodePath(def),
                           " (the capturing node is ", nodePath(anc), ")"));
@@ -181,53 +198,78 @@ public:
     count(*g.returnNode());
   }
 
+  // The nodes of `g` that `n` depends on: through its operands and the
+  // captures of its subgraphs (values defined inside them are not deps; a
+  // use of its own result is). Iterative over nesting.
+  static void dependencies(const Graph &g, const Node *n, std::vector<const Node *> &out) {
+    out.clear();
+    std::vector<const Node *> work{n};
+    while (!work.empty()) {
+      const Node *m = work.back();
+      work.pop_back();
+      for (const Use &u : m->operandUses())
+        if (Value *v = u.get())
+          if (Node *d = v->definingNode())
+            if (Node *a = d->ancestorIn(&g))
+              if (a != n || d == n) out.push_back(a);
+      if (!m->hasSubgraphs()) continue;
+      // Pushed in reverse: the deps come out in pre-order, node list order.
+      std::vector<Graph *> subs = m->subgraphs();
+      for (auto sg = subs.rbegin(); sg != subs.rend(); ++sg) {
+        work.push_back((*sg)->returnNode());
+        for (auto k = (*sg)->nodes().rbegin(); k != (*sg)->nodes().rend(); ++k) work.push_back(&*k);
+      }
+    }
+  }
+
   // Reports the nodes of one dependency cycle in `g`, if there is one.
+  // Iterative depth-first search: graphs may hold millions of nodes.
   void findCycle(const Graph &g) {
     llvm::DenseMap<const Node *, int> state; // 0 new, 1 on stack, 2 done
-    std::vector<const Node *> stack;
-    std::vector<const Node *> deps;
-    bool found = false;
-    std::function<void(const Node *)> dfs = [&](const Node *n) {
-      if (found) return;
-      state[n] = 1;
-      stack.push_back(n);
+    struct Frame {
+      const Node *n;
       std::vector<const Node *> preds;
-      auto addDeps = [&](const Node &m, auto &self) -> void {
-        for (const Use &u : m.operandUses())
-          if (Value *v = u.get())
-            if (Node *d = v->definingNode())
-              if (Node *a = d->ancestorIn(&g))
-                // Values defined inside n's own subgraphs are not deps.
-                if (a != n || d == n) preds.push_back(a);
-        for (Graph *sg : m.subgraphs()) {
-          for (const Node &k : sg->nodes()) self(k, self);
-          self(*sg->returnNode(), self);
-        }
-      };
-      addDeps(*n, addDeps);
-      for (const Node *p : preds) {
-        if (found) break;
-        if (p == n && !n->isReturn()) {
-          report(Diagnostic::Kind::Cycle, nodePath(n) + ": depends on its own result");
-          found = true;
-          break;
-        }
-        int s = state.lookup(p);
-        if (s == 1) {
-          std::string msg = g.path() + ": dependency cycle through";
-          auto it = std::find(stack.begin(), stack.end(), p);
-          for (; it != stack.end(); ++it) msg += "\n  " + nodePath(*it);
-          report(Diagnostic::Kind::Cycle, msg);
-          found = true;
-          break;
-        }
-        if (s == 0) dfs(p);
-      }
-      stack.pop_back();
-      state[n] = 2;
+      size_t next = 0;
     };
-    for (const Node &n : g.nodes())
-      if (!found && state.lookup(&n) == 0) dfs(&n);
+    std::vector<Frame> stack;
+    auto push = [&](const Node *n) {
+      state[n] = 1;
+      stack.push_back({n, {}});
+      dependencies(g, n, stack.back().preds);
+    };
+    for (const Node &start : g.nodes()) {
+      if (state.lookup(&start) != 0) continue;
+      push(&start);
+      while (!stack.empty()) {
+        Frame &f = stack.back();
+        if (f.next == f.preds.size()) {
+          state[f.n] = 2;
+          stack.pop_back();
+          continue;
+        }
+        const Node *p = f.preds[f.next++];
+        if (p == f.n) {
+          report(Diagnostic::Kind::Cycle, nodePath(p) + ": depends on its own result");
+          return;
+        }
+        int st = state.lookup(p);
+        if (st == 1) {
+          // Name at most kShown nodes: a path costs O(position), and a cycle
+          // may run through a whole graph.
+          constexpr size_t kShown = 16;
+          std::string msg = g.path() + ": dependency cycle through";
+          auto it = std::find_if(stack.begin(), stack.end(),
+                                 [&](const Frame &fr) { return fr.n == p; });
+          size_t len = (size_t)(stack.end() - it);
+          for (size_t k = 0; it != stack.end() && k < kShown; ++it, ++k)
+            msg += "\n  " + nodePath(it->n);
+          if (len > kShown) absl::StrAppend(&msg, "\n  ... and ", len - kShown, " more nodes");
+          report(Diagnostic::Kind::Cycle, msg);
+          return;
+        }
+        if (st == 0) push(p);
+      }
+    }
   }
 
   void finish() {
@@ -247,6 +289,8 @@ private:
   const VerifyOptions &opts_;
   llvm::DenseSet<const Node *> nodes_;
   llvm::DenseSet<const Graph *> graphs_;
+  llvm::DenseSet<const Graph *> outer_;         // see setEnclosing
+  llvm::DenseSet<const Graph *> cycleSuspects_; // captured before defined here
   std::vector<Diagnostic> diags_;
   uint64_t operandSlots_ = 0, listedUses_ = 0;
 };
@@ -265,6 +309,7 @@ absl::Status toStatus(const std::vector<Diagnostic> &d) {
 
 std::vector<Diagnostic> verifyAll(const Graph &g, const VerifyOptions &opts) {
   Verifier v(opts);
+  v.setEnclosing(g);
   v.collect(g);
   v.verifyGraph(g);
   v.countOperands(g);

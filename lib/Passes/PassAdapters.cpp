@@ -95,15 +95,25 @@ public:
   llvm::StringRef description() const override {
     return "Scope-aware renaming: canonical names, a prefix, or C identifiers";
   }
+  // A prefix implies prefix mode; an explicit other mode with a prefix is a
+  // conflict, reported whichever option comes first.
   absl::Status setOption(llvm::StringRef key, llvm::StringRef value) override {
     if (key == "rename-mode") {
-      if (value == "canonical") opts_.mode = RenameOptions::Mode::Canonical;
-      else if (value == "prefix") opts_.mode = RenameOptions::Mode::Prefix;
-      else if (value == "sanitize") opts_.mode = RenameOptions::Mode::Sanitize;
+      RenameOptions::Mode mode;
+      if (value == "canonical") mode = RenameOptions::Mode::Canonical;
+      else if (value == "prefix") mode = RenameOptions::Mode::Prefix;
+      else if (value == "sanitize") mode = RenameOptions::Mode::Sanitize;
       else return badValue(argument(), key, value, "canonical, prefix or sanitize");
+      if (prefixSet_ && mode != RenameOptions::Mode::Prefix)
+        return conflict(value);
+      opts_.mode = mode;
+      modeText_ = value.str();
     } else if (key == "rename-prefix") {
+      if (!modeText_.empty() && opts_.mode != RenameOptions::Mode::Prefix)
+        return conflict(modeText_);
       opts_.prefix = value.str();
-      if (opts_.mode == RenameOptions::Mode::Canonical) opts_.mode = RenameOptions::Mode::Prefix;
+      opts_.mode = RenameOptions::Mode::Prefix;
+      prefixSet_ = true;
     } else if (key == "rename-interface" || key == "rename-nodes") {
       auto b = parseBool(value);
       if (!b.ok()) return badValue(argument(), key, value, "true or false");
@@ -121,7 +131,14 @@ public:
   }
 
 private:
+  absl::Status conflict(llvm::StringRef mode) const {
+    return absl::InvalidArgumentError(absl::StrCat(
+        argument().str(), ": option 'rename-prefix' conflicts with 'rename-mode' = '", mode.str(),
+        "': a prefix is only used by rename-mode=prefix"));
+  }
   RenameOptions opts_;
+  std::string modeText_; ///< the rename-mode given, if any
+  bool prefixSet_ = false;
 };
 
 class ConstantsPass : public Pass {
@@ -175,7 +192,8 @@ void registerCleanupPasses() {
   r.add({"rename", "Scope-aware renaming: canonical names, a prefix, or C identifiers",
          make<RenamePass>(),
          {{"rename-mode", "rename: canonical (default), prefix or sanitize"},
-          {"rename-prefix", "rename: the prefix for prefix mode"},
+          {"rename-prefix", "rename: the prefix for prefix mode (implies it; an error with "
+                            "another rename-mode)"},
           {"rename-interface", "rename: also rename the main graph's inputs and outputs"},
           {"rename-nodes", "rename: also rename nodes (default true)"}}});
   addSimple("eliminate-identity", "Remove Identity nodes (output names are kept)",

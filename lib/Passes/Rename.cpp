@@ -6,8 +6,9 @@
 //             `<graph>_in_N`: two runs on two orderings of the same model give
 //             diffable output.
 //  prefix     every name gets a prefix (for merging models).
-//  sanitize   every name becomes a C identifier, and names that shadow an
-//             enclosing graph's are freshened.
+//  sanitize   every name becomes a C (and C++) identifier, never a keyword
+//             (`int` becomes `int_`), and names that shadow an enclosing
+//             graph's are freshened.
 // The main graph's inputs and outputs are the model's interface and keep
 // their names unless renameInterface is set. Every rename goes through the
 // scope, so no collision can arise in any scope; canonical renaming first
@@ -20,15 +21,41 @@
 #include "absl/strings/str_cat.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace onnxir {
 
 namespace {
 
+// Keywords of C (up to C23) and C++ (up to C++23), including the
+// alternative operator spellings: valid identifier characters, yet not
+// usable as identifiers.
+bool isCKeyword(llvm::StringRef s) {
+  static const llvm::StringSet<> kKeywords = {
+      "_Alignas", "_Alignof", "_Atomic", "_BitInt", "_Bool", "_Complex", "_Decimal128",
+      "_Decimal32", "_Decimal64", "_Generic", "_Imaginary", "_Noreturn", "_Static_assert",
+      "_Thread_local", "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor",
+      "bool", "break", "case", "catch", "char", "char16_t", "char32_t", "char8_t", "class",
+      "co_await", "co_return", "co_yield", "compl", "concept", "const", "const_cast",
+      "consteval", "constexpr", "constinit", "continue", "decltype", "default", "delete", "do",
+      "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false",
+      "float", "for", "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace",
+      "new", "noexcept", "not", "not_eq", "nullptr", "operator", "or", "or_eq", "private",
+      "protected", "public", "register", "reinterpret_cast", "requires", "restrict", "return",
+      "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
+      "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef",
+      "typeid", "typename", "typeof", "typeof_unqual", "union", "unsigned", "using",
+      "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq"};
+  return kKeywords.contains(s);
+}
+
+// A C (and C++) identifier: other characters become '_', a leading digit or
+// an empty name gets a leading '_', and a keyword gets a trailing '_'.
 std::string sanitizeIdent(llvm::StringRef s) {
   std::string out;
   for (char c : s) out += (isalnum((unsigned char)c) || c == '_') ? c : '_';
   if (out.empty() || isdigit((unsigned char)out[0])) out = "_" + out;
+  if (isCKeyword(out)) out += '_';
   return out;
 }
 

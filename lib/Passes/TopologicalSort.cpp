@@ -104,10 +104,12 @@ absl::StatusOr<bool> topologicalSort(Graph &g, int64_t *nodesMoved) {
   for (unsigned k = 0; k < N; ++k)
     if (sorted[k] != k) ++moved;
   if (moved) {
-    for (unsigned k : sorted) {
-      auto s = order[k]->moveToEnd(&g);
-      if (!s.ok()) return s;
-    }
+    // One permutation: moving nodes one at a time would pass through states
+    // that Node::moveToEnd refuses (a user still before its definition).
+    std::vector<Node *> newOrder;
+    newOrder.reserve(N);
+    for (unsigned k : sorted) newOrder.push_back(order[k]);
+    g.reorderNodes(newOrder);
     changed = true;
   }
   if (nodesMoved) *nodesMoved += moved;

@@ -157,6 +157,11 @@ public:
   /// Creates a node with no operands and no results, for importers that fill
   /// them in afterwards.
   Node *createEmptyNode(llvm::StringRef opType, llvm::StringRef domain, Node *pos = nullptr);
+  /// Rearranges the node list into `order`, a permutation of nodes(). No
+  /// scope or order checks (unlike Node::moveBefore): for passes that compute
+  /// a whole new order, such as a topological sort, whose intermediate states
+  /// would be refused. O(n).
+  void reorderNodes(llvm::ArrayRef<Node *> order);
 
   //===--- Outputs (see Note [Outputs]) -----------------------------------===//
   unsigned numOutputs() const;
@@ -173,7 +178,10 @@ public:
   //===--- value_info -----------------------------------------------------===//
   std::list<ValueInfoRecord> &valueInfo() { return valueInfo_; }
   const std::list<ValueInfoRecord> &valueInfo() const { return valueInfo_; }
-  /// Adds a record for `v` (defined in this graph) or by name.
+  /// Adds a record for `v`, which must be defined in this graph (a value may
+  /// have several records; erasing it marks them all `erased`, and moving its
+  /// node to another graph moves them to the end of that graph's list), or a
+  /// record by name.
   ValueInfoRecord &addValueInfo(Value *v);
   ValueInfoRecord &addValueInfo(llvm::StringRef name, const Type *type);
   /// Drops records whose value was erased, and those for which pred holds.
@@ -203,9 +211,13 @@ public:
   /// must already be mapped in `m`. Returns the copies of the outputs.
   std::vector<Value *> cloneNodesInto(Graph &dest, Node *pos, IRMapping &m) const;
 
-  /// Walks every node of this graph and of its nested graphs, pre-order.
+  /// Walks every node of this graph and of its nested graphs, pre-order: a
+  /// node, then the nodes of its subgraphs, then the next node. `fn` may
+  /// erase the node it is given (or move it away): its subgraphs are then
+  /// not visited. It must not erase other nodes of the walk. Iterative, so
+  /// nesting depth does not consume stack.
   void walk(llvm::function_ref<void(Node *)> fn);
-  /// Walks this graph and every nested graph, pre-order.
+  /// Walks this graph and every nested graph, pre-order. Iterative.
   void walkGraphs(llvm::function_ref<void(Graph *)> fn);
 
   /// Path for diagnostics, e.g. `graph "main" > node #3 "loop" (Loop) >
@@ -223,6 +235,9 @@ private:
   absl::Status checkNameFree(llvm::StringRef interned) const;
   Value *newGraphValue(Value::Kind k, llvm::StringRef name);
   void insertNode(Node *n, Node *pos);
+  /// Moves the value_info records of `v` (a result of a node moving here
+  /// from `from`) to the end of this graph's list.
+  void takeValueInfoOf(Value *v, Graph &from);
   void renumber();
   uint64_t orderFor(Node *n);
 
@@ -237,6 +252,8 @@ private:
   std::list<ValueInfoRecord> valueInfo_;
   llvm::DenseMap<llvm::StringRef, Value *> scope_;
   bool orderValid_ = false;
+  /// Node::index_ numbers the node list (cleared whenever the list changes).
+  mutable bool indexValid_ = false;
 };
 
 /// Path of a node for diagnostics: `graph "main" > node #12 "loop_3" (Loop)`.

@@ -141,10 +141,28 @@ public:
   //===--- Position -------------------------------------------------------===//
   /// True if this node comes before `other` in the same graph. Amortised O(1).
   bool isBefore(const Node *other) const;
-  /// Moves this node right before `pos` (possibly in another graph). Refused
-  /// (nothing changes) if an operand would not be visible there, a use of a
-  /// result would then come first in the target graph, or a result name would
-  /// clash in the target scope.
+  /// Moves this node, with its subgraphs, right before `pos` (possibly in
+  /// another graph). Refused (nothing changes) when the move would break
+  /// scoping (Note [Scopes]):
+  ///  - into one of its own subgraphs;
+  ///  - a value it or its subgraphs use from outside would not be visible
+  ///    there: not defined in the target graph or an enclosing one, or
+  ///    defined after the new position (after the node holding the target);
+  ///  - a user of a result would not be inside the target's scope, or would
+  ///    then come first (it, or the target-graph node holding it, precedes
+  ///    the new position);
+  ///  - a result name would clash in the target scope, or a name defined in
+  ///    its subgraphs would shadow one visible there.
+  /// value_info records of its results follow them to the target graph (to
+  /// the end of its list). Cost: one walk over its subgraphs, and amortised
+  /// O(1) per operand, capture and use.
+  ///
+  /// Given `a = Relu(x); b = Neg(a)`: `b->moveBefore(a)` and
+  /// `a->moveToEnd(g)` fail; `a->moveAfter(b)` after `b->setOperand(0, x)`
+  /// gives `b = Neg(x); a = Relu(x)`.
+  ///
+  /// To reorder a whole graph through intermediate states that break order
+  /// (a topological sort), use Graph::reorderNodes.
   absl::Status moveBefore(Node *pos);
   absl::Status moveAfter(Node *pos);
   /// Moves to the end of `g`'s node list with the same checks.
@@ -155,7 +173,9 @@ public:
   /// Deletes the node. Fails if a result is still used.
   absl::Status erase();
 
-  /// Position inside the graph (0-based), O(n). For diagnostics.
+  /// Position inside the graph (0-based); the return node's is the number of
+  /// nodes. Amortised O(1): positions are numbered once and renumbered only
+  /// after the graph's node list changed. For diagnostics; not thread-safe.
   unsigned indexInGraph() const;
 
 private:
@@ -174,6 +194,7 @@ private:
   std::vector<std::unique_ptr<Value>> results_;
   std::vector<std::unique_ptr<Attribute>> attrs_;
   uint64_t order_ = 0;
+  mutable unsigned index_ = 0; ///< valid while graph_->indexValid_
   bool isReturn_ = false;
 };
 

@@ -18,6 +18,15 @@
 // and loading External; the storage itself is left as it was, so lowering
 // writes what was read.
 //
+// Note [Typed read cache]
+// The typed fields, the dims and the element type are public and may be
+// edited at any time, so a cached conversion of Typed storage could go stale.
+// bytes() therefore converts Typed storage on every call (O(elements), the
+// cost of reading it anyway) and keeps the cached buffer when the result is
+// unchanged. A view returned by bytes() (or read through values()) stays
+// valid until the tensor's data or storage is changed and bytes() is called
+// again, or the tensor is destroyed. Loaded External bytes are read once.
+//
 //===----------------------------------------------------------------------===//
 #ifndef ONNXIR_IR_TENSOR_H
 #define ONNXIR_IR_TENSOR_H
@@ -137,7 +146,7 @@ public:
   ExternalDataRef &mutableExternal() { return external_; }
   bool isExternal() const { return storage_ == Storage::External; }
   /// True once an external tensor's bytes were loaded.
-  bool externalLoaded() const { return loaded_ != nullptr; }
+  bool externalLoaded() const { return storage_ == Storage::External && loaded_ != nullptr; }
 
   void setEmpty();
 
@@ -146,9 +155,10 @@ public:
 
   //===--- Typed reads (work over every storage) --------------------------===//
 
-  /// The data in raw_data layout. Converts Typed storage (cached), loads
-  /// External storage (cached). Errors name the tensor and the problem
-  /// (size mismatch, unloadable file). Not for String tensors.
+  /// The data in raw_data layout. Converts Typed storage (on every call,
+  /// following edits of the typed fields; Note [Typed read cache]), loads
+  /// External storage (once). Errors name the tensor and the problem (size
+  /// mismatch, unloadable file). Not for String tensors.
   absl::StatusOr<llvm::StringRef> bytes() const;
   /// String tensor elements.
   absl::StatusOr<std::vector<std::string>> strings() const;
@@ -173,7 +183,8 @@ private:
   size_t off_ = 0, size_ = 0;
   ExternalDataRef external_;
   ExternalLoader loader_;
-  mutable std::shared_ptr<const Buffer> loaded_; // External or converted Typed
+  // Loaded External bytes, or the last conversion of Typed storage.
+  mutable std::shared_ptr<const Buffer> loaded_;
 };
 
 extern template absl::StatusOr<std::vector<int64_t>> Tensor::values<int64_t>() const;

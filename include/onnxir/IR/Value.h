@@ -20,11 +20,13 @@
 
 #include "absl/status/status.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/iterator_range.h"
 
 #include <cassert>
 #include <iterator>
+#include <list>
 #include <memory>
 
 namespace onnxir {
@@ -85,7 +87,10 @@ private:
 
 /// A record of GraphProto.value_info, kept in order for a faithful round trip.
 /// `value` is set when the name resolves to a value defined in the same graph;
-/// otherwise `name` keeps the text.
+/// otherwise `name` keeps the text. A value may have several records (files
+/// repeat value_info entries); the value knows all of them, so erasing it
+/// marks every one, and moving its node to another graph carries them along
+/// (see Graph::addValueInfo).
 struct ValueInfoRecord {
   Value *value = nullptr;
   std::string name;             ///< used when value == null
@@ -142,8 +147,10 @@ public:
   std::string docString;
   Metadata metadata;
   std::string extras;
-  /// The graph's value_info record for this value, if any.
-  ValueInfoRecord *valueInfo() const { return vi_; }
+  /// The first of the graph's value_info records for this value, if any.
+  ValueInfoRecord *valueInfo() const { return vi_.empty() ? nullptr : &*vi_.front(); }
+  /// How many value_info records of its graph refer to this value.
+  unsigned numValueInfoRecords() const { return (unsigned)vi_.size(); }
 
   //===--- Uses -----------------------------------------------------------===//
   bool useEmpty() const { return firstUse_ == nullptr; }
@@ -179,7 +186,9 @@ private:
   Use *firstUse_ = nullptr;
   std::unique_ptr<Tensor> tensor_;
   std::unique_ptr<SparseTensor> sparse_;
-  ValueInfoRecord *vi_ = nullptr;
+  // Every value_info record of the defining graph whose `value` is this one
+  // (Graph::addValueInfo keeps it; ~Value marks them erased).
+  llvm::SmallVector<std::list<ValueInfoRecord>::iterator, 1> vi_;
 };
 
 } // namespace onnxir

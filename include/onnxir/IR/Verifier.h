@@ -8,8 +8,15 @@
 // such as `graph "main" > node #12 "loop_3" (Loop) > attribute "body" >
 // node #4 (Add): ...`.
 //
-// Order violations (a use before its definition in the same graph) are a kind
-// of their own: real files contain them and `-topo` repairs them.
+// Order violations (a use before its definition in the same graph, or a
+// capture by a node that comes before the definition) are a kind of their own:
+// real files contain them and `-topo` repairs them. When they close a
+// dependency cycle (also one through a subgraph capture), the cycle is
+// reported too, naming its nodes.
+//
+// A nested graph may be verified on its own: its captures of values of the
+// enclosing graphs are then accepted when visible (the enclosing graphs
+// themselves are not checked).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXIR_IR_VERIFIER_H
@@ -29,12 +36,12 @@ struct Diagnostic {
   enum class Kind {
     UseListMismatch,   ///< an operand is not on its value's use list, or vice versa
     BadParent,         ///< a parent pointer is wrong
-    NotVisible,        ///< an operand's definition is not in an enclosing scope
+    NotVisible,        ///< a node operand's definition is not in an enclosing scope
     OrderViolation,    ///< used before defined in the same graph (topo fixes it)
     DuplicateName,     ///< defined twice in one scope
     Shadowing,         ///< a nested definition hides an outer name
     Cycle,             ///< a dependency cycle
-    BadOutput,         ///< a graph output is empty or not visible
+    BadOutput,         ///< a graph output is empty or its value is not in scope
     Other,
   };
   Kind kind;
@@ -50,6 +57,8 @@ struct VerifyOptions {
 
 /// Every problem found in `m` (empty when it is well-formed).
 std::vector<Diagnostic> verifyAll(const Model &m, const VerifyOptions &opts = {});
+/// Every problem found in `g` and its nested graphs. `g` may be nested: its
+/// enclosing graphs' values are then visible captures.
 std::vector<Diagnostic> verifyAll(const Graph &g, const VerifyOptions &opts = {});
 
 /// OK, or an InvalidArgument status listing the problems.

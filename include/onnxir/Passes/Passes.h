@@ -49,13 +49,17 @@ absl::StatusOr<bool> topologicalSort(Model &m, int64_t *nodesMoved = nullptr);
 absl::StatusOr<bool> topologicalSort(Graph &g, int64_t *nodesMoved = nullptr);
 
 struct RenameOptions {
+  /// Canonical: names from op types; Prefix: `prefix` + old name; Sanitize:
+  /// every name a C/C++ identifier that is not a keyword (`a.b` -> `a_b`,
+  /// `9t` -> `_9t`, `int` -> `int_`).
   enum class Mode { Canonical, Prefix, Sanitize } mode = Mode::Canonical;
   /// Prefix mode: the prefix added to every name.
   std::string prefix;
   /// Also rename graph inputs and outputs of the main graph (the interface).
   bool renameInterface = false;
   /// Also rename nodes (canonical: `<op>_<n>`; prefix: prefixed; sanitize:
-  /// made C identifiers). Off: node names are kept as they are.
+  /// made C identifiers, keywords get a trailing `_`). Off: node names are
+  /// kept as they are.
   bool renameNodes = true;
 };
 /// Scope-aware renaming; never creates a collision in any scope.

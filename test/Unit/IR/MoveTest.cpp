@@ -182,12 +182,9 @@ TEST_F(MoveTest, RefusedOnResultNameClash) {
   EXPECT_TRUE(verify(m).ok()) << verify(m);
 }
 
-// The header promises that a move is refused when "a use of a result would
-// then come first in the target graph". Same graph: moving a producer after
-// its consumer.
-// BUG (lib/IR/Node.cpp, checkMoveTo/moveImpl): only scopes are checked, never
-// the order, so the move succeeds and leaves an OrderViolation.
-TEST_F(MoveTest, DISABLED_RefusedWhenAUserWouldComeFirst) {
+// The header promises that a move is refused when a user of a result would
+// then come first. Same graph: moving a producer after its consumer.
+TEST_F(MoveTest, RefusedWhenAUserWouldComeFirst) {
   Node *a = g.createNode("Relu", {x}, 1);
   Node *b = g.createNode("Neg", {a->result(0)}, 1);
   g.addOutput(b->result(0));
@@ -197,9 +194,9 @@ TEST_F(MoveTest, DISABLED_RefusedWhenAUserWouldComeFirst) {
 }
 
 // Same as above, across graphs: hoisting a producer from a subgraph to after
-// the node that holds its nested user. BUG: accepted, leaves a capture
-// before its definition.
-TEST_F(MoveTest, DISABLED_RefusedWhenANestedUserWouldComeFirst) {
+// the node that holds its nested user would leave a capture before its
+// definition.
+TEST_F(MoveTest, RefusedWhenANestedUserWouldComeFirst) {
   Node *ifn = g.createNode("If", {x}, 0);
   Graph *thenG = addSubgraph(ifn, "then_branch");
   Node *p = thenG->createNode("Relu", {x}, 1);
@@ -212,10 +209,7 @@ TEST_F(MoveTest, DISABLED_RefusedWhenANestedUserWouldComeFirst) {
 
 // A node that holds a subgraph moves with it; the definitions inside the
 // subgraph must not shadow names visible at the target (Note [Scopes]).
-// BUG (lib/IR/Node.cpp, moveImpl): only the node's own results are checked
-// against the target scope, so the move succeeds and the verifier then
-// reports Shadowing.
-TEST_F(MoveTest, DISABLED_RefusedWhenNestedDefinitionWouldShadow) {
+TEST_F(MoveTest, RefusedWhenNestedDefinitionWouldShadow) {
   Node *ifn = g.createNode("If", {x}, 0);
   Graph *thenG = addSubgraph(ifn, "then_branch");
   Graph *elseG = addSubgraph(ifn, "else_branch");
@@ -225,6 +219,121 @@ TEST_F(MoveTest, DISABLED_RefusedWhenNestedDefinitionWouldShadow) {
   ASSERT_TRUE(inner->createNodeWithNames("Neg", {x}, {"z"}).ok()); // sibling-legal
   absl::Status s = holder->moveToEnd(elseG);
   EXPECT_FALSE(s.ok());
+  EXPECT_TRUE(verify(m).ok()) << verify(m);
+}
+
+// The mirror image: a node may not move before the definition of a value it
+// uses, nor may a node whose subgraph captures a value move before it.
+TEST_F(MoveTest, RefusedWhenAnOperandWouldBeDefinedLater) {
+  Node *a = g.createNode("Relu", {x}, 1);
+  Node *b = g.createNode("Neg", {a->result(0)}, 1);
+  absl::Status s = b->moveBefore(a);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(std::string(s.message()).find("before the definition of operand \"relu\""),
+            std::string::npos)
+      << s;
+  Node *ifn = g.createNode("If", {x}, 0);
+  Graph *thenG = addSubgraph(ifn, "then_branch");
+  thenG->addOutput(thenG->createNode("Abs", {b->result(0)}, 1)->result(0));
+  EXPECT_FALSE(ifn->moveBefore(b).ok());
+  EXPECT_FALSE(ifn->moveBefore(a).ok());
+  // The If captures c, defined after it (built with setOperand): it may
+  // not move before c, but c may move before it, which repairs the order.
+  Node *c = g.createNode("Sin", {x}, 1);
+  thenG->nodes().front().setOperand(0, c->result(0));
+  EXPECT_FALSE(verify(m).ok());
+  EXPECT_FALSE(ifn->moveBefore(c).ok());
+  ASSERT_TRUE(c->moveBefore(ifn).ok());
+  EXPECT_EQ(order(g), (std::vector<Node *>{a, b, c, ifn}));
+  EXPECT_FALSE(c->moveToEnd(&g).ok()); // its capturing user would come first
+  ASSERT_TRUE(ifn->moveToEnd(&g).ok()); // already last
+  EXPECT_TRUE(checkUseLists(m));
+  EXPECT_TRUE(verify(m).ok()) << verify(m);
+}
+
+// Moves that repair an unsorted graph are accepted: the checks look at the
+// position after the move, not at the order around it.
+TEST_F(MoveTest, MovesThatRepairOrderAreAccepted) {
+  Node *a = g.createNode("Relu", {x}, 1);
+  Node *b = g.createNode("Neg", {x}, 1);
+  Node *c = g.createNode("Abs", {x}, 1);
+  a->setOperand(0, c->result(0)); // a uses c, which comes later
+  g.addOutput(a->result(0));
+  EXPECT_FALSE(verify(m).ok());
+  EXPECT_FALSE(a->moveBefore(c).ok()); // still before c
+  ASSERT_TRUE(a->moveAfter(c).ok());
+  EXPECT_EQ(order(g), (std::vector<Node *>{b, c, a}));
+  EXPECT_TRUE(verify(m).ok()) << verify(m);
+}
+
+// value_info records of a moved result follow it to the target graph, so
+// the old graph has no record of a value it no longer defines.
+TEST_F(MoveTest, ValueInfoRecordsFollowACrossGraphMove) {
+  Node *ifn = g.createNode("If", {x}, 1);
+  Graph *thenG = addSubgraph(ifn, "then_branch");
+  Node *p = thenG->createNode("Relu", {x}, 1);
+  thenG->addOutput(p->result(0));
+  g.addOutput(ifn->result(0));
+  ValueInfoRecord &first = thenG->addValueInfo(p->result(0));
+  first.docString = "first";
+  thenG->addValueInfo("by_name", nullptr);
+  ValueInfoRecord &second = thenG->addValueInfo(p->result(0));
+  second.docString = "second";
+  g.addValueInfo(x);
+  ASSERT_TRUE(p->moveBefore(ifn).ok());
+  ASSERT_EQ(thenG->valueInfo().size(), 1u);
+  EXPECT_EQ(thenG->valueInfo().front().name, "by_name");
+  ASSERT_EQ(g.valueInfo().size(), 3u);
+  auto it = g.valueInfo().begin();
+  EXPECT_EQ(it->value, x);
+  EXPECT_EQ(&*++it, &first); // the same records, moved in order to the end
+  EXPECT_EQ(&*++it, &second);
+  EXPECT_EQ(p->result(0)->valueInfo(), &first);
+  EXPECT_EQ(p->result(0)->numValueInfoRecords(), 2u);
+  EXPECT_TRUE(verify(m).ok()) << verify(m);
+  // They keep following it: erasing the value marks both, in the new graph.
+  thenG->setOutput(0, x);
+  ASSERT_TRUE(p->erase().ok());
+  EXPECT_TRUE(first.erased && second.erased);
+  g.removeValueInfoIf([](ValueInfoRecord &) { return false; });
+  EXPECT_EQ(g.valueInfo().size(), 1u);
+  // A move within one graph leaves the list alone.
+  Node *q = g.createNode("Neg", {x}, 1);
+  g.addValueInfo(q->result(0));
+  ASSERT_TRUE(q->moveBefore(ifn).ok());
+  EXPECT_EQ(g.valueInfo().size(), 2u);
+  EXPECT_TRUE(checkUseLists(m));
+}
+
+// A nested definition whose name is defined in a sibling scope only is not
+// shadowing: such moves are accepted.
+TEST_F(MoveTest, NestedDefinitionsMayReuseSiblingNames) {
+  Node *ifn = g.createNode("If", {x}, 0);
+  Graph *thenG = addSubgraph(ifn, "then_branch");
+  Graph *elseG = addSubgraph(ifn, "else_branch");
+  ASSERT_TRUE(elseG->createNodeWithNames("Relu", {x}, {"z"}).ok());
+  Node *holder = thenG->createNode("If", {x}, 0);
+  Graph *inner = addSubgraph(holder, "then_branch");
+  ASSERT_TRUE(inner->createNodeWithNames("Neg", {x}, {"z"}).ok());
+  ASSERT_TRUE(holder->moveBefore(ifn).ok()); // to main: "z" is not visible there
+  EXPECT_EQ(holder->getGraph(), &g);
+  EXPECT_TRUE(checkUseLists(m));
+  EXPECT_TRUE(verify(m).ok()) << verify(m);
+}
+
+// Graph::reorderNodes is the unchecked path for whole-graph reorderings.
+TEST_F(MoveTest, ReorderNodesIsUnchecked) {
+  Node *a = g.createNode("Relu", {x}, 1);
+  Node *b = g.createNode("Neg", {a->result(0)}, 1);
+  Node *c = g.createNode("Abs", {b->result(0)}, 1);
+  g.addOutput(c->result(0));
+  g.reorderNodes({c, b, a});
+  EXPECT_EQ(order(g), (std::vector<Node *>{c, b, a}));
+  EXPECT_TRUE(c->isBefore(b) && b->isBefore(a) && !a->isBefore(c));
+  EXPECT_TRUE(checkUseLists(m));
+  EXPECT_FALSE(verify(m).ok()); // order violations, which -topo repairs
+  g.reorderNodes({a, b, c});
+  EXPECT_TRUE(a->isBefore(b) && b->isBefore(c));
   EXPECT_TRUE(verify(m).ok()) << verify(m);
 }
 

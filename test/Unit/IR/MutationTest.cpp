@@ -76,6 +76,30 @@ TEST_F(NestedTest, EraseNodeWithCapturingSubgraphsUnlinksCaptures) {
   EXPECT_IR_OK(m);
 }
 
+// indexInGraph is cached; every change of the node list renumbers.
+TEST_F(MutationTest, IndexInGraphFollowsEveryListChange) {
+  auto expectIndices = [&] {
+    unsigned i = 0;
+    for (Node &n : g.nodes()) EXPECT_EQ(n.indexInGraph(), i++) << n.opType().str();
+    EXPECT_EQ(g.returnNode()->indexInGraph(), (unsigned)g.numNodes());
+  };
+  Node *a = g.createNode("Relu", {x}, 1);
+  Node *b = g.createNode("Neg", {x}, 1);
+  expectIndices();
+  Node *c = g.createNode("Abs", {x}, 1, a); // inserted in front
+  EXPECT_EQ(c->indexInGraph(), 0u);
+  expectIndices();
+  ASSERT_TRUE(b->moveBefore(c).ok());
+  EXPECT_EQ(b->indexInGraph(), 0u);
+  expectIndices();
+  ASSERT_TRUE(c->erase().ok());
+  EXPECT_EQ(a->indexInGraph(), 1u);
+  expectIndices();
+  g.reorderNodes({a, b});
+  EXPECT_EQ(a->indexInGraph(), 0u);
+  expectIndices();
+}
+
 TEST_F(MutationTest, AddRemoveInputsAndInitializers) {
   auto z = g.addInput("z", nullptr, 0);
   ASSERT_TRUE(z.ok());
@@ -193,11 +217,9 @@ TEST_F(MutationTest, BuilderAndInsertionGuard) {
   EXPECT_IR_OK(m);
 }
 
-// BUG (lib/IR/Graph.cpp, Graph::walk): the comment says fn may erase the
-// node it is given, but walk collects n->subgraphs() *before* fn(n) and walks
-// them afterwards; erasing n destroys those graphs, so walk reads freed
-// memory (heap-use-after-free under ASan).
-TEST_F(MutationTest, DISABLED_WalkMayEraseTheVisitedNode) {
+// fn may erase the node it is given, also one holding subgraphs: those are
+// then not visited (they are gone).
+TEST_F(MutationTest, WalkMayEraseTheVisitedNode) {
   Node *ifn = g.createNode("If", {x}, 1);
   Graph *then = addSubgraph(ifn, "then_branch");
   then->addOutput(then->createNode("Relu", {x}, 1)->result(0));
@@ -279,14 +301,69 @@ TEST_F(MutationTest, ValueInfoRecordsFollowTheirValues) {
   EXPECT_IR_OK(m);
 }
 
-// BUG (lib/IR/Graph.cpp, Graph::addValueInfo + lib/IR/Value.cpp,
-// Value::~Value): a value keeps a back pointer to its *first* value_info
-// record only. With two records for one value (real files repeat
-// value_info entries, and a lossless importer keeps both), erasing the value
-// marks only the first; the second stays unmarked with a dangling `value`
-// that the exporter (or any removeValueInfoIf predicate reading
-// rec.value->name()) dereferences: heap-use-after-free.
-TEST_F(MutationTest, DISABLED_TwoValueInfoRecordsForOneValueSurviveErase) {
+// walk and walkGraphs keep no recursion: a deep chain of nested graphs is
+// walked in pre-order, and erasing a nested visited node is fine too.
+TEST_F(MutationTest, WalkIsIterativeOverDeepNesting) {
+  const unsigned kDepth = 2000;
+  Graph *cur = &g;
+  std::vector<Node *> holders;
+  for (unsigned i = 0; i < kDepth; ++i) {
+    Node *n = cur->createNode("If", {x}, 0);
+    holders.push_back(n);
+    cur->createNode("Relu", {x}, 1); // a sibling after the holder
+    cur = addSubgraph(n, "then_branch");
+  }
+  std::vector<Node *> seen;
+  g.walk([&](Node *n) { seen.push_back(n); });
+  ASSERT_EQ(seen.size(), 2 * kDepth);
+  // Pre-order: every holder, then (deepest first) the siblings that follow.
+  for (unsigned i = 0; i < kDepth; ++i) EXPECT_EQ(seen[i], holders[i]) << i;
+  for (unsigned i = 0; i < kDepth; ++i)
+    EXPECT_EQ(seen[kDepth + i]->getGraph(), holders[kDepth - 1 - i]->getGraph()) << i;
+  unsigned graphs = 0;
+  g.walkGraphs([&](Graph *) { ++graphs; });
+  EXPECT_EQ(graphs, kDepth + 1);
+  // Erase a holder from inside the walk: its subgraph (with two nodes) goes,
+  // and is not visited.
+  unsigned visited = 0;
+  Node *victim = holders[kDepth - 2];
+  Graph *victimGraph = victim->getGraph();
+  g.walk([&](Node *n) {
+    ++visited;
+    if (n == victim) {
+      ASSERT_TRUE(n->erase().ok());
+    }
+  });
+  EXPECT_EQ(visited, 2 * kDepth - 2);
+  EXPECT_EQ(victimGraph->numNodes(), 1u);
+}
+
+// removeValueInfoIf drops one of two records; the other still follows the
+// value.
+TEST_F(MutationTest, DroppingOneOfTwoValueInfoRecordsKeepsTheOther) {
+  Node *n = g.createNode("Relu", {x}, 1);
+  Value *r = n->result(0);
+  ValueInfoRecord &a = g.addValueInfo(r);
+  a.docString = "a";
+  ValueInfoRecord &b = g.addValueInfo(r);
+  b.docString = "b";
+  EXPECT_EQ(r->numValueInfoRecords(), 2u);
+  EXPECT_EQ(r->valueInfo(), &a);
+  g.removeValueInfoIf([](ValueInfoRecord &v) { return v.docString == "a"; });
+  EXPECT_EQ(r->numValueInfoRecords(), 1u);
+  EXPECT_EQ(r->valueInfo(), &b);
+  ASSERT_TRUE(n->erase().ok());
+  EXPECT_TRUE(b.erased);
+  EXPECT_EQ(b.value, nullptr);
+  g.removeValueInfoIf([](ValueInfoRecord &) { return false; });
+  EXPECT_TRUE(g.valueInfo().empty());
+  EXPECT_IR_OK(m);
+}
+
+// Two records for one value (real files repeat value_info entries, and a
+// lossless importer keeps both): erasing the value marks both, so none is
+// left with a dangling `value`.
+TEST_F(MutationTest, TwoValueInfoRecordsForOneValueSurviveErase) {
   Node *n = g.createNode("Relu", {x}, 1);
   g.addValueInfo(n->result(0));
   ValueInfoRecord &second = g.addValueInfo(n->result(0));

@@ -238,7 +238,7 @@ TEST(TypeTest, TypesAreUniquedPerContext) {
 // value and of the length run together.
 // BUG (lib/IR/Context.cpp, Context::getType): the two shapes below have the
 // same key, so the second call returns the first type (float[11,5]).
-TEST(TypeTest, DISABLED_DistinctDimsWithDenotationsAreDistinctTypes) {
+TEST(TypeTest, DistinctDimsWithDenotationsAreDistinctTypes) {
   Context c;
   std::vector<Dim> a = {Dim::known(11), denoted(Dim::known(5), "abcdef00:")};
   std::vector<Dim> b = {denoted(Dim::known(1), "159:abcdef"), Dim::unknown()};
@@ -247,6 +247,44 @@ TEST(TypeTest, DISABLED_DistinctDimsWithDenotationsAreDistinctTypes) {
   EXPECT_NE(ta, tb);
   EXPECT_EQ(tb->dims()[0].value, 1);
   EXPECT_EQ(tb->dims()[1].kind, Dim::Kind::Unknown);
+}
+
+// Strings and numbers of the key cannot run into one another.
+TEST(TypeTest, KeyFieldsDoNotRunTogether) {
+  Context c;
+  Dim s1;
+  s1.kind = Dim::Kind::Symbolic;
+  s1.param = "N";
+  Dim s2 = s1;
+  s2.param = "N1;";
+  std::vector<Dim> a = {s1, denoted(Dim::known(2), "1;")};
+  std::vector<Dim> b = {s2, denoted(Dim::known(2), "")};
+  const Type *ta = c.getTensorType(DataType::Float, llvm::ArrayRef<Dim>(a));
+  const Type *tb = c.getTensorType(DataType::Float, llvm::ArrayRef<Dim>(b));
+  EXPECT_NE(ta, tb);
+  EXPECT_EQ(tb->dims()[0].param, "N1;");
+  TypeSpec o1, o2;
+  o1.kind = o2.kind = Type::Kind::Opaque;
+  o1.opaqueDomain = "a1";
+  o1.opaqueName = "b";
+  o2.opaqueDomain = "a";
+  o2.opaqueName = "1b";
+  EXPECT_NE(c.getType(o1), c.getType(o2));
+}
+
+// Fields a dim kind does not use (a value of an unknown dim) are not part of
+// the type: the type keeps only what identifies it.
+TEST(TypeTest, UnusedDimFieldsAreDropped) {
+  Context c;
+  Dim odd = Dim::unknown();
+  odd.value = 7;
+  odd.param = "ignored";
+  std::vector<Dim> a = {odd};
+  std::vector<Dim> b = {Dim::unknown()};
+  const Type *ta = c.getTensorType(DataType::Float, llvm::ArrayRef<Dim>(a));
+  const Type *tb = c.getTensorType(DataType::Float, llvm::ArrayRef<Dim>(b));
+  EXPECT_EQ(ta, tb);
+  EXPECT_EQ(ta->dims()[0], Dim::unknown());
 }
 
 } // namespace

@@ -280,15 +280,10 @@ TEST_F(VerifierTest, CycleThroughASubgraphCaptureIsReported) {
   EXPECT_IR_OK(m);
 }
 
-// BUG (lib/IR/Verifier.cpp, Verifier::checkVisible / verifyGraph): findCycle
-// runs only when an order violation was seen among the operands of the
-// graph's *own* nodes. A capture that comes before its definition is
-// reported from inside the subgraph (the "captured before" branch of
-// checkVisible) and sets no flag for the graph that defines the value, so a
-// cycle that closes through a subgraph capture (If -> then-branch uses
-// `after`, `after` uses the If) is never reported as Cycle, although
-// findCycle's addDeps does follow captures.
-TEST_F(VerifierTest, DISABLED_CycleThroughASubgraphCaptureIsACycle) {
+// A cycle that closes through a subgraph capture (If -> then-branch uses
+// `after`, `after` uses the If) is a Cycle, besides the order violation of
+// the capture.
+TEST_F(VerifierTest, CycleThroughASubgraphCaptureIsACycle) {
   Node *after = g.createNode("Neg", {ifn->result(0)}, 1);
   after->setName("after");
   t->definingNode()->setOperand(0, after->result(0));
@@ -300,15 +295,43 @@ TEST_F(VerifierTest, DISABLED_CycleThroughASubgraphCaptureIsACycle) {
   t->definingNode()->setOperand(0, x);
 }
 
-// BUG (lib/IR/Verifier.cpp, verifyAll(const Graph &)): verifying a nested
-// graph on its own collects only that subtree's nodes and graphs, so every
-// capture of an outer value is reported as NotVisible ("is defined by a node
-// that is not in the model" / "in a graph that is not in the model"), though
-// verifyAll(Graph) explicitly caters for nested graphs (see its comment about
-// finish()). Captures of values in enclosing graphs should be accepted.
-TEST_F(VerifierTest, DISABLED_VerifyANestedGraphAloneAcceptsCaptures) {
+// Verifying a nested graph on its own accepts its captures of values of the
+// enclosing graphs (then: relu of main; else: input y of main).
+TEST_F(VerifierTest, VerifyANestedGraphAloneAcceptsCaptures) {
   EXPECT_TRUE(verifyAll(*thenG).empty()) << describe(verifyAll(*thenG));
   EXPECT_TRUE(verify(*elseG).ok()) << verify(*elseG);
+}
+
+// ... but still reports what is wrong inside it: a value of a sibling graph,
+// and a capture of an enclosing value defined after the capturing node.
+TEST_F(VerifierTest, VerifyANestedGraphAloneReportsItsOwnProblems) {
+  Node *neg = t->definingNode();
+  neg->setOperand(0, e); // the else branch's value
+  auto d = verifyAll(*thenG);
+  EXPECT_TRUE(hasDiag(d, K::NotVisible, "input #0 \"e\" is defined")) << describe(d);
+  Node *late = g.createNode("Sin", {x}, 1);
+  neg->setOperand(0, late->result(0));
+  d = verifyAll(*thenG);
+  EXPECT_TRUE(hasDiag(d, K::OrderViolation, "is captured before its definition")) << describe(d);
+  EXPECT_FALSE(hasDiag(d, K::NotVisible)) << describe(d);
+  neg->setOperand(0, relu->result(0));
+  EXPECT_TRUE(verifyAll(*thenG).empty()) << describe(verifyAll(*thenG));
+  EXPECT_IR_OK(m);
+}
+
+// A long chain closed into a cycle is found without deep recursion.
+TEST_F(VerifierTest, CycleInALongChain) {
+  const unsigned kLen = 200000;
+  Node *first = g.createNode("Neg", {x}, 1);
+  Node *last = first;
+  for (unsigned i = 1; i < kLen; ++i) last = g.createNode("Neg", {last->result(0)}, 1);
+  first->setOperand(0, last->result(0));
+  VerifyOptions o;
+  o.maxDiagnostics = 2;
+  auto d = verifyAll(g, o);
+  EXPECT_TRUE(hasDiag(d, K::OrderViolation)) << describe(d);
+  EXPECT_TRUE(hasDiag(d, K::Cycle, "... and 199984 more nodes")) << describe(d);
+  first->setOperand(0, x);
 }
 
 //===--- BadOutput --------------------------------------------------------===//
@@ -326,7 +349,7 @@ TEST_F(VerifierTest, BadOutputEmptySlot) {
 }
 
 // An output slot set to a value of a sibling subgraph: reported (as
-// NotVisible today), with the output's position.
+// BadOutput), with the output's position.
 TEST_F(VerifierTest, OutputOfASiblingSubgraphValueIsReported) {
   elseG->setOutput(0, t);
   auto d = diags();
@@ -338,14 +361,14 @@ TEST_F(VerifierTest, OutputOfASiblingSubgraphValueIsReported) {
   EXPECT_IR_OK(m);
 }
 
-// BUG (lib/IR/Verifier.cpp, Verifier::checkVisible via verifyGraph's output
-// loop): Verifier.h documents BadOutput as "a graph output is empty or not
-// visible", but an output that is not visible is reported as NotVisible.
-// Either the kind or the header comment should change.
-TEST_F(VerifierTest, DISABLED_OutputNotVisibleIsBadOutput) {
+// Verifier.h documents BadOutput as "a graph output is empty or its value
+// is not in scope": an output that is not visible is a BadOutput, not a
+// NotVisible.
+TEST_F(VerifierTest, OutputNotVisibleIsBadOutput) {
   elseG->setOutput(0, t);
   auto d = diags();
   EXPECT_TRUE(hasDiag(d, K::BadOutput, "output #0")) << describe(d);
+  EXPECT_FALSE(hasDiag(d, K::NotVisible)) << describe(d);
   elseG->setOutput(0, e);
 }
 

@@ -8,6 +8,7 @@
 #include "onnxir/IR/Builder.h"
 #include "onnxir/IR/Model.h"
 #include "onnxir/IR/Verifier.h"
+#include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/Passes.h"
 #include "onnxir/Serialize/Text.h"
 
@@ -243,6 +244,89 @@ TEST(RenameOptions, CanonicalIsIdempotent) {
   EXPECT_EQ(printModelText(*m), once);
 }
 
+// Sanitize promises C identifiers: keywords (kept as they are, or produced
+// by replacing characters) get a trailing '_'.
+TEST(RenameOptions, SanitizeAvoidsKeywords) {
+  auto m = parse(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2] "int") => (float[2] out)
+{
+  ["while"] "for" = Relu("int")
+  "and.eq" = Neg("for")
+  "_Bool" = Abs("and.eq")
+  "int_" = Sin("_Bool")
+  out = Cos("int_")
+}
+)");
+  ASSERT_TRUE(m);
+  RenameOptions o;
+  o.mode = RenameOptions::Mode::Sanitize;
+  ASSERT_TRUE(*renameValues(*m, o));
+  expectValid(*m);
+  Graph &g = m->graph();
+  EXPECT_EQ(g.input(0)->name(), "int"); // the interface keeps its names
+  std::vector<std::string> results;
+  for (Node &n : g.nodes()) results.push_back(n.result(0)->name().str());
+  // "for", "and.eq" (-> "and_eq") and "_Bool" get a '_'; "int_" is already
+  // fine and stays.
+  EXPECT_EQ(results, (std::vector<std::string>{"for_", "and_eq_", "_Bool_", "int_", "out"}));
+  EXPECT_EQ(g.nodes().front().name(), "while_");
+  int64_t again = 0;
+  ASSERT_TRUE(renameValues(*m, o, &again).ok());
+  EXPECT_EQ(again, 0);
+  // With the interface renamed too, "int" wants "int_", which is taken: it
+  // gets a fresh name derived from it.
+  o.renameInterface = true;
+  ASSERT_TRUE(*renameValues(*m, o));
+  EXPECT_NE(g.input(0)->name(), "int");
+  EXPECT_EQ(g.input(0)->name().substr(0, 4), "int_");
+  expectValid(*m);
+}
+
+// rename-prefix implies prefix mode; with an explicit other mode it is an
+// error naming both options, in either order.
+TEST(RenameOptions, ConflictingPassOptionsAreAnError) {
+  registerAllPasses();
+  const PassInfo *info = PassRegistry::instance().lookup("rename");
+  ASSERT_NE(info, nullptr);
+  for (const char *mode : {"canonical", "sanitize"}) {
+    auto p = info->factory();
+    ASSERT_TRUE(p->setOption("rename-mode", mode).ok());
+    absl::Status s = p->setOption("rename-prefix", "m1_");
+    ASSERT_FALSE(s.ok()) << mode;
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    std::string msg(s.message());
+    EXPECT_NE(msg.find("'rename-prefix'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("'rename-mode'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(mode), std::string::npos) << msg;
+    auto q = info->factory();
+    ASSERT_TRUE(q->setOption("rename-prefix", "m1_").ok());
+    s = q->setOption("rename-mode", mode);
+    ASSERT_FALSE(s.ok()) << mode;
+    msg = std::string(s.message());
+    EXPECT_NE(msg.find("'rename-prefix'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("'rename-mode'"), std::string::npos) << msg;
+  }
+  // Agreeing options are fine in either order, and the prefix is used.
+  auto m = parse(kRename);
+  ASSERT_TRUE(m);
+  auto p = info->factory();
+  ASSERT_TRUE(p->setOption("rename-prefix", "m1_").ok());
+  ASSERT_TRUE(p->setOption("rename-mode", "prefix").ok());
+  ASSERT_TRUE(*p->run(*m));
+  EXPECT_NE(m->graph().lookup("m1_w/0"), nullptr);
+  auto p2 = info->factory();
+  ASSERT_TRUE(p2->setOption("rename-mode", "prefix").ok());
+  ASSERT_TRUE(p2->setOption("rename-prefix", "m2_").ok());
+  ASSERT_TRUE(*p2->run(*m));
+  EXPECT_NE(m->graph().lookup("m2_m1_w/0"), nullptr);
+  // A prefix alone selects prefix mode.
+  auto p3 = info->factory();
+  ASSERT_TRUE(p3->setOption("rename-prefix", "m3_").ok());
+  ASSERT_TRUE(*p3->run(*m));
+  EXPECT_NE(m->graph().lookup("m3_m2_m1_w/0"), nullptr);
+}
+
 TEST(EliminateIdentity, UsersInsideBranchesReadTheInput) {
   auto m = parse(R"(
 <ir_version: 8, opset_import: ["" : 17]>
@@ -367,6 +451,27 @@ F (a) => (b)
   EXPECT_EQ(g.nodes().front().opType(), "Constant"); // at the start of the graph
   EXPECT_EQ(g.nodes().front().result(0)->name(), "small");
   expectValid(*m);
+}
+
+// A cycle that closes through a capture (the then branch reads `k`, `k`
+// reads the If) is an error of the sort naming both nodes.
+TEST(TopologicalSort, CycleThroughACaptureIsAnError) {
+  auto m = parse(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+capture_cycle (bool c, float[2] x) => (float[2] y)
+{
+  y = If(c) <then_branch = t () => (float[2] a) { a = Neg(k) },
+             else_branch = e () => (float[2] b) { b = Abs(x) }>
+  k = Relu(y)
+}
+)");
+  ASSERT_TRUE(m);
+  auto r = topologicalSort(*m);
+  ASSERT_FALSE(r.ok());
+  std::string msg(r.status().message());
+  EXPECT_NE(msg.find("cycle"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("node #0 (If)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("node #1 (Relu)"), std::string::npos) << msg;
 }
 
 TEST(TopologicalSort, StableAndCountsMoves) {
