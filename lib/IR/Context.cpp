@@ -5,13 +5,37 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cassert>
+#include <cstring>
 
 namespace onnxir {
 
-Context::Context() : strings_(alloc_) {}
+Context::Context() = default;
 Context::~Context() = default;
 
-llvm::StringRef Context::intern(llvm::StringRef s) { return strings_.save(s); }
+llvm::StringRef Context::intern(llvm::StringRef s) {
+  auto [it, inserted] = strings_.insert(s);
+  if (inserted) {
+    // Point the key at our own copy (NUL-terminated, like StringSaver).
+    char *p = alloc_.Allocate<char>(s.size() + 1);
+    if (!s.empty()) memcpy(p, s.data(), s.size());
+    p[s.size()] = '\0';
+    const_cast<llvm::StringRef &>(*it) = llvm::StringRef(p, s.size());
+  }
+  return *it;
+}
+
+llvm::StringRef Context::save(llvm::StringRef s) {
+  if (s.empty()) return llvm::StringRef();
+  char *p = alloc_.Allocate<char>(s.size() + 1);
+  memcpy(p, s.data(), s.size());
+  p[s.size()] = '\0';
+  return llvm::StringRef(p, s.size());
+}
+
+llvm::StringRef Context::findInterned(llvm::StringRef s) const {
+  auto it = strings_.find(s);
+  return it == strings_.end() ? llvm::StringRef() : *it;
+}
 
 namespace {
 // A canonical key. Every field is self-delimiting (fixed-width tags, numbers
@@ -128,28 +152,33 @@ Dim Context::symbolicDim(llvm::StringRef param) {
 }
 
 unsigned Context::nameDefinitions(llvm::StringRef name) const {
-  auto it = nameCount_.find(name);
+  llvm::StringRef k = findInterned(name);
+  return k.data() ? nameDefinitionsInterned(k) : 0;
+}
+
+unsigned Context::nameDefinitionsInterned(llvm::StringRef interned) const {
+  auto it = nameCount_.find(interned.data());
   return it == nameCount_.end() ? 0 : it->second;
 }
 
-void Context::registerName(llvm::StringRef interned) { ++nameCount_[interned]; }
+void Context::registerName(llvm::StringRef interned) { ++nameCount_[interned.data()]; }
 
 void Context::unregisterName(llvm::StringRef interned) {
-  auto it = nameCount_.find(interned);
+  auto it = nameCount_.find(interned.data());
   assert(it != nameCount_.end() && it->second > 0 && "name not registered");
   if (--it->second == 0) nameCount_.erase(it);
 }
 
 llvm::StringRef Context::freshName(llvm::StringRef base) {
   if (base.empty()) base = "v";
-  if (!nameCount_.count(base)) return intern(base);
+  if (!nameDefinitions(base)) return intern(base);
   unsigned &next = nextSuffix_[base];
   llvm::SmallString<64> buf;
   for (;;) {
     ++next;
     buf.clear();
     llvm::raw_svector_ostream(buf) << base << '_' << next;
-    if (!nameCount_.count(buf)) return intern(buf);
+    if (!nameDefinitions(buf)) return intern(buf);
   }
 }
 

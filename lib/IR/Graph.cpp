@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cassert>
 #include <algorithm>
 
 namespace onnxir {
@@ -75,37 +76,53 @@ const Graph *Graph::topLevel() const {
 // Scope
 //===----------------------------------------------------------------------===//
 
+// Scopes are keyed by the interned name's pointer (Value names are always
+// interned in the graph's Context): a lookup by string hashes it once to
+// find the interned copy, then walks the scope chain by pointer.
+
 void Graph::registerValue(Value *v) {
-  scope_[v->name_] = v;
+  assert(ctx_->findInterned(v->name_).data() == v->name_.data() && "names are interned");
+  scope_[v->name_.data()] = v;
   ctx_->registerName(v->name_);
 }
 
 void Graph::unregisterValue(Value *v) {
-  auto it = scope_.find(v->name_);
+  auto it = scope_.find(v->name_.data());
   if (it != scope_.end() && it->second == v) {
     scope_.erase(it);
     ctx_->unregisterName(v->name_);
   }
 }
 
-Value *Graph::lookupLocal(llvm::StringRef name) const {
-  auto it = scope_.find(name);
+Value *Graph::lookupKey(const char *key) const {
+  auto it = scope_.find(key);
   return it == scope_.end() ? nullptr : it->second;
 }
 
-Value *Graph::lookup(llvm::StringRef name) const {
+Value *Graph::lookupChainKey(const char *key) const {
   for (const Graph *g = this; g; g = g->parentGraph())
-    if (Value *v = g->lookupLocal(name)) return v;
+    if (Value *v = g->lookupKey(key)) return v;
   return nullptr;
+}
+
+Value *Graph::lookupLocal(llvm::StringRef name) const {
+  const char *k = ctx_->findInterned(name).data();
+  return k ? lookupKey(k) : nullptr;
+}
+
+Value *Graph::lookup(llvm::StringRef name) const {
+  const char *k = ctx_->findInterned(name).data();
+  return k ? lookupChainKey(k) : nullptr;
 }
 
 bool Graph::isNameFree(llvm::StringRef name) const {
   if (name.empty()) return false;
-  if (ctx_->nameDefinitions(name) == 0) return true;
-  if (lookup(name)) return false;
+  llvm::StringRef k = ctx_->findInterned(name);
+  if (!k.data() || ctx_->nameDefinitionsInterned(k) == 0) return true;
+  if (lookupChainKey(k.data())) return false;
   bool free = true;
   const_cast<Graph *>(this)->walkGraphs([&](Graph *g) {
-    if (free && g != this && g->lookupLocal(name)) free = false;
+    if (free && g != this && g->lookupKey(k.data())) free = false;
   });
   return free;
 }

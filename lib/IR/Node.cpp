@@ -40,7 +40,7 @@ absl::Status Node::registerResultsIn(Graph *g) {
 void Node::setOpType(llvm::StringRef s) { opType_ = graph_->getContext().intern(s); }
 void Node::setDomain(llvm::StringRef s) { domain_ = graph_->getContext().intern(s); }
 void Node::setOverload(llvm::StringRef s) { overload_ = graph_->getContext().intern(s); }
-void Node::setName(llvm::StringRef s) { name_ = graph_->getContext().intern(s); }
+void Node::setName(llvm::StringRef s) { name_ = graph_->getContext().save(s); }
 
 bool Node::is(llvm::StringRef op) const {
   return opType_ == op && (domain_.empty() || domain_ == "ai.onnx");
@@ -71,6 +71,17 @@ void Node::insertOperand(unsigned idx, Value *v) {
   operands_ = std::move(fresh);
   ++numOperands_;
   if (v) operands_[idx].link(v);
+}
+
+void Node::setOperands(llvm::ArrayRef<Value *> vs) {
+  for (unsigned i = 0; i < numOperands_; ++i) operands_[i].unlink();
+  std::unique_ptr<Use[]> fresh(vs.empty() ? nullptr : new Use[vs.size()]);
+  for (unsigned i = 0; i < vs.size(); ++i) {
+    fresh[i].owner_ = this;
+    if (vs[i]) fresh[i].link(vs[i]);
+  }
+  operands_ = std::move(fresh);
+  numOperands_ = (unsigned)vs.size();
 }
 
 void Node::removeOperand(unsigned idx) {

@@ -12,6 +12,7 @@
 #include "onnxir/Serialize/ProtoIO.h"
 
 #include "absl/strings/str_cat.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <sys/stat.h>
@@ -638,17 +639,20 @@ absl::Status Lifter::liftGraphBody(google::protobuf::RepeatedPtrField<proto::Nod
   }
   // Resolve uses, then lift attributes (and so nested graphs).
   int idx = 0;
+  llvm::SmallVector<Value *, 8> operands;
   for (auto &np : nodes) {
     Node *n = created[idx++];
+    operands.clear();
     for (const std::string &in : np.input()) {
       if (in.empty()) {
-        n->addOperand(nullptr);
+        operands.push_back(nullptr);
         continue;
       }
       Value *v = g.lookup(in);
       if (!v) return err(nodePath(n), absl::StrCat("input \"", in, "\" is undefined"));
-      n->addOperand(v);
+      operands.push_back(v);
     }
+    n->setOperands(operands);
     for (auto &ap : *np.mutable_attribute()) {
       Attribute &a = n->addAttr(std::make_unique<Attribute>(ap.name()));
       if (auto s = liftAttribute(ap, *n, a); !s.ok()) return s;

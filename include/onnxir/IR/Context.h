@@ -17,6 +17,7 @@
 #include "onnxir/IR/Type.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Allocator.h"
 #include "llvm/Support/StringSaver.h"
@@ -35,6 +36,13 @@ public:
 
   /// Interns `s`; equal strings give the same pointer for the Context's life.
   llvm::StringRef intern(llvm::StringRef s);
+  /// The interned copy of `s`, or a null StringRef (data() == nullptr) if `s`
+  /// was never interned. Name tables are keyed by the interned pointer, so a
+  /// lookup hashes the string once, not once per scope.
+  llvm::StringRef findInterned(llvm::StringRef s) const;
+  /// A copy of `s` that lives as long as the Context, not interned (for
+  /// strings that are not looked up, like node names).
+  llvm::StringRef save(llvm::StringRef s);
 
   //===--- Types ----------------------------------------------------------===//
 
@@ -69,13 +77,15 @@ public:
   /// Registry maintenance; called by Value/Graph, not by users.
   void registerName(llvm::StringRef interned);
   void unregisterName(llvm::StringRef interned);
+  /// nameDefinitions for an interned name (no string hashing).
+  unsigned nameDefinitionsInterned(llvm::StringRef interned) const;
 
 private:
   llvm::BumpPtrAllocator alloc_;
-  llvm::UniqueStringSaver strings_;
+  llvm::DenseSet<llvm::StringRef> strings_;
   llvm::StringMap<Type *> types_;
   std::vector<std::unique_ptr<Type>> typeStorage_;
-  llvm::StringMap<unsigned> nameCount_;
+  llvm::DenseMap<const char *, unsigned> nameCount_; ///< by interned pointer
   llvm::StringMap<unsigned> nextSuffix_;
 };
 

@@ -239,6 +239,8 @@ private:
   /// from `from`) to the end of this graph's list.
   void takeValueInfoOf(Value *v, Graph &from);
   void renumber();
+  Value *lookupKey(const char *key) const;
+  Value *lookupChainKey(const char *key) const;
   uint64_t orderFor(Node *n);
 
   Context *ctx_;
@@ -250,7 +252,7 @@ private:
   Node *return_;
   std::vector<OutputInfo> outputInfo_;
   std::list<ValueInfoRecord> valueInfo_;
-  llvm::DenseMap<llvm::StringRef, Value *> scope_;
+  llvm::DenseMap<const char *, Value *> scope_; ///< by interned name pointer
   bool orderValid_ = false;
   /// Node::index_ numbers the node list (cleared whenever the list changes).
   mutable bool indexValid_ = false;

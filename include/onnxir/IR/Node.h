@@ -97,6 +97,8 @@ public:
   /// Inserts a slot at `i` (may be null). O(operands).
   void insertOperand(unsigned i, Value *v);
   void addOperand(Value *v) { insertOperand(numOperands_, v); }
+  /// Replaces every operand with `vs` (null for empty slots) in one step.
+  void setOperands(llvm::ArrayRef<Value *> vs);
   /// Removes slot `i`. O(operands).
   void removeOperand(unsigned i);
   /// Empties every operand slot, here and in nested graphs.

@@ -101,6 +101,29 @@ TEST_F(UseListTest, InsertRemoveSetOperand) {
   EXPECT_EQ(n->numOperands(), 0u);
 }
 
+TEST_F(UseListTest, SetOperandsReplacesEverySlot) {
+  Node *n = g.createNode("Concat", {x, y, x}, 1);
+  EXPECT_EQ(x->numUses(), 2u);
+  n->setOperands({y, nullptr, y, x});
+  ASSERT_EQ(n->numOperands(), 4u);
+  EXPECT_EQ(n->operand(0), y);
+  EXPECT_EQ(n->operand(1), nullptr);
+  EXPECT_EQ(n->operand(2), y);
+  EXPECT_EQ(n->operand(3), x);
+  EXPECT_EQ(x->numUses(), 1u);
+  EXPECT_EQ(y->numUses(), 2u);
+  EXPECT_TRUE(checkUseLists(m));
+  for (const Use &u : n->operandUses())
+    if (u.get()) {
+      EXPECT_EQ(&n->operandUses()[u.getOperandNo()], &u);
+    }
+  n->setOperands({});
+  EXPECT_EQ(n->numOperands(), 0u);
+  EXPECT_TRUE(x->useEmpty());
+  EXPECT_TRUE(y->useEmpty());
+  EXPECT_TRUE(checkUseLists(m));
+}
+
 TEST_F(UseListTest, EmptyOptionalSlotsInTheMiddleAndAtTheEnd) {
   // Clip(x, <empty>, y, <empty>): omitted optional inputs are null slots.
   Node *n = g.createNode("Clip", {x, nullptr, y, nullptr}, 1);
