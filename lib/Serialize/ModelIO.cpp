@@ -3,11 +3,13 @@
 #include "onnxir/Serialize/ProtoIO.h"
 
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/arena.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <cassert>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -336,7 +338,13 @@ absl::StatusOr<std::unique_ptr<Model>> liftBytes(const char *data, size_t size,
     return absl::InvalidArgumentError(absl::StrCat(
         source, ": ", size, " bytes is over protobuf's 2 GiB message limit; large models keep "
                             "their weights in external data"));
-  proto::ModelProto mp;
+  // The parsed message only lives until the IR is built: an arena makes its
+  // many small allocations cheap and frees them at once.
+  google::protobuf::ArenaOptions arenaOptions;
+  arenaOptions.start_block_size = 64 << 10;
+  arenaOptions.max_block_size = 4 << 20;
+  google::protobuf::Arena arena(arenaOptions);
+  proto::ModelProto &mp = *google::protobuf::Arena::CreateMessage<proto::ModelProto>(&arena);
   google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t *>(data), (int)size);
   // Deep enough for any real model (each subgraph level nests three
   // messages), shallow enough that no recursion downstream can exhaust the
@@ -572,6 +580,14 @@ private:
   llvm::DenseMap<const proto::TensorProto *, llvm::StringRef> spliced_;
 };
 
+// The message built by lowering lives until it is written.
+google::protobuf::ArenaOptions lowerArenaOptions() {
+  google::protobuf::ArenaOptions o;
+  o.start_block_size = 64 << 10;
+  o.max_block_size = 4 << 20;
+  return o;
+}
+
 size_t varintSize(uint64_t v) {
   return google::protobuf::io::CodedOutputStream::VarintSize64(v);
 }
@@ -581,9 +597,14 @@ size_t varintSize(uint64_t v) {
 absl::Status writeStreamed(proto::ModelProto &mp,
                            const llvm::DenseMap<const proto::TensorProto *, llvm::StringRef> &spliced,
                            AtomicFile &f, const std::string &path) {
+  using google::protobuf::Arena;
   using google::protobuf::io::CodedOutputStream;
+  // Every piece lives on the message's arena, so moving fields between them
+  // swaps pointers instead of copying.
+  Arena *arena = mp.GetArena();
+  assert(arena && "saveModel lowers into an arena");
   // ModelProto: fields 1-6, then graph (7), then the rest.
-  proto::ModelProto mHead;
+  proto::ModelProto &mHead = *Arena::CreateMessage<proto::ModelProto>(arena);
   if (mp.has_ir_version()) mHead.set_ir_version(mp.ir_version());
   if (mp.has_producer_name()) mHead.set_producer_name(mp.producer_name());
   if (mp.has_producer_version()) mHead.set_producer_version(mp.producer_version());
@@ -596,17 +617,18 @@ absl::Status writeStreamed(proto::ModelProto &mp,
   mp.clear_domain();
   mp.clear_model_version();
   mp.clear_doc_string();
-  std::unique_ptr<proto::GraphProto> graph(mp.release_graph());
+  proto::GraphProto *graph = mp.unsafe_arena_release_graph();
   // GraphProto: node (1) and name (2), then initializer (5), then the rest.
-  proto::GraphProto gHead;
+  proto::GraphProto &gHead = *Arena::CreateMessage<proto::GraphProto>(arena);
   gHead.mutable_node()->Swap(graph->mutable_node());
   if (graph->has_name()) gHead.set_name(graph->name());
   graph->clear_name();
-  google::protobuf::RepeatedPtrField<proto::TensorProto> inits;
-  inits.Swap(graph->mutable_initializer());
+  proto::GraphProto &initHolder = *Arena::CreateMessage<proto::GraphProto>(arena);
+  initHolder.mutable_initializer()->Swap(graph->mutable_initializer());
+  google::protobuf::RepeatedPtrField<proto::TensorProto> &inits = *initHolder.mutable_initializer();
   // TensorProto of a spliced initializer: fields 1-8, raw_data (9), the rest.
   struct Part {
-    proto::TensorProto head;
+    proto::TensorProto *head = nullptr;
     llvm::StringRef raw;
     size_t len = 0;
   };
@@ -620,19 +642,20 @@ absl::Status writeStreamed(proto::ModelProto &mp,
     if (it != spliced.end()) {
       ++found;
       p.raw = it->second;
-      p.head.mutable_dims()->Swap(tp.mutable_dims());
-      if (tp.has_data_type()) p.head.set_data_type(tp.data_type());
-      if (tp.has_segment()) p.head.mutable_segment()->Swap(tp.mutable_segment());
-      p.head.mutable_float_data()->Swap(tp.mutable_float_data());
-      p.head.mutable_int32_data()->Swap(tp.mutable_int32_data());
-      p.head.mutable_string_data()->Swap(tp.mutable_string_data());
-      p.head.mutable_int64_data()->Swap(tp.mutable_int64_data());
-      if (tp.has_name()) p.head.set_name(tp.name());
+      p.head = Arena::CreateMessage<proto::TensorProto>(arena);
+      proto::TensorProto &h = *p.head;
+      h.mutable_dims()->Swap(tp.mutable_dims());
+      if (tp.has_data_type()) h.set_data_type(tp.data_type());
+      if (tp.has_segment()) h.mutable_segment()->Swap(tp.mutable_segment());
+      h.mutable_float_data()->Swap(tp.mutable_float_data());
+      h.mutable_int32_data()->Swap(tp.mutable_int32_data());
+      h.mutable_string_data()->Swap(tp.mutable_string_data());
+      h.mutable_int64_data()->Swap(tp.mutable_int64_data());
+      if (tp.has_name()) h.set_name(tp.name());
       tp.clear_data_type();
       tp.clear_segment();
       tp.clear_name();
-      p.len = p.head.ByteSizeLong() + 1 + varintSize(p.raw.size()) + p.raw.size() +
-              tp.ByteSizeLong();
+      p.len = h.ByteSizeLong() + 1 + varintSize(p.raw.size()) + p.raw.size() + tp.ByteSizeLong();
     } else {
       p.len = tp.ByteSizeLong();
     }
@@ -660,8 +683,8 @@ absl::Status writeStreamed(proto::ModelProto &mp,
       Part &p = parts[i];
       cos.WriteTag(5 << 3 | 2);
       cos.WriteVarint64(p.len);
-      if (p.raw.data()) {
-        p.head.SerializeWithCachedSizes(&cos);
+      if (p.head) {
+        p.head->SerializeWithCachedSizes(&cos);
         cos.WriteTag(9 << 3 | 2);
         cos.WriteVarint64(p.raw.size());
         constexpr size_t kChunk = 16u << 20;
@@ -742,7 +765,8 @@ absl::Status writeProto(const proto::ModelProto &mp, AtomicFile &f, const std::s
 } // namespace
 
 absl::StatusOr<std::string> lowerModel(const Model &m, const LowerOptions &) {
-  proto::ModelProto mp;
+  google::protobuf::Arena arena(lowerArenaOptions());
+  proto::ModelProto &mp = *google::protobuf::Arena::CreateMessage<proto::ModelProto>(&arena);
   if (auto s = detail::lowerProto(m, &mp, nullptr); !s.ok()) return s;
   if (mp.ByteSizeLong() > (size_t)INT_MAX)
     return absl::ResourceExhaustedError("the model is over protobuf's 2 GiB limit; save it with "
@@ -811,7 +835,8 @@ absl::Status saveModel(const Model &m, const std::string &path, const LowerOptio
     writer = std::make_unique<ExternalWriter>(dataFile.get(), location, threshold, moveExternal,
                                               outDir);
   }
-  proto::ModelProto mp;
+  google::protobuf::Arena arena(lowerArenaOptions());
+  proto::ModelProto &mp = *google::protobuf::Arena::CreateMessage<proto::ModelProto>(&arena);
   StreamSink stream(m, writer.get());
   if (auto s = detail::lowerProto(m, &mp, &stream); !s.ok()) return s;
   AtomicFile f(path);
