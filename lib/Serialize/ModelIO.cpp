@@ -603,6 +603,8 @@ absl::Status writeStreamed(proto::ModelProto &mp,
   // swaps pointers instead of copying.
   Arena *arena = mp.GetArena();
   assert(arena && "saveModel lowers into an arena");
+  if (!mp.has_graph())
+    return absl::InternalError(path + ": streamed tensors but no graph was written");
   // ModelProto: fields 1-6, then graph (7), then the rest.
   proto::ModelProto &mHead = *Arena::CreateMessage<proto::ModelProto>(arena);
   if (mp.has_ir_version()) mHead.set_ir_version(mp.ir_version());
