@@ -2,6 +2,7 @@
 #include "onnxir/IR/DataType.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 
@@ -50,7 +51,10 @@ unsigned dataTypeBits(DataType t) {
 
 uint64_t dataTypeStorageBytes(DataType t, uint64_t n) {
   uint64_t bits = dataTypeBits(t);
-  return (n * bits + 7) / 8;
+  // Saturates: a count whose size does not fit in 64 bits is "too big", never
+  // a small wrapped-around number.
+  unsigned __int128 bytes = ((unsigned __int128)n * bits + 7) / 8;
+  return bytes > UINT64_MAX ? UINT64_MAX : (uint64_t)bytes;
 }
 
 bool isFloatingPoint(DataType t) {

@@ -65,7 +65,7 @@ std::optional<DataType> dataTypeFromName(llvm::StringRef name);
 unsigned dataTypeBits(DataType t);
 
 /// Bytes needed to store `numElements` elements packed (rounded up for
-/// sub-byte types). Not meaningful for String.
+/// sub-byte types). Not meaningful for String. Saturates at UINT64_MAX.
 uint64_t dataTypeStorageBytes(DataType t, uint64_t numElements);
 
 bool isFloatingPoint(DataType t);  ///< float, double, float16, bfloat16, float8*, float4

@@ -119,7 +119,10 @@ std::optional<int64_t> normAxis(int64_t axis, int64_t rank) {
 
 uint64_t estimateBytes(DataType dt, int64_t n) {
   if (n < 0) return UINT64_MAX;
-  if (dt == DataType::String) return (uint64_t)n * 16;
+  // Strings (and types without a fixed size) count at least 16 bytes an
+  // element; saturating, so a huge count is never a small estimate.
+  if (dt == DataType::String || dataTypeBits(dt) == 0)
+    return (uint64_t)n > UINT64_MAX / 16 ? UINT64_MAX : (uint64_t)n * 16;
   return dataTypeStorageBytes(dt, (uint64_t)n);
 }
 

@@ -60,6 +60,11 @@ TEST(DataTypeTest, BitsAndStorageBytes) {
   EXPECT_EQ(dataTypeStorageBytes(DataType::Int2, 5), 2u);
   EXPECT_EQ(dataTypeStorageBytes(DataType::Uint2, 8), 2u);
   EXPECT_EQ(dataTypeStorageBytes(DataType::Uint2, 0), 0u);
+  // Sizes that do not fit in 64 bits saturate instead of wrapping to a small
+  // number (a fuzzer found a fold whose size check passed that way).
+  EXPECT_EQ(dataTypeStorageBytes(DataType::Float, uint64_t(1) << 62), UINT64_MAX);
+  EXPECT_EQ(dataTypeStorageBytes(DataType::Complex128, UINT64_MAX / 8), UINT64_MAX);
+  EXPECT_EQ(dataTypeStorageBytes(DataType::Int4, uint64_t(1) << 62), uint64_t(1) << 61);
 }
 
 TEST(DataTypeTest, Classification) {
