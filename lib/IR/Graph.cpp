@@ -147,6 +147,18 @@ absl::Status Graph::checkNameFree(llvm::StringRef name) const {
 
 llvm::StringRef Graph::freshName(llvm::StringRef base) const { return ctx_->freshName(base); }
 
+std::vector<Value *> Graph::definitions() const {
+  std::vector<Value *> defs(inputs_.begin(), inputs_.end());
+  for (Value *v : initializers_)
+    if (!v->isGraphInput()) defs.push_back(v);
+  for (Value *v : sparse_)
+    if (!v->isGraphInput()) defs.push_back(v);
+  for (const Node &n : nodes_)
+    for (Value *r : n.results())
+      if (r) defs.push_back(r);
+  return defs;
+}
+
 //===----------------------------------------------------------------------===//
 // Inputs and initializers
 //===----------------------------------------------------------------------===//
@@ -501,18 +513,7 @@ void cloneAttrs(const Node &from, Node &to, IRMapping &m, bool freshen);
 // Gives every value defined in `g` and its nested graphs a fresh name.
 void freshenAll(Graph &g) {
   g.walkGraphs([&](Graph *sg) {
-    std::vector<Value *> vals(sg->inputs().begin(), sg->inputs().end());
-    for (Value *v : sg->initializers())
-      if (!v->isGraphInput()) vals.push_back(v);
-    for (Value *v : sg->sparseInitializers())
-      if (!v->isGraphInput()) vals.push_back(v);
-    for (Node &n : sg->nodes())
-      for (Value *r : n.results())
-        if (r) vals.push_back(r);
-    for (Value *v : vals) {
-      v->setNameOrFresh(sg->freshName(v->name()));
-      if (Tensor *t = v->initializer()) t->setName(v->name().str());
-    }
+    for (Value *v : sg->definitions()) v->setNameOrFresh(sg->freshName(v->name()));
   });
 }
 

@@ -62,6 +62,7 @@ absl::Status Value::setName(llvm::StringRef name) {
   g->unregisterValue(this);
   name_ = interned;
   g->registerValue(this);
+  syncTensorName();
   return absl::OkStatus();
 }
 
@@ -76,6 +77,13 @@ void Value::setNameOrFresh(llvm::StringRef base) {
   g->unregisterValue(this);
   name_ = fresh;
   g->registerValue(this);
+  syncTensorName();
+}
+
+// An initializer's tensor carries the value's name (TensorProto.name).
+void Value::syncTensorName() {
+  if (tensor_) tensor_->setName(name_.str());
+  if (sparse_) sparse_->values.setName(name_.str());
 }
 
 unsigned Value::numUses() const {

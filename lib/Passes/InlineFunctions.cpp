@@ -29,14 +29,8 @@ void renameShadowing(Graph &sub) {
   if (!outer) return;
   std::vector<Value *> defs;
   sub.walkGraphs([&](Graph *g) {
-    for (Value *v : g->inputs()) defs.push_back(v);
-    for (Value *v : g->initializers())
-      if (!v->isGraphInput()) defs.push_back(v);
-    for (Value *v : g->sparseInitializers())
-      if (!v->isGraphInput()) defs.push_back(v);
-    for (Node &n : g->nodes())
-      for (Value *r : n.results())
-        if (r) defs.push_back(r);
+    std::vector<Value *> d = g->definitions();
+    defs.insert(defs.end(), d.begin(), d.end());
   });
   for (Value *v : defs)
     if (outer->lookup(v->name())) {

@@ -200,6 +200,10 @@ public:
   llvm::StringRef freshName(llvm::StringRef base) const;
   /// Number of definitions in this graph's own scope.
   size_t numDefinitions() const { return scope_.size(); }
+  /// The values defined in this graph itself, in order: inputs, initializers
+  /// that are not inputs, sparse initializers that are not inputs, node
+  /// results. O(inputs + initializers + nodes).
+  std::vector<Value *> definitions() const;
 
   //===--- Cloning --------------------------------------------------------===//
   /// A deep copy with the same names, detached (no parent). Inputs, inits and

@@ -176,6 +176,7 @@ private:
   friend class Node;
   friend class Graph;
   Value(Kind k, Graph *g, Node *n, unsigned idx) : kind_(k), graph_(g), node_(n), index_(idx) {}
+  void syncTensorName();
 
   Kind kind_;
   Graph *graph_;       // for inputs/initializers

@@ -100,6 +100,27 @@ TEST_F(MutationTest, IndexInGraphFollowsEveryListChange) {
   expectIndices();
 }
 
+// definitions() lists what a graph defines; renaming an initializer's value
+// renames its tensor too (TensorProto.name is the value's name).
+TEST_F(MutationTest, DefinitionsAndInitializerRenames) {
+  Tensor t;
+  t.setDataType(DataType::Float);
+  t.setDims({1});
+  t.floatData = {1.0f};
+  t.setTyped(Tensor::TypedField::Float);
+  auto w = g.addInitializer("w", t);
+  ASSERT_TRUE(w.ok()) << w.status();
+  Node *n = g.createNode("Relu", {*w}, 1);
+  std::vector<Value *> defs = g.definitions();
+  ASSERT_FALSE(defs.empty());
+  EXPECT_EQ(defs.back(), n->result(0));
+  EXPECT_NE(std::find(defs.begin(), defs.end(), *w), defs.end());
+  ASSERT_TRUE((*w)->setName("weights").ok());
+  EXPECT_EQ((*w)->initializer()->name(), "weights");
+  (*w)->setNameOrFresh("weights2");
+  EXPECT_EQ((*w)->initializer()->name(), (*w)->name().str());
+}
+
 TEST_F(MutationTest, AddRemoveInputsAndInitializers) {
   auto z = g.addInput("z", nullptr, 0);
   ASSERT_TRUE(z.ok());
