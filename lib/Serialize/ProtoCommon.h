@@ -14,6 +14,8 @@
 #ifndef ONNXIR_LIB_SERIALIZE_PROTOCOMMON_H
 #define ONNXIR_LIB_SERIALIZE_PROTOCOMMON_H
 
+#include "ExternalData.h"
+#include "FileIO.h"
 #include "onnxir/IR/Model.h"
 #include "onnxir/onnx.pb.h"
 
@@ -73,30 +75,6 @@ void lowerType(const Type *t, proto::TypeProto *tp);
 
 /// Lowers into `mp`. `sink` (optional) may move tensor data out of the message.
 absl::Status lowerProto(const Model &m, proto::ModelProto *mp, TensorSink *sink);
-
-/// Checks an external-data location against `baseDir` (no absolute paths, no
-/// `..`, no links leaving the directory) and returns the resolved path.
-absl::StatusOr<std::string> resolveExternalPath(const std::string &baseDir,
-                                                const std::string &location);
-
-/// A Buffer over a read-only memory mapping of [offset, offset+length) of a
-/// file.
-absl::StatusOr<std::shared_ptr<const Buffer>> mapFileRange(const std::string &path,
-                                                           uint64_t offset, uint64_t length);
-
-/// If `bytes` lies in a live file mapping made by mapFileRange, drops its
-/// pages from the process (they are read again from the file if touched):
-/// writers call it after copying mapped tensor data out, so that saving a
-/// big model does not keep every weight resident. Otherwise does nothing.
-void releaseMappedPages(llvm::StringRef bytes);
-
-/// Resolves and checks `ref` against `baseDir` now (path safety, file
-/// exists, offset and length inside it), records the resolved file in
-/// `ref.resolvedPath`, and returns the loader that maps the range on first
-/// use. Errors say what is wrong with which location, without a place; the
-/// caller adds it. An empty `baseDir` gives an empty loader (reads fail).
-absl::StatusOr<ExternalLoader> bindExternal(const std::string &baseDir, ExternalDataRef &ref,
-                                            const std::string &tensorName);
 
 } // namespace detail
 } // namespace onnxir

@@ -21,7 +21,7 @@
 #include "onnxir/Serialize/Text.h"
 #include "onnxir/Serialize/ProtoIO.h"
 
-#include "ProtoCommon.h"
+#include "ExternalData.h"
 #include "TextSupport.h"
 
 #include "onnxir/IR/Function.h"
@@ -1111,12 +1111,13 @@ bool Parser::parseTensorData(Tensor &t, Ann &ann, const Type *type, Loc typeLoc)
       }
     }
     if (!expect(']', "',' or ']'")) return false;
-    if (ref.entries.size() == 1 && ref.entries[0].first == "__elided__") {
-      // An elided constant (see PrintOptions::elideElementsAbove).
-      t.setEmpty();
-      t.dataLocation = dataLocSet ? dataLoc : std::nullopt;
-      return true;
-    }
+    if (ref.entries.size() == 1 && ref.entries[0].first == "__elided__")
+      // An elided constant (PrintOptions::elideElementsAbove) lost its data.
+      return failHere((t.name().empty() ? std::string("a tensor constant")
+                                        : "tensor \"" + t.name() + "\"") +
+                      " is elided (" + ref.entries[0].second +
+                      " elements printed as \"__elided__\"): elided data cannot become a "
+                      "model; print it with --print-lossless (the default for files)");
     for (auto &[k, e] : ref.entries) {
       if (k == "location") ref.location = e;
       else if (k == "checksum") ref.checksum = e;

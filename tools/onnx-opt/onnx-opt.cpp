@@ -14,6 +14,7 @@
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/PassManager.h"
 #include "onnxir/Passes/Passes.h"
+#include "onnxir/Serialize/ModelFile.h"
 #include "onnxir/Serialize/ProtoIO.h"
 #include "onnxir/Serialize/Text.h"
 
@@ -32,6 +33,7 @@
 #include <iostream>
 #include <iterator>
 #include <map>
+#include <new>
 #include <set>
 #include <sstream>
 #include <sys/stat.h>
@@ -70,23 +72,46 @@ cl::opt<std::string> gInput(cl::Positional, cl::desc("<input model>"), cl::init(
                             cl::cat(gIOCat));
 cl::opt<std::string> gOutput("o", cl::desc("Output file ('-' for standard output)"),
                              cl::value_desc("file"), cl::init("-"), cl::cat(gIOCat));
-cl::opt<std::string> gEmit("emit", cl::desc("Output format: binary or text (default: by the "
-                                             "output's extension, .onnxtxt is text)"),
-                           cl::init(""), cl::cat(gIOCat));
-cl::opt<std::string> gInputFormat("input-format",
-                                  cl::desc("Input format: binary, text or auto (by extension)"),
-                                  cl::init("auto"), cl::cat(gIOCat));
+cl::opt<ModelFormat> gEmit("emit",
+                           cl::desc("Output format (default: by the output's extension, "
+                                    ".onnxtxt is text)"),
+                           cl::values(clEnumValN(ModelFormat::Binary, "binary", "ONNX protobuf"),
+                                      clEnumValN(ModelFormat::Text, "text",
+                                                 "the ONNX text syntax")),
+                           cl::init(ModelFormat::Auto), cl::cat(gIOCat));
+cl::opt<ModelFormat> gInputFormat(
+    "input-format", cl::desc("Input format"),
+    cl::values(clEnumValN(ModelFormat::Auto, "auto",
+                          "by extension (.onnxtxt text, .onnx binary), else by content"),
+               clEnumValN(ModelFormat::Binary, "binary", "ONNX protobuf"),
+               clEnumValN(ModelFormat::Text, "text", "the ONNX text syntax")),
+    cl::init(ModelFormat::Auto), cl::cat(gIOCat));
 cl::opt<bool> gPrintLossless("print-lossless",
-                             cl::desc("Text output: print every tensor and extension field"),
+                             cl::desc("Text output: print every tensor and extension field "
+                                      "(the default for files; for stdout, when asked)"),
                              cl::cat(gIOCat));
+cl::opt<bool> gTextReadable("text-readable",
+                            cl::desc("Text output to a file: the readable form (big tensors "
+                                     "elided, defaults implicit), which cannot be read back"),
+                            cl::cat(gIOCat));
+cl::opt<int64_t> gElideAbove("elide-tensors-larger-than",
+                             cl::desc("Readable text: elide tensors of more than N elements "
+                                      "(default 64; implies --text-readable)"),
+                             cl::value_desc("N"), cl::init(64), cl::cat(gIOCat));
+cl::opt<bool> gForce("f", cl::desc("Write a binary model even to a terminal"), cl::cat(gIOCat));
+cl::opt<bool> gAllowExternalLinks(
+    "allow-external-links",
+    cl::desc("Follow external data links that leave the model's directory (the Hugging Face "
+             "cache layout, ../../blobs); off by default"),
+    cl::cat(gIOCat));
 cl::opt<std::string> gExternalData("external-data",
                                    cl::desc("Write tensors above the threshold to this file "
                                             "beside the output"),
                                    cl::value_desc("file"), cl::cat(gIOCat));
-cl::opt<uint64_t> gExternalThreshold("external-data-threshold",
-                                     cl::desc("Bytes above which --external-data moves a "
-                                              "tensor (default 1024)"),
-                                     cl::init(1024), cl::cat(gIOCat));
+cl::opt<std::string> gExternalThreshold(
+    "external-data-threshold",
+    cl::desc("Size above which --external-data moves a tensor (default 1024; units: 64KiB, 1MB)"),
+    cl::value_desc("bytes"), cl::init("1024"), cl::cat(gIOCat));
 cl::opt<bool> gSummary("summary",
                        cl::desc("Print a before/after table of op counts, initializers and "
                                 "file size to stderr"),
@@ -115,20 +140,27 @@ cl::opt<bool> gListPasses("list-passes", cl::desc("List the passes and exit"), c
   std::exit(1);
 }
 
-bool endsWith(const std::string &s, const char *suffix) {
-  return llvm::StringRef(s).endswith(suffix);
-}
-
-bool isTextPath(const std::string &p) { return endsWith(p, ".onnxtxt") || endsWith(p, ".onnxt"); }
-
-std::string readAll(const std::string &path) {
-  if (path == "-")
-    return std::string((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path + ": cannot open: " + std::strerror(errno));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+/// A byte count with an optional unit: 4096, 64KiB, 1MB, 2G (K/M/G/T and
+/// KiB/MiB/GiB/TiB are powers of 1024, KB/MB/GB/TB powers of 1000).
+uint64_t parseByteSize(const std::string &flag, llvm::StringRef arg) {
+  llvm::StringRef num = arg.take_while([](char c) { return c >= '0' && c <= '9'; });
+  llvm::StringRef unit = arg.drop_front(num.size()).trim();
+  uint64_t n = 0, mult = 0;
+  if (num.empty() || num.getAsInteger(10, n))
+    fail(flag + ": '" + arg.str() + "' is not a byte count (e.g. 4096, 64KiB, 1MB)");
+  std::string u = unit.lower();
+  static const std::pair<const char *, uint64_t> units[] = {
+      {"", 1}, {"b", 1}, {"k", 1ull << 10}, {"kib", 1ull << 10}, {"kb", 1000},
+      {"m", 1ull << 20}, {"mib", 1ull << 20}, {"mb", 1000000}, {"g", 1ull << 30},
+      {"gib", 1ull << 30}, {"gb", 1000000000}, {"t", 1ull << 40}, {"tib", 1ull << 40},
+      {"tb", 1000000000000ull}};
+  for (auto &[name, m] : units)
+    if (u == name) mult = m;
+  if (!mult)
+    fail(flag + ": '" + arg.str() + "' has an unknown unit '" + unit.str() +
+         "' (use B, KiB, MiB, GiB, TiB or KB, MB, GB, TB)");
+  if (n > UINT64_MAX / mult) fail(flag + ": '" + arg.str() + "' is too large");
+  return n * mult;
 }
 
 struct Summary {
@@ -178,42 +210,30 @@ void printSummary(const Summary &a, const Summary &b) {
   if (a.fileSize >= 0 && b.fileSize >= 0) row("file size (bytes)", a.fileSize, b.fileSize);
 }
 
-void writeTextAtomically(const std::string &path, const std::string &text) {
-  if (path == "-") {
-    std::cout << text;
-    std::cout.flush();
-    if (!std::cout) fail("<stdout>: write failed");
-    return;
-  }
-  std::string dir = ".";
-  size_t slash = path.rfind('/');
-  if (slash != std::string::npos) dir = slash == 0 ? "/" : path.substr(0, slash);
-  std::string tmp = dir + "/.onnx-opt.tmp.XXXXXX";
-  int fd = ::mkstemp(tmp.data());
-  if (fd < 0) fail(path + ": cannot create a temporary file beside it: " + std::strerror(errno));
-  const char *p = text.data();
-  size_t n = text.size();
-  while (n) {
-    ssize_t w = ::write(fd, p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      fail(path + ": write failed: " + std::strerror(errno));
-    }
-    p += w;
-    n -= (size_t)w;
-  }
-  ::fchmod(fd, 0644);
-  if (::fsync(fd) != 0 || ::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    fail(path + ": cannot write: " + std::strerror(errno));
+} // namespace
+
+namespace {
+// What the tool is doing, for the out-of-memory message.
+const char *gStage = "starting";
+
+int onnxOptMain(int argc, char **argv);
+} // namespace
+
+// Allocation failure anywhere ends in a message and exit 1; the stack is
+// unwound first, so temporary output files are removed.
+int main(int argc, char **argv) {
+  try {
+    return onnxOptMain(argc, argv);
+  } catch (const std::bad_alloc &) {
+    llvm::errs() << "onnx-opt: error: out of memory while " << gStage << "\n";
+    llvm::errs().flush();
+    return 1;
   }
 }
 
-} // namespace
+namespace {
 
-int main(int argc, char **argv) {
+int onnxOptMain(int argc, char **argv) {
   registerAllPasses();
   registerTestPasses();
   PassList gPasses(cl::desc("Passes:"), cl::cat(gPassCat));
@@ -260,24 +280,17 @@ int main(int argc, char **argv) {
   }
 
   // Load.
-  bool textIn = gInputFormat == "text" || (gInputFormat == "auto" && isTextPath(gInput));
-  if (gInputFormat != "auto" && gInputFormat != "text" && gInputFormat != "binary")
-    fail("--input-format must be binary, text or auto, not '" + gInputFormat + "'");
+  if (gInput.empty()) fail("the input file name is empty (use - for standard input)");
+  if (gOutput.empty()) fail("-o: the output file name is empty (use - for standard output)");
+  uint64_t externalThreshold =
+      parseByteSize("--external-data-threshold", gExternalThreshold.getValue());
+  gStage = "loading the model";
   std::unique_ptr<Model> model;
-  if (textIn) {
-    std::string text = readAll(gInput);
-    // External data is resolved beside the input file, as for binary input.
-    std::string baseDir;
-    if (gInput != "-") {
-      baseDir = llvm::sys::path::parent_path(gInput).str();
-      if (baseDir.empty()) baseDir = ".";
-    }
-    auto m = parseModelText(text, gInput == "-" ? std::string("<stdin>") : std::string(gInput),
-                            baseDir);
-    if (!m.ok()) fail(std::string(m.status().message()));
-    model = std::move(*m);
-  } else {
-    auto m = loadModel(gInput);
+  {
+    LoadFileOptions lo;
+    lo.format = gInputFormat;
+    lo.allowExternalLinks = gAllowExternalLinks;
+    auto m = loadModelFile(gInput, lo);
     if (!m.ok()) fail(std::string(m.status().message()));
     model = std::move(*m);
   }
@@ -353,22 +366,30 @@ int main(int argc, char **argv) {
     }
     pm.addPass(std::move(p));
   }
+  gStage = "running the passes";
   auto r = pm.run(*model);
   if (!r.ok()) fail(gInput + ": " + std::string(r.status().message()));
+  if (auto s = checkMappedFileReads(); !s.ok()) fail(std::string(s.message()));
 
   // Write.
-  bool textOut = gEmit == "text" || (gEmit.empty() && isTextPath(gOutput));
-  if (!gEmit.empty() && gEmit != "text" && gEmit != "binary")
-    fail("--emit must be binary or text, not '" + gEmit + "'");
-  if (textOut) {
-    PrintOptions po;
-    po.lossless = gPrintLossless;
-    writeTextAtomically(gOutput, printModelText(*model, po));
-  } else {
-    LowerOptions lo;
-    lo.externalDataFile = gExternalData;
-    lo.externalThreshold = gExternalThreshold;
-    if (auto s = saveModel(*model, gOutput, lo); !s.ok()) fail(std::string(s.message()));
+  gStage = "saving the model";
+  {
+    SaveFileOptions so;
+    so.format = gEmit;
+    so.externalDataFile = gExternalData;
+    so.externalThreshold = externalThreshold;
+    so.force = gForce;
+    so.inputs.push_back(gInput);
+    if (gPrintLossless) {
+      PrintOptions po;
+      po.lossless = true;
+      so.text = po;
+    } else if (gTextReadable || gElideAbove.getNumOccurrences()) {
+      PrintOptions po;
+      po.elideElementsAbove = gElideAbove;
+      so.text = po;
+    }
+    if (auto s = saveModelFile(*model, gOutput, so); !s.ok()) fail(std::string(s.message()));
   }
   if (gSummary) {
     Summary after = summarize(*model);
@@ -377,3 +398,5 @@ int main(int argc, char **argv) {
   }
   return 0;
 }
+
+} // namespace

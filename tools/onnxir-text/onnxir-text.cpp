@@ -13,10 +13,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/Verifier.h"
+#include "onnxir/Serialize/ModelFile.h"
 #include "onnxir/Serialize/ProtoIO.h"
 #include "onnxir/Serialize/Text.h"
-
-#include "llvm/Support/MemoryBuffer.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -38,10 +37,9 @@ bool isBinaryName(const std::string &p) {
 }
 
 absl::StatusOr<std::unique_ptr<Model>> load(const std::string &path) {
-  if (isBinaryName(path)) return loadModel(path);
-  auto mb = path == "-" ? llvm::MemoryBuffer::getSTDIN() : llvm::MemoryBuffer::getFile(path);
-  if (!mb) return absl::NotFoundError("cannot read '" + path + "'");
-  return parseModelText((*mb)->getBuffer(), path);
+  LoadFileOptions lo;
+  lo.format = isBinaryName(path) ? ModelFormat::Binary : ModelFormat::Text;
+  return loadModelFile(path, lo);
 }
 
 bool write(const std::string &out, const std::string &data) {
@@ -84,9 +82,19 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
-  if (cmd == "print") return write(out, printModelText(**m, po)) ? 0 : 1;
+  if (cmd == "print") {
+    SaveFileOptions so;
+    so.format = ModelFormat::Text;
+    so.text = po;
+    absl::Status s = saveModelFile(**m, out.empty() ? "-" : out, so);
+    if (!s.ok()) std::cerr << s.message() << "\n";
+    return s.ok() ? 0 : 1;
+  }
   if (cmd == "to-binary") {
-    absl::Status s = saveModel(**m, out.empty() ? "-" : out);
+    SaveFileOptions so;
+    so.format = ModelFormat::Binary;
+    so.force = true;
+    absl::Status s = saveModelFile(**m, out.empty() ? "-" : out, so);
     if (!s.ok()) std::cerr << s.message() << "\n";
     return s.ok() ? 0 : 1;
   }

@@ -36,6 +36,10 @@ struct LiftOptions {
   std::string baseDir;
   /// Name used in error messages (default: the path, or "<buffer>").
   std::string sourceName;
+  /// Follow links (of external data files or their directories) that leave
+  /// the model's directory, as in the Hugging Face cache (`../../blobs`).
+  /// Off: such a location is an error.
+  bool allowExternalLinks = false;
 };
 
 struct LowerOptions {
@@ -61,9 +65,8 @@ absl::StatusOr<std::string> lowerModel(const Model &m, const LowerOptions &opts 
 /// Lowers into a generated ModelProto (through bytes).
 absl::Status lowerModel(const Model &m, proto::ModelProto *out,
                         const LowerOptions &opts = {});
-/// Lowers and writes atomically (temporary file beside `path`, then rename;
-/// on failure `path` is untouched and nothing is left behind). "-" writes to
-/// standard output. External data, if requested, is written the same way.
+/// Lowers and writes a binary model: saveModelFile (ModelFile.h) with the
+/// binary format, so the same transaction and output-path rules apply.
 absl::Status saveModel(const Model &m, const std::string &path,
                        const LowerOptions &opts = {});
 

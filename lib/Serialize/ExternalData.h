@@ -1,0 +1,71 @@
+//===- ExternalData.h - External tensor data files (internal) -------------===//
+//
+// Note [External data descriptors]
+// Each external data file is opened once, when the model is loaded, and the
+// descriptor is kept for as long as a tensor refers to it: loading checks the
+// location (relative, no `..`), opens it with O_NONBLOCK (a FIFO or device
+// swapped in cannot block the open) and then checks the open file itself: a
+// regular file, inside the model's directory (by /proc/self/fd, so a
+// directory swapped for a link after the check cannot redirect it), large
+// enough for every range that refers to it. Reads map ranges of that
+// descriptor, never the path again: a file renamed or replaced afterwards is
+// not seen, and one truncated in place is caught by a size re-check before
+// mapping and by the fault guard (Note [Mapped-file faults] in FileIO.h).
+// Links that leave the model's directory are refused unless the load allows
+// them (LiftOptions::allowExternalLinks, onnx-opt --allow-external-links):
+// the Hugging Face cache stores every file as a link into `../../blobs`.
+// No protobuf here: the text parser uses this too.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXIR_LIB_SERIALIZE_EXTERNALDATA_H
+#define ONNXIR_LIB_SERIALIZE_EXTERNALDATA_H
+
+#include "FileIO.h"
+
+#include "onnxir/IR/Tensor.h"
+
+#include "absl/status/statusor.h"
+
+#include <string>
+
+namespace onnxir {
+namespace detail {
+
+/// How external data is bound while one model is loaded (set for the
+/// duration of a load by ExternalPolicyScope; default: links must stay in
+/// the model's directory).
+struct ExternalPolicy {
+  bool allowLinksOutside = false;
+};
+
+class ExternalPolicyScope {
+public:
+  explicit ExternalPolicyScope(const ExternalPolicy &p);
+  ~ExternalPolicyScope();
+
+private:
+  const ExternalPolicy *prev_;
+};
+
+/// Checks an external-data location against `baseDir` (no absolute paths, no
+/// `..`, no links leaving the directory unless allowed) and returns the
+/// resolved path.
+absl::StatusOr<std::string> resolveExternalPath(const std::string &baseDir,
+                                                const std::string &location);
+
+/// Opens, checks and binds `ref` (Note [External data descriptors]); records
+/// the resolved file in `ref.resolvedPath` and returns the loader that maps
+/// the range of the kept descriptor on first use. Errors say what is wrong
+/// with which location, without a place; the caller adds it. An empty
+/// `baseDir` gives an empty loader (reads fail).
+absl::StatusOr<ExternalLoader> bindExternal(const std::string &baseDir, ExternalDataRef &ref,
+                                            const std::string &tensorName);
+
+/// Identity of the file an external tensor was bound to (through the kept
+/// descriptor), or invalid if it is unbound.
+FileId boundFileId(const ExternalDataRef &ref);
+
+} // namespace detail
+} // namespace onnxir
+
+#endif

@@ -1,0 +1,302 @@
+//===- ModelFile.cpp - Load and save policy -------------------------------===//
+//
+// Note [Save transaction]
+// A save writes the model and its external data so that a reader of the
+// output sees, at every instant (SIGKILL included), either the old model with
+// its old data or the new model with its new data:
+//  1. The data goes to a temporary beside the output, and is then renamed,
+//     without ever replacing a file (RENAME_NOREPLACE, else link()), to the
+//     requested name if no file has it, else to a fresh `STEM.XXXXXXXX.EXT`.
+//     No file that any model refers to is ever overwritten.
+//  2. The model goes to a temporary, its references name the data file just
+//     committed, and it is renamed over the output: this is the commit point.
+//  3. Only then the old file of the requested data name is removed, if it is
+//     still the file seen at the start (same device and inode) and nothing
+//     this run read still refers to it (an input other than the output that
+//     reads it keeps it).
+// A crash between 1 and 2 leaves an unreferenced data file (the next save
+// with that name removes it in step 3); before 1, only hidden temporaries.
+// Concurrent writers of one output each commit their own data file, so the
+// model that wins the last rename always finds its data.
+// Outputs that would destroy what the run reads are refused before anything
+// is written: the output model being an external data file the model reads,
+// or the data file name being the output or an input model. Output that is
+// not beside the input carries its external data along (into the requested
+// data file, or `OUTPUT.data`); outputs without a directory (stdout, devices)
+// get external tensors inline.
+//
+//===----------------------------------------------------------------------===//
+#include "onnxir/Serialize/ModelFile.h"
+
+#include "ExternalData.h"
+#include "FileIO.h"
+#include "ModelSave.h"
+#include "onnxir/Serialize/ProtoIO.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <random>
+#include <set>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace onnxir {
+
+using detail::FileId;
+using detail::OutputFile;
+using detail::OutputKind;
+
+ModelFormat formatForPath(llvm::StringRef path) {
+  return path.endswith(".onnxtxt") || path.endswith(".onnxt") ? ModelFormat::Text
+                                                              : ModelFormat::Binary;
+}
+
+absl::Status checkMappedFileReads() { return detail::mappedReadStatus(); }
+
+//===----------------------------------------------------------------------===//
+// Load
+//===----------------------------------------------------------------------===//
+
+absl::StatusOr<std::unique_ptr<Model>> loadModelFile(const std::string &path,
+                                                     const LoadFileOptions &opts) {
+  if (path.empty()) return absl::InvalidArgumentError("the input file name is empty");
+  std::string name = path == "-" ? "<stdin>" : path;
+  auto buf = detail::readInput(path, name);
+  if (!buf.ok()) return buf.status();
+  llvm::StringRef bytes = (*buf)->data();
+  ModelFormat format = opts.format;
+  if (format == ModelFormat::Auto) {
+    llvm::StringRef p(path);
+    if (p.endswith(".onnxtxt") || p.endswith(".onnxt")) format = ModelFormat::Text;
+    else if (p.endswith(".onnx") || p.endswith(".pb")) format = ModelFormat::Binary;
+    else {
+      // By content: text starts with `<` (the header) or `#` (a comment);
+      // neither can start a ModelProto.
+      size_t i = bytes.find_first_not_of(" \t\r\n");
+      format = i != llvm::StringRef::npos && (bytes[i] == '<' || bytes[i] == '#')
+                   ? ModelFormat::Text
+                   : ModelFormat::Binary;
+    }
+  }
+  std::string baseDir = path == "-" ? "." : detail::dirOf(path);
+  if (format == ModelFormat::Text) {
+    detail::ExternalPolicy policy;
+    policy.allowLinksOutside = opts.allowExternalLinks;
+    detail::ExternalPolicyScope scope(policy);
+    auto m = parseModelText(bytes, name, baseDir);
+    if (!m.ok()) return m.status();
+    if (auto s = detail::mappedReadStatus(); !s.ok()) return s;
+    return m;
+  }
+  LiftOptions lo;
+  lo.baseDir = baseDir;
+  lo.sourceName = name;
+  lo.allowExternalLinks = opts.allowExternalLinks;
+  return detail::liftBuffer(*buf, lo, name);
+}
+
+//===----------------------------------------------------------------------===//
+// Save
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+std::string randomSuffix() {
+  static std::mt19937_64 rng(std::random_device{}() ^ ((uint64_t)::getpid() << 20));
+  static const char digits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+  std::string s;
+  uint64_t v = rng();
+  for (int i = 0; i < 8; ++i, v /= 36) s += digits[v % 36];
+  return s;
+}
+
+/// `w.bin` -> `w.XXXXXXXX.bin`, `weights` -> `weights.XXXXXXXX`.
+std::string freshName(const std::string &name) {
+  size_t dot = name.rfind('.');
+  if (dot == std::string::npos || dot == 0) return name + "." + randomSuffix();
+  return name.substr(0, dot) + "." + randomSuffix() + name.substr(dot);
+}
+
+struct ExternalUse {
+  std::string tensor, location;
+  FileId file;
+};
+
+std::vector<ExternalUse> externalUses(const Model &m) {
+  std::vector<ExternalUse> uses;
+  detail::forEachTensor(m, [&](const Tensor &t) {
+    if (!t.isExternal()) return;
+    uses.push_back({t.name(), t.external().location, detail::boundFileId(t.external())});
+  });
+  return uses;
+}
+
+bool isTerminal(int fd) { return ::isatty(fd) == 1; }
+
+} // namespace
+
+absl::Status saveModelFile(const Model &m, const std::string &path, const SaveFileOptions &opts) {
+  std::string target;
+  auto kindOr = OutputFile::classify(path, &target);
+  if (!kindOr.ok()) return kindOr.status();
+  OutputKind kind = *kindOr;
+  std::string shown = kind == OutputKind::Stdout ? "<stdout>" : path;
+  ModelFormat format = opts.format == ModelFormat::Auto ? formatForPath(path) : opts.format;
+  std::vector<ExternalUse> uses = externalUses(m);
+
+  detail::DataPlan plan;
+  plan.stream = format == ModelFormat::Binary;
+  std::string outDir, requested;
+  FileId targetId, oldData;
+  bool inPlace = false; // the output replaces the input model
+  if (kind != OutputKind::Replace) {
+    if (!opts.externalDataFile.empty())
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--external-data needs a regular output file to write the data beside, not ", shown));
+    plan.inlineExternal = !uses.empty();
+  } else {
+    outDir = detail::dirOf(target);
+    targetId = detail::fileIdOf(target);
+    for (const std::string &in : opts.inputs)
+      inPlace |= in != "-" && targetId.valid() && detail::fileIdOf(in) == targetId;
+    // The output must not be a file the model reads its data from.
+    for (const ExternalUse &u : uses)
+      if (targetId.valid() && u.file == targetId)
+        return absl::InvalidArgumentError(absl::StrCat(
+            path, " is the external data file \"", u.location, "\" that tensor \"", u.tensor,
+            "\" reads; writing the model there would destroy its data (choose another output)"));
+    requested = opts.externalDataFile;
+    if (!requested.empty()) {
+      if (requested.find('/') != std::string::npos || requested == "." || requested == "..")
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--external-data: \"", requested,
+            "\" must be a plain file name (it is written beside ", path, ")"));
+      FileId reqId = detail::fileIdOf(outDir + "/" + requested);
+      if (requested == detail::baseName(target) || (reqId.valid() && reqId == targetId))
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--external-data=", requested, " names the output model itself (", path,
+            "); give the data file another name"));
+      for (const std::string &in : opts.inputs)
+        if (reqId.valid() && in != "-" && detail::fileIdOf(in) == reqId)
+          return absl::InvalidArgumentError(absl::StrCat(
+              "--external-data=", requested, " is the input model ", in,
+              "; give the data file another name"));
+      plan.location = requested;
+      plan.threshold = opts.externalThreshold;
+      plan.moveExternal = true;
+    } else if (!uses.empty()) {
+      // External files not beside the output (by identity, not by name) are
+      // carried along into `OUTPUT.data`.
+      bool beside = true;
+      for (const ExternalUse &u : uses)
+        beside = beside && u.file.valid() &&
+                 detail::fileIdOf(outDir + "/" + u.location) == u.file;
+      if (!beside) {
+        requested = detail::baseName(target) + ".data";
+        if (requested.size() > NAME_MAX) requested = freshName("model.data");
+        plan.location = requested;
+        plan.moveExternal = true;
+      }
+    }
+    if (!requested.empty()) {
+      struct stat st;
+      std::string reqPath = outDir + "/" + requested;
+      if (::stat(reqPath.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+        return absl::InvalidArgumentError(absl::StrCat(
+            reqPath, ": the external data file name is taken by something that is not a "
+                     "regular file"));
+      oldData = detail::fileIdOf(reqPath);
+    }
+  }
+
+  // Data first (step 1 of Note [Save transaction]).
+  OutputFile data;
+  if (!plan.location.empty()) {
+    std::string reqPath = outDir + "/" + requested;
+    if (auto s = data.openTemp(reqPath, oldData.valid() ? reqPath : target); !s.ok()) return s;
+  }
+  bool needLower = format == ModelFormat::Binary || !plan.location.empty() || plan.inlineExternal;
+  std::unique_ptr<detail::LoweredModel> lowered;
+  if (needLower) {
+    auto l = detail::LoweredModel::lower(m, plan, plan.location.empty() ? nullptr : &data);
+    if (!l.ok()) return l.status();
+    lowered = std::move(*l);
+  }
+  std::string dataName, dataPath;
+  if (!plan.location.empty()) {
+    if (lowered->numMoved() == 0) {
+      data.abandon();
+    } else {
+      if (auto s = data.finish(); !s.ok()) return s;
+      std::string candidate = requested;
+      for (int attempt = 0;; ++attempt) {
+        if (attempt > 0 || oldData.valid()) candidate = freshName(requested);
+        auto s = data.commitNoReplace(outDir + "/" + candidate);
+        if (s.ok()) break;
+        if (!absl::IsAlreadyExists(s) || attempt > 50) return s;
+      }
+      dataName = candidate;
+      dataPath = outDir + "/" + candidate;
+      lowered->setLocation(dataName);
+    }
+  }
+  // From here on a failure must remove the committed data file: nothing
+  // refers to it yet.
+  struct DataGuard {
+    std::string path;
+    ~DataGuard() {
+      if (!path.empty()) ::unlink(path.c_str());
+    }
+  } guard{dataPath};
+
+  // The model (step 2).
+  OutputFile out;
+  if (auto s = out.open(path); !s.ok()) return s;
+  if (format == ModelFormat::Binary && !opts.force && kind != OutputKind::Replace &&
+      isTerminal(out.fd()))
+    return absl::FailedPreconditionError(
+        "refusing to write a binary model to a terminal (use -o FILE, --emit=text, or -f to "
+        "force it)");
+  if (format == ModelFormat::Binary) {
+    if (auto s = lowered->write(out, shown); !s.ok()) return s;
+  } else {
+    PrintOptions po;
+    if (opts.text) po = *opts.text;
+    else po.lossless = kind == OutputKind::Replace; // files read back field for field
+    std::string text;
+    if (lowered) {
+      auto mm = lowered->relift(shown);
+      if (!mm.ok()) return mm.status();
+      text = printModelText(**mm, po);
+    } else {
+      text = printModelText(m, po);
+    }
+    if (auto s = out.write(text.data(), text.size()); !s.ok()) return s;
+  }
+  if (auto s = detail::mappedReadStatus(); !s.ok()) return s;
+  if (auto s = out.commit(); !s.ok()) return s;
+  guard.path.clear();
+
+  // The old data file (step 3).
+  if (!dataName.empty() && dataName != requested && oldData.valid()) {
+    bool stillRead = false;
+    for (const ExternalUse &u : uses) stillRead |= u.file == oldData;
+    std::string oldPath = outDir + "/" + requested;
+    if ((!stillRead || inPlace) && detail::fileIdOf(oldPath) == oldData) ::unlink(oldPath.c_str());
+  }
+  if (kind == OutputKind::Replace) detail::syncDir(outDir);
+  return absl::OkStatus();
+}
+
+absl::Status saveModel(const Model &m, const std::string &path, const LowerOptions &opts) {
+  SaveFileOptions so;
+  so.format = ModelFormat::Binary;
+  so.externalDataFile = opts.externalDataFile;
+  so.externalThreshold = opts.externalThreshold;
+  so.force = true;
+  return saveModelFile(m, path, so);
+}
+
+} // namespace onnxir

@@ -1,0 +1,238 @@
+//===- ModelLoad.cpp - The fast load path: buffers and files to the IR ---===//
+//
+// Binary models: parse (slim when the file is big, Note [Slim parsing]) and
+// lift. What a file is and how it is read lives in FileIO; external data in
+// ExternalData; which format and which policy in ModelFile.
+//
+//===----------------------------------------------------------------------===//
+#include "ExternalData.h"
+#include "FileIO.h"
+#include "ModelSave.h"
+#include "ProtoCommon.h"
+#include "onnxir/Serialize/ProtoIO.h"
+
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/arena.h"
+#include "google/protobuf/io/coded_stream.h"
+
+#include <climits>
+#include <cstring>
+
+namespace onnxir {
+
+//===----------------------------------------------------------------------===//
+// Lift
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+constexpr int kMaxMessageNesting = 1500;
+
+// Note [Slim parsing]
+// Parsing a model with protobuf copies every raw_data byte string out of the
+// file. For weight-heavy files the lifter instead parses a "slim" copy of the
+// message in which each main-graph initializer's raw_data is empty (still
+// present), and takes the bytes as views into the memory-mapped file. The
+// slim copy is built by walking the wire format of ModelProto > GraphProto >
+// TensorProto only; everything else is copied verbatim. Any wire-format
+// surprise makes the walk give up, and the file is parsed the ordinary way.
+constexpr size_t kSlimThreshold = 8u << 20;
+
+bool readVarint(const uint8_t *&p, const uint8_t *end, uint64_t &v) {
+  v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (p >= end) return false;
+    uint8_t b = *p++;
+    v |= uint64_t(b & 0x7f) << shift;
+    if (!(b & 0x80)) return true;
+  }
+  return false;
+}
+
+void writeVarint(std::string &out, uint64_t v) {
+  while (v >= 0x80) {
+    out += char(v | 0x80);
+    v >>= 7;
+  }
+  out += char(v);
+}
+
+// Advances p over one field's payload; false on malformed input or groups.
+bool skipPayload(const uint8_t *&p, const uint8_t *end, unsigned wt) {
+  uint64_t v;
+  switch (wt) {
+  case 0: return readVarint(p, end, v);
+  case 1: if (end - p < 8) return false; p += 8; return true;
+  case 5: if (end - p < 4) return false; p += 4; return true;
+  case 2:
+    if (!readVarint(p, end, v) || v > (uint64_t)(end - p)) return false;
+    p += v;
+    return true;
+  default: return false;
+  }
+}
+
+// Walks one message; `onLen(field, payloadBegin, payloadEnd, out)` may handle
+// length-delimited fields itself (returning true) or leave them to be copied.
+template <class F>
+bool slimMessage(const uint8_t *p, const uint8_t *end, std::string &out, F onLen) {
+  while (p < end) {
+    const uint8_t *start = p;
+    uint64_t key;
+    if (!readVarint(p, end, key)) return false;
+    unsigned wt = key & 7;
+    uint64_t field = key >> 3;
+    if (wt == 2) {
+      const uint8_t *q = p;
+      uint64_t len;
+      if (!readVarint(q, end, len) || len > (uint64_t)(end - q)) return false;
+      int handled = onLen(field, key, q, q + len, out);
+      if (handled < 0) return false;
+      if (handled) {
+        p = q + len;
+        continue;
+      }
+    }
+    if (!skipPayload(p, end, wt)) return false;
+    out.append(reinterpret_cast<const char *>(start), p - start);
+  }
+  return true;
+}
+
+bool slimModel(const uint8_t *base, size_t size, std::string &out,
+               std::vector<std::optional<detail::RawView>> &views) {
+  out.reserve(size / 64);
+  auto onTensor = [&](const uint8_t *b, const uint8_t *e, std::string &tout) {
+    std::optional<detail::RawView> view;
+    bool ok = slimMessage(b, e, tout, [&](uint64_t f, uint64_t key, const uint8_t *pb,
+                                          const uint8_t *pe, std::string &o) -> int {
+      if (f != 9) return 0;
+      view = detail::RawView{uint64_t(pb - base), uint64_t(pe - pb)};
+      writeVarint(o, key);
+      writeVarint(o, 0); // present, empty: the lifter takes the view
+      return 1;
+    });
+    views.push_back(view);
+    return ok;
+  };
+  auto onGraph = [&](const uint8_t *b, const uint8_t *e, std::string &gout) {
+    return slimMessage(b, e, gout, [&](uint64_t f, uint64_t key, const uint8_t *pb,
+                                       const uint8_t *pe, std::string &o) -> int {
+      if (f != 5) return 0;
+      std::string t;
+      if (!onTensor(pb, pe, t)) return -1;
+      writeVarint(o, key);
+      writeVarint(o, t.size());
+      o += t;
+      return 1;
+    });
+  };
+  return slimMessage(base, base + size, out, [&](uint64_t f, uint64_t key, const uint8_t *pb,
+                                                 const uint8_t *pe, std::string &o) -> int {
+    if (f != 7) return 0;
+    std::string g;
+    if (!onGraph(pb, pe, g)) return -1;
+    writeVarint(o, key);
+    writeVarint(o, g.size());
+    o += g;
+    return 1;
+  });
+}
+
+// A message that parses but has neither a graph nor an opset import is not
+// a model (protobuf accepts almost any bytes as some message): say what it
+// looks like instead of lifting an empty model.
+std::string notAModelReason(const char *data, size_t size, const proto::ModelProto &mp) {
+  proto::TensorProto tp;
+  if (tp.ParseFromArray(data, (int)size) && tp.unknown_fields().empty() &&
+      (tp.dims_size() || tp.has_data_type() || tp.has_raw_data()))
+    return "it has no graph and no opset_import, and reads as a TensorProto (a tensor file "
+           "such as a test's input_0.pb)";
+  if (mp.ByteSizeLong() == 0)
+    return "it has no graph and no opset_import (an empty or unrelated protobuf message)";
+  return "it has no graph and no opset_import";
+}
+
+absl::StatusOr<std::unique_ptr<Model>> liftBytes(const char *data, size_t size,
+                                                 const LiftOptions &opts,
+                                                 const std::string &source,
+                                                 const detail::FileViews *views = nullptr) {
+  if (size == 0) return absl::InvalidArgumentError(source + ": the file is empty");
+  if (size > (size_t)INT_MAX)
+    return absl::InvalidArgumentError(absl::StrCat(
+        source, ": ", size, " bytes is over protobuf's 2 GiB message limit; large models keep "
+                            "their weights in external data"));
+  // The parsed message only lives until the IR is built: an arena makes its
+  // many small allocations cheap and frees them at once.
+  google::protobuf::ArenaOptions arenaOptions;
+  arenaOptions.start_block_size = 64 << 10;
+  arenaOptions.max_block_size = 4 << 20;
+  google::protobuf::Arena arena(arenaOptions);
+  proto::ModelProto &mp = *google::protobuf::Arena::CreateMessage<proto::ModelProto>(&arena);
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t *>(data), (int)size);
+  // Deep enough for any real model (each subgraph level nests three
+  // messages), shallow enough that no recursion downstream can exhaust the
+  // stack.
+  in.SetRecursionLimit(kMaxMessageNesting);
+  if (!mp.MergeFromCodedStream(&in) || !in.ConsumedEntireMessage())
+    return absl::InvalidArgumentError(absl::StrCat(
+        source, ": not a valid ONNX model (protobuf parsing failed: the file is truncated or "
+                "corrupt, or nests messages deeper than ", kMaxMessageNesting, " levels)"));
+  if (!mp.has_graph() && mp.opset_import_size() == 0)
+    return absl::InvalidArgumentError(absl::StrCat(source, ": not an ONNX model: ",
+                                                   notAModelReason(data, size, mp)));
+  detail::ExternalPolicy policy;
+  policy.allowLinksOutside = opts.allowExternalLinks;
+  detail::ExternalPolicyScope scope(policy);
+  return detail::liftProto(mp, opts.baseDir, source, views);
+}
+
+} // namespace
+
+absl::StatusOr<std::unique_ptr<Model>> liftModel(llvm::StringRef bytes, const LiftOptions &opts) {
+  std::string source = opts.sourceName.empty() ? "<buffer>" : opts.sourceName;
+  return liftBytes(bytes.data(), bytes.size(), opts, source);
+}
+
+absl::StatusOr<std::unique_ptr<Model>> liftModel(const proto::ModelProto &mp,
+                                                 const LiftOptions &opts) {
+  std::string bytes;
+  if (!mp.SerializeToString(&bytes))
+    return absl::InvalidArgumentError("the ModelProto cannot be serialized");
+  return liftModel(llvm::StringRef(bytes), opts);
+}
+
+
+namespace detail {
+
+absl::StatusOr<std::unique_ptr<Model>> liftBuffer(std::shared_ptr<const Buffer> buf,
+                                                  const LiftOptions &opts,
+                                                  const std::string &source) {
+  ExternalPolicy policy;
+  policy.allowLinksOutside = opts.allowExternalLinks;
+  ExternalPolicyScope scope(policy);
+  llvm::StringRef d = buf->data();
+  if (d.size() >= kSlimThreshold) {
+    detail::FileViews views;
+    views.file = buf;
+    std::string slim;
+    if (slimModel(reinterpret_cast<const uint8_t *>(d.data()), d.size(), slim,
+                  views.initializers))
+      return liftBytes(slim.data(), slim.size(), opts, source, &views);
+  }
+  return liftBytes(d.data(), d.size(), opts, source);
+}
+
+} // namespace detail
+
+absl::StatusOr<std::unique_ptr<Model>> loadModel(const std::string &path,
+                                                 const LiftOptions &opts) {
+  LiftOptions o = opts;
+  if (o.sourceName.empty()) o.sourceName = path == "-" ? "<stdin>" : path;
+  if (o.baseDir.empty()) o.baseDir = path == "-" ? "." : detail::dirOf(path);
+  auto buf = detail::readInput(path, o.sourceName);
+  if (!buf.ok()) return buf.status();
+  return detail::liftBuffer(*buf, o, o.sourceName);
+}
+
+} // namespace onnxir

@@ -1,0 +1,76 @@
+//===- ModelSave.h - Lowering for a save, and the streamed writer ---------===//
+//
+// Internal: the binary side of saving (what ModelFile.cpp's transaction
+// calls). A LoweredModel is the message of one save, with tensor data
+// already written to the data file where the plan says so.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXIR_LIB_SERIALIZE_MODELSAVE_H
+#define ONNXIR_LIB_SERIALIZE_MODELSAVE_H
+
+#include "FileIO.h"
+
+#include "onnxir/IR/Model.h"
+#include "onnxir/Serialize/ProtoIO.h"
+
+#include "absl/status/statusor.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace onnxir {
+namespace detail {
+
+/// Where tensor data goes when a model is lowered for a save.
+struct DataPlan {
+  /// Non-empty: tensors of more than `threshold` bytes (and, with
+  /// `moveExternal`, every already external tensor) are written to the data
+  /// file and referenced under this name.
+  std::string location;
+  uint64_t threshold = UINT64_MAX;
+  bool moveExternal = false;
+  /// External tensors are written inline (outputs that have no directory).
+  bool inlineExternal = false;
+  /// Big raw initializers are spliced in while writing (Note [Streamed save]).
+  bool stream = true;
+};
+
+class LoweredModel {
+public:
+  ~LoweredModel();
+  /// Lowers `m`; moved tensor data is written to `dataFile` (needed iff
+  /// `plan.location` is set).
+  static absl::StatusOr<std::unique_ptr<LoweredModel>> lower(const Model &m,
+                                                             const DataPlan &plan,
+                                                             OutputFile *dataFile);
+  /// How many tensors were written to the data file.
+  size_t numMoved() const;
+  /// Renames the data file in every reference written (before write/relift).
+  void setLocation(const std::string &location);
+  /// Writes the binary model to `out` (`name` for messages).
+  absl::Status write(OutputFile &out, const std::string &name);
+  /// The lowered message lifted again (for printing it as text); consumes it.
+  absl::StatusOr<std::unique_ptr<Model>> relift(const std::string &source);
+
+private:
+  LoweredModel();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Lifts a whole input buffer (slim parsing when it is big).
+absl::StatusOr<std::unique_ptr<Model>> liftBuffer(std::shared_ptr<const Buffer> buf,
+                                                  const LiftOptions &opts,
+                                                  const std::string &source);
+
+/// Every tensor of the model: dense and sparse initializers, attribute
+/// tensors of every node (nested graphs and function bodies included) and
+/// of function attribute defaults.
+void forEachTensor(const Model &m, llvm::function_ref<void(const Tensor &)> fn);
+
+} // namespace detail
+} // namespace onnxir
+
+#endif
