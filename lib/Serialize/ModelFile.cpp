@@ -80,7 +80,11 @@ absl::StatusOr<std::unique_ptr<Model>> loadModelFile(const std::string &path,
                    : ModelFormat::Binary;
     }
   }
-  std::string baseDir = path == "-" ? "." : detail::dirOf(path);
+  // External data is relative to the model file's directory; a pipe or
+  // standard input has none, so the working directory stands in.
+  struct stat st;
+  bool regular = path != "-" && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  std::string baseDir = regular ? detail::dirOf(path) : ".";
   if (format == ModelFormat::Text) {
     detail::ExternalPolicy policy;
     policy.allowLinksOutside = opts.allowExternalLinks;
@@ -135,6 +139,49 @@ std::vector<ExternalUse> externalUses(const Model &m) {
 
 bool isTerminal(int fd) { return ::isatty(fd) == 1; }
 
+/// `name` is `requested` or one of its fresh variants (freshName).
+bool sameFamily(const std::string &name, const std::string &requested) {
+  if (name == requested) return true;
+  size_t dot = requested.rfind('.');
+  std::string stem = dot == std::string::npos || dot == 0 ? requested : requested.substr(0, dot);
+  std::string ext = dot == std::string::npos || dot == 0 ? "" : requested.substr(dot);
+  if (name.size() != stem.size() + 9 + ext.size() || name.compare(0, stem.size(), stem) != 0 ||
+      name[stem.size()] != '.' || name.compare(name.size() - ext.size(), ext.size(), ext) != 0)
+    return false;
+  for (size_t i = stem.size() + 1; i < stem.size() + 9; ++i)
+    if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'z'))) return false;
+  return true;
+}
+
+/// The data files of `requested`'s family that the model now at `target`
+/// refers to (with their identities), read without binding anything.
+std::vector<std::pair<std::string, FileId>> oldDataFiles(const std::string &target,
+                                                         const std::string &outDir,
+                                                         const std::string &requested) {
+  std::vector<std::pair<std::string, FileId>> files;
+  struct stat st;
+  if (::stat(target.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (256 << 20))
+    return files;
+  auto buf = detail::readInput(target, target);
+  if (!buf.ok()) return files;
+  absl::StatusOr<std::unique_ptr<Model>> old;
+  if (formatForPath(target) == ModelFormat::Text) old = parseModelText((*buf)->data(), target, "");
+  else {
+    LiftOptions lo;
+    lo.sourceName = target;
+    old = liftModel((*buf)->data(), lo);
+  }
+  if (!old.ok()) return files;
+  std::set<std::string> seen;
+  detail::forEachTensor(**old, [&](const Tensor &t) {
+    if (!t.isExternal()) return;
+    const std::string &loc = t.external().location;
+    if (sameFamily(loc, requested) && seen.insert(loc).second)
+      files.emplace_back(loc, detail::fileIdOf(outDir + "/" + loc));
+  });
+  return files;
+}
+
 } // namespace
 
 absl::Status saveModelFile(const Model &m, const std::string &path, const SaveFileOptions &opts) {
@@ -151,6 +198,7 @@ absl::Status saveModelFile(const Model &m, const std::string &path, const SaveFi
   std::string outDir, requested;
   FileId targetId, oldData;
   bool inPlace = false; // the output replaces the input model
+  std::vector<std::pair<std::string, FileId>> oldFiles; // to remove after the commit
   if (kind != OutputKind::Replace) {
     if (!opts.externalDataFile.empty())
       return absl::InvalidArgumentError(absl::StrCat(
@@ -208,6 +256,8 @@ absl::Status saveModelFile(const Model &m, const std::string &path, const SaveFi
             reqPath, ": the external data file name is taken by something that is not a "
                      "regular file"));
       oldData = detail::fileIdOf(reqPath);
+      oldFiles = oldDataFiles(target, outDir, requested);
+      oldFiles.emplace_back(requested, oldData);
     }
   }
 
@@ -279,13 +329,15 @@ absl::Status saveModelFile(const Model &m, const std::string &path, const SaveFi
   if (auto s = out.commit(); !s.ok()) return s;
   guard.path.clear();
 
-  // The old data file (step 3).
-  if (!dataName.empty() && dataName != requested && oldData.valid()) {
-    bool stillRead = false;
-    for (const ExternalUse &u : uses) stillRead |= u.file == oldData;
-    std::string oldPath = outDir + "/" + requested;
-    if ((!stillRead || inPlace) && detail::fileIdOf(oldPath) == oldData) ::unlink(oldPath.c_str());
-  }
+  // The old data files (step 3).
+  if (!dataName.empty())
+    for (const auto &[name, id] : oldFiles) {
+      if (name == dataName || !id.valid()) continue;
+      bool stillRead = false;
+      for (const ExternalUse &u : uses) stillRead |= u.file == id;
+      std::string oldPath = outDir + "/" + name;
+      if ((!stillRead || inPlace) && detail::fileIdOf(oldPath) == id) ::unlink(oldPath.c_str());
+    }
   if (kind == OutputKind::Replace) detail::syncDir(outDir);
   return absl::OkStatus();
 }

@@ -174,10 +174,17 @@ absl::StatusOr<std::unique_ptr<Model>> liftBytes(const char *data, size_t size,
   // messages), shallow enough that no recursion downstream can exhaust the
   // stack.
   in.SetRecursionLimit(kMaxMessageNesting);
-  if (!mp.MergeFromCodedStream(&in) || !in.ConsumedEntireMessage())
+  if (!mp.MergeFromCodedStream(&in) || !in.ConsumedEntireMessage()) {
+    proto::TensorProto tp;
+    if (size < (64u << 20) && tp.ParseFromArray(data, (int)size) && tp.unknown_fields().empty() &&
+        (tp.dims_size() || tp.has_data_type()))
+      return absl::InvalidArgumentError(
+          source + ": not an ONNX model: it reads as a TensorProto (a tensor file such as a "
+                   "test's input_0.pb)");
     return absl::InvalidArgumentError(absl::StrCat(
         source, ": not a valid ONNX model (protobuf parsing failed: the file is truncated or "
                 "corrupt, or nests messages deeper than ", kMaxMessageNesting, " levels)"));
+  }
   if (!mp.has_graph() && mp.opset_import_size() == 0)
     return absl::InvalidArgumentError(absl::StrCat(source, ": not an ONNX model: ",
                                                    notAModelReason(data, size, mp)));
