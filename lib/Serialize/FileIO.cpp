@@ -180,6 +180,16 @@ int claimMapSlot() {
   return -1;
 }
 
+/// The name of the registered mapping holding `p`, or null.
+const char *mappedFileAt(const char *p) {
+  uintptr_t a = (uintptr_t)p;
+  for (auto &s : gMaps) {
+    uintptr_t lo = s.lo.load(std::memory_order_acquire);
+    if (lo && a >= lo && a < s.hi.load(std::memory_order_acquire)) return s.name.load();
+  }
+  return nullptr;
+}
+
 } // namespace
 
 absl::StatusOr<std::shared_ptr<const Buffer>> mapFd(int fd, uint64_t offset, uint64_t length,
@@ -394,6 +404,13 @@ absl::Status OutputFile::write(const char *p, size_t n) {
     ssize_t w = ::write(fd_, p, n > (1u << 30) ? (1u << 30) : n);
     if (w < 0) {
       if (errno == EINTR) continue;
+      // Writing from mapped bytes whose file shrank: the kernel reports
+      // EFAULT instead of raising SIGBUS.
+      if (errno == EFAULT)
+        if (const char *file = mappedFileAt(p))
+          return absl::DataLossError(absl::StrCat(
+              "\"", file, "\" shrank (was truncated) while it was being read; nothing was "
+              "written"));
       return absl::ResourceExhaustedError(absl::StrCat(name_, ": write failed: ", errnoText()));
     }
     p += w;
