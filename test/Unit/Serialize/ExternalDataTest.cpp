@@ -535,3 +535,118 @@ TEST_F(ExternalData, SaveInPlaceOverAMappedLargeInput) {
   EXPECT_EQ(diff(mp, back), "");
   EXPECT_EQ(floatsOf(**m, "W"), w) << "the in-memory model changed under the save";
 }
+
+//===----------------------------------------------------------------------===//
+// One descriptor per external file (Note [External data descriptors])
+//===----------------------------------------------------------------------===//
+
+namespace {
+size_t openDescriptors() {
+  size_t n = 0;
+  for (auto &e : fs::directory_iterator("/proc/self/fd")) (void)e, ++n;
+  return n;
+}
+} // namespace
+
+TEST_F(ExternalData, OneDescriptorPerFileKeptFromLoad) {
+  // 40 tensors in one file: one descriptor, opened at load.
+  proto::TensorProto *t;
+  proto::ModelProto mp = addModel(4, &t);
+  std::vector<float> w = iota(4, 1.0f);
+  addExternal(t, "weights.bin", "0", "16");
+  for (int i = 0; i < 40; ++i) {
+    auto *u = mp.mutable_graph()->add_initializer();
+    u->set_name("U" + std::to_string(i));
+    u->set_data_type(1);
+    u->add_dims(4);
+    addExternal(u, "weights.bin", "0", "16");
+  }
+  writeFile(modelDir() + "/weights.bin", floatBytes(w));
+  writeFile(modelDir() + "/m.onnx", mp.SerializeAsString());
+  size_t before = openDescriptors();
+  auto m = loadModel(modelDir() + "/m.onnx");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(openDescriptors(), before + 1);
+  m->reset();
+  EXPECT_EQ(openDescriptors(), before) << "the descriptor outlived the model";
+}
+
+TEST_F(ExternalData, ReadsTheFileOpenedAtLoadNotThePath) {
+  // Replacing the file by name after the load changes nothing: no bytes of
+  // the new file are mixed in.
+  std::vector<float> w = iota(1000, 2.0f);
+  writeExternalModel(w, 0);
+  auto m = loadModel(modelDir() + "/m.onnx");
+  ASSERT_TRUE(m.ok()) << m.status();
+  fs::rename(modelDir() + "/weights.bin", modelDir() + "/old.bin");
+  writeFile(modelDir() + "/weights.bin", floatBytes(iota(1000, -9.0f)));
+  EXPECT_EQ(floatsOf(**m, "W"), w);
+}
+
+TEST_F(ExternalData, DirectorySwappedForALinkAfterLoad) {
+  // sub/ checked at load, then swapped for a link to a directory outside:
+  // the reads still come from the file opened at load.
+  std::vector<float> w = iota(8, 1.0f);
+  fs::create_directories(modelDir() + "/sub");
+  writeFile(modelDir() + "/sub/w.bin", floatBytes(w));
+  writeFile(otherDir() + "/w.bin", floatBytes(iota(8, 100.0f)));
+  proto::TensorProto *t;
+  proto::ModelProto mp = addModel(8, &t);
+  addExternal(t, "sub/w.bin", "0", "32");
+  writeFile(modelDir() + "/m.onnx", mp.SerializeAsString());
+  auto m = loadModel(modelDir() + "/m.onnx");
+  ASSERT_TRUE(m.ok()) << m.status();
+  fs::rename(modelDir() + "/sub", modelDir() + "/sub.old");
+  fs::create_directory_symlink(otherDir(), modelDir() + "/sub");
+  EXPECT_EQ(floatsOf(**m, "W"), w);
+}
+
+TEST_F(ExternalData, FifoAndDevicesAreNeverOpenedForReading) {
+  // A FIFO would block open() forever; it is refused at once.
+  ASSERT_EQ(::mkfifo((modelDir() + "/fifo.bin").c_str(), 0600), 0);
+  expectRejected("fifo.bin", "0", "16", "not a regular file");
+  // A device (through a link, allowed to leave the directory) is refused too.
+  fs::create_symlink("/dev/zero", modelDir() + "/zero.bin");
+  expectRejected("zero.bin", "0", "16", "outside the model's directory");
+  proto::TensorProto *t;
+  proto::ModelProto mp = addModel(4, &t);
+  addExternal(t, "zero.bin", "0", "16");
+  writeFile(modelDir() + "/m.onnx", mp.SerializeAsString());
+  LiftOptions lo;
+  lo.allowExternalLinks = true;
+  auto m = loadModel(modelDir() + "/m.onnx", lo);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(std::string(m.status().message()).find("not a regular file"), std::string::npos)
+      << m.status();
+}
+
+TEST_F(ExternalData, LinksLeavingTheDirectoryNeedTheOptIn) {
+  // The Hugging Face cache: snapshots/REV/weights.bin -> ../../blobs/HASH.
+  fs::path root = dir_ / "hf";
+  fs::create_directories(root / "blobs");
+  fs::create_directories(root / "snapshots" / "rev");
+  std::vector<float> w = iota(16, 0.5f);
+  writeFile((root / "blobs" / "0123abcd").string(), floatBytes(w));
+  fs::create_symlink("../../blobs/0123abcd", root / "snapshots" / "rev" / "weights.bin");
+  proto::TensorProto *t;
+  proto::ModelProto mp = addModel(16, &t);
+  addExternal(t, "weights.bin", "0", "64");
+  std::string model = (root / "snapshots" / "rev" / "m.onnx").string();
+  writeFile(model, mp.SerializeAsString());
+  auto refused = loadModel(model);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(std::string(refused.status().message()).find("--allow-external-links"),
+            std::string::npos)
+      << refused.status();
+  LiftOptions lo;
+  lo.allowExternalLinks = true;
+  auto m = loadModel(model, lo);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(floatsOf(**m, "W"), w);
+  // `..` and absolute locations stay refused with the opt-in.
+  proto::TensorProto *t2;
+  proto::ModelProto mp2 = addModel(16, &t2);
+  addExternal(t2, "../../blobs/0123abcd", "0", "64");
+  writeFile(model, mp2.SerializeAsString());
+  EXPECT_FALSE(loadModel(model, lo).ok());
+}
