@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/Passes.h"
+#include "onnxir/Passes/ShapeInference.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -57,6 +58,7 @@ void registerAllPasses() {
 
   //===--- Further groups of passes: one call each, below ------------------===//
   registerConstantFoldingPass(); // fold-constants (ConstantFolding.cpp)
+  registerShapeInferencePass();  // infer-shapes (ShapeInference.cpp)
 }
 
 } // namespace onnxir
