@@ -402,11 +402,17 @@ absl::Status Engine::inferIf(Node &n, int64_t opset) {
   Graph *a = th->graph(), *b = el->graph();
   if (auto s = inferGraph(*a, opset); !s.ok()) return s;
   if (auto s = inferGraph(*b, opset); !s.ok()) return s;
-  // A constant condition selects one branch.
+  // A condition whose value is known selects one branch.
   NodeCtx c(*this, ctx_, n, opset);
+  int taken = -1;
+  if (const Dims *d = c.inData(0); d && d->size() == 1 && (*d)[0] && (*d)[0]->isConstant())
+    taken = (*d)[0]->value() != 0 ? 0 : 1;
   for (unsigned i = 0; i < n.numResults() && i < a->numOutputs() && i < b->numOutputs(); ++i) {
     const Type *ta = typeOf(a->output(i)), *tb = typeOf(b->output(i));
-    c.setOutType(i, mergeBranches(ta, tb));
+    c.setOutType(i, taken == 0 ? ta : taken == 1 ? tb : mergeBranches(ta, tb));
+    Value *src = taken == 0 ? a->output(i) : taken == 1 ? b->output(i) : nullptr;
+    if (src)
+      if (const Dims *d = dataOf(src)) c.setOutData(i, *d);
   }
   return c.status;
 }

@@ -64,6 +64,38 @@ void propagateArith(InferCtx &c, llvm::StringRef op) {
   c.setOutData(0, std::move(out));
 }
 
+/// Comparisons and logic on shape data give 0/1 data (bool tensors).
+void propagateCompare(InferCtx &c, llvm::StringRef op) {
+  const Dims *a = c.inData(0), *b = c.inData(1);
+  if (!a || !b) return;
+  size_t n = std::max(a->size(), b->size());
+  if ((a->size() != n && a->size() != 1) || (b->size() != n && b->size() != 1)) return;
+  Dims out;
+  for (size_t i = 0; i < n; ++i) {
+    const DimExpr *x = (*a)[a->size() == 1 ? 0 : i], *y = (*b)[b->size() == 1 ? 0 : i];
+    const DimExpr *r = nullptr;
+    if (x && y) {
+      const DimExpr *d = dimSub(c.ctx, x, y);
+      if (d && d->isConstant()) {
+        int64_t v = d->value();
+        bool t = op == "Equal" ? v == 0 : op == "Less" ? v < 0 : op == "Greater" ? v > 0
+               : op == "LessOrEqual" ? v <= 0 : v >= 0;
+        if (op == "And" || op == "Or" || op == "Xor") {
+          if (!x->isConstant() || !y->isConstant()) {
+            out.push_back(nullptr);
+            continue;
+          }
+          bool p = x->value() != 0, q = y->value() != 0;
+          t = op == "And" ? (p && q) : op == "Or" ? (p || q) : (p != q);
+        }
+        r = c.c(t ? 1 : 0);
+      }
+    }
+    out.push_back(r);
+  }
+  c.setOutData(0, std::move(out));
+}
+
 void binary(InferCtx &c, int32_t outElem, llvm::StringRef op) {
   int32_t el = outElem ? outElem : c.inElem(0);
   if (el < 0) el = c.inElem(1);
@@ -154,7 +186,10 @@ void addElementwiseRules(llvm::StringMap<Rule> &r) {
     };
   for (const char *op : {"And", "Or", "Xor", "Equal", "Less", "Greater", "LessOrEqual",
                          "GreaterOrEqual"})
-    r[op] = [](InferCtx &c) { binary(c, kBool, ""); };
+    r[op] = [op](InferCtx &c) {
+      binary(c, kBool, "");
+      propagateCompare(c, op);
+    };
   for (const char *op : {"Sum", "Max", "Min", "Mean"}) r[op] = variadic;
   r["Where"] = [](InferCtx &c) {
     int32_t el = c.inElem(1);
@@ -182,7 +217,15 @@ void addElementwiseRules(llvm::StringMap<Rule> &r) {
     if (t) c.setOutType(0, t);
     if (const Dims *d = c.inData(0)) c.setOutData(0, *d);
   };
-  r["Not"] = sameAsInput;
+  r["Not"] = [](InferCtx &c) {
+    sameAsInput(c);
+    if (const Dims *d = c.inData(0)) {
+      Dims o;
+      for (const DimExpr *e : *d)
+        o.push_back(e && e->isConstant() ? c.c(e->value() == 0) : nullptr);
+      c.setOutData(0, o);
+    }
+  };
   r["IsNaN"] = [](InferCtx &c) { c.setTensor(0, kBool, c.inShape(0)); };
   r["IsInf"] = r["IsNaN"];
   r["Dropout"] = [](InferCtx &c) {
@@ -209,8 +252,16 @@ void addElementwiseRules(llvm::StringMap<Rule> &r) {
     int64_t to = c.getInt("to", -1);
     if (to <= 0) return;
     c.setTensor(0, (int32_t)to, c.inShape(0));
-    if (const Dims *d = c.inData(0))
-      if (to == kInt64 || to == static_cast<int32_t>(DataType::Int32)) c.setOutData(0, *d);
+    if (const Dims *d = c.inData(0)) {
+      if (to == kInt64 || to == static_cast<int32_t>(DataType::Int32)) {
+        c.setOutData(0, *d);
+      } else if (to == kBool) {
+        Dims o;
+        for (const DimExpr *e : *d)
+          o.push_back(e && e->isConstant() ? c.c(e->value() != 0) : nullptr);
+        c.setOutData(0, o);
+      }
+    }
   };
   r["CastLike"] = [](InferCtx &c) {
     c.setTensor(0, c.inElem(1), c.inShape(0));

@@ -78,6 +78,8 @@ void convRule(InferCtx &c) {
   if (c.node.opType() == "QLinearConv") el = c.inElem(7);
   unsigned wIdx = c.node.opType() == "QLinearConv" ? 3 : 1;
   auto x = c.inShape(0), w = c.inShape(wIdx);
+  // X and W have the same rank.
+  if (!x && w) x = Dims(w->size(), nullptr);
   if (!x || x->size() < 3) return c.setTensor(0, el, std::nullopt);
   size_t n = x->size() - 2;
   Window win;
@@ -119,6 +121,7 @@ void globalPoolRule(InferCtx &c) {
 void convTransposeRule(InferCtx &c) {
   int32_t el = c.inElem(0);
   auto x = c.inShape(0), w = c.inShape(1);
+  if (!x && w) x = Dims(w->size(), nullptr);
   if (!x || x->size() < 3) return c.setTensor(0, el, std::nullopt);
   size_t n = x->size() - 2;
   int64_t group = c.getInt("group", 1);
