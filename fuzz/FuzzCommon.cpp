@@ -3,6 +3,7 @@
 
 #include "onnxir/IR/Verifier.h"
 #include "onnxir/Passes/PassManager.h"
+#include "onnxir/Passes/Passes.h"
 #include "onnxir/Serialize/ProtoIO.h"
 #include "onnxir/Serialize/Text.h"
 
@@ -20,6 +21,13 @@ void liftVerifyLower(const uint8_t *data, size_t size) {
   // What we wrote must lift again.
   auto again = liftModel(llvm::StringRef(*bytes));
   if (!again.ok()) std::abort();
+  // One set of limits (Note [Nesting limits]): a valid model that lifts
+  // from binary also reads back from its lossless text.
+  if (!verifyAll(**m).empty()) return;
+  PrintOptions po;
+  po.lossless = true;
+  auto text = parseModelText(printModelText(**m, po), "<fuzz-lifted>");
+  if (!text.ok()) std::abort();
 }
 
 void parseTextPrint(const uint8_t *data, size_t size) {
@@ -32,6 +40,12 @@ void parseTextPrint(const uint8_t *data, size_t size) {
   auto again = parseModelText(text, "<fuzz-printed>");
   // What we print must parse again, and print the same.
   if (!again.ok() || printModelText(**again, po) != text) std::abort();
+  // A valid model parsed from text can be saved as binary and lifted again
+  // (the text parser checks what the binary lift checks).
+  if (!verifyAll(**m).empty()) return;
+  auto bytes = lowerModel(**m);
+  if (!bytes.ok()) return;
+  if (!liftModel(llvm::StringRef(*bytes)).ok()) std::abort();
 }
 
 void liftOptimize(const uint8_t *data, size_t size) {
@@ -41,6 +55,10 @@ void liftOptimize(const uint8_t *data, size_t size) {
   VerifyOptions vo;
   vo.checkOrder = false;
   if (!verify(**m, vo).ok()) return;
+  // Inlining within a small budget (Note [Inlining budget]): nested calls
+  // must be refused before they expand, and what is inlined must verify.
+  auto inl = inlineFunctions(**m, nullptr, 20000);
+  if (inl.ok() && *inl && !verify(**m, vo).ok()) std::abort();
   std::string sink;
   llvm::raw_string_ostream log(sink);
   PassManagerOptions opts;

@@ -14,11 +14,14 @@
 
 namespace onnxir {
 namespace fuzz {
-/// Lift bytes as a binary model, verify, lower.
+/// Lift bytes as a binary model, verify, lower, lift again; a valid model
+/// also round-trips through lossless text.
 void liftVerifyLower(const uint8_t *data, size_t size);
-/// Parse bytes as text syntax, verify, print, reparse.
+/// Parse bytes as text syntax, verify, print, reparse; a valid model also
+/// lowers to binary that lifts again.
 void parseTextPrint(const uint8_t *data, size_t size);
-/// Lift; if it verifies, run -O1 then verify and lower.
+/// Lift; if it verifies, inline functions within a small budget, run -O1,
+/// then verify and lower.
 void liftOptimize(const uint8_t *data, size_t size);
 } // namespace fuzz
 } // namespace onnxir

@@ -4,6 +4,7 @@
 #include "onnxir/IR/Builder.h"
 #include "onnxir/IR/Context.h"
 #include "onnxir/IR/DataType.h"
+#include "onnxir/IR/Limits.h"
 #include "onnxir/IR/Function.h"
 #include "onnxir/IR/Graph.h"
 #include "onnxir/IR/Model.h"

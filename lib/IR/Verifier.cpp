@@ -1,6 +1,7 @@
 //===- Verifier.cpp - Structural checks of the IR -------------------------===//
 #include "onnxir/IR/Verifier.h"
 
+#include "onnxir/IR/Limits.h"
 #include "onnxir/IR/Model.h"
 
 #include "absl/strings/str_cat.h"
@@ -8,6 +9,7 @@
 #include "llvm/ADT/DenseSet.h"
 
 #include <algorithm>
+#include <map>
 #include <vector>
 
 namespace onnxir {
@@ -22,6 +24,7 @@ const char *diagnosticKindName(Diagnostic::Kind k) {
   case Diagnostic::Kind::Shadowing: return "shadowing";
   case Diagnostic::Kind::Cycle: return "cycle";
   case Diagnostic::Kind::BadOutput: return "bad output";
+  case Diagnostic::Kind::Recursion: return "recursion";
   case Diagnostic::Kind::Other: return "error";
   }
   return "error";
@@ -319,12 +322,116 @@ std::vector<Diagnostic> verifyAll(const Graph &g, const VerifyOptions &opts) {
   return v.take();
 }
 
+namespace {
+
+/// Every node of `g` and its subgraphs that calls a function of `byKey`.
+void callsIn(const Graph &g, const std::map<std::string, const Function *> &byKey,
+             std::vector<std::pair<const Node *, const Function *>> &out) {
+  std::vector<const Graph *> work = {&g};
+  while (!work.empty()) {
+    const Graph *cur = work.back();
+    work.pop_back();
+    for (const Node &n : cur->nodes()) {
+      auto it = byKey.find(absl::StrCat(n.domain().str(), "\n", n.opType().str(), "\n",
+                                        n.overload().str()));
+      if (it != byKey.end()) out.emplace_back(&n, it->second);
+      for (Graph *sg : n.subgraphs()) work.push_back(sg);
+    }
+  }
+}
+
+/// Note [Recursive functions]
+///   ONNX forbids a model-local function that calls itself, directly or
+///   through others: inlining would not end. Found at load, by an iterative
+///   depth-first search over the call graph (a chain of 10^5 functions must
+///   not overflow the stack); the first cycle found is reported at the call
+///   that closes it, with the whole chain.
+void checkRecursion(const Model &m, std::vector<Diagnostic> &out) {
+  std::map<std::string, const Function *> byKey;
+  for (auto &f : m.functions())
+    byKey.emplace(absl::StrCat(f->domain, "\n", f->name, "\n", f->overload), f.get());
+  if (byKey.empty()) return;
+  std::map<const Function *, std::vector<std::pair<const Node *, const Function *>>> calls;
+  std::map<const Function *, int> state; // 1: on the stack, 2: done
+  for (auto &root : m.functions()) {
+    if (state[root.get()]) continue;
+    std::vector<std::pair<const Function *, size_t>> stack = {{root.get(), 0}};
+    state[root.get()] = 1;
+    while (!stack.empty()) {
+      const Function *f = stack.back().first;
+      auto it = calls.find(f);
+      if (it == calls.end()) {
+        it = calls.emplace(f, std::vector<std::pair<const Node *, const Function *>>()).first;
+        callsIn(f->body(), byKey, it->second);
+      }
+      size_t &next = stack.back().second;
+      if (next == it->second.size()) {
+        state[f] = 2;
+        stack.pop_back();
+        continue;
+      }
+      auto [call, callee] = it->second[next++];
+      if (state[callee] == 2) continue;
+      if (state[callee] == 0) {
+        state[callee] = 1;
+        stack.emplace_back(callee, 0);
+        continue;
+      }
+      std::string chain;
+      bool in = false;
+      for (auto &e : stack) {
+        in |= e.first == callee;
+        if (in) absl::StrAppend(&chain, e.first->qualifiedName(), " -> ");
+      }
+      chain += callee->qualifiedName();
+      out.push_back({Diagnostic::Kind::Recursion,
+                     absl::StrCat("function \"", f->qualifiedName(), "\", node ",
+                                  nodePath(call), ": recursive call (", chain,
+                                  "); ONNX functions may not call themselves")});
+      return;
+    }
+  }
+}
+
+/// Note [Nesting limits] (Limits.h) for what passes and API users build:
+/// a type nested past kMaxTypeNesting could be written but not read back.
+void checkTypeNesting(const Model &m, std::vector<Diagnostic> &out) {
+  llvm::DenseMap<const Type *, unsigned> memo;
+  auto depthOf = [&](const Type *t) {
+    auto it = memo.find(t);
+    if (it != memo.end()) return it->second;
+    unsigned d = 0;
+    for (const Type *i = t->elementType(); i; i = i->elementType()) ++d;
+    memo[t] = d;
+    return d;
+  };
+  auto check = [&](const Type *t, const std::string &where) {
+    if (!t || out.size() > 100 || depthOf(t) <= kMaxTypeNesting) return;
+    out.push_back({Diagnostic::Kind::Other,
+                   absl::StrCat(where, ": its type nests ", depthOf(t),
+                                " levels deep, past the limit of ", kMaxTypeNesting,
+                                " (onnxir::kMaxTypeNesting)")});
+  };
+  const_cast<Model &>(m).walkGraphs([&](Graph *g) {
+    for (Value *v : g->definitions())
+      check(v->type(), absl::StrCat(g->path(), ": value \"", v->name().str(), "\""));
+    for (const Node &n : g->nodes())
+      for (unsigned i = 0; i < n.numAttributes(); ++i)
+        for (const Type *t : n.attribute(i).types)
+          check(t, absl::StrCat(nodePath(&n), ": attribute \"", n.attribute(i).name(), "\""));
+  });
+}
+
+} // namespace
+
 std::vector<Diagnostic> verifyAll(const Model &m, const VerifyOptions &opts) {
   std::vector<Diagnostic> all = verifyAll(m.graph(), opts);
   for (auto &f : m.functions()) {
     auto d = verifyAll(f->body(), opts);
     all.insert(all.end(), d.begin(), d.end());
   }
+  checkRecursion(m, all);
+  checkTypeNesting(m, all);
   return all;
 }
 

@@ -5,7 +5,8 @@
 // copied value gets a fresh name, attribute references (`@name`) take the
 // call's attribute or else the function's default (and are dropped when
 // neither exists), and the call's results keep their names. Recursion
-// (direct or through other functions) is an error naming the chain.
+// (direct or through other functions) is an error naming the chain, and so
+// is an expansion over the node budget (Note [Inlining budget]).
 //
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/Model.h"
@@ -113,6 +114,74 @@ absl::Status checkRecursion(Model &m) {
   return absl::OkStatus();
 }
 
+// Note [Inlining budget]
+//   Inlining multiplies: 40 functions that each call the previous one twice
+//   are a 3 KB model that expands to 2^40 nodes (the "billion laughs" of
+//   XML entities). Before changing anything, the node count of the main
+//   graph after full inlining is computed bottom-up (a function's expanded
+//   size is memoized; the sum saturates), and inlining is refused with an
+//   error when it exceeds the budget. The count is an upper bound: each
+//   call also counts one Identity per result.
+uint64_t addSat(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
+/// Nodes of `g` (and its subgraphs) that call no function, plus the calls.
+struct GraphCalls {
+  uint64_t plain = 0;
+  std::vector<std::pair<const Function *, unsigned>> calls; // callee, #results
+};
+GraphCalls scanCalls(const Model &m, const Graph &g) {
+  GraphCalls r;
+  const_cast<Graph &>(g).walk([&](Node *n) {
+    if (const Function *f = const_cast<Model &>(m).findFunction(*n))
+      r.calls.emplace_back(f, n->numResults());
+    else
+      ++r.plain;
+  });
+  return r;
+}
+
+/// The expanded size of the main graph; iterative post-order over the call
+/// DAG (recursion was refused before), so a long chain of functions cannot
+/// overflow the stack.
+uint64_t expandedMainSize(const Model &m) {
+  llvm::DenseMap<const Function *, GraphCalls> scans;
+  llvm::DenseMap<const Function *, uint64_t> size;
+  auto sizeOf = [&](const GraphCalls &gc) {
+    uint64_t t = gc.plain;
+    for (auto &[f, results] : gc.calls) t = addSat(t, addSat(size.lookup(f), results));
+    return t;
+  };
+  GraphCalls main = scanCalls(m, m.graph());
+  std::vector<std::pair<const Function *, size_t>> stack;
+  for (auto &root : main.calls) {
+    if (size.count(root.first)) continue;
+    stack.emplace_back(root.first, 0);
+    while (!stack.empty()) {
+      auto &[f, next] = stack.back();
+      auto it = scans.find(f);
+      if (it == scans.end()) it = scans.try_emplace(f, scanCalls(m, f->body())).first;
+      if (next < it->second.calls.size()) {
+        const Function *callee = it->second.calls[next++].first;
+        if (!size.count(callee) && callee != f) stack.emplace_back(callee, 0);
+        continue;
+      }
+      size[f] = sizeOf(it->second);
+      stack.pop_back();
+    }
+  }
+  return sizeOf(main);
+}
+
+absl::Status checkBudget(const Model &m, uint64_t maxNodes) {
+  uint64_t n = expandedMainSize(m);
+  if (n <= maxNodes) return absl::OkStatus();
+  std::string count = n == UINT64_MAX ? std::string("more than 2^64") : std::to_string(n);
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "inline-functions: inlining every call would grow the main graph to ", count,
+      " nodes, over the budget of ", maxNodes,
+      " (raise it with --inline-max-nodes=N if that is really wanted)"));
+}
+
 absl::Status inlineCall(Model &m, Node *call, Function &f) {
   Graph &g = *call->getGraph();
   const Graph &body = f.body();
@@ -179,9 +248,10 @@ absl::Status checkOpsets(const Model &m, const Function &f) {
 
 } // namespace
 
-absl::StatusOr<bool> inlineFunctions(Model &m, int64_t *inlined) {
+absl::StatusOr<bool> inlineFunctions(Model &m, int64_t *inlined, uint64_t maxNodes) {
   if (m.functions().empty()) return false;
   if (auto s = checkRecursion(m); !s.ok()) return s;
+  if (auto s = checkBudget(m, maxNodes); !s.ok()) return s;
   bool changed = false;
   for (;;) {
     std::vector<std::pair<Node *, Function *>> calls;

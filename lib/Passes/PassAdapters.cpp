@@ -169,6 +169,27 @@ private:
   uint64_t limit_ = UINT64_MAX;
 };
 
+/// inline-functions, with its node budget (Note [Inlining budget]).
+class InlinePass : public Pass {
+public:
+  llvm::StringRef argument() const override { return "inline-functions"; }
+  llvm::StringRef description() const override { return "Inline calls of model-local functions"; }
+  absl::Status setOption(llvm::StringRef key, llvm::StringRef value) override {
+    if (key != "inline-max-nodes") return Pass::setOption(key, value);
+    if (value.getAsInteger(10, maxNodes_)) return badValue(argument(), key, value, "a node count");
+    return absl::OkStatus();
+  }
+  absl::StatusOr<bool> run(Model &m) override {
+    int64_t n = 0;
+    auto r = inlineFunctions(m, &n, maxNodes_);
+    addStat("calls inlined", n);
+    return r;
+  }
+
+private:
+  uint64_t maxNodes_ = kDefaultInlineNodeBudget;
+};
+
 template <class P, class... Args> std::function<std::unique_ptr<Pass>()> make(Args... args) {
   return [=] { return std::unique_ptr<Pass>(new P(args...)); };
 }
@@ -204,8 +225,9 @@ void registerCleanupPasses() {
   addSimple("dedup-initializers", "Merge initializers with equal type, shape and contents",
             "initializers merged",
             [](Model &m, int64_t *n) { return deduplicateInitializers(m, n); });
-  addSimple("inline-functions", "Inline calls of model-local functions", "calls inlined",
-            [](Model &m, int64_t *n) { return inlineFunctions(m, n); });
+  r.add({"inline-functions", "Inline calls of model-local functions", make<InlinePass>(),
+         {{"inline-max-nodes", "inline-functions: refuse to grow the main graph past this "
+                               "many nodes (default 10000000)"}}});
   PassOptionInfo sizeLimit{"constants-size-limit",
                            "lift-constants, lower-initializers: largest tensor in bytes to move"};
   r.add({"lift-constants", "Turn Constant nodes into initializers of the same name",

@@ -17,6 +17,7 @@
 
 #include <sys/stat.h>
 
+#include <iterator>
 #include <unordered_map>
 
 namespace onnxir {
@@ -76,6 +77,8 @@ private:
   std::unordered_map<std::string, const Type *> typeCache_;
   const FileViews *views_;
   unsigned graphDepth_ = 0; // subgraph nesting of the graph being lifted
+  unsigned typeDepth_ = 0;  // type nesting of the type being lifted
+  bool typeTooDeep_ = false; // a type nested past kMaxTypeNesting (Limits.h)
 };
 
 //===--- Types ------------------------------------------------------------===//
@@ -139,6 +142,15 @@ void Lifter::liftTypeSpec(const proto::TypeProto &tp, TypeSpec &spec) {
 
 
 const Type *Lifter::liftType(const proto::TypeProto &tp) {
+  // Note [Nesting limits]: refused after the lift (liftType has no error path).
+  if (typeDepth_ > kMaxTypeNesting) {
+    typeTooDeep_ = true;
+    return nullptr;
+  }
+  struct DepthGuard {
+    unsigned &d;
+    ~DepthGuard() { --d; }
+  } depthGuard{++typeDepth_};
   std::string key = tp.SerializeAsString();
   auto it = typeCache_.find(key);
   if (it != typeCache_.end()) return it->second;
@@ -281,7 +293,8 @@ absl::StatusOr<Tensor> Lifter::liftTensor(proto::TensorProto &tp, const std::str
   auto takeTyped = [&](Tensor::TypedField f, auto &field, auto &dest, auto setRes) {
     if (field.empty()) return;
     if (!haveStorage) {
-      dest.assign(field.begin(), field.end());
+      // Moved (strings keep their buffers; the proto is dropped after lift).
+      dest.assign(std::make_move_iterator(field.begin()), std::make_move_iterator(field.end()));
       t.setTyped(f);
       haveStorage = true;
     } else {
@@ -302,7 +315,7 @@ absl::StatusOr<Tensor> Lifter::liftTensor(proto::TensorProto &tp, const std::str
                       [&] { *res.mutable_float_data() = tp.float_data(); }); break;
     case 1: takeTyped(Tensor::TypedField::Int32, tp.int32_data(), t.int32Data,
                       [&] { *res.mutable_int32_data() = tp.int32_data(); }); break;
-    case 2: takeTyped(Tensor::TypedField::String, tp.string_data(), t.stringData,
+    case 2: takeTyped(Tensor::TypedField::String, *tp.mutable_string_data(), t.stringData,
                       [&] { *res.mutable_string_data() = tp.string_data(); }); break;
     case 3: takeTyped(Tensor::TypedField::Int64, tp.int64_data(), t.int64Data,
                       [&] { *res.mutable_int64_data() = tp.int64_data(); }); break;
@@ -836,6 +849,9 @@ absl::Status Lifter::liftModel(proto::ModelProto &mp) {
   if (mp.has_graph()) st = liftGraph(*mp.mutable_graph(), m_.graph());
   ctx_.allowShadowing = false;
   if (!st.ok()) return st;
+  if (typeTooDeep_)
+    return err("model", absl::StrCat("types nest deeper than ", kMaxTypeNesting,
+                                     " levels (the limit of onnxir::kMaxTypeNesting)"));
   m_.extras = finishResidual(res);
   return absl::OkStatus();
 }

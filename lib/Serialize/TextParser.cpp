@@ -33,6 +33,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -328,8 +329,24 @@ private:
     while (b > 0 && src_[b - 1] != '\n') --b;
     size_t e = l.offset;
     while (e < src_.size() && src_[e] != '\n') ++e;
-    std::string lineText = src_.substr(b, e - b).str();
-    std::string caret;
+    // A long line (a 200 KB tensor literal) is shown as a window around the
+    // column, marked with "...", not echoed whole.
+    constexpr size_t kContext = 60;
+    std::string lineText, caret;
+    if (e - b > 3 * kContext) {
+      size_t wb = l.offset > b + kContext ? l.offset - kContext : b;
+      size_t we = std::min(e, std::max(l.offset, wb) + kContext);
+      if (wb > b) {
+        lineText = "...";
+        caret = "   ";
+      }
+      lineText += src_.substr(wb, we - wb).str();
+      if (we < e) lineText += "...";
+      b = wb;
+      e = we;
+    } else {
+      lineText = src_.substr(b, e - b).str();
+    }
     for (size_t i = b; i < l.offset && i < e; ++i) caret += src_[i] == '\t' ? '\t' : ' ';
     caret += '^';
     err_ = file_.str() + ":" + std::to_string(l.line) + ":" + std::to_string(l.col) +
@@ -339,7 +356,11 @@ private:
   bool failHere(const std::string &msg) {
     Token &t = peek();
     if (t.kind == Token::Error) return failAt(t.loc, t.text);
-    return failAt(t.loc, msg + ", found " + describe(t));
+    // ", found X" only completes an "expected ..." message; after any other
+    // message (a limit, a bad value) the next token is beside the point.
+    if (llvm::StringRef(msg).startswith("expected"))
+      return failAt(t.loc, msg + ", found " + describe(t));
+    return failAt(t.loc, msg);
   }
 
   //===--- Annotations ----------------------------------------------------===//
@@ -515,7 +536,9 @@ bool Parser::annMeta(Ann &a, llvm::StringRef key, Metadata &out) {
   } while (0)
 
 bool Parser::recType(const AVal &v, const Type *&out, unsigned depth) {
-  if (depth > kMaxDepth) REC_FAIL("type nested too deeply");
+  if (depth > kMaxTypeNesting)
+    REC_FAIL("types nest deeper than " + std::to_string(kMaxTypeNesting) +
+             " levels (the limit of onnxir::kMaxTypeNesting)");
   if (v.isNull()) {
     out = nullptr;
     return true;
@@ -933,7 +956,9 @@ bool Parser::parseShape(TypeSpec &spec) {
 }
 
 bool Parser::parseType(const Type *&out, unsigned depth) {
-  if (depth > kMaxDepth) return failHere("type nested too deeply");
+  if (depth > kMaxTypeNesting)
+    return failHere("types nest deeper than " + std::to_string(kMaxTypeNesting) +
+                    " levels (the limit of onnxir::kMaxTypeNesting)");
   Token &t = peek();
   if (t.kind != Token::Ident) return failHere("expected a type");
   Token tok;
@@ -1067,6 +1092,55 @@ static bool literalsToTyped(const std::vector<AVal> &vals, TypedData &d, std::st
   return true;
 }
 
+/// The invariants the binary lift checks (ProtoLift.cpp checkTensor): dims
+/// whose product fits int64, and exactly as much data as they need, in every
+/// storage. "" when they hold, else the problem.
+static std::string tensorCountError(const Tensor &t) {
+  auto n = t.numElements();
+  if (!n) return "the product of the dimensions overflows int64";
+  if (!isKnownDataType(t.dataTypeRaw())) return ""; // kept as is, never decoded
+  DataType dt = t.dataType();
+  uint64_t count = (uint64_t)*n;
+  uint64_t want = isComplex(dt) ? count * (dt == DataType::Complex64 ? 8 : 16)
+                                : dataTypeStorageBytes(dt, count);
+  auto mismatch = [&](uint64_t have, const char *unit, uint64_t need) {
+    return "holds " + std::to_string(have) + " " + unit + " but its dims need " +
+           std::to_string(need);
+  };
+  switch (t.storage()) {
+  case Tensor::Storage::Raw:
+    if (dt == DataType::String) return "string tensors cannot hold raw bytes";
+    if (t.rawData().size() != want) return mismatch(t.rawData().size(), "bytes", want);
+    break;
+  case Tensor::Storage::External:
+    if (dt != DataType::String && t.external().length && *t.external().length != want)
+      return mismatch(*t.external().length, "bytes of external data", want);
+    break;
+  case Tensor::Storage::Typed: {
+    uint64_t have = 0, need = count;
+    unsigned bits = dataTypeBits(dt);
+    switch (t.typedField()) {
+    case Tensor::TypedField::Float: have = t.floatData.size(); if (dt == DataType::Complex64) need *= 2; break;
+    case Tensor::TypedField::Double: have = t.doubleData.size(); if (dt == DataType::Complex128) need *= 2; break;
+    case Tensor::TypedField::Int64: have = t.int64Data.size(); break;
+    case Tensor::TypedField::Uint64: have = t.uint64Data.size(); break;
+    case Tensor::TypedField::String: have = t.stringData.size(); break;
+    case Tensor::TypedField::Int32:
+      have = t.int32Data.size();
+      if (bits > 0 && bits < 8) return ""; // packing varies by writer, as in binary
+      break;
+    case Tensor::TypedField::None: break;
+    }
+    if (have != need) return mismatch(have, "values", need);
+    break;
+  }
+  case Tensor::Storage::Empty:
+    if (count != 0) return mismatch(0, "values", count);
+    break;
+  }
+  return "";
+}
+
 bool Parser::parseTensorData(Tensor &t, Ann &ann, const Type *type, Loc typeLoc) {
   if (!type || type->kind() != Type::Kind::Tensor)
     return failAt(typeLoc, "expected a tensor type for a tensor constant");
@@ -1136,6 +1210,7 @@ bool Parser::parseTensorData(Tensor &t, Ann &ann, const Type *type, Loc typeLoc)
     if (!bindExternalRef(ref, t.name(), loader, msg)) return failHere(msg);
     t.setExternal(std::move(ref), std::move(loader));
     t.dataLocation = dataLocSet ? dataLoc : std::optional<int32_t>(1);
+    if (std::string e = tensorCountError(t); !e.empty()) return failAt(typeLoc, "tensor: " + e);
     return true;
   }
   if (!isPunct('{')) {
@@ -1188,6 +1263,7 @@ bool Parser::parseTensorData(Tensor &t, Ann &ann, const Type *type, Loc typeLoc)
     }
   }
   t.dataLocation = dataLocSet ? dataLoc : std::nullopt;
+  if (std::string e = tensorCountError(t); !e.empty()) return failAt(open, "tensor data: " + e);
   return true;
 }
 

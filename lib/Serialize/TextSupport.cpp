@@ -28,7 +28,7 @@ public:
     if (line.kind.empty()) return fail("expected an annotation kind after '#@'", errCol);
     skipWs();
     if (!atEnd()) {
-      if (!fieldList(line.fields, /*closer=*/0)) return fail(err_, errCol);
+      if (!fieldList(line.fields, /*closer=*/0, /*depth=*/0)) return fail(err_, errCol);
     }
     skipWs();
     if (!atEnd()) return fail("unexpected text in annotation", errCol);
@@ -60,7 +60,10 @@ private:
     if (err_.empty()) err_ = m;
     return false;
   }
-  bool fieldList(std::vector<std::pair<std::string, AVal>> &out, char closer) {
+  // `depth`: the nesting of the record holding these fields (0 for the
+  // line itself); records and lists share the one counter, so a record
+  // does not restart it (Note [Nesting limits]).
+  bool fieldList(std::vector<std::pair<std::string, AVal>> &out, char closer, unsigned depth) {
     for (;;) {
       skipWs();
       if (closer && cur() == closer) return true;
@@ -70,7 +73,7 @@ private:
       AVal v;
       if (cur() == ':') {
         ++pos_;
-        if (!value(v, 0)) return false;
+        if (!value(v, depth)) return false;
       } else {
         v.kind = AVal::Kind::Word; // a bare key means `key: true`
         v.text = "true";
@@ -85,7 +88,9 @@ private:
     }
   }
   bool value(AVal &v, unsigned depth) {
-    if (depth > kMaxDepth) return error("annotation nested too deeply");
+    if (depth > kMaxAnnotationNesting)
+      return error("annotation lists and records nest deeper than the limit of "
+                   "onnxir::kMaxAnnotationNesting");
     skipWs();
     char c = cur();
     if (c == '"') return string(v);
@@ -118,7 +123,7 @@ private:
     if (c == '{') {
       ++pos_;
       v.kind = AVal::Kind::Record;
-      if (!fieldList(v.fields, '}')) return false;
+      if (!fieldList(v.fields, '}', depth + 1)) return false;
       skipWs();
       if (cur() != '}') return error("expected ',' or '}' in annotation record");
       ++pos_;

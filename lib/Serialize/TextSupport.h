@@ -9,6 +9,7 @@
 #ifndef ONNXIR_LIB_SERIALIZE_TEXTSUPPORT_H
 #define ONNXIR_LIB_SERIALIZE_TEXTSUPPORT_H
 
+#include "onnxir/IR/Limits.h"
 #include "onnxir/IR/Model.h"
 
 #include "absl/status/statusor.h"
@@ -23,8 +24,8 @@
 namespace onnxir {
 namespace text {
 
-/// Maximum nesting depth (graphs in attributes, types, annotation values).
-inline constexpr unsigned kMaxDepth = 200;
+// Nesting limits: onnxir/IR/Limits.h (kMaxTypeNesting for types,
+// kMaxAnnotationNesting for annotation values, kMaxGraphNesting for graphs).
 
 //===----------------------------------------------------------------------===//
 // Annotation values

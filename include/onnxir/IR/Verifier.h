@@ -42,6 +42,7 @@ struct Diagnostic {
     Shadowing,         ///< a nested definition hides an outer name
     Cycle,             ///< a dependency cycle
     BadOutput,         ///< a graph output is empty or its value is not in scope
+    Recursion,         ///< a model-local function calls itself (maybe through others)
     Other,
   };
   Kind kind;

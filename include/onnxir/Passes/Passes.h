@@ -85,11 +85,17 @@ absl::StatusOr<bool> liftConstantsToInitializers(Model &m, uint64_t maxBytes = U
 absl::StatusOr<bool> lowerInitializersToConstants(Model &m, uint64_t maxBytes = UINT64_MAX,
                                                   int64_t *lowered = nullptr);
 
+/// Default node budget of inlineFunctions() (option --inline-max-nodes).
+inline constexpr uint64_t kDefaultInlineNodeBudget = 10'000'000;
+
 /// Inlines calls of model-local functions (attribute references and defaults
 /// substituted, fresh names, node names prefixed with the call's name);
 /// recursive calls are an error, and so is a body that imports a different
 /// version of an opset than the model (its nodes would change meaning).
-absl::StatusOr<bool> inlineFunctions(Model &m, int64_t *inlined = nullptr);
+/// Refused (ResourceExhausted, before any change) when the main graph would
+/// grow past `maxNodes` nodes, counting nodes in subgraphs too.
+absl::StatusOr<bool> inlineFunctions(Model &m, int64_t *inlined = nullptr,
+                                     uint64_t maxNodes = kDefaultInlineNodeBudget);
 
 //===----------------------------------------------------------------------===//
 // Registration (called by registerAllPasses(), see Pass.h)

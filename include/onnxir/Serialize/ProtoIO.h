@@ -8,6 +8,7 @@
 #ifndef ONNXIR_SERIALIZE_PROTOIO_H
 #define ONNXIR_SERIALIZE_PROTOIO_H
 
+#include "onnxir/IR/Limits.h" // kMaxGraphNesting, kMaxTypeNesting
 #include "onnxir/IR/Model.h"
 
 #include "absl/status/statusor.h"
@@ -22,12 +23,6 @@ namespace proto {
 class ModelProto;
 } // namespace proto
 
-/// Subgraphs (attribute graphs inside attribute graphs...) nest at most this
-/// many levels deep in a model that lifts, from binary or text. ONNX itself,
-/// through protobuf's default recursion limit, reads about 33 levels; the
-/// limit keeps every recursive algorithm well inside an 8 MiB stack, also
-/// under sanitizers.
-inline constexpr unsigned kMaxGraphNesting = 128;
 
 struct LiftOptions {
   /// Directory that external data locations are relative to (default: the

@@ -2,8 +2,8 @@
 //
 // Numeric types convert through their compute kinds (float16, bfloat16,
 // float8 and float4 via float). Float to integer truncates toward zero and is
-// refused for NaN or out-of-range values (ONNX leaves them undefined). Float8
-// targets honour `saturate` (opset 19). Strings parse like numpy (`INF`,
+// refused for NaN or out-of-range values (ONNX leaves them undefined). Float8,
+// float4 and E8M0 targets follow Note [Cast to small floats]. Strings parse like numpy (`INF`,
 // `NaN`) and print like numpy's str() of a float32 (shortest round trip).
 //
 //===----------------------------------------------------------------------===//
@@ -13,7 +13,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <limits>
+#include <optional>
 
 namespace onnxir {
 namespace kernels {
@@ -70,6 +72,184 @@ std::string floatToString(float v) {
   return neg ? "-" + out : out;
 }
 
+/// A value for an error message.
+std::string formatDoubleForMessage(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+//===--- Small float targets ---------------------------------------------===//
+//
+// Note [Cast to small floats]
+//   The rules of ONNX Cast (Operators.md, Cast-25, and the float8/float4
+//   technical notes) for the float8 and float4 targets, applied to the exact
+//   source value (a float or double; never rounded through float first):
+//   - E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ: round to nearest even in the
+//     target's mantissa width with the exponent range extended upwards; a
+//     result above the largest finite value is the largest finite value when
+//     `saturate` (default 1), else NaN (E4M3FN keeps the sign, the FNUZ types
+//     have one NaN, 0x80) or infinity (E5M2). -0 stays -0 except in the FNUZ
+//     types. NaN is NaN (E5M2's quiet NaN is 0x7E/0xFE).
+//   - FLOAT4E2M1 (no NaN, no infinity; `saturate` does not apply): round to
+//     nearest even, beyond +-6 (infinities included) clamp to +-6, NaN is 6.
+//   - FLOAT8E8M0 (powers of two 2^-127..2^127, 0xFF is NaN): the float32
+//     exponent, incremented by `round_mode` "up" when any mantissa bit is set,
+//     "nearest" when the value is at least 1.5 times its power of two (ties
+//     up), never by "down"; past 2^127 the result is 2^127 when saturating,
+//     else NaN. NaN is NaN.
+//   Where the sources disagree or the spec says "undefined"/"unspecified",
+//   the node is not folded: infinities to the FNUZ types with saturation
+//   (Operators.md: FLT_MAX; the float8 note: NaN), negative NaN to float4,
+//   and for E8M0 negative values and -0, +0 and float32 subnormals except
+//   0 with saturation, +Inf with saturation (table: max; reference: NaN),
+//   sources not exact in float32 (the reference rounds to float32 first),
+//   and strings.
+
+bool isSmallFloat(DataType t) {
+  switch (t) {
+  case DataType::Float8E4M3FN: case DataType::Float8E4M3FNUZ: case DataType::Float8E5M2:
+  case DataType::Float8E5M2FNUZ: case DataType::Float8E8M0: case DataType::Float4E2M1:
+    return true;
+  default: return false;
+  }
+}
+
+enum class E8M0Round { Up, Down, Nearest };
+
+struct SmallFormat {
+  int manBits, bias;
+  double maxVal;
+  uint8_t maxCode, signBit;
+  bool fnuz;
+};
+
+SmallFormat smallFormat(DataType t) {
+  switch (t) {
+  case DataType::Float8E4M3FN: return {3, 7, 448.0, 0x7e, 0x80, false};
+  case DataType::Float8E4M3FNUZ: return {3, 8, 240.0, 0x7f, 0x80, true};
+  case DataType::Float8E5M2: return {2, 15, 57344.0, 0x7b, 0x80, false};
+  case DataType::Float8E5M2FNUZ: return {2, 16, 57344.0, 0x7f, 0x80, true};
+  default: return {1, 1, 6.0, 0x7, 0x8, false}; // Float4E2M1
+  }
+}
+
+/// The code of a representable magnitude `v` (0 <= v <= max) in format F.
+uint8_t encodeMagnitude(double v, const SmallFormat &F) {
+  if (v == 0) return 0;
+  int e;
+  std::frexp(v, &e);
+  int E = e - 1, emin = 1 - F.bias;
+  if (E < emin) return (uint8_t)std::ldexp(v, F.manBits - emin); // subnormal
+  int mant = (int)std::ldexp(v, F.manBits - E) - (1 << F.manBits);
+  return (uint8_t)(((E + F.bias) << F.manBits) | mant);
+}
+
+/// One value to a float8 (not E8M0) or float4 code; nullopt where the spec
+/// is unclear (see the Note).
+std::optional<uint8_t> castSmallFloat(double x, DataType to, bool saturate) {
+  SmallFormat F = smallFormat(to);
+  bool f4 = to == DataType::Float4E2M1, e5 = to == DataType::Float8E5M2;
+  bool neg = std::signbit(x);
+  uint8_t sign = neg ? F.signBit : 0;
+  uint8_t zero = F.fnuz ? 0 : sign; // the FNUZ types have no -0 (0x80 is NaN)
+  if (std::isnan(x)) {
+    if (f4) return neg ? std::nullopt : std::optional<uint8_t>(F.maxCode);
+    if (F.fnuz) return 0x80;
+    return (uint8_t)(sign | (e5 ? 0x7e : 0x7f));
+  }
+  // What a value beyond the largest finite one becomes.
+  auto overflow = [&]() -> uint8_t {
+    if (saturate || f4) return (uint8_t)(sign | F.maxCode);
+    if (F.fnuz) return 0x80;
+    return (uint8_t)(sign | (e5 ? 0x7c : 0x7f));
+  };
+  if (std::isinf(x)) {
+    if (F.fnuz && saturate) return std::nullopt;
+    return overflow();
+  }
+  double a = std::fabs(x);
+  if (a == 0) return zero;
+  // Round to nearest even at the target's precision, exponent unbounded above.
+  int e;
+  std::frexp(a, &e);
+  int E = std::max(e - 1, 1 - F.bias);
+  double q = std::ldexp(1.0, E - F.manBits);
+  double r = std::nearbyint(a / q) * q;
+  if (r > F.maxVal) return overflow();
+  if (r == 0) return zero;
+  return (uint8_t)(sign | encodeMagnitude(r, F));
+}
+
+/// One float32 value to FLOAT8E8M0; nullopt where the spec is unclear.
+std::optional<uint8_t> castE8M0(float f, bool saturate, E8M0Round mode) {
+  if (std::isnan(f)) return 0xff;
+  if (std::signbit(f)) return std::nullopt;
+  if (std::isinf(f)) return saturate ? std::nullopt : std::optional<uint8_t>(0xff);
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  uint32_t E = bits >> 23, M = bits & 0x7fffff;
+  if (E == 0) return M == 0 && saturate ? std::optional<uint8_t>(0) : std::nullopt;
+  uint32_t inc = 0;
+  if (mode == E8M0Round::Up) inc = M != 0;
+  else if (mode == E8M0Round::Nearest) inc = (M & 0x400000) != 0;
+  if (E + inc > 254) return saturate ? 254 : 0xff;
+  return (uint8_t)(E + inc);
+}
+
+/// Cast of every element of `a` to a small float type, packed; Unimplemented
+/// when some element falls in a case the spec leaves unclear.
+StatusOr<std::vector<Tensor>> castToSmallFloat(const KernelCall &c, const Arr &a,
+                                               DataType to) {
+  CK from = a.kind();
+  if (from == CK::Str) return unsupported("Cast of strings to a float8/float4 type");
+  bool saturate = attrInt(c, "saturate", 1) != 0;
+  E8M0Round mode = E8M0Round::Up;
+  if (to == DataType::Float8E8M0) {
+    std::string m = attrString(c, "round_mode", "up");
+    if (m == "down") mode = E8M0Round::Down;
+    else if (m == "nearest") mode = E8M0Round::Nearest;
+    else if (m != "up") return invalid("Cast round_mode must be up, down or nearest");
+  }
+  size_t n = (size_t)a.size();
+  std::string raw((size_t)dataTypeStorageBytes(to, n), '\0');
+  for (size_t k = 0; k < n; ++k) {
+    // The exact source value (ints past 2^53 are not exact in a double).
+    double x;
+    bool exact = true;
+    switch (from) {
+    case CK::F32: x = a.f[k]; break;
+    case CK::F64: x = a.d[k]; break;
+    case CK::I64: x = (double)a.i[k]; exact = a.i[k] >= -(int64_t(1) << 53) && a.i[k] <= (int64_t(1) << 53); break;
+    case CK::U64: x = (double)a.u[k]; exact = a.u[k] <= (uint64_t(1) << 53); break;
+    default: return unsupported("Cast source type");
+    }
+    std::optional<uint8_t> code;
+    if (to == DataType::Float8E8M0) {
+      // The reference rounds to float32 first; only exact sources agree.
+      float f = (float)x;
+      if (exact && (std::isnan(x) || (double)f == x)) code = castE8M0(f, saturate, mode);
+    } else if (exact || std::fabs(x) > 1e6) { // inexact ints overflow anyway
+      code = castSmallFloat(x, to, saturate);
+    }
+    if (!code)
+      return unsupported(absl::StrCat("Cast of ", formatDoubleForMessage(x), " to ",
+                                      dataTypeName(to).str(),
+                                      " is left unfolded: the ONNX spec is unclear there"));
+    if (to == DataType::Float4E2M1)
+      raw[k / 2] = (char)((uint8_t)raw[k / 2] | (k % 2 ? *code << 4 : *code));
+    else
+      raw[k] = (char)*code;
+  }
+  Tensor t;
+  t.setDataType(to);
+  t.setDims(a.dims);
+  t.setRaw(std::move(raw));
+  std::vector<Tensor> out;
+  out.push_back(std::move(t));
+  return out;
+}
+
 StatusOr<std::vector<Tensor>> castTo(const KernelCall &c, const Arr &a, DataType to) {
   CK from = a.kind(), tk = computeKind(to);
   if (from == CK::None || tk == CK::None) return unsupported("Cast types");
@@ -96,6 +276,7 @@ StatusOr<std::vector<Tensor>> castTo(const KernelCall &c, const Arr &a, DataType
     if (!st.ok()) return st;
     return one(r);
   }
+  if (isSmallFloat(to)) return castToSmallFloat(c, a, to);
   // Source values as double (strings parsed), unless both sides are integers.
   if ((from == CK::I64 || from == CK::U64) && (tk == CK::I64 || tk == CK::U64)) {
     if (from == CK::I64 && tk == CK::I64) r.i = a.i;
@@ -136,20 +317,6 @@ StatusOr<std::vector<Tensor>> castTo(const KernelCall &c, const Arr &a, DataType
   case CK::F32: {
     r.f.resize(n);
     for (size_t k = 0; k < n; ++k) r.f[k] = srcF.empty() ? (float)src[k] : srcF[k];
-    bool saturate = attrInt(c, "saturate", 1) != 0;
-    bool f8 = to == DataType::Float8E4M3FN || to == DataType::Float8E4M3FNUZ ||
-              to == DataType::Float8E5M2 || to == DataType::Float8E5M2FNUZ;
-    if (f8 && !saturate) {
-      Tensor t;
-      t.setDataType(to);
-      t.setDims(r.dims);
-      std::string raw(n, '\0');
-      for (size_t k = 0; k < n; ++k) raw[k] = (char)floatToFloat8(r.f[k], to, false);
-      t.setRaw(std::move(raw));
-      std::vector<Tensor> out;
-      out.push_back(std::move(t));
-      return out;
-    }
     if ((to == DataType::Float16 || to == DataType::BFloat16) && from == CK::F64) {
       // Round double to half without double rounding: round to odd into
       // float first (float keeps > 11 + 2 bits), then to nearest half.

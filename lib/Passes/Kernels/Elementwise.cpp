@@ -430,6 +430,8 @@ StatusOr<std::vector<Tensor>> kEqual(const KernelCall &c) {
     if (!b.ok()) return b.status();
     auto s = broadcastShapes(a->dims, b->dims);
     if (!s || b->dt != DataType::String) return invalid("Equal shapes");
+    Status sz = checkOutputSize(c, DataType::Bool, *s);
+    if (!sz.ok()) return sz;
     Arr out = Arr::make(DataType::Bool, *s);
     auto oa = broadcastOffsets(a->dims, *s), ob = broadcastOffsets(b->dims, *s);
     for (size_t k = 0; k < out.i.size(); ++k) out.i[k] = a->s[oa[k]] == b->s[ob[k]];

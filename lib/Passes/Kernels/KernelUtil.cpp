@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "KernelUtil.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -327,6 +328,28 @@ absl::StatusOr<std::vector<Tensor>> evaluateKernel(const KernelCall &call) {
   auto it = table().find(call.opType);
   if (it == table().end())
     return unsupported(absl::StrCat("no kernel for ", call.opType.str()));
+  // Note [Empty inputs with huge dims]
+  //   A tensor with a zero dim holds no data, so nothing bounds its other
+  //   dims: [2^40, 0] is a few bytes in a model. Kernels loop over products
+  //   of dims (outer x inner around an axis), which for such a tensor can
+  //   be 2^40 iterations that produce nothing, or an output (ReduceSum over
+  //   the empty axis) of 2^40 elements. Every data-carrying tensor's dims
+  //   are bounded by its data; for empty ones, the product of the nonzero
+  //   dims is bounded here, once, instead of in each kernel.
+  uint64_t emptyExtentLimit = std::min<uint64_t>(call.maxOutputBytes, uint64_t(1) << 32);
+  for (const Tensor *t : call.inputs) {
+    if (!t) continue;
+    uint64_t extent = 1;
+    bool empty = false;
+    for (int64_t d : t->dims()) {
+      if (d < 0) return invalid("input has a negative dim");
+      if (d == 0) { empty = true; continue; }
+      extent = (uint64_t)d > UINT64_MAX / extent ? UINT64_MAX : extent * (uint64_t)d;
+    }
+    if (empty && extent > emptyExtentLimit)
+      return absl::ResourceExhaustedError(
+          "an empty input's other dims multiply past the fold size limit");
+  }
   auto r = it->second(call);
   if (!r.ok()) return r.status();
   for (const Tensor &t : *r) {

@@ -192,6 +192,9 @@ StatusOr<std::vector<Tensor>> kNonZero(const KernelCall &c) {
   });
   if (!st.ok()) return st;
   int64_t r = a->rank(), n = (int64_t)hits.size();
+  // rank x hits can be far more than the input (a rank-1000 tensor of ones).
+  Status sz = checkOutputSize(c, DataType::Int64, {r, n});
+  if (!sz.ok()) return sz;
   Arr out = Arr::make(DataType::Int64, {r, n});
   auto strides = stridesOf(a->dims);
   for (int64_t h = 0; h < n; ++h) {
@@ -212,8 +215,10 @@ StatusOr<std::vector<Tensor>> kOneHot(const KernelCall &c) {
   if (!ind.ok()) return ind.status();
   if (!depthV.ok() || depthV->size() != 1) return invalid("OneHot depth");
   if (!vals.ok() || vals->size() != 2) return invalid("OneHot values");
-  int64_t depth = (int64_t)(*depthV)[0];
-  if (depth <= 0) return invalid("OneHot depth");
+  double depthD = (*depthV)[0];
+  // Checked as a double: NaN or a value past 2^63 has no int64 value.
+  if (!(depthD >= 1) || depthD > 9.0e18) return invalid("OneHot depth");
+  int64_t depth = (int64_t)depthD;
   std::vector<int64_t> id = c.input(0)->dims();
   int64_t r = (int64_t)id.size() + 1;
   auto axis = normAxis(attrInt(c, "axis", -1), r);
@@ -229,7 +234,9 @@ StatusOr<std::vector<Tensor>> kOneHot(const KernelCall &c) {
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t d = 0; d < depth; ++d)
       for (int64_t i = 0; i < inner; ++i) {
-        int64_t v = (int64_t)(*ind)[o * inner + i];
+        double dv = (*ind)[o * inner + i];
+        // Out-of-range (and NaN) indices select no position.
+        int64_t v = std::isfinite(dv) && std::fabs(dv) < 9.0e18 ? (int64_t)dv : -1 - depth;
         if (v < 0) v += depth;
         idx[(o * depth + d) * inner + i] = v == d ? 1 : 0;
       }
@@ -269,7 +276,8 @@ StatusOr<std::vector<Tensor>> depthSpace(const KernelCall &c, bool toSpace) {
   if (!a.ok()) return a.status();
   if (a->rank() != 4) return invalid("needs 4-D");
   int64_t b = attrInt(c, "blocksize", 0);
-  if (b <= 0) return invalid("blocksize");
+  // b*b and H*b below must not overflow; no real block is this big.
+  if (b <= 0 || b > (int64_t(1) << 20)) return invalid("blocksize");
   int64_t N = a->dims[0], C = a->dims[1], H = a->dims[2], W = a->dims[3];
   bool crd = attrString(c, "mode", "DCR") == "CRD";
   std::vector<int64_t> od, idx;

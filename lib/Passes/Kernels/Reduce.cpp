@@ -86,6 +86,9 @@ StatusOr<std::vector<Tensor>> reduce(const KernelCall &c, Red kind) {
   if (inN == 0 && (kind == Red::Max || kind == Red::Min))
     return unsupported("empty Max/Min reduction");
   int64_t groupSize = outN ? inN / outN : 0;
+  // Reducing an empty axis away can leave a big output of an empty input.
+  Status sz = checkOutputSize(c, a->dt, plan->outDims);
+  if (!sz.ok()) return sz;
   auto offs = broadcastOffsets(plan->keptDims, a->dims);
   Arr out = Arr::make(a->dt, plan->outDims);
   Status st = visitNumeric(a->kind(), [&](auto tag) -> Status {

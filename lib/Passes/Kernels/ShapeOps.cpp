@@ -224,6 +224,7 @@ StatusOr<std::vector<Tensor>> kReshape(const KernelCall &c) {
     } else if (shape[k] < 0) {
       return invalid("negative dim in Reshape");
     } else {
+      if (shape[k] && known > INT64_MAX / shape[k]) return invalid("Reshape dims overflow");
       known *= shape[k];
     }
   }
@@ -243,8 +244,10 @@ StatusOr<std::vector<Tensor>> kFlatten(const KernelCall &c) {
   int64_t axis = attrInt(c, "axis", 1);
   if (axis < 0) axis += r;
   if (axis < 0 || axis > r) return invalid("Flatten axis");
-  int64_t a = 1, b = 1;
-  for (int64_t k = 0; k < r; ++k) (k < axis ? a : b) *= in->dims()[k];
+  std::vector<int64_t> head(in->dims().begin(), in->dims().begin() + axis),
+      tail(in->dims().begin() + axis, in->dims().end());
+  int64_t a = numElementsOf(head), b = numElementsOf(tail);
+  if (a < 0 || b < 0) return invalid("Flatten dims overflow");
   return reshapeTo(c, {a, b});
 }
 
@@ -421,9 +424,15 @@ StatusOr<std::vector<Tensor>> kSplit(const KernelCall &c) {
     split = *s2;
   }
   if (split.empty()) {
-    int64_t parts = attrInt(c, "num_outputs", c.numOutputs);
+    // The number of parts comes from the node's result count; an opset-18
+    // num_outputs must agree with it. Checked before anything is allocated:
+    // num_outputs = 2^31-1 on a one-result node must not build 2^31 sizes.
+    int64_t parts = c.numOutputs;
+    bool uneven = c.opsetVersion >= 18 && c.attr("num_outputs");
+    if (uneven && attrInt(c, "num_outputs", 0) != parts)
+      return invalid("Split num_outputs differs from the number of results");
     if (parts <= 0) return invalid("Split parts");
-    if (c.opsetVersion >= 18 && c.attr("num_outputs")) {
+    if (uneven) {
       int64_t chunk = (dim + parts - 1) / parts;
       for (int64_t k = 0; k < parts; ++k)
         split.push_back(std::max<int64_t>(0, std::min(chunk, dim - k * chunk)));
@@ -432,12 +441,13 @@ StatusOr<std::vector<Tensor>> kSplit(const KernelCall &c) {
       split.assign(parts, dim / parts);
     }
   }
+  if (split.size() != c.numOutputs) return invalid("Split sizes");
   int64_t total = 0;
   for (int64_t s : split) {
-    if (s < 0) return invalid("Split negative");
+    if (s < 0 || s > dim - total) return invalid("Split sizes"); // no overflow
     total += s;
   }
-  if (total != dim || split.size() != c.numOutputs) return invalid("Split sizes");
+  if (total != dim) return invalid("Split sizes");
   std::vector<Tensor> outs;
   int64_t pos = 0;
   for (int64_t s : split) {
@@ -606,6 +616,8 @@ StatusOr<std::vector<Tensor>> kTile(const KernelCall &c) {
   std::vector<int64_t> od(r);
   for (int64_t k = 0; k < r; ++k) {
     if ((*rep)[k] < 0) return invalid("Tile negative repeat");
+    if (a->dims[k] && (*rep)[k] > INT64_MAX / a->dims[k])
+      return absl::ResourceExhaustedError("Tile output dims overflow");
     od[k] = a->dims[k] * (*rep)[k];
   }
   Status sz = checkOutputSize(c, a->dt, od);
@@ -640,6 +652,9 @@ StatusOr<std::vector<Tensor>> kRange(const KernelCall &c) {
       delta = d->template vec<T>()[0];
     if (delta == T(0)) return invalid("Range delta 0");
     double cnt = std::ceil(((double)limit - (double)start) / (double)delta);
+    if (std::isnan(cnt)) return invalid("Range of NaN");
+    // Bound before converting: a double past 2^63 has no int64 value.
+    if (cnt > 9.0e18) return absl::ResourceExhaustedError("Range output too long");
     int64_t n = cnt > 0 ? (int64_t)cnt : 0;
     out.dims = {n};
     Status sz = checkOutputSize(c, out.dt, out.dims);
