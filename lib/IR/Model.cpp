@@ -14,6 +14,7 @@ Model::~Model() {
 
 Function &Model::addFunction() {
   functions_.push_back(std::make_unique<Function>(*ctx_));
+  functions_.back()->body().model_ = this;
   return *functions_.back();
 }
 
