@@ -3,6 +3,7 @@
 
 #include "onnxir/IR/Limits.h"
 #include "onnxir/IR/Model.h"
+#include "onnxir/IR/SchemaVerifier.h"
 
 #include "absl/strings/str_cat.h"
 #include "llvm/ADT/DenseMap.h"
@@ -26,6 +27,8 @@ const char *diagnosticKindName(Diagnostic::Kind k) {
   case Diagnostic::Kind::BadOutput: return "bad output";
   case Diagnostic::Kind::Recursion: return "recursion";
   case Diagnostic::Kind::Other: return "error";
+  case Diagnostic::Kind::Schema: return "schema";
+  case Diagnostic::Kind::SchemaWarning: return "schema warning";
   }
   return "error";
 }
@@ -430,8 +433,15 @@ std::vector<Diagnostic> verifyAll(const Model &m, const VerifyOptions &opts) {
     auto d = verifyAll(f->body(), opts);
     all.insert(all.end(), d.begin(), d.end());
   }
+<<<<<<< HEAD
   checkRecursion(m, all);
   checkTypeNesting(m, all);
+=======
+  if (opts.schema) {
+    auto d = verifySchemaAll(m, opts);
+    all.insert(all.end(), d.begin(), d.end());
+  }
+>>>>>>> issue-10
   return all;
 }
 
