@@ -125,13 +125,6 @@ ExternalPolicyScope::ExternalPolicyScope(const ExternalPolicy &p) : prev_(tPolic
 }
 ExternalPolicyScope::~ExternalPolicyScope() { tPolicy = prev_; }
 
-absl::StatusOr<std::string> resolveExternalPath(const std::string &baseDir,
-                                                const std::string &location) {
-  auto f = openExternal(baseDir, location);
-  if (!f.ok()) return f.status();
-  return (*f)->path;
-}
-
 absl::StatusOr<ExternalLoader> bindExternal(const std::string &baseDir, ExternalDataRef &ref,
                                             const std::string &tensorName) {
   if (baseDir.empty()) return ExternalLoader();

@@ -47,12 +47,6 @@ private:
   const ExternalPolicy *prev_;
 };
 
-/// Checks an external-data location against `baseDir` (no absolute paths, no
-/// `..`, no links leaving the directory unless allowed) and returns the
-/// resolved path.
-absl::StatusOr<std::string> resolveExternalPath(const std::string &baseDir,
-                                                const std::string &location);
-
 /// Opens, checks and binds `ref` (Note [External data descriptors]); records
 /// the resolved file in `ref.resolvedPath` and returns the loader that maps
 /// the range of the kept descriptor on first use. Errors say what is wrong

@@ -16,8 +16,12 @@
 //     reads it keeps it).
 // A crash between 1 and 2 leaves an unreferenced data file (the next save
 // with that name removes it in step 3); before 1, only hidden temporaries.
-// Concurrent writers of one output each commit their own data file, so the
-// model that wins the last rename always finds its data.
+// Steps 1-3 run under an advisory lock on the output directory (flock), so
+// concurrent writers of one output commit one after another, each seeing
+// the model it replaces and removing only that model's data files (the
+// requested name or its fresh variants). Readers take no lock: one that
+// reads the model and then opens its data files sees a consistent pair
+// unless two saves complete in between (then it may find the data gone).
 // Outputs that would destroy what the run reads are refused before anything
 // is written: the output model being an external data file the model reads,
 // or the data file name being the output or an input model. Output that is
@@ -39,6 +43,8 @@
 #include <cstdio>
 #include <random>
 #include <set>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -138,6 +144,26 @@ std::vector<ExternalUse> externalUses(const Model &m) {
 }
 
 bool isTerminal(int fd) { return ::isatty(fd) == 1; }
+
+/// An exclusive advisory lock on a directory, held until destruction.
+class DirLock {
+public:
+  DirLock() = default;
+  DirLock(const DirLock &) = delete;
+  DirLock &operator=(const DirLock &) = delete;
+  ~DirLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  void acquire(const std::string &dir) {
+    fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd_ < 0) return; // no lock: still correct for a single writer
+    while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+    }
+  }
+
+private:
+  int fd_ = -1;
+};
 
 /// `name` is `requested` or one of its fresh variants (freshName).
 bool sameFamily(const std::string &name, const std::string &requested) {
@@ -255,9 +281,7 @@ absl::Status saveModelFile(const Model &m, const std::string &path, const SaveFi
         return absl::InvalidArgumentError(absl::StrCat(
             reqPath, ": the external data file name is taken by something that is not a "
                      "regular file"));
-      oldData = detail::fileIdOf(reqPath);
-      oldFiles = oldDataFiles(target, outDir, requested);
-      oldFiles.emplace_back(requested, oldData);
+      oldData = detail::fileIdOf(reqPath); // for the new file's permissions
     }
   }
 
@@ -275,14 +299,22 @@ absl::Status saveModelFile(const Model &m, const std::string &path, const SaveFi
     lowered = std::move(*l);
   }
   std::string dataName, dataPath;
+  // Writers of data files beside one another commit one at a time (an
+  // advisory lock on the directory), so that what each sees as the old
+  // output and its data is what it replaces.
+  DirLock lock;
   if (!plan.location.empty()) {
     if (lowered->numMoved() == 0) {
       data.abandon();
     } else {
       if (auto s = data.finish(); !s.ok()) return s;
+      lock.acquire(outDir);
+      oldFiles = oldDataFiles(target, outDir, requested);
+      oldFiles.emplace_back(requested, detail::fileIdOf(outDir + "/" + requested));
+      bool taken = oldFiles.back().second.valid();
       std::string candidate = requested;
       for (int attempt = 0;; ++attempt) {
-        if (attempt > 0 || oldData.valid()) candidate = freshName(requested);
+        if (attempt > 0 || taken) candidate = freshName(requested);
         auto s = data.commitNoReplace(outDir + "/" + candidate);
         if (s.ok()) break;
         if (!absl::IsAlreadyExists(s) || attempt > 50) return s;

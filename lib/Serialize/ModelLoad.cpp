@@ -17,6 +17,7 @@
 
 #include <climits>
 #include <cstring>
+#include <sys/stat.h>
 
 namespace onnxir {
 
@@ -139,13 +140,20 @@ bool slimModel(const uint8_t *base, size_t size, std::string &out,
   });
 }
 
+// Bytes that parse as a TensorProto with a known element type and nothing
+// unknown (what `.pb` tensor files hold).
+bool looksLikeTensor(proto::TensorProto &tp, const char *data, size_t size) {
+  return tp.ParseFromArray(data, (int)size) && tp.unknown_fields().empty() &&
+         tp.has_data_type() && tp.data_type() >= 1 && tp.data_type() <= 23 &&
+         !tp.has_data_location() && tp.external_data_size() == 0;
+}
+
 // A message that parses but has neither a graph nor an opset import is not
 // a model (protobuf accepts almost any bytes as some message): say what it
 // looks like instead of lifting an empty model.
 std::string notAModelReason(const char *data, size_t size, const proto::ModelProto &mp) {
   proto::TensorProto tp;
-  if (tp.ParseFromArray(data, (int)size) && tp.unknown_fields().empty() &&
-      (tp.dims_size() || tp.has_data_type() || tp.has_raw_data()))
+  if (size < (64u << 20) && looksLikeTensor(tp, data, size))
     return "it has no graph and no opset_import, and reads as a TensorProto (a tensor file "
            "such as a test's input_0.pb)";
   if (mp.ByteSizeLong() == 0)
@@ -176,8 +184,7 @@ absl::StatusOr<std::unique_ptr<Model>> liftBytes(const char *data, size_t size,
   in.SetRecursionLimit(kMaxMessageNesting);
   if (!mp.MergeFromCodedStream(&in) || !in.ConsumedEntireMessage()) {
     proto::TensorProto tp;
-    if (size < (64u << 20) && tp.ParseFromArray(data, (int)size) && tp.unknown_fields().empty() &&
-        (tp.dims_size() || tp.has_data_type()))
+    if (size < (64u << 20) && looksLikeTensor(tp, data, size))
       return absl::InvalidArgumentError(
           source + ": not an ONNX model: it reads as a TensorProto (a tensor file such as a "
                    "test's input_0.pb)");
@@ -236,7 +243,11 @@ absl::StatusOr<std::unique_ptr<Model>> loadModel(const std::string &path,
                                                  const LiftOptions &opts) {
   LiftOptions o = opts;
   if (o.sourceName.empty()) o.sourceName = path == "-" ? "<stdin>" : path;
-  if (o.baseDir.empty()) o.baseDir = path == "-" ? "." : detail::dirOf(path);
+  // A pipe or standard input has no directory: the working directory
+  // stands in for external data.
+  struct stat st;
+  bool regular = path != "-" && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  if (o.baseDir.empty()) o.baseDir = regular ? detail::dirOf(path) : ".";
   auto buf = detail::readInput(path, o.sourceName);
   if (!buf.ok()) return buf.status();
   return detail::liftBuffer(*buf, o, o.sourceName);

@@ -49,7 +49,7 @@ struct RawView {
 };
 
 /// Raw data the lifter takes as views of the mapped file instead of from
-/// the parsed message (see Note [Slim parsing] in ModelIO.cpp).
+/// the parsed message (see Note [Slim parsing] in ModelLoad.cpp).
 struct FileViews {
   std::shared_ptr<const Buffer> file;
   /// Indexed by main-graph initializer position; length-0 optional = none.

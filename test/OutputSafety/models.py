@@ -44,24 +44,32 @@ def ext_model(path, data_name, ntensors, nbytes, fill, sparse=False):
         f.write(m.SerializeToString())
 
 
-def tensor_bytes(model_path, t):
-    """The bytes of tensor `t` of the model at model_path (inline or external)."""
+def tensor_bytes(model_path, t, files):
+    """The bytes of tensor `t` of the model at model_path (inline or
+    external; `files` caches open data files, as a reader does)."""
     if t.data_location != TensorProto.EXTERNAL:
         return t.raw_data
     ext = {e.key: e.value for e in t.external_data}
-    p = os.path.join(os.path.dirname(model_path) or ".", ext["location"])
-    with open(p, "rb") as f:
-        f.seek(int(ext.get("offset", "0")))
-        return f.read(int(ext["length"]))
+    f = files[ext["location"]]
+    f.seek(int(ext.get("offset", "0")))
+    return f.read(int(ext["length"]))
 
 
 def read_fills(model_path):
     """For each initializer, the single byte value it is filled with, or
-    raises if the model does not load, is dangling or holds mixed bytes."""
+    raises if the model does not load, is dangling or holds mixed bytes.
+    Like a real reader, it opens each data file once, right after reading
+    the model."""
     m = onnx.load(model_path, load_external_data=False)
+    d = os.path.dirname(model_path) or "."
+    files = {}
+    for t in m.graph.initializer:
+        for e in t.external_data:
+            if e.key == "location" and e.value not in files:
+                files[e.value] = open(os.path.join(d, e.value), "rb")
     fills = []
     for t in m.graph.initializer:
-        b = tensor_bytes(model_path, t)
+        b = tensor_bytes(model_path, t, files)
         n = 1
         for dim in t.dims:
             n *= dim
@@ -70,4 +78,6 @@ def read_fills(model_path):
         if b.count(b[:1]) != len(b):
             raise ValueError("%s: %s holds mixed bytes" % (model_path, t.name))
         fills.append(b[0])
+    for f in files.values():
+        f.close()
     return fills

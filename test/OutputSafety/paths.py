@@ -61,6 +61,13 @@ if not stat.S_ISCHR(os.stat(dev).st_mode):
     fail("%s is no longer a character device" % dev)
 ok("char device written in place")
 
+# Write errors keep the system's reason (binary and text).
+if os.path.exists("/dev/full") and stat.S_ISCHR(os.stat("/dev/full").st_mode):
+    expect(run("m.onnx", "-o", "/dev/full"), 1, "write failed: No space left on device")
+    expect(run("m.onnx", "--emit=text", "-o", "/dev/full"), 1,
+           "write failed: No space left on device")
+ok("write errors say why")
+
 # A FIFO is written into (a reader is waiting on it).
 os.mkfifo("fifo")
 reader = subprocess.Popen(["cat", "fifo"], stdout=subprocess.PIPE)

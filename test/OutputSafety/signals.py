@@ -33,7 +33,10 @@ def fail(msg):
 
 for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
     for attempt in range(5):
-        p = subprocess.Popen(["onnx-opt", src, "-o", out], stderr=subprocess.PIPE)
+        # lit runs tests with SIGINT ignored, and an ignored signal stays
+        # ignored in children: restore the default first.
+        p = subprocess.Popen(["onnx-opt", src, "-o", out], stderr=subprocess.PIPE,
+                             preexec_fn=lambda: signal.signal(sig, signal.SIG_DFL))
         seen = False
         deadline = time.time() + 30
         while p.poll() is None and time.time() < deadline:

@@ -2,7 +2,7 @@
 //
 // saveModel writes the raw bytes of big main-graph initializers straight from
 // the IR instead of copying them into the ModelProto (Note [Streamed save] in
-// lib/Serialize/ModelIO.cpp). The file must be byte for byte what lowering
+// lib/Serialize/ModelSave.cpp). The file must be byte for byte what lowering
 // the whole message gives, with every field around the spliced bytes (model,
 // graph and tensor fields before and after them, unknown fields at each
 // level) in place, whether the bytes come from a mapped input file (big
