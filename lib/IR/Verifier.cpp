@@ -406,7 +406,8 @@ void checkTypeNesting(const Model &m, std::vector<Diagnostic> &out) {
     return d;
   };
   auto check = [&](const Type *t, const std::string &where) {
-    if (!t || out.size() > 100 || depthOf(t) <= kMaxTypeNesting) return;
+    // Tensor types (no inner type) are the common case: no lookup.
+    if (!t || !t->elementType() || out.size() > 100 || depthOf(t) <= kMaxTypeNesting) return;
     out.push_back({Diagnostic::Kind::Other,
                    absl::StrCat(where, ": its type nests ", depthOf(t),
                                 " levels deep, past the limit of ", kMaxTypeNesting,
