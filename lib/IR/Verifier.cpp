@@ -397,7 +397,8 @@ void checkRecursion(const Model &m, std::vector<Diagnostic> &out) {
 }
 
 /// Note [Nesting limits] (Limits.h) for what passes and API users build:
-/// a type nested past kMaxTypeNesting could be written but not read back.
+/// a type nested past kMaxTypeNesting, or a graph past kMaxGraphNesting,
+/// could be written but not read back.
 void checkTypeNesting(const Model &m, std::vector<Diagnostic> &out) {
   llvm::DenseMap<const Type *, unsigned> memo;
   auto depthOf = [&](const Type *t) {
@@ -409,13 +410,23 @@ void checkTypeNesting(const Model &m, std::vector<Diagnostic> &out) {
     return d;
   };
   auto check = [&](const Type *t, const std::string &where) {
-    if (!t || out.size() > 100 || depthOf(t) <= kMaxTypeNesting) return;
+    // Tensor types (no inner type) are the common case: no lookup.
+    if (!t || !t->elementType() || out.size() > 100 || depthOf(t) <= kMaxTypeNesting) return;
     out.push_back({Diagnostic::Kind::Other,
                    absl::StrCat(where, ": its type nests ", depthOf(t),
                                 " levels deep, past the limit of ", kMaxTypeNesting,
                                 " (onnxir::kMaxTypeNesting)")});
   };
+  bool graphTooDeep = false;
   const_cast<Model &>(m).walkGraphs([&](Graph *g) {
+    // Inlining a function with nested graphs into a deep subgraph can go
+    // past the limit the readers enforce; report the first such graph.
+    if (!graphTooDeep && g->depth() > kMaxGraphNesting) {
+      graphTooDeep = true;
+      out.push_back({Diagnostic::Kind::Other,
+                     absl::StrCat(g->path(), ": subgraphs nest deeper than ", kMaxGraphNesting,
+                                  " levels (the limit of onnxir::kMaxGraphNesting)")});
+    }
     for (Value *v : g->definitions())
       check(v->type(), absl::StrCat(g->path(), ": value \"", v->name().str(), "\""));
     for (const Node &n : g->nodes())

@@ -98,6 +98,9 @@ StatusOr<std::vector<Tensor>> kEyeLike(const KernelCall &c) {
   DataType dt = c.input(0)->dataType();
   if (const Attribute *a = c.attr("dtype")) dt = (DataType)a->i;
   int64_t k = attrInt(c, "k", 0);
+  // `dtype` may widen the elements (int8 to double is 8x the input).
+  Status sz = checkOutputSize(c, dt, d);
+  if (!sz.ok()) return sz;
   Arr out = Arr::make(dt, d);
   if (out.kind() == CK::None || out.kind() == CK::Str) return unsupported("EyeLike type");
   for (int64_t i = 0; i < d[0]; ++i) {

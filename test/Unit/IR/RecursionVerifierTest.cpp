@@ -116,4 +116,24 @@ TEST_F(RecursionTest, TypesNestedPastTheLimit) {
       << all[0].message;
 }
 
+TEST_F(RecursionTest, GraphsNestedPastTheLimit) {
+  // What a pass could build (inlining a function with subgraphs into a deep
+  // branch): one level more than the readers accept is reported once.
+  auto tooDeep = [&] {
+    unsigned n = 0;
+    for (auto &d : verifyAll(m))
+      n += d.message.find("subgraphs nest deeper than 128 levels") != std::string::npos;
+    return n;
+  };
+  Graph *cur = &g;
+  for (unsigned k = 0; k <= kMaxGraphNesting; ++k) {
+    Node *ifn = cur->createNode("If", {x}, 1);
+    cur = addSubgraph(ifn, "then_branch", "b" + std::to_string(k));
+    if (k + 1 == kMaxGraphNesting) {
+      EXPECT_EQ(tooDeep(), 0u) << "at the limit";
+    }
+  }
+  EXPECT_EQ(tooDeep(), 1u);
+}
+
 } // namespace
