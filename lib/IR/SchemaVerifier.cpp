@@ -152,8 +152,12 @@ private:
     // Type variable -> (type string, where first seen).
     std::map<llvm::StringRef, std::pair<std::string, std::string>> bound;
     auto one = [&](const char *what, unsigned i, const FormalParameter *f, const Value *v) {
-      if (!f || !v || !v->type()) return;
-      std::string t = typeString(*v->type());
+      if (!f || !v) return;
+      std::string t;
+      if (v->type()) t = typeString(*v->type());
+      else if (const Tensor *init = v->initializer()) // an initializer without value_info
+        if (isKnownDataType(init->dataTypeRaw()) && init->dataTypeRaw() != 0)
+          t = absl::StrCat("tensor(", dataTypeName(init->dataType()).str(), ")");
       if (t.empty()) return;
       std::string where = absl::StrCat(what, " #", i, " \"", f->name.str(), "\"");
       if (!f->allows(t)) {

@@ -305,6 +305,11 @@ int onnxOptMain(int argc, char **argv) {
     }
     llvm::outs() << llvm::format("  -%-22s %s\n", gO1Info.argument.c_str(),
                                  gO1Info.description.c_str());
+    llvm::outs() << "Verification (flags, on load and after every pass with --verify-each):\n"
+                    "  --verify=structure       scopes, use lists, order (default)\n"
+                    "  --verify=schema          also every node against its ONNX operator schema\n"
+                    "  --strict                 load warnings (unknown ops, undeclared domains,\n"
+                    "                           newer ir_version or opset) are errors\n";
     return 0;
   }
 
