@@ -8,6 +8,8 @@
 #include "onnxir/IR/Graph.h"
 #include "onnxir/IR/Model.h"
 #include "onnxir/IR/Node.h"
+#include "onnxir/IR/OpSchema.h"
+#include "onnxir/IR/SchemaVerifier.h"
 #include "onnxir/IR/Tensor.h"
 #include "onnxir/IR/Type.h"
 #include "onnxir/IR/Value.h"

@@ -1,6 +1,8 @@
 //===- Model.cpp ----------------------------------------------------------===//
 #include "onnxir/IR/Model.h"
 
+#include "onnxir/IR/OpSchema.h"
+
 namespace onnxir {
 
 Model::Model() : ctx_(std::make_unique<Context>()), graph_(std::make_unique<Graph>(*ctx_)) {
@@ -14,6 +16,7 @@ Model::~Model() {
 
 Function &Model::addFunction() {
   functions_.push_back(std::make_unique<Function>(*ctx_));
+  functions_.back()->body().model_ = this;
   return *functions_.back();
 }
 
@@ -24,10 +27,8 @@ Function *Model::findFunction(const Node &n) const {
 }
 
 int64_t Model::opsetVersion(llvm::StringRef domain) const {
-  bool dflt = domain.empty() || domain == "ai.onnx";
   for (const OpsetImport &o : opsetImports) {
-    bool od = o.domain.empty() || o.domain == "ai.onnx";
-    if ((dflt && od) || o.domain == domain) return o.version;
+    if (canonicalDomain(o.domain) == canonicalDomain(domain)) return o.version;
   }
   return -1;
 }

@@ -2,6 +2,7 @@
 #include "onnxir/IR/Node.h"
 
 #include "onnxir/IR/Graph.h"
+#include "onnxir/IR/OpSchema.h"
 
 #include "absl/strings/str_cat.h"
 #include "llvm/ADT/DenseMap.h"
@@ -43,7 +44,7 @@ void Node::setOverload(llvm::StringRef s) { overload_ = graph_->getContext().int
 void Node::setName(llvm::StringRef s) { name_ = graph_->getContext().save(s); }
 
 bool Node::is(llvm::StringRef op) const {
-  return opType_ == op && (domain_.empty() || domain_ == "ai.onnx");
+  return opType_ == op && isDefaultDomain(domain_);
 }
 
 //===----------------------------------------------------------------------===//

@@ -2,6 +2,7 @@
 #include "onnxir/IR/Verifier.h"
 
 #include "onnxir/IR/Model.h"
+#include "onnxir/IR/SchemaVerifier.h"
 
 #include "absl/strings/str_cat.h"
 #include "llvm/ADT/DenseMap.h"
@@ -23,6 +24,8 @@ const char *diagnosticKindName(Diagnostic::Kind k) {
   case Diagnostic::Kind::Cycle: return "cycle";
   case Diagnostic::Kind::BadOutput: return "bad output";
   case Diagnostic::Kind::Other: return "error";
+  case Diagnostic::Kind::Schema: return "schema";
+  case Diagnostic::Kind::SchemaWarning: return "schema warning";
   }
   return "error";
 }
@@ -323,6 +326,10 @@ std::vector<Diagnostic> verifyAll(const Model &m, const VerifyOptions &opts) {
   std::vector<Diagnostic> all = verifyAll(m.graph(), opts);
   for (auto &f : m.functions()) {
     auto d = verifyAll(f->body(), opts);
+    all.insert(all.end(), d.begin(), d.end());
+  }
+  if (opts.schema) {
+    auto d = verifySchemaAll(m, opts);
     all.insert(all.end(), d.begin(), d.end());
   }
   return all;

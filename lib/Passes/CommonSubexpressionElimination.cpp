@@ -3,13 +3,14 @@
 // Scoped value numbering: a node is keyed by its identity, operands and
 // attributes. Keys of enclosing graphs are visible in nested graphs (a node
 // in a branch may reuse an equal outer node defined before the branch's
-// holder), never across sibling graphs. Nondeterministic ops (Random*,
-// Bernoulli, Multinomial, *Dropout), ops of unknown domains and calls of
+// holder), never across sibling graphs. Nondeterministic ops (see Note [Op
+// traits] in OpSchema.h), ops of unknown domains and calls of
 // local functions, nodes with subgraphs or without results, and nodes feeding
 // graph outputs (whose names are the interface) are never merged away.
 //
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/Model.h"
+#include "onnxir/IR/OpSchema.h"
 #include "onnxir/Passes/Passes.h"
 
 #include "absl/strings/str_cat.h"
@@ -21,19 +22,11 @@ namespace onnxir {
 
 namespace {
 
-// Ops that may give different results on two runs with equal inputs (any
-// domain: com.microsoft has its own Random* and *Dropout ops).
-bool nondeterministic(const Node &n) {
-  llvm::StringRef op = n.opType();
-  return op.startswith("Random") || op.contains("Dropout") || op == "Bernoulli" ||
-         op == "Multinomial";
-}
-
 // Only ops of domains whose semantics we know are merged: a custom op or a
 // model-local function may have effects or be nondeterministic.
 bool knownDomain(const Model &m, const Node &n) {
   llvm::StringRef d = n.domain();
-  bool known = d.empty() || d == "ai.onnx" || d == "ai.onnx.ml" || d == "com.microsoft";
+  bool known = isDefaultDomain(d) || d == "ai.onnx.ml" || d == "com.microsoft";
   return known && !m.findFunction(n);
 }
 
@@ -107,7 +100,7 @@ public:
           if (auto s = runGraph(*sg, scopes); !s.ok()) return s;
         continue;
       }
-      if (n.numResults() == 0 || nondeterministic(n) || !knownDomain(model, n) ||
+      if (n.numResults() == 0 || isNondeterministic(n) || !knownDomain(model, n) ||
           !nodeKey(n, key))
         continue;
       Node *prev = nullptr;

@@ -13,6 +13,7 @@
 
 #include "onnxir/IR/Builder.h"
 #include "onnxir/IR/Model.h"
+#include "onnxir/IR/OpSchema.h"
 #include "onnxir/Passes/Kernels.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/ShapeInference.h"
@@ -87,7 +88,7 @@ std::vector<Scope> Folder::scopes() {
   for (auto &f : model_.functions()) {
     int64_t v = -1;
     for (const OpsetImport &oi : f->opsetImports)
-      if (oi.domain.empty() || oi.domain == "ai.onnx") v = oi.version;
+      if (isDefaultDomain(oi.domain)) v = oi.version;
     if (v < 0) v = model_.opsetVersion("");
     s.push_back({&f->body(), v, true});
   }
@@ -163,8 +164,8 @@ void Folder::visitUses(Node *n) {
 
 void Folder::evaluate(Node *n, int64_t opset) {
   if (n->is("Constant") || n->hasSubgraphs()) return;
-  if (!n->domain().empty() && n->domain() != "ai.onnx") return;
-  if (isNondeterministicOp(n->domain(), n->opType())) return;
+  // Dropout is nondeterministic only in training mode, which its kernel refuses.
+  if (!isDefaultDomain(n->domain()) || (isNondeterministic(*n) && !n->is("Dropout"))) return;
   for (unsigned i = 0; i < n->numAttributes(); ++i)
     if (n->attribute(i).isReference()) return;
   bool anyResult = false;

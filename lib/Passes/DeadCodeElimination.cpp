@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/Model.h"
+#include "onnxir/IR/OpSchema.h"
 #include "onnxir/Passes/Passes.h"
 
 #include "llvm/ADT/DenseSet.h"
@@ -37,19 +38,6 @@ void collectInputs(Node *root, Node *n, std::vector<Value *> &out) {
     for (Node &m : g->nodes()) collectInputs(root, &m, out);
     collectInputs(root, g->returnNode(), out);
   }
-}
-
-// True if result #i of `n` is optional in the op's schema (every opset
-// version), so an unused one may become an empty slot. Only standard ops whose
-// optional outputs we know; everything else keeps its results.
-bool isOptionalResult(const Node &n, unsigned i) {
-  if (!(n.domain().empty() || n.domain() == "ai.onnx")) return false;
-  llvm::StringRef op = n.opType();
-  if (op == "LSTM" || op == "GRU" || op == "RNN") return true; // Y, Y_h (, Y_c)
-  if (op == "Dropout" || op == "MaxPool" || op == "LayerNormalization" ||
-      op == "BatchNormalization" || op == "Unique" || op == "SoftmaxCrossEntropyLoss")
-    return i >= 1;
-  return false;
 }
 
 } // namespace
@@ -90,6 +78,7 @@ absl::StatusOr<bool> eliminateDeadCode(Model &m, const DCEOptions &opts, DCEStat
     for (Node &n : g->nodes())
       for (unsigned i = 0; i < n.numResults(); ++i) {
         Value *r = n.result(i);
+        // Optional in the op's schema (OpSchema.h): an unused one may go.
         if (r && r->useEmpty() && isOptionalResult(n, i) && n.hasUses()) {
           (void)n.eraseResult(i);
           changed = true;
@@ -142,7 +131,7 @@ absl::StatusOr<bool> eliminateDeadCode(Model &m, const DCEOptions &opts, DCEStat
     size_t before = ops.size();
     ops.erase(std::remove_if(ops.begin(), ops.end(),
                              [&](const OpsetImport &o) {
-                               std::string d = o.domain == "ai.onnx" ? "" : o.domain;
+                               std::string d = canonicalDomain(o.domain).str();
                                // The default domain is always kept.
                                return !d.empty() && !domains.count(d);
                              }),

@@ -60,7 +60,7 @@ absl::StatusOr<bool> PassManager::runOne(Pass &p, Model &m) {
     std::string problems;
     std::set<int> now;
     unsigned shown = 0;
-    for (const Diagnostic &d : verifyAll(m)) {
+    for (const Diagnostic &d : verifyAll(m, opts_.verify)) {
       now.insert((int)d.kind);
       if (tolerated_.count((int)d.kind) || ++shown > 20) continue;
       absl::StrAppend(&problems, "\n  ", d.message, " [", diagnosticKindName(d.kind), "]");
@@ -144,7 +144,7 @@ void PassManager::report() {
 absl::StatusOr<bool> PassManager::run(Model &m) {
   tolerated_.clear();
   if (opts_.verifyEach)
-    for (const Diagnostic &d : verifyAll(m)) tolerated_.insert((int)d.kind);
+    for (const Diagnostic &d : verifyAll(m, opts_.verify)) tolerated_.insert((int)d.kind);
   timings_.clear();
   stats_.clear();
   bool changed = false;

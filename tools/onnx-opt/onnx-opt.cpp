@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/Model.h"
+#include "onnxir/IR/SchemaVerifier.h"
 #include "onnxir/IR/Verifier.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/PassManager.h"
@@ -97,6 +98,17 @@ using PassList = cl::list<const PassInfo *, bool, PassNameParser>;
 
 cl::opt<bool> gVerifyEach("verify-each", cl::desc("Verify the IR after every pass (default on)"),
                           cl::init(true), cl::cat(gDebugCat));
+cl::opt<std::string> gVerifyLevel("verify",
+                                  cl::desc("What the model is checked for, on load and with "
+                                           "-verify-each after every pass: 'structure' "
+                                           "(default) or 'schema' (also every node against "
+                                           "its ONNX operator schema)"),
+                                  cl::value_desc("level"), cl::init("structure"),
+                                  cl::cat(gDebugCat));
+cl::opt<bool> gStrict("strict",
+                      cl::desc("Turn the load warnings (unknown ops, undeclared domains, "
+                               "newer ir_version or opset) into errors"),
+                      cl::cat(gDebugCat));
 cl::opt<bool> gTimePasses("time-passes", cl::desc("Time each pass"), cl::cat(gDebugCat));
 cl::list<std::string> gPrintAfter("print-ir-after",
                                   cl::desc("Print the IR (text) after the named passes"),
@@ -211,6 +223,22 @@ void writeTextAtomically(const std::string &path, const std::string &text) {
   }
 }
 
+// Schema warnings on load (once per op kind; errors with --strict) and,
+// with --verify=schema, the schema errors.
+void checkSchemasOnLoad(const Model &m, bool schema, bool strict) {
+  std::string errors;
+  for (const Diagnostic &d : schemaWarnings(m, /*exceptErrors=*/schema)) {
+    if (strict) errors += "\n  " + d.message + " [" + diagnosticKindName(d.kind) + "]";
+    else llvm::errs() << "onnx-opt: warning: " << gInput << ": " << d.message << "\n";
+  }
+  if (schema)
+    for (const Diagnostic &d : verifySchemaAll(m))
+      errors += "\n  " + d.message + " [" + diagnosticKindName(d.kind) + "]";
+  if (!errors.empty())
+    fail(gInput + ": the model is invalid:" + errors +
+         (strict ? "" : "\n(--verify=structure skips the operator schema checks)"));
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -256,6 +284,11 @@ int main(int argc, char **argv) {
     }
     llvm::outs() << llvm::format("  -%-22s %s\n", gO1Info.argument.c_str(),
                                  gO1Info.description.c_str());
+    llvm::outs() << "Verification (flags, on load and after every pass with --verify-each):\n"
+                    "  --verify=structure       scopes, use lists, order (default)\n"
+                    "  --verify=schema          also every node against its ONNX operator schema\n"
+                    "  --strict                 load warnings (unknown ops, undeclared domains,\n"
+                    "                           newer ir_version or opset) are errors\n";
     return 0;
   }
 
@@ -303,6 +336,10 @@ int main(int argc, char **argv) {
                 : ""));
   }
 
+  if (gVerifyLevel != "structure" && gVerifyLevel != "schema")
+    fail("--verify must be structure or schema, not '" + gVerifyLevel + "'");
+  checkSchemasOnLoad(*model, gVerifyLevel == "schema", gStrict);
+
   Summary before;
   if (gSummary) {
     before = summarize(*model);
@@ -312,6 +349,7 @@ int main(int argc, char **argv) {
   // Build and run the pipeline.
   PassManagerOptions pmo;
   pmo.verifyEach = gVerifyEach;
+  pmo.verify.schema = gVerifyLevel == "schema";
   pmo.timePasses = gTimePasses;
   pmo.printStatistics = llvm::AreStatisticsEnabled();
   pmo.printIRAfterAll = gPrintAfterAll;

@@ -94,6 +94,9 @@ public:
   Graph *parentGraph() const;
   /// The function whose body this is (for nested graphs: of the top graph).
   Function *parentFunction() const { return topLevel()->function_; }
+  /// The model whose main graph or function body this is (through the top
+  /// graph); null for a graph that belongs to no model.
+  Model *parentModel() const { return topLevel()->model_; }
   /// True if `this` is `g` or nested (at any depth) inside `g`.
   bool isNestedIn(const Graph *g) const;
   /// Nesting depth: 0 for a top-level graph.

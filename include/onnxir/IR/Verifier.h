@@ -43,6 +43,8 @@ struct Diagnostic {
     Cycle,             ///< a dependency cycle
     BadOutput,         ///< a graph output is empty or its value is not in scope
     Other,
+    Schema,            ///< a node breaks its operator schema (SchemaVerifier.h)
+    SchemaWarning,     ///< unknown op, undeclared domain, newer versions (not an error)
   };
   Kind kind;
   std::string message; ///< path and explanation
@@ -53,6 +55,9 @@ struct VerifyOptions {
   bool checkOrder = true;
   /// Stop after this many problems.
   unsigned maxDiagnostics = 100;
+  /// Also check every node against its operator schema (Schema errors only;
+  /// see SchemaVerifier.h, which also gives the warnings).
+  bool schema = false;
 };
 
 /// Every problem found in `m` (empty when it is well-formed).

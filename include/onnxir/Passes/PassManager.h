@@ -22,6 +22,7 @@
 #ifndef ONNXIR_PASSES_PASSMANAGER_H
 #define ONNXIR_PASSES_PASSMANAGER_H
 
+#include "onnxir/IR/Verifier.h"
 #include "onnxir/Passes/Pass.h"
 
 #include "absl/status/statusor.h"
@@ -39,6 +40,8 @@ namespace onnxir {
 struct PassManagerOptions {
   /// Verify the IR after every pass (see Note [Verification after a pass]).
   bool verifyEach = true;
+  /// What verifyEach checks (schema = true adds the operator schema checks).
+  VerifyOptions verify;
   /// Print a timing report (one line per pass execution, and a total).
   bool timePasses = false;
   /// Print every pass's counters, summed over its executions.

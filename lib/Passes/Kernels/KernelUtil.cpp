@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "KernelUtil.h"
 
+#include "onnxir/IR/OpSchema.h"
+
 #include <cstring>
 #include <limits>
 
@@ -312,7 +314,6 @@ const KernelTable &table() {
   }();
   return *t;
 }
-bool isDefaultDomain(llvm::StringRef d) { return d.empty() || d == "ai.onnx"; }
 } // namespace
 
 } // namespace kernels
@@ -344,8 +345,11 @@ bool hasKernel(llvm::StringRef domain, llvm::StringRef opType) {
 }
 
 bool isNondeterministicOp(llvm::StringRef domain, llvm::StringRef opType) {
-  if (!isDefaultDomain(domain)) return false;
-  return opType.startswith("Random") || opType == "Bernoulli" || opType == "Multinomial";
+  // The schemas say (Note [Op traits] in OpSchema.h); Dropout is left to its kernel.
+  if (!isDefaultDomain(domain) || opType == "Dropout") return false;
+  for (const OpSchema &s : schemaVersions(domain, opType))
+    if (s.determinism() == Determinism::Nondeterministic) return true;
+  return false;
 }
 
 uint64_t tensorDataBytes(const Tensor &t) {

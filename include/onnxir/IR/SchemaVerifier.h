@@ -1,0 +1,48 @@
+//===- SchemaVerifier.h - Nodes against their operator schemas ------------===//
+//
+// The level above the structural verifier (Verifier.h). For every node whose
+// domain has schemas (OpSchema.h) it reports, located like the structural
+// diagnostics (`graph "main" > node #3 "c" (Conv): ...`), as Schema errors:
+//  - the domain is not imported, or the op does not exist (or is deprecated)
+//    at the imported opset version;
+//  - too few or too many inputs or outputs, an empty slot where the formal
+//    parameter is not optional, a variadic below its minimum arity;
+//  - an unknown attribute, an attribute of the wrong type, a missing required
+//    attribute;
+//  - an operand or result whose known type breaks its type constraint or
+//    concrete type, one type variable bound to two types (homogeneous
+//    variadics included);
+//  - an If/Loop/Scan/SequenceMap body with the wrong number of inputs or
+//    outputs for the node.
+// Calls of model-local functions are checked against the function's
+// signature (inputs and outputs); nodes of other domains are accepted.
+//
+// schemaWarnings() gives what onnx-opt warns about on load, once per op kind:
+// ops unknown at the imported version of a schema domain, ops of domains the
+// model (or function) does not import, an ir_version newer than kMaxIRVersion,
+// an opset_import newer than the newest opset the table knows.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXIR_IR_SCHEMAVERIFIER_H
+#define ONNXIR_IR_SCHEMAVERIFIER_H
+
+#include "onnxir/IR/Verifier.h"
+
+#include <vector>
+
+namespace onnxir {
+
+class Model;
+
+/// Every Schema error of `m` (main graph, nested graphs, function bodies), at
+/// most opts.maxDiagnostics. verifyAll(m, {schema = true}) includes these.
+std::vector<Diagnostic> verifySchemaAll(const Model &m, const VerifyOptions &opts = {});
+
+/// The load-time warnings (kind SchemaWarning), once per op kind. With
+/// `exceptErrors`, those that verifySchemaAll reports as errors (unknown ops
+/// and unimported domains that have schemas) are left out.
+std::vector<Diagnostic> schemaWarnings(const Model &m, bool exceptErrors = false);
+
+} // namespace onnxir
+
+#endif // ONNXIR_IR_SCHEMAVERIFIER_H

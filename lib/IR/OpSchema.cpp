@@ -1,0 +1,478 @@
+//===- OpSchema.cpp - The operator schema registry ------------------------===//
+//
+// The generated tables (OpSchemaTables.inc) are flat records of indices into
+// one string pool. On first use they are expanded once into OpSchema objects
+// whose StringRefs point into the pool (static storage, so they never dangle).
+//
+//===----------------------------------------------------------------------===//
+#include "onnxir/IR/OpSchema.h"
+
+#include "onnxir/IR/Function.h"
+#include "onnxir/IR/Model.h"
+#include "onnxir/IR/Node.h"
+#include "onnxir/IR/Type.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <algorithm>
+#include <map>
+
+namespace onnxir {
+
+namespace {
+
+struct RawParam {
+  uint16_t name, type;
+  uint8_t option, homogeneous;
+  int32_t minArity;
+};
+struct RawAttr {
+  uint16_t name;
+  uint8_t kind, required, dflt;
+  uint32_t dfltIndex, dfltCount;
+};
+struct RawConstraint {
+  uint16_t param;
+  uint32_t listStart, listCount;
+};
+struct RawBody {
+  int32_t opset;
+  uint16_t text;
+};
+enum : uint8_t { kDeprecated = 1, kExperimental = 2, kHasFunction = 4, kContextDependent = 8 };
+struct RawSchema {
+  uint16_t domain, name;
+  int32_t since;
+  uint8_t flags, determinism;
+  int32_t minIn, maxIn, minOut, maxOut;
+  uint32_t inStart, inCount, outStart, outCount, attrStart, attrCount, tcStart, tcCount,
+      bodyStart, bodyCount;
+};
+enum : uint8_t { DNone, DInt, DFloat, DString, DInts, DFloats, DStrings, DTensor };
+
+#include "OpSchemaTables.inc"
+
+llvm::StringRef str(uint32_t id) {
+  return llvm::StringRef(kStrPool + kStrOffsets[id], kStrOffsets[id + 1] - kStrOffsets[id]);
+}
+
+} // namespace
+
+struct SchemaTable {
+  std::vector<OpSchema> schemas;
+  /// (domain, op) -> [first, last) in schemas.
+  std::map<std::pair<llvm::StringRef, llvm::StringRef>, std::pair<size_t, size_t>> byOp;
+  std::map<llvm::StringRef, int64_t> latest;
+
+  SchemaTable() {
+    size_t n = sizeof(kSchemas) / sizeof(kSchemas[0]);
+    schemas.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      const RawSchema &r = kSchemas[i];
+      OpSchema &s = schemas[i];
+      s.domain_ = str(r.domain);
+      s.name_ = str(r.name);
+      s.since_ = r.since;
+      s.deprecated_ = r.flags & kDeprecated;
+      s.experimental_ = r.flags & kExperimental;
+      s.hasFunction_ = r.flags & kHasFunction;
+      s.contextDependent_ = r.flags & kContextDependent;
+      s.determinism_ = static_cast<Determinism>(r.determinism);
+      s.minIn_ = r.minIn;
+      s.maxIn_ = r.maxIn;
+      s.minOut_ = r.minOut;
+      s.maxOut_ = r.maxOut;
+      for (uint32_t k = 0; k < r.tcCount; ++k) {
+        const RawConstraint &c = kConstraints[r.tcStart + k];
+        TypeConstraint tc;
+        tc.param = str(c.param);
+        for (uint32_t j = 0; j < c.listCount; ++j) tc.allowed.push_back(str(kStrLists[c.listStart + j]));
+        s.constraints_.push_back(std::move(tc));
+      }
+      auto params = [&](uint32_t start, uint32_t count, std::vector<FormalParameter> &out) {
+        for (uint32_t k = 0; k < count; ++k) {
+          const RawParam &p = kParams[start + k];
+          FormalParameter f;
+          f.name = str(p.name);
+          f.typeStr = str(p.type);
+          f.option = static_cast<ParamOption>(p.option);
+          f.homogeneous = p.homogeneous;
+          f.minArity = p.minArity;
+          out.push_back(f);
+        }
+      };
+      params(r.inStart, r.inCount, s.inputs_);
+      params(r.outStart, r.outCount, s.outputs_);
+      // Constraint pointers once the vector no longer grows.
+      for (auto *v : {&s.inputs_, &s.outputs_})
+        for (FormalParameter &f : *v) f.constraint = s.typeConstraint(f.typeStr);
+      for (uint32_t k = 0; k < r.attrCount; ++k) {
+        const RawAttr &a = kAttrs[r.attrStart + k];
+        AttributeSchema as;
+        as.name = str(a.name);
+        as.kind = static_cast<AttrKind>(a.kind);
+        as.required = a.required;
+        as.hasDefault = a.dflt != DNone;
+        switch (a.dflt) {
+        case DInt: as.defaultInt = kDefaultInts[a.dfltIndex]; break;
+        case DFloat: as.defaultFloat = kDefaultFloats[a.dfltIndex]; break;
+        case DString: as.defaultString = str(a.dfltIndex); break;
+        case DInts:
+          as.defaultInts.assign(kDefaultInts + a.dfltIndex, kDefaultInts + a.dfltIndex + a.dfltCount);
+          break;
+        case DFloats:
+          as.defaultFloats.assign(kDefaultFloats + a.dfltIndex,
+                                  kDefaultFloats + a.dfltIndex + a.dfltCount);
+          break;
+        case DStrings:
+          for (uint32_t j = 0; j < a.dfltCount; ++j)
+            as.defaultStrings.push_back(str(kStrLists[a.dfltIndex + j]));
+          break;
+        default: break;
+        }
+        s.attrs_.push_back(std::move(as));
+      }
+      for (uint32_t k = 0; k < r.bodyCount; ++k)
+        s.bodies_.push_back(FunctionBody{kBodies[r.bodyStart + k].opset, str(kBodies[r.bodyStart + k].text)});
+    }
+    // Versions of one op are adjacent and sorted (the generator sorts).
+    for (size_t i = 0; i < n;) {
+      size_t j = i + 1;
+      while (j < n && schemas[j].domain_ == schemas[i].domain_ && schemas[j].name_ == schemas[i].name_) {
+        schemas[j - 1].last_ = schemas[j].since_ - 1;
+        ++j;
+      }
+      byOp[{schemas[i].domain_, schemas[i].name_}] = {i, j};
+      for (size_t k = i; k < j; ++k) {
+        int64_t &l = latest[schemas[k].domain_];
+        l = std::max(l, schemas[k].since_);
+      }
+      i = j;
+    }
+  }
+
+  static const SchemaTable &get() {
+    static const SchemaTable t;
+    return t;
+  }
+};
+
+//===--- OpSchema ---------------------------------------------------------===//
+
+bool TypeConstraint::allows(llvm::StringRef typeStr) const {
+  return std::find(allowed.begin(), allowed.end(), typeStr) != allowed.end();
+}
+
+bool FormalParameter::allows(llvm::StringRef t) const {
+  return constraint ? constraint->allows(t) : typeStr == t;
+}
+
+const FormalParameter *OpSchema::input(llvm::StringRef n) const {
+  int i = inputIndex(n);
+  return i < 0 ? nullptr : &inputs_[i];
+}
+const FormalParameter *OpSchema::output(llvm::StringRef n) const {
+  int i = outputIndex(n);
+  return i < 0 ? nullptr : &outputs_[i];
+}
+int OpSchema::inputIndex(llvm::StringRef n) const {
+  for (size_t i = 0; i < inputs_.size(); ++i)
+    if (inputs_[i].name == n) return (int)i;
+  return -1;
+}
+int OpSchema::outputIndex(llvm::StringRef n) const {
+  for (size_t i = 0; i < outputs_.size(); ++i)
+    if (outputs_[i].name == n) return (int)i;
+  return -1;
+}
+const AttributeSchema *OpSchema::attribute(llvm::StringRef n) const {
+  for (const AttributeSchema &a : attrs_)
+    if (a.name == n) return &a;
+  return nullptr;
+}
+const TypeConstraint *OpSchema::typeConstraint(llvm::StringRef p) const {
+  for (const TypeConstraint &c : constraints_)
+    if (c.param == p) return &c;
+  return nullptr;
+}
+
+static const FormalParameter *formalFor(llvm::ArrayRef<FormalParameter> fs, unsigned i) {
+  if (fs.empty()) return nullptr;
+  if (i < fs.size()) return &fs[i];
+  return fs.back().isVariadic() ? &fs.back() : nullptr;
+}
+const FormalParameter *OpSchema::inputFor(unsigned i) const { return formalFor(inputs_, i); }
+const FormalParameter *OpSchema::outputFor(unsigned i) const { return formalFor(outputs_, i); }
+
+const FunctionBody *OpSchema::functionBodyFor(int64_t opset) const {
+  const FunctionBody *best = nullptr;
+  for (const FunctionBody &b : bodies_)
+    if (b.opset <= opset) best = &b;
+  return best;
+}
+
+std::string OpSchema::str() const {
+  return absl::StrCat(domain_.empty() ? "" : domain_.str() + ".", name_.str(), "-v", since_);
+}
+
+static bool sameParams(llvm::ArrayRef<FormalParameter> a, llvm::ArrayRef<FormalParameter> b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].name != b[i].name || a[i].typeStr != b[i].typeStr || a[i].option != b[i].option ||
+        a[i].homogeneous != b[i].homogeneous || a[i].minArity != b[i].minArity)
+      return false;
+  return true;
+}
+
+bool OpSchema::sameSignature(const OpSchema &o) const {
+  if (domain_ != o.domain_ || name_ != o.name_ || determinism_ != o.determinism_ ||
+      minIn_ != o.minIn_ || maxIn_ != o.maxIn_ || minOut_ != o.minOut_ || maxOut_ != o.maxOut_ ||
+      !sameParams(inputs_, o.inputs_) || !sameParams(outputs_, o.outputs_) ||
+      attrs_.size() != o.attrs_.size() || constraints_.size() != o.constraints_.size())
+    return false;
+  for (size_t i = 0; i < attrs_.size(); ++i) {
+    const AttributeSchema &x = attrs_[i], &y = o.attrs_[i];
+    if (x.name != y.name || x.kind != y.kind || x.required != y.required ||
+        x.hasDefault != y.hasDefault || x.defaultInt != y.defaultInt ||
+        x.defaultFloat != y.defaultFloat || x.defaultString != y.defaultString ||
+        x.defaultInts != y.defaultInts || x.defaultFloats != y.defaultFloats ||
+        x.defaultStrings != y.defaultStrings)
+      return false;
+  }
+  for (size_t i = 0; i < constraints_.size(); ++i)
+    if (constraints_[i].param != o.constraints_[i].param ||
+        constraints_[i].allowed != o.constraints_[i].allowed)
+      return false;
+  return true;
+}
+
+//===--- Registry ---------------------------------------------------------===//
+
+bool isDefaultDomain(llvm::StringRef d) { return d.empty() || d == "ai.onnx"; }
+
+llvm::StringRef canonicalDomain(llvm::StringRef d) { return isDefaultDomain(d) ? "" : d; }
+
+llvm::ArrayRef<OpSchema> allSchemas() { return SchemaTable::get().schemas; }
+
+llvm::ArrayRef<OpSchema> schemaVersions(llvm::StringRef domain, llvm::StringRef op) {
+  const SchemaTable &t = SchemaTable::get();
+  auto it = t.byOp.find({canonicalDomain(domain), op});
+  if (it == t.byOp.end()) return {};
+  return llvm::ArrayRef<OpSchema>(t.schemas).slice(it->second.first,
+                                                   it->second.second - it->second.first);
+}
+
+const OpSchema *lookupSchema(llvm::StringRef domain, llvm::StringRef op, int64_t version) {
+  const OpSchema *best = nullptr;
+  for (const OpSchema &s : schemaVersions(domain, op))
+    if (s.sinceVersion() <= version) best = &s;
+  return best;
+}
+
+bool isSchemaDomain(llvm::StringRef domain) { return latestOpsetVersion(domain) > 0; }
+
+int64_t latestOpsetVersion(llvm::StringRef domain) {
+  const SchemaTable &t = SchemaTable::get();
+  auto it = t.latest.find(canonicalDomain(domain));
+  return it == t.latest.end() ? 0 : it->second;
+}
+
+//===--- Nodes ------------------------------------------------------------===//
+
+static int64_t versionIn(llvm::ArrayRef<OpsetImport> imports, llvm::StringRef domain) {
+  bool dflt = isDefaultDomain(domain);
+  for (const OpsetImport &o : imports)
+    if (dflt ? isDefaultDomain(o.domain) : o.domain == domain) return o.version;
+  return -1;
+}
+
+int64_t importedOpsetVersion(const Node &n, const Model &m) {
+  if (const Graph *g = n.getGraph())
+    if (const Function *f = g->parentFunction()) {
+      int64_t v = versionIn(f->opsetImports, n.domain());
+      if (v >= 0) return v;
+    }
+  return m.opsetVersion(n.domain());
+}
+
+int64_t importedOpsetVersion(const Node &n) {
+  const Graph *g = n.getGraph();
+  const Model *m = g ? g->parentModel() : nullptr;
+  if (!m) {
+    if (const Function *f = g ? g->parentFunction() : nullptr)
+      return versionIn(f->opsetImports, n.domain());
+    return -1;
+  }
+  return importedOpsetVersion(n, *m);
+}
+
+const OpSchema *schemaFor(const Node &n, const Model &m) {
+  int64_t v = importedOpsetVersion(n, m);
+  return v < 0 ? nullptr : lookupSchema(n.domain(), n.opType(), v);
+}
+
+const OpSchema *schemaFor(const Node &n) {
+  int64_t v = importedOpsetVersion(n);
+  return v < 0 ? nullptr : lookupSchema(n.domain(), n.opType(), v);
+}
+
+static const AttributeSchema *attrSchema(const Node &n, llvm::StringRef name) {
+  const OpSchema *s = schemaFor(n);
+  return s ? s->attribute(name) : nullptr;
+}
+
+/// The node's own attribute `name` when it holds a value of kind `k`.
+static const Attribute *own(const Node &n, llvm::StringRef name, AttrKind k) {
+  const Attribute *a = n.getAttr(name);
+  return a && !a->isReference() && a->kind() == k ? a : nullptr;
+}
+
+template <> std::optional<int64_t> getAttrOrDefault<int64_t>(const Node &n, llvm::StringRef name) {
+  if (const Attribute *a = own(n, name, AttrKind::Int)) return a->i;
+  if (const AttributeSchema *s = attrSchema(n, name))
+    if (s->hasDefault && s->kind == AttrKind::Int) return s->defaultInt;
+  return std::nullopt;
+}
+template <> std::optional<double> getAttrOrDefault<double>(const Node &n, llvm::StringRef name) {
+  if (const Attribute *a = own(n, name, AttrKind::Float)) return (double)a->f;
+  if (const AttributeSchema *s = attrSchema(n, name))
+    if (s->hasDefault && s->kind == AttrKind::Float) return s->defaultFloat;
+  return std::nullopt;
+}
+template <> std::optional<float> getAttrOrDefault<float>(const Node &n, llvm::StringRef name) {
+  if (auto d = getAttrOrDefault<double>(n, name)) return (float)*d;
+  return std::nullopt;
+}
+template <>
+std::optional<std::string> getAttrOrDefault<std::string>(const Node &n, llvm::StringRef name) {
+  if (const Attribute *a = own(n, name, AttrKind::String)) return a->s;
+  if (const AttributeSchema *s = attrSchema(n, name))
+    if (s->hasDefault && s->kind == AttrKind::String) return s->defaultString.str();
+  return std::nullopt;
+}
+template <>
+std::optional<std::vector<int64_t>> getAttrOrDefault<std::vector<int64_t>>(const Node &n,
+                                                                           llvm::StringRef name) {
+  if (const Attribute *a = own(n, name, AttrKind::Ints)) return a->ints;
+  if (const AttributeSchema *s = attrSchema(n, name))
+    if (s->hasDefault && s->kind == AttrKind::Ints) return s->defaultInts;
+  return std::nullopt;
+}
+template <>
+std::optional<std::vector<float>> getAttrOrDefault<std::vector<float>>(const Node &n,
+                                                                       llvm::StringRef name) {
+  if (const Attribute *a = own(n, name, AttrKind::Floats)) return a->floats;
+  if (const AttributeSchema *s = attrSchema(n, name))
+    if (s->hasDefault && s->kind == AttrKind::Floats)
+      return std::vector<float>(s->defaultFloats.begin(), s->defaultFloats.end());
+  return std::nullopt;
+}
+template <>
+std::optional<std::vector<std::string>>
+getAttrOrDefault<std::vector<std::string>>(const Node &n, llvm::StringRef name) {
+  if (const Attribute *a = own(n, name, AttrKind::Strings)) return a->strings;
+  if (const AttributeSchema *s = attrSchema(n, name))
+    if (s->hasDefault && s->kind == AttrKind::Strings) {
+      std::vector<std::string> v;
+      for (llvm::StringRef x : s->defaultStrings) v.push_back(x.str());
+      return v;
+    }
+  return std::nullopt;
+}
+
+int64_t attrInt(const Node &n, llvm::StringRef name, int64_t fallback) {
+  return getAttrOrDefault<int64_t>(n, name).value_or(fallback);
+}
+float attrFloat(const Node &n, llvm::StringRef name, float fallback) {
+  return getAttrOrDefault<float>(n, name).value_or(fallback);
+}
+std::string attrString(const Node &n, llvm::StringRef name, llvm::StringRef fallback) {
+  if (auto s = getAttrOrDefault<std::string>(n, name)) return *s;
+  return fallback.str();
+}
+std::vector<int64_t> attrInts(const Node &n, llvm::StringRef name) {
+  return getAttrOrDefault<std::vector<int64_t>>(n, name).value_or(std::vector<int64_t>{});
+}
+
+const TypeConstraint *operandConstraint(const Node &n, unsigned i) {
+  const OpSchema *s = schemaFor(n);
+  const FormalParameter *f = s ? s->inputFor(i) : nullptr;
+  return f ? f->constraint : nullptr;
+}
+const TypeConstraint *resultConstraint(const Node &n, unsigned i) {
+  const OpSchema *s = schemaFor(n);
+  const FormalParameter *f = s ? s->outputFor(i) : nullptr;
+  return f ? f->constraint : nullptr;
+}
+
+std::string typeString(const Type &t) {
+  auto elem = [&]() -> std::string {
+    if (!t.hasElemType() || t.elemTypeRaw() == 0 || !isKnownDataType(t.elemTypeRaw())) return "";
+    return dataTypeName(t.elemType()).str();
+  };
+  switch (t.kind()) {
+  case Type::Kind::Tensor:
+  case Type::Kind::SparseTensor: {
+    std::string e = elem();
+    if (e.empty()) return "";
+    return (t.kind() == Type::Kind::Tensor ? "tensor(" : "sparse_tensor(") + e + ")";
+  }
+  case Type::Kind::Sequence:
+  case Type::Kind::Optional: {
+    if (!t.elementType()) return "";
+    std::string in = typeString(*t.elementType());
+    if (in.empty()) return "";
+    return (t.kind() == Type::Kind::Sequence ? "seq(" : "optional(") + in + ")";
+  }
+  case Type::Kind::Map: {
+    std::string k = elem();
+    if (k.empty() || !t.elementType()) return "";
+    std::string v = typeString(*t.elementType());
+    if (v.empty()) return "";
+    // The schemas write tensor map values bare: map(int64, float).
+    if (llvm::StringRef(v).startswith("tensor(")) v = v.substr(7, v.size() - 8);
+    return "map(" + k + ", " + v + ")";
+  }
+  default: return "";
+  }
+}
+
+//===--- Traits -----------------------------------------------------------===//
+
+bool isNondeterministic(const Node &n) {
+  if (isSchemaDomain(n.domain())) {
+    if (const OpSchema *s = schemaFor(n)) return s->determinism() == Determinism::Nondeterministic;
+    for (const OpSchema &s : schemaVersions(n.domain(), n.opType()))
+      if (s.determinism() == Determinism::Nondeterministic) return true;
+    if (!schemaVersions(n.domain(), n.opType()).empty()) return false;
+  }
+  llvm::StringRef op = n.opType();
+  return op.startswith("Random") || op.contains("Dropout") || op == "Bernoulli" ||
+         op == "Multinomial";
+}
+
+bool isOptionalResult(const Node &n, unsigned i) {
+  if (const OpSchema *s = schemaFor(n)) {
+    const FormalParameter *f = s->outputFor(i);
+    return f && f->isOptional();
+  }
+  llvm::ArrayRef<OpSchema> vs = schemaVersions(n.domain(), n.opType());
+  if (vs.empty()) return false;
+  for (const OpSchema &s : vs) {
+    const FormalParameter *f = s.outputFor(i);
+    if (!f || !f->isOptional()) return false;
+  }
+  return true;
+}
+
+bool isCommutative(const Node &n) {
+  if (!isDefaultDomain(n.domain())) return false;
+  static const char *const kOps[] = {"Add", "Mul",        "Max",       "Min",       "Sum",
+                                     "Mean", "And",       "Or",        "Xor",       "Equal",
+                                     "BitwiseAnd", "BitwiseOr", "BitwiseXor"};
+  for (const char *op : kOps)
+    if (n.opType() == op) return true;
+  return false;
+}
+
+} // namespace onnxir

@@ -1,0 +1,269 @@
+//===- SchemaVerifier.cpp - Nodes against their operator schemas ----------===//
+#include "onnxir/IR/SchemaVerifier.h"
+
+#include "onnxir/IR/Model.h"
+#include "onnxir/IR/OpSchema.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+#include <map>
+#include <set>
+
+namespace onnxir {
+
+namespace {
+
+std::string domainPhrase(llvm::StringRef d) {
+  return isDefaultDomain(d) ? std::string("the default domain") : absl::StrCat("domain \"", d.str(), "\"");
+}
+
+/// Every graph of the model (main, nested, function bodies), each before the
+/// graphs nested in it. Iterative: nesting depth costs no stack.
+std::vector<const Graph *> allGraphs(const Model &m) {
+  std::vector<const Graph *> out, stack;
+  for (auto it = m.functions().rbegin(); it != m.functions().rend(); ++it)
+    stack.push_back(&(*it)->body());
+  stack.push_back(&m.graph());
+  while (!stack.empty()) {
+    const Graph *g = stack.back();
+    stack.pop_back();
+    out.push_back(g);
+    std::vector<const Graph *> nested;
+    for (const Node &n : g->nodes())
+      for (Graph *sg : n.subgraphs()) nested.push_back(sg);
+    for (auto it = nested.rbegin(); it != nested.rend(); ++it) stack.push_back(*it);
+  }
+  return out;
+}
+
+class SchemaChecker {
+public:
+  SchemaChecker(const Model &m, const VerifyOptions &o) : m_(m), opts_(o) {}
+
+  void run() {
+    for (const Graph *g : allGraphs(m_))
+      for (const Node &n : g->nodes()) {
+        if (full()) return;
+        checkNode(n);
+      }
+  }
+
+  std::vector<Diagnostic> take() { return std::move(diags_); }
+
+private:
+  bool full() const { return diags_.size() >= opts_.maxDiagnostics; }
+
+  void report(const Node &n, const std::string &msg) {
+    if (!full()) diags_.push_back({Diagnostic::Kind::Schema, nodePath(&n) + ": " + msg});
+  }
+
+  void checkNode(const Node &n) {
+    if (const Function *f = m_.findFunction(n)) {
+      checkCall(n, *f);
+      return;
+    }
+    if (!isSchemaDomain(n.domain())) return; // custom domains are accepted
+    int64_t v = importedOpsetVersion(n, m_);
+    if (v < 0) {
+      report(n, absl::StrCat(domainPhrase(n.domain()), " is not imported"));
+      return;
+    }
+    const OpSchema *s = lookupSchema(n.domain(), n.opType(), v);
+    if (!s) {
+      std::string later;
+      auto vs = schemaVersions(n.domain(), n.opType());
+      if (!vs.empty()) later = absl::StrCat(" (it first exists at opset ", vs.front().sinceVersion(), ")");
+      report(n, absl::StrCat("no operator \"", n.opType().str(), "\" in opset ", v, " of ",
+                             domainPhrase(n.domain()), later));
+      return;
+    }
+    if (s->deprecated()) {
+      report(n, absl::StrCat("operator \"", n.opType().str(), "\" is deprecated at opset ", v, " of ",
+                             domainPhrase(n.domain())));
+      return;
+    }
+    checkArity(n, *s);
+    checkAttributes(n, *s);
+    checkTypes(n, *s);
+    checkBodies(n, *s);
+  }
+
+  void checkCall(const Node &n, const Function &f) {
+    const Graph &b = f.body();
+    if (n.numOperands() > b.numInputs())
+      report(n, absl::StrCat("calls function ", f.qualifiedName(), " with ", n.numOperands(),
+                             " inputs; it takes ", b.numInputs()));
+    if (n.numResults() > b.numOutputs())
+      report(n, absl::StrCat("calls function ", f.qualifiedName(), " with ", n.numResults(),
+                             " outputs; it gives ", b.numOutputs()));
+  }
+
+  void checkArity(const Node &n, const OpSchema &s) {
+    auto side = [&](const char *what, unsigned count, int lo, int hi,
+                    llvm::ArrayRef<FormalParameter> formals, auto present) {
+      if ((int64_t)count < lo)
+        report(n, absl::StrCat(s.str(), " takes at least ", lo, " ", what, "s, the node has ", count));
+      else if (hi != kUnboundedArity && (int64_t)count > hi)
+        report(n, absl::StrCat(s.str(), " takes at most ", hi, " ", what, "s, the node has ", count));
+      for (unsigned i = 0; i < count && i < formals.size(); ++i) {
+        const FormalParameter &f = formals[i];
+        if (f.option == ParamOption::Single && !present(i))
+          report(n, absl::StrCat(what, " #", i, " \"", f.name.str(), "\" of ", s.str(),
+                                 " is not optional but the slot is empty"));
+      }
+      if (!formals.empty() && formals.back().isVariadic() && count >= formals.size() - 1) {
+        int64_t actual = (int64_t)count - (int64_t)(formals.size() - 1);
+        if (actual < formals.back().minArity && (int64_t)count >= lo)
+          report(n, absl::StrCat("variadic ", what, " \"", formals.back().name.str(), "\" of ",
+                                 s.str(), " takes at least ", formals.back().minArity,
+                                 " values, the node gives ", actual));
+      }
+    };
+    side("input", n.numOperands(), s.minInputs(), s.maxInputs(), s.inputs(),
+         [&](unsigned i) { return n.operand(i) != nullptr; });
+    side("output", n.numResults(), s.minOutputs(), s.maxOutputs(), s.outputs(),
+         [&](unsigned i) { return n.result(i) != nullptr; });
+  }
+
+  void checkAttributes(const Node &n, const OpSchema &s) {
+    for (unsigned i = 0; i < n.numAttributes(); ++i) {
+      const Attribute &a = n.attribute(i);
+      const AttributeSchema *as = s.attribute(a.name());
+      if (!as) {
+        std::vector<std::string> names;
+        for (const AttributeSchema &x : s.attributes()) names.push_back(x.name.str());
+        report(n, absl::StrCat("unknown attribute \"", a.name(), "\" (", s.str(),
+                               names.empty() ? " has no attributes"
+                                             : " has " + absl::StrJoin(names, ", "),
+                               ")"));
+        continue;
+      }
+      if (a.kind() != AttrKind::Undefined && a.kind() != as->kind)
+        report(n, absl::StrCat("attribute \"", a.name(), "\" is ", attrKindName(a.kind()).str(),
+                               ", ", s.str(), " wants ", attrKindName(as->kind).str()));
+    }
+    for (const AttributeSchema &as : s.attributes())
+      if (as.required && !n.getAttr(as.name))
+        report(n, absl::StrCat("missing required attribute \"", as.name.str(), "\" of ", s.str()));
+  }
+
+  void checkTypes(const Node &n, const OpSchema &s) {
+    // Type variable -> (type string, where first seen).
+    std::map<llvm::StringRef, std::pair<std::string, std::string>> bound;
+    auto one = [&](const char *what, unsigned i, const FormalParameter *f, const Value *v) {
+      if (!f || !v || !v->type()) return;
+      std::string t = typeString(*v->type());
+      if (t.empty()) return;
+      std::string where = absl::StrCat(what, " #", i, " \"", f->name.str(), "\"");
+      if (!f->allows(t)) {
+        if (f->constraint)
+          report(n, absl::StrCat(where, " has type ", t, ", which ", f->typeStr.str(), " of ",
+                                 s.str(), " does not allow (",
+                                 absl::StrJoin(f->constraint->allowed, ", ",
+                                               [](std::string *o, llvm::StringRef x) {
+                                                 o->append(x.data(), x.size());
+                                               }),
+                                 ")"));
+        else
+          report(n, absl::StrCat(where, " has type ", t, ", ", s.str(), " wants ", f->typeStr.str()));
+        return;
+      }
+      if (!f->constraint || (f->isVariadic() && !f->homogeneous)) return;
+      auto [it, fresh] = bound.emplace(f->typeStr, std::make_pair(t, where));
+      if (!fresh && it->second.first != t)
+        report(n, absl::StrCat(f->typeStr.str(), " of ", s.str(), " is ", it->second.first, " at ",
+                               it->second.second, " but ", t, " at ", where));
+    };
+    for (unsigned i = 0; i < n.numOperands(); ++i) one("input", i, s.inputFor(i), n.operand(i));
+    for (unsigned i = 0; i < n.numResults(); ++i) one("output", i, s.outputFor(i), n.result(i));
+  }
+
+  void checkBody(const Node &n, const char *attr, int64_t wantIn, int64_t wantOut,
+                 const std::string &why) {
+    const Attribute *a = n.getAttr(attr);
+    if (!a || a->kind() != AttrKind::Graph || a->numGraphs() == 0) return;
+    const Graph *g = a->graph(0);
+    if (wantIn >= 0 && (int64_t)g->numInputs() != wantIn)
+      report(n, absl::StrCat("attribute \"", attr, "\": the body has ", g->numInputs(),
+                             " inputs, ", why, " needs ", wantIn));
+    if (wantOut >= 0 && (int64_t)g->numOutputs() != wantOut)
+      report(n, absl::StrCat("attribute \"", attr, "\": the body has ", g->numOutputs(),
+                             " outputs, ", why, " needs ", wantOut));
+  }
+
+  void checkBodies(const Node &n, const OpSchema &s) {
+    if (!isDefaultDomain(n.domain())) return;
+    int64_t ins = n.numOperands(), outs = n.numResults();
+    llvm::StringRef op = n.opType();
+    if (op == "If") {
+      std::string why = absl::StrCat("an If with ", outs, " results");
+      checkBody(n, "then_branch", 0, outs, why);
+      checkBody(n, "else_branch", 0, outs, why);
+    } else if (op == "Loop") {
+      int64_t carried = ins >= 2 ? ins - 2 : 0;
+      checkBody(n, "body", 2 + carried,
+                1 + outs, absl::StrCat("a Loop with ", carried, " loop-carried values and ", outs,
+                                       " results"));
+    } else if (op == "Scan") {
+      int64_t bodyIns = s.sinceVersion() < 9 ? ins - 1 : ins;
+      checkBody(n, "body", bodyIns, outs,
+                absl::StrCat("a Scan with ", bodyIns, " state and scan inputs and ", outs,
+                             " results"));
+    } else if (op == "SequenceMap") {
+      checkBody(n, "body", ins, outs,
+                absl::StrCat("a SequenceMap with ", ins, " inputs and ", outs, " results"));
+    }
+  }
+
+  const Model &m_;
+  const VerifyOptions &opts_;
+  std::vector<Diagnostic> diags_;
+};
+
+} // namespace
+
+std::vector<Diagnostic> verifySchemaAll(const Model &m, const VerifyOptions &opts) {
+  SchemaChecker c(m, opts);
+  c.run();
+  return c.take();
+}
+
+std::vector<Diagnostic> schemaWarnings(const Model &m, bool exceptErrors) {
+  std::vector<Diagnostic> out;
+  auto warn = [&](std::string msg) { out.push_back({Diagnostic::Kind::SchemaWarning, std::move(msg)}); };
+  if (m.irVersion && *m.irVersion > kMaxIRVersion)
+    warn(absl::StrCat("ir_version ", *m.irVersion, " is newer than the newest this build supports (",
+                      kMaxIRVersion, ")"));
+  auto imports = [&](llvm::ArrayRef<OpsetImport> list, const std::string &where) {
+    for (const OpsetImport &o : list) {
+      int64_t latest = latestOpsetVersion(o.domain);
+      if (latest > 0 && o.version > latest)
+        warn(absl::StrCat(where, "imports ", domainPhrase(o.domain), " at opset ", o.version,
+                          "; the newest known is ", latest, " (its ops are checked against it)"));
+    }
+  };
+  imports(m.opsetImports, "the model ");
+  for (auto &f : m.functions()) imports(f->opsetImports, "function " + f->qualifiedName() + " ");
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const Graph *g : allGraphs(m))
+    for (const Node &n : g->nodes()) {
+      if (m.findFunction(n)) continue;
+      std::string dom = canonicalDomain(n.domain()).str();
+      int64_t v = importedOpsetVersion(n, m);
+      bool schemaDomain = isSchemaDomain(dom);
+      if (v >= 0 && (!schemaDomain || lookupSchema(dom, n.opType(), v))) continue;
+      if (exceptErrors && schemaDomain) continue;
+      if (!seen.insert({dom, n.opType().str()}).second) continue;
+      std::string op = dom.empty() ? n.opType().str() : absl::StrCat(dom, ".", n.opType().str());
+      if (v < 0)
+        warn(absl::StrCat("op ", op, ": ", domainPhrase(dom), " is not imported (first use: ",
+                          nodePath(&n), ")"));
+      else
+        warn(absl::StrCat("op ", op, " is unknown at opset ", v, " of ", domainPhrase(dom),
+                          " (first use: ", nodePath(&n), ")"));
+    }
+  return out;
+}
+
+} // namespace onnxir
