@@ -16,6 +16,7 @@
 #include "onnxir/IR/OpSchema.h"
 #include "onnxir/Passes/Kernels.h"
 #include "onnxir/Passes/Pass.h"
+#include "onnxir/Passes/ShapeInference.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -67,6 +68,8 @@ private:
   void noteNewKnown(Value *v, Known &k);
   std::vector<Node *> select();
   bool commit(const std::vector<Node *> &accepted);
+  bool foldFromShapeData(Node *n);
+  void addFolded(Node *n, std::vector<Tensor> results);
 
   Model &model_;
   const FoldOptions &opts_;
@@ -75,6 +78,8 @@ private:
   llvm::DenseSet<Node *> visited_;
   std::vector<Node *> folded_; // in evaluation order
   llvm::DenseSet<Node *> foldedSet_;
+  // Contents of shape computations that shape inference knows.
+  llvm::DenseMap<const Value *, KnownShapeData> shapeData_;
 };
 
 std::vector<Scope> Folder::scopes() {
@@ -187,6 +192,7 @@ void Folder::evaluate(Node *n, int64_t opset) {
       shapeOnly.push_back(std::move(fake));
       continue;
     }
+    foldFromShapeData(n);
     return;
   }
   if (!hasKernel(n->domain(), n->opType())) {
@@ -223,18 +229,51 @@ void Folder::evaluate(Node *n, int64_t opset) {
         t->elemType() != (*r)[i].dataType())
       return;
   }
+  addFolded(n, std::move(*r));
+}
+
+void Folder::addFolded(Node *n, std::vector<Tensor> results) {
   foldedSet_.insert(n);
   folded_.push_back(n);
   for (unsigned i = 0; i < n->numResults(); ++i) {
     Value *v = n->result(i);
     if (!v) continue;
     auto k = std::make_unique<Known>();
-    k->owned = std::make_unique<Tensor>(std::move((*r)[i]));
+    k->owned = std::make_unique<Tensor>(std::move(results[i]));
     k->tensor = k->owned.get();
     k->producer = n;
     noteNewKnown(v, *k);
     known_[v] = std::move(k);
   }
+}
+
+/// Folds a node whose inputs are not all constant but whose (int or bool,
+/// rank <= 1) result shape inference knows, e.g. Gather(Shape(x), 1) with x
+/// of shape [N,3].
+bool Folder::foldFromShapeData(Node *n) {
+  if (!opts_.foldShapes || n->numResults() != 1 || !n->result(0)) return false;
+  auto it = shapeData_.find(n->result(0));
+  if (it == shapeData_.end()) return false;
+  const KnownShapeData &d = it->second;
+  Tensor t;
+  t.setDataType(static_cast<DataType>(d.elem));
+  if (!d.scalar) t.setDims({(int64_t)d.values.size()});
+  std::string bytes;
+  for (int64_t x : d.values) {
+    if (d.elem == static_cast<int32_t>(DataType::Int64)) {
+      bytes.append(reinterpret_cast<const char *>(&x), 8);
+    } else if (d.elem == static_cast<int32_t>(DataType::Int32)) {
+      int32_t y = (int32_t)x;
+      bytes.append(reinterpret_cast<const char *>(&y), 4);
+    } else {
+      bytes.push_back(x != 0 ? 1 : 0);
+    }
+  }
+  t.setRaw(std::move(bytes));
+  std::vector<Tensor> rs;
+  rs.push_back(std::move(t));
+  addFolded(n, std::move(rs));
+  return true;
 }
 
 /// Estimated serialized bytes of a NodeProto apart from tensor payloads
@@ -404,6 +443,9 @@ bool Folder::commit(const std::vector<Node *> &accepted) {
 }
 
 bool Folder::runRound() {
+  shapeData_.clear();
+  if (opts_.foldShapes)
+    if (auto d = inferShapeData(model_); d.ok()) shapeData_ = std::move(*d);
   known_.clear();
   visited_.clear();
   folded_.clear();

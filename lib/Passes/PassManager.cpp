@@ -25,7 +25,8 @@ void PassManager::addO1Pipeline(unsigned maxIterations) {
 const std::vector<std::string> &PassManager::o1Pipeline() {
   // fold-constants is skipped when it is not registered.
   static const std::vector<std::string> kPipeline = {
-      "eliminate-identity", "dce", "fold-constants", "cse", "dedup-initializers", "dce"};
+      "infer-shapes", "eliminate-identity", "dce", "fold-constants", "cse", "dedup-initializers",
+      "dce"};
   return kPipeline;
 }
 

@@ -125,6 +125,8 @@ const llvm::StringMap<Rule> &defaultDomainRules() {
 
 namespace {
 
+std::vector<Node *> topoOrder(Graph &g);
+
 bool isDefaultDomain(llvm::StringRef d) { return d.empty() || d == "ai.onnx"; }
 
 /// Attribute frames for function call sites: a reference resolves in the
@@ -141,7 +143,10 @@ public:
       : m_(m), ctx_(m.getContext()), opts_(o), stats_(s), warnings_(w) {}
 
   absl::Status run();
+  /// Infers without writing anything to the model.
+  absl::Status dryRun();
   bool changed = false;
+  llvm::DenseMap<Value *, Dims> &data() { return data_; }
 
   // Used by NodeCtx.
   const Type *typeOf(Value *v) const {
@@ -388,11 +393,51 @@ absl::Status Engine::inferGraph(Graph &g, int64_t opset) {
       seedConstant(v, t);
     }
   }
-  for (Node &n : g.nodes())
-    if (auto s = inferNode(n, opset); !s.ok()) return s;
+  // Node order, or a topological order when the list is not sorted (files
+  // may break the rule): operands first.
+  std::vector<Node *> order;
+  order.reserve(g.numNodes());
+  bool sorted = true;
+  for (Node &n : g.nodes()) {
+    order.push_back(&n);
+    for (unsigned i = 0; sorted && i < n.numOperands(); ++i)
+      if (Node *d = n.operand(i) ? n.operand(i)->definingNode() : nullptr)
+        sorted = d->getGraph() != &g || d->isBefore(&n);
+  }
+  if (!sorted) order = topoOrder(g);
+  for (Node *n : order)
+    if (auto s = inferNode(*n, opset); !s.ok()) return s;
   // Graph outputs that are outer values or inputs need nothing: their types
   // are already on the value.
   return absl::OkStatus();
+}
+
+/// The nodes of `g` with every node after the nodes of `g` defining its
+/// operands (cycles: the rest in list order). Iterative DFS, O(nodes + uses).
+std::vector<Node *> topoOrder(Graph &g) {
+  std::vector<Node *> out;
+  llvm::DenseMap<Node *, uint8_t> state; // 1 visiting, 2 done
+  for (Node &root : g.nodes()) {
+    if (state.lookup(&root)) continue;
+    std::vector<std::pair<Node *, unsigned>> stack{{&root, 0}};
+    state[&root] = 1;
+    while (!stack.empty()) {
+      auto &[n, i] = stack.back();
+      if (i < n->numOperands()) {
+        Value *v = n->operand(i++);
+        Node *d = v ? v->definingNode() : nullptr;
+        if (d && d->getGraph() == &g && !state.lookup(d)) {
+          state[d] = 1;
+          stack.push_back({d, 0});
+        }
+        continue;
+      }
+      state[n] = 2;
+      out.push_back(n);
+      stack.pop_back();
+    }
+  }
+  return out;
 }
 
 absl::Status Engine::inferIf(Node &n, int64_t opset) {
@@ -809,6 +854,12 @@ absl::Status Engine::writeBack() {
   return absl::OkStatus();
 }
 
+absl::Status Engine::dryRun() {
+  if (!m_.hasGraph) return absl::OkStatus();
+  ++speculative_; // stays raised: typeOf() then reads the overlay
+  return inferGraph(m_.graph(), m_.opsetVersion(""));
+}
+
 absl::Status Engine::run() {
   if (auto s = applyOptions(); !s.ok()) return s;
   if (!m_.hasGraph) return absl::OkStatus();
@@ -827,6 +878,37 @@ absl::StatusOr<bool> inferShapes(Model &m, const ShapeInferenceOptions &opts,
   infer::Engine e(m, opts, stats ? *stats : local, warnings);
   if (auto s = e.run(); !s.ok()) return s;
   return e.changed;
+}
+
+absl::StatusOr<llvm::DenseMap<const Value *, KnownShapeData>> inferShapeData(Model &m) {
+  ShapeInferenceStatistics st;
+  ShapeInferenceOptions opts;
+  infer::Engine e(m, opts, st, nullptr);
+  if (auto s = e.dryRun(); !s.ok()) return s;
+  llvm::DenseMap<const Value *, KnownShapeData> out;
+  for (auto &[v, d] : e.data()) {
+    if (!v->definingNode() || v->getGraph()->parentFunction()) continue;
+    const Type *t = e.typeOf(v);
+    if (!t || !t->isTensor() || !t->hasShape() || t->rank() > 1 || !t->hasElemType()) continue;
+    DataType dt = t->elemType();
+    if (dt != DataType::Int64 && dt != DataType::Int32 && dt != DataType::Bool) continue;
+    KnownShapeData k;
+    k.elem = t->elemTypeRaw();
+    k.scalar = t->rank() == 0;
+    bool ground = true;
+    for (const DimExpr *x : d) {
+      if (!x || !x->isConstant()) {
+        ground = false;
+        break;
+      }
+      k.values.push_back(x->value());
+    }
+    if (!ground || (k.scalar && k.values.size() != 1)) continue;
+    if (!k.scalar && (!t->dims()[0].isKnown() || t->dims()[0].value != (int64_t)k.values.size()))
+      continue;
+    out[v] = std::move(k);
+  }
+  return out;
 }
 
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>>

@@ -39,8 +39,14 @@ bool readWindow(InferCtx &c, size_t n, const std::optional<Dims> &weight, Window
   if (w.kernel.size() != n || w.strides.size() != n || w.dilations.size() != n ||
       w.pads.size() != 2 * n)
     return false;
+  // Bounds that keep the window arithmetic below far from overflow.
+  constexpr int64_t kMax = (int64_t)1 << 30;
   for (size_t i = 0; i < n; ++i)
-    if (w.strides[i] <= 0 || w.dilations[i] <= 0 || w.kernel[i] <= 0) return false;
+    if (w.strides[i] <= 0 || w.dilations[i] <= 0 || w.kernel[i] <= 0 || w.strides[i] > kMax ||
+        w.dilations[i] > kMax || w.kernel[i] > kMax)
+      return false;
+  for (int64_t p : w.pads)
+    if (p < -kMax || p > kMax) return false;
   return true;
 }
 
@@ -61,7 +67,7 @@ std::optional<Dims> windowOut(InferCtx &c, const Dims &in, const Window &w, bool
                  c.c(1));
       // With ceil_mode, a last window starting in the end padding is dropped.
       if (ceilMode && o && o->isConstant() && x && x->isConstant() &&
-          (o->value() - 1) * s >= x->value() + w.pads[i])
+          (__int128)(o->value() - 1) * s >= (__int128)x->value() + w.pads[i])
         o = c.c(o->value() - 1);
     } else {
       return std::nullopt;
@@ -125,7 +131,8 @@ void convTransposeRule(InferCtx &c) {
   if (!x || x->size() < 3) return c.setTensor(0, el, std::nullopt);
   size_t n = x->size() - 2;
   int64_t group = c.getInt("group", 1);
-  const DimExpr *ch = w && w->size() == n + 2 ? dimMul(c.ctx, (*w)[1], c.c(group)) : nullptr;
+  const DimExpr *ch =
+      w && w->size() == n + 2 && group > 0 ? dimMul(c.ctx, (*w)[1], c.c(group)) : nullptr;
   Window win;
   if (!readWindow(c, n, w, win)) return c.setTensor(0, el, Dims(x->size(), nullptr));
   Dims out = {(*x)[0], ch};
@@ -136,6 +143,8 @@ void convTransposeRule(InferCtx &c) {
   }
   auto op = c.getInts("output_padding").value_or(std::vector<int64_t>(n, 0));
   if (op.size() != n) return;
+  for (int64_t p : op)
+    if (p < -((int64_t)1 << 30) || p > ((int64_t)1 << 30)) return;
   for (size_t i = 0; i < n; ++i) {
     const DimExpr *xi = (*x)[i + 2];
     int64_t s = win.strides[i], ek = win.dilations[i] * (win.kernel[i] - 1) + 1;

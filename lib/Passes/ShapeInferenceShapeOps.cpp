@@ -16,6 +16,15 @@ namespace infer {
 namespace {
 
 constexpr int32_t kInt64 = static_cast<int32_t>(DataType::Int64);
+/// Ranks read from data beyond this are not believed (a hostile file could
+/// declare a shape tensor of 2^40 elements).
+constexpr int64_t kMaxRank = 4096;
+
+/// The value of a known dim within [0, limit], else nullopt.
+std::optional<int64_t> smallDim(const DimExpr *e, int64_t limit = kMaxRank) {
+  if (!e || !e->isConstant() || e->value() < 0 || e->value() > limit) return std::nullopt;
+  return e->value();
+}
 
 const DimExpr *product(Context &ctx, const Dims &d, size_t from, size_t to) {
   const DimExpr *p = dimConst(ctx, 1);
@@ -100,8 +109,9 @@ void concatRule(InferCtx &c) {
       const Dims *d = c.inData(i);
       if (!d) {
         auto s = c.inShape(i);
-        if (!s || !(*s)[0] || !(*s)[0]->isConstant()) return;
-        data.insert(data.end(), (*s)[0]->value(), nullptr);
+        auto k = s ? smallDim((*s)[0], 64) : std::nullopt;
+        if (!k) return;
+        data.insert(data.end(), *k, nullptr);
         continue;
       }
       data.insert(data.end(), d->begin(), d->end());
@@ -337,8 +347,8 @@ void reshapeRule(InferCtx &c) {
   }
   if (!target) {
     auto ss = c.inShape(1);
-    if (ss && ss->size() == 1 && (*ss)[0] && (*ss)[0]->isConstant())
-      return c.setTensor(0, el, Dims((*ss)[0]->value(), nullptr));
+    if (auto k = ss && ss->size() == 1 ? smallDim((*ss)[0]) : std::nullopt)
+      return c.setTensor(0, el, Dims(*k, nullptr));
     return c.setTensor(0, el, std::nullopt);
   }
   auto in = c.inShape(0);
@@ -376,9 +386,8 @@ void expandRule(InferCtx &c) {
   const Dims *shape = c.inData(1);
   if (!shape || !in) {
     auto ss = c.inShape(1);
-    if (in && ss && ss->size() == 1 && (*ss)[0] && (*ss)[0]->isConstant())
-      return c.setTensor(0, el,
-                         Dims(std::max<int64_t>((*ss)[0]->value(), in->size()), nullptr));
+    if (auto k = in && ss && ss->size() == 1 ? smallDim((*ss)[0]) : std::nullopt)
+      return c.setTensor(0, el, Dims(std::max<int64_t>(*k, in->size()), nullptr));
     return c.setTensor(0, el, std::nullopt);
   }
   auto out = broadcast(c.ctx, *in, *shape);
@@ -527,15 +536,13 @@ void constantOfShapeRule(InferCtx &c) {
     c.setTensor(0, el, *d);
     if (d->size() == 1 && el == kInt64)
       if (const Attribute *a = c.attr("value"); a && !a->tensors.empty())
-        if (auto v = tensorData(c.ctx, *a->tensors[0]); v && v->size() == 1 && (*d)[0] &&
-                                                         (*d)[0]->isConstant() &&
-                                                         (*d)[0]->value() <= 64)
-          c.setOutData(0, Dims((*d)[0]->value(), (*v)[0]));
+        if (auto v = tensorData(c.ctx, *a->tensors[0]); v && v->size() == 1)
+          if (auto k = smallDim((*d)[0], 64)) c.setOutData(0, Dims(*k, (*v)[0]));
     return;
   }
   auto ss = c.inShape(0);
-  if (ss && ss->size() == 1 && (*ss)[0] && (*ss)[0]->isConstant())
-    return c.setTensor(0, el, Dims((*ss)[0]->value(), nullptr));
+  if (auto k = ss && ss->size() == 1 ? smallDim((*ss)[0]) : std::nullopt)
+    return c.setTensor(0, el, Dims(*k, nullptr));
   c.setTensor(0, el, std::nullopt);
 }
 
@@ -549,10 +556,10 @@ void rangeRule(InferCtx &c) {
     const DimExpr *diff = dimSub(c.ctx, (*l)[0], (*s)[0]);
     if (delta > 0) n = dimMax(c.ctx, {dimCeilDiv(c.ctx, diff, c.c(delta)), c.c(0)});
     else n = dimMax(c.ctx, {dimCeilDiv(c.ctx, dimNeg(c.ctx, diff), c.c(-delta)), c.c(0)});
-    if (n && n->isConstant() && n->value() <= 64 && (*s)[0] && (*s)[0]->isConstant()) {
+    if (auto k = smallDim(n, 64); k && (*s)[0] && (*s)[0]->isConstant()) {
       Dims data;
-      for (int64_t i = 0; i < n->value(); ++i)
-        data.push_back(c.c((*s)[0]->value() + i * delta));
+      for (int64_t i = 0; i < *k; ++i)
+        data.push_back(dimAdd(c.ctx, (*s)[0], dimMul(c.ctx, c.c(i), c.c(delta))));
       c.setOutData(0, data);
     }
   }
@@ -582,7 +589,7 @@ void padRule(InferCtx &c) {
   for (size_t i = 0; i < k; ++i) {
     auto ax = normAxis((*axes)[i], r);
     if (!ax) return;
-    out[*ax] = dimAdd(c.ctx, out[*ax], c.c((*pads)[i] + (*pads)[i + k]));
+    out[*ax] = dimAdd(c.ctx, out[*ax], dimAdd(c.ctx, c.c((*pads)[i]), c.c((*pads)[i + k])));
   }
   c.setTensor(0, el, out);
 }
@@ -734,6 +741,7 @@ void addShapeRules(llvm::StringMap<Rule> &r) {
     auto in = c.inShape(0);
     int64_t b = c.getInt("blocksize", 0);
     if (!in || in->size() != 4 || b <= 0) return c.setTensor(0, c.inElem(0), std::nullopt);
+    if (b > (1 << 20)) return;
     Dims o = {(*in)[0], dimFloorDiv(c.ctx, (*in)[1], c.c(b * b)), dimMul(c.ctx, (*in)[2], c.c(b)),
               dimMul(c.ctx, (*in)[3], c.c(b))};
     c.setTensor(0, c.inElem(0), o);
@@ -742,6 +750,7 @@ void addShapeRules(llvm::StringMap<Rule> &r) {
     auto in = c.inShape(0);
     int64_t b = c.getInt("blocksize", 0);
     if (!in || in->size() != 4 || b <= 0) return c.setTensor(0, c.inElem(0), std::nullopt);
+    if (b > (1 << 20)) return;
     Dims o = {(*in)[0], dimMul(c.ctx, (*in)[1], c.c(b * b)), dimFloorDiv(c.ctx, (*in)[2], c.c(b)),
               dimFloorDiv(c.ctx, (*in)[3], c.c(b))};
     c.setTensor(0, c.inElem(0), o);

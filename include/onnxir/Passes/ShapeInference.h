@@ -32,6 +32,7 @@
 #define ONNXIR_PASSES_SHAPEINFERENCE_H
 
 #include "absl/status/statusor.h"
+#include "llvm/ADT/DenseMap.h"
 
 #include <cstdint>
 #include <string>
@@ -41,6 +42,7 @@
 namespace onnxir {
 
 class Model;
+class Value;
 
 struct ShapeInferenceOptions {
   /// Only give graph outputs their inferred types; add no value_info records.
@@ -70,6 +72,18 @@ struct ShapeInferenceStatistics {
 absl::StatusOr<bool> inferShapes(Model &m, const ShapeInferenceOptions &opts = {},
                                  ShapeInferenceStatistics *stats = nullptr,
                                  std::vector<std::string> *warnings = nullptr);
+
+/// A value whose contents inference knows: an int32/int64/bool tensor of
+/// rank 0 or 1 computed from shapes (Shape, Size, arithmetic, Gather, ...).
+struct KnownShapeData {
+  int32_t elem = 0;    ///< DataType number
+  bool scalar = false; ///< rank 0 (else rank 1 of values.size())
+  std::vector<int64_t> values;
+};
+/// Runs inference without changing the model and returns the node results
+/// (outside function bodies) whose contents it knows. fold-constants uses it
+/// to fold shape computations.
+absl::StatusOr<llvm::DenseMap<const Value *, KnownShapeData>> inferShapeData(Model &m);
 
 /// Parses `--input-shape` text: `x:1,3,224,224;y:N,3` (entries separated by
 /// ';'). Errors name the bad entry.
