@@ -444,15 +444,13 @@ std::vector<Diagnostic> verifyAll(const Model &m, const VerifyOptions &opts) {
     auto d = verifyAll(f->body(), opts);
     all.insert(all.end(), d.begin(), d.end());
   }
-<<<<<<< HEAD
   checkRecursion(m, all);
   checkTypeNesting(m, all);
-=======
+
   if (opts.schema) {
     auto d = verifySchemaAll(m, opts);
     all.insert(all.end(), d.begin(), d.end());
   }
->>>>>>> issue-10
   return all;
 }
 

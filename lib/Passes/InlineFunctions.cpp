@@ -5,15 +5,11 @@
 // copied value gets a fresh name, attribute references (`@name`) take the
 // call's attribute or else the function's default (and are dropped when
 // neither exists), and the call's results keep their names. Recursion
-<<<<<<< HEAD
 // (direct or through other functions) is an error naming the chain, and so
-// is an expansion over the node budget (Note [Inlining budget]).
-=======
-// (direct or through other functions) is an error naming the chain. A
-// function importing another version of a domain than the model is inlined
-// only when every op of the body resolves to the same schema at both
-// versions; otherwise the call stays, with a remark on stderr.
->>>>>>> issue-10
+// is an expansion over the node budget (Note [Inlining budget]). A function
+// importing another version of a domain than the model is inlined only when
+// every op of the body resolves to the same schema at both versions;
+// otherwise the call stays, with a remark on stderr.
 //
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/Model.h"

@@ -7,12 +7,10 @@
 //===----------------------------------------------------------------------===//
 #include "KernelUtil.h"
 
-<<<<<<< HEAD
 #include <algorithm>
-=======
+
 #include "onnxir/IR/OpSchema.h"
 
->>>>>>> issue-10
 #include <cstring>
 #include <limits>
 
