@@ -88,6 +88,7 @@ const Type *Context::getType(const TypeSpec &spec) {
   for (Dim &d : t->dims_) {
     if (d.kind != Dim::Kind::Known) d.value = 0;
     d.param = d.kind == Dim::Kind::Symbolic ? intern(d.param) : llvm::StringRef();
+    d.expr = d.kind == Dim::Kind::Symbolic ? dimFromParam(*this, d.param) : nullptr;
     d.denotation = intern(d.denotation);
   }
   t->inner_ = spec.inner;
@@ -148,6 +149,7 @@ Dim Context::symbolicDim(llvm::StringRef param) {
   Dim d;
   d.kind = Dim::Kind::Symbolic;
   d.param = intern(param);
+  d.expr = dimFromParam(*this, d.param);
   return d;
 }
 

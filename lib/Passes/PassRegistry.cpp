@@ -11,6 +11,7 @@
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/PassPipeline.h"
 #include "onnxir/Passes/Passes.h"
+#include "onnxir/Passes/ShapeInference.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -317,6 +318,8 @@ void registerAllPasses() {
   // Pattern rewrites (Fusions.cpp).
   r.registerPass(createFusePass);
   r.registerPass(createSimplifyPass);
+
+  registerShapeInferencePass(); // infer-shapes (ShapeInference.cpp)
 
   //===--- Further passes: one line each, above this banner ----------------===//
 

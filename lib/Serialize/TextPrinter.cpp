@@ -110,7 +110,9 @@ bool Printer::typeIsStandard(const Type *t) const {
     if (!t->hasElemType() || elemTypeName(t->elemTypeRaw()).empty()) return false;
     for (const Dim &d : t->dims()) {
       if (!d.denotation.empty()) return false;
-      if (d.isSymbolic() && !isIdentifier(d.param)) return false;
+      // A dim expression (DimExpr.h) is written as a quoted string.
+      if (d.isSymbolic() && !isIdentifier(d.param) && !(d.expr && !d.expr->isSymbol()))
+        return false;
     }
     return true;
   case Type::Kind::Sequence:
@@ -137,6 +139,7 @@ std::string Printer::stdType(const Type *t) const {
       first = false;
       if (d.isKnown()) s += std::to_string(d.value);
       else if (d.isSymbolic() && isIdentifier(d.param)) s += d.param.str();
+      else if (d.isSymbolic() && d.expr && !d.expr->isSymbol()) s += quoteString(d.param);
       else s += "?";
     }
     return s + "]";

@@ -14,6 +14,7 @@
 #ifndef ONNXIR_IR_CONTEXT_H
 #define ONNXIR_IR_CONTEXT_H
 
+#include "onnxir/IR/DimExpr.h"
 #include "onnxir/IR/Type.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -61,6 +62,21 @@ public:
   /// Number of distinct types created so far.
   size_t numTypes() const { return types_.size(); }
 
+  //===--- Dimension expressions (DimExpr.h) ------------------------------===//
+
+  /// The dim holding `e`: known for a non-negative constant, unknown for null
+  /// or a negative constant, else symbolic with `e->dimParam()`.
+  Dim dimOf(const DimExpr *e);
+  /// The expression of a dim: a constant for a known dim, null for unknown.
+  const DimExpr *exprOf(const Dim &d);
+  /// A symbolic dim with a fresh symbol `<prefix><n>` that no dim_param of
+  /// the model (any type made so far) and no earlier fresh symbol uses.
+  Dim freshSymbolDim(llvm::StringRef prefix = "unk__");
+  /// True if `name` is a symbol some type made so far mentions.
+  bool isKnownSymbol(llvm::StringRef name) const;
+  /// Number of distinct dim expressions created so far.
+  size_t numDimExprs() const { return exprs_.size(); }
+
   //===--- Value names (see Note [Fresh names]) ---------------------------===//
 
   /// Number of values currently defined with `name` in the whole model.
@@ -81,12 +97,20 @@ public:
   unsigned nameDefinitionsInterned(llvm::StringRef interned) const;
 
 private:
+  friend struct DimExprBuilder;
   llvm::BumpPtrAllocator alloc_;
   llvm::DenseSet<llvm::StringRef> strings_;
   llvm::StringMap<Type *> types_;
   std::vector<std::unique_ptr<Type>> typeStorage_;
   llvm::DenseMap<const char *, unsigned> nameCount_; ///< by interned pointer
   llvm::StringMap<unsigned> nextSuffix_;
+  // Dimension expressions: uniqued by canonical text; the expression of each
+  // interned dim_param; every symbol name seen; the fresh-symbol counter.
+  llvm::StringMap<DimExpr *> exprs_;
+  std::vector<std::unique_ptr<DimExpr>> exprStorage_;
+  llvm::DenseMap<const char *, const DimExpr *> paramExprs_;
+  llvm::StringMap<char> symbolNames_;
+  unsigned nextFreshSymbol_ = 0;
 };
 
 } // namespace onnxir

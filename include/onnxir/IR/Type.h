@@ -26,14 +26,21 @@
 namespace onnxir {
 
 class Context;
+class DimExpr;
 
 /// One dimension of a shape: a known size, a symbol (dim_param), or unknown.
+/// A symbolic dim's dim_param may stand for an expression over symbols (see
+/// DimExpr.h, Note [Lossless dim_param]); `expr` then holds it. Dims made by
+/// a Context (types, Context::dimOf) always have `expr` set when symbolic.
 struct Dim {
   enum class Kind : uint8_t { Unknown, Known, Symbolic };
   Kind kind = Kind::Unknown;
   int64_t value = 0;          ///< valid when kind == Known
   llvm::StringRef param;      ///< valid when kind == Symbolic (interned)
   llvm::StringRef denotation; ///< optional dimension denotation (interned)
+  /// The expression of a symbolic dim (uniqued; determined by `param`, so
+  /// not part of equality). Null in dims not yet passed through a Context.
+  const DimExpr *expr = nullptr;
 
   static Dim known(int64_t v) { Dim d; d.kind = Kind::Known; d.value = v; return d; }
   static Dim unknown() { return Dim(); }

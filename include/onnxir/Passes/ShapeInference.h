@@ -1,0 +1,88 @@
+//===- ShapeInference.h - Type and shape inference ------------------------===//
+//
+// inferShapes() gives every value it can an element type and a shape whose
+// dims are integers, symbols or symbolic expressions (DimExpr.h), and writes
+// them back: as the type of each Value, as value_info records of typed
+// intermediate values, and as the declared types of graph outputs.
+//
+// Note [Merging inferred and declared types]
+// Inference refines and never contradicts what a model declares: a dim goes
+// unknown -> symbol -> expression -> integer, a missing shape or element
+// type is filled in. When a declared type and an inferred one disagree (two
+// different integers, ranks or element types) the declared one is kept and a
+// warning names the value; in strict mode that is an error. An operator the
+// engine does not know, or whose result depends on data it cannot see,
+// leaves its results as they are: it never guesses.
+//
+// Shape-valued int64/int32 tensors (results of Shape, Size and arithmetic,
+// Gather, Slice, Concat, ... on them) are tracked element by element as dim
+// expressions, so a Reshape whose shape is computed in the graph still gets
+// a shape (partial data propagation).
+//
+// Subgraphs: If results merge both branches (equal dims stay, different dims
+// become a fresh symbol); Loop and Scan bodies get their input types from the
+// outer operands, loop-carried types are iterated to a fixed point (dims that
+// change between iterations are widened to unknown), scan outputs get the
+// iteration dim. Calls of model-local functions are inferred per call site
+// with the call's input types and attributes (the body itself is not
+// annotated, since its types depend on the call).
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXIR_PASSES_SHAPEINFERENCE_H
+#define ONNXIR_PASSES_SHAPEINFERENCE_H
+
+#include "absl/status/statusor.h"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace onnxir {
+
+class Model;
+
+struct ShapeInferenceOptions {
+  /// Only give graph outputs their inferred types; add no value_info records.
+  bool outputsOnly = false;
+  /// A contradiction between a declared and an inferred type is an error.
+  bool strict = false;
+  /// Shapes that replace those of main-graph inputs before inference:
+  /// {name, "1,3,224,224"} or {name, "N,3,H,W"} (dims: integers, `?`, symbols
+  /// or expressions). An unknown input name is an error.
+  std::vector<std::pair<std::string, std::string>> inputShapes;
+  /// Symbols fixed to integers before inference (every dim mentioning them
+  /// is re-evaluated): {"batch", 1}.
+  std::vector<std::pair<std::string, int64_t>> bindDims;
+};
+
+struct ShapeInferenceStatistics {
+  int64_t valuesTyped = 0;       ///< values that had no type and got one
+  int64_t valuesRefined = 0;     ///< values whose type became more precise
+  int64_t valueInfosAdded = 0;   ///< value_info records written
+  int64_t contradictions = 0;    ///< declared and inferred types disagreed
+  int64_t nodesNotInferred = 0;  ///< nodes the engine had no rule for
+};
+
+/// Infers types and shapes in the whole model (see the file comment).
+/// Warnings (contradictions, in non-strict mode) are appended to `warnings`
+/// when given. Returns whether any type changed.
+absl::StatusOr<bool> inferShapes(Model &m, const ShapeInferenceOptions &opts = {},
+                                 ShapeInferenceStatistics *stats = nullptr,
+                                 std::vector<std::string> *warnings = nullptr);
+
+/// Parses `--input-shape` text: `x:1,3,224,224;y:N,3` (entries separated by
+/// ';'). Errors name the bad entry.
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>>
+parseInputShapes(const std::string &text);
+/// Parses `--bind-dim` text: `N=1;H=224` (or ',' between entries).
+absl::StatusOr<std::vector<std::pair<std::string, int64_t>>>
+parseBindDims(const std::string &text);
+
+/// Registers `infer-shapes` with options --input-shape, --bind-dim,
+/// --infer-shapes-outputs-only, --infer-shapes-strict.
+void registerShapeInferencePass();
+
+} // namespace onnxir
+
+#endif // ONNXIR_PASSES_SHAPEINFERENCE_H

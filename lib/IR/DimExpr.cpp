@@ -1,0 +1,727 @@
+//===- DimExpr.cpp - Canonical, uniqued dimension expressions -------------===//
+//
+// Expressions are normalised through a linear form (Lin): a list of terms
+// coef * monomial plus a constant, a monomial being a sorted list of atoms
+// (symbols, floordiv, mod, min, max). See Note [Canonical dim expressions].
+//
+//===----------------------------------------------------------------------===//
+#include "onnxir/IR/DimExpr.h"
+#include "onnxir/IR/Context.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
+namespace onnxir {
+
+namespace {
+constexpr size_t kMaxTerms = 64;
+
+bool isIdent(llvm::StringRef s) {
+  if (s.empty() || !(isalpha((unsigned char)s[0]) || s[0] == '_')) return false;
+  for (char c : s)
+    if (!(isalnum((unsigned char)c) || c == '_')) return false;
+  return true;
+}
+
+bool isFunc(llvm::StringRef s) {
+  return s == "floordiv" || s == "ceildiv" || s == "mod" || s == "min" || s == "max";
+}
+
+bool mulOv(int64_t a, int64_t b, int64_t &r) {
+  return __builtin_mul_overflow(a, b, &r) || r == INT64_MIN;
+}
+bool addOv(int64_t a, int64_t b, int64_t &r) {
+  return __builtin_add_overflow(a, b, &r) || r == INT64_MIN;
+}
+int64_t floorDivI(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+int64_t floorModI(int64_t a, int64_t b) { return a - floorDivI(a, b) * b; }
+
+using Mono = llvm::SmallVector<const DimExpr *, 2>;
+struct Term {
+  Mono mono;
+  int64_t coef;
+};
+struct Lin {
+  std::vector<Term> terms;
+  int64_t c = 0;
+};
+
+bool monoLess(const Mono &a, const Mono &b) {
+  size_t n = std::min(a.size(), b.size());
+  for (size_t i = 0; i < n; ++i) {
+    if (a[i] == b[i]) continue;
+    return a[i]->str() < b[i]->str();
+  }
+  return a.size() < b.size();
+}
+void sortMono(Mono &m) {
+  std::sort(m.begin(), m.end(),
+            [](const DimExpr *x, const DimExpr *y) { return x->str() < y->str(); });
+}
+} // namespace
+
+/// Creates and uniques nodes; the friend of Context and DimExpr.
+struct DimExprBuilder {
+  Context &ctx;
+
+  const DimExpr *make(DimExpr::Kind k, int64_t v, std::vector<const DimExpr *> ops,
+                      std::string str, llvm::StringRef name = {}) {
+    auto it = ctx.exprs_.find(str);
+    if (it != ctx.exprs_.end()) return it->second;
+    auto e = std::unique_ptr<DimExpr>(new DimExpr());
+    e->kind_ = k;
+    e->value_ = v;
+    e->ops_ = std::move(ops);
+    e->ground_ = k == DimExpr::Kind::Constant;
+    for (const DimExpr *o : e->ops_) e->ground_ &= o->ground_;
+    if (k == DimExpr::Kind::Symbol) {
+      e->ground_ = false;
+      e->name_ = ctx.intern(name);
+      ctx.symbolNames_[name] = 1;
+    }
+    DimExpr *raw = e.get();
+    auto ins = ctx.exprs_.try_emplace(str, raw);
+    raw->str_ = ins.first->getKey();
+    ctx.exprStorage_.push_back(std::move(e));
+    return raw;
+  }
+
+  const DimExpr *constant(int64_t v) {
+    return make(DimExpr::Kind::Constant, v, {}, std::to_string(v));
+  }
+
+  const DimExpr *symbol(llvm::StringRef name) {
+    std::string s;
+    if (isIdent(name)) {
+      s = name.str();
+    } else {
+      s = "{";
+      for (char c : name) {
+        if (c == '}' || c == '\\') s += '\\';
+        s += c;
+      }
+      s += '}';
+    }
+    return make(DimExpr::Kind::Symbol, 0, {}, std::move(s), name);
+  }
+
+  static bool isAtom(const DimExpr *e) {
+    switch (e->kind()) {
+    case DimExpr::Kind::Symbol:
+    case DimExpr::Kind::FloorDiv:
+    case DimExpr::Kind::Mod:
+    case DimExpr::Kind::Min:
+    case DimExpr::Kind::Max:
+      return true;
+    default:
+      return false;
+    }
+  }
+
+  static Lin toLin(const DimExpr *e) {
+    Lin l;
+    switch (e->kind()) {
+    case DimExpr::Kind::Constant:
+      l.c = e->value();
+      break;
+    case DimExpr::Kind::Add:
+      l.c = e->value();
+      for (const DimExpr *t : e->operands()) {
+        Lin tl = toLin(t);
+        for (Term &x : tl.terms) l.terms.push_back(std::move(x));
+      }
+      break;
+    case DimExpr::Kind::Mul:
+      l.terms.push_back(Term{Mono(e->operands().begin(), e->operands().end()), e->value()});
+      break;
+    default:
+      l.terms.push_back(Term{Mono{e}, 1});
+      break;
+    }
+    return l;
+  }
+
+  /// Sorts terms, merges equal monomials, drops zero terms. False on overflow.
+  static bool normalize(Lin &l) {
+    std::sort(l.terms.begin(), l.terms.end(),
+              [](const Term &a, const Term &b) { return monoLess(a.mono, b.mono); });
+    std::vector<Term> out;
+    for (Term &t : l.terms) {
+      if (!out.empty() && out.back().mono == t.mono) {
+        if (addOv(out.back().coef, t.coef, out.back().coef)) return false;
+      } else {
+        out.push_back(std::move(t));
+      }
+      if (out.back().coef == 0) out.pop_back();
+    }
+    l.terms = std::move(out);
+    return true;
+  }
+
+  const DimExpr *monoExpr(int64_t coef, const Mono &m) {
+    if (coef == 1 && m.size() == 1) return m[0];
+    std::string s;
+    if (coef == -1) s = "-";
+    else if (coef != 1) s = std::to_string(coef) + "*";
+    for (size_t i = 0; i < m.size(); ++i) {
+      if (i) s += '*';
+      s += m[i]->str().str();
+    }
+    return make(DimExpr::Kind::Mul, coef, std::vector<const DimExpr *>(m.begin(), m.end()),
+                std::move(s));
+  }
+
+  const DimExpr *fromLin(Lin l) {
+    if (!normalize(l)) return nullptr;
+    if (l.terms.empty()) return constant(l.c);
+    if (l.terms.size() == 1 && l.c == 0) return monoExpr(l.terms[0].coef, l.terms[0].mono);
+    std::stable_sort(l.terms.begin(), l.terms.end(), [](const Term &a, const Term &b) {
+      return (a.coef < 0) < (b.coef < 0);
+    });
+    std::vector<const DimExpr *> ops;
+    std::string s;
+    for (const Term &t : l.terms) {
+      const DimExpr *te = monoExpr(t.coef, t.mono);
+      if (!s.empty() && t.coef > 0) s += '+';
+      s += te->str().str();
+      ops.push_back(te);
+    }
+    if (l.c > 0) s += "+" + std::to_string(l.c);
+    else if (l.c < 0) s += std::to_string(l.c);
+    return make(DimExpr::Kind::Add, l.c, std::move(ops), std::move(s));
+  }
+
+  static bool addLin(Lin &a, const Lin &b, int64_t scale) {
+    for (const Term &t : b.terms) {
+      int64_t c;
+      if (mulOv(t.coef, scale, c)) return false;
+      a.terms.push_back(Term{t.mono, c});
+    }
+    int64_t c;
+    if (mulOv(b.c, scale, c) || addOv(a.c, c, a.c)) return false;
+    return true;
+  }
+
+  const DimExpr *add(const DimExpr *a, const DimExpr *b, int64_t scaleB) {
+    if (!a || !b) return nullptr;
+    Lin l = toLin(a);
+    if (!addLin(l, toLin(b), scaleB)) return nullptr;
+    return fromLin(std::move(l));
+  }
+
+  const DimExpr *mul(const DimExpr *a, const DimExpr *b) {
+    if (!a || !b) return nullptr;
+    Lin la = toLin(a), lb = toLin(b);
+    if ((la.terms.size() + 1) * (lb.terms.size() + 1) > kMaxTerms) return nullptr;
+    Lin r;
+    for (const Term &x : la.terms)
+      for (const Term &y : lb.terms) {
+        Term t;
+        if (mulOv(x.coef, y.coef, t.coef)) return nullptr;
+        t.mono = x.mono;
+        t.mono.append(y.mono.begin(), y.mono.end());
+        sortMono(t.mono);
+        r.terms.push_back(std::move(t));
+      }
+    if (!addLin(r, Lin{la.terms, 0}, lb.c) || !addLin(r, Lin{lb.terms, 0}, la.c)) return nullptr;
+    int64_t c;
+    if (mulOv(la.c, lb.c, c) || addOv(r.c, c, r.c)) return nullptr;
+    return fromLin(std::move(r));
+  }
+
+  /// If every term of `a` is divisible by the single term `b`, the quotient.
+  const DimExpr *exactDiv(const Lin &a, const Lin &b) {
+    if (b.terms.size() != 1 || b.c != 0 || a.c != 0) return nullptr;
+    const Term &d = b.terms[0];
+    Lin q;
+    for (const Term &t : a.terms) {
+      if (t.coef % d.coef != 0) return nullptr;
+      Mono rest = t.mono;
+      for (const DimExpr *x : d.mono) {
+        auto it = std::find(rest.begin(), rest.end(), x);
+        if (it == rest.end()) return nullptr;
+        rest.erase(it);
+      }
+      if (rest.empty()) {
+        if (addOv(q.c, t.coef / d.coef, q.c)) return nullptr;
+      } else {
+        q.terms.push_back(Term{rest, t.coef / d.coef});
+      }
+    }
+    return fromLin(std::move(q));
+  }
+
+  const DimExpr *binaryAtom(DimExpr::Kind k, const DimExpr *a, const DimExpr *b) {
+    std::string s = k == DimExpr::Kind::FloorDiv ? "floordiv(" : "mod(";
+    s += a->str().str() + "," + b->str().str() + ")";
+    return make(k, 0, {a, b}, std::move(s));
+  }
+
+  const DimExpr *floorDiv(const DimExpr *a, const DimExpr *b) {
+    if (!a || !b) return nullptr;
+    if (b->isConstant()) {
+      int64_t k = b->value();
+      if (k <= 0) return nullptr;
+      if (k == 1) return a;
+      if (a->isConstant()) return constant(floorDivI(a->value(), k));
+      Lin l = toLin(a), q, r;
+      for (const Term &t : l.terms) {
+        int64_t qc = floorDivI(t.coef, k), rc = floorModI(t.coef, k);
+        if (qc) q.terms.push_back(Term{t.mono, qc});
+        if (rc) r.terms.push_back(Term{t.mono, rc});
+      }
+      q.c = floorDivI(l.c, k);
+      r.c = floorModI(l.c, k);
+      const DimExpr *qe = fromLin(std::move(q));
+      if (r.terms.empty()) return qe;
+      const DimExpr *re = fromLin(std::move(r));
+      if (!re || !qe) return nullptr;
+      const DimExpr *atom;
+      // floordiv(floordiv(X, m), k) = floordiv(X, m*k) for positive m, k.
+      int64_t mk;
+      if (re->kind() == DimExpr::Kind::FloorDiv && re->operands()[1]->isConstant() &&
+          !mulOv(re->operands()[1]->value(), k, mk))
+        atom = floorDiv(re->operands()[0], constant(mk));
+      else
+        atom = binaryAtom(DimExpr::Kind::FloorDiv, re, b);
+      return add(qe, atom, 1);
+    }
+    if (a == b) return constant(1);
+    if (a->isConstant() && a->value() == 0) return a;
+    if (const DimExpr *q = exactDiv(toLin(a), toLin(b))) return q;
+    return binaryAtom(DimExpr::Kind::FloorDiv, a, b);
+  }
+
+  const DimExpr *mod(const DimExpr *a, const DimExpr *b) {
+    if (!a || !b) return nullptr;
+    if (b->isConstant()) {
+      int64_t k = b->value();
+      if (k <= 0) return nullptr;
+      if (k == 1) return constant(0);
+      if (a->isConstant()) return constant(floorModI(a->value(), k));
+      Lin l = toLin(a), r;
+      for (const Term &t : l.terms)
+        if (int64_t rc = floorModI(t.coef, k)) r.terms.push_back(Term{t.mono, rc});
+      r.c = floorModI(l.c, k);
+      const DimExpr *re = fromLin(std::move(r));
+      if (!re || re->isConstant()) return re;
+      return binaryAtom(DimExpr::Kind::Mod, re, b);
+    }
+    if (a == b) return constant(0);
+    if (a->isConstant() && a->value() == 0) return a;
+    if (exactDiv(toLin(a), toLin(b))) return constant(0);
+    return binaryAtom(DimExpr::Kind::Mod, a, b);
+  }
+
+  const DimExpr *minMax(DimExpr::Kind k, llvm::ArrayRef<const DimExpr *> in) {
+    bool isMin = k == DimExpr::Kind::Min;
+    std::vector<const DimExpr *> args;
+    std::optional<int64_t> cst;
+    llvm::SmallVector<const DimExpr *, 8> work(in.begin(), in.end());
+    while (!work.empty()) {
+      const DimExpr *e = work.pop_back_val();
+      if (!e) return nullptr;
+      if (e->kind() == k) {
+        work.append(e->operands().begin(), e->operands().end());
+      } else if (e->isConstant()) {
+        cst = !cst ? e->value() : isMin ? std::min(*cst, e->value()) : std::max(*cst, e->value());
+      } else if (std::find(args.begin(), args.end(), e) == args.end()) {
+        args.push_back(e);
+      }
+    }
+    if (cst) args.push_back(constant(*cst));
+    // Drop an argument that differs from another by a constant in the wrong
+    // direction (min(N, N+1) = N).
+    for (size_t i = 0; i < args.size(); ++i)
+      for (size_t j = 0; j < args.size(); ++j) {
+        if (i == j || !args[i] || !args[j]) continue;
+        const DimExpr *d = add(args[i], args[j], -1);
+        if (d && d->isConstant() && (isMin ? d->value() >= 0 : d->value() <= 0)) {
+          args[i] = nullptr;
+          break;
+        }
+      }
+    args.erase(std::remove(args.begin(), args.end(), nullptr), args.end());
+    if (args.empty()) return nullptr;
+    if (args.size() == 1) return args[0];
+    std::sort(args.begin(), args.end(),
+              [](const DimExpr *x, const DimExpr *y) { return x->str() < y->str(); });
+    std::string s = isMin ? "min(" : "max(";
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (i) s += ',';
+      s += args[i]->str().str();
+    }
+    s += ')';
+    return make(k, 0, std::move(args), std::move(s));
+  }
+
+  const DimExpr *fromParam(llvm::StringRef param);
+};
+
+//===----------------------------------------------------------------------===//
+// Parsing
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct ExprParser {
+  ExprParser(DimExprBuilder &b, llvm::StringRef s) : b(b), s(s) {}
+  DimExprBuilder &b;
+  llvm::StringRef s;
+  size_t i = 0;
+  std::string err;
+  unsigned depth = 0;
+
+  void ws() {
+    while (i < s.size() && s[i] == ' ') ++i;
+  }
+  bool fail(const std::string &m) {
+    if (err.empty()) err = m + " at offset " + std::to_string(i);
+    return false;
+  }
+  bool peek(char c) {
+    ws();
+    return i < s.size() && s[i] == c;
+  }
+
+  const DimExpr *expr() {
+    if (++depth > 64) {
+      fail("expression nested too deeply");
+      return nullptr;
+    }
+    const DimExpr *acc = nullptr;
+    bool neg = false;
+    if (peek('-')) {
+      ++i;
+      neg = true;
+    }
+    acc = term();
+    if (!acc) return nullptr;
+    if (neg) acc = b.mul(acc, b.constant(-1));
+    for (;;) {
+      if (!acc) {
+        fail("arithmetic overflow");
+        return nullptr;
+      }
+      if (peek('+')) {
+        ++i;
+        const DimExpr *t = term();
+        if (!t) return nullptr;
+        acc = b.add(acc, t, 1);
+      } else if (peek('-')) {
+        ++i;
+        const DimExpr *t = term();
+        if (!t) return nullptr;
+        acc = b.add(acc, t, -1);
+      } else {
+        break;
+      }
+    }
+    --depth;
+    return acc;
+  }
+
+  const DimExpr *term() {
+    const DimExpr *acc = factor();
+    while (acc && peek('*')) {
+      ++i;
+      const DimExpr *f = factor();
+      if (!f) return nullptr;
+      acc = b.mul(acc, f);
+      if (!acc) fail("arithmetic overflow");
+    }
+    return acc;
+  }
+
+  const DimExpr *factor() {
+    ws();
+    if (i >= s.size()) {
+      fail("expected a dimension term");
+      return nullptr;
+    }
+    char c = s[i];
+    if (isdigit((unsigned char)c)) {
+      int64_t v = 0;
+      while (i < s.size() && isdigit((unsigned char)s[i])) {
+        if (mulOv(v, 10, v) || addOv(v, s[i] - '0', v)) {
+          fail("integer too large");
+          return nullptr;
+        }
+        ++i;
+      }
+      return b.constant(v);
+    }
+    if (c == '(') {
+      ++i;
+      const DimExpr *e = expr();
+      if (!e) return nullptr;
+      if (!peek(')')) {
+        fail("expected ')'");
+        return nullptr;
+      }
+      ++i;
+      return e;
+    }
+    if (c == '{') {
+      std::string name;
+      ++i;
+      for (;;) {
+        if (i >= s.size()) {
+          fail("unterminated '{'");
+          return nullptr;
+        }
+        char x = s[i++];
+        if (x == '}') break;
+        if (x == '\\') {
+          if (i >= s.size()) {
+            fail("unterminated '{'");
+            return nullptr;
+          }
+          x = s[i++];
+        }
+        name += x;
+      }
+      return b.fromParam(name);
+    }
+    if (isalpha((unsigned char)c) || c == '_') {
+      size_t st = i;
+      while (i < s.size() && (isalnum((unsigned char)s[i]) || s[i] == '_')) ++i;
+      llvm::StringRef id = s.slice(st, i);
+      if (isFunc(id) && peek('(')) {
+        ++i;
+        std::vector<const DimExpr *> args;
+        for (;;) {
+          const DimExpr *a = expr();
+          if (!a) return nullptr;
+          args.push_back(a);
+          if (peek(',')) {
+            ++i;
+            continue;
+          }
+          if (peek(')')) {
+            ++i;
+            break;
+          }
+          fail("expected ',' or ')'");
+          return nullptr;
+        }
+        const DimExpr *r = nullptr;
+        if (id == "min" || id == "max") {
+          r = b.minMax(id == "min" ? DimExpr::Kind::Min : DimExpr::Kind::Max, args);
+        } else {
+          if (args.size() != 2) {
+            fail(id.str() + " takes two arguments");
+            return nullptr;
+          }
+          if (id == "floordiv") r = b.floorDiv(args[0], args[1]);
+          else if (id == "mod") r = b.mod(args[0], args[1]);
+          else r = b.floorDiv(b.add(args[0], b.add(args[1], b.constant(1), -1), 1), args[1]);
+        }
+        if (!r) fail("invalid " + id.str() + " (overflow or non-positive divisor)");
+        return r;
+      }
+      return b.symbol(id);
+    }
+    fail(std::string("unexpected '") + c + "'");
+    return nullptr;
+  }
+};
+} // namespace
+
+const DimExpr *DimExprBuilder::fromParam(llvm::StringRef param) {
+  llvm::StringRef key = ctx.intern(param);
+  auto it = ctx.paramExprs_.find(key.data());
+  if (it != ctx.paramExprs_.end()) return it->second;
+  const DimExpr *e = nullptr;
+  if (!isIdent(param)) {
+    ExprParser p(*this, param);
+    e = p.expr();
+    p.ws();
+    if (e && (p.i != param.size() || e->isConstant() || e->dimParam() != param)) e = nullptr;
+  }
+  if (!e) e = symbol(param);
+  ctx.paramExprs_[key.data()] = e;
+  return e;
+}
+
+//===----------------------------------------------------------------------===//
+// Public functions
+//===----------------------------------------------------------------------===//
+
+const DimExpr *dimConst(Context &ctx, int64_t v) {
+  if (v == INT64_MIN) return nullptr;
+  return DimExprBuilder{ctx}.constant(v);
+}
+const DimExpr *dimFromParam(Context &ctx, llvm::StringRef param) {
+  return DimExprBuilder{ctx}.fromParam(param);
+}
+const DimExpr *parseDimExpr(Context &ctx, llvm::StringRef text, std::string *err) {
+  DimExprBuilder b{ctx};
+  ExprParser p(b, text);
+  const DimExpr *e = p.expr();
+  p.ws();
+  if (e && p.i != text.size()) {
+    p.fail("unexpected text");
+    e = nullptr;
+  }
+  if (!e && err) *err = p.err.empty() ? "invalid dimension expression" : p.err;
+  return e;
+}
+const DimExpr *dimAdd(Context &ctx, const DimExpr *a, const DimExpr *b) {
+  return DimExprBuilder{ctx}.add(a, b, 1);
+}
+const DimExpr *dimSub(Context &ctx, const DimExpr *a, const DimExpr *b) {
+  return DimExprBuilder{ctx}.add(a, b, -1);
+}
+const DimExpr *dimNeg(Context &ctx, const DimExpr *a) {
+  DimExprBuilder bd{ctx};
+  return bd.mul(a, bd.constant(-1));
+}
+const DimExpr *dimMul(Context &ctx, const DimExpr *a, const DimExpr *b) {
+  return DimExprBuilder{ctx}.mul(a, b);
+}
+const DimExpr *dimFloorDiv(Context &ctx, const DimExpr *a, const DimExpr *b) {
+  return DimExprBuilder{ctx}.floorDiv(a, b);
+}
+const DimExpr *dimCeilDiv(Context &ctx, const DimExpr *a, const DimExpr *b) {
+  DimExprBuilder bd{ctx};
+  if (!a || !b) return nullptr;
+  return bd.floorDiv(bd.add(a, bd.add(b, bd.constant(1), -1), 1), b);
+}
+const DimExpr *dimMod(Context &ctx, const DimExpr *a, const DimExpr *b) {
+  return DimExprBuilder{ctx}.mod(a, b);
+}
+const DimExpr *dimMin(Context &ctx, llvm::ArrayRef<const DimExpr *> args) {
+  return DimExprBuilder{ctx}.minMax(DimExpr::Kind::Min, args);
+}
+const DimExpr *dimMax(Context &ctx, llvm::ArrayRef<const DimExpr *> args) {
+  return DimExprBuilder{ctx}.minMax(DimExpr::Kind::Max, args);
+}
+
+const DimExpr *dimSubstitute(Context &ctx, const DimExpr *e,
+                             llvm::function_ref<const DimExpr *(const DimExpr *)> fn) {
+  if (!e || e->isGround()) return e;
+  DimExprBuilder b{ctx};
+  switch (e->kind()) {
+  case DimExpr::Kind::Constant:
+    return e;
+  case DimExpr::Kind::Symbol: {
+    const DimExpr *r = fn(e);
+    return r ? r : e;
+  }
+  case DimExpr::Kind::Add: {
+    const DimExpr *acc = b.constant(e->value());
+    for (const DimExpr *t : e->operands()) acc = b.add(acc, dimSubstitute(ctx, t, fn), 1);
+    return acc;
+  }
+  case DimExpr::Kind::Mul: {
+    const DimExpr *acc = b.constant(e->value());
+    for (const DimExpr *t : e->operands()) acc = b.mul(acc, dimSubstitute(ctx, t, fn));
+    return acc;
+  }
+  case DimExpr::Kind::FloorDiv:
+    return b.floorDiv(dimSubstitute(ctx, e->operands()[0], fn),
+                      dimSubstitute(ctx, e->operands()[1], fn));
+  case DimExpr::Kind::Mod:
+    return b.mod(dimSubstitute(ctx, e->operands()[0], fn),
+                 dimSubstitute(ctx, e->operands()[1], fn));
+  case DimExpr::Kind::Min:
+  case DimExpr::Kind::Max: {
+    std::vector<const DimExpr *> args;
+    for (const DimExpr *t : e->operands()) args.push_back(dimSubstitute(ctx, t, fn));
+    return b.minMax(e->kind(), args);
+  }
+  }
+  return nullptr;
+}
+
+bool isDimExprParam(Context &ctx, llvm::StringRef param) {
+  return !dimFromParam(ctx, param)->isSymbol();
+}
+
+std::optional<int64_t> DimExpr::evaluate(
+    llvm::function_ref<std::optional<int64_t>(llvm::StringRef)> lookup) const {
+  auto ev = [&](const DimExpr *e) { return e->evaluate(lookup); };
+  switch (kind_) {
+  case Kind::Constant:
+    return value_;
+  case Kind::Symbol:
+    return lookup(name_);
+  case Kind::Add: {
+    int64_t acc = value_;
+    for (const DimExpr *t : ops_) {
+      auto v = ev(t);
+      if (!v || addOv(acc, *v, acc)) return std::nullopt;
+    }
+    return acc;
+  }
+  case Kind::Mul: {
+    int64_t acc = value_;
+    for (const DimExpr *t : ops_) {
+      auto v = ev(t);
+      if (!v || mulOv(acc, *v, acc)) return std::nullopt;
+    }
+    return acc;
+  }
+  case Kind::FloorDiv:
+  case Kind::Mod: {
+    auto a = ev(ops_[0]), b = ev(ops_[1]);
+    if (!a || !b || *b == 0 || (*a == INT64_MIN && *b == -1)) return std::nullopt;
+    return kind_ == Kind::FloorDiv ? floorDivI(*a, *b) : floorModI(*a, *b);
+  }
+  case Kind::Min:
+  case Kind::Max: {
+    std::optional<int64_t> acc;
+    for (const DimExpr *t : ops_) {
+      auto v = ev(t);
+      if (!v) return std::nullopt;
+      acc = !acc ? *v : kind_ == Kind::Min ? std::min(*acc, *v) : std::max(*acc, *v);
+    }
+    return acc;
+  }
+  }
+  return std::nullopt;
+}
+
+void DimExpr::forEachSymbol(llvm::function_ref<void(const DimExpr *)> fn) const {
+  if (kind_ == Kind::Symbol) fn(this);
+  for (const DimExpr *o : ops_) o->forEachSymbol(fn);
+}
+
+//===----------------------------------------------------------------------===//
+// Context hooks
+//===----------------------------------------------------------------------===//
+
+Dim Context::dimOf(const DimExpr *e) {
+  if (!e) return Dim::unknown();
+  if (e->isConstant()) return e->value() >= 0 ? Dim::known(e->value()) : Dim::unknown();
+  Dim d;
+  d.kind = Dim::Kind::Symbolic;
+  d.param = intern(e->dimParam());
+  d.expr = e;
+  return d;
+}
+
+const DimExpr *Context::exprOf(const Dim &d) {
+  if (d.isKnown()) return dimConst(*this, d.value);
+  if (!d.isSymbolic()) return nullptr;
+  return d.expr ? d.expr : dimFromParam(*this, d.param);
+}
+
+Dim Context::freshSymbolDim(llvm::StringRef prefix) {
+  std::string name;
+  do {
+    name = prefix.str() + std::to_string(nextFreshSymbol_++);
+  } while (symbolNames_.count(name) || exprs_.count(name));
+  return dimOf(dimFromParam(*this, name));
+}
+
+bool Context::isKnownSymbol(llvm::StringRef name) const { return symbolNames_.count(name); }
+
+} // namespace onnxir

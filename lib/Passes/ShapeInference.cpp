@@ -1,0 +1,923 @@
+//===- ShapeInference.cpp - The inference engine and the pass -------------===//
+//
+// One walk over each graph in node order. Types live on the Values, except in
+// speculative runs (function bodies per call site, loop bodies while their
+// carried types are iterated to a fixed point), which write to an overlay
+// that is dropped afterwards. See Note [Merging inferred and declared types].
+//
+//===----------------------------------------------------------------------===//
+#include "onnxir/Passes/ShapeInference.h"
+
+#include "ShapeInferenceRules.h"
+
+#include "onnxir/IR/Model.h"
+#include "onnxir/Passes/Pass.h"
+
+#include "absl/strings/str_cat.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringExtras.h"
+
+namespace onnxir {
+namespace infer {
+
+//===----------------------------------------------------------------------===//
+// InferCtx helpers
+//===----------------------------------------------------------------------===//
+
+int32_t InferCtx::inElem(unsigned i) const {
+  const Type *t = inType(i);
+  if (!t || !t->isTensor() || !t->hasElemType() || t->elemTypeRaw() == 0) return -1;
+  return t->elemTypeRaw();
+}
+
+std::optional<Dims> InferCtx::inShape(unsigned i) const {
+  const Type *t = inType(i);
+  if (!t || !t->isTensor() || !t->hasShape()) return std::nullopt;
+  Dims d;
+  d.reserve(t->dims().size());
+  for (const Dim &x : t->dims()) d.push_back(ctx.exprOf(x));
+  return d;
+}
+
+int64_t InferCtx::inRank(unsigned i) const {
+  const Type *t = inType(i);
+  return t && t->isTensor() ? t->rank() : -1;
+}
+
+std::optional<std::vector<int64_t>> InferCtx::inInts(unsigned i) const {
+  const Dims *d = inData(i);
+  if (!d) return std::nullopt;
+  std::vector<int64_t> out;
+  for (const DimExpr *e : *d) {
+    if (!e || !e->isConstant()) return std::nullopt;
+    out.push_back(e->value());
+  }
+  return out;
+}
+
+void InferCtx::setTensor(unsigned i, int32_t elem, const std::optional<Dims> &dims) {
+  if (elem <= 0 || !hasOutput(i)) return;
+  if (!dims) {
+    setOutType(i, ctx.getTensorType(static_cast<DataType>(elem), std::nullopt));
+    return;
+  }
+  std::vector<Dim> ds;
+  ds.reserve(dims->size());
+  for (const DimExpr *e : *dims) ds.push_back(ctx.dimOf(e));
+  setOutType(i, ctx.getTensorType(static_cast<DataType>(elem), llvm::ArrayRef<Dim>(ds)));
+}
+
+int64_t InferCtx::getInt(llvm::StringRef name, int64_t dflt) const {
+  const Attribute *a = attr(name);
+  return a && a->kind() == AttrKind::Int ? a->i : dflt;
+}
+float InferCtx::getFloat(llvm::StringRef name, float dflt) const {
+  const Attribute *a = attr(name);
+  return a && a->kind() == AttrKind::Float ? a->f : dflt;
+}
+std::string InferCtx::getString(llvm::StringRef name, llvm::StringRef dflt) const {
+  const Attribute *a = attr(name);
+  return a && a->kind() == AttrKind::String ? a->s : dflt.str();
+}
+std::optional<std::vector<int64_t>> InferCtx::getInts(llvm::StringRef name) const {
+  const Attribute *a = attr(name);
+  if (!a || a->kind() != AttrKind::Ints) return std::nullopt;
+  return a->ints;
+}
+
+std::optional<int64_t> normAxis(int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank) return std::nullopt;
+  return axis < 0 ? axis + rank : axis;
+}
+
+std::optional<Dims> broadcast(Context &ctx, const Dims &a, const Dims &b) {
+  size_t n = std::max(a.size(), b.size());
+  Dims out(n, nullptr);
+  for (size_t i = 0; i < n; ++i) {
+    const DimExpr *x = i + a.size() >= n ? a[i + a.size() - n] : dimConst(ctx, 1);
+    const DimExpr *y = i + b.size() >= n ? b[i + b.size() - n] : dimConst(ctx, 1);
+    auto isOne = [](const DimExpr *e) { return e && e->isConstant() && e->value() == 1; };
+    if (isOne(x)) out[i] = y;
+    else if (isOne(y)) out[i] = x;
+    else if (x && y && x == y) out[i] = x;
+    else if (x && y && x->isConstant() && y->isConstant()) return std::nullopt;
+    else if (x && x->isConstant()) out[i] = x; // y is 1 or equal to it
+    else if (y && y->isConstant()) out[i] = y;
+    else out[i] = nullptr;
+  }
+  return out;
+}
+
+const llvm::StringMap<Rule> &defaultDomainRules() {
+  static const llvm::StringMap<Rule> rules = [] {
+    llvm::StringMap<Rule> r;
+    addElementwiseRules(r);
+    addShapeRules(r);
+    addNNRules(r);
+    return r;
+  }();
+  return rules;
+}
+
+//===----------------------------------------------------------------------===//
+// The engine
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+bool isDefaultDomain(llvm::StringRef d) { return d.empty() || d == "ai.onnx"; }
+
+/// Attribute frames for function call sites: a reference resolves in the
+/// innermost frame.
+struct Frame {
+  const Node *call = nullptr;
+  const Function *fn = nullptr;
+};
+
+class Engine {
+public:
+  Engine(Model &m, const ShapeInferenceOptions &o, ShapeInferenceStatistics &s,
+         std::vector<std::string> *w)
+      : m_(m), ctx_(m.getContext()), opts_(o), stats_(s), warnings_(w) {}
+
+  absl::Status run();
+  bool changed = false;
+
+  // Used by NodeCtx.
+  const Type *typeOf(Value *v) const {
+    if (!v) return nullptr;
+    if (speculative_) {
+      auto it = overlay_.find(v);
+      if (it != overlay_.end()) return it->second;
+    }
+    return v->type();
+  }
+  const Dims *dataOf(Value *v) const {
+    auto it = data_.find(v);
+    return it == data_.end() ? nullptr : &it->second;
+  }
+  void setData(Value *v, Dims d) { data_[v] = std::move(d); }
+  absl::Status setInferred(Value *v, const Type *t);
+  const Attribute *resolveAttr(const Node &n, llvm::StringRef name) const;
+
+private:
+  absl::Status inferGraph(Graph &g, int64_t opset);
+  absl::Status inferNode(Node &n, int64_t opset);
+  absl::Status inferIf(Node &n, int64_t opset);
+  absl::Status inferLoop(Node &n, int64_t opset);
+  absl::Status inferScan(Node &n, int64_t opset);
+  absl::Status inferCall(Node &n, Function &f);
+  void seedConstant(Value *v, const Tensor &t);
+  /// Forgets the data of every value defined in `g` (before a re-run).
+  void clearData(Graph &g) {
+    if (data_.empty()) return;
+    for (Value *v : g.inputs()) data_.erase(v);
+    g.walk([&](Node *n) {
+      for (Value *v : n->results())
+        if (v) data_.erase(v);
+    });
+  }
+  const Type *merge(const Type *declared, const Type *inferred, bool &conflict);
+  const Type *mergeBranches(const Type *a, const Type *b);
+  const Type *widen(const Type *a, const Type *b);
+  std::string where(Value *v) const;
+  absl::Status applyOptions();
+  absl::Status writeBack();
+
+  Model &m_;
+  Context &ctx_;
+  const ShapeInferenceOptions &opts_;
+  ShapeInferenceStatistics &stats_;
+  std::vector<std::string> *warnings_;
+  unsigned speculative_ = 0;
+  llvm::DenseMap<Value *, const Type *> overlay_;
+  llvm::DenseMap<Value *, Dims> data_;
+  std::vector<Frame> frames_;
+  std::vector<const Function *> callStack_;
+  std::vector<Graph *> graphs_; ///< non-speculative graphs, for write-back
+  llvm::DenseMap<Value *, bool> touched_;
+};
+
+class NodeCtx : public InferCtx {
+public:
+  NodeCtx(Engine &e, Context &ctx, Node &n, int64_t opset) : InferCtx(ctx, n, opset), e_(e) {}
+  const Type *inType(unsigned i) const override {
+    return hasInput(i) ? e_.typeOf(node.operand(i)) : nullptr;
+  }
+  const Dims *inData(unsigned i) const override {
+    return hasInput(i) ? e_.dataOf(node.operand(i)) : nullptr;
+  }
+  const Attribute *attr(llvm::StringRef name) const override {
+    return e_.resolveAttr(node, name);
+  }
+  void setOutType(unsigned i, const Type *t) override {
+    if (!hasOutput(i) || !t) return;
+    if (status.ok()) status = e_.setInferred(node.result(i), t);
+  }
+  void setOutData(unsigned i, Dims d) override {
+    if (hasOutput(i)) e_.setData(node.result(i), std::move(d));
+  }
+  absl::Status status;
+
+private:
+  Engine &e_;
+};
+
+std::string Engine::where(Value *v) const {
+  std::string s;
+  llvm::SmallVector<std::string, 4> parts;
+  Graph *g = v->getGraph();
+  while (g) {
+    Node *p = g->parentNode();
+    if (!p) {
+      if (Function *f = g->parentFunction()) parts.push_back("function \"" + f->qualifiedName() + "\"");
+      else parts.push_back("graph \"" + g->name + "\"");
+      break;
+    }
+    parts.push_back(absl::StrCat("node #", p->indexInGraph(), " \"", p->name().str(), "\" (",
+                                 p->opType().str(), ") > attribute \"",
+                                 p->getGraph() ? g->parentAttribute()->name() : "", "\""));
+    g = p->getGraph();
+  }
+  for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+    if (!s.empty()) s += " > ";
+    s += *it;
+  }
+  if (Node *d = v->definingNode())
+    s += absl::StrCat(" > node #", d->indexInGraph(), " \"", d->name().str(), "\" (",
+                      d->opType().str(), ")");
+  s += " > value \"" + v->name().str() + "\"";
+  return s;
+}
+
+const Type *Engine::merge(const Type *d, const Type *i, bool &conflict) {
+  if (!d) return i;
+  if (!i || d == i) return d;
+  if (d->kind() != i->kind()) {
+    conflict = d->kind() != Type::Kind::None;
+    return conflict ? d : i;
+  }
+  TypeSpec s;
+  s.kind = d->kind();
+  s.denotation = d->denotation().str();
+  s.extras = d->extras().str();
+  s.opaqueDomain = d->opaqueDomain().str();
+  s.opaqueName = d->opaqueName().str();
+  switch (d->kind()) {
+  case Type::Kind::Tensor:
+  case Type::Kind::SparseTensor: {
+    bool dElem = d->hasElemType() && d->elemTypeRaw() != 0;
+    bool iElem = i->hasElemType() && i->elemTypeRaw() != 0;
+    if (dElem && iElem && d->elemTypeRaw() != i->elemTypeRaw()) {
+      conflict = true;
+      return d;
+    }
+    s.hasElem = dElem || iElem || d->hasElemType();
+    s.elem = dElem ? d->elemTypeRaw() : iElem ? i->elemTypeRaw() : d->elemTypeRaw();
+    if (!d->hasShape() || !i->hasShape()) {
+      const Type *src = d->hasShape() ? d : i;
+      s.hasShape = src->hasShape();
+      s.dims.assign(src->dims().begin(), src->dims().end());
+    } else {
+      if (d->dims().size() != i->dims().size()) {
+        conflict = true;
+        return d;
+      }
+      s.hasShape = true;
+      for (size_t k = 0; k < d->dims().size(); ++k) {
+        Dim a = d->dims()[k], b = i->dims()[k];
+        Dim r = a;
+        if (a.isKnown()) {
+          if (b.isKnown() && b.value != a.value) {
+            conflict = true;
+            return d;
+          }
+        } else if (b.isKnown()) {
+          r = b;
+        } else if (a.isSymbolic()) {
+          // A plain symbol is refined by an expression.
+          if (b.isSymbolic() && a.expr && a.expr->isSymbol() && b.expr && !b.expr->isSymbol())
+            r = b;
+        } else {
+          r = b;
+        }
+        r.denotation = a.denotation;
+        s.dims.push_back(r);
+      }
+    }
+    break;
+  }
+  case Type::Kind::Sequence:
+  case Type::Kind::Optional:
+    s.inner = merge(d->elementType(), i->elementType(), conflict);
+    if (conflict) return d;
+    break;
+  case Type::Kind::Map:
+    if (d->elemTypeRaw() != i->elemTypeRaw()) {
+      conflict = true;
+      return d;
+    }
+    s.hasElem = d->hasElemType();
+    s.elem = d->elemTypeRaw();
+    s.inner = merge(d->elementType(), i->elementType(), conflict);
+    if (conflict) return d;
+    break;
+  default:
+    return d;
+  }
+  return ctx_.getType(s);
+}
+
+absl::Status Engine::setInferred(Value *v, const Type *t) {
+  const Type *old = typeOf(v);
+  bool conflict = false;
+  const Type *nt = merge(old, t, conflict);
+  if (conflict) {
+    ++stats_.contradictions;
+    std::string msg = where(v) + ": declared type " + old->str() + " contradicts inferred type " +
+                      t->str();
+    if (opts_.strict) return absl::InvalidArgumentError(msg);
+    if (warnings_ && !speculative_) warnings_->push_back(msg);
+    return absl::OkStatus();
+  }
+  if (nt == old) return absl::OkStatus();
+  if (speculative_) {
+    overlay_[v] = nt;
+    return absl::OkStatus();
+  }
+  if (!old) ++stats_.valuesTyped;
+  else ++stats_.valuesRefined;
+  v->setType(nt);
+  touched_[v] = true;
+  changed = true;
+  return absl::OkStatus();
+}
+
+const Attribute *Engine::resolveAttr(const Node &n, llvm::StringRef name) const {
+  const Attribute *a = n.getAttr(name);
+  size_t f = frames_.size();
+  while (a && a->isReference()) {
+    if (f == 0) return nullptr;
+    --f;
+    llvm::StringRef ref = a->refAttrName;
+    const Attribute *b = frames_[f].call->getAttr(ref);
+    if (!b && frames_[f].fn)
+      for (const auto &d : frames_[f].fn->attributeDefaults)
+        if (d->name() == ref) b = d.get();
+    a = b;
+  }
+  return a;
+}
+
+void Engine::seedConstant(Value *v, const Tensor &t) {
+  if (auto d = tensorData(ctx_, t)) data_[v] = std::move(*d);
+}
+
+absl::Status Engine::inferGraph(Graph &g, int64_t opset) {
+  if (!speculative_) graphs_.push_back(&g);
+  for (Value *v : g.initializers()) {
+    if (!v->isGraphInput() && v->initializer()) {
+      const Tensor &t = *v->initializer();
+      if (!typeOf(v)) {
+        std::vector<Dim> ds;
+        for (int64_t d : t.dims()) ds.push_back(Dim::known(d));
+        if (auto s = setInferred(v, ctx_.getTensorType(t.dataType(), llvm::ArrayRef<Dim>(ds)));
+            !s.ok())
+          return s;
+      }
+      seedConstant(v, t);
+    }
+  }
+  for (Node &n : g.nodes())
+    if (auto s = inferNode(n, opset); !s.ok()) return s;
+  // Graph outputs that are outer values or inputs need nothing: their types
+  // are already on the value.
+  return absl::OkStatus();
+}
+
+absl::Status Engine::inferIf(Node &n, int64_t opset) {
+  const Attribute *th = n.getAttr("then_branch"), *el = n.getAttr("else_branch");
+  if (!th || !el || th->kind() != AttrKind::Graph || el->kind() != AttrKind::Graph)
+    return absl::OkStatus();
+  Graph *a = th->graph(), *b = el->graph();
+  if (auto s = inferGraph(*a, opset); !s.ok()) return s;
+  if (auto s = inferGraph(*b, opset); !s.ok()) return s;
+  // A condition whose value is known selects one branch.
+  NodeCtx c(*this, ctx_, n, opset);
+  int taken = -1;
+  if (const Dims *d = c.inData(0); d && d->size() == 1 && (*d)[0] && (*d)[0]->isConstant())
+    taken = (*d)[0]->value() != 0 ? 0 : 1;
+  for (unsigned i = 0; i < n.numResults() && i < a->numOutputs() && i < b->numOutputs(); ++i) {
+    const Type *ta = typeOf(a->output(i)), *tb = typeOf(b->output(i));
+    c.setOutType(i, taken == 0 ? ta : taken == 1 ? tb : mergeBranches(ta, tb));
+    Value *src = taken == 0 ? a->output(i) : taken == 1 ? b->output(i) : nullptr;
+    if (src)
+      if (const Dims *d = dataOf(src)) c.setOutData(i, *d);
+  }
+  return c.status;
+}
+
+const Type *Engine::mergeBranches(const Type *a, const Type *b) {
+  if (!a || !b) return nullptr;
+  if (a == b) return a;
+  if (a->kind() != b->kind()) return nullptr;
+  TypeSpec s;
+  s.kind = a->kind();
+  switch (a->kind()) {
+  case Type::Kind::Tensor:
+  case Type::Kind::SparseTensor:
+    if (!a->hasElemType() || !b->hasElemType() || a->elemTypeRaw() != b->elemTypeRaw())
+      return nullptr;
+    s.hasElem = true;
+    s.elem = a->elemTypeRaw();
+    if (a->hasShape() && b->hasShape() && a->rank() == b->rank()) {
+      s.hasShape = true;
+      for (size_t k = 0; k < a->dims().size(); ++k) {
+        Dim x = a->dims()[k], y = b->dims()[k];
+        x.denotation = {};
+        y.denotation = {};
+        if (x == y && !x.isSymbolic() ? x.isKnown() : (x.isSymbolic() && x.param == y.param))
+          s.dims.push_back(x);
+        else if (!x.isKnown() && !x.isSymbolic() && !y.isKnown() && !y.isSymbolic())
+          s.dims.push_back(Dim::unknown());
+        else
+          s.dims.push_back(ctx_.freshSymbolDim());
+      }
+    }
+    return ctx_.getType(s);
+  case Type::Kind::Sequence:
+  case Type::Kind::Optional:
+    s.inner = mergeBranches(a->elementType(), b->elementType());
+    if (!s.inner) return nullptr;
+    return ctx_.getType(s);
+  default:
+    return nullptr;
+  }
+}
+
+/// The most precise type that both a and b are instances of, with unknown
+/// where they differ (loop widening).
+const Type *Engine::widen(const Type *a, const Type *b) {
+  if (!a || !b) return nullptr;
+  if (a == b) return a;
+  if (a->kind() != b->kind()) return nullptr;
+  TypeSpec s;
+  s.kind = a->kind();
+  switch (a->kind()) {
+  case Type::Kind::Tensor:
+  case Type::Kind::SparseTensor:
+    if (!a->hasElemType() || !b->hasElemType() || a->elemTypeRaw() != b->elemTypeRaw())
+      return nullptr;
+    s.hasElem = true;
+    s.elem = a->elemTypeRaw();
+    if (a->hasShape() && b->hasShape() && a->rank() == b->rank()) {
+      s.hasShape = true;
+      for (size_t k = 0; k < a->dims().size(); ++k) {
+        Dim x = a->dims()[k], y = b->dims()[k];
+        bool same = (x.isKnown() && y.isKnown() && x.value == y.value) ||
+                    (x.isSymbolic() && y.isSymbolic() && x.param == y.param);
+        s.dims.push_back(same ? x : Dim::unknown());
+        s.dims.back().denotation = {};
+      }
+    }
+    return ctx_.getType(s);
+  case Type::Kind::Sequence:
+  case Type::Kind::Optional:
+    s.inner = widen(a->elementType(), b->elementType());
+    if (!s.inner) return nullptr;
+    return ctx_.getType(s);
+  default:
+    return nullptr;
+  }
+}
+
+absl::Status Engine::inferLoop(Node &n, int64_t opset) {
+  const Attribute *ba = n.getAttr("body");
+  if (!ba || ba->kind() != AttrKind::Graph) return absl::OkStatus();
+  Graph &body = *ba->graph();
+  unsigned nCarried = n.numOperands() >= 2 ? n.numOperands() - 2 : 0;
+  if (body.numInputs() != nCarried + 2 || body.numOutputs() < nCarried + 1)
+    return absl::OkStatus();
+  std::vector<const Type *> carried(nCarried);
+  for (unsigned i = 0; i < nCarried; ++i) carried[i] = typeOf(n.operand(2 + i));
+  auto seed = [&](const std::vector<const Type *> &ts) -> absl::Status {
+    if (auto s = setInferred(body.input(0), ctx_.getTensorType(DataType::Int64, llvm::ArrayRef<int64_t>{}));
+        !s.ok())
+      return s;
+    if (auto s = setInferred(body.input(1), ctx_.getTensorType(DataType::Bool, llvm::ArrayRef<int64_t>{}));
+        !s.ok())
+      return s;
+    for (unsigned i = 0; i < nCarried; ++i)
+      if (ts[i])
+        if (auto s = setInferred(body.input(2 + i), ts[i]); !s.ok()) return s;
+    return absl::OkStatus();
+  };
+  // Fixed point on the carried types, speculatively (nothing is written).
+  for (int round = 0; round < 4; ++round) {
+    ++speculative_;
+    auto savedOverlay = overlay_;
+    clearData(body);
+    absl::Status s = seed(carried);
+    if (s.ok()) s = inferGraph(body, opset);
+    bool stable = true;
+    std::vector<const Type *> next = carried;
+    for (unsigned i = 0; s.ok() && i < nCarried; ++i) {
+      const Type *out = typeOf(body.output(1 + i));
+      const Type *w = carried[i] ? widen(carried[i], out) : nullptr;
+      if (w != carried[i]) {
+        stable = false;
+        next[i] = w;
+      }
+    }
+    overlay_ = std::move(savedOverlay);
+    --speculative_;
+    if (!s.ok()) return s;
+    if (stable) break;
+    carried = std::move(next);
+    if (round == 3) std::fill(carried.begin(), carried.end(), nullptr);
+  }
+  clearData(body);
+  if (auto s = seed(carried); !s.ok()) return s;
+  if (auto s = inferGraph(body, opset); !s.ok()) return s;
+  NodeCtx c(*this, ctx_, n, opset);
+  for (unsigned i = 0; i < nCarried; ++i)
+    if (carried[i]) c.setOutType(i, widen(carried[i], typeOf(body.output(1 + i))));
+  // Scan outputs: the iteration count in front.
+  const DimExpr *trip = nullptr;
+  bool condGiven = n.numOperands() > 1 && n.operand(1);
+  if (!condGiven) {
+    if (const Dims *d = c.inData(0); d && d->size() == 1) trip = (*d)[0];
+  }
+  for (unsigned j = 1 + nCarried; j < body.numOutputs(); ++j) {
+    unsigned r = j - 1;
+    const Type *t = typeOf(body.output(j));
+    if (!t || !t->isTensor() || !t->hasElemType()) continue;
+    std::optional<Dims> dims;
+    if (t->hasShape()) {
+      dims = Dims{trip};
+      for (const Dim &d : t->dims()) dims->push_back(ctx_.exprOf(d));
+    }
+    c.setTensor(r, t->elemTypeRaw(), dims);
+  }
+  return c.status;
+}
+
+absl::Status Engine::inferScan(Node &n, int64_t opset) {
+  const Attribute *ba = n.getAttr("body");
+  if (!ba || ba->kind() != AttrKind::Graph || opset < 9) return absl::OkStatus();
+  Graph &body = *ba->graph();
+  NodeCtx c(*this, ctx_, n, opset);
+  int64_t nScanIn = c.getInt("num_scan_inputs", -1);
+  int64_t nIn = n.numOperands();
+  if (nScanIn < 0 || nScanIn > nIn || body.numInputs() != nIn) return absl::OkStatus();
+  int64_t nState = nIn - nScanIn;
+  int64_t nScanOut = (int64_t)body.numOutputs() - nState;
+  if (nScanOut < 0) return absl::OkStatus();
+  auto inAxes = c.getInts("scan_input_axes").value_or(std::vector<int64_t>(nScanIn, 0));
+  auto outAxes = c.getInts("scan_output_axes").value_or(std::vector<int64_t>(nScanOut, 0));
+  if ((int64_t)inAxes.size() != nScanIn || (int64_t)outAxes.size() != nScanOut)
+    return absl::OkStatus();
+  const DimExpr *seqLen = nullptr;
+  bool seqKnown = false;
+  for (int64_t i = 0; i < nIn; ++i) {
+    const Type *t = c.inType(i);
+    if (i < nState) {
+      if (t)
+        if (auto s = setInferred(body.input(i), t); !s.ok()) return s;
+      continue;
+    }
+    auto sh = c.inShape(i);
+    int32_t el = c.inElem(i);
+    if (!sh || el < 0) continue;
+    auto ax = normAxis(inAxes[i - nState], sh->size());
+    if (!ax) continue;
+    if (!seqKnown) {
+      seqLen = (*sh)[*ax];
+      seqKnown = true;
+    } else if (seqLen != (*sh)[*ax]) {
+      seqLen = nullptr;
+    }
+    sh->erase(sh->begin() + *ax);
+    std::vector<Dim> ds;
+    for (const DimExpr *e : *sh) ds.push_back(ctx_.dimOf(e));
+    if (auto s = setInferred(body.input(i),
+                             ctx_.getTensorType(static_cast<DataType>(el), llvm::ArrayRef<Dim>(ds)));
+        !s.ok())
+      return s;
+  }
+  if (auto s = inferGraph(body, opset); !s.ok()) return s;
+  for (int64_t i = 0; i < nState && i < (int64_t)n.numResults(); ++i)
+    c.setOutType(i, typeOf(body.output(i)));
+  for (int64_t j = 0; j < nScanOut && nState + j < (int64_t)n.numResults(); ++j) {
+    const Type *t = typeOf(body.output(nState + j));
+    if (!t || !t->isTensor() || !t->hasElemType()) continue;
+    if (!t->hasShape()) {
+      c.setTensor(nState + j, t->elemTypeRaw(), std::nullopt);
+      continue;
+    }
+    Dims d;
+    for (const Dim &x : t->dims()) d.push_back(ctx_.exprOf(x));
+    auto ax = normAxis(outAxes[j], d.size() + 1);
+    if (!ax) continue;
+    d.insert(d.begin() + *ax, seqLen);
+    c.setTensor(nState + j, t->elemTypeRaw(), d);
+  }
+  return c.status;
+}
+
+absl::Status Engine::inferCall(Node &n, Function &f) {
+  for (const Function *x : callStack_)
+    if (x == &f) return absl::OkStatus(); // recursion: leave it
+  Graph &body = f.body();
+  if (body.numInputs() < n.numOperands()) return absl::OkStatus();
+  int64_t opset = -1;
+  for (const OpsetImport &o : f.opsetImports)
+    if (isDefaultDomain(o.domain)) opset = o.version;
+  if (opset < 0) opset = m_.opsetVersion("");
+  ++speculative_;
+  callStack_.push_back(&f);
+  frames_.push_back(Frame{&n, &f});
+  auto savedOverlay = overlay_;
+  absl::Status s;
+  clearData(body);
+  for (unsigned i = 0; s.ok() && i < n.numOperands(); ++i) {
+    if (!n.operand(i)) continue;
+    overlay_[body.input(i)] = typeOf(n.operand(i));
+    if (const Dims *d = dataOf(n.operand(i))) data_[body.input(i)] = *d;
+    else data_.erase(body.input(i));
+  }
+  if (s.ok()) s = inferGraph(body, opset);
+  std::vector<const Type *> outs;
+  for (unsigned i = 0; i < body.numOutputs(); ++i) outs.push_back(typeOf(body.output(i)));
+  std::vector<std::optional<Dims>> outData;
+  for (unsigned i = 0; i < body.numOutputs(); ++i) {
+    const Dims *d = dataOf(body.output(i));
+    outData.push_back(d ? std::optional<Dims>(*d) : std::nullopt);
+  }
+  overlay_ = std::move(savedOverlay);
+  frames_.pop_back();
+  callStack_.pop_back();
+  --speculative_;
+  if (!s.ok()) return s;
+  NodeCtx c(*this, ctx_, n, opset);
+  for (unsigned i = 0; i < n.numResults() && i < outs.size(); ++i) {
+    if (outs[i]) c.setOutType(i, outs[i]);
+    if (outData[i]) c.setOutData(i, *outData[i]);
+  }
+  return c.status;
+}
+
+absl::Status Engine::inferNode(Node &n, int64_t opset) {
+  if (!isDefaultDomain(n.domain())) {
+    if (Function *f = m_.findFunction(n)) return inferCall(n, *f);
+    // Unknown op: still type what its subgraphs compute.
+    for (Graph *g : n.subgraphs())
+      if (auto s = inferGraph(*g, opset); !s.ok()) return s;
+    ++stats_.nodesNotInferred;
+    return absl::OkStatus();
+  }
+  if (n.is("If")) return inferIf(n, opset);
+  if (n.is("Loop")) return inferLoop(n, opset);
+  if (n.is("Scan")) return inferScan(n, opset);
+  if (n.hasSubgraphs())
+    for (Graph *g : n.subgraphs())
+      if (auto s = inferGraph(*g, opset); !s.ok()) return s;
+  const auto &rules = defaultDomainRules();
+  auto it = rules.find(n.opType());
+  if (it == rules.end()) {
+    if (Function *f = m_.findFunction(n)) return inferCall(n, *f);
+    ++stats_.nodesNotInferred;
+    return absl::OkStatus();
+  }
+  NodeCtx c(*this, ctx_, n, opset);
+  it->second(c);
+  return c.status;
+}
+
+absl::Status Engine::applyOptions() {
+  Graph &g = m_.graph();
+  for (const auto &[name, text] : opts_.inputShapes) {
+    Value *v = nullptr;
+    for (Value *x : g.inputs())
+      if (x->name() == name) v = x;
+    if (!v) return absl::InvalidArgumentError("--input-shape: the main graph has no input \"" + name + "\"");
+    const Type *t = v->type();
+    if (!t || !t->isTensor() || !t->hasElemType())
+      return absl::InvalidArgumentError("--input-shape: input \"" + name +
+                                        "\" has no tensor element type");
+    std::vector<Dim> dims;
+    llvm::SmallVector<llvm::StringRef, 8> parts;
+    if (!llvm::StringRef(text).trim().empty()) llvm::StringRef(text).split(parts, ',');
+    for (llvm::StringRef p : parts) {
+      p = p.trim();
+      if (p == "?") {
+        dims.push_back(Dim::unknown());
+        continue;
+      }
+      std::string err;
+      const DimExpr *e = parseDimExpr(ctx_, p, &err);
+      if (!e || (e->isConstant() && e->value() < 0))
+        return absl::InvalidArgumentError("--input-shape: bad dimension \"" + p.str() + "\" for \"" +
+                                          name + "\"" + (err.empty() ? "" : ": " + err));
+      dims.push_back(ctx_.dimOf(e));
+    }
+    TypeSpec s;
+    s.kind = Type::Kind::Tensor;
+    s.hasElem = true;
+    s.elem = t->elemTypeRaw();
+    s.hasShape = true;
+    s.dims = dims;
+    s.denotation = t->denotation().str();
+    v->setType(ctx_.getType(s));
+    changed = true;
+  }
+  if (opts_.bindDims.empty()) return absl::OkStatus();
+  llvm::StringMap<int64_t> bind;
+  for (const auto &[k, v] : opts_.bindDims) bind[k] = v;
+  auto rebind = [&](const Type *t) -> const Type * {
+    if (!t || !t->isTensor() || !t->hasShape()) return t;
+    TypeSpec s;
+    s.kind = t->kind();
+    s.hasElem = t->hasElemType();
+    s.elem = t->elemTypeRaw();
+    s.hasShape = true;
+    s.denotation = t->denotation().str();
+    s.extras = t->extras().str();
+    bool any = false;
+    for (const Dim &d : t->dims()) {
+      Dim r = d;
+      if (d.isSymbolic()) {
+        const DimExpr *e = dimSubstitute(ctx_, ctx_.exprOf(d), [&](const DimExpr *sym) -> const DimExpr * {
+          auto it = bind.find(sym->name());
+          return it == bind.end() ? nullptr : dimConst(ctx_, it->second);
+        });
+        if (e != d.expr) {
+          r = ctx_.dimOf(e);
+          r.denotation = d.denotation;
+          any = true;
+        }
+      }
+      s.dims.push_back(r);
+    }
+    return any ? ctx_.getType(s) : t;
+  };
+  for (Value *v : g.inputs())
+    if (const Type *t = rebind(v->type()); t != v->type()) {
+      v->setType(t);
+      changed = true;
+    }
+  return absl::OkStatus();
+}
+
+absl::Status Engine::writeBack() {
+  for (Graph *g : graphs_) {
+    for (unsigned i = 0; i < g->numOutputs(); ++i) {
+      Value *v = g->output(i);
+      if (!v || !v->type()) continue;
+      OutputInfo &info = g->outputInfo(i);
+      bool conflict = false;
+      const Type *t = merge(info.hasType ? info.type : nullptr, v->type(), conflict);
+      if (conflict) {
+        ++stats_.contradictions;
+        std::string msg = where(v) + ": declared output type " + info.type->str() +
+                          " contradicts inferred type " + v->type()->str();
+        if (opts_.strict) return absl::InvalidArgumentError(msg);
+        if (warnings_) warnings_->push_back(msg);
+      } else if (t != info.type || !info.hasType) {
+        info.type = t;
+        info.hasType = true;
+        changed = true;
+      }
+    }
+    if (opts_.outputsOnly) continue;
+    for (Node &n : g->nodes())
+      for (Value *v : n.results()) {
+        if (!v || !v->type() || v->isGraphOutput()) continue;
+        if (ValueInfoRecord *r = v->valueInfo()) {
+          if (!r->hasType) {
+            r->hasType = true;
+            changed = true;
+          }
+          continue;
+        }
+        ValueInfoRecord &r = g->addValueInfo(v);
+        r.hasType = true;
+        ++stats_.valueInfosAdded;
+        changed = true;
+      }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Engine::run() {
+  if (auto s = applyOptions(); !s.ok()) return s;
+  if (!m_.hasGraph) return absl::OkStatus();
+  int64_t opset = m_.opsetVersion("");
+  if (auto s = inferGraph(m_.graph(), opset); !s.ok()) return s;
+  return writeBack();
+}
+
+} // namespace
+} // namespace infer
+
+absl::StatusOr<bool> inferShapes(Model &m, const ShapeInferenceOptions &opts,
+                                 ShapeInferenceStatistics *stats,
+                                 std::vector<std::string> *warnings) {
+  ShapeInferenceStatistics local;
+  infer::Engine e(m, opts, stats ? *stats : local, warnings);
+  if (auto s = e.run(); !s.ok()) return s;
+  return e.changed;
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>>
+parseInputShapes(const std::string &text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  llvm::SmallVector<llvm::StringRef, 4> entries;
+  llvm::StringRef(text).split(entries, ';', -1, false);
+  for (llvm::StringRef e : entries) {
+    e = e.trim();
+    size_t colon = e.rfind(':');
+    if (colon == llvm::StringRef::npos || colon == 0)
+      return absl::InvalidArgumentError("--input-shape: expected NAME:DIMS, got \"" + e.str() + "\"");
+    out.emplace_back(e.substr(0, colon).str(), e.substr(colon + 1).str());
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, int64_t>>>
+parseBindDims(const std::string &text) {
+  std::vector<std::pair<std::string, int64_t>> out;
+  llvm::SmallVector<llvm::StringRef, 4> entries;
+  llvm::StringRef(text).split(entries, text.find(';') != std::string::npos ? ';' : ',', -1, false);
+  for (llvm::StringRef e : entries) {
+    e = e.trim();
+    auto [k, v] = e.split('=');
+    int64_t x;
+    if (k.trim().empty() || v.trim().getAsInteger(10, x) || x < 0)
+      return absl::InvalidArgumentError("--bind-dim: expected SYMBOL=VALUE (VALUE >= 0), got \"" +
+                                        e.str() + "\"");
+    out.emplace_back(k.trim().str(), x);
+  }
+  return out;
+}
+
+namespace {
+class InferShapesPass : public Pass {
+public:
+  llvm::StringRef argument() const override { return "infer-shapes"; }
+  llvm::StringRef description() const override {
+    return "Infer element types and (symbolic) shapes of every value; writes value_info";
+  }
+  // The list options are parsed when set, so that a bad one is reported
+  // before anything runs.
+  absl::Status validateOptions() override {
+    opts_.inputShapes.clear();
+    opts_.bindDims.clear();
+    if (inputShape_.isSet()) {
+      auto r = parseInputShapes(*inputShape_);
+      if (!r.ok()) return r.status();
+      opts_.inputShapes = *r;
+    }
+    if (bindDim_.isSet()) {
+      auto r = parseBindDims(*bindDim_);
+      if (!r.ok()) return r.status();
+      opts_.bindDims = *r;
+    }
+    return absl::OkStatus();
+  }
+  absl::StatusOr<bool> run(Model &m) override {
+    opts_.outputsOnly = *outputsOnly_;
+    opts_.strict = *strict_;
+    ShapeInferenceStatistics st;
+    std::vector<std::string> warnings;
+    auto r = inferShapes(m, opts_, &st, &warnings);
+    for (const std::string &w : warnings) fprintf(stderr, "warning: %s\n", w.c_str());
+    addStat("values typed", st.valuesTyped);
+    addStat("values refined", st.valuesRefined);
+    addStat("value_info records added", st.valueInfosAdded);
+    addStat("contradictions", st.contradictions);
+    addStat("nodes without a rule", st.nodesNotInferred);
+    return r;
+  }
+
+private:
+  ShapeInferenceOptions opts_;
+  Option<std::string> inputShape_{*this, "input-shape",
+                                  "fix main-graph input shapes, NAME:DIMS[;NAME:DIMS...] (e.g. "
+                                  "x:1,3,224,224 or x:N,3,H,W)",
+                                  "", "input-shape"};
+  Option<std::string> bindDim_{*this, "bind-dim",
+                               "fix symbols before inference, SYMBOL=VALUE[;...]", "",
+                               "bind-dim"};
+  Option<bool> outputsOnly_{*this, "outputs-only", "only type graph outputs (no value_info)",
+                            false, "infer-shapes-outputs-only"};
+  Option<bool> strict_{*this, "strict", "a declared type that contradicts inference is an error",
+                       false, "infer-shapes-strict"};
+};
+} // namespace
+
+void registerShapeInferencePass() {
+  PassRegistry::instance().registerPass([] { return std::make_unique<InferShapesPass>(); });
+}
+
+} // namespace onnxir

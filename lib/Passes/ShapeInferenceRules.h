@@ -1,0 +1,87 @@
+//===- ShapeInferenceRules.h - Per-operator inference rules (internal) ----===//
+//
+// A rule reads the types and known data of a node's operands through an
+// InferCtx and sets the types (and data) of its results. A rule that cannot
+// tell leaves a result unset; it never guesses. Shapes are lists of dim
+// expressions, null standing for an unknown dim.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXIR_LIB_PASSES_SHAPEINFERENCERULES_H
+#define ONNXIR_LIB_PASSES_SHAPEINFERENCERULES_H
+
+#include "onnxir/IR/Context.h"
+#include "onnxir/IR/Graph.h"
+#include "onnxir/IR/Node.h"
+#include "onnxir/IR/Tensor.h"
+
+#include "llvm/ADT/StringMap.h"
+
+#include <functional>
+#include <optional>
+#include <vector>
+
+namespace onnxir {
+namespace infer {
+
+/// A shape: one expression per dim, null for an unknown dim.
+using Dims = std::vector<const DimExpr *>;
+
+class InferCtx {
+public:
+  InferCtx(Context &ctx, Node &node, int64_t opset) : ctx(ctx), node(node), opset(opset) {}
+  virtual ~InferCtx() = default;
+  Context &ctx;
+  Node &node;
+  int64_t opset;
+
+  unsigned numInputs() const { return node.numOperands(); }
+  unsigned numOutputs() const { return node.numResults(); }
+  bool hasInput(unsigned i) const { return i < node.numOperands() && node.operand(i); }
+  bool hasOutput(unsigned i) const { return i < node.numResults() && node.result(i); }
+  /// Type of operand i (null if absent or untyped).
+  virtual const Type *inType(unsigned i) const = 0;
+  /// Known contents of an int operand (rank 0 or 1) as dim expressions.
+  virtual const Dims *inData(unsigned i) const = 0;
+  /// An attribute, with references resolved at function call sites.
+  virtual const Attribute *attr(llvm::StringRef name) const = 0;
+  virtual void setOutType(unsigned i, const Type *t) = 0;
+  virtual void setOutData(unsigned i, Dims d) = 0;
+
+  //===--- Helpers ----------------------------------------------------------===//
+  /// Element type of a tensor operand, or -1.
+  int32_t inElem(unsigned i) const;
+  /// Shape of a tensor operand, nullopt when the rank is unknown.
+  std::optional<Dims> inShape(unsigned i) const;
+  /// Rank of operand i, or -1.
+  int64_t inRank(unsigned i) const;
+  /// Known integer contents of operand i (all elements ground).
+  std::optional<std::vector<int64_t>> inInts(unsigned i) const;
+  /// Sets result i to tensor(elem, dims); elem < 0 sets nothing.
+  void setTensor(unsigned i, int32_t elem, const std::optional<Dims> &dims);
+  int64_t getInt(llvm::StringRef name, int64_t dflt) const;
+  float getFloat(llvm::StringRef name, float dflt) const;
+  std::string getString(llvm::StringRef name, llvm::StringRef dflt) const;
+  std::optional<std::vector<int64_t>> getInts(llvm::StringRef name) const;
+  const DimExpr *c(int64_t v) const { return dimConst(ctx, v); }
+};
+
+using Rule = std::function<void(InferCtx &)>;
+/// Rules for the default domain, by op type.
+const llvm::StringMap<Rule> &defaultDomainRules();
+
+/// Broadcasts two shapes (numpy rules); nullopt if they cannot broadcast.
+std::optional<Dims> broadcast(Context &ctx, const Dims &a, const Dims &b);
+/// Normalises an axis against a rank; nullopt if out of range.
+std::optional<int64_t> normAxis(int64_t axis, int64_t rank);
+
+/// Contents of a small int32/int64 tensor (rank <= 1, <= 64 elements).
+std::optional<Dims> tensorData(Context &ctx, const Tensor &t);
+
+void addElementwiseRules(llvm::StringMap<Rule> &r);
+void addShapeRules(llvm::StringMap<Rule> &r);
+void addNNRules(llvm::StringMap<Rule> &r);
+
+} // namespace infer
+} // namespace onnxir
+
+#endif // ONNXIR_LIB_PASSES_SHAPEINFERENCERULES_H
