@@ -371,6 +371,8 @@ void populateFusionPatterns(PatternSet &ps, const FusionOptions &opts) {
 absl::StatusOr<bool> fuseOperators(Model &m, const FusionOptions &opts, RewriteStatistics *stats) {
   PatternSet ps;
   populateFusionPatterns(ps, opts);
+  if (!opts.disabledPatterns.empty())
+    if (absl::Status s = ps.disable(opts.disabledPatterns); !s.ok()) return s;
   return applyPatternsGreedily(m, ps, {}, stats);
 }
 
@@ -389,6 +391,7 @@ public:
   absl::StatusOr<bool> run(Model &m) override {
     FusionOptions o;
     o.batchNormToMulAdd = *bnToMulAdd_;
+    o.disabledPatterns = *disable_;
     RewriteStatistics s;
     auto r = fuseOperators(m, o, &s);
     for (auto &[name, n] : s.applications) addStat(name, n);
@@ -400,6 +403,8 @@ private:
   Option<bool> bnToMulAdd_{*this, "bn-to-mul-add",
                            "turn BatchNormalization that no Conv absorbs into Mul + Add", false,
                            "fuse-bn-to-mul-add"};
+  Option<std::string> disable_{*this, "disable", "patterns not to apply (comma-separated names)",
+                               "", "fuse-disable"};
 };
 } // namespace
 

@@ -66,6 +66,27 @@ void PatternSet::add(std::string name, std::string rootOp, Fn fn, unsigned benef
                                         benefit));
 }
 
+absl::Status PatternSet::disable(llvm::StringRef names) {
+  llvm::SmallVector<llvm::StringRef, 8> parts;
+  names.split(parts, ',', -1, false);
+  for (llvm::StringRef name : parts) {
+    name = name.trim();
+    bool found = false;
+    for (auto &p : patterns_)
+      if (p->name() == name) {
+        disabled_.insert(p.get());
+        found = true;
+      }
+    if (!found) {
+      std::string known;
+      for (auto &p : patterns_) known += (known.empty() ? "" : ", ") + p->name().str();
+      return absl::InvalidArgumentError("unknown pattern '" + name.str() + "' (patterns: " +
+                                        known + ")");
+    }
+  }
+  return absl::OkStatus();
+}
+
 static bool inDomain(const Node &n, llvm::StringRef domain) {
   if (domain.empty() || domain == "ai.onnx") return n.domain().empty() || n.domain() == "ai.onnx";
   return n.domain() == domain;
@@ -78,9 +99,9 @@ llvm::ArrayRef<const RewritePattern *> PatternSet::patternsFor(const Node &n) co
   scratch_.clear();
   if (typed)
     for (const RewritePattern *p : it->second)
-      if (inDomain(n, p->rootDomain())) scratch_.push_back(p);
+      if (inDomain(n, p->rootDomain()) && !disabled_.count(p)) scratch_.push_back(p);
   for (const RewritePattern *p : anyOp_)
-    if (inDomain(n, p->rootDomain())) scratch_.push_back(p);
+    if (inDomain(n, p->rootDomain()) && !disabled_.count(p)) scratch_.push_back(p);
   if (typed && !anyOp_.empty())
     std::stable_sort(scratch_.begin(), scratch_.end(),
                      [](auto *a, auto *b) { return a->benefit() > b->benefit(); });

@@ -12,8 +12,11 @@ namespace onnxir {
 
 namespace {
 const char *const kO1Body = "eliminate-identity,dce,fold-constants,cse,dedup-initializers,dce";
-const char *const kO2Body = "eliminate-identity,dce,fold-constants,simplify,fuse,cse,"
-                            "dedup-initializers,dce";
+// Inference keeps types in memory only (no value_info records: the output
+// stays as small and as fast to load as the input) and runs every round,
+// so that nodes the rewrites create are typed for the next patterns.
+const char *const kO2Body = "infer-shapes{outputs-only},eliminate-identity,dce,fold-constants,"
+                            "simplify,fuse,cse,dedup-initializers,dce";
 } // namespace
 
 /// -O1: sort first so that every later pass sees definitions before uses;
@@ -26,14 +29,15 @@ std::unique_ptr<Pass> createO1Pass() {
       "topo", kO1Body, "topo");
 }
 
-/// -O2: -O1's cleanups together with the exact simplifications and the
-/// fusions, all to one fixed point (a fusion can expose a fold and the other
-/// way round), then topo.
+/// -O2: -O1's cleanups together with shape inference, the exact
+/// simplifications and the fusions, all to one fixed point (a fusion can
+/// expose a fold and the other way round), then topo.
 std::unique_ptr<Pass> createO2Pass() {
   return std::make_unique<CompositePass>(
       "O2",
-      "-O1 plus simplification (no-op removal, chain collapsing) and fusions (Conv+BN/Add/Mul, "
-      "MatMul+Add->Gemm, Transpose->Gemm, inference Dropout) to a fixed point, then topo",
+      "-O1 plus shape inference, simplification (no-op removal, chain collapsing) and fusions "
+      "(Conv+BN/Add/Mul, MatMul+Add->Gemm, Transpose->Gemm, inference Dropout) to a fixed "
+      "point, then topo",
       "topo", kO2Body, "topo", 8);
 }
 

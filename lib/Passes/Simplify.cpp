@@ -323,9 +323,11 @@ void populateSimplifyPatterns(PatternSet &ps) {
   ps.add("cast-chain", "Cast", castChain);
 }
 
-absl::StatusOr<bool> simplify(Model &m, RewriteStatistics *stats) {
+absl::StatusOr<bool> simplify(Model &m, RewriteStatistics *stats, llvm::StringRef disabled) {
   PatternSet ps;
   populateSimplifyPatterns(ps);
+  if (!disabled.empty())
+    if (absl::Status s = ps.disable(disabled); !s.ok()) return s;
   return applyPatternsGreedily(m, ps, {}, stats);
 }
 
@@ -339,11 +341,15 @@ public:
   }
   absl::StatusOr<bool> run(Model &m) override {
     RewriteStatistics s;
-    auto r = simplify(m, &s);
+    auto r = simplify(m, &s, *disable_);
     for (auto &[name, n] : s.applications) addStat(name, n);
     addStat("dead nodes erased", s.deadNodesErased);
     return r;
   }
+
+private:
+  Option<std::string> disable_{*this, "disable", "patterns not to apply (comma-separated names)",
+                               "", "simplify-disable"};
 };
 } // namespace
 

@@ -24,6 +24,8 @@ struct FusionOptions {
   /// Also turn a BatchNormalization that no Conv absorbs into Mul + Add
   /// (for targets without a BatchNormalization kernel). Off by default.
   bool batchNormToMulAdd = false;
+  /// Patterns not to apply, comma-separated (`fuse-conv-mul,remove-dropout`).
+  std::string disabledPatterns;
 };
 
 /// Adds the fusion patterns:

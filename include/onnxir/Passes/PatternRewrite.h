@@ -95,10 +95,14 @@ public:
   llvm::ArrayRef<const RewritePattern *> patternsFor(const Node &n) const;
   llvm::ArrayRef<std::unique_ptr<RewritePattern>> all() const { return patterns_; }
   bool empty() const { return patterns_.empty(); }
+  /// Disables the patterns named in `names` (comma-separated); an unknown
+  /// name is an error that lists the known ones.
+  absl::Status disable(llvm::StringRef names);
 
 private:
   std::vector<std::unique_ptr<RewritePattern>> patterns_;
   llvm::StringMap<std::vector<const RewritePattern *>> byOp_;
+  llvm::DenseSet<const RewritePattern *> disabled_;
   std::vector<const RewritePattern *> anyOp_;
   mutable std::vector<const RewritePattern *> scratch_;
 };

@@ -22,7 +22,9 @@ namespace onnxir {
 void populateSimplifyPatterns(PatternSet &ps);
 
 /// Applies them greedily in every graph; true if anything changed.
-absl::StatusOr<bool> simplify(Model &m, RewriteStatistics *stats = nullptr);
+/// `disabled`: pattern names not to apply, comma-separated.
+absl::StatusOr<bool> simplify(Model &m, RewriteStatistics *stats = nullptr,
+                              llvm::StringRef disabled = "");
 
 } // namespace onnxir
 
