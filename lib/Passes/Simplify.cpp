@@ -92,10 +92,18 @@ bool forward(Node &n, Value *v, PatternRewriter &rw) {
 // No-op removals. Each is exact: the node returns its input unchanged.
 //===----------------------------------------------------------------------===//
 
+/// True if `shape` is `Shape(x)` of the whole of `x` (no start/end).
+bool isShapeOf(const Value *shape, const Value *x) {
+  Node *d = shape ? shape->definingNode() : nullptr;
+  return d && d->is("Shape") && d->numOperands() == 1 && d->operand(0) == x &&
+         !d->getAttr("start") && !d->getAttr("end");
+}
+
 // Reshape to the input's own static shape (0 copies a dim unless allowzero,
-// -1 is inferred).
+// -1 is inferred), or to Shape(input) itself (no shape knowledge needed).
 bool reshapeNoop(Node &n, PatternRewriter &rw) {
   if (n.numOperands() < 2 || hasRefs(n)) return false;
+  if (isShapeOf(n.operand(1), n.operand(0))) return forward(n, n.operand(0), rw);
   auto in = staticShape(n.operand(0));
   auto shape = constInts(n.operand(1));
   if (!in || !shape || shape->size() != in->size()) return false;
@@ -113,9 +121,10 @@ bool reshapeNoop(Node &n, PatternRewriter &rw) {
   return minus <= 1 && forward(n, n.operand(0), rw);
 }
 
-// Expand whose shape broadcasts to the input's own shape.
+// Expand whose shape broadcasts to the input's own shape (or is Shape(input)).
 bool expandNoop(Node &n, PatternRewriter &rw) {
   if (n.numOperands() != 2) return false;
+  if (isShapeOf(n.operand(1), n.operand(0))) return forward(n, n.operand(0), rw);
   auto in = staticShape(n.operand(0));
   auto shape = constInts(n.operand(1));
   if (!in || !shape || shape->size() > in->size()) return false;
