@@ -29,7 +29,8 @@ std::unique_ptr<Pass> createO1Pass() {
       "topo", kO1Body, "topo");
 }
 
-/// -O2: -O1's cleanups together with shape inference, the exact
+/// -O2: Constant nodes become initializers first (as onnxruntime stores
+/// them); then -O1's cleanups together with shape inference, the exact
 /// simplifications and the fusions, all to one fixed point (a fusion can
 /// expose a fold and the other way round), then topo.
 std::unique_ptr<Pass> createO2Pass() {
@@ -38,7 +39,7 @@ std::unique_ptr<Pass> createO2Pass() {
       "-O1 plus shape inference, simplification (no-op removal, chain collapsing) and fusions "
       "(Conv+BN/Add/Mul, MatMul+Add->Gemm, Transpose->Gemm, inference Dropout) to a fixed "
       "point, then topo",
-      "topo", kO2Body, "topo", 8);
+      "topo,lift-constants", kO2Body, "topo", 8);
 }
 
 void registerPipelinePasses() {

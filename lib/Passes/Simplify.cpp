@@ -222,6 +222,30 @@ bool sliceNoop(Node &n, PatternRewriter &rw) {
   return forward(n, n.operand(0), rw);
 }
 
+// x - 0, x * 1, 1 * x, x / 1 -> x, for a constant whose every element is
+// the neutral value and whose broadcast cannot change x's shape (all its
+// dims 1, rank at most x's known rank) or type (same element type). Exact,
+// -0.0 included (x + 0 is not listed: -0.0 + 0 is +0.0).
+bool neutralOperand(Node &n, PatternRewriter &rw, double neutral, bool commutes) {
+  if (n.numOperands() != 2 || n.numResults() != 1) return false;
+  for (unsigned i = commutes ? 0 : 1; i < 2; ++i) {
+    Value *x = n.operand(1 - i);
+    const Tensor *t = PatternRewriter::constantTensor(n.operand(i));
+    if (!t || !x) continue;
+    auto et = elemOf(x);
+    int64_t rank = rankOf(x);
+    if (!et || *et != t->dataType() || rank < (int64_t)t->dims().size()) continue;
+    bool ones = true;
+    for (int64_t d : t->dims()) ones &= d == 1;
+    auto vals = t->values<double>();
+    if (!ones || !vals.ok() || vals->empty()) continue;
+    bool all = true;
+    for (double v : *vals) all &= v == neutral;
+    if (all && forward(n, x, rw)) return true;
+  }
+  return false;
+}
+
 //===----------------------------------------------------------------------===//
 // Chains
 //===----------------------------------------------------------------------===//
@@ -323,6 +347,15 @@ void populateSimplifyPatterns(PatternSet &ps) {
   ps.add("concat-one", "Concat", concatOne);
   ps.add("split-one", "Split", splitOne);
   ps.add("slice-noop", "Slice", sliceNoop);
+  ps.add("sub-zero", "Sub", [](Node &n, PatternRewriter &rw) {
+    return neutralOperand(n, rw, 0.0, false);
+  });
+  ps.add("mul-one", "Mul", [](Node &n, PatternRewriter &rw) {
+    return neutralOperand(n, rw, 1.0, true);
+  });
+  ps.add("div-one", "Div", [](Node &n, PatternRewriter &rw) {
+    return neutralOperand(n, rw, 1.0, false);
+  });
   ps.add("reshape-chain", "Reshape", reshapeChain);
   ps.add("squeeze-unsqueeze", "Squeeze",
          [](Node &n, PatternRewriter &rw) { return squeezePair(n, rw, true); });

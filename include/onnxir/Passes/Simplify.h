@@ -4,7 +4,8 @@
 // operands, attributes and the static shapes and element types values
 // declare or were given by -infer-shapes:
 //   reshape-noop, expand-noop, tile-noop, pad-noop, cast-noop,
-//   transpose-noop, concat-one, split-one, slice-noop   (the node is removed)
+//   transpose-noop, concat-one, split-one, slice-noop,
+//   sub-zero, mul-one, div-one                           (the node is removed)
 //   reshape-chain, transpose-chain, cast-chain           (two nodes become one)
 //   squeeze-unsqueeze, unsqueeze-squeeze                 (a pair disappears)
 // Folding Shape/Size and shape arithmetic to constants is fold-constants'
