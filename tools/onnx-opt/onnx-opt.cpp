@@ -178,6 +178,18 @@ void printSummary(const Summary &a, const Summary &b) {
   if (a.fileSize >= 0 && b.fileSize >= 0) row("file size (bytes)", a.fileSize, b.fileSize);
 }
 
+/// --summary: what each rewrite pattern did (counters of the pattern passes).
+void printPatternSummary(const PassStatistics &stats) {
+  bool header = false;
+  for (auto &[key, n] : stats) {
+    llvm::StringRef k(key);
+    if (!n || !(k.startswith("fuse: ") || k.startswith("simplify: "))) continue;
+    if (!header) llvm::errs() << "pattern applications:\n";
+    header = true;
+    llvm::errs() << llvm::format("  %-40s %10lld\n", key.c_str(), (long long)n);
+  }
+}
+
 void writeTextAtomically(const std::string &path, const std::string &text) {
   if (path == "-") {
     std::cout << text;
@@ -381,6 +393,7 @@ int main(int argc, char **argv) {
     Summary after = summarize(*model);
     after.fileSize = fileSize(gOutput);
     printSummary(before, after);
+    printPatternSummary(pm.statistics());
   }
   return 0;
 }

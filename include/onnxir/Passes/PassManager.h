@@ -80,6 +80,9 @@ public:
   /// the IR invalid gives an Internal error naming it.
   absl::StatusOr<bool> run(Model &m);
 
+  /// Every pass's counters of the last run(), summed, as "pass: counter".
+  const PassStatistics &statistics() const { return stats_; }
+
   /// Prints the IR for -print-ir-after (the tool installs the text printer;
   /// Passes does not depend on Serialize).
   std::function<void(const Model &, llvm::raw_ostream &)> printer;
