@@ -11,7 +11,7 @@ function(run)
   set(last_output "${out}" PARENT_SCOPE)
 endfunction()
 run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix)
-foreach(ex rewrite walk)
+foreach(ex rewrite walk pattern)
   run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/${ex} -B ${WORK_DIR}/${ex} -G ${GENERATOR}
       -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Release)
   run(${CMAKE_COMMAND} --build ${WORK_DIR}/${ex})

@@ -219,7 +219,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "error: %s\n", std::string(saved.message()).c_str());
     return 1;
   }
-  std::printf("fused %d MatMul+Add pair(s) into Gemm; dce removed %lld node(s)\n", fused,
+  std::printf("fused %d MatMul+Add pair(s) into Gemm, dce removed %lld node(s)\n", fused,
               (long long)dce.nodesRemoved);
   return 0;
 }

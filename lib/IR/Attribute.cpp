@@ -54,27 +54,75 @@ void Attribute::setTensor(std::unique_ptr<Tensor> t) {
   tensors.push_back(std::move(t));
 }
 
-std::unique_ptr<Attribute> Attribute::clone() const {
-  auto c = std::make_unique<Attribute>(name_);
-  c->kind_ = kind_;
-  c->hasKindField = hasKindField;
-  c->refAttrName = refAttrName;
-  c->docString = docString;
-  c->f = f;
-  c->i = i;
-  c->s = s;
-  c->floats = floats;
-  c->ints = ints;
-  c->strings = strings;
-  for (auto &t : tensors) c->tensors.push_back(std::make_unique<Tensor>(*t));
-  for (auto &t : sparseTensors) c->sparseTensors.push_back(std::make_unique<SparseTensor>(*t));
-  c->types = types;
-  c->extras = extras;
-  for (auto &g : graphs_) {
-    IRMapping m;
-    c->addGraph(g->clone(m));
+//===----------------------------------------------------------------------===//
+// Payload copies (Note [Attribute payloads are copied in one place])
+//===----------------------------------------------------------------------===//
+
+AttributePayload::AttributePayload(const AttributePayload &o)
+    : f(o.f), i(o.i), s(o.s), floats(o.floats), ints(o.ints), strings(o.strings),
+      types(o.types) {
+  tensors.reserve(o.tensors.size());
+  for (auto &t : o.tensors) tensors.push_back(t ? std::make_unique<Tensor>(*t) : nullptr);
+  sparseTensors.reserve(o.sparseTensors.size());
+  for (auto &t : o.sparseTensors)
+    sparseTensors.push_back(t ? std::make_unique<SparseTensor>(*t) : nullptr);
+}
+
+AttributePayload &AttributePayload::operator=(const AttributePayload &o) {
+  if (this != &o) *this = AttributePayload(o);
+  return *this;
+}
+
+AttributePayload::~AttributePayload() = default;
+
+void Attribute::copyPayloadFrom(const Attribute &src, IRMapping &m,
+                                llvm::function_ref<void(Graph &)> eachGraph) {
+  if (this == &src) return;
+  kind_ = src.kind_;
+  static_cast<AttributePayload &>(*this) = static_cast<const AttributePayload &>(src);
+  while (numGraphs()) takeGraph(numGraphs() - 1);
+  for (auto &g : src.graphs_) {
+    Graph *c = addGraph(g->clone(m));
+    if (eachGraph) eachGraph(*c);
   }
+}
+
+void Attribute::movePayloadFrom(Attribute &src) {
+  if (this == &src) return;
+  kind_ = src.kind_;
+  static_cast<AttributePayload &>(*this) = std::move(static_cast<AttributePayload &>(src));
+  static_cast<AttributePayload &>(src) = AttributePayload();
+  while (numGraphs()) takeGraph(numGraphs() - 1);
+  while (src.numGraphs()) addGraph(src.takeGraph(0));
+}
+
+void Attribute::copyHeaderFrom(const Attribute &src) {
+  name_ = src.name_;
+  hasKindField = src.hasKindField;
+  refAttrName = src.refAttrName;
+  docString = src.docString;
+  extras = src.extras;
+}
+
+void Attribute::moveHeaderFrom(Attribute &src) {
+  name_ = std::move(src.name_);
+  hasKindField = src.hasKindField;
+  refAttrName = std::move(src.refAttrName);
+  docString = std::move(src.docString);
+  extras = std::move(src.extras);
+}
+
+std::unique_ptr<Attribute> Attribute::clone(IRMapping &m,
+                                            llvm::function_ref<void(Graph &)> eachGraph) const {
+  auto c = std::make_unique<Attribute>(name_);
+  c->copyHeaderFrom(*this);
+  c->copyPayloadFrom(*this, m, eachGraph);
   return c;
+}
+
+std::unique_ptr<Attribute> Attribute::clone() const {
+  IRMapping m;
+  return clone(m);
 }
 
 } // namespace onnxir

@@ -547,30 +547,8 @@ void cloneNodes(const Graph &src, Graph &dst, Node *pos, IRMapping &m, bool fres
 }
 
 void cloneAttrs(const Node &from, Node &to, IRMapping &m, bool freshen) {
-  for (unsigned i = 0; i < from.numAttributes(); ++i) {
-    const Attribute &a = from.attribute(i);
-    auto c = std::make_unique<Attribute>(a.name());
-    c->setKind(a.kind());
-    c->hasKindField = a.hasKindField;
-    c->refAttrName = a.refAttrName;
-    c->docString = a.docString;
-    c->f = a.f;
-    c->i = a.i;
-    c->s = a.s;
-    c->floats = a.floats;
-    c->ints = a.ints;
-    c->strings = a.strings;
-    for (auto &t : a.tensors) c->tensors.push_back(std::make_unique<Tensor>(*t));
-    for (auto &t : a.sparseTensors) c->sparseTensors.push_back(std::make_unique<SparseTensor>(*t));
-    c->types = a.types;
-    c->extras = a.extras;
-    for (unsigned gi = 0; gi < a.numGraphs(); ++gi) {
-      std::unique_ptr<Graph> g = a.graph(gi)->clone(m);
-      if (freshen) freshenAll(*g);
-      c->addGraph(std::move(g));
-    }
-    to.addAttr(std::move(c));
-  }
+  for (unsigned i = 0; i < from.numAttributes(); ++i)
+    to.addAttr(freshen ? from.attribute(i).clone(m, freshenAll) : from.attribute(i).clone(m));
 }
 
 } // namespace
@@ -625,11 +603,7 @@ std::unique_ptr<Graph> Graph::clone(IRMapping &m) const {
     ValueInfoRecord &c = r.value ? g->addValueInfo(m.lookupOrSelf(r.value))
                                  : g->addValueInfo(r.name, r.type);
     c.name = r.name;
-    c.type = r.type;
-    c.hasType = r.hasType;
-    c.docString = r.docString;
-    c.metadata = r.metadata;
-    c.extras = r.extras;
+    c.fields() = r.fields();
   }
   return g;
 }

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/Model.h"
 #include "onnxir/IR/OpSchema.h"
+#include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/Passes.h"
 
 #include "absl/strings/str_cat.h"
@@ -140,6 +141,26 @@ absl::StatusOr<bool> eliminateCommonSubexpressions(Model &m, int64_t *merged) {
     if (auto s = cse.runGraph(f->body(), scopes); !s.ok()) return s;
   if (merged) *merged += cse.merged;
   return cse.merged > 0;
+}
+
+namespace {
+class CSEPass : public Pass {
+public:
+  llvm::StringRef argument() const override { return "cse"; }
+  llvm::StringRef description() const override {
+    return "Merge nodes that compute the same value (scoped, deterministic ops only)";
+  }
+  absl::StatusOr<bool> run(Model &m) override {
+    int64_t n = 0;
+    auto r = eliminateCommonSubexpressions(m, &n);
+    addStat("nodes merged", n);
+    return r;
+  }
+};
+} // namespace
+
+std::unique_ptr<Pass> createCommonSubexpressionEliminationPass() {
+  return std::make_unique<CSEPass>();
 }
 
 } // namespace onnxir

@@ -17,6 +17,7 @@
 #include "onnxir/Passes/Kernels.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/ShapeInference.h"
+#include "onnxir/Passes/Passes.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -543,41 +544,6 @@ bool Folder::inlineIfs() {
   return changed;
 }
 
-class ConstantFoldingPass : public Pass {
-public:
-  llvm::StringRef argument() const override { return "fold-constants"; }
-  llvm::StringRef description() const override {
-    return "Evaluate nodes with constant inputs (and If with a constant condition) "
-           "within a size budget";
-  }
-  absl::Status setOption(llvm::StringRef key, llvm::StringRef value) override {
-    int64_t v;
-    if (value.getAsInteger(10, v) || v < 0)
-      return absl::InvalidArgumentError("fold-constants: option '" + key.str() +
-                                        "' needs a byte count, got '" + value.str() + "'");
-    if (key == "size-limit" || key == "fold-size-limit") opts_.sizeLimit = (uint64_t)v;
-    else if (key == "growth-limit" || key == "fold-growth-limit") opts_.growthLimit = v;
-    else return Pass::setOption(key, value);
-    return absl::OkStatus();
-  }
-  absl::StatusOr<bool> run(Model &m) override {
-    FoldStatistics s;
-    auto r = foldConstants(m, opts_, &s);
-    addStat("nodes folded", s.nodesFolded);
-    addStat("If nodes inlined", s.ifsInlined);
-    addStat("constants materialized", s.constantsMaterialized);
-    addStat("dead constants removed", s.deadConstantsRemoved);
-    addStat("bytes added", s.bytesAdded);
-    addStat("bytes freed", s.bytesFreed);
-    addStat("nodes over budget", s.rejectedByBudget);
-    addStat("nodes over size limit", s.rejectedBySize);
-    return r;
-  }
-
-private:
-  FoldOptions opts_;
-};
-
 } // namespace
 
 absl::StatusOr<bool> foldConstants(Model &m, const FoldOptions &opts, FoldStatistics *stats) {
@@ -596,15 +562,47 @@ absl::StatusOr<bool> foldConstants(Model &m, const FoldOptions &opts, FoldStatis
   return changed;
 }
 
-void registerConstantFoldingPass() {
-  PassRegistry::instance().add(
-      {"fold-constants",
-       "Evaluate nodes with constant inputs (and If with a constant condition) within a "
-       "size budget",
-       [] { return std::unique_ptr<Pass>(new ConstantFoldingPass()); },
-       {{"fold-size-limit", "Largest tensor in bytes that folding may produce (default 1048576)"},
-        {"fold-growth-limit",
-         "Bytes by which folding may grow the model in total (default 0: never grows)"}}});
-}
+//===----------------------------------------------------------------------===//
+// The fold-constants pass
+//===----------------------------------------------------------------------===//
+
+namespace {
+class ConstantFoldingPass : public Pass {
+public:
+  llvm::StringRef argument() const override { return "fold-constants"; }
+  llvm::StringRef description() const override {
+    return "Evaluate nodes with constant inputs (and If with a constant condition) "
+           "within a size budget";
+  }
+  absl::StatusOr<bool> run(Model &m) override {
+    FoldOptions o;
+    o.sizeLimit = sizeLimit_->bytes;
+    o.growthLimit = (int64_t)std::min<uint64_t>(growthLimit_->bytes, INT64_MAX);
+    FoldStatistics s;
+    auto r = foldConstants(m, o, &s);
+    addStat("nodes folded", s.nodesFolded);
+    addStat("If nodes inlined", s.ifsInlined);
+    addStat("constants materialized", s.constantsMaterialized);
+    addStat("dead constants removed", s.deadConstantsRemoved);
+    addStat("bytes added", s.bytesAdded);
+    addStat("bytes freed", s.bytesFreed);
+    addStat("nodes over budget", s.rejectedByBudget);
+    addStat("nodes over size limit", s.rejectedBySize);
+    return r;
+  }
+
+private:
+  Option<ByteCount> sizeLimit_{*this, "size-limit",
+                               "largest tensor in bytes that folding may produce",
+                               ByteCount{FoldOptions().sizeLimit}, "fold-size-limit"};
+  Option<ByteCount> growthLimit_{*this, "growth-limit",
+                                 "bytes by which folding may grow the model in total (0: never "
+                                 "grows)",
+                                 ByteCount{(uint64_t)FoldOptions().growthLimit},
+                                 "fold-growth-limit"};
+};
+} // namespace
+
+std::unique_ptr<Pass> createConstantFoldingPass() { return std::make_unique<ConstantFoldingPass>(); }
 
 } // namespace onnxir

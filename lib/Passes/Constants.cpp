@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/Builder.h"
 #include "onnxir/IR/Model.h"
+#include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/Passes.h"
 
 #include "llvm/ADT/DenseSet.h"
@@ -122,6 +123,41 @@ absl::StatusOr<bool> lowerInitializersToConstants(Model &m, uint64_t maxBytes, i
   });
   if (!err.ok()) return err;
   return changed;
+}
+
+//===----------------------------------------------------------------------===//
+// The lift-constants and lower-initializers passes
+//===----------------------------------------------------------------------===//
+
+namespace {
+class ConstantsPass : public Pass {
+public:
+  explicit ConstantsPass(bool lift) : lift_(lift) {}
+  llvm::StringRef argument() const override {
+    return lift_ ? "lift-constants" : "lower-initializers";
+  }
+  llvm::StringRef description() const override {
+    return lift_ ? "Turn Constant nodes into initializers of the same name"
+                 : "Turn constant initializers into Constant nodes of the same name";
+  }
+  absl::StatusOr<bool> run(Model &m) override {
+    int64_t n = 0;
+    auto r = lift_ ? liftConstantsToInitializers(m, limit_->bytes, &n)
+                   : lowerInitializersToConstants(m, limit_->bytes, &n);
+    addStat(lift_ ? "constants lifted" : "initializers lowered", n);
+    return r;
+  }
+
+private:
+  bool lift_;
+  Option<ByteCount> limit_{*this, "size-limit", "largest tensor in bytes to move",
+                           ByteCount{UINT64_MAX}, "constants-size-limit"};
+};
+} // namespace
+
+std::unique_ptr<Pass> createLiftConstantsPass() { return std::make_unique<ConstantsPass>(true); }
+std::unique_ptr<Pass> createLowerInitializersPass() {
+  return std::make_unique<ConstantsPass>(false);
 }
 
 } // namespace onnxir

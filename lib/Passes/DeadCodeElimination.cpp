@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/Model.h"
 #include "onnxir/IR/OpSchema.h"
+#include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/Passes.h"
 
 #include "llvm/ADT/DenseSet.h"
@@ -141,5 +142,43 @@ absl::StatusOr<bool> eliminateDeadCode(Model &m, const DCEOptions &opts, DCEStat
   }
   return changed;
 }
+
+//===----------------------------------------------------------------------===//
+// The dce pass
+//===----------------------------------------------------------------------===//
+
+namespace {
+class DCEPass : public Pass {
+public:
+  llvm::StringRef argument() const override { return "dce"; }
+  llvm::StringRef description() const override {
+    return "Remove unused nodes and initializers, in every graph and function";
+  }
+  absl::StatusOr<bool> run(Model &m) override {
+    DCEOptions o;
+    o.removeUnusedFunctions = *functions_;
+    o.removeUnusedOpsets = *opsets_;
+    o.removeDeadValueInfo = *valueInfo_;
+    DCEStatistics s;
+    auto r = eliminateDeadCode(m, o, &s);
+    addStat("nodes removed", s.nodesRemoved);
+    addStat("initializers removed", s.initializersRemoved);
+    addStat("functions removed", s.functionsRemoved);
+    addStat("value_info entries removed", s.valueInfosRemoved);
+    addStat("opset imports removed", s.opsetsRemoved);
+    return r;
+  }
+
+private:
+  Option<bool> functions_{*this, "functions", "also remove model-local functions nobody calls",
+                          false, "dce-functions"};
+  Option<bool> opsets_{*this, "opsets", "also remove opset imports of domains no node uses",
+                       false, "dce-opsets"};
+  Option<bool> valueInfo_{*this, "value-info", "remove value_info of removed values", true,
+                          "dce-value-info"};
+};
+} // namespace
+
+std::unique_ptr<Pass> createDeadCodeEliminationPass() { return std::make_unique<DCEPass>(); }
 
 } // namespace onnxir

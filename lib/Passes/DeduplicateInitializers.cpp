@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/Model.h"
+#include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/Passes.h"
 
 #include "llvm/ADT/Hashing.h"
@@ -101,5 +102,23 @@ absl::StatusOr<bool> deduplicateInitializers(Model &m, int64_t *merged) {
   if (merged) *merged += d.merged;
   return d.merged > 0;
 }
+
+namespace {
+class DedupPass : public Pass {
+public:
+  llvm::StringRef argument() const override { return "dedup-initializers"; }
+  llvm::StringRef description() const override {
+    return "Merge initializers with equal type, shape and contents";
+  }
+  absl::StatusOr<bool> run(Model &m) override {
+    int64_t n = 0;
+    auto r = deduplicateInitializers(m, &n);
+    addStat("initializers merged", n);
+    return r;
+  }
+};
+} // namespace
+
+std::unique_ptr<Pass> createDeduplicateInitializersPass() { return std::make_unique<DedupPass>(); }
 
 } // namespace onnxir

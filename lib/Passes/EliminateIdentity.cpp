@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/Model.h"
+#include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/Passes.h"
 
 namespace onnxir {
@@ -41,6 +42,26 @@ absl::StatusOr<bool> eliminateIdentity(Model &m, int64_t *removed) {
     if (removed) ++*removed;
   }
   return changed;
+}
+
+namespace {
+class EliminateIdentityPass : public Pass {
+public:
+  llvm::StringRef argument() const override { return "eliminate-identity"; }
+  llvm::StringRef description() const override {
+    return "Remove Identity nodes (output names are kept)";
+  }
+  absl::StatusOr<bool> run(Model &m) override {
+    int64_t n = 0;
+    auto r = eliminateIdentity(m, &n);
+    addStat("identities removed", n);
+    return r;
+  }
+};
+} // namespace
+
+std::unique_ptr<Pass> createEliminateIdentityPass() {
+  return std::make_unique<EliminateIdentityPass>();
 }
 
 } // namespace onnxir

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/Model.h"
 #include "onnxir/IR/OpSchema.h"
+#include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/Passes.h"
 
 #include "absl/strings/str_cat.h"
@@ -46,27 +47,12 @@ void renameShadowing(Graph &sub) {
     }
 }
 
-// Copies `src`'s payload into `dst` (keeping dst's name).
+// Copies `src`'s payload into `dst` (keeping dst's name and doc string).
 void copyPayload(const Attribute &src, Attribute &dst) {
-  dst.setKind(src.kind());
+  IRMapping m;
+  dst.copyPayloadFrom(src, m, renameShadowing);
   dst.hasKindField = true;
   dst.refAttrName.clear();
-  dst.f = src.f;
-  dst.i = src.i;
-  dst.s = src.s;
-  dst.floats = src.floats;
-  dst.ints = src.ints;
-  dst.strings = src.strings;
-  dst.tensors.clear();
-  for (auto &t : src.tensors) dst.tensors.push_back(std::make_unique<Tensor>(*t));
-  dst.sparseTensors.clear();
-  for (auto &t : src.sparseTensors) dst.sparseTensors.push_back(std::make_unique<SparseTensor>(*t));
-  dst.types = src.types;
-  for (unsigned i = 0; i < src.numGraphs(); ++i) {
-    IRMapping m;
-    Graph *copy = dst.addGraph(src.graph(i)->clone(m));
-    renameShadowing(*copy);
-  }
 }
 
 // Resolves attribute references in `n` and its subgraphs.
@@ -291,5 +277,29 @@ absl::StatusOr<bool> inlineFunctions(Model &m, int64_t *inlined, uint64_t maxNod
   }
   return changed;
 }
+
+namespace {
+class InlinePass : public Pass {
+public:
+  llvm::StringRef argument() const override { return "inline-functions"; }
+  llvm::StringRef description() const override {
+    return "Inline calls of model-local functions";
+  }
+  absl::StatusOr<bool> run(Model &m) override {
+    int64_t n = 0;
+    auto r = inlineFunctions(m, &n, maxNodes_);
+    addStat("calls inlined", n);
+    return r;
+  }
+
+private:
+  Option<uint64_t> maxNodes_{*this, "max-nodes",
+                             "refuse to grow the main graph past this many nodes, counted "
+                             "before any change (Note [Inlining budget])",
+                             kDefaultInlineNodeBudget, "inline-max-nodes"};
+};
+} // namespace
+
+std::unique_ptr<Pass> createInlineFunctionsPass() { return std::make_unique<InlinePass>(); }
 
 } // namespace onnxir

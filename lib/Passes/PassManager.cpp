@@ -9,6 +9,8 @@
 
 #include "onnxir/IR/Model.h"
 #include "onnxir/IR/Verifier.h"
+#include "onnxir/Passes/PassPipeline.h"
+#include "onnxir/Passes/Passes.h"
 
 #include "absl/strings/str_cat.h"
 #include "llvm/Support/Format.h"
@@ -17,21 +19,42 @@
 
 namespace onnxir {
 
-void PassManager::addO1Pipeline(unsigned maxIterations) {
-  o1Iterations_ = std::max(1u, maxIterations);
-  passes_.push_back(Entry{nullptr, true});
+absl::Status PassManager::addPipeline(llvm::StringRef text) {
+  auto passes = parsePassPipeline(text);
+  if (!passes.ok()) return passes.status();
+  for (auto &p : *passes) addPass(std::move(p));
+  return absl::OkStatus();
 }
 
-const std::vector<std::string> &PassManager::o1Pipeline() {
-  // fold-constants is skipped when it is not registered.
-  static const std::vector<std::string> kPipeline = {
-      "infer-shapes", "eliminate-identity", "dce", "fold-constants", "cse", "dedup-initializers",
-      "dce"};
-  return kPipeline;
+void PassManager::addO1Pipeline(unsigned maxIterations) {
+  std::unique_ptr<Pass> p = createO1Pass();
+  [[maybe_unused]] absl::Status s = p->setOption("max-iterations", std::to_string(maxIterations));
+  assert(s.ok() && "O1 declares max-iterations");
+  addPass(std::move(p));
+}
+
+void PassManager::addStats(Pass &p) {
+  for (auto &[name, v] : p.statistics()) {
+    std::string key = absl::StrCat(p.argument().str(), ": ", name);
+    bool found = false;
+    for (auto &[k, sum] : stats_)
+      if (k == key) {
+        sum += v;
+        found = true;
+      }
+    if (!found) stats_.emplace_back(key, v);
+  }
 }
 
 absl::StatusOr<bool> PassManager::runOne(Pass &p, Model &m) {
   llvm::raw_ostream &log = *opts_.log;
+  p.resetStatistics();
+  if (CompositePass *c = p.asComposite()) {
+    auto r = c->run(m, [&](Pass &child) { return runOne(child, m); }, &log);
+    if (!r.ok()) return r;
+    addStats(p);
+    return r;
+  }
   ++executed_;
   if (opts_.bisectLimit >= 0) {
     bool run = executed_ <= opts_.bisectLimit;
@@ -46,16 +69,7 @@ absl::StatusOr<bool> PassManager::runOne(Pass &p, Model &m) {
     return absl::Status(r.status().code(), absl::StrCat("pass '", p.argument().str(),
                                                         "' failed: ", r.status().message()));
   timings_.push_back({p.argument().str(), secs, *r});
-  for (auto &[name, v] : p.statistics()) {
-    std::string key = absl::StrCat(p.argument().str(), ": ", name);
-    bool found = false;
-    for (auto &[k, sum] : stats_)
-      if (k == key) {
-        sum += v;
-        found = true;
-      }
-    if (!found) stats_.emplace_back(key, v);
-  }
+  addStats(p);
   if (opts_.verifyEach) {
     std::string problems;
     std::set<int> now;
@@ -67,7 +81,7 @@ absl::StatusOr<bool> PassManager::runOne(Pass &p, Model &m) {
     }
     if (!problems.empty()) {
       if (printer) {
-        log << "// ----- IR after failing pass " << p.argument() << " -----\n";
+        log << "# ----- IR after failing pass " << printPassInstance(p) << " -----\n";
         printer(m, log);
       }
       return absl::InternalError(absl::StrCat("pass '", p.argument().str(),
@@ -75,45 +89,11 @@ absl::StatusOr<bool> PassManager::runOne(Pass &p, Model &m) {
     }
     tolerated_ = std::move(now); // only shrinks: the rest were refused above
   }
-  if (opts_.printIRAfterAll || opts_.printIRAfter.count(p.argument().str())) {
-    log << "// ----- IR after " << p.argument() << " -----\n";
+  if (*r && (opts_.printIRAfterAll || opts_.printIRAfter.count(p.argument().str()))) {
+    log << "# ----- IR after " << printPassInstance(p) << " (pass " << executed_ << ") -----\n";
     if (printer) printer(m, log);
   }
   return *r;
-}
-
-absl::StatusOr<bool> PassManager::runRegistered(llvm::StringRef argument, Model &m) {
-  const PassInfo *info = PassRegistry::instance().lookup(argument);
-  if (!info) return false;
-  std::unique_ptr<Pass> p = info->factory();
-  for (const PassOptionInfo &o : info->options) {
-    auto it = opts_.passOptions.find(o.key);
-    if (it != opts_.passOptions.end())
-      if (absl::Status s = p->setOption(o.key, it->second); !s.ok()) return s;
-  }
-  return runOne(*p, m);
-}
-
-absl::StatusOr<bool> PassManager::runO1(Model &m) {
-  // Sorting first lets every later pass see definitions before uses.
-  auto first = runRegistered("topo", m);
-  if (!first.ok()) return first;
-  bool changedAny = *first, changed = true;
-  for (unsigned it = 0; it < o1Iterations_ && changed; ++it) {
-    changed = false;
-    for (const std::string &arg : o1Pipeline()) {
-      auto r = runRegistered(arg, m);
-      if (!r.ok()) return r;
-      changed |= *r;
-    }
-    changedAny |= changed;
-  }
-  if (changed)
-    *opts_.log << "note: -O1 stopped after " << o1Iterations_
-               << " iterations without reaching a fixed point\n";
-  auto last = runRegistered("topo", m);
-  if (!last.ok()) return last;
-  return changedAny || *last;
 }
 
 void PassManager::report() {
@@ -149,8 +129,8 @@ absl::StatusOr<bool> PassManager::run(Model &m) {
   stats_.clear();
   bool changed = false;
   absl::Status err = absl::OkStatus();
-  for (Entry &e : passes_) {
-    auto r = e.o1 ? runO1(m) : runOne(*e.pass, m);
+  for (auto &p : passes_) {
+    auto r = runOne(*p, m);
     if (!r.ok()) {
       err = r.status();
       break;

@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/Model.h"
+#include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/Passes.h"
 
 #include "absl/strings/str_cat.h"
@@ -211,5 +212,53 @@ absl::StatusOr<bool> renameValues(Model &m, const RenameOptions &opts, int64_t *
   if (renamed) *renamed += count;
   return count > 0;
 }
+
+//===----------------------------------------------------------------------===//
+// The rename pass
+//===----------------------------------------------------------------------===//
+
+namespace {
+class RenamePass : public Pass {
+public:
+  llvm::StringRef argument() const override { return "rename"; }
+  llvm::StringRef description() const override {
+    return "Scope-aware renaming: canonical names, a prefix, or C identifiers";
+  }
+  // A prefix implies prefix mode; an explicit other mode with a prefix is a
+  // conflict, whichever option comes first.
+  absl::Status validateOptions() override {
+    if (prefix_.isSet() && mode_.isSet() && *mode_ != "prefix")
+      return absl::InvalidArgumentError(
+          "rename: option 'prefix' (--rename-prefix) conflicts with 'mode' (--rename-mode) = '" +
+          *mode_ + "': a prefix is only used by mode=prefix");
+    return absl::OkStatus();
+  }
+  absl::StatusOr<bool> run(Model &m) override {
+    RenameOptions o;
+    if (prefix_.isSet() || *mode_ == "prefix") o.mode = RenameOptions::Mode::Prefix;
+    else if (*mode_ == "sanitize") o.mode = RenameOptions::Mode::Sanitize;
+    o.prefix = *prefix_;
+    o.renameInterface = *interface_;
+    o.renameNodes = *nodes_;
+    int64_t n = 0;
+    auto r = renameValues(m, o, &n);
+    addStat("names changed", n);
+    return r;
+  }
+
+private:
+  Option<std::string> mode_{*this, "mode", "how new names are made", "canonical",
+                            "rename-mode", {"canonical", "prefix", "sanitize"}};
+  Option<std::string> prefix_{*this, "prefix",
+                              "the prefix for prefix mode (implies it; an error with another "
+                              "mode)",
+                              "", "rename-prefix"};
+  Option<bool> interface_{*this, "interface", "also rename the main graph's inputs and outputs",
+                          false, "rename-interface"};
+  Option<bool> nodes_{*this, "nodes", "also rename nodes", true, "rename-nodes"};
+};
+} // namespace
+
+std::unique_ptr<Pass> createRenamePass() { return std::make_unique<RenamePass>(); }
 
 } // namespace onnxir

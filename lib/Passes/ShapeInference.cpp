@@ -948,31 +948,28 @@ class InferShapesPass : public Pass {
 public:
   llvm::StringRef argument() const override { return "infer-shapes"; }
   llvm::StringRef description() const override {
-    return "Infer element types and (symbolic) shapes of every value";
+    return "Infer element types and (symbolic) shapes of every value; writes value_info";
   }
-  absl::Status setOption(llvm::StringRef key, llvm::StringRef value) override {
-    if (key == "input-shape") {
-      auto r = parseInputShapes(value.str());
+  // The list options are parsed when set, so that a bad one is reported
+  // before anything runs.
+  absl::Status validateOptions() override {
+    opts_.inputShapes.clear();
+    opts_.bindDims.clear();
+    if (inputShape_.isSet()) {
+      auto r = parseInputShapes(*inputShape_);
       if (!r.ok()) return r.status();
       opts_.inputShapes = *r;
-      return absl::OkStatus();
     }
-    if (key == "bind-dim") {
-      auto r = parseBindDims(value.str());
+    if (bindDim_.isSet()) {
+      auto r = parseBindDims(*bindDim_);
       if (!r.ok()) return r.status();
       opts_.bindDims = *r;
-      return absl::OkStatus();
     }
-    if (key == "infer-shapes-outputs-only" || key == "infer-shapes-strict") {
-      bool b = value.empty() || value == "true" || value == "1";
-      if (!b && value != "false" && value != "0")
-        return absl::InvalidArgumentError("--" + key.str() + ": expected true or false");
-      (key == "infer-shapes-strict" ? opts_.strict : opts_.outputsOnly) = b;
-      return absl::OkStatus();
-    }
-    return Pass::setOption(key, value);
+    return absl::OkStatus();
   }
   absl::StatusOr<bool> run(Model &m) override {
+    opts_.outputsOnly = *outputsOnly_;
+    opts_.strict = *strict_;
     ShapeInferenceStatistics st;
     std::vector<std::string> warnings;
     auto r = inferShapes(m, opts_, &st, &warnings);
@@ -987,19 +984,22 @@ public:
 
 private:
   ShapeInferenceOptions opts_;
+  Option<std::string> inputShape_{*this, "input-shape",
+                                  "fix main-graph input shapes, NAME:DIMS[;NAME:DIMS...] (e.g. "
+                                  "x:1,3,224,224 or x:N,3,H,W)",
+                                  "", "input-shape"};
+  Option<std::string> bindDim_{*this, "bind-dim",
+                               "fix symbols before inference, SYMBOL=VALUE[;...]", "",
+                               "bind-dim"};
+  Option<bool> outputsOnly_{*this, "outputs-only", "only type graph outputs (no value_info)",
+                            false, "infer-shapes-outputs-only"};
+  Option<bool> strict_{*this, "strict", "a declared type that contradicts inference is an error",
+                       false, "infer-shapes-strict"};
 };
 } // namespace
 
 void registerShapeInferencePass() {
-  PassRegistry::instance().add(PassInfo{
-      "infer-shapes",
-      "Infer element types and (symbolic) shapes of every value; writes value_info",
-      [] { return std::make_unique<InferShapesPass>(); },
-      {{"input-shape", "infer-shapes: fix main-graph input shapes, NAME:DIMS[;NAME:DIMS...] "
-                       "(e.g. x:1,3,224,224 or x:N,3,H,W)"},
-       {"bind-dim", "infer-shapes: fix symbols before inference, SYMBOL=VALUE[;...]"},
-       {"infer-shapes-outputs-only", "infer-shapes: only type graph outputs (no value_info)"},
-       {"infer-shapes-strict", "infer-shapes: a declared type that contradicts inference is an error"}}});
+  PassRegistry::instance().registerPass([] { return std::make_unique<InferShapesPass>(); });
 }
 
 } // namespace onnxir

@@ -37,9 +37,7 @@ public:
 } // namespace
 
 void registerTestPasses() {
-  PassRegistry::instance().add(
-      {"test-break-ir", "(test) Make the first node use the last node's result, breaking the IR",
-       [] { return std::unique_ptr<Pass>(new TestBreakIRPass()); }});
+  PassRegistry::instance().registerPass([] { return std::make_unique<TestBreakIRPass>(); });
 }
 
 } // namespace onnxir

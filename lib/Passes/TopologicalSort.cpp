@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/Model.h"
+#include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/Passes.h"
 
 #include "absl/strings/str_cat.h"
@@ -128,5 +129,27 @@ absl::StatusOr<bool> topologicalSort(Model &m, int64_t *nodesMoved) {
   }
   return changed;
 }
+
+//===----------------------------------------------------------------------===//
+// The topo pass
+//===----------------------------------------------------------------------===//
+
+namespace {
+class TopoPass : public Pass {
+public:
+  llvm::StringRef argument() const override { return "topo"; }
+  llvm::StringRef description() const override {
+    return "Stable topological sort of every graph (captures count as dependencies)";
+  }
+  absl::StatusOr<bool> run(Model &m) override {
+    int64_t moved = 0;
+    auto r = topologicalSort(m, &moved);
+    addStat("nodes moved", moved);
+    return r;
+  }
+};
+} // namespace
+
+std::unique_ptr<Pass> createTopologicalSortPass() { return std::make_unique<TopoPass>(); }
 
 } // namespace onnxir

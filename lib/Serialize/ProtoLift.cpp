@@ -536,21 +536,8 @@ Lifter::liftDetachedAttribute(proto::AttributeProto &ap, const std::string &wher
   Attribute &tmp = n->addAttr(std::make_unique<Attribute>(ap.name()));
   if (auto s = liftAttribute(ap, *n, tmp); !s.ok()) return s;
   auto owned = std::make_unique<Attribute>(ap.name());
-  owned->setKind(tmp.kind());
-  owned->hasKindField = tmp.hasKindField;
-  owned->refAttrName = tmp.refAttrName;
-  owned->docString = tmp.docString;
-  owned->f = tmp.f;
-  owned->i = tmp.i;
-  owned->s = tmp.s;
-  owned->floats = tmp.floats;
-  owned->ints = tmp.ints;
-  owned->strings = tmp.strings;
-  owned->tensors = std::move(tmp.tensors);
-  owned->sparseTensors = std::move(tmp.sparseTensors);
-  owned->types = tmp.types;
-  owned->extras = tmp.extras;
-  while (tmp.numGraphs()) owned->addGraph(tmp.takeGraph(0));
+  owned->moveHeaderFrom(tmp);
+  owned->movePayloadFrom(tmp);
   return owned;
 }
 

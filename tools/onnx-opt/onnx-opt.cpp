@@ -14,6 +14,7 @@
 #include "onnxir/IR/Verifier.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/PassManager.h"
+#include "onnxir/Passes/PassPipeline.h"
 #include "onnxir/Passes/Passes.h"
 #include "onnxir/Serialize/ModelFile.h"
 #include "onnxir/Serialize/ProtoIO.h"
@@ -45,11 +46,6 @@ namespace cl = llvm::cl;
 
 namespace {
 
-// The -O1 pseudo-pass: the standard pipeline, in command-line order.
-PassInfo gO1Info{"O1", "Standard pipeline (identity removal, DCE, constant folding, CSE, "
-                       "initializer dedup) to a fixed point, then topo",
-                 nullptr};
-
 /// Parses pass names into registry entries (one literal option each).
 struct PassNameParser : public cl::parser<const PassInfo *> {
   explicit PassNameParser(cl::Option &o) : cl::parser<const PassInfo *>(o) {}
@@ -57,7 +53,6 @@ struct PassNameParser : public cl::parser<const PassInfo *> {
     cl::parser<const PassInfo *>::initialize();
     for (const PassInfo *info : PassRegistry::instance().entries())
       addLiteralOption(info->argument, info, info->description);
-    addLiteralOption(gO1Info.argument, &gO1Info, gO1Info.description);
   }
   void printOptionInfo(const cl::Option &o, size_t globalWidth) const {
     cl::parser<const PassInfo *>::printOptionInfo(o, globalWidth);
@@ -145,6 +140,11 @@ cl::opt<int64_t> gBisect("opt-bisect-limit",
                                   "model)"),
                          cl::init(-1), cl::cat(gDebugCat));
 cl::opt<bool> gListPasses("list-passes", cl::desc("List the passes and exit"), cl::cat(gDebugCat));
+cl::opt<std::string> gPassPipeline(
+    "pass-pipeline",
+    cl::desc("A textual pipeline with per-instance options, instead of pass flags: "
+             "'dce,fold-constants{size-limit=1MiB},topo'"),
+    cl::value_desc("pipeline"), cl::cat(gPassCat));
 
 [[noreturn]] void fail(const std::string &msg) {
   llvm::errs() << "onnx-opt: error: " << msg << "\n";
@@ -222,6 +222,18 @@ void printSummary(const Summary &a, const Summary &b) {
   if (a.fileSize >= 0 && b.fileSize >= 0) row("file size (bytes)", a.fileSize, b.fileSize);
 }
 
+/// --summary: what each rewrite pattern did (counters of the pattern passes).
+void printPatternSummary(const PassStatistics &stats) {
+  bool header = false;
+  for (auto &[key, n] : stats) {
+    llvm::StringRef k(key);
+    if (!n || !(k.startswith("fuse: ") || k.startswith("simplify: "))) continue;
+    if (!header) llvm::errs() << "pattern applications:\n";
+    header = true;
+    llvm::errs() << llvm::format("  %-40s %10lld\n", key.c_str(), (long long)n);
+  }
+}
+
 } // namespace
 
 namespace {
@@ -266,16 +278,19 @@ int onnxOptMain(int argc, char **argv) {
   registerAllPasses();
   registerTestPasses();
   PassList gPasses(cl::desc("Passes:"), cl::cat(gPassCat));
-  // Pass options become flags of their own (--rename-mode=prefix ...).
+  // Pass options with a global flag become flags of their own
+  // (--rename-mode=prefix ...); passes declare them (Pass.h).
   std::vector<std::unique_ptr<cl::opt<std::string>>> passOpts;
-  std::map<std::string, cl::opt<std::string> *> passOptByKey;
+  std::map<std::string, cl::opt<std::string> *> passOptByFlag;
   for (const PassInfo *info : PassRegistry::instance().entries())
     for (const PassOptionInfo &o : info->options) {
-      if (passOptByKey.count(o.key)) continue;
+      if (o.flag.empty() || passOptByFlag.count(o.flag)) continue;
+      std::string desc = info->argument + ": " + o.description + " (" + o.valueDescription +
+                         "; default " + (o.defaultText.empty() ? "none" : o.defaultText) + ")";
       passOpts.push_back(std::make_unique<cl::opt<std::string>>(
-          llvm::StringRef(o.key), cl::desc(o.description), cl::value_desc("value"),
-          cl::ValueOptional, cl::cat(gPassOptCat)));
-      passOptByKey[o.key] = passOpts.back().get();
+          llvm::StringRef(o.flag), cl::desc(desc), cl::value_desc("value"), cl::ValueOptional,
+          cl::cat(gPassOptCat)));
+      passOptByFlag[o.flag] = passOpts.back().get();
     }
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << "onnx-opt (onnxir) " << ONNXIR_VERSION << "\nhighest ONNX IR version supported: "
@@ -291,8 +306,10 @@ int onnxOptMain(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "onnx-opt: optimise ONNX models with onnxir\n\n"
                               "  onnx-opt [passes] INPUT -o OUTPUT\n\n"
-                              "  Passes run in command-line order (onnx-opt -dce -topo ...).\n"
-                              "  Pass options are flags of their own, --KEY=VALUE\n"
+                              "  Passes run in command-line order (onnx-opt -dce -topo ...),\n"
+                              "  or as a textual pipeline with per-instance options\n"
+                              "  (--pass-pipeline='dce,fold-constants{size-limit=1MiB},topo').\n"
+                              "  Pass options are also flags of their own, --KEY=VALUE\n"
                               "  (onnx-opt -rename --rename-mode=sanitize ...); a bare\n"
                               "  --KEY means true. '-' is standard input or output.\n");
 
@@ -300,17 +317,43 @@ int onnxOptMain(int argc, char **argv) {
     for (const PassInfo *info : PassRegistry::instance().entries()) {
       llvm::outs() << llvm::format("  -%-22s %s\n", info->argument.c_str(),
                                    info->description.c_str());
+      if (!info->pipeline.empty()) llvm::outs() << "      = " << info->pipeline << "\n";
       for (const PassOptionInfo &o : info->options)
-        llvm::outs() << llvm::format("      --%-20s %s\n", o.key.c_str(), o.description.c_str());
+        llvm::outs() << llvm::format("      {%s=} %s (%s; default %s)%s\n", o.key.c_str(),
+                                     o.description.c_str(), o.valueDescription.c_str(),
+                                     o.defaultText.empty() ? "none" : o.defaultText.c_str(),
+                                     o.flag.empty() ? "" : ("; --" + o.flag).c_str());
     }
-    llvm::outs() << llvm::format("  -%-22s %s\n", gO1Info.argument.c_str(),
-                                 gO1Info.description.c_str());
     llvm::outs() << "Verification (flags, on load and after every pass with --verify-each):\n"
                     "  --verify=structure       scopes, use lists, order (default)\n"
                     "  --verify=schema          also every node against its ONNX operator schema\n"
                     "  --strict                 load warnings (unknown ops, undeclared domains,\n"
                     "                           newer ir_version or opset) are errors\n";
     return 0;
+  }
+
+  // The pipeline: pass flags in command-line order, or --pass-pipeline.
+  std::vector<std::unique_ptr<Pass>> pipeline;
+  if (gPassPipeline.getNumOccurrences()) {
+    if (gPasses.size())
+      fail("give passes either as flags (-dce ...) or with --pass-pipeline, not both");
+    auto p = parsePassPipeline(gPassPipeline);
+    if (!p.ok()) fail("--pass-pipeline: " + std::string(p.status().message()));
+    pipeline = std::move(*p);
+  } else {
+    for (unsigned i = 0; i < gPasses.size(); ++i) pipeline.push_back(gPasses[i]->factory());
+  }
+  {
+    // Global pass-option flags reach every pass instance that declares them
+    // (children of -O1 too); one that no pass takes is an error.
+    std::map<std::string, std::string> flags;
+    for (auto &[flag, opt] : passOptByFlag)
+      if (opt->getNumOccurrences()) flags[flag] = opt->getValue();
+    std::set<std::string> used;
+    for (auto &p : pipeline)
+      if (absl::Status s = p->applyFlags(flags, &used); !s.ok()) fail(std::string(s.message()));
+    for (auto &[flag, v] : flags)
+      if (!used.count(flag)) fail("--" + flag + " is given but no pass that takes it runs");
   }
 
   // Load.
@@ -333,7 +376,12 @@ int onnxOptMain(int argc, char **argv) {
   // order violations (-topo) and, when -rename runs, shadowing.
   {
     bool renames = false;
-    for (unsigned i = 0; i < gPasses.size(); ++i) renames |= gPasses[i]->argument == "rename";
+    std::function<void(Pass &)> visit = [&](Pass &p) {
+      renames |= p.argument() == "rename";
+      if (CompositePass *c = p.asComposite())
+        for (Pass *child : c->children()) visit(*child);
+    };
+    for (auto &p : pipeline) visit(*p);
     std::string errors;
     for (const Diagnostic &d : verifyAll(*model)) {
       if (d.kind == Diagnostic::Kind::OrderViolation) continue;
@@ -373,38 +421,9 @@ int onnxOptMain(int argc, char **argv) {
     pmo.printIRAfter.insert(p);
   }
   pmo.bisectLimit = gBisect;
-  // Which passes run, to check that every pass option given is used.
-  std::set<std::string> running;
-  for (unsigned i = 0; i < gPasses.size(); ++i) {
-    if (gPasses[i] != &gO1Info) running.insert(gPasses[i]->argument);
-    else
-      for (const std::string &a : PassManager::o1Pipeline()) running.insert(a);
-  }
-  for (auto &[key, opt] : passOptByKey) {
-    if (!opt->getNumOccurrences()) continue;
-    bool used = false;
-    for (const std::string &a : running)
-      if (const PassInfo *info = PassRegistry::instance().lookup(a))
-        for (const PassOptionInfo &o : info->options) used |= o.key == key;
-    if (!used) fail("--" + key + " is given but no pass that takes it runs");
-    pmo.passOptions[key] = opt->getValue();
-  }
   PassManager pm(pmo);
   pm.printer = [](const Model &m, llvm::raw_ostream &os) { os << printModelText(m); };
-  for (unsigned i = 0; i < gPasses.size(); ++i) {
-    const PassInfo *info = gPasses[i];
-    if (info == &gO1Info) {
-      pm.addO1Pipeline();
-      continue;
-    }
-    std::unique_ptr<Pass> p = info->factory();
-    for (const PassOptionInfo &o : info->options) {
-      auto it = pmo.passOptions.find(o.key);
-      if (it != pmo.passOptions.end())
-        if (auto s = p->setOption(o.key, it->second); !s.ok()) fail(std::string(s.message()));
-    }
-    pm.addPass(std::move(p));
-  }
+  for (auto &p : pipeline) pm.addPass(std::move(p));
   gStage = "running the passes";
   auto r = pm.run(*model);
   if (!r.ok()) fail(gInput + ": " + std::string(r.status().message()));
@@ -434,6 +453,7 @@ int onnxOptMain(int argc, char **argv) {
     Summary after = summarize(*model);
     after.fileSize = fileSize(gOutput);
     printSummary(before, after);
+    printPatternSummary(pm.statistics());
   }
   return 0;
 }

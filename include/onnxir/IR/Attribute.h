@@ -5,6 +5,15 @@
 // GRAPH and GRAPHS attributes own their Graphs; each such Graph knows the
 // Node and Attribute that hold it (Graph::parentNode, Graph::parentAttribute).
 //
+// Note [Attribute payloads are copied in one place]
+// The payload (kind, scalars, lists, tensors, types, subgraphs) is copied by
+// Attribute::copyPayloadFrom and moved by Attribute::movePayloadFrom, and
+// nowhere else: Attribute::clone, graph cloning, the lifting of detached
+// attributes (function defaults) and the inliner's substitution of
+// attribute references all go through them, so a field added to the payload
+// is copied everywhere at once. The non-graph fields live in
+// AttributePayload, whose copy constructor deep-copies tensors.
+//
 //===----------------------------------------------------------------------===//
 #ifndef ONNXIR_IR_ATTRIBUTE_H
 #define ONNXIR_IR_ATTRIBUTE_H
@@ -14,6 +23,8 @@
 
 #include "llvm/ADT/StringRef.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +32,7 @@
 namespace onnxir {
 
 class Graph;
+class IRMapping;
 class Node;
 
 /// Numbers are AttributeProto.AttributeType.
@@ -45,7 +57,29 @@ enum class AttrKind : int32_t {
 /// Text-syntax name of a kind (`float`, `ints`, `graph`, ...).
 llvm::StringRef attrKindName(AttrKind k);
 
-class Attribute {
+/// The values of an attribute except its subgraphs; which fields are
+/// meaningful depends on the attribute's kind. Copies are deep (tensors are
+/// copied), moves are cheap.
+struct AttributePayload {
+  float f = 0;
+  int64_t i = 0;
+  std::string s;
+  std::vector<float> floats;
+  std::vector<int64_t> ints;
+  std::vector<std::string> strings;
+  std::vector<std::unique_ptr<Tensor>> tensors; ///< TENSOR uses tensors[0]
+  std::vector<std::unique_ptr<SparseTensor>> sparseTensors; ///< likewise
+  std::vector<const Type *> types;              ///< TYPE_PROTO uses types[0]
+
+  AttributePayload() = default;
+  AttributePayload(const AttributePayload &o);
+  AttributePayload(AttributePayload &&) = default;
+  AttributePayload &operator=(const AttributePayload &o);
+  AttributePayload &operator=(AttributePayload &&) = default;
+  ~AttributePayload();
+};
+
+class Attribute : public AttributePayload {
 public:
   explicit Attribute(std::string name) : name_(std::move(name)) {}
   ~Attribute();
@@ -68,16 +102,8 @@ public:
 
   std::string docString;
 
-  // Payload; which fields are meaningful depends on kind().
-  float f = 0;
-  int64_t i = 0;
-  std::string s;
-  std::vector<float> floats;
-  std::vector<int64_t> ints;
-  std::vector<std::string> strings;
-  std::vector<std::unique_ptr<Tensor>> tensors; ///< TENSOR uses tensors[0]
-  std::vector<std::unique_ptr<SparseTensor>> sparseTensors; ///< likewise
-  std::vector<const Type *> types;              ///< TYPE_PROTO uses types[0]
+  // Payload (AttributePayload fields f, i, s, floats, ints, strings,
+  // tensors, sparseTensors, types, and the subgraphs below).
 
   /// Subgraphs (GRAPH uses graph(0)). Owned; their parent links point here.
   unsigned numGraphs() const { return (unsigned)graphs_.size(); }
@@ -100,6 +126,23 @@ public:
 
   /// Deep copy; subgraphs are cloned (captured outer values kept).
   std::unique_ptr<Attribute> clone() const;
+  /// Deep copy whose subgraphs are cloned through `m` (values mapped there
+  /// are remapped), each then passed to `eachGraph` if given.
+  std::unique_ptr<Attribute> clone(IRMapping &m,
+                                   llvm::function_ref<void(Graph &)> eachGraph = nullptr) const;
+
+  /// Replaces this attribute's payload (kind, values and subgraphs) by a copy
+  /// of `src`'s; name, doc string, reference and extras stay. Subgraphs are
+  /// cloned through `m`, each then passed to `eachGraph` if given.
+  void copyPayloadFrom(const Attribute &src, IRMapping &m,
+                       llvm::function_ref<void(Graph &)> eachGraph = nullptr);
+  /// Replaces this attribute's payload by `src`'s, which is left empty
+  /// (subgraphs change owner).
+  void movePayloadFrom(Attribute &src);
+  /// Copies (or moves) name, doc string, reference, kind-field presence and
+  /// extras: everything but the payload.
+  void copyHeaderFrom(const Attribute &src);
+  void moveHeaderFrom(Attribute &src);
 
   /// Opaque serializer bytes (unknown fields, presence of defaults, fields
   /// that disagree with `type`).

@@ -60,13 +60,7 @@ private:
 };
 
 /// What an output's ValueInfoProto said.
-struct OutputInfo {
-  const Type *type = nullptr;
-  bool hasType = false;
-  std::string docString;
-  Metadata metadata;
-  std::string extras;
-};
+struct OutputInfo : ValueInfoFields {};
 
 /// GraphProto.quantization_annotation entry (TensorAnnotation), by name.
 struct QuantizationAnnotation {

@@ -85,21 +85,32 @@ private:
   Use *u_;
 };
 
+/// What a ValueInfoProto says about a value besides its name: the fields of
+/// a value_info record and of a graph output's declaration. Copied and moved
+/// as one (ValueInfoRecord and OutputInfo are made of it).
+struct ValueInfoFields {
+  const Type *type = nullptr;   ///< the declared type
+  bool hasType = false;         ///< the proto had a `type` field
+  std::string docString;
+  Metadata metadata;
+  std::string extras;           ///< opaque serializer bytes
+};
+
 /// A record of GraphProto.value_info, kept in order for a faithful round trip.
 /// `value` is set when the name resolves to a value defined in the same graph;
 /// otherwise `name` keeps the text. A value may have several records (files
 /// repeat value_info entries); the value knows all of them, so erasing it
 /// marks every one, and moving its node to another graph carries them along
 /// (see Graph::addValueInfo).
-struct ValueInfoRecord {
+/// The record's `type` is used when value == null, or when it differs from
+/// the value's.
+struct ValueInfoRecord : ValueInfoFields {
   Value *value = nullptr;
   std::string name;             ///< used when value == null
-  const Type *type = nullptr;   ///< used when value == null, or type differs
-  bool hasType = false;         ///< the proto had a `type` field
-  std::string docString;
-  Metadata metadata;
-  std::string extras;
   bool erased = false;          ///< its value was erased; skipped on lowering
+  /// The fields the proto held, apart from the name.
+  ValueInfoFields &fields() { return *this; }
+  const ValueInfoFields &fields() const { return *this; }
 };
 
 class Value {

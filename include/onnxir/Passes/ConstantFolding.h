@@ -74,9 +74,9 @@ struct FoldStatistics {
 absl::StatusOr<bool> foldConstants(Model &m, const FoldOptions &opts = {},
                                    FoldStatistics *stats = nullptr);
 
-/// Registers the `fold-constants` pass (options `size-limit=BYTES`,
-/// `growth-limit=BYTES`, also spelled `fold-size-limit`/`fold-growth-limit`).
-void registerConstantFoldingPass();
+/// The `fold-constants` pass is created by createConstantFoldingPass()
+/// (Passes.h): options `size-limit` and `growth-limit` (byte counts; global
+/// flags `--fold-size-limit`, `--fold-growth-limit`).
 
 } // namespace onnxir
 

@@ -6,9 +6,12 @@
 //
 //   registerAllPasses();
 //   PassManager pm;
-//   pm.addPass(PassRegistry::instance().lookup("dce")->factory());
-//   pm.addO1Pipeline();
+//   pm.addPass(createDeadCodeEliminationPass());
+//   pm.addPipeline("O1,fold-constants{size-limit=1MiB}");
 //   absl::StatusOr<bool> changed = pm.run(model);
+//
+// A composite pass (-O1, -O2) is run child by child: each child is verified,
+// timed, counted, printed and bisected as a pass of its own.
 //
 // Note [Verification after a pass]
 // A pass is blamed only for problems it introduced. Before the first pass the
@@ -46,7 +49,10 @@ struct PassManagerOptions {
   bool timePasses = false;
   /// Print every pass's counters, summed over its executions.
   bool printStatistics = false;
-  /// Print the IR after every pass, or after the passes named here.
+  /// Print the IR after every pass that changed it, or after the passes
+  /// named here when they changed it (-print-ir-after-change semantics).
+  /// Each print is preceded by a separator line that is a comment of the
+  /// text syntax, so the log reads back as models.
   bool printIRAfterAll = false;
   std::set<std::string> printIRAfter;
   /// Run at most this many passes (-1: no limit); the rest are skipped and
@@ -54,9 +60,6 @@ struct PassManagerOptions {
   int64_t bisectLimit = -1;
   /// Where timings, statistics, printed IR and bisect notes go.
   llvm::raw_ostream *log = &llvm::errs();
-  /// Options (key -> value, see PassOptionInfo) for the passes the manager
-  /// creates itself (the -O1 pipeline); each pass gets the keys it declares.
-  std::map<std::string, std::string> passOptions;
 };
 
 class PassManager {
@@ -64,42 +67,41 @@ public:
   explicit PassManager(PassManagerOptions opts = {}) : opts_(std::move(opts)) {}
 
   /// Appends a pass; passes run in the order they were added.
-  void addPass(std::unique_ptr<Pass> p) { passes_.push_back(Entry{std::move(p), false}); }
-  /// Appends the standard -O1 pipeline: topo, then eliminate-identity, dce,
-  /// fold-constants (when registered), cse, dedup-initializers, dce repeated
-  /// until nothing changes (at most `maxIterations` times), then topo.
+  void addPass(std::unique_ptr<Pass> p) { passes_.push_back(std::move(p)); }
+  /// Appends the passes of a textual pipeline (PassPipeline.h).
+  absl::Status addPipeline(llvm::StringRef text);
+  /// Appends the registered -O1 composite pass with `max-iterations` set:
+  /// topo, then eliminate-identity, dce, fold-constants, cse,
+  /// dedup-initializers, dce repeated until nothing changes, then topo.
   void addO1Pipeline(unsigned maxIterations = 4);
-  /// The pass arguments of one -O1 iteration, in order.
-  static const std::vector<std::string> &o1Pipeline();
   size_t size() const { return passes_.size(); }
+  /// The passes added, in order.
+  llvm::ArrayRef<std::unique_ptr<Pass>> passes() const { return passes_; }
 
   /// Runs the pipeline; true if any pass changed the model. A failing pass
   /// gives its error prefixed with `pass 'ARG' failed: `; a pass that leaves
   /// the IR invalid gives an Internal error naming it.
   absl::StatusOr<bool> run(Model &m);
 
+  /// Every pass's counters of the last run(), summed, as "pass: counter".
+  const PassStatistics &statistics() const { return stats_; }
+
   /// Prints the IR for -print-ir-after (the tool installs the text printer;
   /// Passes does not depend on Serialize).
   std::function<void(const Model &, llvm::raw_ostream &)> printer;
 
 private:
-  struct Entry {
-    std::unique_ptr<Pass> pass;
-    bool o1 = false;
-  };
   struct Execution {
     std::string argument;
     double seconds;
     bool changed;
   };
   absl::StatusOr<bool> runOne(Pass &p, Model &m);
-  absl::StatusOr<bool> runO1(Model &m);
-  absl::StatusOr<bool> runRegistered(llvm::StringRef argument, Model &m);
+  void addStats(Pass &p);
   void report();
 
   PassManagerOptions opts_;
-  std::vector<Entry> passes_;
-  unsigned o1Iterations_ = 4;
+  std::vector<std::unique_ptr<Pass>> passes_;
   int64_t executed_ = 0;
   std::set<int> tolerated_; // Diagnostic::Kind values present before
   std::vector<Execution> timings_;

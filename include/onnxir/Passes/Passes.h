@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace onnxir {
@@ -98,14 +99,28 @@ absl::StatusOr<bool> inlineFunctions(Model &m, int64_t *inlined = nullptr,
                                      uint64_t maxNodes = kDefaultInlineNodeBudget);
 
 //===----------------------------------------------------------------------===//
-// Registration (called by registerAllPasses(), see Pass.h)
+// Pass objects (registered by registerAllPasses(), see Pass.h). Each adapter
+// lives in its pass's file; its options are declared there, once.
 //===----------------------------------------------------------------------===//
 
-/// Registers dce, topo, rename, eliminate-identity, cse, dedup-initializers,
-/// lift-constants, lower-initializers and inline-functions.
-void registerCleanupPasses();
-/// Registers fold-constants (lib/Passes/ConstantFolding.cpp).
-void registerConstantFoldingPass();
+std::unique_ptr<Pass> createDeadCodeEliminationPass();           ///< dce
+std::unique_ptr<Pass> createTopologicalSortPass();               ///< topo
+std::unique_ptr<Pass> createRenamePass();                        ///< rename
+std::unique_ptr<Pass> createEliminateIdentityPass();             ///< eliminate-identity
+std::unique_ptr<Pass> createCommonSubexpressionEliminationPass(); ///< cse
+std::unique_ptr<Pass> createDeduplicateInitializersPass();       ///< dedup-initializers
+std::unique_ptr<Pass> createLiftConstantsPass();                 ///< lift-constants
+std::unique_ptr<Pass> createLowerInitializersPass();             ///< lower-initializers
+std::unique_ptr<Pass> createInlineFunctionsPass();               ///< inline-functions
+std::unique_ptr<Pass> createConstantFoldingPass();               ///< fold-constants
+
+std::unique_ptr<Pass> createFusePass();                          ///< fuse (Fusions.h)
+std::unique_ptr<Pass> createSimplifyPass();                      ///< simplify (Simplify.h)
+std::unique_ptr<Pass> createO1Pass();                            ///< O1
+std::unique_ptr<Pass> createO2Pass();                            ///< O2
+
+/// Registers the composite pipelines (O1, O2; lib/Passes/Pipelines.cpp).
+void registerPipelinePasses();
 /// Registers passes that exist for tests (`-test-break-ir`); onnx-opt calls
 /// it, registerAllPasses() does not.
 void registerTestPasses();

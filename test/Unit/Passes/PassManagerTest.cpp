@@ -77,14 +77,14 @@ TEST(PassRegistry, ListsEveryBuiltinPass) {
 TEST(PassRegistry, OptionsAreCheckedByThePass) {
   registerAllPasses();
   auto rename = PassRegistry::instance().lookup("rename")->factory();
-  EXPECT_TRUE(rename->setOption("rename-mode", "sanitize").ok());
-  absl::Status bad = rename->setOption("rename-mode", "fancy");
+  EXPECT_TRUE(rename->setOption("mode", "sanitize").ok());
+  absl::Status bad = rename->setOption("mode", "fancy");
   EXPECT_FALSE(bad.ok());
   EXPECT_NE(bad.message().find("rename"), std::string::npos);
   EXPECT_FALSE(rename->setOption("no-such-key", "1").ok());
   auto dce = PassRegistry::instance().lookup("dce")->factory();
-  EXPECT_TRUE(dce->setOption("dce-functions", "").ok()); // a bare flag is true
-  EXPECT_FALSE(dce->setOption("dce-functions", "maybe").ok());
+  EXPECT_TRUE(dce->setOption("functions", "").ok()); // a bare flag is true
+  EXPECT_FALSE(dce->setOption("functions", "maybe").ok());
 }
 
 TEST(PassManager, RunsInOrderAndReportsChange) {

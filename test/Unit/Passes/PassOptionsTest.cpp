@@ -291,38 +291,38 @@ TEST(RenameOptions, ConflictingPassOptionsAreAnError) {
   ASSERT_NE(info, nullptr);
   for (const char *mode : {"canonical", "sanitize"}) {
     auto p = info->factory();
-    ASSERT_TRUE(p->setOption("rename-mode", mode).ok());
-    absl::Status s = p->setOption("rename-prefix", "m1_");
+    ASSERT_TRUE(p->setOption("mode", mode).ok());
+    absl::Status s = p->setOption("prefix", "m1_");
     ASSERT_FALSE(s.ok()) << mode;
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
     std::string msg(s.message());
-    EXPECT_NE(msg.find("'rename-prefix'"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("'rename-mode'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("'prefix'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("'mode'"), std::string::npos) << msg;
     EXPECT_NE(msg.find(mode), std::string::npos) << msg;
     auto q = info->factory();
-    ASSERT_TRUE(q->setOption("rename-prefix", "m1_").ok());
-    s = q->setOption("rename-mode", mode);
+    ASSERT_TRUE(q->setOption("prefix", "m1_").ok());
+    s = q->setOption("mode", mode);
     ASSERT_FALSE(s.ok()) << mode;
     msg = std::string(s.message());
-    EXPECT_NE(msg.find("'rename-prefix'"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("'rename-mode'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("'prefix'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("'mode'"), std::string::npos) << msg;
   }
   // Agreeing options are fine in either order, and the prefix is used.
   auto m = parse(kRename);
   ASSERT_TRUE(m);
   auto p = info->factory();
-  ASSERT_TRUE(p->setOption("rename-prefix", "m1_").ok());
-  ASSERT_TRUE(p->setOption("rename-mode", "prefix").ok());
+  ASSERT_TRUE(p->setOption("prefix", "m1_").ok());
+  ASSERT_TRUE(p->setOption("mode", "prefix").ok());
   ASSERT_TRUE(*p->run(*m));
   EXPECT_NE(m->graph().lookup("m1_w/0"), nullptr);
   auto p2 = info->factory();
-  ASSERT_TRUE(p2->setOption("rename-mode", "prefix").ok());
-  ASSERT_TRUE(p2->setOption("rename-prefix", "m2_").ok());
+  ASSERT_TRUE(p2->setOption("mode", "prefix").ok());
+  ASSERT_TRUE(p2->setOption("prefix", "m2_").ok());
   ASSERT_TRUE(*p2->run(*m));
   EXPECT_NE(m->graph().lookup("m2_m1_w/0"), nullptr);
   // A prefix alone selects prefix mode.
   auto p3 = info->factory();
-  ASSERT_TRUE(p3->setOption("rename-prefix", "m3_").ok());
+  ASSERT_TRUE(p3->setOption("prefix", "m3_").ok());
   ASSERT_TRUE(*p3->run(*m));
   EXPECT_NE(m->graph().lookup("m3_m2_m1_w/0"), nullptr);
 }

@@ -1,0 +1,223 @@
+//===- PatternRewrite.h - Rewrite patterns and the greedy driver ----------===//
+//
+// A RewritePattern matches a root node of one op type and rewrites the IR
+// around it through a PatternRewriter, which records every change so that
+// the driver can requeue what the change may have enabled (users of replaced
+// values, producers of erased nodes' operands, the nodes created).
+// applyPatternsGreedily() applies a set of patterns to a fixed point in every
+// graph of a model: the main graph, nested subgraphs and function bodies.
+//
+// A new fusion is one function:
+//
+//   PatternSet ps;
+//   ps.add("relu-relu", "Relu", [](Node &outer, PatternRewriter &rw) {
+//     Node *inner = rw.singleUseProducer(outer, 0, "Relu");
+//     if (!inner) return false;
+//     return rw.replaceValue(outer.result(0), inner->result(0));
+//   });
+//   applyPatternsGreedily(model, ps);
+//
+// Note [What a pattern may do]
+//  - Create nodes with rw.create() (inserted before the root by default) and
+//    initializers with rw.createInitializer().
+//  - Replace values with rw.replaceValue() / rw.replaceNode(); erase nodes
+//    with rw.eraseNode(). Never erase or move nodes behind the rewriter's
+//    back: the worklist holds node pointers.
+//  - Return true if and only if it changed the IR. A pattern that returns
+//    false must not have changed anything.
+//  - Graph outputs keep their names and types: rw.replaceValue() refuses
+//    (returns false, changing nothing) a replacement that could not keep
+//    them; check it first with rw.canReplace() when a pattern must not
+//    build anything in vain.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXIR_PASSES_PATTERNREWRITE_H
+#define ONNXIR_PASSES_PATTERNREWRITE_H
+
+#include "onnxir/IR/Builder.h"
+#include "onnxir/IR/Graph.h"
+#include "onnxir/IR/Node.h"
+
+#include "absl/status/statusor.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace onnxir {
+
+class Model;
+class PatternRewriter;
+
+/// A rewrite rooted at nodes of one op type (in the default domain unless
+/// `rootDomain` says otherwise; an empty `rootOp` matches every node).
+/// Patterns with a higher benefit are tried first.
+class RewritePattern {
+public:
+  RewritePattern(std::string name, std::string rootOp, unsigned benefit = 1,
+                 std::string rootDomain = "")
+      : name_(std::move(name)), rootOp_(std::move(rootOp)), rootDomain_(std::move(rootDomain)),
+        benefit_(benefit) {}
+  virtual ~RewritePattern();
+
+  llvm::StringRef name() const { return name_; }
+  llvm::StringRef rootOp() const { return rootOp_; }
+  llvm::StringRef rootDomain() const { return rootDomain_; }
+  unsigned benefit() const { return benefit_; }
+
+  /// Tries the pattern at `root`; true if it rewrote the IR. The default
+  /// calls match() and, if it holds, rewrite().
+  virtual bool matchAndRewrite(Node &root, PatternRewriter &rw) const;
+  /// Checks without changing anything.
+  virtual bool match(Node &root, PatternRewriter &rw) const;
+  /// Rewrites a matched root.
+  virtual void rewrite(Node &root, PatternRewriter &rw) const;
+
+private:
+  std::string name_, rootOp_, rootDomain_;
+  unsigned benefit_;
+};
+
+/// A pattern set, indexed by root op.
+class PatternSet {
+public:
+  using Fn = std::function<bool(Node &, PatternRewriter &)>;
+  /// Adds a pattern object.
+  void add(std::unique_ptr<RewritePattern> p);
+  /// Adds a pattern given as one function (matchAndRewrite).
+  void add(std::string name, std::string rootOp, Fn fn, unsigned benefit = 1);
+  /// The patterns to try on `n`, highest benefit first.
+  llvm::ArrayRef<const RewritePattern *> patternsFor(const Node &n) const;
+  llvm::ArrayRef<std::unique_ptr<RewritePattern>> all() const { return patterns_; }
+  bool empty() const { return patterns_.empty(); }
+  /// Disables the patterns named in `names` (comma-separated); an unknown
+  /// name is an error that lists the known ones.
+  absl::Status disable(llvm::StringRef names);
+
+private:
+  std::vector<std::unique_ptr<RewritePattern>> patterns_;
+  llvm::StringMap<std::vector<const RewritePattern *>> byOp_;
+  llvm::DenseSet<const RewritePattern *> disabled_;
+  std::vector<const RewritePattern *> anyOp_;
+  mutable std::vector<const RewritePattern *> scratch_;
+};
+
+/// The interface patterns change the IR through (Note [What a pattern may do]).
+class PatternRewriter {
+public:
+  explicit PatternRewriter(Model &m) : model_(m) {}
+
+  Model &getModel() const { return model_; }
+  /// The root being rewritten and its graph.
+  Node *root() const { return root_; }
+  Graph &graph() const { return *root_->getGraph(); }
+  /// The version of `domain` the current graph imports (a function body's
+  /// own imports; "" and "ai.onnx" are the same), -1 if not imported.
+  int64_t opsetVersion(llvm::StringRef domain = "") const;
+
+  //===--- Queries helpers for matching -----------------------------------===//
+  /// The node defining operand `i` of `n` if it is `op` (default domain), in
+  /// the same graph, and operand i's value has no other use (and no use in a
+  /// nested graph or as a graph output): the intermediate of a fusion.
+  Node *singleUseProducer(const Node &n, unsigned i, llvm::StringRef op) const;
+  /// True if `v` has exactly one use, by a node of `v`'s own graph, and is
+  /// not a graph output.
+  static bool hasSingleLocalUse(const Value *v);
+  /// The tensor of a constant operand: an initializer that is not a graph
+  /// input, or the `value` of a Constant node; null otherwise.
+  static const Tensor *constantTensor(const Value *v);
+  /// True if `by` may replace every use of `old`: when `old` is a graph
+  /// output, `by` must be able to take its name (a node result of the same
+  /// graph that is not a graph output itself) and have the same type (or
+  /// none).
+  static bool canReplace(const Value *old, const Value *by);
+
+  //===--- Changes (all recorded) -----------------------------------------===//
+  /// Creates a node before the insertion point (default: the root).
+  Node *create(llvm::StringRef opType, llvm::ArrayRef<Value *> operands, unsigned numResults = 1,
+               llvm::StringRef domain = "");
+  /// Adds a constant initializer to the root's graph (a Constant node in a
+  /// function body, which has no initializers) with a fresh name from `base`.
+  Value *createConstant(llvm::StringRef base, Tensor t);
+  /// Inserts created nodes before `n` from now on.
+  void setInsertionPoint(Node *n) { insertBefore_ = n; }
+  /// Points every use of `old` at `by`. `old`'s name moves to `by` if `old`
+  /// is a graph output or `by` is a result of a node created by this
+  /// rewrite (once `old`'s definition is erased). False (nothing changed)
+  /// if canReplace(old, by) fails.
+  bool replaceValue(Value *old, Value *by);
+  /// Replaces every result of `n` (the values in order; null for results
+  /// that must be unused), then erases `n`. False if a replacement is
+  /// refused (then nothing changed).
+  bool replaceNode(Node *n, llvm::ArrayRef<Value *> by);
+  /// Sets operand `i` of `n` (appending empty slots up to it if needed);
+  /// the producer of the old operand is erased if this was its last use.
+  void setOperand(Node *n, unsigned i, Value *v);
+  /// Records an in-place change of `n` (an attribute set): requeues it.
+  void modified(Node *n) { requeue(n); }
+  /// Erases `n`, which must be unused; producers of its operands that die
+  /// with it are erased too (if side-effect free).
+  void eraseNode(Node *n);
+  /// Copies name, doc string and metadata of `from` onto `to` (a rewritten
+  /// node keeps them).
+  static void copyNodeInfo(const Node &from, Node &to);
+
+private:
+  friend class GreedyDriver;
+  void begin(Node *root);
+  void finish();
+  void requeue(Node *n);
+  void requeueUsers(Value *v);
+
+  Model &model_;
+  Node *root_ = nullptr;
+  Node *insertBefore_ = nullptr;
+  /// Nodes created during the current rewrite.
+  llvm::DenseSet<Node *> created_;
+  /// Renames to do once the old definitions are gone.
+  std::vector<std::pair<Value *, std::string>> renames_;
+  /// Value_info records to give to values that took over a name.
+  std::vector<Value *> needValueInfo_;
+  /// Driver hooks.
+  std::function<void(Node *)> onRequeue_, onErase_;
+  int64_t deadErased_ = 0;
+  bool deadConstants_ = false;
+};
+
+/// Limits of the greedy driver.
+struct GreedyRewriteConfig {
+  /// Full scans of a graph at most; the driver stops earlier once a scan
+  /// applies nothing (the fixed point).
+  unsigned maxIterations = 10;
+  /// Rewrites per graph and scan at most, as a multiple of the graph's node
+  /// count (a guard against patterns that undo each other).
+  unsigned maxRewritesPerNode = 8;
+};
+
+/// What a greedy run did.
+struct RewriteStatistics {
+  /// Applications per pattern name, in the set's order.
+  std::vector<std::pair<std::string, int64_t>> applications;
+  int64_t deadNodesErased = 0;
+  /// Scans of the busiest graph.
+  unsigned iterations = 0;
+  /// False if some graph hit a limit before reaching a fixed point.
+  bool converged = true;
+};
+
+/// Applies `patterns` greedily to a fixed point in every graph of `m`,
+/// subgraphs and function bodies included (inner graphs first). True if any
+/// pattern applied. Linear in the model's size times the number of scans
+/// (usually 1 to 2), plus the work the rewrites do.
+absl::StatusOr<bool> applyPatternsGreedily(Model &m, const PatternSet &patterns,
+                                           const GreedyRewriteConfig &config = {},
+                                           RewriteStatistics *stats = nullptr);
+
+} // namespace onnxir
+
+#endif // ONNXIR_PASSES_PATTERNREWRITE_H

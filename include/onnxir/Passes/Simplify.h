@@ -1,0 +1,32 @@
+//===- Simplify.h - Remove no-op nodes and collapse chains ----------------===//
+//
+// Exact rewrite patterns (lib/Passes/Simplify.cpp) that use constant
+// operands, attributes and the static shapes and element types values
+// declare or were given by -infer-shapes:
+//   reshape-noop, expand-noop, tile-noop, pad-noop, cast-noop,
+//   transpose-noop, concat-one, split-one, slice-noop,
+//   sub-zero, mul-one, div-one                           (the node is removed)
+//   reshape-chain, transpose-chain, cast-chain           (two nodes become one)
+//   squeeze-unsqueeze, unsqueeze-squeeze                 (a pair disappears)
+// Folding Shape/Size and shape arithmetic to constants is fold-constants'
+// job (it folds them once shapes are static).
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXIR_PASSES_SIMPLIFY_H
+#define ONNXIR_PASSES_SIMPLIFY_H
+
+#include "onnxir/Passes/PatternRewrite.h"
+
+namespace onnxir {
+
+/// Adds the simplification patterns to `ps`.
+void populateSimplifyPatterns(PatternSet &ps);
+
+/// Applies them greedily in every graph; true if anything changed.
+/// `disabled`: pattern names not to apply, comma-separated.
+absl::StatusOr<bool> simplify(Model &m, RewriteStatistics *stats = nullptr,
+                              llvm::StringRef disabled = "");
+
+} // namespace onnxir
+
+#endif // ONNXIR_PASSES_SIMPLIFY_H

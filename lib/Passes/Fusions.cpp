@@ -1,0 +1,413 @@
+//===- Fusions.cpp - Operator fusions and inference-mode cleanups ---------===//
+//
+// Each pattern is one function with its numerical contract above it. The
+// common rules are in Fusions.h. Arithmetic on folded constants is done in
+// double and rounded once to float.
+//
+//===----------------------------------------------------------------------===//
+#include "onnxir/Passes/Fusions.h"
+
+#include "onnxir/IR/Model.h"
+#include "onnxir/Passes/Pass.h"
+#include "onnxir/Passes/Passes.h"
+
+#include <cmath>
+#include <optional>
+
+namespace onnxir {
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+/// A float constant operand: its dims and values.
+struct FloatConst {
+  std::vector<int64_t> dims;
+  std::vector<float> values;
+};
+
+std::optional<FloatConst> floatConstant(const Value *v) {
+  const Tensor *t = PatternRewriter::constantTensor(v);
+  if (!t || t->dataType() != DataType::Float) return std::nullopt;
+  auto vals = t->values<float>();
+  if (!vals.ok()) return std::nullopt;
+  return FloatConst{t->dims(), std::move(*vals)};
+}
+
+/// The rank of `v` if known: from a constant's dims, else its type.
+int64_t rankOf(const Value *v) {
+  if (const Tensor *t = PatternRewriter::constantTensor(v)) return (int64_t)t->dims().size();
+  return v && v->type() && v->type()->isTensor() ? v->type()->rank() : -1;
+}
+
+/// Dim `i` of `v` if known (-1 otherwise).
+int64_t dimOf(const Value *v, unsigned i) {
+  if (const Tensor *t = PatternRewriter::constantTensor(v))
+    return i < t->dims().size() ? t->dims()[i] : -1;
+  if (!v || !v->type() || !v->type()->isTensor() || (int64_t)i >= v->type()->rank()) return -1;
+  const Dim &d = v->type()->dims()[i];
+  return d.isKnown() ? d.value : -1;
+}
+
+/// The element type of `v` if known.
+std::optional<DataType> elemOf(const Value *v) {
+  if (const Tensor *t = PatternRewriter::constantTensor(v)) return t->dataType();
+  if (v && v->type() && v->type()->isTensor() && v->type()->hasElemType())
+    return v->type()->elemType();
+  return std::nullopt;
+}
+
+/// A constant `c` that, broadcast against an output of rank `rank` whose
+/// channel axis is 1 with `channels` channels, holds one value per channel
+/// (or one value for all) and does not change the output's shape: every dim
+/// of c is 1 except possibly the channel one. Returns the per-channel values.
+std::optional<std::vector<double>> perChannel(const FloatConst &c, int64_t rank,
+                                              int64_t channels) {
+  int64_t r = (int64_t)c.dims.size();
+  if (r > rank) return std::nullopt;
+  int64_t channelAxis = 1 - (rank - r); // index in c aligned to the right
+  bool perCh = false;
+  for (int64_t i = 0; i < r; ++i) {
+    if (c.dims[i] == 1) continue;
+    if (i == channelAxis && c.dims[i] == channels) perCh = true;
+    else return std::nullopt;
+  }
+  std::vector<double> out(channels);
+  for (int64_t m = 0; m < channels; ++m) out[m] = perCh ? c.values[m] : c.values[0];
+  return out;
+}
+
+/// Output channels of a Conv weight [M, C/g, k...] or ConvTranspose weight
+/// [C, M/g, k...]; calls fn(element index, output channel) for every weight.
+template <class Fn> bool forEachWeight(const Node &conv, const FloatConst &w, Fn fn) {
+  if (w.dims.size() < 3) return false;
+  int64_t per = 1;
+  for (size_t i = 2; i < w.dims.size(); ++i) per *= w.dims[i];
+  if (conv.is("Conv")) {
+    for (int64_t m = 0, k = 0; m < w.dims[0]; ++m)
+      for (int64_t j = 0; j < w.dims[1] * per; ++j, ++k) fn(k, m);
+    return true;
+  }
+  int64_t group = conv.getInt("group", 1);
+  if (group <= 0 || w.dims[0] % group) return false;
+  int64_t cPerGroup = w.dims[0] / group, mPerGroup = w.dims[1];
+  for (int64_t c = 0, k = 0; c < w.dims[0]; ++c)
+    for (int64_t j = 0; j < mPerGroup; ++j)
+      for (int64_t s = 0; s < per; ++s, ++k) fn(k, (c / cPerGroup) * mPerGroup + j);
+  return true;
+}
+
+int64_t outputChannels(const Node &conv, const FloatConst &w) {
+  if (w.dims.size() < 3) return -1;
+  if (conv.is("Conv")) return w.dims[0];
+  return w.dims[1] * conv.getInt("group", 1);
+}
+
+/// The Conv/ConvTranspose producing operand `i` of `n` (single local use)
+/// with a float constant weight and a constant bias or none, and no
+/// attribute reference (inside functions).
+Node *fusableConv(const Node &n, unsigned i, PatternRewriter &rw, FloatConst &w,
+                  std::optional<FloatConst> &b) {
+  Node *conv = rw.singleUseProducer(n, i, "Conv");
+  if (!conv) conv = rw.singleUseProducer(n, i, "ConvTranspose");
+  if (!conv || conv->numOperands() < 2 || conv->numResults() != 1) return nullptr;
+  for (unsigned a = 0; a < conv->numAttributes(); ++a)
+    if (conv->attribute(a).isReference()) return nullptr;
+  auto wc = floatConstant(conv->operand(1));
+  if (!wc) return nullptr;
+  w = std::move(*wc);
+  b.reset();
+  if (conv->numOperands() > 2 && conv->operand(2)) {
+    b = floatConstant(conv->operand(2));
+    if (!b || b->dims.size() != 1) return nullptr;
+  }
+  return conv;
+}
+
+/// Gives `conv` new constant weights and bias (bias per output channel).
+void setWeights(PatternRewriter &rw, Node *conv, const FloatConst &w,
+                const std::vector<double> &bias) {
+  Value *oldW = conv->operand(1);
+  rw.setInsertionPoint(conv); // Constant nodes (in functions) must come first
+  std::vector<float> b(bias.begin(), bias.end());
+  Value *nw = rw.createConstant(oldW->name(), makeFloatTensor(w.dims, w.values));
+  std::string bname = conv->numOperands() > 2 && conv->operand(2)
+                          ? conv->operand(2)->name().str()
+                          : conv->result(0)->name().str() + "_bias";
+  Value *nb = rw.createConstant(bname, makeFloatTensor({(int64_t)b.size()}, b));
+  rw.setOperand(conv, 1, nw);
+  rw.setOperand(conv, 2, nb);
+}
+
+std::vector<double> biasOrZero(const std::optional<FloatConst> &b, int64_t m) {
+  std::vector<double> out(m, 0.0);
+  if (b && (int64_t)b->values.size() == m)
+    for (int64_t i = 0; i < m; ++i) out[i] = b->values[i];
+  return out;
+}
+
+/// BatchNormalization in inference form: one result used, no training mode
+/// (training_mode = 0 from opset 14; opset 7 to 13 are inference ops when
+/// only Y is used; spatial = 1 where the attribute exists), epsilon, and the
+/// four float [C] constants. Opset 6 and older (is_test, consumed_inputs) are
+/// not handled.
+struct BNConsts {
+  std::vector<double> scale, shift; ///< y = x * scale[c] + shift[c]
+};
+std::optional<BNConsts> inferenceBN(const Node &bn, PatternRewriter &rw, int64_t channels) {
+  if (rw.opsetVersion() < 7 || bn.numOperands() != 5) return std::nullopt;
+  for (unsigned i = 1; i < bn.numResults(); ++i)
+    if (bn.result(i) && !bn.result(i)->useEmpty()) return std::nullopt;
+  if (bn.getInt("training_mode", 0) != 0 || bn.getInt("spatial", 1) != 1) return std::nullopt;
+  for (unsigned a = 0; a < bn.numAttributes(); ++a)
+    if (bn.attribute(a).isReference()) return std::nullopt;
+  std::optional<FloatConst> c[4];
+  for (unsigned i = 0; i < 4; ++i) {
+    c[i] = floatConstant(bn.operand(i + 1));
+    if (!c[i] || c[i]->dims.size() != 1 || (channels >= 0 && c[i]->dims[0] != channels))
+      return std::nullopt;
+    if (c[i]->dims[0] != c[0]->dims[0]) return std::nullopt;
+  }
+  double eps = bn.getFloat("epsilon", 1e-5f);
+  BNConsts k;
+  int64_t n = c[0]->dims[0];
+  for (int64_t m = 0; m < n; ++m) {
+    double s = c[0]->values[m] / std::sqrt((double)c[3]->values[m] + eps);
+    k.scale.push_back(s);
+    k.shift.push_back(c[1]->values[m] - c[2]->values[m] * s);
+  }
+  return k;
+}
+
+//===----------------------------------------------------------------------===//
+// The patterns
+//===----------------------------------------------------------------------===//
+
+// Conv/ConvTranspose + BatchNormalization (inference form).
+// Contract: BN(conv(x, W) + b) = s * (conv(x, W) + b - mean) + B with
+// s = scale / sqrt(var + eps), which equals conv(x, W * s) + ((b - mean) * s
+// + B) in exact arithmetic. In float, per output element the result differs
+// from the unfused one by the rounding of the folded weights and of the
+// reassociated sums: relative error of a few ulps times the accumulation
+// length, the same order as the unfused graph's own rounding.
+bool fuseConvBN(Node &bn, PatternRewriter &rw) {
+  FloatConst w;
+  std::optional<FloatConst> b;
+  Node *conv = fusableConv(bn, 0, rw, w, b);
+  if (!conv) return false;
+  int64_t m = outputChannels(*conv, w);
+  auto k = inferenceBN(bn, rw, m);
+  if (!k || !rw.canReplace(bn.result(0), conv->result(0))) return false;
+  if (!forEachWeight(*conv, w,
+                     [&](int64_t i, int64_t ch) { w.values[i] = (float)(w.values[i] * k->scale[ch]); }))
+    return false;
+  std::vector<double> bias = biasOrZero(b, m);
+  for (int64_t i = 0; i < m; ++i) bias[i] = bias[i] * k->scale[i] + k->shift[i];
+  setWeights(rw, conv, w, bias);
+  std::vector<Value *> by(bn.numResults(), nullptr);
+  by[0] = conv->result(0);
+  return rw.replaceNode(&bn, by);
+}
+
+// Conv + Add (or Mul) of a per-channel constant.
+// Contract (Add): conv(x, W) + b + c = conv(x, W) + (b + c): the same sum
+// reassociated; differs from the unfused result by at most one rounding of
+// b + c (half an ulp of the bias) plus the reassociation.
+// Contract (Mul): (conv(x, W) + b) * c = conv(x, W * c) + b * c for a
+// per-channel c (distributivity): the products are rounded once more, so a
+// relative error of about one ulp per product of the accumulation.
+bool fuseConvAffine(Node &root, PatternRewriter &rw, bool isMul) {
+  if (root.numOperands() != 2 || root.numResults() != 1) return false;
+  for (unsigned i = 0; i < 2; ++i) {
+    FloatConst w;
+    std::optional<FloatConst> b;
+    Node *conv = fusableConv(root, i, rw, w, b);
+    if (!conv) continue;
+    auto c = floatConstant(root.operand(1 - i));
+    if (!c) continue;
+    int64_t m = outputChannels(*conv, w);
+    auto k = perChannel(*c, (int64_t)w.dims.size(), m);
+    if (!k || !rw.canReplace(root.result(0), conv->result(0))) continue;
+    std::vector<double> bias = biasOrZero(b, m);
+    for (int64_t j = 0; j < m; ++j) bias[j] = isMul ? bias[j] * (*k)[j] : bias[j] + (*k)[j];
+    if (isMul &&
+        !forEachWeight(*conv, w,
+                       [&](int64_t e, int64_t ch) { w.values[e] = (float)(w.values[e] * (*k)[ch]); }))
+      continue;
+    setWeights(rw, conv, w, bias);
+    return rw.replaceNode(&root, {conv->result(0)});
+  }
+  return false;
+}
+
+// MatMul + Add -> Gemm, when both MatMul operands are known to be 2-D and
+// the addend broadcasts to the [M, N] product unidirectionally (so the Add
+// does not change the shape). Float, double and float16 only (Gemm's types
+// without int), opset 7 and later (Gemm 6 needed a `broadcast` attribute).
+// Contract: Gemm computes A * B + C with alpha = beta = 1: the same products
+// and the same final addition; an implementation may fuse the last multiply
+// and add (one rounding fewer), well within the usual tolerance.
+bool fuseMatMulAdd(Node &add, PatternRewriter &rw) {
+  if (add.numOperands() != 2 || add.numResults() != 1 || rw.opsetVersion() < 7) return false;
+  for (unsigned i = 0; i < 2; ++i) {
+    Node *mm = rw.singleUseProducer(add, i, "MatMul");
+    if (!mm || mm->numOperands() != 2) continue;
+    Value *a = mm->operand(0), *b = mm->operand(1), *c = add.operand(1 - i);
+    if (rankOf(a) != 2 || rankOf(b) != 2) continue;
+    auto et = elemOf(a);
+    if (!et || elemOf(b) != et || elemOf(c) != et ||
+        (*et != DataType::Float && *et != DataType::Double && *et != DataType::Float16))
+      continue;
+    int64_t M = dimOf(a, 0), N = dimOf(b, 1), rc = rankOf(c);
+    if (rc < 0 || rc > 2) continue;
+    bool ok = true;
+    for (int64_t d = 0; d < rc; ++d) {
+      int64_t cd = dimOf(c, (unsigned)d), target = (rc - d == 1) ? N : M;
+      if (cd != 1 && (cd < 0 || cd != target)) ok = false;
+    }
+    if (!ok || !rw.canReplace(add.result(0), mm->result(0))) continue;
+    Node *gemm = rw.create("Gemm", {a, b, c});
+    PatternRewriter::copyNodeInfo(add, *gemm);
+    gemm->result(0)->setType(add.result(0)->type());
+    return rw.replaceNode(&add, {gemm->result(0)});
+  }
+  return false;
+}
+
+// Transpose(x, perm = [1, 0]) feeding Gemm's A or B -> transA/transB flipped.
+// Contract: exact (the same products in the same order).
+bool fuseTransposeGemm(Node &gemm, PatternRewriter &rw) {
+  for (unsigned i = 0; i < 2 && i < gemm.numOperands(); ++i) {
+    Node *t = rw.singleUseProducer(gemm, i, "Transpose");
+    if (!t || t->numOperands() != 1 || !t->operand(0)) continue;
+    const Attribute *perm = t->getAttr("perm");
+    if (perm && (perm->isReference() || perm->ints != std::vector<int64_t>{1, 0})) continue;
+    if (!perm && rankOf(t->operand(0)) != 2) continue;
+    const char *attr = i == 0 ? "transA" : "transB";
+    if (const Attribute *a = gemm.getAttr(attr); a && a->isReference()) continue;
+    int64_t flag = gemm.getInt(attr, 0);
+    gemm.setAttr(intAttr(attr, flag ? 0 : 1));
+    rw.setOperand(&gemm, i, t->operand(0));
+    return true;
+  }
+  return false;
+}
+
+// Dropout in inference mode -> its input. From opset 12 inference means no
+// training_mode operand, or a constant false one; opset 7 to 11 have no
+// training form in a model; opset 6 and older need is_test = 1. The mask
+// result must be unused. Contract: exact (Dropout is the identity then).
+bool removeDropout(Node &d, PatternRewriter &rw) {
+  if (d.numOperands() < 1 || !d.operand(0) || d.numResults() < 1) return false;
+  for (unsigned i = 1; i < d.numResults(); ++i)
+    if (d.result(i) && !d.result(i)->useEmpty()) return false;
+  int64_t v = rw.opsetVersion();
+  if (v < 7 && d.getInt("is_test", 0) != 1) return false;
+  if (v >= 12 && d.numOperands() > 2 && d.operand(2)) {
+    const Tensor *t = PatternRewriter::constantTensor(d.operand(2));
+    if (!t) return false;
+    auto vals = t->values<int64_t>();
+    if (!vals.ok() || vals->size() != 1 || (*vals)[0] != 0) return false;
+  }
+  if (!d.result(0) || d.result(0)->useEmpty()) return false;
+  std::vector<Value *> by(d.numResults(), nullptr);
+  by[0] = d.operand(0);
+  return rw.replaceNode(&d, by);
+}
+
+// Identity -> its input. Contract: exact.
+bool removeIdentity(Node &n, PatternRewriter &rw) {
+  if (n.numOperands() != 1 || !n.operand(0) || n.numResults() != 1 || !n.result(0)) return false;
+  return rw.replaceNode(&n, {n.operand(0)});
+}
+
+// BatchNormalization -> Mul + Add (only when asked): y = x * s + t with s, t
+// per channel, shaped [C, 1, ..., 1] for x of known rank >= 2.
+// Contract: the same two roundings as BN's own formula in float
+// (x * s then + t), with s and t folded in double: within an ulp or two.
+bool bnToMulAdd(Node &bn, PatternRewriter &rw) {
+  if (bn.numOperands() != 5 || !bn.operand(0)) return false;
+  int64_t rank = rankOf(bn.operand(0));
+  if (rank < 2 || elemOf(bn.operand(0)) != DataType::Float) return false;
+  auto k = inferenceBN(bn, rw, -1);
+  if (!k) return false;
+  std::vector<int64_t> dims(rank - 1, 1);
+  dims[0] = (int64_t)k->scale.size();
+  std::vector<float> s(k->scale.begin(), k->scale.end()), t(k->shift.begin(), k->shift.end());
+  std::string base = bn.result(0)->name().str();
+  Value *sv = rw.createConstant(base + "_scale", makeFloatTensor(dims, s));
+  Value *tv = rw.createConstant(base + "_shift", makeFloatTensor(dims, t));
+  Node *mul = rw.create("Mul", {bn.operand(0), sv});
+  Node *add = rw.create("Add", {mul->result(0), tv});
+  PatternRewriter::copyNodeInfo(bn, *add);
+  add->result(0)->setType(bn.result(0)->type());
+  mul->result(0)->setType(bn.operand(0)->type());
+  std::vector<Value *> by(bn.numResults(), nullptr);
+  by[0] = add->result(0);
+  if (!rw.replaceNode(&bn, by)) return false;
+  return true;
+}
+
+} // namespace
+
+void populateFusionPatterns(PatternSet &ps, const FusionOptions &opts) {
+  // Conv absorbs BN before BN could become Mul + Add (higher benefit).
+  ps.add("fuse-conv-bn", "BatchNormalization", fuseConvBN, 2);
+  ps.add("fuse-conv-add", "Add", [](Node &n, PatternRewriter &rw) {
+    return fuseConvAffine(n, rw, false);
+  }, 2);
+  ps.add("fuse-conv-mul", "Mul", [](Node &n, PatternRewriter &rw) {
+    return fuseConvAffine(n, rw, true);
+  }, 2);
+  ps.add("fuse-matmul-add-gemm", "Add", fuseMatMulAdd);
+  ps.add("fuse-transpose-gemm", "Gemm", fuseTransposeGemm);
+  ps.add("remove-dropout", "Dropout", removeDropout);
+  ps.add("remove-identity", "Identity", removeIdentity);
+  if (opts.batchNormToMulAdd) ps.add("bn-to-mul-add", "BatchNormalization", bnToMulAdd);
+}
+
+absl::StatusOr<bool> fuseOperators(Model &m, const FusionOptions &opts, RewriteStatistics *stats) {
+  PatternSet ps;
+  populateFusionPatterns(ps, opts);
+  if (!opts.disabledPatterns.empty())
+    if (absl::Status s = ps.disable(opts.disabledPatterns); !s.ok()) return s;
+  return applyPatternsGreedily(m, ps, {}, stats);
+}
+
+//===----------------------------------------------------------------------===//
+// The fuse pass
+//===----------------------------------------------------------------------===//
+
+namespace {
+class FusePass : public Pass {
+public:
+  llvm::StringRef argument() const override { return "fuse"; }
+  llvm::StringRef description() const override {
+    return "Fuse Conv+BatchNormalization/Add/Mul, MatMul+Add into Gemm, Transpose into Gemm; "
+           "remove inference-mode Dropout and Identity";
+  }
+  absl::StatusOr<bool> run(Model &m) override {
+    FusionOptions o;
+    o.batchNormToMulAdd = *bnToMulAdd_;
+    o.disabledPatterns = *disable_;
+    RewriteStatistics s;
+    auto r = fuseOperators(m, o, &s);
+    for (auto &[name, n] : s.applications) addStat(name, n);
+    addStat("dead nodes erased", s.deadNodesErased);
+    return r;
+  }
+
+private:
+  Option<bool> bnToMulAdd_{*this, "bn-to-mul-add",
+                           "turn BatchNormalization that no Conv absorbs into Mul + Add", false,
+                           "fuse-bn-to-mul-add"};
+  Option<std::string> disable_{*this, "disable", "patterns not to apply (comma-separated names)",
+                               "", "fuse-disable"};
+};
+} // namespace
+
+std::unique_ptr<Pass> createFusePass() { return std::make_unique<FusePass>(); }
+
+} // namespace onnxir

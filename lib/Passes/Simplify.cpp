@@ -1,0 +1,400 @@
+//===- Simplify.cpp - Remove no-op nodes and collapse chains --------------===//
+//
+// Rewrite patterns that need only what is known for sure: constant operands
+// (initializers, Constant nodes), attributes, and the element types and
+// shapes that values declare (or that -infer-shapes gave them). A value's
+// shape counts only where every dim needed is a known integer. Every
+// pattern here is exact: the result is bit for bit the unsimplified one.
+// Graph outputs keep their names and types (PatternRewriter::canReplace).
+//
+//===----------------------------------------------------------------------===//
+#include "onnxir/Passes/Simplify.h"
+
+#include "onnxir/IR/Model.h"
+#include "onnxir/Passes/Pass.h"
+#include "onnxir/Passes/Passes.h"
+
+#include <algorithm>
+#include <numeric>
+#include <optional>
+
+namespace onnxir {
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// What is known
+//===----------------------------------------------------------------------===//
+
+/// The static shape of `v` (every dim a known integer), if any.
+std::optional<std::vector<int64_t>> staticShape(const Value *v) {
+  if (!v) return std::nullopt;
+  if (const Tensor *t = PatternRewriter::constantTensor(v)) return t->dims();
+  const Type *ty = v->type();
+  if (!ty || !ty->isTensor() || !ty->hasShape()) return std::nullopt;
+  std::vector<int64_t> out;
+  for (const Dim &d : ty->dims()) {
+    if (!d.isKnown()) return std::nullopt;
+    out.push_back(d.value);
+  }
+  return out;
+}
+
+int64_t rankOf(const Value *v) {
+  if (const Tensor *t = PatternRewriter::constantTensor(v)) return (int64_t)t->dims().size();
+  return v && v->type() && v->type()->isTensor() ? v->type()->rank() : -1;
+}
+
+std::optional<DataType> elemOf(const Value *v) {
+  if (const Tensor *t = PatternRewriter::constantTensor(v)) return t->dataType();
+  if (v && v->type() && v->type()->isTensor() && v->type()->hasElemType())
+    return v->type()->elemType();
+  return std::nullopt;
+}
+
+/// The int64 values of a constant operand.
+std::optional<std::vector<int64_t>> constInts(const Value *v) {
+  const Tensor *t = PatternRewriter::constantTensor(v);
+  if (!t || (t->dataType() != DataType::Int64 && t->dataType() != DataType::Int32))
+    return std::nullopt;
+  auto vals = t->values<int64_t>();
+  if (!vals.ok()) return std::nullopt;
+  return std::move(*vals);
+}
+
+/// Axes from the attribute (older opsets) or operand `i` (newer ones).
+std::optional<std::vector<int64_t>> axesOf(const Node &n, unsigned i) {
+  if (const Attribute *a = n.getAttr("axes")) {
+    if (a->isReference()) return std::nullopt;
+    return a->ints;
+  }
+  if (n.numOperands() > i && n.operand(i)) return constInts(n.operand(i));
+  return std::vector<int64_t>{};
+}
+
+bool hasRefs(const Node &n) {
+  for (unsigned a = 0; a < n.numAttributes(); ++a)
+    if (n.attribute(a).isReference()) return true;
+  return false;
+}
+
+/// Replaces the single result of `n` by `v` (the no-op case).
+bool forward(Node &n, Value *v, PatternRewriter &rw) {
+  if (n.numResults() != 1 || !n.result(0) || !v) return false;
+  for (unsigned i = 1; i < n.numResults(); ++i)
+    if (n.result(i) && !n.result(i)->useEmpty()) return false;
+  // A value that is not used needs nothing from us (DCE's job).
+  if (n.result(0)->useEmpty()) return false;
+  return rw.replaceNode(&n, {v});
+}
+
+//===----------------------------------------------------------------------===//
+// No-op removals. Each is exact: the node returns its input unchanged.
+//===----------------------------------------------------------------------===//
+
+/// True if `shape` is `Shape(x)` of the whole of `x` (no start/end).
+bool isShapeOf(const Value *shape, const Value *x) {
+  Node *d = shape ? shape->definingNode() : nullptr;
+  return d && d->is("Shape") && d->numOperands() == 1 && d->operand(0) == x &&
+         !d->getAttr("start") && !d->getAttr("end");
+}
+
+// Reshape to the input's own static shape (0 copies a dim unless allowzero,
+// -1 is inferred), or to Shape(input) itself (no shape knowledge needed).
+bool reshapeNoop(Node &n, PatternRewriter &rw) {
+  if (n.numOperands() < 2 || hasRefs(n)) return false;
+  if (isShapeOf(n.operand(1), n.operand(0))) return forward(n, n.operand(0), rw);
+  auto in = staticShape(n.operand(0));
+  auto shape = constInts(n.operand(1));
+  if (!in || !shape || shape->size() != in->size()) return false;
+  bool allowZero = n.getInt("allowzero", 0) != 0;
+  int minus = 0;
+  for (size_t i = 0; i < shape->size(); ++i) {
+    int64_t s = (*shape)[i];
+    if (s == -1) ++minus;
+    else if (s == 0 && !allowZero) continue;
+    else if (s != (*in)[i]) return false;
+  }
+  // With every other dim equal, a single -1 is the remaining one (unless a
+  // dim is 0, where -1 is ambiguous).
+  if (minus && std::find(in->begin(), in->end(), 0) != in->end()) return false;
+  return minus <= 1 && forward(n, n.operand(0), rw);
+}
+
+// Expand whose shape broadcasts to the input's own shape (or is Shape(input)).
+bool expandNoop(Node &n, PatternRewriter &rw) {
+  if (n.numOperands() != 2) return false;
+  if (isShapeOf(n.operand(1), n.operand(0))) return forward(n, n.operand(0), rw);
+  auto in = staticShape(n.operand(0));
+  auto shape = constInts(n.operand(1));
+  if (!in || !shape || shape->size() > in->size()) return false;
+  size_t off = in->size() - shape->size();
+  for (size_t i = 0; i < shape->size(); ++i)
+    if ((*shape)[i] != 1 && (*shape)[i] != (*in)[off + i]) return false;
+  return forward(n, n.operand(0), rw);
+}
+
+// Tile by ones.
+bool tileNoop(Node &n, PatternRewriter &rw) {
+  if (n.numOperands() != 2) return false;
+  auto reps = constInts(n.operand(1));
+  if (!reps || rankOf(n.operand(0)) != (int64_t)reps->size()) return false;
+  for (int64_t r : *reps)
+    if (r != 1) return false;
+  return forward(n, n.operand(0), rw);
+}
+
+// Pad by zeros (any mode). Opset 11+: pads is an operand; before: attribute.
+bool padNoop(Node &n, PatternRewriter &rw) {
+  if (n.numOperands() < 1 || hasRefs(n)) return false;
+  std::optional<std::vector<int64_t>> pads;
+  if (rw.opsetVersion() < 11) {
+    const Attribute *a = n.getAttr("pads");
+    if (a) pads = a->ints;
+  } else if (n.numOperands() > 1 && n.operand(1)) {
+    pads = constInts(n.operand(1));
+  }
+  if (!pads || pads->empty()) return false;
+  for (int64_t p : *pads)
+    if (p != 0) return false;
+  return forward(n, n.operand(0), rw);
+}
+
+// Cast to the input's own element type.
+bool castNoop(Node &n, PatternRewriter &rw) {
+  if (n.numOperands() != 1 || hasRefs(n) || !n.getAttr("to")) return false;
+  auto et = elemOf(n.operand(0));
+  if (!et || (int64_t)*et != n.getInt("to", -1)) return false;
+  return forward(n, n.operand(0), rw);
+}
+
+// Transpose by the identity permutation (needs the rank without `perm`:
+// the default reverses the axes, the identity only for rank <= 1).
+bool transposeNoop(Node &n, PatternRewriter &rw) {
+  if (n.numOperands() != 1 || hasRefs(n)) return false;
+  const Attribute *perm = n.getAttr("perm");
+  if (!perm) {
+    int64_t r = rankOf(n.operand(0));
+    if (r < 0 || r > 1) return false;
+  } else {
+    for (size_t i = 0; i < perm->ints.size(); ++i)
+      if (perm->ints[i] != (int64_t)i) return false;
+  }
+  return forward(n, n.operand(0), rw);
+}
+
+// Concat of one input; Split into one output (its whole input).
+bool concatOne(Node &n, PatternRewriter &rw) {
+  return n.numOperands() == 1 && forward(n, n.operand(0), rw);
+}
+bool splitOne(Node &n, PatternRewriter &rw) {
+  if (n.numResults() != 1 || n.numOperands() < 1 || hasRefs(n)) return false;
+  if (n.getAttr("num_outputs") && n.getInt("num_outputs", 0) != 1) return false;
+  return forward(n, n.operand(0), rw);
+}
+
+// Slice that keeps everything: starts 0, steps 1, ends at or past the end
+// (INT_MAX-like, or the static dim).
+bool sliceNoop(Node &n, PatternRewriter &rw) {
+  if (n.numOperands() < 3 || rw.opsetVersion() < 10 || hasRefs(n)) return false;
+  auto starts = constInts(n.operand(1)), ends = constInts(n.operand(2));
+  if (!starts || !ends || starts->size() != ends->size()) return false;
+  std::optional<std::vector<int64_t>> axes, steps;
+  if (n.numOperands() > 3 && n.operand(3)) {
+    axes = constInts(n.operand(3));
+    if (!axes) return false;
+  }
+  if (n.numOperands() > 4 && n.operand(4)) {
+    steps = constInts(n.operand(4));
+    if (!steps) return false;
+  }
+  if ((axes && axes->size() != starts->size()) || (steps && steps->size() != starts->size()))
+    return false;
+  auto in = staticShape(n.operand(0));
+  int64_t rank = rankOf(n.operand(0));
+  for (size_t i = 0; i < starts->size(); ++i) {
+    if ((*starts)[i] != 0 || (steps && (*steps)[i] != 1)) return false;
+    if ((*ends)[i] >= (int64_t)INT32_MAX) continue;
+    int64_t ax = axes ? (*axes)[i] : (int64_t)i;
+    if (ax < 0) ax += rank;
+    if (!in || ax < 0 || ax >= (int64_t)in->size() || (*ends)[i] < (*in)[ax]) return false;
+  }
+  return forward(n, n.operand(0), rw);
+}
+
+// x - 0, x * 1, 1 * x, x / 1 -> x, for a constant whose every element is
+// the neutral value and whose broadcast cannot change x's shape (all its
+// dims 1, rank at most x's known rank) or type (same element type). Exact,
+// -0.0 included (x + 0 is not listed: -0.0 + 0 is +0.0).
+bool neutralOperand(Node &n, PatternRewriter &rw, double neutral, bool commutes) {
+  if (n.numOperands() != 2 || n.numResults() != 1) return false;
+  for (unsigned i = commutes ? 0 : 1; i < 2; ++i) {
+    Value *x = n.operand(1 - i);
+    const Tensor *t = PatternRewriter::constantTensor(n.operand(i));
+    if (!t || !x) continue;
+    auto et = elemOf(x);
+    int64_t rank = rankOf(x);
+    if (!et || *et != t->dataType() || rank < (int64_t)t->dims().size()) continue;
+    bool ones = true;
+    for (int64_t d : t->dims()) ones &= d == 1;
+    auto vals = t->values<double>();
+    if (!ones || !vals.ok() || vals->empty()) continue;
+    bool all = true;
+    for (double v : *vals) all &= v == neutral;
+    if (all && forward(n, x, rw)) return true;
+  }
+  return false;
+}
+
+//===----------------------------------------------------------------------===//
+// Chains
+//===----------------------------------------------------------------------===//
+
+// Reshape(Reshape(x, a), b) -> Reshape(x, b) when b has no 0 (a 0 would copy
+// a dim of the inner result, which differs from x's). Exact.
+bool reshapeChain(Node &n, PatternRewriter &rw) {
+  Node *inner = rw.singleUseProducer(n, 0, "Reshape");
+  if (!inner || n.numOperands() < 2 || hasRefs(n)) return false;
+  auto shape = constInts(n.operand(1));
+  if (!shape) return false;
+  for (int64_t s : *shape)
+    if (s == 0) return false;
+  rw.setOperand(&n, 0, inner->operand(0));
+  return true;
+}
+
+// Squeeze(Unsqueeze(x, a), a) -> x, and Unsqueeze(Squeeze(x, a), a) -> x
+// when x is known to be 1 at those axes (Squeeze requires it anyway). Axes
+// must be explicit and non-negative (negative ones depend on ranks).
+bool squeezePair(Node &n, PatternRewriter &rw, bool outerSqueeze) {
+  Node *inner = rw.singleUseProducer(n, 0, outerSqueeze ? "Unsqueeze" : "Squeeze");
+  if (!inner || hasRefs(*inner) || hasRefs(n)) return false;
+  auto a = axesOf(n, 1), b = axesOf(*inner, 1);
+  if (!a || !b || a->empty() || *a != *b) return false;
+  for (int64_t x : *a)
+    if (x < 0) return false;
+  return forward(n, inner->operand(0), rw);
+}
+
+// Transpose(Transpose(x, p), q) -> Transpose(x, p o q), or x when that is
+// the identity. Both permutations explicit. Exact.
+bool transposeChain(Node &n, PatternRewriter &rw) {
+  Node *inner = rw.singleUseProducer(n, 0, "Transpose");
+  if (!inner || hasRefs(*inner) || hasRefs(n)) return false;
+  const Attribute *p = inner->getAttr("perm"), *q = n.getAttr("perm");
+  if (!p || !q || p->ints.size() != q->ints.size()) return false;
+  std::vector<int64_t> c(q->ints.size());
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (q->ints[i] < 0 || q->ints[i] >= (int64_t)c.size()) return false;
+    c[i] = p->ints[q->ints[i]];
+  }
+  bool identity = true;
+  for (size_t i = 0; i < c.size(); ++i) identity &= c[i] == (int64_t)i;
+  if (identity) return forward(n, inner->operand(0), rw);
+  n.setAttr(intsAttr("perm", c));
+  rw.setOperand(&n, 0, inner->operand(0));
+  return true;
+}
+
+/// True if every value of `from` is exactly representable in `to`.
+bool widens(DataType from, DataType to) {
+  using D = DataType;
+  if (from == to) return true;
+  auto in = [&](std::initializer_list<D> l) { return std::find(l.begin(), l.end(), to) != l.end(); };
+  switch (from) {
+  case D::Bool:
+    return in({D::Int8, D::Uint8, D::Int16, D::Uint16, D::Int32, D::Uint32, D::Int64, D::Uint64,
+               D::Float16, D::Float, D::Double});
+  case D::Int8: return in({D::Int16, D::Int32, D::Int64, D::Float16, D::Float, D::Double});
+  case D::Uint8:
+    return in({D::Int16, D::Uint16, D::Int32, D::Uint32, D::Int64, D::Uint64, D::Float16,
+               D::Float, D::Double});
+  case D::Int16: return in({D::Int32, D::Int64, D::Float, D::Double});
+  case D::Uint16: return in({D::Int32, D::Uint32, D::Int64, D::Uint64, D::Float, D::Double});
+  case D::Int32: return in({D::Int64, D::Double});
+  case D::Uint32: return in({D::Int64, D::Uint64, D::Double});
+  case D::Float16: return in({D::Float, D::Double});
+  case D::BFloat16: return in({D::Float, D::Double});
+  case D::Float: return in({D::Double});
+  default: return false;
+  }
+}
+
+// Cast(Cast(x, T1), T2) -> Cast(x, T2), or x when T2 is x's type, only if
+// T1 holds every value of x's type exactly (then the outer cast sees x's
+// exact value and nothing can change).
+bool castChain(Node &n, PatternRewriter &rw) {
+  Node *inner = rw.singleUseProducer(n, 0, "Cast");
+  if (!inner || hasRefs(*inner) || hasRefs(n) || inner->numOperands() != 1) return false;
+  auto et = elemOf(inner->operand(0));
+  if (!et || !inner->getAttr("to") || !n.getAttr("to")) return false;
+  auto t1 = (DataType)inner->getInt("to", 0), t2 = (DataType)n.getInt("to", 0);
+  if (!widens(*et, t1)) return false;
+  if (t2 == *et) return forward(n, inner->operand(0), rw);
+  rw.setOperand(&n, 0, inner->operand(0));
+  return true;
+}
+
+} // namespace
+
+void populateSimplifyPatterns(PatternSet &ps) {
+  ps.add("reshape-noop", "Reshape", reshapeNoop);
+  ps.add("expand-noop", "Expand", expandNoop);
+  ps.add("tile-noop", "Tile", tileNoop);
+  ps.add("pad-noop", "Pad", padNoop);
+  ps.add("cast-noop", "Cast", castNoop);
+  ps.add("transpose-noop", "Transpose", transposeNoop);
+  ps.add("concat-one", "Concat", concatOne);
+  ps.add("split-one", "Split", splitOne);
+  ps.add("slice-noop", "Slice", sliceNoop);
+  ps.add("sub-zero", "Sub", [](Node &n, PatternRewriter &rw) {
+    return neutralOperand(n, rw, 0.0, false);
+  });
+  ps.add("mul-one", "Mul", [](Node &n, PatternRewriter &rw) {
+    return neutralOperand(n, rw, 1.0, true);
+  });
+  ps.add("div-one", "Div", [](Node &n, PatternRewriter &rw) {
+    return neutralOperand(n, rw, 1.0, false);
+  });
+  ps.add("reshape-chain", "Reshape", reshapeChain);
+  ps.add("squeeze-unsqueeze", "Squeeze",
+         [](Node &n, PatternRewriter &rw) { return squeezePair(n, rw, true); });
+  ps.add("unsqueeze-squeeze", "Unsqueeze",
+         [](Node &n, PatternRewriter &rw) { return squeezePair(n, rw, false); });
+  ps.add("transpose-chain", "Transpose", transposeChain);
+  ps.add("cast-chain", "Cast", castChain);
+}
+
+absl::StatusOr<bool> simplify(Model &m, RewriteStatistics *stats, llvm::StringRef disabled) {
+  PatternSet ps;
+  populateSimplifyPatterns(ps);
+  if (!disabled.empty())
+    if (absl::Status s = ps.disable(disabled); !s.ok()) return s;
+  return applyPatternsGreedily(m, ps, {}, stats);
+}
+
+namespace {
+class SimplifyPass : public Pass {
+public:
+  llvm::StringRef argument() const override { return "simplify"; }
+  llvm::StringRef description() const override {
+    return "Remove no-op Reshape/Expand/Tile/Pad/Cast/Transpose/Slice/Concat/Split; collapse "
+           "Reshape, Transpose, Cast and Squeeze/Unsqueeze chains (exact)";
+  }
+  absl::StatusOr<bool> run(Model &m) override {
+    RewriteStatistics s;
+    auto r = simplify(m, &s, *disable_);
+    for (auto &[name, n] : s.applications) addStat(name, n);
+    addStat("dead nodes erased", s.deadNodesErased);
+    return r;
+  }
+
+private:
+  Option<std::string> disable_{*this, "disable", "patterns not to apply (comma-separated names)",
+                               "", "simplify-disable"};
+};
+} // namespace
+
+std::unique_ptr<Pass> createSimplifyPass() { return std::make_unique<SimplifyPass>(); }
+
+} // namespace onnxir

@@ -1,0 +1,177 @@
+//===- PatternRewriteTest.cpp - Patterns, rewriter and greedy driver ------===//
+#include "onnxir/IR/Model.h"
+#include "onnxir/IR/Verifier.h"
+#include "onnxir/Passes/PatternRewrite.h"
+#include "onnxir/Serialize/Text.h"
+
+#include "gtest/gtest.h"
+
+using namespace onnxir;
+
+namespace {
+
+std::unique_ptr<Model> parse(const char *text) {
+  auto m = parseModelText(text, "<test>");
+  EXPECT_TRUE(m.ok()) << m.status();
+  return m.ok() ? std::move(*m) : nullptr;
+}
+
+int64_t applications(const RewriteStatistics &s, llvm::StringRef name) {
+  for (auto &[k, v] : s.applications)
+    if (k == name) return v;
+  return -1;
+}
+
+/// Neg(Neg(x)) -> x, written as one function.
+bool negNeg(Node &outer, PatternRewriter &rw) {
+  Node *inner = rw.singleUseProducer(outer, 0, "Neg");
+  if (!inner) return false;
+  return rw.replaceNode(&outer, {inner->operand(0)});
+}
+
+TEST(GreedyDriver, ReachesAFixedPointInEveryGraph) {
+  // Four Negs in a chain collapse pairwise; the inner graph's pair too. The
+  // graph output keeps its name (its producer takes it) and dead nodes go.
+  auto m = parse(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2] x, bool c) => (float[2] y, float[2] z)
+{
+  a = Relu (x)
+  n1 = Neg (a)
+  n2 = Neg (n1)
+  n3 = Neg (n2)
+  y = Neg (n3)
+  z = If (c) <then_branch = t () => (float[2] o) { p = Neg (y)
+                                                    o = Neg (p) },
+              else_branch = e () => (float[2] q) { q = Abs (x) }>
+}
+)");
+  ASSERT_TRUE(m);
+  PatternSet ps;
+  ps.add("neg-neg", "Neg", negNeg);
+  RewriteStatistics st;
+  auto r = applyPatternsGreedily(*m, ps, {}, &st);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(*r);
+  EXPECT_TRUE(st.converged);
+  EXPECT_EQ(applications(st, "neg-neg"), 2);
+  EXPECT_TRUE(verify(*m).ok()) << verify(*m);
+  Graph &g = m->graph();
+  ASSERT_EQ(g.numNodes(), 2u); // Relu (now named y) and If
+  EXPECT_EQ(g.output(0)->name(), "y");
+  EXPECT_TRUE(g.output(0)->definingNode()->is("Relu"));
+  // In the branch: o = Neg(Neg(y)) became y itself, which is not a value
+  // of the branch, so the branch output cannot take it: the pair stays.
+  Graph *t = g.nodes().back().getAttr("then_branch")->graph();
+  EXPECT_EQ(t->numNodes(), 2u);
+}
+
+TEST(GreedyDriver, RequeuesWhatARewriteEnables) {
+  // Each Neg pair only appears once the inner pair is gone: a single scan
+  // must still finish (requeued users), not need one scan per pair.
+  auto m = parse(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2] x) => (float[2] y)
+{
+  a = Relu (x)
+  n1 = Neg (a)
+  n2 = Neg (n1)
+  n3 = Neg (n2)
+  n4 = Neg (n3)
+  n5 = Neg (n4)
+  y = Neg (n5)
+}
+)");
+  ASSERT_TRUE(m);
+  PatternSet ps;
+  ps.add("neg-neg", "Neg", negNeg);
+  RewriteStatistics st;
+  ASSERT_TRUE(*applyPatternsGreedily(*m, ps, {}, &st));
+  EXPECT_EQ(applications(st, "neg-neg"), 3);
+  EXPECT_EQ(st.iterations, 2u); // one scan that changes, one that confirms
+  EXPECT_EQ(m->graph().numNodes(), 1u);
+}
+
+TEST(GreedyDriver, StopsAtTheIterationCapWithPatternsThatUndoEachOther) {
+  auto m = parse(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2] x) => (float[2] y)
+{
+  y = Relu (x)
+}
+)");
+  ASSERT_TRUE(m);
+  PatternSet ps;
+  ps.add("relu-to-abs", "Relu", [](Node &n, PatternRewriter &) {
+    n.setOpType("Abs");
+    return true;
+  });
+  ps.add("abs-to-relu", "Abs", [](Node &n, PatternRewriter &rw) {
+    n.setOpType("Relu");
+    rw.modified(&n);
+    return true;
+  });
+  GreedyRewriteConfig cfg;
+  cfg.maxIterations = 3;
+  RewriteStatistics st;
+  ASSERT_TRUE(*applyPatternsGreedily(*m, ps, cfg, &st));
+  EXPECT_FALSE(st.converged);
+  EXPECT_LE(st.iterations, 3u);
+  EXPECT_GT(applications(st, "abs-to-relu"), 0);
+}
+
+TEST(GreedyDriver, HigherBenefitFirstAndRefusedReplacementsChangeNothing) {
+  auto m = parse(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2] x) => (float[2] y)
+{
+  y = Identity (x)
+}
+)");
+  ASSERT_TRUE(m);
+  std::vector<std::string> tried;
+  PatternSet ps;
+  ps.add("low", "Identity", [&](Node &, PatternRewriter &) {
+    tried.push_back("low");
+    return false;
+  }, 1);
+  ps.add("high", "Identity", [&](Node &n, PatternRewriter &rw) {
+    tried.push_back("high");
+    // y is a graph output and x a graph input: x cannot take y's name.
+    EXPECT_FALSE(PatternRewriter::canReplace(n.result(0), n.operand(0)));
+    return rw.replaceNode(&n, {n.operand(0)});
+  }, 5);
+  RewriteStatistics st;
+  ASSERT_FALSE(*applyPatternsGreedily(*m, ps, {}, &st));
+  EXPECT_EQ(tried, (std::vector<std::string>{"high", "low"}));
+  EXPECT_EQ(m->graph().numNodes(), 1u);
+  EXPECT_EQ(m->graph().output(0)->name(), "y");
+}
+
+TEST(PatternRewriter, OpsetOfAFunctionBodyIsItsOwn) {
+  auto m = parse(R"(
+<ir_version: 8, opset_import: ["" : 17, "local" : 1]>
+g (float[2] x) => (float[2] y)
+{
+  t = Relu (x)
+  y = local.F (t)
+}
+<domain: "local", opset_import: ["" : 13]>
+F (a) => (b)
+{
+  b = Neg (a)
+}
+)");
+  ASSERT_TRUE(m);
+  std::vector<int64_t> seen;
+  PatternSet ps;
+  ps.add("look", "", [&](Node &, PatternRewriter &rw) {
+    seen.push_back(rw.opsetVersion());
+    return false;
+  });
+  ASSERT_FALSE(*applyPatternsGreedily(*m, ps));
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, (std::vector<int64_t>{13, 17}));
+}
+
+} // namespace
