@@ -287,7 +287,7 @@ public:
   }
   absl::StatusOr<bool> run(Model &m) override {
     int64_t n = 0;
-    auto r = inlineFunctions(m, &n, maxNodes_);
+    auto r = inlineFunctions(m, &n, *maxNodes_);
     addStat("calls inlined", n);
     return r;
   }
