@@ -69,7 +69,7 @@ void releaseMappedPages(llvm::StringRef bytes);
 
 /// Reads a whole input: "-" is standard input. Regular files are mapped;
 /// pipes, FIFOs, terminals and character devices are read into one buffer.
-/// `isRegular` tells which. Errors name the file.
+/// Errors name the file (`name`).
 absl::StatusOr<std::shared_ptr<const Buffer>> readInput(const std::string &path,
                                                         const std::string &name);
 
