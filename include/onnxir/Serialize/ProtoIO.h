@@ -23,7 +23,6 @@ namespace proto {
 class ModelProto;
 } // namespace proto
 
-
 struct LiftOptions {
   /// Directory that external data locations are relative to (default: the
   /// model file's directory; for byte buffers, none: external tensors then
