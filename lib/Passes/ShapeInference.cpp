@@ -141,6 +141,16 @@ const llvm::StringMap<Rule> &defaultDomainRules() {
     addElementwiseRules(r);
     addShapeRules(r);
     addNNRules(r);
+    addMiscRules(r);
+    return r;
+  }();
+  return rules;
+}
+
+const llvm::StringMap<Rule> &trainingRules() {
+  static const llvm::StringMap<Rule> rules = [] {
+    llvm::StringMap<Rule> r;
+    addTrainingRules(r);
     return r;
   }();
   return rules;
@@ -831,6 +841,14 @@ absl::Status Engine::inferNode(Node &n, int64_t opset) {
 }
 
 absl::Status Engine::inferNodeByRule(Node &n, int64_t opset) {
+  if (n.domain() == "ai.onnx.preview.training") {
+    auto it = trainingRules().find(n.opType());
+    if (it != trainingRules().end()) {
+      NodeCtx c(*this, ctx_, n, m_.opsetVersion(n.domain()));
+      it->second(c);
+      return c.status;
+    }
+  }
   if (!isDefaultDomain(n.domain())) {
     if (Function *f = m_.findFunction(n)) return inferCall(n, *f);
     // Unknown op: still type what its subgraphs compute.

@@ -89,6 +89,10 @@ std::optional<Dims> tensorData(Context &ctx, const Tensor &t);
 void addElementwiseRules(llvm::StringMap<Rule> &r);
 void addShapeRules(llvm::StringMap<Rule> &r);
 void addNNRules(llvm::StringMap<Rule> &r);
+void addMiscRules(llvm::StringMap<Rule> &r);
+/// Rules for ai.onnx.preview.training.
+void addTrainingRules(llvm::StringMap<Rule> &r);
+const llvm::StringMap<Rule> &trainingRules();
 
 } // namespace infer
 } // namespace onnxir
