@@ -11,6 +11,7 @@
 #include "ShapeInferenceRules.h"
 
 #include "onnxir/IR/Model.h"
+#include "onnxir/IR/OpSchema.h"
 #include "onnxir/Passes/Pass.h"
 
 #include "absl/strings/str_cat.h"
@@ -67,22 +68,48 @@ void InferCtx::setTensor(unsigned i, int32_t elem, const std::optional<Dims> &di
   setOutType(i, ctx.getTensorType(static_cast<DataType>(elem), llvm::ArrayRef<Dim>(ds)));
 }
 
+const OpSchema *InferCtx::schema() const {
+  if (!schemaLooked_) {
+    schema_ = lookupSchema(canonicalDomain(node.domain()), node.opType(), opset);
+    schemaLooked_ = true;
+  }
+  return schema_;
+}
+
+/// The schema's default of an absent attribute, if it declares one.
+const AttributeSchema *InferCtx::schemaDefault(llvm::StringRef name, AttrKind k) const {
+  const OpSchema *s = schema();
+  const AttributeSchema *a = s ? s->attribute(name) : nullptr;
+  return a && a->hasDefault && a->kind == k ? a : nullptr;
+}
+
 int64_t InferCtx::getInt(llvm::StringRef name, int64_t dflt) const {
   const Attribute *a = attr(name);
-  return a && a->kind() == AttrKind::Int ? a->i : dflt;
+  if (a) return a->kind() == AttrKind::Int ? a->i : dflt;
+  const AttributeSchema *d = schemaDefault(name, AttrKind::Int);
+  return d ? d->defaultInt : dflt;
 }
 float InferCtx::getFloat(llvm::StringRef name, float dflt) const {
   const Attribute *a = attr(name);
-  return a && a->kind() == AttrKind::Float ? a->f : dflt;
+  if (a) return a->kind() == AttrKind::Float ? a->f : dflt;
+  const AttributeSchema *d = schemaDefault(name, AttrKind::Float);
+  return d ? (float)d->defaultFloat : dflt;
 }
 std::string InferCtx::getString(llvm::StringRef name, llvm::StringRef dflt) const {
   const Attribute *a = attr(name);
-  return a && a->kind() == AttrKind::String ? a->s : dflt.str();
+  if (a) return a->kind() == AttrKind::String ? a->s : dflt.str();
+  const AttributeSchema *d = schemaDefault(name, AttrKind::String);
+  return d ? d->defaultString.str() : dflt.str();
 }
 std::optional<std::vector<int64_t>> InferCtx::getInts(llvm::StringRef name) const {
   const Attribute *a = attr(name);
-  if (!a || a->kind() != AttrKind::Ints) return std::nullopt;
-  return a->ints;
+  if (a) {
+    if (a->kind() != AttrKind::Ints) return std::nullopt;
+    return a->ints;
+  }
+  const AttributeSchema *d = schemaDefault(name, AttrKind::Ints);
+  if (!d) return std::nullopt;
+  return d->defaultInts;
 }
 
 std::optional<int64_t> normAxis(int64_t axis, int64_t rank) {
@@ -114,6 +141,16 @@ const llvm::StringMap<Rule> &defaultDomainRules() {
     addElementwiseRules(r);
     addShapeRules(r);
     addNNRules(r);
+    addMiscRules(r);
+    return r;
+  }();
+  return rules;
+}
+
+const llvm::StringMap<Rule> &trainingRules() {
+  static const llvm::StringMap<Rule> rules = [] {
+    llvm::StringMap<Rule> r;
+    addTrainingRules(r);
     return r;
   }();
   return rules;
@@ -127,7 +164,6 @@ namespace {
 
 std::vector<Node *> topoOrder(Graph &g);
 
-bool isDefaultDomain(llvm::StringRef d) { return d.empty() || d == "ai.onnx"; }
 
 /// Attribute frames for function call sites: a reference resolves in the
 /// innermost frame.
@@ -168,6 +204,7 @@ public:
 private:
   absl::Status inferGraph(Graph &g, int64_t opset);
   absl::Status inferNode(Node &n, int64_t opset);
+  absl::Status inferNodeByRule(Node &n, int64_t opset);
   absl::Status inferIf(Node &n, int64_t opset);
   absl::Status inferLoop(Node &n, int64_t opset);
   absl::Status inferScan(Node &n, int64_t opset);
@@ -712,7 +749,106 @@ absl::Status Engine::inferCall(Node &n, Function &f) {
   return c.status;
 }
 
+/// `t` without shapes (a type variable binds types, not shapes).
+const Type *shapeless(Context &ctx, const Type *t) {
+  if (!t) return nullptr;
+  TypeSpec s;
+  s.kind = t->kind();
+  switch (t->kind()) {
+  case Type::Kind::Tensor:
+  case Type::Kind::SparseTensor:
+    if (!t->hasElemType() || !t->elemTypeRaw()) return nullptr;
+    s.hasElem = true;
+    s.elem = t->elemTypeRaw();
+    return ctx.getType(s);
+  case Type::Kind::Sequence:
+  case Type::Kind::Optional:
+    s.inner = shapeless(ctx, t->elementType());
+    return s.inner ? ctx.getType(s) : nullptr;
+  case Type::Kind::Map:
+    s.hasElem = t->hasElemType();
+    s.elem = t->elemTypeRaw();
+    s.inner = shapeless(ctx, t->elementType());
+    return s.inner ? ctx.getType(s) : nullptr;
+  default:
+    return nullptr;
+  }
+}
+
+/// The type a schema type string names (`tensor(int64)`, `seq(tensor(float))`,
+/// `optional(...)`), without shapes; null for anything else.
+const Type *typeFromString(Context &ctx, llvm::StringRef str) {
+  auto inner = [&](llvm::StringRef pre) -> std::optional<llvm::StringRef> {
+    if (!str.startswith(pre) || !str.endswith(")")) return std::nullopt;
+    return str.drop_front(pre.size()).drop_back();
+  };
+  if (auto e = inner("tensor(")) {
+    auto dt = dataTypeFromName(*e);
+    if (!dt) return nullptr;
+    TypeSpec s;
+    s.kind = Type::Kind::Tensor;
+    s.hasElem = true;
+    s.elem = static_cast<int32_t>(*dt);
+    return ctx.getType(s);
+  }
+  if (auto e = inner("seq(")) {
+    const Type *t = typeFromString(ctx, *e);
+    return t ? ctx.getSequenceType(t) : nullptr;
+  }
+  if (auto e = inner("optional(")) {
+    const Type *t = typeFromString(ctx, *e);
+    return t ? ctx.getOptionalType(t) : nullptr;
+  }
+  return nullptr;
+}
+
+/// Types of results from the schema alone: a concrete formal type, a type
+/// variable with a single allowed type, or one bound by a typed operand.
+void schemaFallback(InferCtx &c, const Engine &e) {
+  const OpSchema *s = c.schema();
+  if (!s) return;
+  for (unsigned i = 0; i < c.numOutputs(); ++i) {
+    if (!c.hasOutput(i)) continue;
+    const Type *have = e.typeOf(c.node.result(i));
+    if (have && shapeless(c.ctx, have)) continue;
+    const FormalParameter *f = s->outputFor(i);
+    // Actuals of a heterogeneous variadic do not share one type.
+    if (!f || (f->isVariadic() && !f->homogeneous)) continue;
+    const Type *t = nullptr;
+    if (!f->constraint) {
+      t = typeFromString(c.ctx, f->typeStr);
+    } else if (f->constraint->allowed.size() == 1) {
+      t = typeFromString(c.ctx, f->constraint->allowed[0]);
+    } else {
+      for (unsigned j = 0; j < c.numInputs() && !t; ++j) {
+        const FormalParameter *fi = s->inputFor(j);
+        if (fi && fi->typeStr == f->typeStr && !(fi->isVariadic() && !fi->homogeneous))
+          t = shapeless(c.ctx, c.inType(j));
+      }
+    }
+    if (t) c.setOutType(i, t);
+  }
+}
+
 absl::Status Engine::inferNode(Node &n, int64_t opset) {
+  absl::Status st = inferNodeByRule(n, opset);
+  if (!st.ok() || n.numResults() == 0) return st;
+  int64_t v = isDefaultDomain(n.domain()) ? opset : m_.opsetVersion(n.domain());
+  if (v < 0 || (!isDefaultDomain(n.domain()) && m_.findFunction(n))) return st;
+  NodeCtx c(*this, ctx_, n, v);
+  schemaFallback(c, *this);
+  return c.status;
+}
+
+absl::Status Engine::inferNodeByRule(Node &n, int64_t opset) {
+  if (n.domain() == "ai.onnx.preview.training") {
+    auto it = trainingRules().find(n.opType());
+    if (it != trainingRules().end()) {
+      NodeCtx c(*this, ctx_, n, m_.opsetVersion(n.domain()));
+      it->second(c);
+      return c.status;
+    }
+  }
   if (!isDefaultDomain(n.domain())) {
     if (Function *f = m_.findFunction(n)) return inferCall(n, *f);
     // Unknown op: still type what its subgraphs compute.

@@ -12,6 +12,7 @@
 #include "onnxir/IR/Context.h"
 #include "onnxir/IR/Graph.h"
 #include "onnxir/IR/Node.h"
+#include "onnxir/IR/OpSchema.h"
 #include "onnxir/IR/Tensor.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -63,6 +64,14 @@ public:
   std::string getString(llvm::StringRef name, llvm::StringRef dflt) const;
   std::optional<std::vector<int64_t>> getInts(llvm::StringRef name) const;
   const DimExpr *c(int64_t v) const { return dimConst(ctx, v); }
+  /// The schema the node resolves to at `opset` (null if none); attribute
+  /// getters above fall back to its defaults for absent attributes.
+  const OpSchema *schema() const;
+
+private:
+  const AttributeSchema *schemaDefault(llvm::StringRef name, AttrKind k) const;
+  mutable const OpSchema *schema_ = nullptr;
+  mutable bool schemaLooked_ = false;
 };
 
 using Rule = std::function<void(InferCtx &)>;
@@ -80,6 +89,10 @@ std::optional<Dims> tensorData(Context &ctx, const Tensor &t);
 void addElementwiseRules(llvm::StringMap<Rule> &r);
 void addShapeRules(llvm::StringMap<Rule> &r);
 void addNNRules(llvm::StringMap<Rule> &r);
+void addMiscRules(llvm::StringMap<Rule> &r);
+/// Rules for ai.onnx.preview.training.
+void addTrainingRules(llvm::StringMap<Rule> &r);
+const llvm::StringMap<Rule> &trainingRules();
 
 } // namespace infer
 } // namespace onnxir

@@ -1,0 +1,143 @@
+//===- InferShapesTest.cpp - The inference engine through its C++ API -----===//
+#include "onnxir/IR/Model.h"
+#include "onnxir/Passes/ShapeInference.h"
+#include "onnxir/Serialize/Text.h"
+
+#include <gtest/gtest.h>
+
+using namespace onnxir;
+
+namespace {
+
+std::unique_ptr<Model> parse(const char *text) {
+  auto m = parseModelText(text);
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  return m.ok() ? std::move(*m) : nullptr;
+}
+
+Value *valueNamed(Model &m, llvm::StringRef name) {
+  Value *found = nullptr;
+  m.walkGraphs([&](Graph *g) {
+    for (Node &n : g->nodes())
+      for (Value *v : n.results())
+        if (v && v->name() == name) found = v;
+  });
+  return found;
+}
+
+std::string typeOf(Model &m, llvm::StringRef name) {
+  Value *v = valueNamed(m, name);
+  return v && v->type() ? v->type()->str() : "<none>";
+}
+
+TEST(InferShapes, SymbolsAndExpressions) {
+  auto m = parse(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[N,C] x, float[N,D] y) => (float[] z) {
+  a = Relu(x)
+  c = Concat<axis = 1>(a, y)
+  z = Neg(c)
+})");
+  ASSERT_TRUE(m);
+  ShapeInferenceStatistics st;
+  auto r = inferShapes(*m, {}, &st);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(*r);
+  EXPECT_EQ(typeOf(*m, "a"), "float[N,C]");
+  EXPECT_EQ(typeOf(*m, "c"), "float[N,C+D]");
+  // Equal dims share one uniqued expression.
+  Value *a = valueNamed(*m, "a");
+  Value *x = m->graph().input(0);
+  EXPECT_EQ(a->type(), x->type());
+  const Dim &d = valueNamed(*m, "c")->type()->dims()[1];
+  ASSERT_NE(d.expr, nullptr);
+  auto env = [](llvm::StringRef s) -> std::optional<int64_t> {
+    return s == "C" ? 3 : s == "D" ? 4 : std::optional<int64_t>();
+  };
+  EXPECT_EQ(d.expr->evaluate(env), 7);
+  EXPECT_EQ(st.contradictions, 0);
+  EXPECT_GE(st.valueInfosAdded, 2);
+  // A second run changes nothing.
+  auto r2 = inferShapes(*m);
+  ASSERT_TRUE(r2.ok());
+  EXPECT_FALSE(*r2);
+}
+
+TEST(InferShapes, NeverGuessesAndKeepsDeclared) {
+  auto m = parse(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[N,4] x, int64[2] shp) => (float[] y, float[N,5] w) {
+  y = Reshape(x, shp)
+  w = Relu(x)
+})");
+  ASSERT_TRUE(m);
+  std::vector<std::string> warnings;
+  ShapeInferenceStatistics st;
+  auto r = inferShapes(*m, {}, &st, &warnings);
+  ASSERT_TRUE(r.ok());
+  // The target shape is a graph input: rank 2 is known, the dims are not.
+  EXPECT_EQ(typeOf(*m, "y"), "float[?,?]");
+  EXPECT_EQ(st.contradictions, 1);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("value \"w\""), std::string::npos) << warnings[0];
+  EXPECT_EQ(m->graph().outputInfo(1).type->str(), "float[N,5]");
+  ShapeInferenceOptions strict;
+  strict.strict = true;
+  auto m2 = parse(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[N,4] x) => (float[N,5] w) { w = Relu(x) })");
+  EXPECT_FALSE(inferShapes(*m2, strict).ok());
+}
+
+TEST(InferShapes, ShapeDataWithoutChangingTheModel) {
+  auto m = parse(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[N,3] x) => (int64[1] k) <int64[1] one = {1}> {
+  s = Shape(x)
+  k = Gather<axis = 0>(s, one)
+})");
+  ASSERT_TRUE(m);
+  auto d = inferShapeData(*m);
+  ASSERT_TRUE(d.ok());
+  Value *k = valueNamed(*m, "k");
+  auto it = d->find(k);
+  ASSERT_NE(it, d->end());
+  EXPECT_EQ(it->second.values, std::vector<int64_t>{3});
+  EXPECT_FALSE(it->second.scalar);
+  EXPECT_EQ(d->count(valueNamed(*m, "s")), 0u); // [N,3] is not all known
+  EXPECT_EQ(valueNamed(*m, "s")->type(), nullptr); // nothing was written
+}
+
+TEST(InferShapes, InputShapesAndBindings) {
+  auto m = parse(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[?,?] x) => (float[] y) { y = Relu(x) })");
+  ShapeInferenceOptions o;
+  o.inputShapes = {{"x", "B,2*S"}};
+  o.bindDims = {{"B", 8}};
+  ASSERT_TRUE(inferShapes(*m, o).ok());
+  EXPECT_EQ(typeOf(*m, "y"), "float[8,2*S]");
+  auto p = parseInputShapes("x:1,3;y:N");
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->size(), 2u);
+  EXPECT_FALSE(parseInputShapes("nocolon").ok());
+  EXPECT_FALSE(parseBindDims("N=-1").ok());
+  auto b = parseBindDims("N=1,H=224");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ((*b)[1].second, 224);
+}
+
+TEST(InferShapes, FunctionsPerCallSite) {
+  auto m = parse(R"(<ir_version: 8, opset_import: ["" : 17, "local" : 1]>
+g (float[2,3] x, float[5] y) => (float[] a, float[] b) {
+  a = local.Dbl(x)
+  b = local.Dbl(y)
+}
+<domain: "local", opset_import: ["" : 17]>
+Dbl (t) => (u) {
+  u = Add(t, t)
+})");
+  ASSERT_TRUE(m);
+  ASSERT_TRUE(inferShapes(*m).ok());
+  EXPECT_EQ(typeOf(*m, "a"), "float[2,3]");
+  EXPECT_EQ(typeOf(*m, "b"), "float[5]");
+  // The body is shared by both calls: it is not annotated.
+  EXPECT_EQ(m->functions()[0]->body().nodes().front().result(0)->type(), nullptr);
+}
+
+} // namespace
