@@ -25,6 +25,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -213,6 +214,27 @@ void writeTextAtomically(const std::string &path, const std::string &text) {
 
 } // namespace
 
+// -time-passes: the phases around the pipeline, so the report shows the
+// whole run (load, verification, passes, save).
+static double secondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+static void printRunTimes(double load, double verifyInput, const PassManager &pm, double save) {
+  double passes = pm.passSeconds(), verify = verifyInput + pm.verifySeconds();
+  double total = load + verify + passes + save;
+  auto line = [&](double s, const std::string &what) {
+    llvm::errs() << llvm::format("  %10.4f  %5.1f%%  ", s, total > 0 ? 100.0 * s / total : 0.0)
+                 << what << "\n";
+  };
+  llvm::errs() << "===--- Whole run timing report ---===\n     seconds       %  phase\n";
+  line(load, "load (read and lift)");
+  line(verify, "verification (" + std::to_string(pm.verifyRuns() + 1) + " runs)");
+  line(passes, "passes");
+  line(save, "save (lower and write)");
+  line(total, "total");
+}
+
 int main(int argc, char **argv) {
   registerAllPasses();
   registerTestPasses();
@@ -264,6 +286,7 @@ int main(int argc, char **argv) {
   if (gInputFormat != "auto" && gInputFormat != "text" && gInputFormat != "binary")
     fail("--input-format must be binary, text or auto, not '" + gInputFormat + "'");
   std::unique_ptr<Model> model;
+  auto loadStart = std::chrono::steady_clock::now();
   if (textIn) {
     std::string text = readAll(gInput);
     // External data is resolved beside the input file, as for binary input.
@@ -282,6 +305,8 @@ int main(int argc, char **argv) {
     model = std::move(*m);
   }
 
+  double loadSeconds = secondsSince(loadStart);
+  auto verifyStart = std::chrono::steady_clock::now();
   // A model that does not verify is refused, except for what passes repair:
   // order violations (-topo) and, when -rename runs, shadowing.
   {
@@ -302,6 +327,8 @@ int main(int argc, char **argv) {
                 ? "\n(-rename repairs shadowing: onnx-opt -rename --rename-mode=sanitize ...)"
                 : ""));
   }
+
+  double verifyInputSeconds = secondsSince(verifyStart);
 
   Summary before;
   if (gSummary) {
@@ -357,6 +384,7 @@ int main(int argc, char **argv) {
   if (!r.ok()) fail(gInput + ": " + std::string(r.status().message()));
 
   // Write.
+  auto saveStart = std::chrono::steady_clock::now();
   bool textOut = gEmit == "text" || (gEmit.empty() && isTextPath(gOutput));
   if (!gEmit.empty() && gEmit != "text" && gEmit != "binary")
     fail("--emit must be binary or text, not '" + gEmit + "'");
@@ -370,6 +398,7 @@ int main(int argc, char **argv) {
     lo.externalThreshold = gExternalThreshold;
     if (auto s = saveModel(*model, gOutput, lo); !s.ok()) fail(std::string(s.message()));
   }
+  if (gTimePasses) printRunTimes(loadSeconds, verifyInputSeconds, pm, secondsSince(saveStart));
   if (gSummary) {
     Summary after = summarize(*model);
     after.fileSize = fileSize(gOutput);

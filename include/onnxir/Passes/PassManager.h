@@ -22,6 +22,7 @@
 #ifndef ONNXIR_PASSES_PASSMANAGER_H
 #define ONNXIR_PASSES_PASSMANAGER_H
 
+#include "onnxir/IR/Verifier.h"
 #include "onnxir/Passes/Pass.h"
 
 #include "absl/status/statusor.h"
@@ -75,6 +76,13 @@ public:
   /// the IR invalid gives an Internal error naming it.
   absl::StatusOr<bool> run(Model &m);
 
+  /// After run(): seconds spent in the passes themselves, and in verifying
+  /// the IR (before the first pass, after each pass, or once at the end with
+  /// verifyEach off), with the number of verifications.
+  double passSeconds() const;
+  double verifySeconds() const { return verifySeconds_; }
+  unsigned verifyRuns() const { return verifyRuns_; }
+
   /// Prints the IR for -print-ir-after (the tool installs the text printer;
   /// Passes does not depend on Serialize).
   std::function<void(const Model &, llvm::raw_ostream &)> printer;
@@ -92,6 +100,7 @@ private:
   absl::StatusOr<bool> runOne(Pass &p, Model &m);
   absl::StatusOr<bool> runO1(Model &m);
   absl::StatusOr<bool> runRegistered(llvm::StringRef argument, Model &m);
+  std::vector<Diagnostic> timedVerify(const Model &m);
   void report();
 
   PassManagerOptions opts_;
@@ -100,6 +109,8 @@ private:
   int64_t executed_ = 0;
   std::set<int> tolerated_; // Diagnostic::Kind values present before
   std::vector<Execution> timings_;
+  double verifySeconds_ = 0;
+  unsigned verifyRuns_ = 0;
   PassStatistics stats_; // "pass: counter" -> sum
 };
 
