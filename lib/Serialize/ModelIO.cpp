@@ -1,5 +1,6 @@
 //===- ModelIO.cpp - Files, buffers, external data, atomic saves ----------===//
 #include "ProtoCommon.h"
+#include "WireScan.h"
 #include "onnxir/Serialize/ProtoIO.h"
 
 #include "absl/strings/str_cat.h"
@@ -334,6 +335,9 @@ absl::StatusOr<std::unique_ptr<Model>> liftBytes(const char *data, size_t size,
                                                  const std::string &source,
                                                  const detail::FileViews *views = nullptr) {
   if (size == 0) return absl::InvalidArgumentError(source + ": the file is empty");
+  // Note [Wire pre-scan]: garbage is refused before protobuf allocates.
+  if (auto s = detail::scanModelWire({data, size}, source, detail::kWireQuickMinRecurse); !s.ok())
+    return s;
   if (size > (size_t)INT_MAX)
     return absl::InvalidArgumentError(absl::StrCat(
         source, ": ", size, " bytes is over protobuf's 2 GiB message limit; large models keep "
@@ -350,10 +354,14 @@ absl::StatusOr<std::unique_ptr<Model>> liftBytes(const char *data, size_t size,
   // messages), shallow enough that no recursion downstream can exhaust the
   // stack.
   in.SetRecursionLimit(kMaxMessageNesting);
-  if (!mp.MergeFromCodedStream(&in) || !in.ConsumedEntireMessage())
+  if (!mp.MergeFromCodedStream(&in) || !in.ConsumedEntireMessage()) {
+    // Locate the error in the file (the slim copy has other offsets).
+    llvm::StringRef whole = views ? views->file->data() : llvm::StringRef(data, size);
+    if (auto s = detail::scanModelWire(whole, source, 0, kMaxMessageNesting); !s.ok()) return s;
     return absl::InvalidArgumentError(absl::StrCat(
         source, ": not a valid ONNX model (protobuf parsing failed: the file is truncated or "
                 "corrupt, or nests messages deeper than ", kMaxMessageNesting, " levels)"));
+  }
   return detail::liftProto(mp, opts.baseDir, source, views);
 }
 
@@ -391,6 +399,8 @@ absl::StatusOr<std::unique_ptr<Model>> loadModel(const std::string &path,
   if (!buf.ok()) return absl::Status(buf.status().code(), path + ": " + std::string(buf.status().message()));
   llvm::StringRef d = (*buf)->data();
   if (d.size() >= kSlimThreshold) {
+    if (auto s = detail::scanModelWire(d, o.sourceName, detail::kWireQuickMinRecurse); !s.ok())
+      return s;
     detail::FileViews views;
     views.file = *buf;
     std::string slim;
