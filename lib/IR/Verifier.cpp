@@ -253,56 +253,65 @@ public:
   }
 
   // Reports the nodes of one dependency cycle in `g`, if there is one.
-  // Iterative depth-first search: graphs may hold millions of nodes. State
-  // is indexed by node position; the pending deps of every frame share one
-  // array (frames pop in stack order), so a node costs no allocation.
+  // The dependencies are gathered once, in node order, into flat arrays of
+  // node positions; the iterative depth-first search (graphs may hold
+  // millions of nodes) then runs on those arrays alone, without touching
+  // the nodes again and without an allocation per node.
   void findCycle(const Graph &g) {
+    const size_t n = g.numNodes();
+    std::vector<const Node *> byIndex;
+    byIndex.reserve(n);
+    std::vector<uint32_t> first(n + 1), deps;
+    deps.reserve(2 * n);
+    std::vector<const Node *> tmp;
+    for (const Node &node : g.nodes()) {
+      first[byIndex.size()] = (uint32_t)deps.size();
+      byIndex.push_back(&node);
+      tmp.clear();
+      dependencies(g, &node, tmp);
+      for (const Node *d : tmp) deps.push_back(d->indexInGraph());
+    }
+    first[n] = (uint32_t)deps.size();
     enum : uint8_t { New, OnStack, Done };
-    std::vector<uint8_t> state(g.numNodes(), New);
+    std::vector<uint8_t> state(n, New);
     struct Frame {
-      const Node *n;
-      size_t begin, next; // its deps are preds[begin, end of preds or next frame's begin)
+      uint32_t node, next; // next: position in deps of the next dependency
     };
     std::vector<Frame> stack;
-    std::vector<const Node *> preds;
-    auto push = [&](const Node *n) {
-      state[n->indexInGraph()] = OnStack;
-      size_t at = preds.size();
-      stack.push_back({n, at, at});
-      dependencies(g, n, preds);
-    };
-    for (const Node &start : g.nodes()) {
-      if (state[start.indexInGraph()] != New) continue;
-      push(&start);
+    for (uint32_t start = 0; start < n; ++start) {
+      if (state[start] != New) continue;
+      state[start] = OnStack;
+      stack.push_back({start, first[start]});
       while (!stack.empty()) {
         Frame &f = stack.back();
-        if (f.next == preds.size()) {
-          state[f.n->indexInGraph()] = Done;
-          preds.resize(f.begin);
+        if (f.next == first[f.node + 1]) {
+          state[f.node] = Done;
           stack.pop_back();
           continue;
         }
-        const Node *p = preds[f.next++];
-        if (p == f.n) {
-          report(Diagnostic::Kind::Cycle, nodePath(p) + ": depends on its own result");
+        uint32_t p = deps[f.next++];
+        if (p == f.node) {
+          report(Diagnostic::Kind::Cycle, nodePath(byIndex[p]) + ": depends on its own result");
           return;
         }
-        uint8_t st = state[p->indexInGraph()];
-        if (st == OnStack) {
+        if (state[p] == OnStack) {
           // Name at most kShown nodes: a path costs O(position), and a cycle
           // may run through a whole graph.
           constexpr size_t kShown = 16;
           std::string msg = g.path() + ": dependency cycle through";
           auto it = std::find_if(stack.begin(), stack.end(),
-                                 [&](const Frame &fr) { return fr.n == p; });
+                                 [&](const Frame &fr) { return fr.node == p; });
           size_t len = (size_t)(stack.end() - it);
           for (size_t k = 0; it != stack.end() && k < kShown; ++it, ++k)
-            msg += "\n  " + nodePath(it->n);
+            msg += "\n  " + nodePath(byIndex[it->node]);
           if (len > kShown) absl::StrAppend(&msg, "\n  ... and ", len - kShown, " more nodes");
           report(Diagnostic::Kind::Cycle, msg);
           return;
         }
-        if (st == New) push(p);
+        if (state[p] == New) {
+          state[p] = OnStack;
+          stack.push_back({p, first[p]});
+        }
       }
     }
   }

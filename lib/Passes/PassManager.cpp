@@ -166,7 +166,8 @@ absl::StatusOr<bool> PassManager::run(Model &m) {
   // The kinds of problem the input has are tolerated (Note [Verification
   // after a pass]); with verifyEach off they are still needed for the one
   // verification at the end.
-  if (!passes_.empty())
+  if (opts_.inputProblemKinds) tolerated_ = *opts_.inputProblemKinds;
+  else if (!passes_.empty())
     for (const Diagnostic &d : timedVerify(m)) tolerated_.insert((int)d.kind);
   bool changed = false;
   absl::Status err = absl::OkStatus();

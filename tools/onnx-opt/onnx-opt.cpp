@@ -307,6 +307,7 @@ int main(int argc, char **argv) {
 
   double loadSeconds = secondsSince(loadStart);
   auto verifyStart = std::chrono::steady_clock::now();
+  std::set<int> inputProblemKinds; // handed to the pass manager (no second check)
   // A model that does not verify is refused, except for what passes repair:
   // order violations (-topo) and, when -rename runs, shadowing.
   {
@@ -314,6 +315,7 @@ int main(int argc, char **argv) {
     for (unsigned i = 0; i < gPasses.size(); ++i) renames |= gPasses[i]->argument == "rename";
     std::string errors;
     for (const Diagnostic &d : verifyAll(*model)) {
+      inputProblemKinds.insert((int)d.kind);
       if (d.kind == Diagnostic::Kind::OrderViolation) continue;
       if (d.kind == Diagnostic::Kind::Shadowing && renames) {
         llvm::errs() << "onnx-opt: warning: " << d.message << " (-rename repairs it)\n";
@@ -339,6 +341,7 @@ int main(int argc, char **argv) {
   // Build and run the pipeline.
   PassManagerOptions pmo;
   pmo.verifyEach = gVerifyEach;
+  pmo.inputProblemKinds = inputProblemKinds;
   pmo.timePasses = gTimePasses;
   pmo.printStatistics = llvm::AreStatisticsEnabled();
   pmo.printIRAfterAll = gPrintAfterAll;

@@ -31,6 +31,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -50,6 +51,10 @@ struct PassManagerOptions {
   /// Run at most this many passes (-1: no limit); the rest are skipped and
   /// reported, to bisect a failing pipeline.
   int64_t bisectLimit = -1;
+  /// The Diagnostic::Kind values of the problems the input has, when the
+  /// caller has verified it already (onnx-opt does, to refuse bad input):
+  /// run() then does not verify the input a second time.
+  std::optional<std::set<int>> inputProblemKinds;
   /// Where timings, statistics, printed IR and bisect notes go.
   llvm::raw_ostream *log = &llvm::errs();
   /// Options (key -> value, see PassOptionInfo) for the passes the manager
