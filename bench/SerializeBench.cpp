@@ -380,8 +380,9 @@ int main(int argc, char **argv) {
     else if (a == "--runs" && i + 1 < argc) runs = std::max(1, std::atoi(argv[++i]));
     else if (a == "--keep") keep = true;
     else if (a == "--quick") quick = true;
+    else if (a == "--cpu") useCpuClock() = true;
     else {
-      std::fprintf(stderr, "usage: onnxir-bench [--dir DIR] [--runs N] [--keep] [--quick]\n");
+      std::fprintf(stderr, "usage: onnxir-bench [--dir DIR] [--runs N] [--keep] [--quick] [--cpu]\n");
       return 2;
     }
   }
@@ -417,8 +418,9 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "generation failed\n");
     return 1;
   }
-  std::printf("generated in %.1f s under %s; median of %d runs, each in a forked child\n\n",
-              now() - g0, dir.c_str(), runs);
+  std::printf("generated in %.1f s under %s; median of %d runs, each in a forked child; %s\n\n",
+              now() - g0, dir.c_str(), runs,
+              useCpuClock() ? "CPU time (user + system)" : "wall time");
 
   std::printf("%-14s %6s | %8s %8s %6s | %8s %8s %6s %8s %6s | %7s %7s %6s %7s %6s\n",
               "model", "size", "pb parse", "lift", "ratio", "pb p+s", "rt", "ratio", "opt rt",

@@ -16,7 +16,9 @@
 // are unsorted, which -topo repairs; some shadow outer names, which -rename
 // repairs); those kinds are tolerated until a pass leaves the IR without
 // them. Any other problem after a pass is an Internal error that names the
-// pass and lists the problems.
+// pass and lists the problems. A pass that reports no change is not verified
+// again (Pass::run's contract: the IR is the one verified before it). With
+// verifyEach off, the IR is verified once, after the last pass.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXIR_PASSES_PASSMANAGER_H

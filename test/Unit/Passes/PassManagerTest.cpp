@@ -206,3 +206,19 @@ TEST(PassManager, O1ReachesAFixedPoint) {
 }
 
 } // namespace
+
+namespace {
+// A pass that reports no change is not verified again; one that changes the
+// IR is; the input is verified once before the first pass.
+TEST(PassManager, OnlyPassesThatChangedTheIRAreVerified) {
+  auto m = smallModel();
+  int runs = 0;
+  PassManager pm;
+  pm.addPass(std::make_unique<CountPass>(&runs, 1)); // changed
+  pm.addPass(std::make_unique<CountPass>(&runs, 0)); // no change
+  pm.addPass(std::make_unique<CountPass>(&runs, 0)); // no change
+  ASSERT_TRUE(pm.run(*m).ok());
+  EXPECT_EQ(runs, 3);
+  EXPECT_EQ(pm.verifyRuns(), 2u);
+}
+} // namespace
