@@ -1,17 +1,19 @@
 //===- SerializeBench.cpp - onnxir lift/lower vs bare protobuf -----------===//
 //
 // Generates synthetic models (10^4, 10^5, 10^6 nodes with dead branches in
-// shuffled order; ~500 MB of inline float weights; ~3 GB of external data in
+// shuffled order; transformer-like models of as many nodes; ~500 MB of inline float weights; ~3 GB of external data in
 // a sparse file) and measures, each in a forked child (median of N runs):
 //   pb parse       read file + ModelProto::ParseFromString
 //   pb rt          read + parse + SerializeToString + write
 //   lift           onnxir::loadModel
-//   lower          onnxir::lowerModel (to bytes) of a loaded model
 //   rt             read + lift + lower + write (onnxir::saveModel)
+//   opt rt         rt with -dce -topo in between (verified after each pass)
 // plus the peak RSS of each child (wait4 rusage ru_maxrss). See README.md.
 //
 //===----------------------------------------------------------------------===//
 #include "BenchUtil.h"
+#include "onnxir/Passes/PassManager.h"
+#include "onnxir/Passes/Passes.h"
 #include "onnxir/Serialize/ProtoIO.h"
 #include "onnxir/onnx.pb.h"
 
@@ -104,6 +106,119 @@ void genNodes(const std::string &path, int64_t n) {
   y->set_name(prev);
   std::mt19937_64 rng(42);
   std::shuffle(g->mutable_node()->pointer_begin(), g->mutable_node()->pointer_end(), rng);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  mp.SerializeToOstream(&out);
+}
+
+// A transformer-like model of about `n` nodes, in topological order as
+// exporters write them: per layer, small raw weight initializers (8x8 and
+// 8 floats), a layer norm, Q/K/V projections, the Shape -> Gather ->
+// Unsqueeze -> Concat -> Reshape chains of multi-head attention, Transpose
+// with perm, Softmax, Constant nodes holding tensors, attributes on most
+// nodes.
+void genTransformer(const std::string &path, int64_t n) {
+  proto::ModelProto mp;
+  addOpset(mp);
+  auto *g = mp.mutable_graph();
+  g->set_name("transformer");
+  addInput(g, "x", 8);
+  std::string prev = "x";
+  int64_t made = 0, id = 0;
+  std::mt19937 rng(11);
+  auto weight = [&](const std::string &name, std::vector<int64_t> dims) {
+    auto *t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(1);
+    int64_t count = 1;
+    for (int64_t d : dims) {
+      t->add_dims(d);
+      count *= d;
+    }
+    std::string raw((size_t)count * 4, '\0');
+    for (int64_t k = 0; k < count; ++k) {
+      float f = float(rng() % 1000) * 0.001f;
+      std::memcpy(&raw[(size_t)k * 4], &f, 4);
+    }
+    t->set_raw_data(std::move(raw));
+    return name;
+  };
+  auto node = [&](const char *op, std::vector<std::string> ins, const std::string &base) {
+    auto *nd = g->add_node();
+    nd->set_op_type(op);
+    std::string out = base + "_" + std::to_string(id++);
+    nd->set_name("/" + out + "/" + op);
+    for (auto &i : ins) nd->add_input(i);
+    nd->add_output(out);
+    ++made;
+    return std::make_pair(nd, out);
+  };
+  auto ints = [](proto::NodeProto *nd, const char *name, std::vector<int64_t> v) {
+    auto *a = nd->add_attribute();
+    a->set_name(name);
+    a->set_type(proto::AttributeProto::INTS);
+    for (int64_t x : v) a->add_ints(x);
+  };
+  auto intAttr = [](proto::NodeProto *nd, const char *name, int64_t v) {
+    auto *a = nd->add_attribute();
+    a->set_name(name);
+    a->set_type(proto::AttributeProto::INT);
+    a->set_i(v);
+  };
+  auto constant = [&](int64_t v, const std::string &base) {
+    auto [nd, out] = node("Constant", {}, base);
+    auto *a = nd->add_attribute();
+    a->set_name("value");
+    a->set_type(proto::AttributeProto::TENSOR);
+    auto *t = a->mutable_t();
+    t->set_data_type(7);
+    t->add_int64_data(v);
+    return out;
+  };
+  for (int layer = 0; made < n; ++layer) {
+    std::string L = "l" + std::to_string(layer);
+    // Layer norm.
+    auto [m1, mean] = node("ReduceMean", {prev}, L + "_mean");
+    ints(m1, "axes", {-1});
+    intAttr(m1, "keepdims", 1);
+    std::string c = node("Sub", {prev, mean}, L + "_c").second;
+    std::string two = constant(2, L + "_two");
+    std::string sq = node("Pow", {c, two}, L + "_sq").second;
+    auto [m2, var] = node("ReduceMean", {sq}, L + "_var");
+    ints(m2, "axes", {-1});
+    std::string sd = node("Sqrt", {var}, L + "_sd").second;
+    std::string nrm = node("Div", {c, sd}, L + "_norm").second;
+    nrm = node("Mul", {nrm, weight(L + ".ln.weight", {8})}, L + "_scale").second;
+    nrm = node("Add", {nrm, weight(L + ".ln.bias", {8})}, L + "_shift").second;
+    // Q, K, V: MatMul + Add, then the head split.
+    std::vector<std::string> heads;
+    for (const char *w : {"q", "k", "v"}) {
+      std::string h = node("MatMul", {nrm, weight(L + "." + w + ".weight", {8, 8})}, L + "_" + w)
+                          .second;
+      h = node("Add", {h, weight(L + "." + w + ".bias", {8})}, L + "_" + w + "b").second;
+      std::string shp = node("Shape", {h}, L + "_" + w + "shape").second;
+      std::string i0 = constant(0, L + "_" + w + "i0");
+      auto [ga, b0] = node("Gather", {shp, i0}, L + "_" + w + "batch");
+      intAttr(ga, "axis", 0);
+      auto [un, ub] = node("Unsqueeze", {b0}, L + "_" + w + "unsq");
+      (void)un;
+      std::string rest = constant(-1, L + "_" + w + "rest");
+      auto [cc, dims] = node("Concat", {ub, rest}, L + "_" + w + "dims");
+      intAttr(cc, "axis", 0);
+      std::string r = node("Reshape", {h, dims}, L + "_" + w + "split").second;
+      auto [tr, t] = node("Transpose", {r}, L + "_" + w + "heads");
+      ints(tr, "perm", {1, 0});
+      heads.push_back(t);
+    }
+    std::string att = node("MatMul", {heads[0], heads[1]}, L + "_qk").second;
+    auto [sm, p] = node("Softmax", {att}, L + "_p");
+    intAttr(sm, "axis", -1);
+    std::string ctx = node("MatMul", {p, heads[2]}, L + "_ctx").second;
+    auto [tr2, back] = node("Transpose", {ctx}, L + "_merge");
+    ints(tr2, "perm", {1, 0});
+    std::string o = node("MatMul", {back, weight(L + ".o.weight", {8, 8})}, L + "_o").second;
+    prev = node("Add", {prev, o}, L + "_res").second;
+  }
+  g->add_output()->set_name(prev);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   mp.SerializeToOstream(&out);
 }
@@ -223,12 +338,21 @@ double lift(const std::string &path) {
   return now() - t0;
 }
 
-double lower(const std::string &path) {
+// load + -dce -topo (verifying after each pass, as onnx-opt does) + save.
+double optRoundTrip(const std::string &path, const std::string &out) {
+  double t0 = now();
   auto m = loadModel(path);
   if (!m.ok()) return -1;
-  double t0 = now();
-  auto b = lowerModel(**m);
-  if (!b.ok()) return -1;
+  registerAllPasses();
+  PassManager pm;
+  for (const char *p : {"dce", "topo"}) pm.addPass(PassRegistry::instance().lookup(p)->factory());
+  auto r = pm.run(**m);
+  if (!r.ok()) {
+    std::fprintf(stderr, "%s\n", r.status().ToString().c_str());
+    return -1;
+  }
+  auto s = saveModel(**m, out, {});
+  if (!s.ok()) return -1;
   return now() - t0;
 }
 
@@ -256,8 +380,9 @@ int main(int argc, char **argv) {
     else if (a == "--runs" && i + 1 < argc) runs = std::max(1, std::atoi(argv[++i]));
     else if (a == "--keep") keep = true;
     else if (a == "--quick") quick = true;
+    else if (a == "--cpu") useCpuClock() = true;
     else {
-      std::fprintf(stderr, "usage: onnxir-bench [--dir DIR] [--runs N] [--keep] [--quick]\n");
+      std::fprintf(stderr, "usage: onnxir-bench [--dir DIR] [--runs N] [--keep] [--quick] [--cpu]\n");
       return 2;
     }
   }
@@ -272,13 +397,19 @@ int main(int argc, char **argv) {
   for (int64_t n : sizes)
     models.push_back({"nodes " + std::to_string(n),
                       dir + "/nodes" + std::to_string(n) + ".onnx"});
+  for (int64_t n : sizes)
+    models.push_back({"transf " + std::to_string(n),
+                      dir + "/transformer" + std::to_string(n) + ".onnx"});
   std::string wp = dir + "/weights.onnx";
   models.push_back({"weights " + std::to_string(weightsMB) + "MB", wp});
   // Generate in a child so that the measuring parent stays small (a forked
   // child's peak RSS starts at the parent's RSS).
   Sample gen = inChild([&] {
-    for (size_t i = 0; i < sizes.size(); ++i)
+    for (size_t i = 0; i < sizes.size(); ++i) {
       if (!fs::exists(models[i].second)) genNodes(models[i].second, sizes[i]);
+      const std::string &tp = models[sizes.size() + i].second;
+      if (!fs::exists(tp)) genTransformer(tp, sizes[i]);
+    }
     if (!fs::exists(wp)) genWeights(wp, weightsMB);
     if (!fs::exists(dir + "/ext.onnx")) genExternal(dir, extGB);
     return 0.0;
@@ -287,24 +418,27 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "generation failed\n");
     return 1;
   }
-  std::printf("generated in %.1f s under %s; median of %d runs, each in a forked child\n\n",
-              now() - g0, dir.c_str(), runs);
+  std::printf("generated in %.1f s under %s; median of %d runs, each in a forked child; %s\n\n",
+              now() - g0, dir.c_str(), runs,
+              useCpuClock() ? "CPU time (user + system)" : "wall time");
 
-  std::printf("%-14s %9s | %9s %9s %7s | %9s %9s %9s %7s | %8s %8s %7s\n", "model", "size",
-              "pb parse", "lift", "ratio", "pb p+s", "lower", "rt", "ratio", "pb RSS",
-              "rt RSS", "ratio");
+  std::printf("%-14s %6s | %8s %8s %6s | %8s %8s %6s %8s %6s | %7s %7s %6s %7s %6s\n",
+              "model", "size", "pb parse", "lift", "ratio", "pb p+s", "rt", "ratio", "opt rt",
+              "ratio", "pb RSS", "rt RSS", "ratio", "opt RSS", "ratio");
   for (auto &[label, path] : models) {
     std::string out = dir + "/out/o.onnx", pbout = dir + "/out/pb.onnx";
     Sample pp = median(runs, [&] { return pbParse(path); });
     Sample prt = median(runs, [&] { return pbRoundTrip(path, pbout); });
     Sample li = median(runs, [&] { return lift(path); });
-    Sample lo = median(runs, [&] { return lower(path); });
     Sample rt = median(runs, [&] { return roundTrip(path, out, {}); });
-    std::printf("%-14s %6.0f MB | %9s %9s %7s | %9s %9s %9s %7s | %8s %8s %7s\n", label.c_str(),
-                fs::file_size(path) / 1048576.0, fmtT(pp).c_str(), fmtT(li).c_str(),
-                ratio(li, pp).c_str(), fmtT(prt).c_str(), fmtT(lo).c_str(), fmtT(rt).c_str(),
-                ratio(rt, prt).c_str(), fmtM(prt.maxrssKiB).c_str(), fmtM(rt.maxrssKiB).c_str(),
-                ratioM(rt.maxrssKiB, prt.maxrssKiB).c_str());
+    Sample ort = median(runs, [&] { return optRoundTrip(path, out); });
+    std::printf("%-14s %3.0f MB | %8s %8s %6s | %8s %8s %6s %8s %6s | %7s %7s %6s %7s %6s\n",
+                label.c_str(), fs::file_size(path) / 1048576.0, fmtT(pp).c_str(),
+                fmtT(li).c_str(), ratio(li, pp).c_str(), fmtT(prt).c_str(), fmtT(rt).c_str(),
+                ratio(rt, prt).c_str(), fmtT(ort).c_str(), ratio(ort, prt).c_str(),
+                fmtM(prt.maxrssKiB).c_str(), fmtM(rt.maxrssKiB).c_str(),
+                ratioM(rt.maxrssKiB, prt.maxrssKiB).c_str(), fmtM(ort.maxrssKiB).c_str(),
+                ratioM(ort.maxrssKiB, prt.maxrssKiB).c_str());
     std::fflush(stdout);
     fs::remove(out);
     fs::remove(pbout);

@@ -47,12 +47,22 @@ public:
 
   void collect(const Graph &g) {
     graphs_.insert(&g);
-    nodes_.insert(g.returnNode());
-    for (const Node &n : g.nodes()) {
-      nodes_.insert(&n);
-      for (Graph *sg : n.subgraphs()) collect(*sg);
-    }
+    for (const Node &n : g.nodes())
+      if (n.hasSubgraphs())
+        for (Graph *sg : n.subgraphs()) collect(*sg);
   }
+
+  // A node lives in the node list of the graph it points to (or is that
+  // graph's return node) from creation to deletion: no API leaves one
+  // elsewhere. So a node is in the model iff its graph is, which costs a
+  // pointer comparison (`likely` is the graph most uses are in) instead of a
+  // lookup in a set of every node.
+  bool inModel(const Node *n, const Graph *likely) const {
+    const Graph *ng = n->getGraph();
+    return ng && (ng == likely || graphs_.count(ng));
+  }
+
+  bool full() const { return diags_.size() >= opts_.maxDiagnostics; }
 
   void verifyGraph(const Graph &g) {
     // Definitions of this graph, in scope order.
@@ -76,19 +86,15 @@ public:
         }
     }
     const Graph *parent = g.parentGraph();
+    Context &ctx = g.getContext();
     for (const Value *v : defs) {
-      Value *local = g.lookupLocal(v->name());
-      if (local != v)
-        report(Diagnostic::Kind::DuplicateName,
-               absl::StrCat(g.path(), ": \"", v->name().str(), "\" is defined more than once"));
-      if (parent)
-        if (Value *outer = parent->lookup(v->name()))
-          report(Diagnostic::Kind::Shadowing,
-                 absl::StrCat(g.path(), ": \"", v->name().str(),
-                              "\" shadows the value of the same name in ",
-                              outer->getGraph()->path()));
+      // A name defined once in the whole model (the context counts every
+      // registration, keyed by the interned pointer: no string hashing) is
+      // neither a duplicate nor a shadow; only shared names are looked up.
+      if (ctx.nameDefinitionsInterned(v->name()) != 1) checkName(g, parent, v);
       checkUses(v);
     }
+
     if (g.returnNode()->getGraph() != &g)
       report(Diagnostic::Kind::BadParent, g.path() + ": return node's graph pointer is wrong");
 
@@ -124,12 +130,40 @@ public:
     if (orderProblem || cycleSuspects_.count(&g)) findCycle(g);
   }
 
+  void checkName(const Graph &g, const Graph *parent, const Value *v) {
+      Value *local = g.lookupLocal(v->name());
+      if (local != v)
+        report(Diagnostic::Kind::DuplicateName,
+               absl::StrCat(g.path(), ": \"", v->name().str(), "\" is defined more than once"));
+      if (parent)
+        if (Value *outer = parent->lookup(v->name()))
+          report(Diagnostic::Kind::Shadowing,
+                 absl::StrCat(g.path(), ": \"", v->name().str(),
+                              "\" shadows the value of the same name in ",
+                              outer->getGraph()->path()));
+  }
+
   void checkOperands(const Graph &g, const Node &n, bool &orderProblem) {
     for (unsigned i = 0; i < n.numOperands(); ++i)
       if (Value *v = n.operand(i)) checkVisible(g, &n, v, i, orderProblem);
   }
 
   void checkVisible(const Graph &g, const Node *user, Value *v, unsigned idx, bool &orderProblem) {
+    Node *def = v->definingNode();
+    const Graph *dg = v->getGraph();
+    // The common case, a value of this very graph: visible (this graph is in
+    // the model, so are its nodes); only its order is checked.
+    if (dg == &g) {
+      if (!def || !opts_.checkOrder || user->isReturn()) return;
+      if (def == user || !def->isBefore(user)) {
+        orderProblem = true;
+        if (!full())
+          report(Diagnostic::Kind::OrderViolation,
+                 absl::StrCat(nodePath(user), ": input #", idx, " \"", v->name().str(),
+                              "\" is used before its definition at ", nodePath(def)));
+      }
+      return;
+    }
     auto where = [&]() {
       return user->isReturn() ? absl::StrCat(g.path(), ": output #", idx, " \"", v->name().str(), "\"")
                               : absl::StrCat(nodePath(user), ": input #", idx, " \"",
@@ -138,57 +172,49 @@ public:
     // A graph output that is not visible is a bad output.
     const Diagnostic::Kind notVisible =
         user->isReturn() ? Diagnostic::Kind::BadOutput : Diagnostic::Kind::NotVisible;
-    Node *def = v->definingNode();
-    const Graph *dg = v->getGraph();
     // Values of the graphs enclosing a nested graph verified alone are
     // captures: visible, subject to the order check below.
     const bool enclosing = outer_.count(dg);
-    if (def && !enclosing && !nodes_.count(def)) {
-      report(notVisible, where() + " is defined by a node that is not in the model");
-      return;
-    }
     if (!enclosing && !graphs_.count(dg)) {
-      report(notVisible, where() + " is defined in a graph that is not in the model");
+      if (!full())
+        report(notVisible, where() + (def ? " is defined by a node that is not in the model"
+                                          : " is defined in a graph that is not in the model"));
       return;
     }
     if (!g.isNestedIn(dg)) {
-      report(notVisible, absl::StrCat(where(), " is defined in ", dg->path(),
-                                      ", which does not enclose this use"));
+      if (!full())
+        report(notVisible, absl::StrCat(where(), " is defined in ", dg->path(),
+                                        ", which does not enclose this use"));
       return;
     }
     if (!def || !opts_.checkOrder) return;
-    if (dg == &g) {
-      if (user->isReturn()) return;
-      if (def == user || !def->isBefore(user)) {
-        orderProblem = true;
-        report(Diagnostic::Kind::OrderViolation,
-               absl::StrCat(where(), " is used before its definition at ", nodePath(def)));
-      }
-      return;
-    }
     Node *anc = user->isReturn() ? g.parentNode()->ancestorIn(dg) : user->ancestorIn(dg);
     if (anc && (def == anc || !def->isBefore(anc))) {
       cycleSuspects_.insert(dg);
-      report(Diagnostic::Kind::OrderViolation,
-             absl::StrCat(where(), " is captured before its definition at ", nodePath(def),
-                          " (the capturing node is ", nodePath(anc), ")"));
+      if (!full())
+        report(Diagnostic::Kind::OrderViolation,
+               absl::StrCat(where(), " is captured before its definition at ", nodePath(def),
+                            " (the capturing node is ", nodePath(anc), ")"));
     }
   }
 
   void checkUses(const Value *v) {
+    const Graph *vg = v->getGraph();
     for (Use &u : v->uses()) {
       Node *owner = u.getOwner();
-      if (!owner || !nodes_.count(owner)) {
-        report(Diagnostic::Kind::UseListMismatch,
-               absl::StrCat("value \"", v->name().str(), "\" has a use by a node not in the model"));
+      if (!owner || !inModel(owner, vg)) {
+        if (!full())
+          report(Diagnostic::Kind::UseListMismatch,
+                 absl::StrCat("value \"", v->name().str(), "\" has a use by a node not in the model"));
         continue;
       }
+      ++listedUses_;
       unsigned no = u.getOperandNo();
-      if (no >= owner->numOperands() || &owner->operandUses()[no] != &u || u.get() != v)
+      if ((no >= owner->numOperands() || &owner->operandUses()[no] != &u || u.get() != v) &&
+          !full())
         report(Diagnostic::Kind::UseListMismatch,
                absl::StrCat(nodePath(owner), ": use list of \"", v->name().str(),
                             "\" disagrees with the operands"));
-      ++listedUses_;
     }
   }
 
@@ -199,25 +225,29 @@ public:
     };
     for (const Node &n : g.nodes()) {
       count(n);
-      for (Graph *sg : n.subgraphs()) countOperands(*sg);
+      if (n.hasSubgraphs())
+        for (Graph *sg : n.subgraphs()) countOperands(*sg);
     }
     count(*g.returnNode());
   }
 
-  // The nodes of `g` that `n` depends on: through its operands and the
-  // captures of its subgraphs (values defined inside them are not deps; a
-  // use of its own result is). Iterative over nesting.
-  static void dependencies(const Graph &g, const Node *n, std::vector<const Node *> &out) {
-    out.clear();
-    std::vector<const Node *> work{n};
+  // Appends to `out` the nodes of `g` that `n` depends on: through its
+  // operands and the captures of its subgraphs (values defined inside them
+  // are not deps; a use of its own result is). Iterative over nesting; the
+  // work list is reused, so a node costs no allocation.
+  void dependencies(const Graph &g, const Node *n, std::vector<const Node *> &out) {
+    std::vector<const Node *> &work = depWork_;
+    work.clear();
+    work.push_back(n);
     while (!work.empty()) {
       const Node *m = work.back();
       work.pop_back();
       for (const Use &u : m->operandUses())
         if (Value *v = u.get())
-          if (Node *d = v->definingNode())
-            if (Node *a = d->ancestorIn(&g))
-              if (a != n || d == n) out.push_back(a);
+          if (Node *d = v->definingNode()) {
+            Node *a = d->getGraph() == &g ? d : d->ancestorIn(&g);
+            if (a && (a != n || d == n)) out.push_back(a);
+          }
       if (!m->hasSubgraphs()) continue;
       // Pushed in reverse: the deps come out in pre-order, node list order.
       std::vector<Graph *> subs = m->subgraphs();
@@ -229,51 +259,65 @@ public:
   }
 
   // Reports the nodes of one dependency cycle in `g`, if there is one.
-  // Iterative depth-first search: graphs may hold millions of nodes.
+  // The dependencies are gathered once, in node order, into flat arrays of
+  // node positions; the iterative depth-first search (graphs may hold
+  // millions of nodes) then runs on those arrays alone, without touching
+  // the nodes again and without an allocation per node.
   void findCycle(const Graph &g) {
-    llvm::DenseMap<const Node *, int> state; // 0 new, 1 on stack, 2 done
+    const size_t n = g.numNodes();
+    std::vector<const Node *> byIndex;
+    byIndex.reserve(n);
+    std::vector<uint32_t> first(n + 1), deps;
+    deps.reserve(2 * n);
+    std::vector<const Node *> tmp;
+    for (const Node &node : g.nodes()) {
+      first[byIndex.size()] = (uint32_t)deps.size();
+      byIndex.push_back(&node);
+      tmp.clear();
+      dependencies(g, &node, tmp);
+      for (const Node *d : tmp) deps.push_back(d->indexInGraph());
+    }
+    first[n] = (uint32_t)deps.size();
+    enum : uint8_t { New, OnStack, Done };
+    std::vector<uint8_t> state(n, New);
     struct Frame {
-      const Node *n;
-      std::vector<const Node *> preds;
-      size_t next = 0;
+      uint32_t node, next; // next: position in deps of the next dependency
     };
     std::vector<Frame> stack;
-    auto push = [&](const Node *n) {
-      state[n] = 1;
-      stack.push_back({n, {}});
-      dependencies(g, n, stack.back().preds);
-    };
-    for (const Node &start : g.nodes()) {
-      if (state.lookup(&start) != 0) continue;
-      push(&start);
+    for (uint32_t start = 0; start < n; ++start) {
+      if (state[start] != New) continue;
+      state[start] = OnStack;
+      stack.push_back({start, first[start]});
       while (!stack.empty()) {
         Frame &f = stack.back();
-        if (f.next == f.preds.size()) {
-          state[f.n] = 2;
+        if (f.next == first[f.node + 1]) {
+          state[f.node] = Done;
           stack.pop_back();
           continue;
         }
-        const Node *p = f.preds[f.next++];
-        if (p == f.n) {
-          report(Diagnostic::Kind::Cycle, nodePath(p) + ": depends on its own result");
+        uint32_t p = deps[f.next++];
+        if (p == f.node) {
+          report(Diagnostic::Kind::Cycle, nodePath(byIndex[p]) + ": depends on its own result");
           return;
         }
-        int st = state.lookup(p);
-        if (st == 1) {
+        if (state[p] == OnStack) {
           // Name at most kShown nodes: a path costs O(position), and a cycle
           // may run through a whole graph.
           constexpr size_t kShown = 16;
           std::string msg = g.path() + ": dependency cycle through";
           auto it = std::find_if(stack.begin(), stack.end(),
-                                 [&](const Frame &fr) { return fr.n == p; });
+                                 [&](const Frame &fr) { return fr.node == p; });
           size_t len = (size_t)(stack.end() - it);
           for (size_t k = 0; it != stack.end() && k < kShown; ++it, ++k)
-            msg += "\n  " + nodePath(it->n);
+            msg += "\n  " + nodePath(byIndex[it->node]);
           if (len > kShown) absl::StrAppend(&msg, "\n  ... and ", len - kShown, " more nodes");
           report(Diagnostic::Kind::Cycle, msg);
           return;
         }
-        if (st == 0) push(p);
+        if (state[p] == New) {
+          state[p] = OnStack;
+          stack.push_back({p, first[p]});
+        }
       }
     }
   }
@@ -293,12 +337,12 @@ public:
 
 private:
   const VerifyOptions &opts_;
-  llvm::DenseSet<const Node *> nodes_;
   llvm::DenseSet<const Graph *> graphs_;
   llvm::DenseSet<const Graph *> outer_;         // see setEnclosing
   llvm::DenseSet<const Graph *> cycleSuspects_; // captured before defined here
   std::vector<Diagnostic> diags_;
   uint64_t operandSlots_ = 0, listedUses_ = 0;
+  std::vector<const Node *> depWork_; // see dependencies
 };
 
 absl::Status toStatus(const std::vector<Diagnostic> &d) {

@@ -70,11 +70,14 @@ absl::StatusOr<bool> PassManager::runOne(Pass &p, Model &m) {
                                                         "' failed: ", r.status().message()));
   timings_.push_back({p.argument().str(), secs, *r});
   addStats(p);
-  if (opts_.verifyEach) {
+  // A pass that reports no change left the IR as it was verified before it
+  // (the contract of Pass::run): verifying again would find the same. An
+  // -O1 fixed-point iteration is mostly such passes.
+  if (opts_.verifyEach && *r) {
     std::string problems;
     std::set<int> now;
     unsigned shown = 0;
-    for (const Diagnostic &d : verifyAll(m, opts_.verify)) {
+    for (const Diagnostic &d : timedVerify(m)) {
       now.insert((int)d.kind);
       if (tolerated_.count((int)d.kind) || ++shown > 20) continue;
       absl::StrAppend(&problems, "\n  ", d.message, " [", diagnosticKindName(d.kind), "]");
@@ -96,6 +99,20 @@ absl::StatusOr<bool> PassManager::runOne(Pass &p, Model &m) {
   return *r;
 }
 
+std::vector<Diagnostic> PassManager::timedVerify(const Model &m) {
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<Diagnostic> d = verifyAll(m, opts_.verify);
+  verifySeconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ++verifyRuns_;
+  return d;
+}
+
+double PassManager::passSeconds() const {
+  double total = 0;
+  for (const Execution &e : timings_) total += e.seconds;
+  return total;
+}
+
 void PassManager::report() {
   llvm::raw_ostream &log = *opts_.log;
   if (opts_.timePasses && !timings_.empty()) {
@@ -108,6 +125,9 @@ void PassManager::report() {
                           total > 0 ? 100.0 * e.seconds / total : 0.0)
           << e.argument << (e.changed ? "" : "  (no change)") << "\n";
     log << llvm::format("  %10.4f  100.0%%  total\n", total);
+    log << llvm::format("  %10.4f  %5.1f%%  verification (%u runs, not in the total)\n",
+                        verifySeconds_, total > 0 ? 100.0 * verifySeconds_ / total : 0.0,
+                        verifyRuns_);
   }
   if (opts_.printStatistics && !stats_.empty()) {
     log << "===--- Statistics (non-zero counters) ---===\n";
@@ -123,10 +143,16 @@ void PassManager::report() {
 
 absl::StatusOr<bool> PassManager::run(Model &m) {
   tolerated_.clear();
-  if (opts_.verifyEach)
-    for (const Diagnostic &d : verifyAll(m, opts_.verify)) tolerated_.insert((int)d.kind);
   timings_.clear();
   stats_.clear();
+  verifySeconds_ = 0;
+  verifyRuns_ = 0;
+  // The kinds of problem the input has are tolerated (Note [Verification
+  // after a pass]); with verifyEach off they are still needed for the one
+  // verification at the end.
+  if (opts_.inputProblemKinds) tolerated_ = *opts_.inputProblemKinds;
+  else if (!passes_.empty())
+    for (const Diagnostic &d : timedVerify(m)) tolerated_.insert((int)d.kind);
   bool changed = false;
   absl::Status err = absl::OkStatus();
   for (auto &p : passes_) {
@@ -136,6 +162,20 @@ absl::StatusOr<bool> PassManager::run(Model &m) {
       break;
     }
     changed |= *r;
+  }
+  // Without verifyEach the IR is still verified once, at the end: a pipeline
+  // never hands on (to be saved) an IR that a pass broke.
+  if (err.ok() && !opts_.verifyEach && !passes_.empty()) {
+    std::string problems;
+    unsigned shown = 0;
+    for (const Diagnostic &d : timedVerify(m))
+      if (!tolerated_.count((int)d.kind) && ++shown <= 20)
+        absl::StrAppend(&problems, "\n  ", d.message, " [", diagnosticKindName(d.kind), "]");
+    if (!problems.empty())
+      err = absl::InternalError(absl::StrCat(
+          "the passes left the IR invalid (verified once at the end; --verify-each names the "
+          "pass):",
+          problems));
   }
   report();
   if (!err.ok()) return err;

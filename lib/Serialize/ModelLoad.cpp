@@ -9,6 +9,7 @@
 #include "FileIO.h"
 #include "ModelSave.h"
 #include "ProtoCommon.h"
+#include "WireScan.h"
 #include "onnxir/Serialize/ProtoIO.h"
 
 #include "absl/strings/str_cat.h"
@@ -166,6 +167,9 @@ absl::StatusOr<std::unique_ptr<Model>> liftBytes(const char *data, size_t size,
                                                  const std::string &source,
                                                  const detail::FileViews *views = nullptr) {
   if (size == 0) return absl::InvalidArgumentError(source + ": the file is empty");
+  // Note [Wire pre-scan]: garbage is refused before protobuf allocates.
+  if (auto s = detail::scanModelWire({data, size}, source, detail::kWireQuickMinRecurse); !s.ok())
+    return s;
   if (size > (size_t)INT_MAX)
     return absl::InvalidArgumentError(absl::StrCat(
         source, ": ", size, " bytes is over protobuf's 2 GiB message limit; large models keep "
@@ -188,6 +192,9 @@ absl::StatusOr<std::unique_ptr<Model>> liftBytes(const char *data, size_t size,
       return absl::InvalidArgumentError(
           source + ": not an ONNX model: it reads as a TensorProto (a tensor file such as a "
                    "test's input_0.pb)");
+    // Locate the error in the file (the slim copy has other offsets).
+    llvm::StringRef whole = views ? views->file->data() : llvm::StringRef(data, size);
+    if (auto s = detail::scanModelWire(whole, source, 0, kMaxMessageNesting); !s.ok()) return s;
     return absl::InvalidArgumentError(absl::StrCat(
         source, ": not a valid ONNX model (protobuf parsing failed: the file is truncated or "
                 "corrupt, or nests messages deeper than ", kMaxMessageNesting, " levels)"));
@@ -227,6 +234,8 @@ absl::StatusOr<std::unique_ptr<Model>> liftBuffer(std::shared_ptr<const Buffer> 
   ExternalPolicyScope scope(policy);
   llvm::StringRef d = buf->data();
   if (d.size() >= kSlimThreshold) {
+    if (auto s = detail::scanModelWire(d, source, detail::kWireQuickMinRecurse); !s.ok())
+      return s;
     detail::FileViews views;
     views.file = buf;
     std::string slim;

@@ -608,18 +608,28 @@ absl::Status Lifter::liftGraphBody(google::protobuf::RepeatedPtrField<proto::Nod
     Node *n = g.createEmptyNode(np.op_type(), np.domain());
     created.push_back(n);
     liftNodeProps(np, *n);
-    proto::NodeProto res;
-    keepUnknown(np, res);
-    KEEP_EMPTY(np, res, name);
-    KEEP_EMPTY(np, res, op_type);
-    KEEP_EMPTY(np, res, domain);
-    KEEP_EMPTY(np, res, overload);
-    KEEP_EMPTY(np, res, doc_string);
-    if (!metadataLossless(np.metadata_props())) {
-      *res.mutable_metadata_props() = np.metadata_props();
-      n->metadata.clear();
+    // Most nodes have an empty residual: it is only built when one of its
+    // parts is there (a residual message per node costs time at 10^6 nodes).
+    auto explicitEmpty = [](bool has, const std::string &v) { return has && v.empty(); };
+    if (!np.unknown_fields().empty() || explicitEmpty(np.has_name(), np.name()) ||
+        explicitEmpty(np.has_op_type(), np.op_type()) ||
+        explicitEmpty(np.has_domain(), np.domain()) ||
+        explicitEmpty(np.has_overload(), np.overload()) ||
+        explicitEmpty(np.has_doc_string(), np.doc_string()) ||
+        !metadataLossless(np.metadata_props())) {
+      proto::NodeProto res;
+      keepUnknown(np, res);
+      KEEP_EMPTY(np, res, name);
+      KEEP_EMPTY(np, res, op_type);
+      KEEP_EMPTY(np, res, domain);
+      KEEP_EMPTY(np, res, overload);
+      KEEP_EMPTY(np, res, doc_string);
+      if (!metadataLossless(np.metadata_props())) {
+        *res.mutable_metadata_props() = np.metadata_props();
+        n->metadata.clear();
+      }
+      n->extras = finishResidual(res);
     }
-    n->extras = finishResidual(res);
     for (const std::string &out : np.output()) {
       if (out.empty()) {
         n->addEmptyResult();

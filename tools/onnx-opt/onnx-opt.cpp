@@ -28,6 +28,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -236,6 +237,27 @@ void printPatternSummary(const PassStatistics &stats) {
 
 } // namespace
 
+// -time-passes: the phases around the pipeline, so the report shows the
+// whole run (load, verification, passes, save).
+static double secondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+static void printRunTimes(double load, double verifyInput, const PassManager &pm, double save) {
+  double passes = pm.passSeconds(), verify = verifyInput + pm.verifySeconds();
+  double total = load + verify + passes + save;
+  auto line = [&](double s, const std::string &what) {
+    llvm::errs() << llvm::format("  %10.4f  %5.1f%%  ", s, total > 0 ? 100.0 * s / total : 0.0)
+                 << what << "\n";
+  };
+  llvm::errs() << "===--- Whole run timing report ---===\n     seconds       %  phase\n";
+  line(load, "load (read and lift)");
+  line(verify, "verification (" + std::to_string(pm.verifyRuns() + 1) + " runs)");
+  line(passes, "passes");
+  line(save, "save (lower and write)");
+  line(total, "total");
+}
+
 namespace {
 // What the tool is doing, for the out-of-memory message.
 const char *gStage = "starting";
@@ -362,6 +384,7 @@ int onnxOptMain(int argc, char **argv) {
   uint64_t externalThreshold =
       parseByteSize("--external-data-threshold", gExternalThreshold.getValue());
   gStage = "loading the model";
+  auto loadStart = std::chrono::steady_clock::now();
   std::unique_ptr<Model> model;
   {
     LoadFileOptions lo;
@@ -372,6 +395,9 @@ int onnxOptMain(int argc, char **argv) {
     model = std::move(*m);
   }
 
+  double loadSeconds = secondsSince(loadStart);
+  auto verifyStart = std::chrono::steady_clock::now();
+  std::set<int> inputProblemKinds; // handed to the pass manager (no second check)
   // A model that does not verify is refused, except for what passes repair:
   // order violations (-topo) and, when -rename runs, shadowing.
   {
@@ -384,6 +410,7 @@ int onnxOptMain(int argc, char **argv) {
     for (auto &p : pipeline) visit(*p);
     std::string errors;
     for (const Diagnostic &d : verifyAll(*model)) {
+      inputProblemKinds.insert((int)d.kind);
       if (d.kind == Diagnostic::Kind::OrderViolation) continue;
       if (d.kind == Diagnostic::Kind::Shadowing && renames) {
         llvm::errs() << "onnx-opt: warning: " << d.message << " (-rename repairs it)\n";
@@ -401,6 +428,7 @@ int onnxOptMain(int argc, char **argv) {
   if (gVerifyLevel != "structure" && gVerifyLevel != "schema")
     fail("--verify must be structure or schema, not '" + gVerifyLevel + "'");
   checkSchemasOnLoad(*model, gVerifyLevel == "schema", gStrict);
+  double verifyInputSeconds = secondsSince(verifyStart);
 
   Summary before;
   if (gSummary) {
@@ -412,6 +440,7 @@ int onnxOptMain(int argc, char **argv) {
   PassManagerOptions pmo;
   pmo.verifyEach = gVerifyEach;
   pmo.verify.schema = gVerifyLevel == "schema";
+  pmo.inputProblemKinds = inputProblemKinds;
   pmo.timePasses = gTimePasses;
   pmo.printStatistics = llvm::AreStatisticsEnabled();
   pmo.printIRAfterAll = gPrintAfterAll;
@@ -430,6 +459,7 @@ int onnxOptMain(int argc, char **argv) {
   if (auto s = checkMappedFileReads(); !s.ok()) fail(std::string(s.message()));
 
   // Write.
+  auto saveStart = std::chrono::steady_clock::now();
   gStage = "saving the model";
   {
     SaveFileOptions so;
@@ -449,6 +479,7 @@ int onnxOptMain(int argc, char **argv) {
     }
     if (auto s = saveModelFile(*model, gOutput, so); !s.ok()) fail(std::string(s.message()));
   }
+  if (gTimePasses) printRunTimes(loadSeconds, verifyInputSeconds, pm, secondsSince(saveStart));
   if (gSummary) {
     Summary after = summarize(*model);
     after.fileSize = fileSize(gOutput);

@@ -19,7 +19,9 @@
 // are unsorted, which -topo repairs; some shadow outer names, which -rename
 // repairs); those kinds are tolerated until a pass leaves the IR without
 // them. Any other problem after a pass is an Internal error that names the
-// pass and lists the problems.
+// pass and lists the problems. A pass that reports no change is not verified
+// again (Pass::run's contract: the IR is the one verified before it). With
+// verifyEach off, the IR is verified once, after the last pass.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXIR_PASSES_PASSMANAGER_H
@@ -34,6 +36,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -58,6 +61,10 @@ struct PassManagerOptions {
   /// Run at most this many passes (-1: no limit); the rest are skipped and
   /// reported, to bisect a failing pipeline.
   int64_t bisectLimit = -1;
+  /// The Diagnostic::Kind values of the problems the input has, when the
+  /// caller has verified it already (onnx-opt does, to refuse bad input):
+  /// run() then does not verify the input a second time.
+  std::optional<std::set<int>> inputProblemKinds;
   /// Where timings, statistics, printed IR and bisect notes go.
   llvm::raw_ostream *log = &llvm::errs();
 };
@@ -86,6 +93,13 @@ public:
   /// Every pass's counters of the last run(), summed, as "pass: counter".
   const PassStatistics &statistics() const { return stats_; }
 
+  /// After run(): seconds spent in the passes themselves, and in verifying
+  /// the IR (before the first pass, after each pass, or once at the end with
+  /// verifyEach off), with the number of verifications.
+  double passSeconds() const;
+  double verifySeconds() const { return verifySeconds_; }
+  unsigned verifyRuns() const { return verifyRuns_; }
+
   /// Prints the IR for -print-ir-after (the tool installs the text printer;
   /// Passes does not depend on Serialize).
   std::function<void(const Model &, llvm::raw_ostream &)> printer;
@@ -98,6 +112,7 @@ private:
   };
   absl::StatusOr<bool> runOne(Pass &p, Model &m);
   void addStats(Pass &p);
+  std::vector<Diagnostic> timedVerify(const Model &m);
   void report();
 
   PassManagerOptions opts_;
@@ -105,6 +120,8 @@ private:
   int64_t executed_ = 0;
   std::set<int> tolerated_; // Diagnostic::Kind values present before
   std::vector<Execution> timings_;
+  double verifySeconds_ = 0;
+  unsigned verifyRuns_ = 0;
   PassStatistics stats_; // "pass: counter" -> sum
 };
 

@@ -129,7 +129,15 @@ TEST(PassManager, VerifyEachNamesTheBrokenPass) {
   off.verifyEach = false;
   PassManager quiet(off);
   quiet.addPass(std::make_unique<BreakPass>());
-  EXPECT_TRUE(quiet.run(*m2).ok());
+  // Without verifyEach the IR is still verified once, after the last pass:
+  // a broken IR is never handed on to be saved.
+  auto r2 = quiet.run(*m2);
+  ASSERT_FALSE(r2.ok());
+  EXPECT_EQ(r2.status().code(), absl::StatusCode::kInternal);
+  EXPECT_NE(r2.status().message().find("the passes left the IR invalid (verified once at the end"),
+            std::string::npos)
+      << r2.status();
+  EXPECT_EQ(quiet.verifyRuns(), 2u); // the input and the end, not after each pass
 }
 
 TEST(PassManager, ToleratesOnlyWhatTheInputAlreadyHad) {
@@ -197,4 +205,20 @@ TEST(PassManager, O1ReachesAFixedPoint) {
   EXPECT_EQ(log.find("fixed point"), std::string::npos) << log;
 }
 
+} // namespace
+
+namespace {
+// A pass that reports no change is not verified again; one that changes the
+// IR is; the input is verified once before the first pass.
+TEST(PassManager, OnlyPassesThatChangedTheIRAreVerified) {
+  auto m = smallModel();
+  int runs = 0;
+  PassManager pm;
+  pm.addPass(std::make_unique<CountPass>(&runs, 1)); // changed
+  pm.addPass(std::make_unique<CountPass>(&runs, 0)); // no change
+  pm.addPass(std::make_unique<CountPass>(&runs, 0)); // no change
+  ASSERT_TRUE(pm.run(*m).ok());
+  EXPECT_EQ(runs, 3);
+  EXPECT_EQ(pm.verifyRuns(), 2u);
+}
 } // namespace

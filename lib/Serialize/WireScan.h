@@ -1,0 +1,50 @@
+//===- WireScan.h - Fail-fast check of a serialized ModelProto (internal) -===//
+//
+// Note [Wire pre-scan]
+// protobuf reads a length-delimited field by trusting its length: a file of
+// zero bytes, or a model cut short, is only refused after the parser (or the
+// slim copy of Note [Slim parsing]) has walked, copied and allocated its way
+// to the end. The pre-scan walks the wire format first, without allocating
+// and without reading payload bytes: every tag must be a valid key (field
+// number not 0, wire type 0, 1, 2, 3, 5, an end-group only closing its
+// group), every varint at most 10 bytes, every length inside the enclosing
+// message and under 2 GiB, every group closed. Those are exactly failures of
+// protobuf's own parser, so the scan never refuses a file protobuf accepts
+// (fields it does not know, or known fields of an unexpected wire type, are
+// skipped as protobuf keeps them: as unknown fields). The scan descends into
+// the known message fields of the ONNX schema (taken from the compiled
+// descriptors).
+//
+// Quick mode only descends into messages of at least `minRecurse` bytes:
+// the cost is one step per field of the few big messages (the model, its
+// graph, big tensors), so it runs before every parse; an error inside a
+// small message cannot make protobuf allocate much, and is located by a full
+// scan (minRecurse 0) after protobuf failed.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXIR_LIB_SERIALIZE_WIRESCAN_H
+#define ONNXIR_LIB_SERIALIZE_WIRESCAN_H
+
+#include "absl/status/status.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstddef>
+#include <string>
+
+namespace onnxir {
+namespace detail {
+
+/// Messages smaller than this are skipped by the quick pre-scan.
+constexpr size_t kWireQuickMinRecurse = 64 * 1024;
+
+/// Checks `bytes` as a serialized ModelProto (Note [Wire pre-scan]). On a
+/// structural error returns InvalidArgument "SOURCE: not a valid ONNX model:
+/// at byte N (PATH): WHAT", N being the offset in `bytes` of the bad tag,
+/// varint or length. Messages nested deeper than `maxDepth` are not entered.
+absl::Status scanModelWire(llvm::StringRef bytes, const std::string &source,
+                           size_t minRecurse = 0, unsigned maxDepth = 1500);
+
+} // namespace detail
+} // namespace onnxir
+
+#endif
