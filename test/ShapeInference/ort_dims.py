@@ -177,11 +177,16 @@ def main():
         outdir = os.path.join(work, base + ".outs")
         shutil.rmtree(outdir, ignore_errors=True)
         args = ARGS.get(base, [])
-        r = subprocess.run(["node", os.path.join(shared, "tools", "ort_compare.js"), exposed, exposed,
-                            "--sets", "1", "--no-sensitivity", "--quiet", "--save-outputs", outdir] + args,
-                           capture_output=True, text=True, env=env)
+        cmd = ["node", os.path.join(shared, "tools", "ort_compare.js"), exposed, exposed,
+               "--sets", "1", "--no-sensitivity", "--quiet", "--save-outputs", outdir] + args
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if r.returncode != 0:
-            failures.append("%s: onnxruntime run failed: %s" % (base, (r.stdout + r.stderr).strip()[-500:]))
+            # A loaded machine can make the runtime fail without a word (it
+            # was seen once for the big isnet); one retry tells that apart.
+            r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        if r.returncode != 0:
+            failures.append("%s: onnxruntime run failed (exit %d): %s" %
+                            (base, r.returncode, (r.stdout + r.stderr).strip()[-500:]))
             continue
         # Symbol values from the input shapes used.
         given = {}
