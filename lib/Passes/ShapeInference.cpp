@@ -236,6 +236,12 @@ private:
   llvm::DenseMap<Value *, Dims> data_;
   std::vector<Frame> frames_;
   std::vector<const Function *> callStack_;
+  // Note [Call inference budget]: each call is inferred in its own body, so
+  // nested functions that call each other k times cost k^depth (a
+  // "billion laughs" model). Past this many body nodes visited, calls keep
+  // their results untouched, as an op without a rule does.
+  uint64_t callWork_ = 0;
+  static constexpr uint64_t kCallWorkBudget = 2000000;
   std::vector<Graph *> graphs_; ///< non-speculative graphs, for write-back
   llvm::DenseMap<Value *, bool> touched_;
 };
@@ -712,6 +718,8 @@ absl::Status Engine::inferCall(Node &n, Function &f) {
     if (x == &f) return absl::OkStatus(); // recursion: leave it
   Graph &body = f.body();
   if (body.numInputs() < n.numOperands()) return absl::OkStatus();
+  callWork_ += body.numNodes() + 1;
+  if (callWork_ > kCallWorkBudget) return absl::OkStatus();
   int64_t opset = -1;
   for (const OpsetImport &o : f.opsetImports)
     if (isDefaultDomain(o.domain)) opset = o.version;
