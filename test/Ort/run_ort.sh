@@ -45,7 +45,7 @@ run() { # model pipeline-name args...   (EXPECTED=dir: compare with saved output
     dce-topo) flags=(-dce -topo) ;;
     rename) flags=(-rename) ;;
     O1) flags=(-O1) ;;
-    O2) flags=(-O2) ;;
+    O2) flags=(-O2 --verify=schema) ;; # the result also passes the schema verifier
   esac
   if ! "$OPT" "${flags[@]}" "$model" -o "$out" 2>"$WORK/opt.log"; then
     fail=$((fail+1)); echo "FAIL: onnx-opt ${flags[*]} $base"; cat "$WORK/opt.log"; return
