@@ -119,13 +119,15 @@ using PassList = cl::list<const PassInfo *, bool, PassNameParser>;
 
 cl::opt<bool> gVerifyEach("verify-each", cl::desc("Verify the IR after every pass (default on)"),
                           cl::init(true), cl::cat(gDebugCat));
-cl::opt<std::string> gVerifyLevel("verify",
-                                  cl::desc("What the model is checked for, on load and with "
-                                           "-verify-each after every pass: 'structure' "
-                                           "(default) or 'schema' (also every node against "
-                                           "its ONNX operator schema)"),
-                                  cl::value_desc("level"), cl::init("structure"),
-                                  cl::cat(gDebugCat));
+enum class VerifyLevel { Structure, Schema };
+cl::opt<VerifyLevel> gVerifyLevel(
+    "verify",
+    cl::desc("What the model is checked for, on load and with -verify-each after every pass"),
+    cl::values(clEnumValN(VerifyLevel::Structure, "structure",
+                          "scopes, use lists, order (default)"),
+               clEnumValN(VerifyLevel::Schema, "schema",
+                          "also every node against its ONNX operator schema")),
+    cl::init(VerifyLevel::Structure), cl::cat(gDebugCat));
 cl::opt<bool> gStrict("strict",
                       cl::desc("Turn the load warnings (unknown ops, undeclared domains, "
                                "newer ir_version or opset) into errors"),
@@ -425,9 +427,7 @@ int onnxOptMain(int argc, char **argv) {
                 : ""));
   }
 
-  if (gVerifyLevel != "structure" && gVerifyLevel != "schema")
-    fail("--verify must be structure or schema, not '" + gVerifyLevel + "'");
-  checkSchemasOnLoad(*model, gVerifyLevel == "schema", gStrict);
+  checkSchemasOnLoad(*model, gVerifyLevel == VerifyLevel::Schema, gStrict);
   double verifyInputSeconds = secondsSince(verifyStart);
 
   Summary before;
@@ -439,7 +439,7 @@ int onnxOptMain(int argc, char **argv) {
   // Build and run the pipeline.
   PassManagerOptions pmo;
   pmo.verifyEach = gVerifyEach;
-  pmo.verify.schema = gVerifyLevel == "schema";
+  pmo.verify.schema = gVerifyLevel == VerifyLevel::Schema;
   pmo.inputProblemKinds = inputProblemKinds;
   pmo.timePasses = gTimePasses;
   pmo.printStatistics = llvm::AreStatisticsEnabled();
