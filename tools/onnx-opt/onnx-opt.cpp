@@ -32,6 +32,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -306,13 +307,17 @@ int onnxOptMain(int argc, char **argv) {
   // (--rename-mode=prefix ...); passes declare them (Pass.h).
   std::vector<std::unique_ptr<cl::opt<std::string>>> passOpts;
   std::map<std::string, cl::opt<std::string> *> passOptByFlag;
+  // cl::opt keeps a StringRef to its description: the strings live here.
+  std::deque<std::string> passOptDescs;
   for (const PassInfo *info : PassRegistry::instance().entries())
     for (const PassOptionInfo &o : info->options) {
       if (o.flag.empty() || passOptByFlag.count(o.flag)) continue;
-      std::string desc = info->argument + ": " + o.description + " (" + o.valueDescription +
-                         "; default " + (o.defaultText.empty() ? "none" : o.defaultText) + ")";
+      passOptDescs.push_back(info->argument + ": " + o.description + " (" + o.valueDescription +
+                             "; default " + (o.defaultText.empty() ? "none" : o.defaultText) +
+                             ")");
       passOpts.push_back(std::make_unique<cl::opt<std::string>>(
-          llvm::StringRef(o.flag), cl::desc(desc), cl::value_desc("value"), cl::ValueOptional,
+          llvm::StringRef(o.flag), cl::desc(passOptDescs.back()), cl::value_desc("value"),
+          cl::ValueOptional,
           cl::cat(gPassOptCat)));
       passOptByFlag[o.flag] = passOpts.back().get();
     }
