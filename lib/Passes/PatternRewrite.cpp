@@ -252,6 +252,8 @@ void PatternRewriter::setOperand(Node *n, unsigned i, Value *v) {
 
 void PatternRewriter::eraseNode(Node *n) {
   assert(!n->hasUses() && "eraseNode: results still used");
+  // Taken now: graph() goes through the root node, which may be `n` itself.
+  Graph *g = n->getGraph();
   std::vector<Node *> work{n};
   while (!work.empty()) {
     Node *d = work.back();
@@ -266,13 +268,13 @@ void PatternRewriter::eraseNode(Node *n) {
     // Producers (in this graph) that just lost their last use die too.
     for (Value *v : ops) {
       Node *p = v ? v->definingNode() : nullptr;
-      if (!p || p->getGraph() != &graph() || p->hasUses() || p->numResults() == 0) continue;
+      if (!p || p->getGraph() != g || p->hasUses() || p->numResults() == 0) continue;
       if (std::find(work.begin(), work.end(), p) != work.end()) continue;
       work.push_back(p);
     }
     // Dead constants go as well (in one sweep per graph, see the driver).
     for (Value *v : ops)
-      if (v && v->isConstantInitializer() && v->useEmpty() && v->getGraph() == &graph())
+      if (v && v->isConstantInitializer() && v->useEmpty() && v->getGraph() == g)
         deadConstants_ = true;
   }
 }
