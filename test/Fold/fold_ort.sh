@@ -4,8 +4,8 @@
 # tolerance of ort_compare.js), (2) models with constant chains shrink in
 # node count, (3) no light model grows on disk.
 #   fold_ort.sh ONNX_OPT SHARED_DIR WORK_DIR
-# Needs ORT_NODE_MODULES (see shared/tools/README.md); without it the ORT
-# comparison is skipped and only the size checks run.
+# Needs onnxruntime-node in $ORT_NODE_MODULES (ctest fixture `ort`); without
+# it the ORT comparison is skipped and only the size checks run.
 set -u
 opt=$1; shared=$2; work=$3
 mkdir -p "$work"
@@ -19,7 +19,7 @@ run_model() { # file args...
   if ! "$opt" -fold-constants -dce "$in" -o "$out"; then
     echo "FAIL: onnx-opt on $f"; fail=$((fail+1)); return
   fi
-  if [ -n "${ORT_NODE_MODULES:-}" ] && [ -d "${ORT_NODE_MODULES}" ]; then
+  if [ -d "${ORT_NODE_MODULES:-}/onnxruntime-node" ]; then
     check node "$cmp" "$in" "$out" "$@"
   fi
 }

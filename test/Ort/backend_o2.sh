@@ -4,14 +4,13 @@
 # (TESTDATA_DIR/*/*/model.onnx) and checks with onnxruntime that each result
 # gives the original's outputs on its test_data_set_0 (backend_o2.js, one
 # node process). onnx-opt must succeed on every model it can load. Exit 77
-# (skipped) without node or onnxruntime-node.
+# (skipped) without node or onnxruntime-node in $ORT_NODE_MODULES (ctest
+# fixture `ort`). WORK_DIR is removed when everything passes.
 set -uo pipefail
 OPT=$1; SHARED=$2; DATA=$3; WORK=$4
 if ! command -v node >/dev/null; then echo "backend-o2: node not available: skipped"; exit 77; fi
-if [ -z "${ORT_NODE_MODULES:-}" ] || [ ! -d "$ORT_NODE_MODULES/onnxruntime-node" ]; then
-  # Reuse the ort-oracle test's install when it exists.
-  ORT_NODE_MODULES="$(dirname "$WORK")/work/node_modules"
-  [ -d "$ORT_NODE_MODULES/onnxruntime-node" ] || { echo "backend-o2: no onnxruntime-node: skipped"; exit 77; }
+if [ ! -d "${ORT_NODE_MODULES:-}/onnxruntime-node" ]; then
+  echo "backend-o2: no onnxruntime-node in \$ORT_NODE_MODULES: skipped"; exit 77
 fi
 export ORT_NODE_MODULES SHARED_TOOLS; SHARED_TOOLS="$(cd "$SHARED/tools" && pwd)"
 rm -rf "$WORK"; mkdir -p "$WORK"
@@ -32,4 +31,5 @@ for m in "$DATA"/*/*/model.onnx; do
 done
 echo "backend-o2: onnx-opt -O2 ran on $(wc -l < "$list") of $n models"
 node "$(dirname "$0")/backend_o2.js" "$list" || fail=$((fail+1))
-[ "$fail" = 0 ]
+[ "$fail" = 0 ] || exit 1
+rm -rf "$WORK"
