@@ -45,44 +45,43 @@ bool parseBoolText(llvm::StringRef v, bool &out) {
   return true;
 }
 
-/// `4096`, `64KiB`, `1MiB`, `1MB` (decimal), `2G` (binary); saturation is an
-/// error, not a wrap.
-bool parseBytesText(llvm::StringRef v, uint64_t &out) {
-  llvm::StringRef digits = v.take_while([](char c) { return c >= '0' && c <= '9'; });
-  llvm::StringRef suffix = v.drop_front(digits.size());
-  uint64_t n;
-  if (digits.empty() || digits.getAsInteger(10, n)) return false;
-  uint64_t mult = 1;
-  static const struct {
-    const char *text;
-    uint64_t mult;
-  } kSuffixes[] = {{"", 1},
-                   {"B", 1},
-                   {"K", 1ull << 10},
-                   {"KiB", 1ull << 10},
-                   {"kB", 1000},
-                   {"KB", 1000},
-                   {"M", 1ull << 20},
-                   {"MiB", 1ull << 20},
-                   {"MB", 1000000},
-                   {"G", 1ull << 30},
-                   {"GiB", 1ull << 30},
-                   {"GB", 1000000000},
-                   {"T", 1ull << 40},
-                   {"TiB", 1ull << 40},
-                   {"TB", 1000000000000ull}};
-  bool found = false;
-  for (auto &s : kSuffixes)
-    if (suffix == s.text) {
-      mult = s.mult;
-      found = true;
-    }
-  if (!found || (n && mult > UINT64_MAX / n)) return false;
-  out = n * mult;
-  return true;
-}
-
 } // namespace
+
+absl::StatusOr<uint64_t> parseByteCount(llvm::StringRef text) {
+  llvm::StringRef digits = text.take_while([](char c) { return c >= '0' && c <= '9'; });
+  llvm::StringRef unit = text.drop_front(digits.size()).trim();
+  uint64_t n = 0;
+  if (digits.empty() || digits.getAsInteger(10, n))
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text.str(), "' is not a byte count (e.g. 4096, 64KiB, 1MB)"));
+  static const struct {
+    const char *unit;
+    uint64_t mult;
+  } kUnits[] = {{"", 1},
+                {"b", 1},
+                {"k", 1ull << 10},
+                {"kib", 1ull << 10},
+                {"kb", 1000},
+                {"m", 1ull << 20},
+                {"mib", 1ull << 20},
+                {"mb", 1000000},
+                {"g", 1ull << 30},
+                {"gib", 1ull << 30},
+                {"gb", 1000000000},
+                {"t", 1ull << 40},
+                {"tib", 1ull << 40},
+                {"tb", 1000000000000ull}};
+  std::string lower = unit.lower();
+  for (const auto &u : kUnits) {
+    if (lower != u.unit) continue;
+    if (n > UINT64_MAX / u.mult)
+      return absl::InvalidArgumentError(absl::StrCat("'", text.str(), "' is too large"));
+    return n * u.mult;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("'", text.str(), "' has an unknown unit '", unit.str(),
+                   "' (use B, KiB, MiB, GiB, TiB or KB, MB, GB, TB)"));
+}
 
 template <class T> absl::Status Option<T>::parse(llvm::StringRef v) {
   if constexpr (std::is_same_v<T, bool>) {
@@ -92,7 +91,9 @@ template <class T> absl::Status Option<T>::parse(llvm::StringRef v) {
     if (v.getAsInteger(10, n)) return expected(valueDescription());
     value_ = n;
   } else if constexpr (std::is_same_v<T, ByteCount>) {
-    if (!parseBytesText(v, value_.bytes)) return expected("a byte count (4096, 64KiB, 1MiB, 1MB)");
+    absl::StatusOr<uint64_t> n = parseByteCount(v);
+    if (!n.ok()) return expected("a byte count (4096, 64KiB, 1MiB, 1MB)");
+    value_.bytes = *n;
   } else {
     if (!choices_.empty() && std::find(choices_.begin(), choices_.end(), v) == choices_.end())
       return expected(valueDescription());

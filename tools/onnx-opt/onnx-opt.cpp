@@ -156,27 +156,11 @@ cl::opt<std::string> gPassPipeline(
   std::exit(1);
 }
 
-/// A byte count with an optional unit: 4096, 64KiB, 1MB, 2G (K/M/G/T and
-/// KiB/MiB/GiB/TiB are powers of 1024, KB/MB/GB/TB powers of 1000).
-uint64_t parseByteSize(const std::string &flag, llvm::StringRef arg) {
-  llvm::StringRef num = arg.take_while([](char c) { return c >= '0' && c <= '9'; });
-  llvm::StringRef unit = arg.drop_front(num.size()).trim();
-  uint64_t n = 0, mult = 0;
-  if (num.empty() || num.getAsInteger(10, n))
-    fail(flag + ": '" + arg.str() + "' is not a byte count (e.g. 4096, 64KiB, 1MB)");
-  std::string u = unit.lower();
-  static const std::pair<const char *, uint64_t> units[] = {
-      {"", 1}, {"b", 1}, {"k", 1ull << 10}, {"kib", 1ull << 10}, {"kb", 1000},
-      {"m", 1ull << 20}, {"mib", 1ull << 20}, {"mb", 1000000}, {"g", 1ull << 30},
-      {"gib", 1ull << 30}, {"gb", 1000000000}, {"t", 1ull << 40}, {"tib", 1ull << 40},
-      {"tb", 1000000000000ull}};
-  for (auto &[name, m] : units)
-    if (u == name) mult = m;
-  if (!mult)
-    fail(flag + ": '" + arg.str() + "' has an unknown unit '" + unit.str() +
-         "' (use B, KiB, MiB, GiB, TiB or KB, MB, GB, TB)");
-  if (n > UINT64_MAX / mult) fail(flag + ": '" + arg.str() + "' is too large");
-  return n * mult;
+/// A byte-count flag's value (parseByteCount, the pass options' parser too).
+uint64_t byteFlag(const std::string &flag, llvm::StringRef arg) {
+  absl::StatusOr<uint64_t> n = parseByteCount(arg);
+  if (!n.ok()) fail(flag + ": " + std::string(n.status().message()));
+  return *n;
 }
 
 struct Summary {
@@ -389,7 +373,7 @@ int onnxOptMain(int argc, char **argv) {
   if (gInput.empty()) fail("the input file name is empty (use - for standard input)");
   if (gOutput.empty()) fail("-o: the output file name is empty (use - for standard output)");
   uint64_t externalThreshold =
-      parseByteSize("--external-data-threshold", gExternalThreshold.getValue());
+      byteFlag("--external-data-threshold", gExternalThreshold.getValue());
   gStage = "loading the model";
   auto loadStart = std::chrono::steady_clock::now();
   std::unique_ptr<Model> model;

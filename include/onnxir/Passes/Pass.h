@@ -58,6 +58,12 @@ struct ByteCount {
   uint64_t bytes = 0;
 };
 
+/// Reads a byte count with an optional unit, case-insensitive: none or `B`,
+/// `K`/`KiB`, `M`/`MiB`, `G`/`GiB`, `T`/`TiB` (powers of 1024) and `KB`, `MB`,
+/// `GB`, `TB` (powers of 1000). The one parser of sizes for pass options and
+/// for the tool's own flags; the error says what is wrong with \p text.
+absl::StatusOr<uint64_t> parseByteCount(llvm::StringRef text);
+
 /// One declared option of a pass (see Note [Pass definitions in one place]).
 class PassOptionBase {
 public:

@@ -66,6 +66,24 @@ TEST(PassOptions, ParsedInOnePlaceByType) {
       << unknown;
 }
 
+TEST(PassOptions, ByteCountUnits) {
+  auto bytes = [](llvm::StringRef t) { return parseByteCount(t); };
+  EXPECT_EQ(*bytes("4096"), 4096u);
+  EXPECT_EQ(*bytes("64KiB"), 64u << 10);
+  EXPECT_EQ(*bytes("64k"), 64u << 10);
+  EXPECT_EQ(*bytes("1MB"), 1000000u);
+  EXPECT_EQ(*bytes("1mb"), 1000000u);
+  EXPECT_EQ(*bytes("2 GiB"), 2ull << 30);
+  EXPECT_EQ(*bytes("3T"), 3ull << 40);
+  EXPECT_EQ(*bytes("0"), 0u);
+  EXPECT_NE(bytes("lots").status().message().find("is not a byte count"), std::string::npos);
+  EXPECT_NE(bytes("").status().message().find("is not a byte count"), std::string::npos);
+  EXPECT_NE(bytes("2XB").status().message().find("unknown unit 'XB'"), std::string::npos);
+  EXPECT_NE(bytes("20000000TB").status().message().find("too large"), std::string::npos);
+  EXPECT_NE(bytes("99999999999999999999").status().message().find("is not a byte count"),
+            std::string::npos);
+}
+
 TEST(PassOptions, InstanceValuesWinOverGlobalFlags) {
   OptionsPass p;
   std::set<std::string> used;
