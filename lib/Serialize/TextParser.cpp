@@ -29,6 +29,7 @@
 #include "onnxir/IR/Node.h"
 
 #include "absl/status/status.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -365,6 +366,10 @@ private:
 
   //===--- Annotations ----------------------------------------------------===//
   bool claim(const Token &t, llvm::StringRef kind, Ann &out);
+  /// Claims each unclaimed `#@kind` annotation before token \p t and calls
+  /// \p fn with it and its parsed line; a malformed line fails, located.
+  bool claimEach(const Token &t, llvm::StringRef kind,
+                 llvm::function_ref<bool(Annot &, AnnotLine &)> fn);
   bool checkAnnUsed(Ann &a, llvm::StringRef kind);
   bool annFail(Ann &a, llvm::StringRef key, const std::string &msg);
   bool annStr(Ann &a, llvm::StringRef key, std::string &out);
@@ -432,7 +437,8 @@ private:
 // Annotations
 //===----------------------------------------------------------------------===//
 
-bool Parser::claim(const Token &t, llvm::StringRef kind, Ann &out) {
+bool Parser::claimEach(const Token &t, llvm::StringRef kind,
+                       llvm::function_ref<bool(Annot &, AnnotLine &)> fn) {
   for (size_t i = t.annBegin; i < t.annEnd; ++i) {
     Annot &a = annots_[i];
     if (a.claimed) continue;
@@ -446,13 +452,20 @@ bool Parser::claim(const Token &t, llvm::StringRef kind, Ann &out) {
     }
     if (line->kind != kind) continue;
     a.claimed = true;
-    for (auto &f : line->fields) {
+    if (!fn(a, *line)) return false;
+  }
+  return true;
+}
+
+bool Parser::claim(const Token &t, llvm::StringRef kind, Ann &out) {
+  return claimEach(t, kind, [&](Annot &a, AnnotLine &line) {
+    for (auto &f : line.fields) {
       out.fields.push_back(std::move(f));
       out.locs.push_back(a.loc);
       out.used.push_back(false);
     }
-  }
-  return true;
+    return true;
+  });
 }
 
 bool Parser::annFail(Ann &a, llvm::StringRef key, const std::string &msg) {
@@ -1651,22 +1664,10 @@ bool Parser::parseNodeList(Graph &g, unsigned depth) {
 }
 
 bool Parser::applySparseAnnots(const Token &t, Graph &g) {
-  for (size_t i = t.annBegin; i < t.annEnd; ++i) {
-    Annot &a = annots_[i];
-    if (a.claimed) continue;
-    size_t errCol = 0;
-    absl::StatusOr<AnnotLine> line = parseAnnotLine(a.text, errCol);
-    if (!line.ok()) {
-      Loc l = a.loc;
-      l.offset += errCol;
-      l.col += unsigned(errCol);
-      return failAt(l, std::string(line.status().message()));
-    }
-    if (line->kind != "sparse_initializer") continue;
-    a.claimed = true;
+  return claimEach(t, "sparse_initializer", [&](Annot &a, AnnotLine &line) {
     AVal rec;
     rec.kind = AVal::Kind::Record;
-    rec.fields = std::move(line->fields);
+    rec.fields = std::move(line.fields);
     std::string name;
     for (auto &[k, v] : rec.fields)
       if (k == "name") valStr(v, name);
@@ -1680,8 +1681,8 @@ bool Parser::applySparseAnnots(const Token &t, Graph &g) {
       absl::StatusOr<Value *> v = g.addSparseInitializer(name, std::move(st));
       if (!v.ok()) return failAt(a.loc, "'" + name + "' is already defined");
     }
-  }
-  return true;
+    return true;
+  });
 }
 
 bool Parser::parseValueList(Graph &g, std::vector<PendingVI> *vis) {

@@ -5,28 +5,14 @@ Small inputs that would make a naive tool allocate or compute without bound
 (issue 15): nested function calls, huge Split counts, deep types and
 annotations, recursive functions. Uses Debian's python3-onnx.
 """
+import os
 import sys
 
 import onnx
 from onnx import TensorProto, helper
 
-
-def save(m, out):
-    with open(out, "wb") as f:
-        f.write(m.SerializeToString())
-
-
-def vi(name, dims=(2,)):
-    return helper.make_tensor_value_info(name, TensorProto.FLOAT, list(dims))
-
-
-def model(nodes, inputs, outputs, inits=(), functions=(), opset=17):
-    g = helper.make_graph(nodes, "main", inputs, outputs, initializer=list(inits))
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset),
-                                            helper.make_opsetid("local", 1)],
-                          functions=list(functions))
-    m.ir_version = 8
-    return m
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+from onnxtest import field, model, save, varint, vfield, vi  # noqa: E402,F401
 
 
 def laughs(levels):

@@ -11,23 +11,8 @@ import sys
 import onnx
 from onnx import TensorProto, helper
 
-
-def vi(name, dims=(2,)):
-    return helper.make_tensor_value_info(name, TensorProto.FLOAT, list(dims))
-
-
-def model(nodes, inputs, outputs, inits=(), functions=(), opset=17):
-    g = helper.make_graph(nodes, "main", inputs, outputs, initializer=list(inits))
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset),
-                                            helper.make_opsetid("local", 1)],
-                          functions=list(functions))
-    m.ir_version = 8
-    return m
-
-
-def save(m, out):
-    with open(out, "wb") as f:
-        f.write(m.SerializeToString())
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+from onnxtest import field, model, save, varint, vfield, vi  # noqa: E402,F401
 
 
 def raw_tensor(name, dims, raw, dtype=TensorProto.FLOAT):
@@ -129,35 +114,23 @@ def main():
     elif case == "deep":
         depth = int(sys.argv[3])
         # Encoded by hand: nesting this deep overflows Python's protobuf.
-        def varint(n):
-            b = bytearray()
-            while True:
-                c = n & 0x7F
-                n >>= 7
-                b.append(c | (0x80 if n else 0))
-                if not n:
-                    return bytes(b)
-        def field(num, wt, payload):
-            if wt == 2:
-                return varint(num << 3 | 2) + varint(len(payload)) + payload
-            return varint(num << 3 | wt) + payload
         s = lambda x: x.encode()
         def outvi(name):
-            return field(12, 2, field(1, 2, s(name)))
+            return field(12, field(1, s(name)))
         def leaf(name):
-            return field(1, 2, field(1, 2, s("c")) + field(2, 2, s(name)) + field(4, 2, s("Identity")))
-        g = leaf("t0") + field(2, 2, s("g0")) + outvi("t0")
+            return field(1, field(1, s("c")) + field(2, s(name)) + field(4, s("Identity")))
+        g = leaf("t0") + field(2, s("g0")) + outvi("t0")
         for i in range(1, depth + 1):
-            e = leaf("e%d" % i) + field(2, 2, s("e%d" % i)) + outvi("e%d" % i)
-            attr_t = field(1, 2, s("then_branch")) + field(20, 0, varint(5)) + field(6, 2, g)
-            attr_e = field(1, 2, s("else_branch")) + field(20, 0, varint(5)) + field(6, 2, e)
-            node = field(1, 2, s("c")) + field(2, 2, s("o%d" % i)) + field(4, 2, s("If")) + \
-                field(5, 2, attr_t) + field(5, 2, attr_e)
-            g = field(1, 2, node) + field(2, 2, s("g%d" % i)) + outvi("o%d" % i)
-        cond_vi = field(11, 2, field(1, 2, s("c")) + field(2, 2, field(1, 2, field(1, 0, varint(9)))))
+            e = leaf("e%d" % i) + field(2, s("e%d" % i)) + outvi("e%d" % i)
+            attr_t = field(1, s("then_branch")) + vfield(20, 5) + field(6, g)
+            attr_e = field(1, s("else_branch")) + vfield(20, 5) + field(6, e)
+            node = field(1, s("c")) + field(2, s("o%d" % i)) + field(4, s("If")) + \
+                field(5, attr_t) + field(5, attr_e)
+            g = field(1, node) + field(2, s("g%d" % i)) + outvi("o%d" % i)
+        cond_vi = field(11, field(1, s("c")) + field(2, field(1, vfield(1, 9))))
         main_g = g + cond_vi
-        m = field(1, 0, varint(8)) + field(8, 2, field(1, 2, b"") + field(2, 0, varint(17))) + \
-            field(7, 2, main_g)
+        m = vfield(1, 8) + field(8, field(1, b"") + vfield(2, 17)) + \
+            field(7, main_g)
         open(out, "wb").write(m)
     elif case.startswith("ext-"):
         data = os.path.join(here, "weights.bin")

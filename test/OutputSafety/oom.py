@@ -7,23 +7,8 @@ import resource
 import subprocess
 import sys
 
-
-def varint(n):
-    b = bytearray()
-    while True:
-        c = n & 0x7F
-        n >>= 7
-        b.append(c | (0x80 if n else 0))
-        if not n:
-            return bytes(b)
-
-
-def field(num, payload):
-    return varint(num << 3 | 2) + varint(len(payload)) + payload
-
-
-def vfield(num, v):
-    return varint(num << 3) + varint(v)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+from onnxtest import field, vfield  # noqa: E402
 
 
 work = sys.argv[1]

@@ -8,27 +8,15 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+from onnxtest import field, vfield  # noqa: E402
+
 work = sys.argv[1]
 os.makedirs(work, exist_ok=True)
 big = os.path.join(work, "big.onnx")
 target = os.path.join(work, "target.onnx")
 
 # A model with four 100 MB raw initializers, encoded directly (fast).
-def varint(n):
-    b = bytearray()
-    while True:
-        c = n & 0x7F
-        n >>= 7
-        b.append(c | (0x80 if n else 0))
-        if not n:
-            return bytes(b)
-
-def field(num, payload):
-    return varint(num << 3 | 2) + varint(len(payload)) + payload
-
-def vfield(num, v):
-    return varint(num << 3) + varint(v)
-
 n = 25 * 1024 * 1024  # floats per tensor: 100 MB
 blob = bytes(4 * n)
 with open(big, "wb") as f:
