@@ -1,6 +1,6 @@
 //===- O2Bench.cpp - -O2 stays linear up to 10^6 nodes --------------------===//
 //
-// onnxir-o2-bench [--runs N] [--quick] [--cpu]
+// onnxir-o2-bench [--runs N] [--quick] [--cpu] [--blocks N]
 //
 // Builds, in memory, chains of blocks where every -O2 rule has work: per
 // block `Dropout(Add(MatMul(h, W), b))` (MatMul + Add -> Gemm, Dropout
@@ -70,18 +70,21 @@ std::unique_ptr<Model> build(int blocks) {
 int main(int argc, char **argv) {
   int runs = 3;
   bool quick = false;
+  int onlyBlocks = 0;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--cpu")) bench::useCpuClock() = true;
+    else if (!std::strcmp(argv[i], "--blocks") && i + 1 < argc) onlyBlocks = std::atoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: onnxir-o2-bench [--runs N] [--quick] [--cpu]\n");
+      std::fprintf(stderr, "usage: onnxir-o2-bench [--runs N] [--quick] [--cpu] [--blocks N]\n");
       return 2;
     }
   }
   registerAllPasses();
   std::vector<int> sizes = quick ? std::vector<int>{1000, 10000}
                                  : std::vector<int>{1000, 10000, 100000};
+  if (onlyBlocks > 0) sizes = {onlyBlocks};
   std::printf("-O2 (no verification between passes) on chains of 11-node blocks; %s seconds,\n"
               "median of %d runs, each in its own process; baseline: building the same model\n",
               useCpuClock() ? "CPU (user+system)" : "wall", runs);

@@ -3,7 +3,7 @@
 // redundant node elimination, and the fusions that keep standard ONNX ops)
 // and save the optimized model to OUT (SessionOptions.optimizedModelFilePath).
 'use strict';
-const ort = require(require('path').join(process.env.ORT_NODE_MODULES, 'onnxruntime-node'));
+const ort = require(require('path').resolve(process.env.ORT_NODE_MODULES, 'onnxruntime-node'));
 ort.env.logLevel = 'fatal';
 const [inp, out] = process.argv.slice(2);
 ort.InferenceSession.create(inp, {
