@@ -90,6 +90,9 @@ void addElementwiseRules(llvm::StringMap<Rule> &r);
 void addShapeRules(llvm::StringMap<Rule> &r);
 void addNNRules(llvm::StringMap<Rule> &r);
 void addMiscRules(llvm::StringMap<Rule> &r);
+void addExtraRules(llvm::StringMap<Rule> &r);
+/// Rules for ai.onnx.ml.
+const llvm::StringMap<Rule> &mlRules();
 /// Rules for ai.onnx.preview.training.
 void addTrainingRules(llvm::StringMap<Rule> &r);
 const llvm::StringMap<Rule> &trainingRules();
