@@ -261,6 +261,15 @@ public:
   const Attribute *attr(llvm::StringRef name) const override {
     return e_.resolveAttr(node, name);
   }
+  const Tensor *inConstant(unsigned i) const override {
+    if (!hasInput(i)) return nullptr;
+    Value *v = node.operand(i);
+    if (!v->isGraphInput() && v->initializer()) return v->initializer();
+    Node *d = v->definingNode();
+    if (!d || !d->is("Constant")) return nullptr;
+    const Attribute *a = e_.resolveAttr(*d, "value");
+    return a && a->kind() == AttrKind::Tensor && !a->tensors.empty() ? a->tensors[0].get() : nullptr;
+  }
   void setOutType(unsigned i, const Type *t) override {
     if (!hasOutput(i) || !t) return;
     if (status.ok()) status = e_.setInferred(node.result(i), t);
@@ -646,6 +655,9 @@ absl::Status Engine::inferLoop(Node &n, int64_t opset) {
   if (!condGiven) {
     if (const Dims *d = c.inData(0); d && d->size() == 1) trip = (*d)[0];
   }
+  // An unknown iteration count is still one count for every scan output: a
+  // fresh symbol says they agree.
+  if (!trip && body.numOutputs() > 1 + nCarried) trip = ctx_.exprOf(ctx_.freshSymbolDim());
   for (unsigned j = 1 + nCarried; j < body.numOutputs(); ++j) {
     unsigned r = j - 1;
     const Type *t = typeOf(body.output(j));

@@ -167,7 +167,8 @@ const llvm::StringMap<Rule> &mlRules() {
       c.setTensor(0, kFloat, x);
     };
     r["SVMClassifier"] = svmClassifier;
-    r["SVMRegressor"] = [](InferCtx &c) { regressor(c, kFloat, "", 0); };
+    // One score per example (the regressor has a single target).
+    r["SVMRegressor"] = [](InferCtx &c) { regressor(c, kFloat, "", 1); };
     r["TreeEnsembleClassifier"] = treeClassifier;
     r["TreeEnsembleRegressor"] = [](InferCtx &c) { regressor(c, kFloat, "n_targets", 0); };
     r["TreeEnsemble"] = [](InferCtx &c) { regressor(c, c.inElem(0), "n_targets", 0); };
