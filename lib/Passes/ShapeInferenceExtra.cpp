@@ -373,6 +373,36 @@ void attentionRule(InferCtx &c) {
   }
 }
 
+/// LinearAttention-27: packed [B, T, H*D] query/key/value; output
+/// [B, T, Hq*Dv], present_state [B, Hkv, Dk, Dv].
+void linearAttentionRule(InferCtx &c) {
+  int64_t qh = c.getInt("q_num_heads", 0), kvh = c.getInt("kv_num_heads", 0);
+  if (qh <= 0 || kvh <= 0 || qh > (1 << 20) || kvh > (1 << 20) || qh % kvh) return;
+  auto q = c.inShape(0), k = c.inShape(1), v = c.inShape(2);
+  auto dim = [&](const std::optional<Dims> &s, size_t i) -> const DimExpr * {
+    return s && s->size() == 3 ? (*s)[i] : nullptr;
+  };
+  auto first = [](std::initializer_list<const DimExpr *> l) -> const DimExpr * {
+    const DimExpr *best = nullptr;
+    for (const DimExpr *e : l)
+      if (e && (!best || (!best->isConstant() && e->isConstant()))) best = e;
+    return best;
+  };
+  // The per-head size of a packed dim (exact division only).
+  auto perHead = [&](const DimExpr *packed, int64_t heads) -> const DimExpr * {
+    if (!packed) return nullptr;
+    if (packed->isConstant()) return packed->value() % heads ? nullptr : c.c(packed->value() / heads);
+    return dimFloorDiv(c.ctx, packed, c.c(heads));
+  };
+  const DimExpr *b = first({dim(q, 0), dim(k, 0), dim(v, 0)});
+  const DimExpr *t = first({dim(q, 1), dim(k, 1), dim(v, 1)});
+  const DimExpr *dk = first({perHead(dim(q, 2), qh), perHead(dim(k, 2), kvh)});
+  const DimExpr *dv = perHead(dim(v, 2), kvh);
+  c.setTensor(0, c.inElem(0), Dims{b, t, dimMul(c.ctx, dv, c.c(qh))});
+  int32_t st = c.hasInput(3) ? c.inElem(3) : c.inElem(0);
+  c.setTensor(1, st, Dims{b, c.c(kvh), dk, dv});
+}
+
 } // namespace
 
 void addExtraRules(llvm::StringMap<Rule> &r) {
@@ -424,6 +454,7 @@ void addExtraRules(llvm::StringMap<Rule> &r) {
     c.setTensor(0, static_cast<int32_t>(DataType::Uint8), Dims{nullptr, nullptr, ch});
   };
   r["Attention"] = attentionRule;
+  r["LinearAttention"] = linearAttentionRule;
 }
 
 } // namespace infer
