@@ -957,9 +957,10 @@ absl::Status Engine::inferNodeByRule(Node &n, int64_t opset) {
   }
   if (!isDefaultDomain(n.domain())) {
     if (Function *f = m_.findFunction(n)) return inferCall(n, *f);
-    if (n.domain() == "ai.onnx.ml") {
-      auto it = mlRules().find(n.opType());
-      if (it != mlRules().end()) {
+    if (n.domain() == "ai.onnx.ml" || n.domain() == "ai.onnx.preview") {
+      const auto &rules = n.domain() == "ai.onnx.ml" ? mlRules() : previewRules();
+      auto it = rules.find(n.opType());
+      if (it != rules.end()) {
         NodeCtx c(*this, ctx_, n, m_.opsetVersion(n.domain()));
         it->second(c);
         return c.status;

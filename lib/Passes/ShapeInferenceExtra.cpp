@@ -457,5 +457,22 @@ void addExtraRules(llvm::StringMap<Rule> &r) {
   r["LinearAttention"] = linearAttentionRule;
 }
 
+const llvm::StringMap<Rule> &previewRules() {
+  static const llvm::StringMap<Rule> rules = [] {
+    llvm::StringMap<Rule> r;
+    // FlexAttention: Q [B,Hq,Lq,E], K [B,Hkv,Lkv,E], V [B,Hkv,Lkv,Ev] ->
+    // [B,Hq,Lq,Ev].
+    r["FlexAttention"] = [](InferCtx &c) {
+      auto q = c.inShape(0), v = c.inShape(2);
+      if (!q || !v || q->size() != 4 || v->size() != 4)
+        return c.setTensor(0, c.inElem(0), std::nullopt);
+      const DimExpr *b = (*q)[0] ? (*q)[0] : (*v)[0];
+      c.setTensor(0, c.inElem(0), Dims{b, (*q)[1], (*q)[2], (*v)[3]});
+    };
+    return r;
+  }();
+  return rules;
+}
+
 } // namespace infer
 } // namespace onnxir

@@ -94,8 +94,9 @@ void addShapeRules(llvm::StringMap<Rule> &r);
 void addNNRules(llvm::StringMap<Rule> &r);
 void addMiscRules(llvm::StringMap<Rule> &r);
 void addExtraRules(llvm::StringMap<Rule> &r);
-/// Rules for ai.onnx.ml.
+/// Rules for ai.onnx.ml and ai.onnx.preview.
 const llvm::StringMap<Rule> &mlRules();
+const llvm::StringMap<Rule> &previewRules();
 /// Rules for ai.onnx.preview.training.
 void addTrainingRules(llvm::StringMap<Rule> &r);
 const llvm::StringMap<Rule> &trainingRules();
