@@ -126,6 +126,7 @@ void featureVectorizer(InferCtx &c) {
   for (int64_t d : *dims) {
     if (d < 0 || d > ((int64_t)1 << 40)) return c.setTensor(0, kFloat, std::nullopt);
     sum += d;
+    if (sum > ((int64_t)1 << 50)) return c.setTensor(0, kFloat, std::nullopt);
   }
   c.setTensor(0, kFloat, Dims{(*x)[0], c.c(sum)});
 }
