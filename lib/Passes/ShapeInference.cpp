@@ -761,6 +761,10 @@ absl::Status Engine::inferScan8(Node &n, int64_t opset) {
     auto sh = c.inShape(1 + i);
     int32_t el = c.inElem(1 + i);
     bool scan = i >= nState;
+    if (el >= 0 && !sh)
+      if (auto s = setInferred(body.input(i), ctx_.getTensorType(static_cast<DataType>(el), std::nullopt));
+          !s.ok())
+        return s;
     if (!sh || el < 0 || sh->size() < (scan ? 2u : 1u)) continue;
     unify(batch, batchSeen, (*sh)[0]);
     if (scan) unify(seqLen, seqSeen, (*sh)[1]);
