@@ -142,6 +142,7 @@ const llvm::StringMap<Rule> &defaultDomainRules() {
     addShapeRules(r);
     addNNRules(r);
     addMiscRules(r);
+    addExtraRules(r);
     return r;
   }();
   return rules;
@@ -208,6 +209,8 @@ private:
   absl::Status inferIf(Node &n, int64_t opset);
   absl::Status inferLoop(Node &n, int64_t opset);
   absl::Status inferScan(Node &n, int64_t opset);
+  absl::Status inferScan8(Node &n, int64_t opset);
+  absl::Status inferSequenceMap(Node &n, int64_t opset);
   absl::Status inferCall(Node &n, Function &f);
   void seedConstant(Value *v, const Tensor &t);
   /// Forgets the data of every value defined in `g` (before a re-run).
@@ -257,6 +260,15 @@ public:
   }
   const Attribute *attr(llvm::StringRef name) const override {
     return e_.resolveAttr(node, name);
+  }
+  const Tensor *inConstant(unsigned i) const override {
+    if (!hasInput(i)) return nullptr;
+    Value *v = node.operand(i);
+    if (!v->isGraphInput() && v->initializer()) return v->initializer();
+    Node *d = v->definingNode();
+    if (!d || !d->is("Constant")) return nullptr;
+    const Attribute *a = e_.resolveAttr(*d, "value");
+    return a && a->kind() == AttrKind::Tensor && !a->tensors.empty() ? a->tensors[0].get() : nullptr;
   }
   void setOutType(unsigned i, const Type *t) override {
     if (!hasOutput(i) || !t) return;
@@ -611,6 +623,10 @@ absl::Status Engine::inferLoop(Node &n, int64_t opset) {
     std::vector<const Type *> next = carried;
     for (unsigned i = 0; s.ok() && i < nCarried; ++i) {
       const Type *out = typeOf(body.output(1 + i));
+      // An optional operand whose body result is its content (Loop-16 with
+      // an optional sequence): the result takes the body's type, the body
+      // input keeps the operand's.
+      if (carried[i] && out && out->kind() != carried[i]->kind()) continue;
       const Type *w = carried[i] ? widen(carried[i], out) : nullptr;
       if (w != carried[i]) {
         stable = false;
@@ -628,14 +644,20 @@ absl::Status Engine::inferLoop(Node &n, int64_t opset) {
   if (auto s = seed(carried); !s.ok()) return s;
   if (auto s = inferGraph(body, opset); !s.ok()) return s;
   NodeCtx c(*this, ctx_, n, opset);
-  for (unsigned i = 0; i < nCarried; ++i)
-    if (carried[i]) c.setOutType(i, widen(carried[i], typeOf(body.output(1 + i))));
+  for (unsigned i = 0; i < nCarried; ++i) {
+    const Type *out = typeOf(body.output(1 + i));
+    if (carried[i] && out && out->kind() != carried[i]->kind()) c.setOutType(i, out);
+    else if (carried[i]) c.setOutType(i, widen(carried[i], out));
+  }
   // Scan outputs: the iteration count in front.
   const DimExpr *trip = nullptr;
   bool condGiven = n.numOperands() > 1 && n.operand(1);
   if (!condGiven) {
     if (const Dims *d = c.inData(0); d && d->size() == 1) trip = (*d)[0];
   }
+  // An unknown iteration count is still one count for every scan output: a
+  // fresh symbol says they agree.
+  if (!trip && body.numOutputs() > 1 + nCarried) trip = ctx_.exprOf(ctx_.freshSymbolDim());
   for (unsigned j = 1 + nCarried; j < body.numOutputs(); ++j) {
     unsigned r = j - 1;
     const Type *t = typeOf(body.output(j));
@@ -652,7 +674,8 @@ absl::Status Engine::inferLoop(Node &n, int64_t opset) {
 
 absl::Status Engine::inferScan(Node &n, int64_t opset) {
   const Attribute *ba = n.getAttr("body");
-  if (!ba || ba->kind() != AttrKind::Graph || opset < 9) return absl::OkStatus();
+  if (!ba || ba->kind() != AttrKind::Graph) return absl::OkStatus();
+  if (opset < 9) return inferScan8(n, opset);
   Graph &body = *ba->graph();
   NodeCtx c(*this, ctx_, n, opset);
   int64_t nScanIn = c.getInt("num_scan_inputs", -1);
@@ -710,6 +733,85 @@ absl::Status Engine::inferScan(Node &n, int64_t opset) {
     d.insert(d.begin() + *ax, seqLen);
     c.setTensor(nState + j, t->elemTypeRaw(), d);
   }
+  return c.status;
+}
+
+/// Scan before opset 9: (sequence_lens?, states..., scan inputs...), every
+/// operand with a batch axis 0, scan inputs with the sequence axis 1; the
+/// body sees neither. States come out [batch, ...], scan outputs
+/// [batch, sequence, ...].
+absl::Status Engine::inferScan8(Node &n, int64_t opset) {
+  Graph &body = *n.getAttr("body")->graph();
+  NodeCtx c(*this, ctx_, n, opset);
+  int64_t nScanIn = c.getInt("num_scan_inputs", -1);
+  int64_t nIn = (int64_t)n.numOperands() - 1;
+  if (nIn < 0 || nScanIn < 0 || nScanIn > nIn || (int64_t)body.numInputs() != nIn)
+    return absl::OkStatus();
+  int64_t nState = nIn - nScanIn;
+  int64_t nScanOut = (int64_t)body.numOutputs() - nState;
+  if (nScanOut < 0) return absl::OkStatus();
+  const DimExpr *batch = nullptr, *seqLen = nullptr;
+  bool batchSeen = false, seqSeen = false;
+  auto unify = [](const DimExpr *&acc, bool &seen, const DimExpr *d) {
+    if (!seen) acc = d;
+    else if (acc != d) acc = nullptr;
+    seen = true;
+  };
+  for (int64_t i = 0; i < nIn; ++i) {
+    auto sh = c.inShape(1 + i);
+    int32_t el = c.inElem(1 + i);
+    bool scan = i >= nState;
+    if (el >= 0 && !sh)
+      if (auto s = setInferred(body.input(i), ctx_.getTensorType(static_cast<DataType>(el), std::nullopt));
+          !s.ok())
+        return s;
+    if (!sh || el < 0 || sh->size() < (scan ? 2u : 1u)) continue;
+    unify(batch, batchSeen, (*sh)[0]);
+    if (scan) unify(seqLen, seqSeen, (*sh)[1]);
+    Dims inner(sh->begin() + (scan ? 2 : 1), sh->end());
+    std::vector<Dim> ds;
+    for (const DimExpr *e : inner) ds.push_back(ctx_.dimOf(e));
+    if (auto s = setInferred(body.input(i),
+                             ctx_.getTensorType(static_cast<DataType>(el), llvm::ArrayRef<Dim>(ds)));
+        !s.ok())
+      return s;
+  }
+  if (auto s = inferGraph(body, opset); !s.ok()) return s;
+  for (int64_t j = 0; j < (int64_t)body.numOutputs() && j < (int64_t)n.numResults(); ++j) {
+    const Type *t = typeOf(body.output(j));
+    if (!t || !t->isTensor() || !t->hasElemType()) continue;
+    if (!t->hasShape()) {
+      c.setTensor(j, t->elemTypeRaw(), std::nullopt);
+      continue;
+    }
+    Dims d{batch};
+    if (j >= nState) d.push_back(seqLen);
+    for (const Dim &x : t->dims()) d.push_back(ctx_.exprOf(x));
+    c.setTensor(j, t->elemTypeRaw(), d);
+  }
+  return c.status;
+}
+
+/// SequenceMap: the body sees one element of each sequence operand (typed as
+/// the sequence's element type) and the tensor operands as they are; each
+/// result is the sequence of the matching body output.
+absl::Status Engine::inferSequenceMap(Node &n, int64_t opset) {
+  const Attribute *ba = n.getAttr("body");
+  if (!ba || ba->kind() != AttrKind::Graph) return absl::OkStatus();
+  Graph &body = *ba->graph();
+  if (body.numInputs() != n.numOperands()) return absl::OkStatus();
+  NodeCtx c(*this, ctx_, n, opset);
+  for (unsigned i = 0; i < n.numOperands(); ++i) {
+    const Type *t = c.inType(i);
+    if (!t) continue;
+    if (t->kind() == Type::Kind::Sequence) t = t->elementType();
+    else if (i == 0) continue; // the first operand is a sequence
+    if (t)
+      if (auto s = setInferred(body.input(i), t); !s.ok()) return s;
+  }
+  if (auto s = inferGraph(body, opset); !s.ok()) return s;
+  for (unsigned j = 0; j < body.numOutputs() && j < n.numResults(); ++j)
+    if (const Type *t = typeOf(body.output(j))) c.setOutType(j, ctx_.getSequenceType(t));
   return c.status;
 }
 
@@ -859,6 +961,15 @@ absl::Status Engine::inferNodeByRule(Node &n, int64_t opset) {
   }
   if (!isDefaultDomain(n.domain())) {
     if (Function *f = m_.findFunction(n)) return inferCall(n, *f);
+    if (n.domain() == "ai.onnx.ml" || n.domain() == "ai.onnx.preview") {
+      const auto &rules = n.domain() == "ai.onnx.ml" ? mlRules() : previewRules();
+      auto it = rules.find(n.opType());
+      if (it != rules.end()) {
+        NodeCtx c(*this, ctx_, n, m_.opsetVersion(n.domain()));
+        it->second(c);
+        return c.status;
+      }
+    }
     // Unknown op: still type what its subgraphs compute.
     for (Graph *g : n.subgraphs())
       if (auto s = inferGraph(*g, opset); !s.ok()) return s;
@@ -868,6 +979,7 @@ absl::Status Engine::inferNodeByRule(Node &n, int64_t opset) {
   if (n.is("If")) return inferIf(n, opset);
   if (n.is("Loop")) return inferLoop(n, opset);
   if (n.is("Scan")) return inferScan(n, opset);
+  if (n.is("SequenceMap")) return inferSequenceMap(n, opset);
   if (n.hasSubgraphs())
     for (Graph *g : n.subgraphs())
       if (auto s = inferGraph(*g, opset); !s.ok()) return s;

@@ -228,6 +228,7 @@ void addNNRules(llvm::StringMap<Rule> &r) {
   r["Conv"] = convRule;
   r["ConvInteger"] = convRule;
   r["QLinearConv"] = convRule;
+  r["DeformConv"] = convRule; // X, W, offset, ...: sizes as Conv
   r["ConvTranspose"] = convTransposeRule;
   for (const char *op : {"MaxPool", "AveragePool", "LpPool"}) r[op] = poolRule;
   for (const char *op : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"})

@@ -43,6 +43,9 @@ public:
   virtual const Type *inType(unsigned i) const = 0;
   /// Known contents of an int operand (rank 0 or 1) as dim expressions.
   virtual const Dims *inData(unsigned i) const = 0;
+  /// The tensor of a constant operand (an initializer or a Constant node's
+  /// `value`), null otherwise. For float data that shape data does not track.
+  virtual const Tensor *inConstant(unsigned i) const = 0;
   /// An attribute, with references resolved at function call sites.
   virtual const Attribute *attr(llvm::StringRef name) const = 0;
   virtual void setOutType(unsigned i, const Type *t) = 0;
@@ -90,6 +93,10 @@ void addElementwiseRules(llvm::StringMap<Rule> &r);
 void addShapeRules(llvm::StringMap<Rule> &r);
 void addNNRules(llvm::StringMap<Rule> &r);
 void addMiscRules(llvm::StringMap<Rule> &r);
+void addExtraRules(llvm::StringMap<Rule> &r);
+/// Rules for ai.onnx.ml and ai.onnx.preview.
+const llvm::StringMap<Rule> &mlRules();
+const llvm::StringMap<Rule> &previewRules();
 /// Rules for ai.onnx.preview.training.
 void addTrainingRules(llvm::StringMap<Rule> &r);
 const llvm::StringMap<Rule> &trainingRules();

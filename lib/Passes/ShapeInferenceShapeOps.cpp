@@ -631,7 +631,11 @@ void resizeRule(InferCtx &c) {
     if (const Attribute *a = c.attr("scales")) scales = a->floats;
   } else if (c.hasInput(scalesIdx)) {
     // Scales are float data; only constants give them.
-    scales = std::nullopt;
+    if (const Tensor *t = c.inConstant(scalesIdx); t && t->dataType() == DataType::Float)
+      if (auto v = t->values<float>(); v.ok()) scales = *v;
+    // Cropping resizes the roi, not the whole input.
+    if (c.getString("coordinate_transformation_mode", "") == "tf_crop_and_resize")
+      scales = std::nullopt;
   }
   if (!scales || scales->size() != ax.size()) return c.setTensor(0, el, Dims(r, nullptr));
   Dims out = *in;
@@ -641,7 +645,8 @@ void resizeRule(InferCtx &c) {
       out[ax[i]] = (*scales)[i] == 1.0f ? d : nullptr;
       continue;
     }
-    out[ax[i]] = c.c((int64_t)std::floor((double)d->value() * (*scales)[i]));
+    double v = std::floor((double)d->value() * (*scales)[i]);
+    out[ax[i]] = v >= 0 && v < (double)((int64_t)1 << 40) ? c.c((int64_t)v) : nullptr;
   }
   c.setTensor(0, el, out);
 }
