@@ -49,7 +49,7 @@ bool parseBoolText(llvm::StringRef v, bool &out) {
 
 absl::StatusOr<uint64_t> parseByteCount(llvm::StringRef text) {
   llvm::StringRef digits = text.take_while([](char c) { return c >= '0' && c <= '9'; });
-  llvm::StringRef unit = text.drop_front(digits.size()).trim();
+  llvm::StringRef unit = text.drop_front(digits.size());
   uint64_t n = 0;
   if (digits.empty() || digits.getAsInteger(10, n))
     return absl::InvalidArgumentError(

@@ -73,7 +73,8 @@ TEST(PassOptions, ByteCountUnits) {
   EXPECT_EQ(*bytes("64k"), 64u << 10);
   EXPECT_EQ(*bytes("1MB"), 1000000u);
   EXPECT_EQ(*bytes("1mb"), 1000000u);
-  EXPECT_EQ(*bytes("2 GiB"), 2ull << 30);
+  EXPECT_EQ(*bytes("2GiB"), 2ull << 30);
+  EXPECT_FALSE(bytes("2 GiB").ok()); // one word, as on a command line
   EXPECT_EQ(*bytes("3T"), 3ull << 40);
   EXPECT_EQ(*bytes("0"), 0u);
   EXPECT_NE(bytes("lots").status().message().find("is not a byte count"), std::string::npos);
