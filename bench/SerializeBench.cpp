@@ -381,6 +381,34 @@ double optRoundTrip(const std::string &path, const std::string &out, bool old = 
   return now() - t0;
 }
 
+long procStatusKiB(const char *key) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  size_t n = std::strlen(key);
+  while (std::getline(in, line))
+    if (line.compare(0, n, key) == 0) return std::atol(line.c_str() + n + 1);
+  return -1;
+}
+
+// The save alone, after an untimed load: its CPU/wall seconds, or (`rss`)
+// the memory it needs above what the loaded model holds (peak RSS during
+// the save, reset through /proc/self/clear_refs, minus the RSS before it),
+// in KiB.
+double saveOnly(const std::string &path, const std::string &out, bool old, bool rss) {
+  auto m = loadModel(path);
+  if (!m.ok()) return -1;
+  {
+    std::ofstream cr("/proc/self/clear_refs");
+    cr << "5";
+  }
+  long base = procStatusKiB("VmRSS:");
+  double t0 = now();
+  bool ok = old ? oldSave(**m, out) : saveModel(**m, out, {}).ok();
+  double t = now() - t0;
+  if (!ok) return -1;
+  return rss ? double(procStatusKiB("VmHWM:") - base) : t;
+}
+
 double oldRoundTrip(const std::string &path, const std::string &out) {
   double t0 = now();
   auto m = loadModel(path);
@@ -405,7 +433,7 @@ double roundTrip(const std::string &path, const std::string &out, const LowerOpt
 int main(int argc, char **argv) {
   std::string dir = (fs::temp_directory_path() / "onnxir-bench").string();
   int runs = 3;
-  bool keep = false, quick = false;
+  bool keep = false, quick = false, saveOnlyMode = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--dir" && i + 1 < argc) dir = argv[++i];
@@ -413,8 +441,10 @@ int main(int argc, char **argv) {
     else if (a == "--keep") keep = true;
     else if (a == "--quick") quick = true;
     else if (a == "--cpu") useCpuClock() = true;
+    else if (a == "--save-only") saveOnlyMode = true;
     else {
-      std::fprintf(stderr, "usage: onnxir-bench [--dir DIR] [--runs N] [--keep] [--quick] [--cpu]\n");
+      std::fprintf(stderr, "usage: onnxir-bench [--dir DIR] [--runs N] [--keep] [--quick] [--cpu] "
+                           "[--save-only]\n");
       return 2;
     }
   }
@@ -453,6 +483,27 @@ int main(int argc, char **argv) {
   std::printf("generated in %.1f s under %s; median of %d runs, each in a forked child; %s\n\n",
               now() - g0, dir.c_str(), runs,
               useCpuClock() ? "CPU time (user + system)" : "wall time");
+
+  if (saveOnlyMode) {
+    // The lowerer alone: saveModel vs the old lowerer's save, after a load.
+    std::printf("%-14s %6s | %8s %8s %6s | %9s %9s\n", "model", "size", "save", "old save",
+                "ratio", "save +RSS", "old +RSS");
+    for (auto &[label, path] : models) {
+      std::string out = dir + "/out/o.onnx";
+      Sample sn = median(runs, [&] { return saveOnly(path, out, false, false); });
+      Sample so = median(runs, [&] { return saveOnly(path, out, true, false); });
+      Sample rn = median(runs, [&] { return saveOnly(path, out, false, true); });
+      Sample ro = median(runs, [&] { return saveOnly(path, out, true, true); });
+      std::printf("%-14s %3.0f MB | %8s %8s %6s | %9s %9s\n", label.c_str(),
+                  fs::file_size(path) / 1048576.0, fmtT(sn).c_str(), fmtT(so).c_str(),
+                  ratio(sn, so).c_str(), fmtM((long)rn.seconds).c_str(),
+                  fmtM((long)ro.seconds).c_str());
+      std::fflush(stdout);
+      fs::remove(out);
+    }
+    if (!keep) fs::remove_all(dir);
+    return 0;
+  }
 
   std::printf("%-14s %6s | %8s %8s %6s | %8s %8s %6s %8s %6s | %7s %7s %6s %7s %6s | "
               "%8s %6s %8s %6s %7s %6s\n",
