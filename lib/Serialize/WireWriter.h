@@ -99,6 +99,7 @@ public:
     len_ += 8;
   }
   void bytes(const char *p, size_t n) {
+    if (n == 0) return; // (p may then be null: an empty StringRef)
     if (n <= cap_ - len_) {
       std::memcpy(buf_.get() + len_, p, n);
       len_ += n;
