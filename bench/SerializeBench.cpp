@@ -8,14 +8,20 @@
 //   lift           onnxir::loadModel
 //   rt             read + lift + lower + write (onnxir::saveModel)
 //   opt rt         rt with -dce -topo in between (verified after each pass)
+//   old rt, old opt rt   the same with the lowerer before issue 13 (a
+//                  ModelProto built, then serialized; test/Unit/Serialize/
+//                  LegacyLower.cpp), so before and after sit side by side
 // plus the peak RSS of each child (wait4 rusage ru_maxrss). See README.md.
 //
 //===----------------------------------------------------------------------===//
 #include "BenchUtil.h"
+#include "LegacyLower.h"
 #include "onnxir/Passes/PassManager.h"
 #include "onnxir/Passes/Passes.h"
 #include "onnxir/Serialize/ProtoIO.h"
 #include "onnxir/onnx.pb.h"
+
+#include "google/protobuf/arena.h"
 
 #include <algorithm>
 #include <chrono>
@@ -338,8 +344,26 @@ double lift(const std::string &path) {
   return now() - t0;
 }
 
+// The save before issue 13: lower into an arena ModelProto, serialize,
+// write, fsync (the old saveModel streamed the message to the file instead
+// of a string; for node-heavy models the difference is the output size).
+bool oldSave(const Model &m, const std::string &out) {
+  google::protobuf::ArenaOptions ao;
+  ao.start_block_size = 64 << 10;
+  ao.max_block_size = 4 << 20;
+  google::protobuf::Arena arena(ao);
+  auto *mp = google::protobuf::Arena::CreateMessage<proto::ModelProto>(&arena);
+  if (!legacy::lowerProto(m, mp, nullptr).ok()) return false;
+  std::string bytes = legacy::serialize(*mp);
+  int fd = ::open(out.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+  if (fd < 0) return false;
+  bool ok = ::write(fd, bytes.data(), bytes.size()) == (ssize_t)bytes.size() && ::fsync(fd) == 0;
+  ::close(fd);
+  return ok;
+}
+
 // load + -dce -topo (verifying after each pass, as onnx-opt does) + save.
-double optRoundTrip(const std::string &path, const std::string &out) {
+double optRoundTrip(const std::string &path, const std::string &out, bool old = false) {
   double t0 = now();
   auto m = loadModel(path);
   if (!m.ok()) return -1;
@@ -351,9 +375,45 @@ double optRoundTrip(const std::string &path, const std::string &out) {
     std::fprintf(stderr, "%s\n", r.status().ToString().c_str());
     return -1;
   }
+  if (old) return oldSave(**m, out) ? now() - t0 : -1;
   auto s = saveModel(**m, out, {});
   if (!s.ok()) return -1;
   return now() - t0;
+}
+
+long procStatusKiB(const char *key) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  size_t n = std::strlen(key);
+  while (std::getline(in, line))
+    if (line.compare(0, n, key) == 0) return std::atol(line.c_str() + n + 1);
+  return -1;
+}
+
+// The save alone, after an untimed load: its CPU/wall seconds, or (`rss`)
+// the memory it needs above what the loaded model holds (peak RSS during
+// the save, reset through /proc/self/clear_refs, minus the RSS before it),
+// in KiB.
+double saveOnly(const std::string &path, const std::string &out, bool old, bool rss) {
+  auto m = loadModel(path);
+  if (!m.ok()) return -1;
+  {
+    std::ofstream cr("/proc/self/clear_refs");
+    cr << "5";
+  }
+  long base = procStatusKiB("VmRSS:");
+  double t0 = now();
+  bool ok = old ? oldSave(**m, out) : saveModel(**m, out, {}).ok();
+  double t = now() - t0;
+  if (!ok) return -1;
+  return rss ? double(procStatusKiB("VmHWM:") - base) : t;
+}
+
+double oldRoundTrip(const std::string &path, const std::string &out) {
+  double t0 = now();
+  auto m = loadModel(path);
+  if (!m.ok()) return -1;
+  return oldSave(**m, out) ? now() - t0 : -1;
 }
 
 double roundTrip(const std::string &path, const std::string &out, const LowerOptions &lo) {
@@ -373,7 +433,7 @@ double roundTrip(const std::string &path, const std::string &out, const LowerOpt
 int main(int argc, char **argv) {
   std::string dir = (fs::temp_directory_path() / "onnxir-bench").string();
   int runs = 3;
-  bool keep = false, quick = false;
+  bool keep = false, quick = false, saveOnlyMode = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--dir" && i + 1 < argc) dir = argv[++i];
@@ -381,8 +441,10 @@ int main(int argc, char **argv) {
     else if (a == "--keep") keep = true;
     else if (a == "--quick") quick = true;
     else if (a == "--cpu") useCpuClock() = true;
+    else if (a == "--save-only") saveOnlyMode = true;
     else {
-      std::fprintf(stderr, "usage: onnxir-bench [--dir DIR] [--runs N] [--keep] [--quick] [--cpu]\n");
+      std::fprintf(stderr, "usage: onnxir-bench [--dir DIR] [--runs N] [--keep] [--quick] [--cpu] "
+                           "[--save-only]\n");
       return 2;
     }
   }
@@ -422,9 +484,32 @@ int main(int argc, char **argv) {
               now() - g0, dir.c_str(), runs,
               useCpuClock() ? "CPU time (user + system)" : "wall time");
 
-  std::printf("%-14s %6s | %8s %8s %6s | %8s %8s %6s %8s %6s | %7s %7s %6s %7s %6s\n",
+  if (saveOnlyMode) {
+    // The lowerer alone: saveModel vs the old lowerer's save, after a load.
+    std::printf("%-14s %6s | %8s %8s %6s | %9s %9s\n", "model", "size", "save", "old save",
+                "ratio", "save +RSS", "old +RSS");
+    for (auto &[label, path] : models) {
+      std::string out = dir + "/out/o.onnx";
+      Sample sn = median(runs, [&] { return saveOnly(path, out, false, false); });
+      Sample so = median(runs, [&] { return saveOnly(path, out, true, false); });
+      Sample rn = median(runs, [&] { return saveOnly(path, out, false, true); });
+      Sample ro = median(runs, [&] { return saveOnly(path, out, true, true); });
+      std::printf("%-14s %3.0f MB | %8s %8s %6s | %9s %9s\n", label.c_str(),
+                  fs::file_size(path) / 1048576.0, fmtT(sn).c_str(), fmtT(so).c_str(),
+                  ratio(sn, so).c_str(), fmtM((long)rn.seconds).c_str(),
+                  fmtM((long)ro.seconds).c_str());
+      std::fflush(stdout);
+      fs::remove(out);
+    }
+    if (!keep) fs::remove_all(dir);
+    return 0;
+  }
+
+  std::printf("%-14s %6s | %8s %8s %6s | %8s %8s %6s %8s %6s | %7s %7s %6s %7s %6s | "
+              "%8s %6s %8s %6s %7s %6s\n",
               "model", "size", "pb parse", "lift", "ratio", "pb p+s", "rt", "ratio", "opt rt",
-              "ratio", "pb RSS", "rt RSS", "ratio", "opt RSS", "ratio");
+              "ratio", "pb RSS", "rt RSS", "ratio", "opt RSS", "ratio", "old rt", "ratio",
+              "old opt", "ratio", "old RSS", "ratio");
   for (auto &[label, path] : models) {
     std::string out = dir + "/out/o.onnx", pbout = dir + "/out/pb.onnx";
     Sample pp = median(runs, [&] { return pbParse(path); });
@@ -432,13 +517,19 @@ int main(int argc, char **argv) {
     Sample li = median(runs, [&] { return lift(path); });
     Sample rt = median(runs, [&] { return roundTrip(path, out, {}); });
     Sample ort = median(runs, [&] { return optRoundTrip(path, out); });
-    std::printf("%-14s %3.0f MB | %8s %8s %6s | %8s %8s %6s %8s %6s | %7s %7s %6s %7s %6s\n",
+    Sample oldrt = median(runs, [&] { return oldRoundTrip(path, out); });
+    Sample oldort = median(runs, [&] { return optRoundTrip(path, out, true); });
+    std::printf("%-14s %3.0f MB | %8s %8s %6s | %8s %8s %6s %8s %6s | %7s %7s %6s %7s %6s | "
+                "%8s %6s %8s %6s %7s %6s\n",
                 label.c_str(), fs::file_size(path) / 1048576.0, fmtT(pp).c_str(),
                 fmtT(li).c_str(), ratio(li, pp).c_str(), fmtT(prt).c_str(), fmtT(rt).c_str(),
                 ratio(rt, prt).c_str(), fmtT(ort).c_str(), ratio(ort, prt).c_str(),
                 fmtM(prt.maxrssKiB).c_str(), fmtM(rt.maxrssKiB).c_str(),
                 ratioM(rt.maxrssKiB, prt.maxrssKiB).c_str(), fmtM(ort.maxrssKiB).c_str(),
-                ratioM(ort.maxrssKiB, prt.maxrssKiB).c_str());
+                ratioM(ort.maxrssKiB, prt.maxrssKiB).c_str(), fmtT(oldrt).c_str(),
+                ratio(oldrt, prt).c_str(), fmtT(oldort).c_str(), ratio(oldort, prt).c_str(),
+                fmtM(std::max(oldrt.maxrssKiB, oldort.maxrssKiB)).c_str(),
+                ratioM(std::max(oldrt.maxrssKiB, oldort.maxrssKiB), prt.maxrssKiB).c_str());
     std::fflush(stdout);
     fs::remove(out);
     fs::remove(pbout);

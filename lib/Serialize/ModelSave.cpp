@@ -1,14 +1,10 @@
 //===- ModelSave.cpp - Lowering for a save, and the streamed writer -------===//
 #include "ModelSave.h"
 #include "ProtoCommon.h"
+#include "WireWriter.h"
 
 #include "absl/strings/str_cat.h"
-#include "google/protobuf/arena.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/DenseSet.h"
 
 #include <cassert>
 #include <climits>
@@ -19,11 +15,6 @@ namespace onnxir {
 using detail::OutputFile;
 
 namespace {
-
-absl::Status writeFailed(const std::string &path, int err) {
-  return absl::ResourceExhaustedError(
-      absl::StrCat(path, ": write failed", err ? ": " + detail::errnoText(err) : ""));
-}
 
 // Copies `data` to `f` in chunks, dropping each chunk's mapped pages once
 // written, so that peak memory stays near one chunk however big the data.
@@ -37,32 +28,102 @@ absl::Status writeReleasing(OutputFile &f, llvm::StringRef data) {
   return absl::OkStatus();
 }
 
-/// Moves tensor data into one external file at 4096-aligned offsets, or
-/// writes external tensors inline (DataPlan).
-class DataSink final : public detail::TensorSink {
-public:
-  DataSink(OutputFile *file, const detail::DataPlan &plan) : file_(file), plan_(plan) {}
+using detail::TensorPlacement;
 
-  absl::StatusOr<bool> place(const Tensor &t, proto::TensorProto *out) override {
-    if (t.dataType() == DataType::String) return false;
+/// Decides where each tensor's data goes (DataPlan): moved into one external
+/// file at 4096-aligned offsets (written now), or external data written
+/// inline. Tensors are visited in the order the lowerer used to meet them
+/// (the data file's layout depends on it): per graph its nodes' attributes
+/// (subgraphs included), initializers, sparse initializers; per function
+/// its attribute defaults, then its nodes.
+class Placer {
+public:
+  Placer(OutputFile *file, const detail::DataPlan &plan) : file_(file), plan_(plan) {}
+
+  absl::Status model(const Model &m) {
+    if (m.hasGraph)
+      if (auto s = graph(m.graph()); !s.ok()) return s;
+    for (const auto &f : m.functions()) {
+      for (const auto &a : f->attributeDefaults)
+        if (auto s = attribute(*a); !s.ok()) return s;
+      if (auto s = nodes(f->body()); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+  llvm::DenseMap<const Tensor *, TensorPlacement> placements;
+  size_t numMoved = 0;
+
+private:
+  absl::Status graph(const Graph &g) {
+    if (auto s = nodes(g); !s.ok()) return s;
+    for (Value *v : g.initializers())
+      if (auto s = tensor(*v->initializer()); !s.ok()) return s;
+    for (Value *v : g.sparseInitializers())
+      if (auto s = sparse(*v->sparseInitializer()); !s.ok()) return s;
+    return absl::OkStatus();
+  }
+  absl::Status nodes(const Graph &g) {
+    for (const Node &n : g.nodes())
+      for (unsigned i = 0; i < n.numAttributes(); ++i)
+        if (auto s = attribute(n.attribute(i)); !s.ok()) return s;
+    return absl::OkStatus();
+  }
+  absl::Status sparse(const SparseTensor &st) {
+    if (st.hasValues)
+      if (auto s = tensor(st.values); !s.ok()) return s;
+    if (st.hasIndices)
+      if (auto s = tensor(st.indices); !s.ok()) return s;
+    return absl::OkStatus();
+  }
+  absl::Status attribute(const Attribute &a) {
+    switch (a.kind()) {
+    case AttrKind::Tensor:
+      if (!a.tensors.empty()) return tensor(*a.tensors[0]);
+      break;
+    case AttrKind::Tensors:
+      for (const auto &t : a.tensors)
+        if (auto s = tensor(*t); !s.ok()) return s;
+      break;
+    case AttrKind::SparseTensor:
+      if (!a.sparseTensors.empty()) return sparse(*a.sparseTensors[0]);
+      break;
+    case AttrKind::SparseTensors:
+      for (const auto &t : a.sparseTensors)
+        if (auto s = sparse(*t); !s.ok()) return s;
+      break;
+    case AttrKind::Graph:
+      if (a.numGraphs()) return graph(*a.graph(0));
+      break;
+    case AttrKind::Graphs:
+      for (unsigned i = 0; i < a.numGraphs(); ++i)
+        if (auto s = graph(*a.graph(i)); !s.ok()) return s;
+      break;
+    default:
+      break;
+    }
+    return absl::OkStatus();
+  }
+  absl::Status tensor(const Tensor &t) {
+    if (t.dataType() == DataType::String) return absl::OkStatus();
     bool isExt = t.storage() == Tensor::Storage::External;
     if (isExt && plan_.inlineExternal) {
       auto data = t.bytes();
       if (!data.ok()) return data.status();
-      out->clear_external_data();
-      out->clear_data_location();
-      out->set_raw_data(data->data(), data->size());
-      return true;
+      TensorPlacement p;
+      p.kind = TensorPlacement::Kind::Inline;
+      p.bytes = *data;
+      placements[&t] = p;
+      return absl::OkStatus();
     }
-    if (!file_ || plan_.location.empty()) return false;
+    if (!file_ || plan_.location.empty()) return absl::OkStatus();
     if (!isExt && t.storage() != Tensor::Storage::Raw && t.storage() != Tensor::Storage::Typed)
-      return false;
-    if (isExt && !plan_.moveExternal) return false;
+      return absl::OkStatus();
+    if (isExt && !plan_.moveExternal) return absl::OkStatus();
     if (!isExt) {
       auto n = t.numElements();
-      if (!n) return false;
+      if (!n) return absl::OkStatus();
       uint64_t bytes = dataTypeStorageBytes(t.dataType(), (uint64_t)*n);
-      if (bytes <= plan_.threshold) return false;
+      if (bytes <= plan_.threshold) return absl::OkStatus();
     }
     auto data = t.bytes();
     if (!data.ok()) return data.status();
@@ -71,220 +132,45 @@ public:
     if (auto s = file_->write(zeros, pad); !s.ok()) return s;
     offset_ += pad;
     if (auto s = writeReleasing(*file_, *data); !s.ok()) return s;
-    out->clear_raw_data();
-    out->clear_float_data();
-    out->clear_int32_data();
-    out->clear_int64_data();
-    out->clear_double_data();
-    out->clear_uint64_data();
-    out->clear_external_data();
-    auto add = [&](const char *k, const std::string &v) {
-      auto *e = out->add_external_data();
-      e->set_key(k);
-      e->set_value(v);
-    };
-    add("location", plan_.location);
-    add("offset", std::to_string(offset_));
-    add("length", std::to_string(data->size()));
-    out->set_data_location(proto::TensorProto::EXTERNAL);
+    TensorPlacement p;
+    p.kind = TensorPlacement::Kind::Moved;
+    p.offset = offset_;
+    p.length = data->size();
+    placements[&t] = p;
+    ++numMoved;
     offset_ += data->size();
-    moved_.push_back(out);
-    return true;
+    return absl::OkStatus();
   }
-  const std::vector<proto::TensorProto *> &moved() const { return moved_; }
 
-private:
   OutputFile *file_;
   const detail::DataPlan &plan_;
   uint64_t offset_ = 0;
-  std::vector<proto::TensorProto *> moved_;
 };
 
 // Note [Streamed save]
-// Lowering copies every raw tensor into the ModelProto, so a plain save holds
-// the model twice (the IR's bytes, usually mapped from the input, and the
-// message). Instead, the raw bytes of big main-graph initializers are left
-// out of the message (StreamSink) and spliced in while writing: the message
-// is written in pieces in field-number order, exactly as protobuf would
-// write it whole (known fields by number, then unknown ones), with the
-// lengths of the enclosing messages computed up front. Mapped pages are
-// dropped as they are written.
-class StreamSink final : public detail::TensorSink {
+// A plain save must not hold the model twice (the IR's bytes, usually mapped
+// from the input, and a serialized copy). The lowerer writes straight to the
+// file through a small buffer (Note [Direct lower] in ProtoLower.cpp); the
+// raw bytes of big tensors are written from where they lie in chunks, and
+// the mapped pages of each chunk are dropped once written.
+class FileSink final : public detail::ByteSink {
 public:
-  StreamSink(const Model &m, detail::TensorSink *next) : next_(next) {
-    for (Value *v : m.graph().initializers()) {
-      const Tensor *t = v->initializer();
-      if (t->storage() == Tensor::Storage::Raw && t->rawData().size() >= kMinBytes)
-        candidates_.insert(t);
-    }
-  }
-  absl::StatusOr<bool> place(const Tensor &t, proto::TensorProto *out) override {
-    if (next_) {
-      auto placed = next_->place(t, out);
-      if (!placed.ok() || *placed) return placed;
-    }
-    if (!candidates_.count(&t)) return false;
-    spliced_[out] = t.rawData();
-    return true;
-  }
-  /// Raw bytes to write as raw_data of these (main-graph initializer) protos.
-  const llvm::DenseMap<const proto::TensorProto *, llvm::StringRef> &spliced() const {
-    return spliced_;
+  FileSink(OutputFile &f, bool release) : f_(f), release_(release) {}
+  absl::Status put(const char *p, size_t n) override { return f_.write(p, n); }
+  void written(llvm::StringRef c) override {
+    if (release_) detail::releaseMappedPages(c);
   }
 
 private:
-  static constexpr size_t kMinBytes = 64 * 1024;
-  detail::TensorSink *next_;
-  llvm::DenseSet<const Tensor *> candidates_;
-  llvm::DenseMap<const proto::TensorProto *, llvm::StringRef> spliced_;
+  OutputFile &f_;
+  bool release_;
 };
 
-// The message built by lowering lives until it is written.
-google::protobuf::ArenaOptions lowerArenaOptions() {
-  google::protobuf::ArenaOptions o;
-  o.start_block_size = 64 << 10;
-  o.max_block_size = 4 << 20;
-  return o;
+absl::Status overLimit(const std::string &path, uint64_t total) {
+  return absl::ResourceExhaustedError(absl::StrCat(
+      path, ": the model would be ", total,
+      " bytes, over protobuf's 2 GiB limit; save with --external-data=FILE"));
 }
-
-size_t varintSize(uint64_t v) {
-  return google::protobuf::io::CodedOutputStream::VarintSize64(v);
-}
-
-// Writes `mp` with the raw_data of `spliced` initializers of its main graph
-// inserted (Note [Streamed save]). Takes the message apart on the way.
-absl::Status writeStreamed(proto::ModelProto &mp,
-                           const llvm::DenseMap<const proto::TensorProto *, llvm::StringRef> &spliced,
-                           OutputFile &f, const std::string &path) {
-  using google::protobuf::Arena;
-  using google::protobuf::io::CodedOutputStream;
-  // Every piece lives on the message's arena, so moving fields between them
-  // swaps pointers instead of copying.
-  Arena *arena = mp.GetArena();
-  assert(arena && "saveModel lowers into an arena");
-  if (!mp.has_graph())
-    return absl::InternalError(path + ": streamed tensors but no graph was written");
-  // ModelProto: fields 1-6, then graph (7), then the rest.
-  proto::ModelProto &mHead = *Arena::CreateMessage<proto::ModelProto>(arena);
-  if (mp.has_ir_version()) mHead.set_ir_version(mp.ir_version());
-  if (mp.has_producer_name()) mHead.set_producer_name(mp.producer_name());
-  if (mp.has_producer_version()) mHead.set_producer_version(mp.producer_version());
-  if (mp.has_domain()) mHead.set_domain(mp.domain());
-  if (mp.has_model_version()) mHead.set_model_version(mp.model_version());
-  if (mp.has_doc_string()) mHead.set_doc_string(mp.doc_string());
-  mp.clear_ir_version();
-  mp.clear_producer_name();
-  mp.clear_producer_version();
-  mp.clear_domain();
-  mp.clear_model_version();
-  mp.clear_doc_string();
-  proto::GraphProto *graph = mp.unsafe_arena_release_graph();
-  // GraphProto: node (1) and name (2), then initializer (5), then the rest.
-  proto::GraphProto &gHead = *Arena::CreateMessage<proto::GraphProto>(arena);
-  gHead.mutable_node()->Swap(graph->mutable_node());
-  if (graph->has_name()) gHead.set_name(graph->name());
-  graph->clear_name();
-  proto::GraphProto &initHolder = *Arena::CreateMessage<proto::GraphProto>(arena);
-  initHolder.mutable_initializer()->Swap(graph->mutable_initializer());
-  google::protobuf::RepeatedPtrField<proto::TensorProto> &inits = *initHolder.mutable_initializer();
-  // TensorProto of a spliced initializer: fields 1-8, raw_data (9), the rest.
-  struct Part {
-    proto::TensorProto *head = nullptr;
-    llvm::StringRef raw;
-    size_t len = 0;
-  };
-  std::vector<Part> parts(inits.size());
-  uint64_t gLen = gHead.ByteSizeLong() + graph->ByteSizeLong();
-  size_t found = 0;
-  for (int i = 0; i < inits.size(); ++i) {
-    proto::TensorProto &tp = *inits.Mutable(i);
-    Part &p = parts[i];
-    auto it = spliced.find(&tp);
-    if (it != spliced.end()) {
-      ++found;
-      p.raw = it->second;
-      p.head = Arena::CreateMessage<proto::TensorProto>(arena);
-      proto::TensorProto &h = *p.head;
-      h.mutable_dims()->Swap(tp.mutable_dims());
-      if (tp.has_data_type()) h.set_data_type(tp.data_type());
-      if (tp.has_segment()) h.mutable_segment()->Swap(tp.mutable_segment());
-      h.mutable_float_data()->Swap(tp.mutable_float_data());
-      h.mutable_int32_data()->Swap(tp.mutable_int32_data());
-      h.mutable_string_data()->Swap(tp.mutable_string_data());
-      h.mutable_int64_data()->Swap(tp.mutable_int64_data());
-      if (tp.has_name()) h.set_name(tp.name());
-      tp.clear_data_type();
-      tp.clear_segment();
-      tp.clear_name();
-      p.len = h.ByteSizeLong() + 1 + varintSize(p.raw.size()) + p.raw.size() + tp.ByteSizeLong();
-    } else {
-      p.len = tp.ByteSizeLong();
-    }
-    gLen += 1 + varintSize(p.len) + p.len;
-  }
-  if (found != spliced.size())
-    return absl::InternalError(path + ": a streamed tensor is not a main-graph initializer");
-  uint64_t total = mHead.ByteSizeLong() + 1 + varintSize(gLen) + gLen + mp.ByteSizeLong();
-  if (total > (uint64_t)INT_MAX)
-    return absl::ResourceExhaustedError(absl::StrCat(
-        path, ": the model would be ", total,
-        " bytes, over protobuf's 2 GiB limit; save with --external-data=FILE"));
-
-  google::protobuf::io::FileOutputStream fos(f.fd());
-  bool ok = true;
-  {
-    CodedOutputStream cos(&fos);
-    cos.SetSerializationDeterministic(true);
-    mHead.SerializeWithCachedSizes(&cos);
-    cos.WriteTag(7 << 3 | 2);
-    cos.WriteVarint64(gLen);
-    gHead.SerializeWithCachedSizes(&cos);
-    for (int i = 0; i < inits.size() && ok; ++i) {
-      proto::TensorProto &tp = *inits.Mutable(i);
-      Part &p = parts[i];
-      cos.WriteTag(5 << 3 | 2);
-      cos.WriteVarint64(p.len);
-      if (p.head) {
-        p.head->SerializeWithCachedSizes(&cos);
-        cos.WriteTag(9 << 3 | 2);
-        cos.WriteVarint64(p.raw.size());
-        constexpr size_t kChunk = 16u << 20;
-        for (size_t at = 0; at < p.raw.size(); at += kChunk) {
-          llvm::StringRef c = p.raw.substr(at, kChunk);
-          cos.WriteRaw(c.data(), (int)c.size());
-          detail::releaseMappedPages(c);
-        }
-      }
-      tp.SerializeWithCachedSizes(&cos);
-      ok = !cos.HadError();
-    }
-    graph->SerializeWithCachedSizes(&cos);
-    mp.SerializeWithCachedSizes(&cos);
-    ok = ok && !cos.HadError();
-  }
-  if (!ok || !fos.Flush() || fos.GetErrno())
-    return absl::ResourceExhaustedError(absl::StrCat(
-        path, ": write failed", fos.GetErrno() ? ": " + detail::errnoText(fos.GetErrno()) : ""));
-  return absl::OkStatus();
-}
-
-absl::Status writeProto(const proto::ModelProto &mp, OutputFile &f, const std::string &path) {
-  size_t size = mp.ByteSizeLong();
-  if (size > (size_t)INT_MAX)
-    return absl::ResourceExhaustedError(absl::StrCat(
-        path, ": the model would be ", size,
-        " bytes, over protobuf's 2 GiB limit; save with --external-data=FILE"));
-  google::protobuf::io::FileOutputStream fos(f.fd());
-  {
-    google::protobuf::io::CodedOutputStream cos(&fos);
-    cos.SetSerializationDeterministic(true);
-    mp.SerializeWithCachedSizes(&cos);
-    if (cos.HadError()) return writeFailed(path, fos.GetErrno());
-  }
-  if (!fos.Flush() || fos.GetErrno()) return writeFailed(path, fos.GetErrno());
-  return absl::OkStatus();
-}
-
 
 } // namespace
 
@@ -295,11 +181,10 @@ absl::Status writeProto(const proto::ModelProto &mp, OutputFile &f, const std::s
 namespace detail {
 
 struct LoweredModel::Impl {
-  google::protobuf::Arena arena{lowerArenaOptions()};
-  proto::ModelProto *mp = nullptr;
+  const Model *m = nullptr;
   DataPlan plan;
-  std::unique_ptr<DataSink> data;
-  std::unique_ptr<StreamSink> stream;
+  std::unique_ptr<Placer> placer;
+  std::string location;
 };
 
 LoweredModel::LoweredModel() : impl_(std::make_unique<Impl>()) {}
@@ -310,36 +195,49 @@ absl::StatusOr<std::unique_ptr<LoweredModel>> LoweredModel::lower(const Model &m
                                                                   OutputFile *dataFile) {
   std::unique_ptr<LoweredModel> lm(new LoweredModel);
   Impl &d = *lm->impl_;
+  d.m = &m;
   d.plan = plan;
-  d.mp = google::protobuf::Arena::CreateMessage<proto::ModelProto>(&d.arena);
-  d.data = std::make_unique<DataSink>(dataFile, d.plan);
-  TensorSink *sink = d.data.get();
-  if (plan.stream) {
-    d.stream = std::make_unique<StreamSink>(m, sink);
-    sink = d.stream.get();
-  }
-  if (auto s = lowerProto(m, d.mp, sink); !s.ok()) return s;
+  d.location = plan.location;
+  d.placer = std::make_unique<Placer>(dataFile, d.plan);
+  if (plan.inlineExternal || (dataFile && !plan.location.empty()))
+    if (auto s = d.placer->model(m); !s.ok()) return s;
   return lm;
 }
 
-size_t LoweredModel::numMoved() const { return impl_->data->moved().size(); }
+size_t LoweredModel::numMoved() const { return impl_->placer->numMoved; }
 
-void LoweredModel::setLocation(const std::string &location) {
-  for (proto::TensorProto *tp : impl_->data->moved())
-    for (auto &e : *tp->mutable_external_data())
-      if (e.key() == "location") e.set_value(location);
+void LoweredModel::setLocation(const std::string &location) { impl_->location = location; }
+
+namespace {
+WireLowerOptions wireOptions(const LoweredModel::Impl &d) {
+  WireLowerOptions o;
+  o.placements = &d.placer->placements;
+  o.location = d.location;
+  return o;
 }
+} // namespace
 
 absl::Status LoweredModel::write(OutputFile &out, const std::string &name) {
   Impl &d = *impl_;
-  if (d.stream && !d.stream->spliced().empty())
-    return writeStreamed(*d.mp, d.stream->spliced(), out, name);
-  return writeProto(*d.mp, out, name);
+  ModelWireLowering wl(*d.m, wireOptions(d));
+  uint64_t total = wl.size();
+  if (total > (uint64_t)INT_MAX) return overLimit(name, total);
+  FileSink sink(out, d.plan.stream);
+  return wl.write(sink);
 }
 
 absl::StatusOr<std::unique_ptr<Model>> LoweredModel::relift(const std::string &source) {
-  assert((!impl_->stream || impl_->stream->spliced().empty()) && "relift of a streamed save");
-  return liftProto(*impl_->mp, "", source);
+  Impl &d = *impl_;
+  ModelWireLowering wl(*d.m, wireOptions(d));
+  uint64_t total = wl.size();
+  if (total > (uint64_t)INT_MAX) return overLimit(source, total);
+  std::string bytes;
+  bytes.reserve(total);
+  StringSink sink(bytes);
+  if (auto s = wl.write(sink); !s.ok()) return s;
+  LiftOptions lo;
+  lo.sourceName = source;
+  return liftModel(llvm::StringRef(bytes), lo);
 }
 
 } // namespace detail
@@ -378,26 +276,25 @@ void detail::forEachTensor(const Model &m, llvm::function_ref<void(const Tensor 
 }
 
 absl::StatusOr<std::string> lowerModel(const Model &m, const LowerOptions &) {
-  google::protobuf::Arena arena(lowerArenaOptions());
-  proto::ModelProto &mp = *google::protobuf::Arena::CreateMessage<proto::ModelProto>(&arena);
-  if (auto s = detail::lowerProto(m, &mp, nullptr); !s.ok()) return s;
-  if (mp.ByteSizeLong() > (size_t)INT_MAX)
+  detail::ModelWireLowering wl(m, {});
+  uint64_t total = wl.size();
+  if (total > (uint64_t)INT_MAX)
     return absl::ResourceExhaustedError("the model is over protobuf's 2 GiB limit; save it with "
                                         "external data");
   std::string out;
-  google::protobuf::io::StringOutputStream sos(&out);
-  {
-    google::protobuf::io::CodedOutputStream cos(&sos);
-    cos.SetSerializationDeterministic(true);
-    mp.SerializeToCodedStream(&cos);
-  }
+  out.reserve(total);
+  detail::StringSink sink(out);
+  if (auto s = wl.write(sink); !s.ok()) return s;
   return out;
 }
 
-absl::Status lowerModel(const Model &m, proto::ModelProto *out, const LowerOptions &) {
+absl::Status lowerModel(const Model &m, proto::ModelProto *out, const LowerOptions &opts) {
   out->Clear();
-  return detail::lowerProto(m, out, nullptr);
+  auto bytes = lowerModel(m, opts);
+  if (!bytes.ok()) return bytes.status();
+  if (!out->ParseFromString(*bytes))
+    return absl::InternalError("the lowered model does not parse back as a ModelProto");
+  return absl::OkStatus();
 }
-
 
 } // namespace onnxir

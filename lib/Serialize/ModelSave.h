@@ -1,8 +1,9 @@
 //===- ModelSave.h - Lowering for a save, and the streamed writer ---------===//
 //
 // Internal: the binary side of saving (what ModelFile.cpp's transaction
-// calls). A LoweredModel is the message of one save, with tensor data
-// already written to the data file where the plan says so.
+// calls). A LoweredModel is one save of a model: tensor data already
+// written to the data file where the plan says so, the model's bytes
+// written straight from the IR by write() (Note [Direct lower]).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXIR_LIB_SERIALIZE_MODELSAVE_H
@@ -51,12 +52,13 @@ public:
   void setLocation(const std::string &location);
   /// Writes the binary model to `out` (`name` for messages).
   absl::Status write(OutputFile &out, const std::string &name);
-  /// The lowered message lifted again (for printing it as text); consumes it.
+  /// The lowered bytes lifted again (for printing them as text).
   absl::StatusOr<std::unique_ptr<Model>> relift(const std::string &source);
+
+  struct Impl; // (public for ModelSave.cpp's helpers)
 
 private:
   LoweredModel();
-  struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 

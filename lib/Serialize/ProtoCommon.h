@@ -73,9 +73,6 @@ struct TensorSink {
 /// Lowers one type (verbatim from its extras when it has them).
 void lowerType(const Type *t, proto::TypeProto *tp);
 
-/// Lowers into `mp`. `sink` (optional) may move tensor data out of the message.
-absl::Status lowerProto(const Model &m, proto::ModelProto *mp, TensorSink *sink);
-
 } // namespace detail
 } // namespace onnxir
 

@@ -1,29 +1,27 @@
-//===- ProtoLower.cpp - IR -> ModelProto ----------------------------------===//
+//===- ProtoLower.cpp - IR -> ONNX wire format ----------------------------===//
 //
 // The inverse of ProtoLift.cpp: every modeled field is written from the IR,
-// after the entity's residual (Note [Residuals]) has been merged in. Names
-// come from the Values, so renames and rewrites show up in the output.
+// merged with the entity's residual (Note [Residuals]). Names come from the
+// Values, so renames and rewrites show up in the output. Models are written
+// straight to bytes (Note [Direct lower]); lowerType, which builds one
+// TypeProto, remains for the lifter's check of what a type can say.
 //
 //===----------------------------------------------------------------------===//
 #include "ProtoCommon.h"
+#include "WireWriter.h"
 
 #include "absl/strings/str_cat.h"
 
 #include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <cstring>
+#include <map>
 
 namespace onnxir {
 namespace detail {
 
 namespace {
-
-void lowerMetadata(const Metadata &m,
-                   google::protobuf::RepeatedPtrField<proto::StringStringEntryProto> *out) {
-  for (const auto &[k, v] : m) {
-    auto *e = out->Add();
-    e->set_key(k);
-    e->set_value(v);
-  }
-}
 
 void lowerShape(const Type *t, proto::TensorShapeProto *sh) {
   for (const Dim &d : t->dims()) {
@@ -82,342 +80,802 @@ void lowerType(const Type *t, proto::TypeProto *tp) {
   if (!t->denotation().empty()) tp->set_denotation(t->denotation().str());
 }
 
+//===----------------------------------------------------------------------===//
+// Direct lower
+//===----------------------------------------------------------------------===//
+
+// Note [Direct lower]
+// The IR is lowered straight to the wire format. The bytes are exactly what
+// protobuf wrote for the ModelProto the lowerer used to build (the lossless
+// corpus tests and SerializeLowerTests compare them): every message's known
+// fields in field-number order, then its unknown fields.
+//
+// Sizes: an embedded message is preceded by its length, so lowering runs
+// twice over the same code (Emit<SizeCounter>, then Emit<WireWriter>): the
+// first pass records the length of every nested message in pre-order, the
+// second consumes them in the same order while writing. Types are interned,
+// so each distinct Type is encoded once and its bytes copied.
+//
+// Residuals (Note [Residuals]): the old lowerer merged an entity's residual
+// into the message and then set the modeled fields. A residual is parsed
+// once into its message type; its known fields, serialized, are cut into
+// one chunk per field number, and its unknown fields serialized apart. Each
+// field is then written as the merge left it: a singular field set by the
+// model replaces the residual's, a repeated field is the residual's
+// elements then the model's (one run for packed fields), a oneof member
+// set by the model drops the residual's other members, and the residual's
+// unknown fields close the message. A singular message field present in both
+// (which no lift produces; only hand-written text extras can) is merged with
+// protobuf, which treats a sink's clears and a TypeProto with extras as a
+// plain merge would.
+//
+// Placed tensors (ModelSave.cpp's data plan) are written as the old sinks
+// left them: moved ones without data fields and with three external_data
+// entries; inlined external ones with raw_data and no external fields.
+
+ByteSink::~ByteSink() = default;
+
 namespace {
 
-class Lowerer {
-public:
-  explicit Lowerer(TensorSink *sink) : sink_(sink) {}
+void putVarint(std::string &s, uint64_t v) {
+  while (v >= 0x80) {
+    s += char(v | 0x80);
+    v >>= 7;
+  }
+  s += char(v);
+}
+void putTag(std::string &s, uint32_t f, unsigned wt) { putVarint(s, (uint64_t)f << 3 | wt); }
+void putStr(std::string &s, uint32_t f, llvm::StringRef v) {
+  putTag(s, f, 2);
+  putVarint(s, v.size());
+  s.append(v.data(), v.size());
+}
+void putInt32(std::string &s, uint32_t f, int32_t v) {
+  putTag(s, f, 0);
+  putVarint(s, (uint64_t)(int64_t)v);
+}
 
-  absl::Status lowerModel(const Model &m, proto::ModelProto *mp);
+std::string encodeShape(const Type *t) {
+  std::string sh;
+  for (const Dim &d : t->dims()) {
+    std::string pd;
+    if (d.kind == Dim::Kind::Known) {
+      putTag(pd, 1, 0);
+      putVarint(pd, (uint64_t)d.value);
+    } else if (d.kind == Dim::Kind::Symbolic) {
+      putStr(pd, 2, d.param);
+    }
+    if (!d.denotation.empty()) putStr(pd, 3, d.denotation);
+    putStr(sh, 1, pd);
+  }
+  return sh;
+}
 
-private:
-  absl::Status lowerTensor(const Tensor &t, const std::string *name, proto::TensorProto *tp);
-  absl::Status lowerSparse(const SparseTensor &s, const std::string *name,
-                           proto::SparseTensorProto *sp);
-  absl::Status lowerGraph(const Graph &g, proto::GraphProto *gp);
-  absl::Status lowerNodes(const Graph &g,
-                          google::protobuf::RepeatedPtrField<proto::NodeProto> *out);
-  absl::Status lowerAttribute(const Attribute &a, proto::AttributeProto *ap);
-  void lowerValueInfoRecords(const Graph &g,
-                             google::protobuf::RepeatedPtrField<proto::ValueInfoProto> *out);
-  absl::Status lowerFunction(const Function &f, proto::FunctionProto *fp);
+std::string encodeType(const Type *t, TypeBytesCache &cache) {
+  if (!t->extras().empty()) {
+    // Verbatim, as protobuf re-serializes it.
+    proto::TypeProto tp;
+    tp.ParseFromArray(t->extras().data(), (int)t->extras().size());
+    return tp.SerializeAsString();
+  }
+  std::string body;
+  uint32_t field = 0;
+  switch (t->kind()) {
+  case Type::Kind::Tensor:
+  case Type::Kind::SparseTensor:
+    field = t->kind() == Type::Kind::Tensor ? 1 : 8;
+    if (t->hasElemType()) putInt32(body, 1, t->elemTypeRaw());
+    if (t->hasShape()) putStr(body, 2, encodeShape(t));
+    break;
+  case Type::Kind::Sequence:
+  case Type::Kind::Optional:
+    field = t->kind() == Type::Kind::Sequence ? 4 : 9;
+    if (t->elementType()) putStr(body, 1, encodeTypeCached(t->elementType(), cache));
+    break;
+  case Type::Kind::Map:
+    field = 5;
+    if (t->hasElemType()) putInt32(body, 1, t->elemTypeRaw());
+    if (t->elementType()) putStr(body, 2, encodeTypeCached(t->elementType(), cache));
+    break;
+  case Type::Kind::Opaque:
+    field = 7;
+    if (!t->opaqueDomain().empty()) putStr(body, 1, t->opaqueDomain());
+    if (!t->opaqueName().empty()) putStr(body, 2, t->opaqueName());
+    break;
+  case Type::Kind::None:
+    break;
+  }
+  std::string out;
+  // The value oneof around denotation (6): tensor 1, sequence 4, map 5 |
+  // opaque 7, sparse tensor 8, optional 9.
+  if (field && field < 6) putStr(out, field, body);
+  if (!t->denotation().empty()) putStr(out, 6, t->denotation());
+  if (field > 6) putStr(out, field, body);
+  return out;
+}
 
-  TensorSink *sink_;
+/// A residual cut by field (Note [Direct lower]).
+struct Residual {
+  std::string known, unknown;
+  struct Chunk {
+    uint32_t field;
+    size_t begin, end;
+  };
+  std::vector<Chunk> chunks;
+
+  llvm::StringRef get(uint32_t f) const {
+    for (const Chunk &c : chunks)
+      if (c.field == f) return llvm::StringRef(known).slice(c.begin, c.end);
+    return {};
+  }
 };
 
-absl::Status Lowerer::lowerTensor(const Tensor &t, const std::string *name,
-                                  proto::TensorProto *tp) {
-  applyResidual(t.extras, tp);
-  for (int64_t d : t.dims()) tp->add_dims(d);
-  if (t.dataTypeRaw() != 0) tp->set_data_type(t.dataTypeRaw());
-  const std::string &n = name ? *name : t.name();
-  if (!n.empty()) tp->set_name(n);
-  if (!t.docString.empty()) tp->set_doc_string(t.docString);
-  lowerMetadata(t.metadata, tp->mutable_metadata_props());
-  if (t.segment) {
-    tp->mutable_segment()->set_begin(t.segment->first);
-    tp->mutable_segment()->set_end(t.segment->second);
+bool readVarint(const char *&p, const char *end, uint64_t &v) {
+  v = 0;
+  for (int shift = 0; shift < 64 && p < end; shift += 7) {
+    uint8_t b = (uint8_t)*p++;
+    v |= uint64_t(b & 0x7f) << shift;
+    if (!(b & 0x80)) return true;
   }
-  if (t.dataLocation) tp->set_data_location((proto::TensorProto::DataLocation)*t.dataLocation);
-  if (sink_) {
-    auto placed = sink_->place(t, tp);
-    if (!placed.ok()) return placed.status();
-    if (*placed) return absl::OkStatus();
-  }
-  switch (t.storage()) {
-  case Tensor::Storage::Empty:
-    break;
-  case Tensor::Storage::Raw: {
-    llvm::StringRef r = t.rawData();
-    tp->set_raw_data(r.data(), r.size());
-    break;
-  }
-  case Tensor::Storage::Typed:
-    switch (t.typedField()) {
-    case Tensor::TypedField::Float:
-      tp->mutable_float_data()->Add(t.floatData.begin(), t.floatData.end());
+  return false;
+}
+
+/// The payload of one length-delimited field (tag and length skipped).
+llvm::StringRef lenPayload(llvm::StringRef field) {
+  const char *p = field.begin(), *end = field.end();
+  uint64_t key, len;
+  if (!readVarint(p, end, key) || !readVarint(p, end, len) || len > uint64_t(end - p)) return {};
+  return llvm::StringRef(p, (size_t)len);
+}
+
+void cutChunks(Residual &r) {
+  const char *base = r.known.data(), *p = base, *end = base + r.known.size();
+  while (p < end) {
+    const char *start = p;
+    uint64_t key, v;
+    if (!readVarint(p, end, key)) break;
+    switch (key & 7) {
+    case 0: if (!readVarint(p, end, v)) p = end; break;
+    case 1: p = end - p < 8 ? end : p + 8; break;
+    case 5: p = end - p < 4 ? end : p + 4; break;
+    case 2:
+      if (!readVarint(p, end, v) || v > uint64_t(end - p)) p = end;
+      else p += v;
       break;
-    case Tensor::TypedField::Int32:
-      tp->mutable_int32_data()->Add(t.int32Data.begin(), t.int32Data.end());
-      break;
-    case Tensor::TypedField::String:
-      for (const auto &s : t.stringData) tp->add_string_data(s);
-      break;
-    case Tensor::TypedField::Int64:
-      tp->mutable_int64_data()->Add(t.int64Data.begin(), t.int64Data.end());
-      break;
-    case Tensor::TypedField::Double:
-      tp->mutable_double_data()->Add(t.doubleData.begin(), t.doubleData.end());
-      break;
-    case Tensor::TypedField::Uint64:
-      tp->mutable_uint64_data()->Add(t.uint64Data.begin(), t.uint64Data.end());
-      break;
-    case Tensor::TypedField::None:
-      break;
+    default: p = end; break; // no groups among ONNX's known fields
     }
-    break;
-  case Tensor::Storage::External:
-    lowerMetadata(t.external().entries, tp->mutable_external_data());
-    if (!t.dataLocation) tp->set_data_location(proto::TensorProto::EXTERNAL);
-    break;
-  }
-  return absl::OkStatus();
-}
-
-absl::Status Lowerer::lowerSparse(const SparseTensor &s, const std::string *name,
-                                  proto::SparseTensorProto *sp) {
-  applyResidual(s.extras, sp);
-  if (s.hasValues)
-    if (auto st = lowerTensor(s.values, name, sp->mutable_values()); !st.ok()) return st;
-  if (s.hasIndices)
-    if (auto st = lowerTensor(s.indices, nullptr, sp->mutable_indices()); !st.ok()) return st;
-  for (int64_t d : s.dims) sp->add_dims(d);
-  return absl::OkStatus();
-}
-
-absl::Status Lowerer::lowerAttribute(const Attribute &a, proto::AttributeProto *ap) {
-  applyResidual(a.extras, ap);
-  if (!a.name().empty()) ap->set_name(a.name());
-  if (!a.refAttrName.empty()) ap->set_ref_attr_name(a.refAttrName);
-  if (!a.docString.empty()) ap->set_doc_string(a.docString);
-  if (a.hasKindField) ap->set_type((proto::AttributeProto::AttributeType)a.kind());
-  switch (a.kind()) {
-  case AttrKind::Float:
-    if (a.f != 0 || std::isnan(a.f)) ap->set_f(a.f);
-    break;
-  case AttrKind::Int:
-    if (a.i != 0) ap->set_i(a.i);
-    break;
-  case AttrKind::String:
-    if (!a.s.empty()) ap->set_s(a.s);
-    break;
-  case AttrKind::Floats:
-    ap->mutable_floats()->Add(a.floats.begin(), a.floats.end());
-    break;
-  case AttrKind::Ints:
-    ap->mutable_ints()->Add(a.ints.begin(), a.ints.end());
-    break;
-  case AttrKind::Strings:
-    for (const auto &s : a.strings) ap->add_strings(s);
-    break;
-  case AttrKind::Tensor:
-    if (!a.tensors.empty())
-      if (auto s = lowerTensor(*a.tensors[0], nullptr, ap->mutable_t()); !s.ok()) return s;
-    break;
-  case AttrKind::Tensors:
-    for (const auto &t : a.tensors)
-      if (auto s = lowerTensor(*t, nullptr, ap->add_tensors()); !s.ok()) return s;
-    break;
-  case AttrKind::SparseTensor:
-    if (!a.sparseTensors.empty())
-      if (auto s = lowerSparse(*a.sparseTensors[0], nullptr, ap->mutable_sparse_tensor()); !s.ok())
-        return s;
-    break;
-  case AttrKind::SparseTensors:
-    for (const auto &t : a.sparseTensors)
-      if (auto s = lowerSparse(*t, nullptr, ap->add_sparse_tensors()); !s.ok()) return s;
-    break;
-  case AttrKind::TypeProto:
-    if (!a.types.empty()) lowerType(a.types[0], ap->mutable_tp());
-    break;
-  case AttrKind::TypeProtos:
-    for (const Type *t : a.types) lowerType(t, ap->add_type_protos());
-    break;
-  case AttrKind::Graph:
-    if (a.numGraphs())
-      if (auto s = lowerGraph(*a.graph(0), ap->mutable_g()); !s.ok()) return s;
-    break;
-  case AttrKind::Graphs:
-    for (unsigned i = 0; i < a.numGraphs(); ++i)
-      if (auto s = lowerGraph(*a.graph(i), ap->add_graphs()); !s.ok()) return s;
-    break;
-  case AttrKind::Undefined:
-    break;
-  }
-  return absl::OkStatus();
-}
-
-absl::Status Lowerer::lowerNodes(const Graph &g,
-                                 google::protobuf::RepeatedPtrField<proto::NodeProto> *out) {
-  out->Reserve((int)g.numNodes());
-  for (const Node &n : g.nodes()) {
-    proto::NodeProto *np = out->Add();
-    applyResidual(n.extras, np);
-    for (unsigned i = 0; i < n.numOperands(); ++i) {
-      Value *v = n.operand(i);
-      np->add_input(v ? v->name().str() : std::string());
-    }
-    for (unsigned i = 0; i < n.numResults(); ++i) {
-      Value *v = n.result(i);
-      np->add_output(v ? v->name().str() : std::string());
-    }
-    if (!n.name().empty()) np->set_name(n.name().str());
-    if (!n.opType().empty()) np->set_op_type(n.opType().str());
-    if (!n.domain().empty()) np->set_domain(n.domain().str());
-    if (!n.overload().empty()) np->set_overload(n.overload().str());
-    if (!n.docString.empty()) np->set_doc_string(n.docString);
-    for (unsigned i = 0; i < n.numAttributes(); ++i)
-      if (auto s = lowerAttribute(n.attribute(i), np->add_attribute()); !s.ok()) return s;
-    lowerMetadata(n.metadata, np->mutable_metadata_props());
-    for (const auto &c : n.deviceConfigurations) {
-      auto *dc = np->add_device_configurations();
-      applyResidual(c.extras, dc);
-      if (c.configurationId) dc->set_configuration_id(*c.configurationId);
-      if (c.pipelineStage) dc->set_pipeline_stage(*c.pipelineStage);
-      for (const auto &s : c.shardingSpec) {
-        auto *ss = dc->add_sharding_spec();
-        applyResidual(s.extras, ss);
-        if (s.tensorName) ss->set_tensor_name(*s.tensorName);
-        ss->mutable_device()->Add(s.device.begin(), s.device.end());
-        for (size_t i = 0; i < s.indexToDeviceGroupMap.size(); ++i) {
-          auto *e = ss->add_index_to_device_group_map();
-          if (i < s.indexToDeviceGroupMapExtras.size())
-            applyResidual(s.indexToDeviceGroupMapExtras[i], e);
-          if (s.indexToDeviceGroupMap[i].first) e->set_key(*s.indexToDeviceGroupMap[i].first);
-          e->mutable_value()->Add(s.indexToDeviceGroupMap[i].second.begin(),
-                                  s.indexToDeviceGroupMap[i].second.end());
-        }
-        for (const auto &d : s.shardedDim) {
-          auto *sd = ss->add_sharded_dim();
-          applyResidual(d.extras, sd);
-          if (d.axis) sd->set_axis(*d.axis);
-          for (const auto &x : d.simpleSharding) {
-            auto *xs = sd->add_simple_sharding();
-            applyResidual(x.extras, xs);
-            if (x.kind == ShardingSpec::SimpleShardedDim::Kind::Value) xs->set_dim_value(x.dimValue);
-            else if (x.kind == ShardingSpec::SimpleShardedDim::Kind::Param)
-              xs->set_dim_param(x.dimParam);
-            if (x.numShards) xs->set_num_shards(*x.numShards);
-          }
-        }
-      }
-    }
-  }
-  return absl::OkStatus();
-}
-
-void Lowerer::lowerValueInfoRecords(const Graph &g,
-                                    google::protobuf::RepeatedPtrField<proto::ValueInfoProto> *out) {
-  for (const ValueInfoRecord &r : g.valueInfo()) {
-    if (r.erased) continue;
-    auto *vi = out->Add();
-    applyResidual(r.extras, vi);
-    if (r.value) vi->set_name(r.value->name().str());
-    else if (!r.name.empty()) vi->set_name(r.name);
-    if (r.hasType) {
-      const Type *t = r.value && r.value->type() ? r.value->type() : r.type;
-      if (t) lowerType(t, vi->mutable_type());
-    }
-    if (!r.docString.empty()) vi->set_doc_string(r.docString);
-    lowerMetadata(r.metadata, vi->mutable_metadata_props());
+    uint32_t f = uint32_t(key >> 3);
+    if (!r.chunks.empty() && r.chunks.back().field == f) r.chunks.back().end = size_t(p - base);
+    else r.chunks.push_back({f, size_t(start - base), size_t(p - base)});
   }
 }
 
-absl::Status Lowerer::lowerGraph(const Graph &g, proto::GraphProto *gp) {
-  applyResidual(g.extras, gp);
-  if (!g.name.empty()) gp->set_name(g.name);
-  if (!g.docString.empty()) gp->set_doc_string(g.docString);
-  if (auto s = lowerNodes(g, gp->mutable_node()); !s.ok()) return s;
-  for (Value *v : g.initializers()) {
-    std::string name = v->name().str();
-    if (auto s = lowerTensor(*v->initializer(), &name, gp->add_initializer()); !s.ok()) return s;
-  }
-  for (Value *v : g.sparseInitializers()) {
-    std::string name = v->name().str();
-    if (auto s = lowerSparse(*v->sparseInitializer(), &name, gp->add_sparse_initializer()); !s.ok())
-      return s;
-  }
-  for (Value *v : g.inputs()) {
-    auto *vi = gp->add_input();
-    applyResidual(v->extras, vi);
-    vi->set_name(v->name().str());
-    if (v->type()) lowerType(v->type(), vi->mutable_type());
-    if (!v->docString.empty()) vi->set_doc_string(v->docString);
-    lowerMetadata(v->metadata, vi->mutable_metadata_props());
-  }
-  for (unsigned i = 0; i < g.numOutputs(); ++i) {
-    const OutputInfo &info = g.outputInfo(i);
-    Value *v = g.output(i);
-    auto *vi = gp->add_output();
-    applyResidual(info.extras, vi);
-    vi->set_name(v ? v->name().str() : std::string());
-    if (info.hasType && info.type) lowerType(info.type, vi->mutable_type());
-    if (!info.docString.empty()) vi->set_doc_string(info.docString);
-    lowerMetadata(info.metadata, vi->mutable_metadata_props());
-  }
-  lowerValueInfoRecords(g, gp->mutable_value_info());
-  for (const auto &q : g.quantizationAnnotations) {
-    auto *qa = gp->add_quantization_annotation();
-    applyResidual(q.extras, qa);
-    if (q.tensorName) qa->set_tensor_name(*q.tensorName);
-    lowerMetadata(q.quantParameterTensorNames, qa->mutable_quant_parameter_tensor_names());
-  }
-  lowerMetadata(g.metadata, gp->mutable_metadata_props());
-  return absl::OkStatus();
+template <class M> std::unique_ptr<Residual> makeResidual(const std::string &extras) {
+  M res;
+  res.MergeFromString(extras); // as the old lowerer's applyResidual (result unchecked)
+  google::protobuf::UnknownFieldSet unk;
+  unk.Swap(res.mutable_unknown_fields());
+  auto r = std::make_unique<Residual>();
+  res.SerializeToString(&r->known);
+  unk.SerializeToString(&r->unknown);
+  cutChunks(*r);
+  return r;
 }
 
-absl::Status Lowerer::lowerFunction(const Function &f, proto::FunctionProto *fp) {
-  applyResidual(f.extras, fp);
-  if (!f.name.empty()) fp->set_name(f.name);
-  if (!f.domain.empty()) fp->set_domain(f.domain);
-  if (!f.overload.empty()) fp->set_overload(f.overload);
-  if (!f.docString.empty()) fp->set_doc_string(f.docString);
-  const Graph &g = f.body();
-  for (Value *v : g.inputs()) fp->add_input(v->name().str());
-  for (unsigned i = 0; i < g.numOutputs(); ++i) {
-    Value *v = g.output(i);
-    fp->add_output(v ? v->name().str() : std::string());
-  }
-  for (const auto &n : f.attributeNames) fp->add_attribute(n);
-  for (const auto &a : f.attributeDefaults)
-    if (auto s = lowerAttribute(*a, fp->add_attribute_proto()); !s.ok()) return s;
-  if (auto s = lowerNodes(g, fp->mutable_node()); !s.ok()) return s;
-  for (const auto &o : f.opsetImports) {
-    auto *op = fp->add_opset_import();
-    applyResidual(o.extras, op);
-    if (!o.domain.empty()) op->set_domain(o.domain);
-    if (o.version != 0) op->set_version(o.version);
-  }
-  lowerValueInfoRecords(g, fp->mutable_value_info());
-  lowerMetadata(f.metadata, fp->mutable_metadata_props());
-  return absl::OkStatus();
-}
-
-absl::Status Lowerer::lowerModel(const Model &m, proto::ModelProto *mp) {
-  applyResidual(m.extras, mp);
-  if (m.irVersion) mp->set_ir_version(*m.irVersion);
-  for (const auto &o : m.opsetImports) {
-    auto *op = mp->add_opset_import();
-    applyResidual(o.extras, op);
-    if (!o.domain.empty()) op->set_domain(o.domain);
-    if (o.version != 0) op->set_version(o.version);
-  }
-  if (m.producerName) mp->set_producer_name(*m.producerName);
-  if (m.producerVersion) mp->set_producer_version(*m.producerVersion);
-  if (m.domain) mp->set_domain(*m.domain);
-  if (m.modelVersion) mp->set_model_version(*m.modelVersion);
-  if (m.docString) mp->set_doc_string(*m.docString);
-  if (m.hasGraph)
-    if (auto s = lowerGraph(m.graph(), mp->mutable_graph()); !s.ok()) return s;
-  lowerMetadata(m.metadata, mp->mutable_metadata_props());
-  for (const auto &ti : m.trainingInfo) mp->add_training_info()->ParseFromString(ti);
-  for (const auto &f : m.functions())
-    if (auto s = lowerFunction(*f, mp->add_functions()); !s.ok()) return s;
-  for (const auto &c : m.configurations) {
-    auto *dc = mp->add_configuration();
-    applyResidual(c.extras, dc);
-    if (c.name) dc->set_name(*c.name);
-    if (c.numDevices) dc->set_num_devices(*c.numDevices);
-    for (const auto &d : c.device) dc->add_device(d);
-  }
-  return absl::OkStatus();
-}
+/// Recorded lengths of nested messages, in pre-order.
+struct Sizes {
+  std::vector<uint32_t> lens;
+  size_t next = 0;
+};
 
 } // namespace
 
-absl::Status lowerProto(const Model &m, proto::ModelProto *mp, TensorSink *sink) {
-  Lowerer l(sink);
-  return l.lowerModel(m, mp);
+const std::string &encodeTypeCached(const Type *t, TypeBytesCache &cache) {
+  auto it = cache.find(t);
+  if (it != cache.end()) return *it->second;
+  auto bytes = std::make_unique<std::string>(encodeType(t, cache));
+  return *(cache[t] = std::move(bytes));
+}
+
+struct ModelWireLowering::Impl {
+  const Model &m;
+  WireLowerOptions opts;
+  Sizes sizes;
+  TypeBytesCache types;
+  llvm::DenseMap<const void *, std::unique_ptr<Residual>> residuals;
+  std::map<std::pair<const void *, uint32_t>, std::string> merged;
+  std::vector<std::string> training;
+  bool sized = false;
+  uint64_t total = 0;
+
+  Impl(const Model &m, WireLowerOptions o) : m(m), opts(std::move(o)) {}
+};
+
+namespace {
+
+template <class Out> class Emit {
+  using Impl = ModelWireLowering::Impl;
+
+public:
+  Emit(Out &o, Impl &d, Sizes &sz) : o(o), d(d), sz(sz) {}
+
+  //===--- primitives -----------------------------------------------------===//
+  void str(uint32_t f, llvm::StringRef s) {
+    o.tag(f, 2);
+    o.varint(s.size());
+    o.bytes(s.data(), s.size());
+  }
+  void i64(uint32_t f, int64_t v) {
+    o.tag(f, 0);
+    o.varint((uint64_t)v);
+  }
+  void i32(uint32_t f, int32_t v) {
+    o.tag(f, 0);
+    o.varint((uint64_t)(int64_t)v);
+  }
+  void flt(uint32_t f, float v) {
+    uint32_t b;
+    std::memcpy(&b, &v, 4);
+    o.tag(f, 5);
+    o.fixed32(b);
+  }
+  void raw(llvm::StringRef s) { o.bytes(s.data(), s.size()); }
+  void R(const Residual *r, uint32_t f) {
+    if (r) raw(r->get(f));
+  }
+  void unknown(const Residual *r) {
+    if (r) raw(r->unknown);
+  }
+  /// An embedded message whose body `body()` writes.
+  template <class B> void msg(uint32_t f, B &&body) {
+    if constexpr (Out::kSizing) {
+      size_t idx = sz.lens.size();
+      sz.lens.push_back(0);
+      uint64_t start = o.n;
+      body();
+      uint64_t len = o.n - start;
+      // Over 4 GiB: the total is then over protobuf's limit and refused.
+      sz.lens[idx] = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
+      o.tag(f, 2);
+      o.varint(len);
+    } else {
+      uint64_t len = sz.lens[sz.next++];
+      o.tag(f, 2);
+      o.varint(len);
+      body();
+    }
+  }
+  /// A singular message field the residual may also hold (merged then).
+  template <class M, class B> void sub(uint32_t f, const Residual *r, const void *key, B &&body) {
+    llvm::StringRef rc = r ? r->get(f) : llvm::StringRef();
+    if (rc.empty()) return msg(f, [&] { body(*this); });
+    std::string &bytes = d.merged[{key, f}];
+    if constexpr (Out::kSizing) {
+      // Lower the model's part alone, then merge as protobuf did.
+      Sizes local;
+      SizeCounter c;
+      Emit<SizeCounter> es(c, d, local);
+      body(es);
+      std::string mine;
+      StringSink ss(mine);
+      WireWriter w(ss);
+      Emit<WireWriter> ew(w, d, local);
+      body(ew);
+      (void)w.finish();
+      M msgv;
+      msgv.ParseFromString(std::string(lenPayload(rc)));
+      msgv.MergeFromString(mine);
+      bytes = msgv.SerializeAsString();
+    }
+    str(f, bytes);
+  }
+  void entries(uint32_t f, const Metadata &md) {
+    for (const auto &[k, v] : md) {
+      o.tag(f, 2);
+      o.varint(1 + varintSize64(k.size()) + k.size() + 1 + varintSize64(v.size()) + v.size());
+      str(1, k);
+      str(2, v);
+    }
+  }
+  template <class M> const Residual *res(const std::string &extras) {
+    if (extras.empty()) return nullptr;
+    auto &slot = d.residuals[&extras];
+    if (!slot) slot = makeResidual<M>(extras);
+    return slot.get();
+  }
+  void type(uint32_t f, const Type *t) { str(f, encodeTypeCached(t, d.types)); }
+  /// A type field the residual may also hold (see lowerType: a type with
+  /// extras replaced the residual's, one without merged into it).
+  template <class M> void typeField(uint32_t f, const Residual *r, const void *key, const Type *t) {
+    if (!t->extras().empty() || !r || r->get(f).empty()) return type(f, t);
+    sub<M>(f, r, key, [t](auto &e) { e.raw(encodeTypeCached(t, e.d.types)); });
+  }
+
+  // Packed repeated fields: the residual's elements, then the model's, in
+  // one run.
+  template <class T> void packedFixed(uint32_t f, const std::vector<T> *v, const Residual *r) {
+    llvm::StringRef rc = r ? r->get(f) : llvm::StringRef();
+    if (!v || v->empty()) return raw(rc);
+    llvm::StringRef rp = rc.empty() ? llvm::StringRef() : lenPayload(rc);
+    size_t n = v->size() * sizeof(T);
+    o.tag(f, 2);
+    o.varint(rp.size() + n);
+    raw(rp);
+    o.bigBytes(llvm::StringRef(reinterpret_cast<const char *>(v->data()), n));
+  }
+  template <class T, class Enc> void packedVarint(uint32_t f, const std::vector<T> *v,
+                                                  const Residual *r, Enc enc) {
+    llvm::StringRef rc = r ? r->get(f) : llvm::StringRef();
+    if (!v || v->empty()) return raw(rc);
+    llvm::StringRef rp = rc.empty() ? llvm::StringRef() : lenPayload(rc);
+    uint64_t n = 0;
+    for (T x : *v) n += varintSize64(enc(x));
+    o.tag(f, 2);
+    o.varint(rp.size() + n);
+    raw(rp);
+    if constexpr (Out::kSizing) o.n += n;
+    else
+      for (T x : *v) o.varint(enc(x));
+  }
+
+  //===--- messages -------------------------------------------------------===//
+  const TensorPlacement *placement(const Tensor &t) {
+    if (!d.opts.placements || d.opts.placements->empty()) return nullptr;
+    auto it = d.opts.placements->find(&t);
+    return it == d.opts.placements->end() ? nullptr : &it->second;
+  }
+
+  void tensor(const Tensor &t, const llvm::StringRef *name) {
+    const Residual *r = res<proto::TensorProto>(t.extras);
+    const TensorPlacement *pl = placement(t);
+    bool moved = pl && pl->kind == TensorPlacement::Kind::Moved;
+    bool inl = pl && pl->kind == TensorPlacement::Kind::Inline;
+    bool typed = !pl && t.storage() == Tensor::Storage::Typed;
+    Tensor::TypedField tf = typed ? t.typedField() : Tensor::TypedField::None;
+    R(r, 1);
+    for (int64_t x : t.dims()) i64(1, x);
+    if (t.dataTypeRaw() != 0) i32(2, t.dataTypeRaw());
+    else R(r, 2);
+    if (t.segment) {
+      auto seg = *t.segment;
+      sub<proto::TensorProto::Segment>(3, r, &t, [seg](auto &e) {
+        e.i64(1, seg.first);
+        e.i64(2, seg.second);
+      });
+    } else {
+      R(r, 3);
+    }
+    if (!moved) packedFixed(4, tf == Tensor::TypedField::Float ? &t.floatData : nullptr, r);
+    if (!moved)
+      packedVarint(5, tf == Tensor::TypedField::Int32 ? &t.int32Data : nullptr, r,
+                   [](int32_t x) { return (uint64_t)(int64_t)x; });
+    R(r, 6);
+    if (tf == Tensor::TypedField::String)
+      for (const auto &s : t.stringData) str(6, s);
+    if (!moved)
+      packedVarint(7, tf == Tensor::TypedField::Int64 ? &t.int64Data : nullptr, r,
+                   [](int64_t x) { return (uint64_t)x; });
+    llvm::StringRef n = name ? *name : llvm::StringRef(t.name());
+    if (!n.empty()) str(8, n);
+    else R(r, 8);
+    if (inl) {
+      bigStr(9, pl->bytes);
+    } else if (!pl && t.storage() == Tensor::Storage::Raw) {
+      bigStr(9, t.rawData());
+    } else if (!moved) {
+      R(r, 9);
+    }
+    if (!moved) packedFixed(10, tf == Tensor::TypedField::Double ? &t.doubleData : nullptr, r);
+    if (!moved)
+      packedVarint(11, tf == Tensor::TypedField::Uint64 ? &t.uint64Data : nullptr, r,
+                   [](uint64_t x) { return x; });
+    if (!t.docString.empty()) str(12, t.docString);
+    else R(r, 12);
+    bool ext = t.storage() == Tensor::Storage::External;
+    if (moved) {
+      std::string off = std::to_string(pl->offset), len = std::to_string(pl->length);
+      const std::pair<llvm::StringRef, llvm::StringRef> refs[] = {
+          {"location", d.opts.location}, {"offset", off}, {"length", len}};
+      for (const auto &[k, v] : refs) {
+        o.tag(13, 2);
+        o.varint(1 + varintSize64(k.size()) + k.size() + 1 + varintSize64(v.size()) + v.size());
+        str(1, k);
+        str(2, v);
+      }
+      i32(14, 1);
+    } else if (!inl) {
+      R(r, 13);
+      if (!pl && ext) entries(13, t.external().entries);
+      if (t.dataLocation) i32(14, *t.dataLocation);
+      else if (!pl && ext) i32(14, 1);
+      else R(r, 14);
+    }
+    R(r, 16);
+    entries(16, t.metadata);
+    unknown(r);
+  }
+  void bigStr(uint32_t f, llvm::StringRef s) {
+    o.tag(f, 2);
+    o.varint(s.size());
+    o.bigBytes(s);
+  }
+
+  void sparse(const SparseTensor &s, const llvm::StringRef *name) {
+    const Residual *r = res<proto::SparseTensorProto>(s.extras);
+    if (s.hasValues)
+      sub<proto::TensorProto>(1, r, &s, [&s, name](auto &e) { e.tensor(s.values, name); });
+    else R(r, 1);
+    if (s.hasIndices)
+      sub<proto::TensorProto>(2, r, &s, [&s](auto &e) { e.tensor(s.indices, nullptr); });
+    else R(r, 2);
+    R(r, 3);
+    for (int64_t x : s.dims) i64(3, x);
+    unknown(r);
+  }
+
+  void attribute(const Attribute &a) {
+    const Residual *r = res<proto::AttributeProto>(a.extras);
+    AttrKind k = a.kind();
+    if (!a.name().empty()) str(1, a.name());
+    else R(r, 1);
+    if (k == AttrKind::Float && (a.f != 0 || std::isnan(a.f))) flt(2, a.f);
+    else R(r, 2);
+    if (k == AttrKind::Int && a.i != 0) i64(3, a.i);
+    else R(r, 3);
+    if (k == AttrKind::String && !a.s.empty()) str(4, a.s);
+    else R(r, 4);
+    if (k == AttrKind::Tensor && !a.tensors.empty()) {
+      const Tensor *t = a.tensors[0].get();
+      sub<proto::TensorProto>(5, r, &a, [t](auto &e) { e.tensor(*t, nullptr); });
+    } else {
+      R(r, 5);
+    }
+    if (k == AttrKind::Graph && a.numGraphs()) {
+      const Graph *g = a.graph(0);
+      sub<proto::GraphProto>(6, r, &a, [g](auto &e) { e.graph(*g); });
+    } else {
+      R(r, 6);
+    }
+    R(r, 7);
+    if (k == AttrKind::Floats)
+      for (float x : a.floats) flt(7, x);
+    R(r, 8);
+    if (k == AttrKind::Ints)
+      for (int64_t x : a.ints) i64(8, x);
+    R(r, 9);
+    if (k == AttrKind::Strings)
+      for (const auto &s : a.strings) str(9, s);
+    R(r, 10);
+    if (k == AttrKind::Tensors)
+      for (const auto &t : a.tensors) msg(10, [&] { tensor(*t, nullptr); });
+    R(r, 11);
+    if (k == AttrKind::Graphs)
+      for (unsigned i = 0; i < a.numGraphs(); ++i) msg(11, [&] { graph(*a.graph(i)); });
+    if (!a.docString.empty()) str(13, a.docString);
+    else R(r, 13);
+    if (k == AttrKind::TypeProto && !a.types.empty())
+      typeField<proto::TypeProto>(14, r, &a, a.types[0]);
+    else R(r, 14);
+    R(r, 15);
+    if (k == AttrKind::TypeProtos)
+      for (const Type *t : a.types) type(15, t);
+    if (a.hasKindField) i32(20, (int32_t)k);
+    else R(r, 20);
+    if (!a.refAttrName.empty()) str(21, a.refAttrName);
+    else R(r, 21);
+    if (k == AttrKind::SparseTensor && !a.sparseTensors.empty()) {
+      const SparseTensor *s = a.sparseTensors[0].get();
+      sub<proto::SparseTensorProto>(22, r, &a.sparseTensors, [s](auto &e) { e.sparse(*s, nullptr); });
+    } else {
+      R(r, 22);
+    }
+    R(r, 23);
+    if (k == AttrKind::SparseTensors)
+      for (const auto &s : a.sparseTensors) msg(23, [&] { sparse(*s, nullptr); });
+    unknown(r);
+  }
+
+  void deviceConfiguration(const NodeDeviceConfiguration &c) {
+    const Residual *r = res<proto::NodeDeviceConfigurationProto>(c.extras);
+    if (c.configurationId) str(1, *c.configurationId);
+    else R(r, 1);
+    R(r, 2);
+    for (const auto &s : c.shardingSpec) msg(2, [&] { shardingSpec(s); });
+    if (c.pipelineStage) i32(3, *c.pipelineStage);
+    else R(r, 3);
+    unknown(r);
+  }
+
+  void shardingSpec(const ShardingSpec &s) {
+    const Residual *r = res<proto::ShardingSpecProto>(s.extras);
+    if (s.tensorName) str(1, *s.tensorName);
+    else R(r, 1);
+    R(r, 2);
+    for (int64_t x : s.device) i64(2, x);
+    R(r, 3);
+    static const std::string kNone;
+    for (size_t i = 0; i < s.indexToDeviceGroupMap.size(); ++i)
+      msg(3, [&] {
+        const Residual *re = res<proto::IntIntListEntryProto>(
+            i < s.indexToDeviceGroupMapExtras.size() ? s.indexToDeviceGroupMapExtras[i] : kNone);
+        const auto &[key, vals] = s.indexToDeviceGroupMap[i];
+        if (key) i64(1, *key);
+        else R(re, 1);
+        R(re, 2);
+        for (int64_t x : vals) i64(2, x);
+        unknown(re);
+      });
+    R(r, 4);
+    for (const auto &dim : s.shardedDim)
+      msg(4, [&] {
+        const Residual *rd = res<proto::ShardedDimProto>(dim.extras);
+        if (dim.axis) i64(1, *dim.axis);
+        else R(rd, 1);
+        R(rd, 2);
+        for (const auto &x : dim.simpleSharding)
+          msg(2, [&] {
+            const Residual *rx = res<proto::SimpleShardedDimProto>(x.extras);
+            using K = ShardingSpec::SimpleShardedDim::Kind;
+            if (x.kind == K::Value) {
+              i64(1, x.dimValue); // a oneof: the residual's dim_param is gone
+            } else if (x.kind == K::Param) {
+              str(2, x.dimParam);
+            } else {
+              R(rx, 1);
+              R(rx, 2);
+            }
+            if (x.numShards) i64(3, *x.numShards);
+            else R(rx, 3);
+            unknown(rx);
+          });
+        unknown(rd);
+      });
+    unknown(r);
+  }
+
+  void node(const Node &n) {
+    const Residual *r = res<proto::NodeProto>(n.extras);
+    R(r, 1);
+    for (unsigned i = 0; i < n.numOperands(); ++i) {
+      Value *v = n.operand(i);
+      str(1, v ? v->name() : llvm::StringRef());
+    }
+    R(r, 2);
+    for (unsigned i = 0; i < n.numResults(); ++i) {
+      Value *v = n.result(i);
+      str(2, v ? v->name() : llvm::StringRef());
+    }
+    if (!n.name().empty()) str(3, n.name());
+    else R(r, 3);
+    if (!n.opType().empty()) str(4, n.opType());
+    else R(r, 4);
+    R(r, 5);
+    for (unsigned i = 0; i < n.numAttributes(); ++i) msg(5, [&] { attribute(n.attribute(i)); });
+    if (!n.docString.empty()) str(6, n.docString);
+    else R(r, 6);
+    if (!n.domain().empty()) str(7, n.domain());
+    else R(r, 7);
+    if (!n.overload().empty()) str(8, n.overload());
+    else R(r, 8);
+    R(r, 9);
+    entries(9, n.metadata);
+    R(r, 10);
+    for (const auto &c : n.deviceConfigurations) msg(10, [&] { deviceConfiguration(c); });
+    unknown(r);
+  }
+
+  void nodes(uint32_t f, const Graph &g, const Residual *r) {
+    R(r, f);
+    for (const Node &n : g.nodes()) msg(f, [&] { node(n); });
+  }
+
+  void valueInfoRecords(uint32_t f, const Graph &g, const Residual *gr) {
+    R(gr, f);
+    for (const ValueInfoRecord &rec : g.valueInfo()) {
+      if (rec.erased) continue;
+      msg(f, [&] {
+        const Residual *r = res<proto::ValueInfoProto>(rec.extras);
+        if (rec.value) str(1, rec.value->name());
+        else if (!rec.name.empty()) str(1, rec.name);
+        else R(r, 1);
+        const Type *t = nullptr;
+        if (rec.hasType) t = rec.value && rec.value->type() ? rec.value->type() : rec.type;
+        if (t) typeField<proto::TypeProto>(2, r, &rec, t);
+        else R(r, 2);
+        if (!rec.docString.empty()) str(3, rec.docString);
+        else R(r, 3);
+        R(r, 4);
+        entries(4, rec.metadata);
+        unknown(r);
+      });
+    }
+  }
+
+  void opset(uint32_t f, const OpsetImport &op) {
+    msg(f, [&] {
+      const Residual *r = res<proto::OperatorSetIdProto>(op.extras);
+      if (!op.domain.empty()) str(1, op.domain);
+      else R(r, 1);
+      if (op.version != 0) i64(2, op.version);
+      else R(r, 2);
+      unknown(r);
+    });
+  }
+
+  void graph(const Graph &g) {
+    const Residual *r = res<proto::GraphProto>(g.extras);
+    nodes(1, g, r);
+    if (!g.name.empty()) str(2, g.name);
+    else R(r, 2);
+    R(r, 5);
+    for (Value *v : g.initializers()) {
+      llvm::StringRef name = v->name();
+      msg(5, [&] { tensor(*v->initializer(), &name); });
+    }
+    if (!g.docString.empty()) str(10, g.docString);
+    else R(r, 10);
+    R(r, 11);
+    for (Value *v : g.inputs())
+      msg(11, [&] {
+        const Residual *rv = res<proto::ValueInfoProto>(v->extras);
+        str(1, v->name());
+        if (v->type()) typeField<proto::TypeProto>(2, rv, v, v->type());
+        else R(rv, 2);
+        if (!v->docString.empty()) str(3, v->docString);
+        else R(rv, 3);
+        R(rv, 4);
+        entries(4, v->metadata);
+        unknown(rv);
+      });
+    R(r, 12);
+    for (unsigned i = 0; i < g.numOutputs(); ++i)
+      msg(12, [&] {
+        const OutputInfo &info = g.outputInfo(i);
+        Value *v = g.output(i);
+        const Residual *rv = res<proto::ValueInfoProto>(info.extras);
+        str(1, v ? v->name() : llvm::StringRef());
+        if (info.hasType && info.type) typeField<proto::TypeProto>(2, rv, &info, info.type);
+        else R(rv, 2);
+        if (!info.docString.empty()) str(3, info.docString);
+        else R(rv, 3);
+        R(rv, 4);
+        entries(4, info.metadata);
+        unknown(rv);
+      });
+    valueInfoRecords(13, g, r);
+    R(r, 14);
+    for (const auto &q : g.quantizationAnnotations)
+      msg(14, [&] {
+        const Residual *rq = res<proto::TensorAnnotation>(q.extras);
+        if (q.tensorName) str(1, *q.tensorName);
+        else R(rq, 1);
+        R(rq, 2);
+        entries(2, q.quantParameterTensorNames);
+        unknown(rq);
+      });
+    R(r, 15);
+    for (Value *v : g.sparseInitializers()) {
+      llvm::StringRef name = v->name();
+      msg(15, [&] { sparse(*v->sparseInitializer(), &name); });
+    }
+    R(r, 16);
+    entries(16, g.metadata);
+    unknown(r);
+  }
+
+  void function(const Function &f) {
+    const Residual *r = res<proto::FunctionProto>(f.extras);
+    const Graph &g = f.body();
+    if (!f.name.empty()) str(1, f.name);
+    else R(r, 1);
+    R(r, 4);
+    for (Value *v : g.inputs()) str(4, v->name());
+    R(r, 5);
+    for (unsigned i = 0; i < g.numOutputs(); ++i) {
+      Value *v = g.output(i);
+      str(5, v ? v->name() : llvm::StringRef());
+    }
+    R(r, 6);
+    for (const auto &n : f.attributeNames) str(6, n);
+    nodes(7, g, r);
+    if (!f.docString.empty()) str(8, f.docString);
+    else R(r, 8);
+    R(r, 9);
+    for (const auto &op : f.opsetImports) opset(9, op);
+    if (!f.domain.empty()) str(10, f.domain);
+    else R(r, 10);
+    R(r, 11);
+    for (const auto &a : f.attributeDefaults) msg(11, [&] { attribute(*a); });
+    valueInfoRecords(12, g, r);
+    if (!f.overload.empty()) str(13, f.overload);
+    else R(r, 13);
+    R(r, 14);
+    entries(14, f.metadata);
+    unknown(r);
+  }
+
+  void model(const Model &m) {
+    const Residual *r = res<proto::ModelProto>(m.extras);
+    if (m.irVersion) i64(1, *m.irVersion);
+    else R(r, 1);
+    if (m.producerName) str(2, *m.producerName);
+    else R(r, 2);
+    if (m.producerVersion) str(3, *m.producerVersion);
+    else R(r, 3);
+    if (m.domain) str(4, *m.domain);
+    else R(r, 4);
+    if (m.modelVersion) i64(5, *m.modelVersion);
+    else R(r, 5);
+    if (m.docString) str(6, *m.docString);
+    else R(r, 6);
+    if (m.hasGraph) {
+      const Graph *g = &m.graph();
+      sub<proto::GraphProto>(7, r, &m, [g](auto &e) { e.graph(*g); });
+    } else {
+      R(r, 7);
+    }
+    R(r, 8);
+    for (const auto &op : m.opsetImports) opset(8, op);
+    R(r, 14);
+    entries(14, m.metadata);
+    R(r, 20);
+    if constexpr (Out::kSizing) {
+      d.training.clear();
+      for (const auto &ti : m.trainingInfo) {
+        proto::TrainingInfoProto tp;
+        tp.ParseFromString(ti);
+        d.training.push_back(tp.SerializeAsString());
+      }
+    }
+    for (const auto &ti : d.training) str(20, ti);
+    R(r, 25);
+    for (const auto &f : m.functions()) msg(25, [&] { function(*f); });
+    R(r, 26);
+    for (const auto &c : m.configurations)
+      msg(26, [&] {
+        const Residual *rc = res<proto::DeviceConfigurationProto>(c.extras);
+        if (c.name) str(1, *c.name);
+        else R(rc, 1);
+        if (c.numDevices) i32(2, *c.numDevices);
+        else R(rc, 2);
+        R(rc, 3);
+        for (const auto &dv : c.device) str(3, dv);
+        unknown(rc);
+      });
+    unknown(r);
+  }
+
+  Out &o;
+  Impl &d;
+  Sizes &sz;
+};
+
+} // namespace
+
+ModelWireLowering::ModelWireLowering(const Model &m, WireLowerOptions opts)
+    : impl_(std::make_unique<Impl>(m, std::move(opts))) {}
+ModelWireLowering::~ModelWireLowering() = default;
+
+uint64_t ModelWireLowering::size() {
+  Impl &d = *impl_;
+  if (d.sized) return d.total;
+  SizeCounter c;
+  Emit<SizeCounter> e(c, d, d.sizes);
+  e.model(d.m);
+  d.sized = true;
+  d.total = c.n;
+  return d.total;
+}
+
+absl::Status ModelWireLowering::write(ByteSink &out) {
+  Impl &d = *impl_;
+  size();
+  d.sizes.next = 0;
+  WireWriter w(out);
+  Emit<WireWriter> e(w, d, d.sizes);
+  e.model(d.m);
+  assert(d.sizes.next == d.sizes.lens.size() && "size and write passes disagree");
+  return w.finish();
 }
 
 } // namespace detail

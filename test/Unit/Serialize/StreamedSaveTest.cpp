@@ -1,9 +1,9 @@
 //===- StreamedSaveTest.cpp - saveModel splices big raw tensors ----------===//
 //
 // saveModel writes the raw bytes of big main-graph initializers straight from
-// the IR instead of copying them into the ModelProto (Note [Streamed save] in
+// the IR, in chunks whose mapped pages are dropped (Note [Streamed save] in
 // lib/Serialize/ModelSave.cpp). The file must be byte for byte what lowering
-// the whole message gives, with every field around the spliced bytes (model,
+// to bytes (lowerModel) gives, with every field around the spliced bytes (model,
 // graph and tensor fields before and after them, unknown fields at each
 // level) in place, whether the bytes come from a mapped input file (big
 // files) or from memory.
