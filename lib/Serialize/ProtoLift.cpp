@@ -1082,6 +1082,8 @@ absl::StatusOr<bool> Lifter::declareNodeWire(llvm::StringRef bytes, Graph &g, No
 absl::Status Lifter::liftNodesWire(llvm::ArrayRef<llvm::StringRef> nodes, Graph &g,
                                    unsigned depth) {
   std::vector<Node *> created(nodes.size());
+  // About one result per node: the scope and name tables grow once.
+  if (nodes.size() > 64) g.reserveDefinitions(nodes.size() + nodes.size() / 4);
   // Nodes lifted through protobuf, by position.
   std::vector<std::pair<size_t, std::unique_ptr<proto::NodeProto>>> viaProto;
   for (size_t i = 0; i < nodes.size(); ++i) {
