@@ -1,7 +1,8 @@
 //===- ModelLoad.cpp - The fast load path: buffers and files to the IR ---===//
 //
-// Binary models: parse (slim when the file is big, Note [Slim parsing]) and
-// lift. What a file is and how it is read lives in FileIO; external data in
+// Binary models: the direct wire lift first (Note [Wire lift] in
+// ProtoLift.cpp); when it gives up, parse (slim when the file is big, Note
+// [Slim parsing]) and lift the ModelProto. What a file is and how it is read lives in FileIO; external data in
 // ExternalData; which format and which policy in ModelFile.
 //
 //===----------------------------------------------------------------------===//
