@@ -163,6 +163,11 @@ unsigned Context::nameDefinitionsInterned(llvm::StringRef interned) const {
   return it == nameCount_.end() ? 0 : it->second;
 }
 
+void Context::reserveNames(size_t n) {
+  strings_.reserve(strings_.size() + n);
+  nameCount_.reserve(nameCount_.size() + n);
+}
+
 void Context::registerName(llvm::StringRef interned) { ++nameCount_[interned.data()]; }
 
 void Context::unregisterName(llvm::StringRef interned) {

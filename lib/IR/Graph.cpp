@@ -86,6 +86,11 @@ void Graph::registerValue(Value *v) {
   ctx_->registerName(v->name_);
 }
 
+void Graph::reserveDefinitions(size_t n) {
+  scope_.reserve(scope_.size() + n);
+  ctx_->reserveNames(n);
+}
+
 void Graph::unregisterValue(Value *v) {
   auto it = scope_.find(v->name_.data());
   if (it != scope_.end() && it->second == v) {

@@ -1,7 +1,8 @@
 //===- ModelLoad.cpp - The fast load path: buffers and files to the IR ---===//
 //
-// Binary models: parse (slim when the file is big, Note [Slim parsing]) and
-// lift. What a file is and how it is read lives in FileIO; external data in
+// Binary models: the direct wire lift first (Note [Wire lift] in
+// ProtoLift.cpp); when it gives up, parse (slim when the file is big, Note
+// [Slim parsing]) and lift the ModelProto. What a file is and how it is read lives in FileIO; external data in
 // ExternalData; which format and which policy in ModelFile.
 //
 //===----------------------------------------------------------------------===//
@@ -9,6 +10,7 @@
 #include "FileIO.h"
 #include "ModelSave.h"
 #include "ProtoCommon.h"
+#include "WireReader.h"
 #include "WireScan.h"
 #include "onnxir/Serialize/ProtoIO.h"
 
@@ -208,10 +210,29 @@ absl::StatusOr<std::unique_ptr<Model>> liftBytes(const char *data, size_t size,
   return detail::liftProto(mp, opts.baseDir, source, views);
 }
 
+// The direct wire lift (Note [Wire lift] in ProtoLift.cpp), tried first
+// when enabled. nullopt: lift the ModelProto way (which gives the result or
+// error of record); else the answer (the model, or the pre-scan's error,
+// which the ModelProto way would give first too).
+std::optional<absl::StatusOr<std::unique_ptr<Model>>>
+tryWireLift(llvm::StringRef d, const LiftOptions &opts, const std::string &source,
+            std::shared_ptr<const Buffer> file) {
+  if (!detail::wireLiftEnabled() || d.empty()) return std::nullopt;
+  if (auto s = detail::scanModelWire(d, source, detail::kWireQuickMinRecurse); !s.ok())
+    return absl::StatusOr<std::unique_ptr<Model>>(s);
+  detail::ExternalPolicy policy;
+  policy.allowLinksOutside = opts.allowExternalLinks;
+  detail::ExternalPolicyScope scope(policy);
+  auto m = detail::liftWire(d, opts.baseDir, source, std::move(file));
+  if (!m.ok()) return std::nullopt;
+  return m;
+}
+
 } // namespace
 
 absl::StatusOr<std::unique_ptr<Model>> liftModel(llvm::StringRef bytes, const LiftOptions &opts) {
   std::string source = opts.sourceName.empty() ? "<buffer>" : opts.sourceName;
+  if (auto r = tryWireLift(bytes, opts, source, nullptr)) return std::move(*r);
   return liftBytes(bytes.data(), bytes.size(), opts, source);
 }
 
@@ -233,6 +254,8 @@ absl::StatusOr<std::unique_ptr<Model>> liftBuffer(std::shared_ptr<const Buffer> 
   policy.allowLinksOutside = opts.allowExternalLinks;
   ExternalPolicyScope scope(policy);
   llvm::StringRef d = buf->data();
+  if (auto r = tryWireLift(d, opts, source, d.size() >= kSlimThreshold ? buf : nullptr))
+    return std::move(*r);
   if (d.size() >= kSlimThreshold) {
     if (auto s = detail::scanModelWire(d, source, detail::kWireQuickMinRecurse); !s.ok())
       return s;

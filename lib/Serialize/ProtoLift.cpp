@@ -9,7 +9,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ProtoCommon.h"
+#include "WireReader.h"
 #include "onnxir/Serialize/ProtoIO.h"
+
+#include "google/protobuf/io/coded_stream.h"
 
 #include "absl/strings/str_cat.h"
 #include "llvm/ADT/SmallVector.h"
@@ -49,7 +52,10 @@ public:
       : m_(m), ctx_(m.getContext()), baseDir_(std::move(baseDir)), source_(std::move(source)),
         views_(views) {}
 
-  absl::Status liftModel(proto::ModelProto &mp);
+  /// `wireGraph`: the serialized main graph, lifted the wire way (then
+  /// `mp` holds every other field).
+  absl::Status liftModel(proto::ModelProto &mp, const llvm::StringRef *wireGraph = nullptr);
+  absl::Status liftModelWire(llvm::StringRef bytes, std::shared_ptr<const Buffer> file);
 
 private:
   absl::Status err(const std::string &where, const std::string &what) {
@@ -63,6 +69,19 @@ private:
   absl::StatusOr<SparseTensor> liftSparse(proto::SparseTensorProto &sp, const std::string &where);
   absl::Status liftGraph(proto::GraphProto &gp, Graph &g);
   absl::Status liftGraphBody(google::protobuf::RepeatedPtrField<proto::NodeProto> &nodes, Graph &g);
+  absl::Status checkGraphDepth(Graph &g);
+  absl::Status liftGraphHead(proto::GraphProto &gp, Graph &g);
+  absl::Status liftGraphTail(proto::GraphProto &gp, Graph &g);
+  absl::StatusOr<Node *> declareNode(const proto::NodeProto &np, Graph &g);
+  absl::Status resolveNode(proto::NodeProto &np, Node *n, Graph &g);
+  absl::Status addNodeResult(Graph &g, Node *n, llvm::StringRef out);
+  absl::Status addOperand(Graph &g, Node *n, llvm::StringRef in);
+  // The wire lift (Note [Wire lift]); `depth` is the message nesting of the
+  // piece below the ModelProto.
+  absl::Status liftGraphWire(llvm::StringRef bytes, Graph &g, unsigned depth);
+  absl::Status liftNodesWire(llvm::ArrayRef<llvm::StringRef> nodes, Graph &g, unsigned depth);
+  absl::StatusOr<bool> declareNodeWire(llvm::StringRef bytes, Graph &g, Node *&n);
+  absl::Status liftAttributeWire(llvm::StringRef bytes, Node &n, unsigned depth);
   absl::Status liftAttribute(proto::AttributeProto &ap, Node &n, Attribute &a);
   absl::StatusOr<std::unique_ptr<Attribute>> liftDetachedAttribute(proto::AttributeProto &ap,
                                                                    const std::string &where);
@@ -79,6 +98,12 @@ private:
   unsigned graphDepth_ = 0; // subgraph nesting of the graph being lifted
   unsigned typeDepth_ = 0;  // type nesting of the type being lifted
   bool typeTooDeep_ = false; // a type nested past kMaxTypeNesting (Limits.h)
+  llvm::SmallVector<Value *, 8> operands_; // scratch of resolveNode
+  // Residuals of the graphs between liftGraphHead and liftGraphTail.
+  std::vector<proto::GraphProto> graphRes_;
+  // The wire lift's views of main-graph raw data (views_ points here).
+  FileViews wireViews_;
+  std::shared_ptr<const Buffer> wireFile_;
 };
 
 //===--- Types ------------------------------------------------------------===//
@@ -599,75 +624,89 @@ void Lifter::liftNodeProps(const proto::NodeProto &np, Node &n) {
   }
 }
 
+absl::StatusOr<Node *> Lifter::declareNode(const proto::NodeProto &np, Graph &g) {
+  Node *n = g.createEmptyNode(np.op_type(), np.domain());
+  liftNodeProps(np, *n);
+  // Most nodes have an empty residual: it is only built when one of its
+  // parts is there (a residual message per node costs time at 10^6 nodes).
+  auto explicitEmpty = [](bool has, const std::string &v) { return has && v.empty(); };
+  if (!np.unknown_fields().empty() || explicitEmpty(np.has_name(), np.name()) ||
+      explicitEmpty(np.has_op_type(), np.op_type()) ||
+      explicitEmpty(np.has_domain(), np.domain()) ||
+      explicitEmpty(np.has_overload(), np.overload()) ||
+      explicitEmpty(np.has_doc_string(), np.doc_string()) ||
+      !metadataLossless(np.metadata_props())) {
+    proto::NodeProto res;
+    keepUnknown(np, res);
+    KEEP_EMPTY(np, res, name);
+    KEEP_EMPTY(np, res, op_type);
+    KEEP_EMPTY(np, res, domain);
+    KEEP_EMPTY(np, res, overload);
+    KEEP_EMPTY(np, res, doc_string);
+    if (!metadataLossless(np.metadata_props())) {
+      *res.mutable_metadata_props() = np.metadata_props();
+      n->metadata.clear();
+    }
+    n->extras = finishResidual(res);
+  }
+  for (const std::string &out : np.output())
+    if (auto s = addNodeResult(g, n, out); !s.ok()) return s;
+  return n;
+}
+
+absl::Status Lifter::addNodeResult(Graph &g, Node *n, llvm::StringRef out) {
+  if (out.empty()) {
+    n->addEmptyResult();
+    return absl::OkStatus();
+  }
+  auto r = n->addResult(out);
+  if (r.ok()) return absl::OkStatus();
+  Value *prev = g.lookupLocal(out);
+  return err(nodePath(n),
+             absl::StrCat("output \"", out.str(), "\" is already defined",
+                          prev && prev->definingNode()
+                              ? " by " + nodePath(prev->definingNode())
+                              : prev ? std::string(" as a graph input or initializer")
+                                     : absl::StrCat(": ", r.status().message())));
+}
+
+absl::Status Lifter::resolveNode(proto::NodeProto &np, Node *n, Graph &g) {
+  operands_.clear();
+  for (const std::string &in : np.input())
+    if (auto s = addOperand(g, n, in); !s.ok()) return s;
+  n->setOperands(operands_);
+  for (auto &ap : *np.mutable_attribute()) {
+    Attribute &a = n->addAttr(std::make_unique<Attribute>(ap.name()));
+    if (auto s = liftAttribute(ap, *n, a); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Lifter::addOperand(Graph &g, Node *n, llvm::StringRef in) {
+  if (in.empty()) {
+    operands_.push_back(nullptr);
+    return absl::OkStatus();
+  }
+  Value *v = g.lookup(in);
+  if (!v) return err(nodePath(n), absl::StrCat("input \"", in.str(), "\" is undefined"));
+  operands_.push_back(v);
+  return absl::OkStatus();
+}
+
 absl::Status Lifter::liftGraphBody(google::protobuf::RepeatedPtrField<proto::NodeProto> &nodes,
                                    Graph &g) {
   // Declare every node result first.
   std::vector<Node *> created;
   created.reserve(nodes.size());
   for (auto &np : nodes) {
-    Node *n = g.createEmptyNode(np.op_type(), np.domain());
-    created.push_back(n);
-    liftNodeProps(np, *n);
-    // Most nodes have an empty residual: it is only built when one of its
-    // parts is there (a residual message per node costs time at 10^6 nodes).
-    auto explicitEmpty = [](bool has, const std::string &v) { return has && v.empty(); };
-    if (!np.unknown_fields().empty() || explicitEmpty(np.has_name(), np.name()) ||
-        explicitEmpty(np.has_op_type(), np.op_type()) ||
-        explicitEmpty(np.has_domain(), np.domain()) ||
-        explicitEmpty(np.has_overload(), np.overload()) ||
-        explicitEmpty(np.has_doc_string(), np.doc_string()) ||
-        !metadataLossless(np.metadata_props())) {
-      proto::NodeProto res;
-      keepUnknown(np, res);
-      KEEP_EMPTY(np, res, name);
-      KEEP_EMPTY(np, res, op_type);
-      KEEP_EMPTY(np, res, domain);
-      KEEP_EMPTY(np, res, overload);
-      KEEP_EMPTY(np, res, doc_string);
-      if (!metadataLossless(np.metadata_props())) {
-        *res.mutable_metadata_props() = np.metadata_props();
-        n->metadata.clear();
-      }
-      n->extras = finishResidual(res);
-    }
-    for (const std::string &out : np.output()) {
-      if (out.empty()) {
-        n->addEmptyResult();
-        continue;
-      }
-      auto r = n->addResult(out);
-      if (!r.ok()) {
-        Value *prev = g.lookupLocal(out);
-        return err(nodePath(n),
-                   absl::StrCat("output \"", out, "\" is already defined",
-                                prev && prev->definingNode()
-                                    ? " by " + nodePath(prev->definingNode())
-                                    : prev ? std::string(" as a graph input or initializer")
-                                           : absl::StrCat(": ", r.status().message())));
-      }
-    }
+    auto n = declareNode(np, g);
+    if (!n.ok()) return n.status();
+    created.push_back(*n);
   }
   // Resolve uses, then lift attributes (and so nested graphs).
   int idx = 0;
-  llvm::SmallVector<Value *, 8> operands;
-  for (auto &np : nodes) {
-    Node *n = created[idx++];
-    operands.clear();
-    for (const std::string &in : np.input()) {
-      if (in.empty()) {
-        operands.push_back(nullptr);
-        continue;
-      }
-      Value *v = g.lookup(in);
-      if (!v) return err(nodePath(n), absl::StrCat("input \"", in, "\" is undefined"));
-      operands.push_back(v);
-    }
-    n->setOperands(operands);
-    for (auto &ap : *np.mutable_attribute()) {
-      Attribute &a = n->addAttr(std::make_unique<Attribute>(ap.name()));
-      if (auto s = liftAttribute(ap, *n, a); !s.ok()) return s;
-    }
-  }
+  for (auto &np : nodes)
+    if (auto s = resolveNode(np, created[idx++], g); !s.ok()) return s;
   return absl::OkStatus();
 }
 
@@ -676,10 +715,21 @@ absl::Status Lifter::liftGraph(proto::GraphProto &gp, Graph &g) {
     unsigned &d;
     ~DepthGuard() { --d; }
   } depthGuard{++graphDepth_};
+  if (auto s = checkGraphDepth(g); !s.ok()) return s;
+  if (auto s = liftGraphHead(gp, g); !s.ok()) return s;
+  if (auto s = liftGraphBody(*gp.mutable_node(), g); !s.ok()) return s;
+  return liftGraphTail(gp, g);
+}
+
+absl::Status Lifter::checkGraphDepth(Graph &g) {
   // The main graph and function bodies are depth 1; subgraphs count on.
   if (graphDepth_ > kMaxGraphNesting + 1)
     return err(g.path(), absl::StrCat("subgraphs nest deeper than ", kMaxGraphNesting,
                                       " levels (the limit of onnxir::kMaxGraphNesting)"));
+  return absl::OkStatus();
+}
+
+absl::Status Lifter::liftGraphHead(proto::GraphProto &gp, Graph &g) {
   g.name = gp.name();
   g.docString = gp.doc_string();
   proto::GraphProto res;
@@ -731,7 +781,14 @@ absl::Status Lifter::liftGraph(proto::GraphProto &gp, Graph &g) {
     auto v = g.addSparseInitializer(name, std::move(*s));
     if (!v.ok()) return err(twhere, absl::StrCat("\"", name, "\" is already defined"));
   }
-  if (auto s = liftGraphBody(*gp.mutable_node(), g); !s.ok()) return s;
+  graphRes_.push_back(std::move(res));
+  return absl::OkStatus();
+}
+
+absl::Status Lifter::liftGraphTail(proto::GraphProto &gp, Graph &g) {
+  proto::GraphProto res = std::move(graphRes_.back());
+  graphRes_.pop_back();
+  std::string where = g.path();
   for (const auto &vi : gp.output()) {
     Value *v = g.lookup(vi.name());
     if (!v) return err(where, absl::StrCat("graph output \"", vi.name(), "\" is undefined"));
@@ -807,7 +864,7 @@ absl::Status Lifter::liftFunction(proto::FunctionProto &fp, Function &f) {
   return absl::OkStatus();
 }
 
-absl::Status Lifter::liftModel(proto::ModelProto &mp) {
+absl::Status Lifter::liftModel(proto::ModelProto &mp, const llvm::StringRef *wireGraph) {
   proto::ModelProto res;
   keepUnknown(mp, res);
   if (mp.has_ir_version()) m_.irVersion = mp.ir_version();
@@ -841,15 +898,362 @@ absl::Status Lifter::liftModel(proto::ModelProto &mp) {
     Function &f = m_.addFunction();
     if (auto s = liftFunction(fp, f); !s.ok()) { ctx_.allowShadowing = false; return s; }
   }
-  m_.hasGraph = mp.has_graph();
+  m_.hasGraph = wireGraph || mp.has_graph();
   absl::Status st = absl::OkStatus();
-  if (mp.has_graph()) st = liftGraph(*mp.mutable_graph(), m_.graph());
+  if (wireGraph) st = liftGraphWire(*wireGraph, m_.graph(), 1);
+  else if (mp.has_graph()) st = liftGraph(*mp.mutable_graph(), m_.graph());
   ctx_.allowShadowing = false;
   if (!st.ok()) return st;
   if (typeTooDeep_)
     return err("model", absl::StrCat("types nest deeper than ", kMaxTypeNesting,
                                      " levels (the limit of onnxir::kMaxTypeNesting)"));
   m_.extras = finishResidual(res);
+  return absl::OkStatus();
+}
+
+
+//===--- The wire lift ----------------------------------------------------===//
+//
+// Note [Wire lift]
+// Parsing a node-heavy model into a ModelProto costs about as much as the
+// lift itself: every node, string and attribute becomes a protobuf object
+// first, and is copied again into the IR. The wire lift reads the nodes of
+// every graph, and their attributes, straight from the input bytes
+// (WireReader.h): names are views of the input, interned once by the IR.
+// What it reads directly:
+//   - GraphProto.node, each NodeProto's input, output, name, op_type,
+//     domain, overload, doc_string and attribute;
+//   - AttributeProto name, type, f, i, s, floats, ints, strings, doc_string,
+//     ref_attr_name, and subgraphs (g), lifted the wire way recursively.
+// Everything else is rare or small, and goes through protobuf in pieces, so
+// it keeps exactly the old semantics (merging of repeated singular
+// messages, unknown fields, residuals): the other fields of a graph
+// (inputs, outputs, initializers, value_info, ...) are copied into one
+// buffer parsed as a GraphProto; the fields of the model other than its
+// graph likewise (functions included); a node with anything else (unknown
+// or mis-typed fields, metadata_props, device_configurations) is parsed as
+// a NodeProto, an attribute with anything else (tensors, sparse tensors,
+// type protos, graphs lists, explicit defaults the residual must keep, a
+// type that disagrees with its value) as an AttributeProto; a tensor
+// attribute's TensorProto is parsed by protobuf. Pieces get protobuf's
+// recursion limit minus their depth. A main-graph initializer's raw_data is
+// taken as a view of the mapped file as in Note [Slim parsing].
+//
+// The wire lift gives up at the first surprise (malformed bytes, a second
+// `graph` field, any lift error): the caller then lifts the same bytes the
+// ModelProto way, which gives the result or the located error of record.
+// So errors cost two attempts, and a message is never worded by this path.
+// The corpus test WireLift.* checks that both ways give identical IR text
+// and identical lowered bytes.
+
+namespace {
+
+absl::Status wireUnsupported(const char *what) {
+  return absl::UnimplementedError(absl::StrCat("wire lift: ", what));
+}
+
+template <class M> bool parsePiece(llvm::StringRef b, M &msg, unsigned depth) {
+  if (depth + 1 >= kWireMaxNesting || b.size() > (size_t)INT_MAX) return false;
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t *>(b.data()),
+                                            (int)b.size());
+  in.SetRecursionLimit(int(kWireMaxNesting - depth - 1));
+  return msg.MergeFromCodedStream(&in) && in.ConsumedEntireMessage();
+}
+
+void appendField(std::string &out, const WireField &f) {
+  out.append(reinterpret_cast<const char *>(f.begin), f.end - f.begin);
+}
+
+} // namespace
+
+absl::Status Lifter::liftModelWire(llvm::StringRef bytes, std::shared_ptr<const Buffer> file) {
+  WireReader r(bytes);
+  WireField f;
+  std::string rest;
+  llvm::StringRef graph;
+  unsigned graphs = 0;
+  while (r.next(f)) {
+    if (f.number == 7 && f.type == kLen) {
+      graph = f.bytes;
+      ++graphs;
+      continue;
+    }
+    appendField(rest, f);
+  }
+  if (r.bad()) return wireUnsupported("malformed model");
+  if (graphs != 1) return wireUnsupported("not exactly one graph");
+  if (file) {
+    wireFile_ = std::move(file);
+    wireViews_.file = wireFile_;
+    views_ = &wireViews_;
+  }
+  google::protobuf::Arena arena;
+  auto &mp = *google::protobuf::Arena::CreateMessage<proto::ModelProto>(&arena);
+  if (!parsePiece(rest, mp, 0)) return wireUnsupported("model fields");
+  return liftModel(mp, &graph);
+}
+
+absl::Status Lifter::liftGraphWire(llvm::StringRef bytes, Graph &g, unsigned depth) {
+  struct DepthGuard {
+    unsigned &d;
+    ~DepthGuard() { --d; }
+  } depthGuard{++graphDepth_};
+  if (auto s = checkGraphDepth(g); !s.ok()) return s;
+  bool slim = views_ && &g == &m_.graph();
+  const uint8_t *base =
+      slim ? reinterpret_cast<const uint8_t *>(views_->file->data().data()) : nullptr;
+  std::vector<llvm::StringRef> nodes;
+  std::string rest;
+  WireReader r(bytes);
+  WireField f;
+  while (r.next(f)) {
+    if (f.number == 1 && f.type == kLen) {
+      nodes.push_back(f.bytes);
+    } else if (slim && f.number == 5 && f.type == kLen) {
+      std::string t;
+      std::optional<RawView> view;
+      if (!wireSlimTensor(base, f.bytes, t, view)) return wireUnsupported("malformed tensor");
+      wireAppendVarint(rest, (5 << 3) | kLen);
+      wireAppendVarint(rest, t.size());
+      rest += t;
+      wireViews_.initializers.push_back(view);
+    } else {
+      appendField(rest, f);
+    }
+  }
+  if (r.bad()) return wireUnsupported("malformed graph");
+  google::protobuf::Arena arena;
+  auto &gp = *google::protobuf::Arena::CreateMessage<proto::GraphProto>(&arena);
+  if (!parsePiece(rest, gp, depth)) return wireUnsupported("graph fields");
+  if (auto s = liftGraphHead(gp, g); !s.ok()) return s;
+  if (auto s = liftNodesWire(nodes, g, depth + 1); !s.ok()) return s;
+  return liftGraphTail(gp, g);
+}
+
+// Declares one node read from the wire; false (and no node) when the node
+// has something the wire lift leaves to protobuf.
+absl::StatusOr<bool> Lifter::declareNodeWire(llvm::StringRef bytes, Graph &g, Node *&n) {
+  llvm::StringRef name, opType, domain, overload, doc;
+  bool hasName = false, hasOp = false, hasDomain = false, hasOverload = false, hasDoc = false;
+  llvm::SmallVector<llvm::StringRef, 4> outs;
+  WireReader r(bytes);
+  WireField f;
+  while (r.next(f)) {
+    if (f.type != kLen) return false;
+    switch (f.number) {
+    case 1: break;
+    case 2: outs.push_back(f.bytes); break;
+    case 3: name = f.bytes; hasName = true; break;
+    case 4: opType = f.bytes; hasOp = true; break;
+    case 5: break;
+    case 6: doc = f.bytes; hasDoc = true; break;
+    case 7: domain = f.bytes; hasDomain = true; break;
+    case 8: overload = f.bytes; hasOverload = true; break;
+    default: return false;
+    }
+  }
+  if (r.bad()) return false;
+  n = g.createEmptyNode(opType, domain);
+  n->setName(name);
+  n->setOverload(overload);
+  n->docString = doc.str();
+  // The residual of explicitly empty strings, in field-number order as
+  // protobuf serializes it (Note [Residuals]).
+  if ((hasName && name.empty()) || (hasOp && opType.empty()) || (hasDoc && doc.empty()) ||
+      (hasDomain && domain.empty()) || (hasOverload && overload.empty())) {
+    std::string res;
+    auto keep = [&](bool has, llvm::StringRef v, unsigned field) {
+      if (!has || !v.empty()) return;
+      res += char((field << 3) | kLen);
+      res += char(0);
+    };
+    keep(hasName, name, 3);
+    keep(hasOp, opType, 4);
+    keep(hasDoc, doc, 6);
+    keep(hasDomain, domain, 7);
+    keep(hasOverload, overload, 8);
+    n->extras = std::move(res);
+  }
+  for (llvm::StringRef out : outs)
+    if (auto s = addNodeResult(g, n, out); !s.ok()) return s;
+  return true;
+}
+
+absl::Status Lifter::liftNodesWire(llvm::ArrayRef<llvm::StringRef> nodes, Graph &g,
+                                   unsigned depth) {
+  std::vector<Node *> created(nodes.size());
+  // About one result per node: the scope and name tables grow once.
+  if (nodes.size() > 64) g.reserveDefinitions(nodes.size() + nodes.size() / 4);
+  // Nodes lifted through protobuf, by position.
+  std::vector<std::pair<size_t, std::unique_ptr<proto::NodeProto>>> viaProto;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    auto direct = declareNodeWire(nodes[i], g, created[i]);
+    if (!direct.ok()) return direct.status();
+    if (*direct) continue;
+    auto np = std::make_unique<proto::NodeProto>();
+    if (!parsePiece(nodes[i], *np, depth)) return wireUnsupported("node");
+    auto n = declareNode(*np, g);
+    if (!n.ok()) return n.status();
+    created[i] = *n;
+    viaProto.emplace_back(i, std::move(np));
+  }
+  size_t nextProto = 0;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    Node *n = created[i];
+    if (nextProto < viaProto.size() && viaProto[nextProto].first == i) {
+      if (auto s = resolveNode(*viaProto[nextProto++].second, n, g); !s.ok()) return s;
+      continue;
+    }
+    operands_.clear();
+    WireReader r(nodes[i]);
+    WireField f;
+    bool attrs = false;
+    while (r.next(f)) {
+      if (f.number == 1) {
+        if (auto s = addOperand(g, n, f.bytes); !s.ok()) return s;
+      } else if (f.number == 5) {
+        attrs = true;
+      }
+    }
+    n->setOperands(operands_);
+    if (!attrs) continue;
+    WireReader ra(nodes[i]);
+    while (ra.next(f))
+      if (f.number == 5)
+        if (auto s = liftAttributeWire(f.bytes, *n, depth + 1); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Lifter::liftAttributeWire(llvm::StringRef bytes, Node &n, unsigned depth) {
+  llvm::StringRef name, ref, doc, s, t, g;
+  bool hasName = false, hasRef = false, hasDoc = false, hasType = false, hasF = false,
+       hasI = false, hasS = false;
+  unsigned nT = 0, nG = 0;
+  uint64_t type = 0, fBits = 0, iBits = 0;
+  llvm::SmallVector<float, 8> floats;
+  llvm::SmallVector<int64_t, 8> ints;
+  llvm::SmallVector<llvm::StringRef, 4> strings;
+  bool viaProto = false;
+  WireReader r(bytes);
+  WireField f;
+  while (!viaProto && r.next(f)) {
+    switch (f.number) {
+    case 1: if (f.type != kLen) viaProto = true; name = f.bytes; hasName = true; break;
+    case 21: if (f.type != kLen) viaProto = true; ref = f.bytes; hasRef = true; break;
+    case 13: if (f.type != kLen) viaProto = true; doc = f.bytes; hasDoc = true; break;
+    case 20:
+      // An enum value protobuf does not know is an unknown field.
+      if (f.type != kVarint || f.varint > 14) viaProto = true;
+      type = f.varint;
+      hasType = true;
+      break;
+    case 2: if (f.type != kFixed32) viaProto = true; fBits = f.varint; hasF = true; break;
+    case 3: if (f.type != kVarint) viaProto = true; iBits = f.varint; hasI = true; break;
+    case 4: if (f.type != kLen) viaProto = true; s = f.bytes; hasS = true; break;
+    case 5: if (f.type != kLen) viaProto = true; t = f.bytes; ++nT; break;
+    case 6: if (f.type != kLen) viaProto = true; g = f.bytes; ++nG; break;
+    case 7:
+      if (f.type == kFixed32) {
+        uint32_t x = uint32_t(f.varint);
+        float v;
+        std::memcpy(&v, &x, 4);
+        floats.push_back(v);
+      } else if (f.type == kLen && f.bytes.size() % 4 == 0) {
+        size_t k = floats.size();
+        floats.resize(k + f.bytes.size() / 4);
+        std::memcpy(floats.data() + k, f.bytes.data(), f.bytes.size());
+      } else viaProto = true;
+      break;
+    case 8:
+      if (f.type == kVarint) {
+        ints.push_back(int64_t(f.varint));
+      } else if (f.type == kLen) {
+        const uint8_t *p = reinterpret_cast<const uint8_t *>(f.bytes.data());
+        const uint8_t *e = p + f.bytes.size();
+        uint64_t v;
+        while (p < e) {
+          if (!wireReadVarint(p, e, v)) { viaProto = true; break; }
+          ints.push_back(int64_t(v));
+        }
+      } else viaProto = true;
+      break;
+    case 9: if (f.type != kLen) viaProto = true; strings.push_back(f.bytes); break;
+    default: viaProto = true;
+    }
+  }
+  if (r.bad()) viaProto = true;
+  AttrKind k = AttrKind::Undefined;
+  if (!viaProto) {
+    // inferKind, on what the wire holds (the kinds not read here went to
+    // protobuf above).
+    AttrKind present = hasF ? AttrKind::Float : hasI ? AttrKind::Int : hasS ? AttrKind::String
+                     : nT ? AttrKind::Tensor : nG ? AttrKind::Graph
+                     : !floats.empty() ? AttrKind::Floats : !ints.empty() ? AttrKind::Ints
+                     : !strings.empty() ? AttrKind::Strings : AttrKind::Undefined;
+    k = hasType ? static_cast<AttrKind>(type) : present;
+    bool isF = k == AttrKind::Float, isI = k == AttrKind::Int, isS = k == AttrKind::String;
+    if (hasType && ref.empty()) {
+      bool listKind = k == AttrKind::Floats || k == AttrKind::Ints || k == AttrKind::Strings ||
+                      k == AttrKind::Tensors || k == AttrKind::Graphs ||
+                      k == AttrKind::SparseTensors || k == AttrKind::TypeProtos;
+      if (present != AttrKind::Undefined && present != k) viaProto = true;
+      if (present == AttrKind::Undefined && !listKind && k != AttrKind::Undefined &&
+          k != AttrKind::Float && k != AttrKind::Int && k != AttrKind::String)
+        viaProto = true;
+    }
+    // Fields the residual would keep, other than an explicit zero/empty of
+    // the attribute's own scalar kind, go to protobuf.
+    if ((hasName && name.empty()) || (hasRef && ref.empty()) || (hasDoc && doc.empty()) ||
+        (hasF && !isF) || (hasI && !isI) || (hasS && !isS) ||
+        (!floats.empty() && k != AttrKind::Floats) || (!ints.empty() && k != AttrKind::Ints) ||
+        (!strings.empty() && k != AttrKind::Strings) || (nT && k != AttrKind::Tensor) ||
+        (nG && k != AttrKind::Graph) || nT > 1 || nG > 1)
+      viaProto = true;
+  }
+  if (viaProto) {
+    google::protobuf::Arena arena;
+    auto &ap = *google::protobuf::Arena::CreateMessage<proto::AttributeProto>(&arena);
+    if (!parsePiece(bytes, ap, depth)) return wireUnsupported("attribute");
+    Attribute &a = n.addAttr(std::make_unique<Attribute>(ap.name()));
+    return liftAttribute(ap, n, a);
+  }
+  Attribute &a = n.addAttr(std::make_unique<Attribute>(name.str()));
+  a.hasKindField = hasType;
+  a.setKind(k);
+  a.refAttrName = ref.str();
+  a.docString = doc.str();
+  if (hasF) {
+    uint32_t x = uint32_t(fBits);
+    std::memcpy(&a.f, &x, 4);
+    if (a.f == 0) { // explicit zero: kept by the residual (f = field 2, fixed32)
+      a.extras += char((2 << 3) | kFixed32);
+      a.extras.append(reinterpret_cast<const char *>(&x), 4);
+    }
+  }
+  if (hasI) {
+    a.i = int64_t(iBits);
+    if (a.i == 0) a.extras.append({char((3 << 3) | kVarint), char(0)});
+  }
+  if (hasS) {
+    a.s = s.str();
+    if (s.empty()) a.extras.append({char((4 << 3) | kLen), char(0)});
+  }
+  if (k == AttrKind::Floats) a.floats.assign(floats.begin(), floats.end());
+  else if (k == AttrKind::Ints) a.ints.assign(ints.begin(), ints.end());
+  else if (k == AttrKind::Strings)
+    for (llvm::StringRef x : strings) a.strings.push_back(x.str());
+  if (nT) {
+    proto::TensorProto tp;
+    if (!parsePiece(t, tp, depth + 1)) return wireUnsupported("tensor");
+    auto lifted = liftTensor(tp, absl::StrCat(nodePath(&n), " > attribute \"", a.name(), "\""));
+    if (!lifted.ok()) return lifted.status();
+    a.tensors.push_back(std::make_unique<Tensor>(std::move(*lifted)));
+  }
+  if (nG) {
+    Graph *sub = a.addGraph(std::make_unique<Graph>(ctx_));
+    if (auto st = liftGraphWire(g, *sub, depth + 1); !st.ok()) return st;
+  }
   return absl::OkStatus();
 }
 
@@ -863,6 +1267,15 @@ absl::StatusOr<std::unique_ptr<Model>> liftProto(proto::ModelProto &mp, const st
   auto m = std::make_unique<Model>();
   Lifter l(*m, baseDir, sourceName, views);
   if (auto s = l.liftModel(mp); !s.ok()) return s;
+  return m;
+}
+
+absl::StatusOr<std::unique_ptr<Model>> liftWire(llvm::StringRef bytes, const std::string &baseDir,
+                                                const std::string &sourceName,
+                                                std::shared_ptr<const Buffer> file) {
+  auto m = std::make_unique<Model>();
+  Lifter l(*m, baseDir, sourceName, nullptr);
+  if (auto s = l.liftModelWire(bytes, std::move(file)); !s.ok()) return s;
   return m;
 }
 

@@ -93,6 +93,8 @@ public:
   /// Registry maintenance; called by Value/Graph, not by users.
   void registerName(llvm::StringRef interned);
   void unregisterName(llvm::StringRef interned);
+  /// Makes room for `n` more interned, registered names.
+  void reserveNames(size_t n);
   /// nameDefinitions for an interned name (no string hashing).
   unsigned nameDefinitionsInterned(llvm::StringRef interned) const;
 

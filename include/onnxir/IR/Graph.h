@@ -197,6 +197,9 @@ public:
   llvm::StringRef freshName(llvm::StringRef base) const;
   /// Number of definitions in this graph's own scope.
   size_t numDefinitions() const { return scope_.size(); }
+  /// Makes room for `n` more definitions in this scope and in the context's
+  /// name tables (a lift that knows its node count avoids rehashing).
+  void reserveDefinitions(size_t n);
   /// The values defined in this graph itself, in order: inputs, initializers
   /// that are not inputs, sparse initializers that are not inputs, node
   /// results. O(inputs + initializers + nodes).
