@@ -314,6 +314,29 @@ void unregisterTempFile(const std::string &path) {
 
 void removeTempFiles() { unlinkTemps(); }
 
+namespace {
+/// Holds back the signals that end the process with a cleanup (not the
+/// fault signals) for a scope, so that a temporary file is never on disk
+/// unregistered: one delivered meanwhile runs the handler at the end of the
+/// scope, when the file is in the table.
+class DeferTerminationSignals {
+public:
+  DeferTerminationSignals() {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int sig : kFatalSignals)
+      if (sig != SIGBUS && sig != SIGSEGV) sigaddset(&set, sig);
+    ::pthread_sigmask(SIG_BLOCK, &set, &old_);
+  }
+  ~DeferTerminationSignals() { ::pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+  DeferTerminationSignals(const DeferTerminationSignals &) = delete;
+  DeferTerminationSignals &operator=(const DeferTerminationSignals &) = delete;
+
+private:
+  sigset_t old_;
+};
+} // namespace
+
 //===----------------------------------------------------------------------===//
 // Output files
 //===----------------------------------------------------------------------===//
@@ -377,14 +400,20 @@ absl::Status OutputFile::openTemp(const std::string &target, const std::string &
   constexpr size_t kExtra = 1 + 5 + 6; // ".", ".tmp.", "XXXXXX"
   if (base.size() + kExtra > NAME_MAX) base.resize(NAME_MAX - kExtra);
   tmp_ = dirOf(target) + "/." + base + ".tmp.XXXXXX";
-  fd_ = ::mkstemp(tmp_.data());
+  installHandlers();
+  {
+    // A signal between creating the file and registering it would leave it
+    // behind (seen in test/OutputSafety/signals.test).
+    DeferTerminationSignals defer;
+    fd_ = ::mkstemp(tmp_.data());
+    if (fd_ >= 0) registerTempFile(tmp_);
+  }
   if (fd_ < 0) {
     std::string why = errnoText();
     tmp_.clear();
     return absl::PermissionDeniedError(
         absl::StrCat(name_, ": cannot create a temporary file beside it: ", why));
   }
-  registerTempFile(tmp_);
   // Keep the existing file's permissions; else the usual 0666 - umask.
   struct stat st;
   mode_t mode = 0666;
