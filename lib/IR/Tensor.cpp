@@ -237,6 +237,57 @@ absl::StatusOr<std::vector<std::string>> Tensor::strings() const {
   return stringData;
 }
 
+// One check for every reader (the binary lift, the text parser): see Tensor.h.
+absl::Status checkTensorData(const Tensor &t) {
+  for (int64_t d : t.dims())
+    if (d < 0) return absl::InvalidArgumentError(absl::StrCat("negative dimension ", d));
+  auto n = t.numElements();
+  if (!n) return absl::InvalidArgumentError("the product of the dimensions overflows int64");
+  if (!isKnownDataType(t.dataTypeRaw()))
+    return absl::InvalidArgumentError(absl::StrCat("unknown data type ", t.dataTypeRaw()));
+  DataType dt = t.dataType();
+  uint64_t count = (uint64_t)*n;
+  uint64_t want = isComplex(dt) ? count * (dt == DataType::Complex64 ? 8 : 16)
+                                : dataTypeStorageBytes(dt, count);
+  auto mismatch = [&](uint64_t have, const char *unit, uint64_t need) {
+    return absl::InvalidArgumentError(absl::StrCat("holds ", have, " ", unit, " but ",
+                                                   dataTypeName(dt).str(), " dims need ", need));
+  };
+  switch (t.storage()) {
+  case Tensor::Storage::Raw:
+    if (dt == DataType::String)
+      return absl::InvalidArgumentError("string tensors cannot use raw_data");
+    if (t.rawData().size() != want) return mismatch(t.rawData().size(), "bytes", want);
+    break;
+  case Tensor::Storage::External:
+    if (dt != DataType::String && t.external().length && *t.external().length != want)
+      return mismatch(*t.external().length, "bytes of external data", want);
+    break;
+  case Tensor::Storage::Typed: {
+    uint64_t have = 0, need = count;
+    unsigned bits = dataTypeBits(dt);
+    switch (t.typedField()) {
+    case Tensor::TypedField::Float: have = t.floatData.size(); if (dt == DataType::Complex64) need *= 2; break;
+    case Tensor::TypedField::Double: have = t.doubleData.size(); if (dt == DataType::Complex128) need *= 2; break;
+    case Tensor::TypedField::Int64: have = t.int64Data.size(); break;
+    case Tensor::TypedField::Uint64: have = t.uint64Data.size(); break;
+    case Tensor::TypedField::String: have = t.stringData.size(); break;
+    case Tensor::TypedField::Int32:
+      have = t.int32Data.size();
+      if (bits > 0 && bits < 8) return absl::OkStatus(); // packing varies by writer
+      break;
+    case Tensor::TypedField::None: break;
+    }
+    if (have != need) return mismatch(have, "values", need);
+    break;
+  }
+  case Tensor::Storage::Empty:
+    if (count != 0) return mismatch(0, "values", count);
+    break;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Tensor::validate() const {
   auto n = numElements();
   if (!n)

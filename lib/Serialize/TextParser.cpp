@@ -704,6 +704,7 @@ bool Parser::recTensor(const AVal &v, Tensor &t) {
     setTypedData(t, std::move(d));
     t.dataLocation = loc;
   }
+  if (absl::Status st = checkTensorData(t); !st.ok()) REC_FAIL(std::string(st.message()));
   return true;
 }
 
@@ -1105,53 +1106,10 @@ static bool literalsToTyped(const std::vector<AVal> &vals, TypedData &d, std::st
   return true;
 }
 
-/// The invariants the binary lift checks (ProtoLift.cpp checkTensor): dims
-/// whose product fits int64, and exactly as much data as they need, in every
-/// storage. "" when they hold, else the problem.
+/// checkTensorData (Tensor.h) as text: "" when the tensor is sound.
 static std::string tensorCountError(const Tensor &t) {
-  auto n = t.numElements();
-  if (!n) return "the product of the dimensions overflows int64";
-  if (!isKnownDataType(t.dataTypeRaw())) return ""; // kept as is, never decoded
-  DataType dt = t.dataType();
-  uint64_t count = (uint64_t)*n;
-  uint64_t want = isComplex(dt) ? count * (dt == DataType::Complex64 ? 8 : 16)
-                                : dataTypeStorageBytes(dt, count);
-  auto mismatch = [&](uint64_t have, const char *unit, uint64_t need) {
-    return "holds " + std::to_string(have) + " " + unit + " but its dims need " +
-           std::to_string(need);
-  };
-  switch (t.storage()) {
-  case Tensor::Storage::Raw:
-    if (dt == DataType::String) return "string tensors cannot hold raw bytes";
-    if (t.rawData().size() != want) return mismatch(t.rawData().size(), "bytes", want);
-    break;
-  case Tensor::Storage::External:
-    if (dt != DataType::String && t.external().length && *t.external().length != want)
-      return mismatch(*t.external().length, "bytes of external data", want);
-    break;
-  case Tensor::Storage::Typed: {
-    uint64_t have = 0, need = count;
-    unsigned bits = dataTypeBits(dt);
-    switch (t.typedField()) {
-    case Tensor::TypedField::Float: have = t.floatData.size(); if (dt == DataType::Complex64) need *= 2; break;
-    case Tensor::TypedField::Double: have = t.doubleData.size(); if (dt == DataType::Complex128) need *= 2; break;
-    case Tensor::TypedField::Int64: have = t.int64Data.size(); break;
-    case Tensor::TypedField::Uint64: have = t.uint64Data.size(); break;
-    case Tensor::TypedField::String: have = t.stringData.size(); break;
-    case Tensor::TypedField::Int32:
-      have = t.int32Data.size();
-      if (bits > 0 && bits < 8) return ""; // packing varies by writer, as in binary
-      break;
-    case Tensor::TypedField::None: break;
-    }
-    if (have != need) return mismatch(have, "values", need);
-    break;
-  }
-  case Tensor::Storage::Empty:
-    if (count != 0) return mismatch(0, "values", count);
-    break;
-  }
-  return "";
+  absl::Status s = checkTensorData(t);
+  return s.ok() ? std::string() : std::string(s.message());
 }
 
 bool Parser::parseTensorData(Tensor &t, Ann &ann, const Type *type, Loc typeLoc) {

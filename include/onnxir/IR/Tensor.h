@@ -187,6 +187,15 @@ private:
   mutable std::shared_ptr<const Buffer> loaded_;
 };
 
+/// What every reader of a model checks of a tensor (the binary lift and the
+/// text parser alike, so that what one accepts the other reads back): a
+/// known element type, non-negative dims whose product fits int64, and as
+/// much data as the dims need in whatever storage it is in (typed values,
+/// raw bytes, the declared length of external data; 1-7 bit types packed in
+/// int32 values are not counted, as writers pack them differently). The
+/// error says what is wrong, without the tensor's name.
+absl::Status checkTensorData(const Tensor &t);
+
 extern template absl::StatusOr<std::vector<int64_t>> Tensor::values<int64_t>() const;
 extern template absl::StatusOr<std::vector<uint64_t>> Tensor::values<uint64_t>() const;
 extern template absl::StatusOr<std::vector<int32_t>> Tensor::values<int32_t>() const;
