@@ -1968,8 +1968,13 @@ bool Parser::parseFunction(Model &m) {
   if (!ioList(true)) return false;
   if (peek().kind != Token::Arrow) return failHere("expected '=>'");
   if (!consume() || !ioList(false)) return false;
+  Loc listLoc = peek().loc;
   if (isPunct('<') && !parseValueList(b, &vis)) return false;
   if (!err_.empty()) return false;
+  // A FunctionProto has value_info but no initializers: one written here
+  // would be lost in the binary form (found by fuzz-text).
+  if (!b.initializers().empty() || !b.sparseInitializers().empty())
+    return failAt(listLoc, "a function has no initializers (use Constant nodes in its body)");
   if (!parseNodeList(b, 1)) return false;
   if (!resolveVIs(b, vis)) return false;
   return resolvePending();
