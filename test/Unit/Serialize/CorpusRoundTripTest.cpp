@@ -10,6 +10,8 @@
 #include "onnxir/onnx.pb.h"
 
 #include <google/protobuf/util/message_differencer.h>
+#include "TestFiles.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -21,23 +23,9 @@ using namespace onnxir;
 
 namespace {
 
-std::string readFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testfiles::corpus;
+using testfiles::readFile;
 
-std::vector<std::string> corpus() {
-  std::vector<std::string> files;
-  for (const char *root : {ONNXIR_TESTDATA_DIR, ONNXIR_SHARED_DIR "/models"}) {
-    if (!fs::exists(root)) continue;
-    for (auto &e : fs::recursive_directory_iterator(root))
-      if (e.is_regular_file() && e.path().extension() == ".onnx") files.push_back(e.path());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
 
 // Returns "" if lower(lift(bytes)) equals bytes' ModelProto, else the diff.
 std::string roundTrip(const std::string &path) {

@@ -18,6 +18,8 @@
 
 #include <google/protobuf/text_format.h>
 #include <google/protobuf/unknown_field_set.h>
+#include "TestFiles.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -30,23 +32,9 @@ using namespace onnxir;
 
 namespace {
 
-std::string readFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testfiles::corpus;
+using testfiles::readFile;
 
-std::vector<std::string> corpus() {
-  std::vector<std::string> files;
-  for (const char *root : {ONNXIR_TESTDATA_DIR, ONNXIR_SHARED_DIR "/models"}) {
-    if (!fs::exists(root)) continue;
-    for (auto &e : fs::recursive_directory_iterator(root))
-      if (e.is_regular_file() && e.path().extension() == ".onnx") files.push_back(e.path());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
 
 std::vector<std::string> textCorpus() {
   std::vector<std::string> files;

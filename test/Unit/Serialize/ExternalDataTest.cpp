@@ -13,6 +13,8 @@
 #include "onnxir/onnx.pb.h"
 
 #include <google/protobuf/util/message_differencer.h>
+#include "TestFiles.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -28,12 +30,7 @@ using namespace onnxir;
 
 namespace {
 
-std::string readFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testfiles::readFile;
 
 void writeFile(const std::string &path, const std::string &bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

@@ -14,6 +14,8 @@
 #include "onnxir/onnx.pb.h"
 
 #include <google/protobuf/util/message_differencer.h>
+#include "TestFiles.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -26,12 +28,7 @@ using namespace onnxir;
 
 namespace {
 
-std::string readFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testfiles::readFile;
 
 // A model with every field around the main graph's initializers set, and
 // `numBig` raw initializers of `bigBytes` bytes each.

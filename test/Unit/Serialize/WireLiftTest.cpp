@@ -16,6 +16,8 @@
 #include "onnxir/onnx.pb.h"
 
 #include <google/protobuf/text_format.h>
+#include "TestFiles.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -29,12 +31,7 @@ using namespace onnxir;
 
 namespace {
 
-std::string readFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testfiles::readFile;
 
 struct WireSwitch {
   bool saved = detail::wireLiftEnabled();
@@ -84,19 +81,9 @@ bool wireTakes(llvm::StringRef bytes) {
   return detail::liftWire(bytes, "", "<test>", nullptr).ok();
 }
 
-std::vector<std::string> binaryCorpus() {
-  std::vector<std::string> files;
-  for (const char *root : {ONNXIR_TESTDATA_DIR, ONNXIR_SHARED_DIR "/models"}) {
-    if (!fs::exists(root)) continue;
-    for (auto &e : fs::recursive_directory_iterator(root))
-      if (e.is_regular_file() && e.path().extension() == ".onnx") files.push_back(e.path());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
 
 TEST(WireLift, CorpusLiftsIdenticallyBothWays) {
-  std::vector<std::string> files = binaryCorpus();
+  std::vector<std::string> files = testfiles::corpus();
   ASSERT_GT(files.size(), 100u) << "no corpus found";
   unsigned direct = 0;
   std::vector<std::string> failures, notDirect;
