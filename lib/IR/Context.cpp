@@ -4,6 +4,7 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cstring>
 
@@ -92,6 +93,8 @@ const Type *Context::getType(const TypeSpec &spec) {
     d.denotation = intern(d.denotation);
   }
   t->inner_ = spec.inner;
+  t->nesting_ = spec.inner ? spec.inner->nesting_ + 1 : 0;
+  maxTypeNesting_ = std::max(maxTypeNesting_, t->nesting_);
   t->opaqueDomain_ = intern(spec.opaqueDomain);
   t->opaqueName_ = intern(spec.opaqueName);
   t->denotation_ = intern(spec.denotation);

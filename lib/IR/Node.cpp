@@ -173,6 +173,7 @@ Attribute *Node::getAttr(llvm::StringRef name) const {
 
 Attribute &Node::addAttr(std::unique_ptr<Attribute> a) {
   a->node_ = this;
+  numSubgraphs_ += a->numGraphs();
   attrs_.push_back(std::move(a));
   return *attrs_.back();
 }
@@ -181,6 +182,8 @@ Attribute &Node::setAttr(std::unique_ptr<Attribute> a) {
   for (auto &old : attrs_)
     if (old->name() == a->name()) {
       a->node_ = this;
+      numSubgraphs_ += a->numGraphs();
+      numSubgraphs_ -= old->numGraphs();
       old = std::move(a);
       return *old;
     }
@@ -190,6 +193,7 @@ Attribute &Node::setAttr(std::unique_ptr<Attribute> a) {
 bool Node::removeAttr(llvm::StringRef name) {
   for (auto it = attrs_.begin(); it != attrs_.end(); ++it)
     if ((*it)->name() == name) {
+      numSubgraphs_ -= (*it)->numGraphs();
       attrs_.erase(it);
       return true;
     }
@@ -221,12 +225,6 @@ std::vector<Graph *> Node::subgraphs() const {
   for (auto &a : attrs_)
     for (unsigned i = 0; i < a->numGraphs(); ++i) out.push_back(a->graph(i));
   return out;
-}
-
-bool Node::hasSubgraphs() const {
-  for (auto &a : attrs_)
-    if (a->numGraphs()) return true;
-  return false;
 }
 
 //===----------------------------------------------------------------------===//

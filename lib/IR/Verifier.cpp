@@ -101,6 +101,11 @@ public:
     bool orderProblem = false;
     for (const Node &n : g.nodes()) {
       checkOperands(g, n, orderProblem);
+      // Only subgraphs make an attribute's parent link matter (Graph::
+      // parentNode goes through it); a node without them is not looked at
+      // further, so plain attributes cost nothing here.
+      if (!n.hasSubgraphs()) continue;
+      unsigned held = 0;
       for (unsigned ai = 0; ai < n.numAttributes(); ++ai) {
         const Attribute &a = n.attribute(ai);
         if (a.getNode() != &n)
@@ -114,11 +119,16 @@ public:
                                 "\" has a wrong parent"));
           verifyGraph(*sg);
         }
+        held += a.numGraphs();
       }
+      if (held != n.numSubgraphs())
+        report(Diagnostic::Kind::BadParent,
+               nodePath(&n) + ": the node's count of its subgraphs is wrong");
     }
     const Node *ret = g.returnNode();
     for (unsigned i = 0; i < ret->numOperands(); ++i) {
       Value *v = ret->operand(i);
+      if (v) ++operandSlots_;
       if (!v) {
         report(Diagnostic::Kind::BadOutput, absl::StrCat(g.path(), ": output #", i, " is empty"));
         continue;
@@ -145,7 +155,10 @@ public:
 
   void checkOperands(const Graph &g, const Node &n, bool &orderProblem) {
     for (unsigned i = 0; i < n.numOperands(); ++i)
-      if (Value *v = n.operand(i)) checkVisible(g, &n, v, i, orderProblem);
+      if (Value *v = n.operand(i)) {
+        ++operandSlots_;
+        checkVisible(g, &n, v, i, orderProblem);
+      }
   }
 
   void checkVisible(const Graph &g, const Node *user, Value *v, unsigned idx, bool &orderProblem) {
@@ -216,19 +229,6 @@ public:
                absl::StrCat(nodePath(owner), ": use list of \"", v->name().str(),
                             "\" disagrees with the operands"));
     }
-  }
-
-  void countOperands(const Graph &g) {
-    auto count = [&](const Node &n) {
-      for (const Use &u : n.operandUses())
-        if (u.get()) ++operandSlots_;
-    };
-    for (const Node &n : g.nodes()) {
-      count(n);
-      if (n.hasSubgraphs())
-        for (Graph *sg : n.subgraphs()) countOperands(*sg);
-    }
-    count(*g.returnNode());
   }
 
   // Appends to `out` the nodes of `g` that `n` depends on: through its
@@ -362,7 +362,6 @@ std::vector<Diagnostic> verifyAll(const Graph &g, const VerifyOptions &opts) {
   v.setEnclosing(g);
   v.collect(g);
   v.verifyGraph(g);
-  v.countOperands(g);
   // Captures of outer values are counted on the outer value's list but are
   // not values of this graph: only exact for top-level graphs.
   if (!g.parentGraph()) v.finish();
@@ -444,20 +443,14 @@ void checkRecursion(const Model &m, std::vector<Diagnostic> &out) {
 /// a type nested past kMaxTypeNesting, or a graph past kMaxGraphNesting,
 /// could be written but not read back.
 void checkTypeNesting(const Model &m, std::vector<Diagnostic> &out) {
-  llvm::DenseMap<const Type *, unsigned> memo;
-  auto depthOf = [&](const Type *t) {
-    auto it = memo.find(t);
-    if (it != memo.end()) return it->second;
-    unsigned d = 0;
-    for (const Type *i = t->elementType(); i; i = i->elementType()) ++d;
-    memo[t] = d;
-    return d;
-  };
-  auto check = [&](const Type *t, const std::string &where) {
+  // Every type of the model is uniqued in its context, which knows the
+  // deepest one made: types are looked at only if one is past the limit.
+  const bool typesTooDeep = m.getContext().maxTypeNesting() > kMaxTypeNesting;
+  auto check = [&](const Type *t, auto &&where) {
     // Tensor types (no inner type) are the common case: no lookup.
-    if (!t || !t->elementType() || out.size() > 100 || depthOf(t) <= kMaxTypeNesting) return;
+    if (!t || t->nestingDepth() <= kMaxTypeNesting || out.size() > 100) return;
     out.push_back({Diagnostic::Kind::Other,
-                   absl::StrCat(where, ": its type nests ", depthOf(t),
+                   absl::StrCat(where(), ": its type nests ", t->nestingDepth(),
                                 " levels deep, past the limit of ", kMaxTypeNesting,
                                 " (onnxir::kMaxTypeNesting)")});
   };
@@ -471,12 +464,17 @@ void checkTypeNesting(const Model &m, std::vector<Diagnostic> &out) {
                      absl::StrCat(g->path(), ": subgraphs nest deeper than ", kMaxGraphNesting,
                                   " levels (the limit of onnxir::kMaxGraphNesting)")});
     }
-    for (Value *v : g->definitions())
-      check(v->type(), absl::StrCat(g->path(), ": value \"", v->name().str(), "\""));
+    if (!typesTooDeep) return;
+    auto checkValue = [&](const Value *v) {
+      check(v->type(), [&] { return absl::StrCat(g->path(), ": value \"", v->name().str(), "\""); });
+    };
+    for (Value *v : g->definitions()) checkValue(v);
     for (const Node &n : g->nodes())
       for (unsigned i = 0; i < n.numAttributes(); ++i)
         for (const Type *t : n.attribute(i).types)
-          check(t, absl::StrCat(nodePath(&n), ": attribute \"", n.attribute(i).name(), "\""));
+          check(t, [&] {
+            return absl::StrCat(nodePath(&n), ": attribute \"", n.attribute(i).name(), "\"");
+          });
   });
 }
 

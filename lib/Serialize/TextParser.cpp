@@ -388,7 +388,6 @@ private:
   /// Applies `#@tensor` fields (name, doc, encoding, ...) to `t`.
   bool applyTensorAnn(Ann &a, Tensor &t, bool &rawFlag, std::string &rawHex,
                       std::optional<Tensor::TypedField> &field, std::string &dataHex);
-  bool annErr_ = false;
   Loc annLoc_;
   std::string annWhat_;
 

@@ -61,6 +61,9 @@ public:
   Dim symbolicDim(llvm::StringRef param);
   /// Number of distinct types created so far.
   size_t numTypes() const { return types_.size(); }
+  /// The largest Type::nestingDepth of the types created so far (a verifier
+  /// checking nesting limits needs no walk when this is within them).
+  unsigned maxTypeNesting() const { return maxTypeNesting_; }
 
   //===--- Dimension expressions (DimExpr.h) ------------------------------===//
 
@@ -104,6 +107,7 @@ private:
   llvm::DenseSet<llvm::StringRef> strings_;
   llvm::StringMap<Type *> types_;
   std::vector<std::unique_ptr<Type>> typeStorage_;
+  unsigned maxTypeNesting_ = 0;
   llvm::DenseMap<const char *, unsigned> nameCount_; ///< by interned pointer
   llvm::StringMap<unsigned> nextSuffix_;
   // Dimension expressions: uniqued by canonical text; the expression of each

@@ -138,7 +138,12 @@ public:
   std::vector<int64_t> getInts(llvm::StringRef name) const;
   /// Every subgraph held by this node's attributes, in attribute order.
   std::vector<Graph *> subgraphs() const;
-  bool hasSubgraphs() const;
+  /// True if some attribute holds a subgraph. O(1): the node counts the
+  /// subgraphs of its attributes (Attribute::addGraph and takeGraph keep the
+  /// count of the node they are attached to), so walks over millions of
+  /// nodes do not touch every attribute.
+  bool hasSubgraphs() const { return numSubgraphs_ != 0; }
+  unsigned numSubgraphs() const { return numSubgraphs_; }
 
   //===--- Position -------------------------------------------------------===//
   /// True if this node comes before `other` in the same graph. Amortised O(1).
@@ -181,6 +186,7 @@ public:
   unsigned indexInGraph() const;
 
 private:
+  friend class Attribute;
   friend class Graph;
   friend class Use;
   friend class Value;
@@ -195,6 +201,7 @@ private:
   unsigned numOperands_ = 0;
   std::vector<std::unique_ptr<Value>> results_;
   std::vector<std::unique_ptr<Attribute>> attrs_;
+  unsigned numSubgraphs_ = 0; ///< subgraphs held by attrs_ (see hasSubgraphs)
   uint64_t order_ = 0;
   mutable unsigned index_ = 0; ///< valid while graph_->indexValid_
   bool isReturn_ = false;

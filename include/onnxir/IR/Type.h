@@ -90,6 +90,8 @@ public:
   const Type *elementType() const { return inner_; }
   /// False if the proto omitted the inner TypeProto of seq/optional/map.
   bool hasElementType() const { return inner_ != nullptr; }
+  /// How many element types are nested inside this one (0 for a tensor).
+  unsigned nestingDepth() const { return nesting_; }
 
   llvm::StringRef opaqueDomain() const { return opaqueDomain_; }
   llvm::StringRef opaqueName() const { return opaqueName_; }
@@ -112,6 +114,7 @@ private:
   int32_t elem_ = 0;
   std::vector<Dim> dims_;
   const Type *inner_ = nullptr;
+  unsigned nesting_ = 0;
   llvm::StringRef opaqueDomain_, opaqueName_, denotation_, extras_;
 };
 

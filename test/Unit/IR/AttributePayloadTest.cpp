@@ -139,4 +139,51 @@ TEST(ValueInfoFields, GraphCloneCopiesRecordsAndOutputInfoAsOne) {
   EXPECT_EQ(c->outputInfo(0).type, bm.x->type());
 }
 
+// Node::hasSubgraphs is a count the attributes keep up to date: every way a
+// subgraph comes or goes through the API changes it, and the verifier (which
+// skips the attributes of nodes without subgraphs) agrees.
+TEST(AttributePayload, NodeCountsItsSubgraphs) {
+  BasicModel bm;
+  Node *n = bm.g.createNode("If", {bm.x}, 1);
+  EXPECT_FALSE(n->hasSubgraphs());
+  Graph *a = addSubgraph(n, "then_branch");
+  EXPECT_EQ(n->numSubgraphs(), 1u);
+  addSubgraph(n, "else_branch");
+  EXPECT_EQ(n->numSubgraphs(), 2u);
+  // A graph added to an attribute already attached counts too.
+  Attribute &list = n->addAttr(std::make_unique<Attribute>("branches"));
+  list.setKind(AttrKind::Graphs);
+  list.addGraph(std::make_unique<Graph>(bm.ctx));
+  list.addGraph(std::make_unique<Graph>(bm.ctx));
+  EXPECT_EQ(n->numSubgraphs(), 4u);
+  std::unique_ptr<Graph> taken = list.takeGraph(0);
+  EXPECT_EQ(n->numSubgraphs(), 3u);
+  // Replacing an attribute by name swaps its graphs for the new one's.
+  n->setAttr(std::make_unique<Attribute>("then_branch"));
+  EXPECT_EQ(n->numSubgraphs(), 2u);
+  (void)a;
+  // Moving a payload between attached attributes moves the counts.
+  Node *m = bm.g.createNode("If", {bm.x}, 1);
+  Attribute &dst = m->addAttr(std::make_unique<Attribute>("else_branch"));
+  dst.movePayloadFrom(*n->getAttr("else_branch"));
+  EXPECT_EQ(n->numSubgraphs(), 1u);
+  EXPECT_EQ(m->numSubgraphs(), 1u);
+  EXPECT_TRUE(n->removeAttr("branches"));
+  EXPECT_FALSE(n->hasSubgraphs());
+  EXPECT_TRUE(m->hasSubgraphs());
+  // Copying a payload into an attached attribute.
+  IRMapping map;
+  n->getAttr("else_branch")->copyPayloadFrom(*m->getAttr("else_branch"), map);
+  EXPECT_EQ(n->numSubgraphs(), 1u);
+  // A node cloned with its graph keeps its count.
+  IRMapping cm;
+  auto copy = bm.g.clone(cm);
+  unsigned total = 0;
+  for (Node &c : copy->nodes()) total += c.numSubgraphs();
+  EXPECT_EQ(total, 2u);
+  bm.g.addOutput(n->result(0));
+  bm.g.addOutput(m->result(0));
+  EXPECT_IR_OK(bm.m);
+}
+
 } // namespace
