@@ -1,28 +1,94 @@
 //===- Context.cpp - Interning, type uniquing, the name registry ----------===//
 #include "onnxir/IR/Context.h"
 
+#include "llvm/ADT/Hashing.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/Support/Compiler.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <cassert>
 #include <cstring>
+#include <new>
 
 namespace onnxir {
 
 Context::Context() = default;
 Context::~Context() = default;
 
-llvm::StringRef Context::intern(llvm::StringRef s) {
-  auto [it, inserted] = strings_.insert(s);
-  if (inserted) {
-    // Point the key at our own copy (NUL-terminated, like StringSaver).
-    char *p = alloc_.Allocate<char>(s.size() + 1);
-    if (!s.empty()) memcpy(p, s.data(), s.size());
-    p[s.size()] = '\0';
-    const_cast<llvm::StringRef &>(*it) = llvm::StringRef(p, s.size());
+// Interned strings (Note [Name records]): each is a NameRecord followed by
+// the characters and a NUL, carved from alloc_; the table holds the 32-bit
+// hash, the size and the characters' address of each, probed linearly.
+
+uint32_t Context::hashOf(llvm::StringRef s) {
+  uint64_t h = llvm::hash_value(s);
+  return uint32_t(h ^ (h >> 32));
+}
+
+void Context::growStrings(size_t minSlots) {
+  size_t n = slots_.empty() ? 64 : slots_.size();
+  while (n < minSlots) n *= 2;
+  if (n == slots_.size()) return;
+  std::vector<Slot> old(n);
+  old.swap(slots_);
+  const size_t mask = n - 1;
+  for (const Slot &sl : old) {
+    if (!sl.data) continue;
+    size_t i = sl.hash & mask;
+    while (slots_[i].data) i = (i + 1) & mask;
+    slots_[i] = sl;
   }
-  return *it;
+}
+
+void Context::reserveNames(size_t n) { growStrings(2 * (numStrings_ + n)); }
+
+llvm::StringRef Context::intern(llvm::StringRef s) {
+  if (2 * (numStrings_ + 1) > slots_.size()) growStrings(2 * (numStrings_ + 1));
+  const uint32_t h = hashOf(s);
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = h & mask;; i = (i + 1) & mask) {
+    Slot &sl = slots_[i];
+    if (!sl.data) {
+      void *mem = alloc_.Allocate(sizeof(NameRecord) + s.size() + 1, alignof(NameRecord));
+      new (mem) NameRecord();
+      char *p = static_cast<char *>(mem) + sizeof(NameRecord);
+      if (!s.empty()) memcpy(p, s.data(), s.size());
+      p[s.size()] = '\0';
+      sl.hash = h;
+      sl.size = (uint32_t)s.size();
+      sl.data = p;
+      ++numStrings_;
+      return llvm::StringRef(p, s.size());
+    }
+    if (sl.hash == h && sl.size == s.size() && (s.empty() || !memcmp(sl.data, s.data(), s.size())))
+      return llvm::StringRef(sl.data, sl.size);
+  }
+}
+
+// Note [IR storage].
+void *Context::allocateObject(size_t size) {
+  const size_t rounded = (size + kObjectGrain - 1) & ~(kObjectGrain - 1);
+  if (rounded > kPooledObjectMax) return ::operator new(size);
+  FreeObject *&head = freeObjects_[rounded / kObjectGrain];
+  if (FreeObject *f = head) {
+    head = f->next;
+    return f;
+  }
+  return alloc_.Allocate(rounded, kObjectGrain);
+}
+
+void Context::deallocateObject(void *p, size_t size) {
+  const size_t rounded = (size + kObjectGrain - 1) & ~(kObjectGrain - 1);
+  if (rounded > kPooledObjectMax) {
+    ::operator delete(p);
+    return;
+  }
+#if LLVM_ADDRESS_SANITIZER_BUILD
+  __asan_poison_memory_region(p, rounded); // never reused: a use after free stays visible
+#else
+  FreeObject *&head = freeObjects_[rounded / kObjectGrain];
+  head = new (p) FreeObject{head};
+#endif
 }
 
 llvm::StringRef Context::save(llvm::StringRef s) {
@@ -34,8 +100,15 @@ llvm::StringRef Context::save(llvm::StringRef s) {
 }
 
 llvm::StringRef Context::findInterned(llvm::StringRef s) const {
-  auto it = strings_.find(s);
-  return it == strings_.end() ? llvm::StringRef() : *it;
+  if (slots_.empty()) return llvm::StringRef();
+  const uint32_t h = hashOf(s);
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = h & mask;; i = (i + 1) & mask) {
+    const Slot &sl = slots_[i];
+    if (!sl.data) return llvm::StringRef();
+    if (sl.hash == h && sl.size == s.size() && (s.empty() || !memcmp(sl.data, s.data(), s.size())))
+      return llvm::StringRef(sl.data, sl.size);
+  }
 }
 
 namespace {
@@ -159,24 +232,6 @@ Dim Context::symbolicDim(llvm::StringRef param) {
 unsigned Context::nameDefinitions(llvm::StringRef name) const {
   llvm::StringRef k = findInterned(name);
   return k.data() ? nameDefinitionsInterned(k) : 0;
-}
-
-unsigned Context::nameDefinitionsInterned(llvm::StringRef interned) const {
-  auto it = nameCount_.find(interned.data());
-  return it == nameCount_.end() ? 0 : it->second;
-}
-
-void Context::reserveNames(size_t n) {
-  strings_.reserve(strings_.size() + n);
-  nameCount_.reserve(nameCount_.size() + n);
-}
-
-void Context::registerName(llvm::StringRef interned) { ++nameCount_[interned.data()]; }
-
-void Context::unregisterName(llvm::StringRef interned) {
-  auto it = nameCount_.find(interned.data());
-  assert(it != nameCount_.end() && it->second > 0 && "name not registered");
-  if (--it->second == 0) nameCount_.erase(it);
 }
 
 llvm::StringRef Context::freshName(llvm::StringRef base) {

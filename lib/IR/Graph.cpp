@@ -14,7 +14,7 @@ namespace onnxir {
 static constexpr uint64_t kOrderStride = 1024;
 
 Graph::Graph(Context &ctx) : ctx_(&ctx) {
-  return_ = new Node(this, "<return>", "");
+  return_ = Node::create(this, "<return>", "");
   return_->isReturn_ = true;
   orderValid_ = true;
 }
@@ -24,15 +24,15 @@ Graph::~Graph() {
   // graph and its subgraphs.
   for (Node &n : nodes_) n.dropAllReferences();
   return_->dropAllReferences();
-  delete return_;
+  Node::destroy(return_);
   while (!nodes_.empty()) {
     Node &n = nodes_.back();
     nodes_.remove(n);
-    delete &n;
+    Node::destroy(&n);
   }
   auto destroy = [&](Value *v) {
     unregisterValue(v);
-    delete v;
+    Value::destroy(*ctx_, v);
   };
   // Initializers that are graph inputs are owned through inputs_: destroy the
   // others first, while every pointer is still valid.
@@ -76,37 +76,68 @@ const Graph *Graph::topLevel() const {
 // Scope
 //===----------------------------------------------------------------------===//
 
-// Scopes are keyed by the interned name's pointer (Value names are always
-// interned in the graph's Context): a lookup by string hashes it once to
-// find the interned copy, then walks the scope chain by pointer.
+// Value names are always interned in the graph's Context, whose record of
+// each name (Note [Name records]) holds its only definition, or says that
+// the name's definitions are in the scope tables of their graphs (keyed by
+// the interned pointer). A lookup by string hashes it once to find the
+// record; everything after is pointer steps.
 
 void Graph::registerValue(Value *v) {
   assert(ctx_->findInterned(v->name_).data() == v->name_.data() && "names are interned");
+  Context::NameRecord &r = Context::record(v->name_);
+  ++numDefinitions_;
+  if (!r.inScopes) {
+    if (r.count == 0) {
+      r.single = v;
+      r.graph = this;
+      r.count = 1;
+      return;
+    }
+    // A second definition: from now on the definitions are in the tables.
+    r.graph->scope_[r.single->name_.data()] = r.single;
+    r.single = nullptr;
+    r.graph = nullptr;
+    r.inScopes = true;
+  }
   scope_[v->name_.data()] = v;
-  ctx_->registerName(v->name_);
+  ++r.count;
 }
 
-void Graph::reserveDefinitions(size_t n) {
-  scope_.reserve(scope_.size() + n);
-  ctx_->reserveNames(n);
-}
+void Graph::reserveDefinitions(size_t n) { ctx_->reserveNames(n); }
 
 void Graph::unregisterValue(Value *v) {
+  Context::NameRecord &r = Context::record(v->name_);
+  if (!r.inScopes) {
+    if (r.single == v && r.graph == this) {
+      r.single = nullptr;
+      r.graph = nullptr;
+      r.count = 0;
+      --numDefinitions_;
+    }
+    return;
+  }
   auto it = scope_.find(v->name_.data());
   if (it != scope_.end() && it->second == v) {
     scope_.erase(it);
-    ctx_->unregisterName(v->name_);
+    --numDefinitions_;
+    if (--r.count == 0) r.inScopes = false;
   }
 }
 
 Value *Graph::lookupKey(const char *key) const {
+  const Context::NameRecord &r = Context::record(llvm::StringRef(key, 0));
+  if (!r.inScopes) return r.graph == this ? r.single : nullptr;
   auto it = scope_.find(key);
   return it == scope_.end() ? nullptr : it->second;
 }
 
 Value *Graph::lookupChainKey(const char *key) const {
-  for (const Graph *g = this; g; g = g->parentGraph())
-    if (Value *v = g->lookupKey(key)) return v;
+  const Context::NameRecord &r = Context::record(llvm::StringRef(key, 0));
+  if (!r.inScopes) return r.single && isNestedIn(r.graph) ? r.single : nullptr;
+  for (const Graph *g = this; g; g = g->parentGraph()) {
+    auto it = g->scope_.find(key);
+    if (it != g->scope_.end()) return it->second;
+  }
   return nullptr;
 }
 
@@ -123,27 +154,35 @@ Value *Graph::lookup(llvm::StringRef name) const {
 bool Graph::isNameFree(llvm::StringRef name) const {
   if (name.empty()) return false;
   llvm::StringRef k = ctx_->findInterned(name);
-  if (!k.data() || ctx_->nameDefinitionsInterned(k) == 0) return true;
+  return !k.data() || isKeyFree(k);
+}
+
+bool Graph::isKeyFree(llvm::StringRef k) const {
+  const Context::NameRecord &r = Context::record(k);
+  if (r.count == 0) return true;
+  if (!r.inScopes) // taken if visible here, or defined in a graph nested here
+    return !isNestedIn(r.graph) && !r.graph->isNestedIn(this);
   if (lookupChainKey(k.data())) return false;
   bool free = true;
   const_cast<Graph *>(this)->walkGraphs([&](Graph *g) {
-    if (free && g != this && g->lookupKey(k.data())) free = false;
+    if (free && g != this && g->scope_.count(k.data())) free = false;
   });
   return free;
 }
 
 absl::Status Graph::checkNameFree(llvm::StringRef name) const {
+  assert(ctx_->findInterned(name).data() == name.data() && "checkNameFree takes interned names");
   if (name.empty())
     return absl::InvalidArgumentError(path() + ": a value needs a non-empty name");
   if (ctx_->allowShadowing) {
-    if (!lookupLocal(name)) return absl::OkStatus();
-  } else if (isNameFree(name)) {
+    if (!lookupKey(name.data())) return absl::OkStatus();
+  } else if (isKeyFree(name)) {
     return absl::OkStatus();
   }
-  if (Value *v = lookupLocal(name); v)
+  if (lookupKey(name.data()))
     return absl::AlreadyExistsError(
         absl::StrCat(path(), ": \"", name.str(), "\" is already defined in this graph"));
-  if (lookup(name))
+  if (lookupChainKey(name.data()))
     return absl::AlreadyExistsError(absl::StrCat(
         path(), ": \"", name.str(), "\" would shadow a value of an enclosing graph"));
   return absl::AlreadyExistsError(absl::StrCat(
@@ -169,7 +208,7 @@ std::vector<Value *> Graph::definitions() const {
 //===----------------------------------------------------------------------===//
 
 Value *Graph::newGraphValue(Value::Kind k, llvm::StringRef name) {
-  Value *v = new Value(k, this, nullptr, 0);
+  Value *v = Value::create(*ctx_, k, this, nullptr, 0);
   v->name_ = name;
   registerValue(v);
   return v;
@@ -195,7 +234,7 @@ absl::Status Graph::removeInput(unsigned i) {
         path(), ": cannot remove input \"", v->name().str(), "\": it has an initializer"));
   inputs_.erase(inputs_.begin() + i);
   unregisterValue(v);
-  delete v;
+  Value::destroy(*ctx_, v);
   return absl::OkStatus();
 }
 
@@ -248,7 +287,7 @@ unsigned Graph::removeInitializersIf(llvm::function_ref<bool(Value *)> pred) {
     for (Value *v : list) {
       if (v->kind() != Value::Kind::GraphInput && v->useEmpty() && pred(v)) {
         unregisterValue(v);
-        delete v;
+        Value::destroy(*ctx_, v);
         ++removed;
         continue;
       }
@@ -299,7 +338,7 @@ void Graph::reorderNodes(llvm::ArrayRef<Node *> order) {
 }
 
 Node *Graph::createEmptyNode(llvm::StringRef opType, llvm::StringRef domain, Node *pos) {
-  Node *n = new Node(this, opType, domain);
+  Node *n = Node::create(this, opType, domain);
   insertNode(n, pos);
   return n;
 }
@@ -324,7 +363,7 @@ absl::StatusOr<Node *> Graph::createNodeWithNames(llvm::StringRef opType,
                                                   Node *pos, llvm::StringRef domain) {
   for (size_t i = 0; i < names.size(); ++i) {
     if (names[i].empty()) continue;
-    if (auto s = checkNameFree(names[i]); !s.ok()) return s;
+    if (auto s = checkNameFree(ctx_->intern(names[i])); !s.ok()) return s;
     for (size_t j = 0; j < i; ++j)
       if (names[j] == names[i])
         return absl::AlreadyExistsError(

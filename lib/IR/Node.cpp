@@ -14,28 +14,47 @@ Node::Node(Graph *g, llvm::StringRef opType, llvm::StringRef domain)
     : graph_(g), opType_(g->getContext().intern(opType)),
       domain_(g->getContext().intern(domain)) {}
 
+Node *Node::create(Graph *g, llvm::StringRef opType, llvm::StringRef domain) {
+  return new (g->getContext().allocateObject(sizeof(Node))) Node(g, opType, domain);
+}
+
+void Node::destroy(Node *n) {
+  Context &ctx = n->graph_->getContext();
+  n->~Node();
+  ctx.deallocateObject(n, sizeof(Node));
+}
+
 Node::~Node() {
   // Operand uses must not stay linked into other values' lists.
   for (unsigned i = 0; i < numOperands_; ++i) operands_[i].unlink();
+  freeOperands(operands_, numOperands_);
   // Attributes (and their subgraphs) go first: nested users of our results
   // are unlinked by the subgraphs' destructors.
   attrs_.clear();
   unregisterResults();
-  results_.clear();
+  Context &ctx = graph_->getContext();
+  for (Value *r : results_)
+    if (r) Value::destroy(ctx, r);
+}
+
+Use *Node::allocateOperands(unsigned n) {
+  if (n == 0) return nullptr;
+  Use *u = static_cast<Use *>(graph_->getContext().allocateObject(n * sizeof(Use)));
+  for (unsigned i = 0; i < n; ++i) new (&u[i]) Use();
+  for (unsigned i = 0; i < n; ++i) u[i].owner_ = this;
+  return u;
+}
+
+// The slots must be unlinked.
+void Node::freeOperands(Use *uses, unsigned n) {
+  if (!uses) return;
+  for (unsigned i = 0; i < n; ++i) uses[i].~Use();
+  graph_->getContext().deallocateObject(uses, n * sizeof(Use));
 }
 
 void Node::unregisterResults() {
-  for (auto &r : results_)
-    if (r) graph_->unregisterValue(r.get());
-}
-
-absl::Status Node::registerResultsIn(Graph *g) {
-  for (auto &r : results_)
-    if (r)
-      if (auto s = g->checkNameFree(r->name_); !s.ok()) return s;
-  for (auto &r : results_)
-    if (r) g->registerValue(r.get());
-  return absl::OkStatus();
+  for (Value *r : results_)
+    if (r) graph_->unregisterValue(r);
 }
 
 void Node::setOpType(llvm::StringRef s) { opType_ = graph_->getContext().intern(s); }
@@ -60,43 +79,42 @@ std::vector<Value *> Node::operands() const {
 
 void Node::insertOperand(unsigned idx, Value *v) {
   assert(idx <= numOperands_);
-  std::unique_ptr<Use[]> fresh(new Use[numOperands_ + 1]);
+  Use *fresh = allocateOperands(numOperands_ + 1);
   for (unsigned i = 0, j = 0; i <= numOperands_; ++i) {
-    fresh[i].owner_ = this;
     if (i == idx) continue;
     Value *old = operands_[j].get();
     operands_[j].unlink();
     if (old) fresh[i].link(old);
     ++j;
   }
-  operands_ = std::move(fresh);
+  freeOperands(operands_, numOperands_);
+  operands_ = fresh;
   ++numOperands_;
   if (v) operands_[idx].link(v);
 }
 
 void Node::setOperands(llvm::ArrayRef<Value *> vs) {
   for (unsigned i = 0; i < numOperands_; ++i) operands_[i].unlink();
-  std::unique_ptr<Use[]> fresh(vs.empty() ? nullptr : new Use[vs.size()]);
-  for (unsigned i = 0; i < vs.size(); ++i) {
-    fresh[i].owner_ = this;
+  Use *fresh = allocateOperands((unsigned)vs.size());
+  for (unsigned i = 0; i < vs.size(); ++i)
     if (vs[i]) fresh[i].link(vs[i]);
-  }
-  operands_ = std::move(fresh);
+  freeOperands(operands_, numOperands_);
+  operands_ = fresh;
   numOperands_ = (unsigned)vs.size();
 }
 
 void Node::removeOperand(unsigned idx) {
   assert(idx < numOperands_);
-  std::unique_ptr<Use[]> fresh(numOperands_ > 1 ? new Use[numOperands_ - 1] : nullptr);
+  Use *fresh = allocateOperands(numOperands_ - 1);
   for (unsigned i = 0, j = 0; i < numOperands_; ++i) {
     Value *old = operands_[i].get();
     operands_[i].unlink();
     if (i == idx) continue;
-    fresh[j].owner_ = this;
     if (old) fresh[j].link(old);
     ++j;
   }
-  operands_ = std::move(fresh);
+  freeOperands(operands_, numOperands_);
+  operands_ = fresh;
   --numOperands_;
 }
 
@@ -116,8 +134,7 @@ void Node::dropAllReferences() {
 
 std::vector<Value *> Node::results() const {
   std::vector<Value *> out;
-  out.reserve(results_.size());
-  for (auto &r : results_) out.push_back(r.get());
+  out.assign(results_.begin(), results_.end());
   return out;
 }
 
@@ -129,25 +146,25 @@ absl::StatusOr<Value *> Node::addResult(llvm::StringRef name) {
     interned = graph_->getContext().intern(name);
     if (auto s = graph_->checkNameFree(interned); !s.ok()) return s;
   }
-  std::unique_ptr<Value> v(new Value(Value::Kind::NodeResult, nullptr, this,
-                                     (unsigned)results_.size()));
+  Value *v = Value::create(graph_->getContext(), Value::Kind::NodeResult, nullptr, this,
+                           (unsigned)results_.size());
   v->name_ = interned;
-  Value *raw = v.get();
-  results_.push_back(std::move(v));
-  graph_->registerValue(raw);
-  return raw;
+  results_.push_back(v);
+  graph_->registerValue(v);
+  return v;
 }
 
 void Node::addEmptyResult() { results_.push_back(nullptr); }
 
 absl::Status Node::eraseResult(unsigned i) {
-  Value *r = results_[i].get();
+  Value *r = results_[i];
   if (!r) return absl::OkStatus();
   if (!r->useEmpty())
     return absl::FailedPreconditionError(absl::StrCat(
         nodePath(this), ": cannot remove result \"", r->name().str(), "\" while it is used"));
   graph_->unregisterValue(r);
-  results_[i].reset();
+  Value::destroy(graph_->getContext(), r);
+  results_[i] = nullptr;
   return absl::OkStatus();
 }
 
@@ -457,7 +474,7 @@ absl::Status Node::erase() {
     }
   graph_->nodes().remove(*this);
   graph_->indexValid_ = false;
-  delete this;
+  destroy(this);
   return absl::OkStatus();
 }
 

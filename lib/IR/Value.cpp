@@ -42,6 +42,15 @@ unsigned Use::getOperandNo() const {
 // Value
 //===----------------------------------------------------------------------===//
 
+Value *Value::create(Context &ctx, Kind k, Graph *g, Node *n, unsigned idx) {
+  return new (ctx.allocateObject(sizeof(Value))) Value(k, g, n, idx);
+}
+
+void Value::destroy(Context &ctx, Value *v) {
+  v->~Value();
+  ctx.deallocateObject(v, sizeof(Value));
+}
+
 Value::~Value() {
   assert(useEmpty() && "Value destroyed while still used");
   for (auto it : vi_) {

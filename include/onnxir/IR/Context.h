@@ -10,6 +10,32 @@
 // such a name: it tries `base`, then `base_1`, `base_2`, ... remembering the
 // last suffix per base, which makes minting amortised O(1).
 //
+// Note [IR storage]
+// Nodes, values and operand arrays are carved from the context's slabs
+// (llvm::BumpPtrAllocator), in the order they are made, next to the
+// interned names they carry: a lift of 10^6 nodes makes millions of small
+// objects, and one malloc each (with its header, its search and its free at
+// exit) was a tenth of the load; in slabs, a node, its operands, its results
+// and their names sit together, which is also what walks over the graph
+// touch together. Erasing an object runs its destructor and puts its memory
+// on a free list of its size class (16-byte steps up to 1 KiB; bigger
+// operand arrays use the heap), reused by the next object of that size; the
+// slabs are released with the context, which outlives every graph made in
+// it. Under AddressSanitizer freed objects are poisoned and never reused,
+// so a use after erase is still reported.
+//
+// Note [Name records]
+// Each interned string is stored right after a small record (NameRecord):
+// how many values of the model are defined with that name, and, while there
+// is only one, that value. So the table of interned strings is the only hash
+// table a name goes through: interning a result name finds its record, and
+// registering, looking up or checking the name is then a pointer step, not
+// another hash. Almost every name of a real model is defined once; only a
+// name defined more than once (sibling subgraphs reusing it, shadowing in an
+// importer, a rename in progress) is also entered in the scope table of each
+// graph defining it, and stays so until its count is back to 0
+// (Graph::registerValue).
+//
 //===----------------------------------------------------------------------===//
 #ifndef ONNXIR_IR_CONTEXT_H
 #define ONNXIR_IR_CONTEXT_H
@@ -25,8 +51,12 @@
 
 #include <memory>
 #include <optional>
+#include <vector>
 
 namespace onnxir {
+
+class Graph;
+class Value;
 
 class Context {
 public:
@@ -80,6 +110,15 @@ public:
   /// Number of distinct dim expressions created so far.
   size_t numDimExprs() const { return exprs_.size(); }
 
+  //===--- Storage of IR objects (see Note [IR storage]) -----------------===//
+
+  /// Memory for an IR object (a Node, a Value, an operand array) of `size`
+  /// bytes, carved from the context's slabs or reused from a freed object of
+  /// the same size class. Used by the IR itself, not by users.
+  void *allocateObject(size_t size);
+  /// Gives back memory of allocateObject(size); later objects reuse it.
+  void deallocateObject(void *p, size_t size);
+
   //===--- Value names (see Note [Fresh names]) ---------------------------===//
 
   /// Number of values currently defined with `name` in the whole model.
@@ -93,22 +132,46 @@ public:
   /// reports the shadowing. Importers set it for the duration of a lift.
   bool allowShadowing = false;
 
-  /// Registry maintenance; called by Value/Graph, not by users.
-  void registerName(llvm::StringRef interned);
-  void unregisterName(llvm::StringRef interned);
-  /// Makes room for `n` more interned, registered names.
+  /// Makes room for `n` more interned names.
   void reserveNames(size_t n);
-  /// nameDefinitions for an interned name (no string hashing).
-  unsigned nameDefinitionsInterned(llvm::StringRef interned) const;
+  /// nameDefinitions for an interned name (no hashing).
+  unsigned nameDefinitionsInterned(llvm::StringRef interned) const {
+    return record(interned).count;
+  }
 
 private:
   friend struct DimExprBuilder;
+  friend class Graph;
+  /// What the model defines with one name (Note [Name records]); placed
+  /// right before the characters of every interned string.
+  struct NameRecord {
+    Value *single = nullptr; ///< the definition, while !inScopes
+    Graph *graph = nullptr;  ///< the graph defining `single`
+    unsigned count = 0;      ///< definitions in the whole model
+    bool inScopes = false;   ///< definitions are in their graphs' scope tables
+  };
+  static NameRecord &record(llvm::StringRef interned) {
+    return *reinterpret_cast<NameRecord *>(const_cast<char *>(interned.data()) -
+                                           sizeof(NameRecord));
+  }
+  /// One slot of the open-addressing table of interned strings.
+  struct Slot {
+    uint32_t hash = 0, size = 0;
+    const char *data = nullptr; ///< null: empty slot
+  };
+  static uint32_t hashOf(llvm::StringRef s);
+  void growStrings(size_t minSlots);
   llvm::BumpPtrAllocator alloc_;
-  llvm::DenseSet<llvm::StringRef> strings_;
+  static constexpr size_t kObjectGrain = 16, kPooledObjectMax = 1024;
+  struct FreeObject {
+    FreeObject *next;
+  };
+  FreeObject *freeObjects_[kPooledObjectMax / kObjectGrain + 1] = {};
+  std::vector<Slot> slots_;   ///< power-of-two size, at most half full
+  size_t numStrings_ = 0;
   llvm::StringMap<Type *> types_;
   std::vector<std::unique_ptr<Type>> typeStorage_;
   unsigned maxTypeNesting_ = 0;
-  llvm::DenseMap<const char *, unsigned> nameCount_; ///< by interned pointer
   llvm::StringMap<unsigned> nextSuffix_;
   // Dimension expressions: uniqued by canonical text; the expression of each
   // interned dim_param; every symbol name seen; the fresh-symbol counter.

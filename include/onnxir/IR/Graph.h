@@ -196,7 +196,7 @@ public:
   /// model). O(1) amortised.
   llvm::StringRef freshName(llvm::StringRef base) const;
   /// Number of definitions in this graph's own scope.
-  size_t numDefinitions() const { return scope_.size(); }
+  size_t numDefinitions() const { return numDefinitions_; }
   /// Makes room for `n` more definitions in this scope and in the context's
   /// name tables (a lift that knows its node count avoids rehashing).
   void reserveDefinitions(size_t n);
@@ -236,7 +236,10 @@ private:
   friend class Model;
   void registerValue(Value *v);
   void unregisterValue(Value *v);
+  /// Why `interned` (a name interned in this graph's context) may not be
+  /// defined here, or OK.
   absl::Status checkNameFree(llvm::StringRef interned) const;
+  bool isKeyFree(llvm::StringRef interned) const;
   Value *newGraphValue(Value::Kind k, llvm::StringRef name);
   void insertNode(Node *n, Node *pos);
   /// Moves the value_info records of `v` (a result of a node moving here
@@ -256,7 +259,10 @@ private:
   Node *return_;
   std::vector<OutputInfo> outputInfo_;
   std::list<ValueInfoRecord> valueInfo_;
-  llvm::DenseMap<const char *, Value *> scope_; ///< by interned name pointer
+  /// Definitions of the names defined more than once in the model, by
+  /// interned pointer (Note [Name records] in Context.h).
+  llvm::DenseMap<const char *, Value *> scope_;
+  size_t numDefinitions_ = 0;
   bool orderValid_ = false;
   /// Node::index_ numbers the node list (cleared whenever the list changes).
   mutable bool indexValid_ = false;

@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/ilist_node.h"
 
 #include <memory>
@@ -89,8 +90,8 @@ public:
   unsigned numOperands() const { return numOperands_; }
   Value *operand(unsigned i) const { return operands_[i].get(); }
   Use &operandUse(unsigned i) { return operands_[i]; }
-  Use *operandBegin() const { return operands_.get(); }
-  llvm::ArrayRef<Use> operandUses() const { return {operands_.get(), numOperands_}; }
+  Use *operandBegin() const { return operands_; }
+  llvm::ArrayRef<Use> operandUses() const { return {operands_, numOperands_}; }
   /// Operand values in order (null for empty slots).
   std::vector<Value *> operands() const;
   void setOperand(unsigned i, Value *v) { operands_[i].set(v); }
@@ -107,7 +108,7 @@ public:
   //===--- Results --------------------------------------------------------===//
   unsigned numResults() const { return (unsigned)results_.size(); }
   /// Result #i, or null for an omitted optional output.
-  Value *result(unsigned i) const { return results_[i].get(); }
+  Value *result(unsigned i) const { return results_[i]; }
   std::vector<Value *> results() const;
   /// Appends a result named `name` (or a fresh name from `base` when empty).
   /// Fails if the name is taken in the scope.
@@ -191,15 +192,20 @@ private:
   friend class Use;
   friend class Value;
   Node(Graph *g, llvm::StringRef opType, llvm::StringRef domain);
+  /// Nodes live in their context's storage (Note [IR storage]).
+  static Node *create(Graph *g, llvm::StringRef opType, llvm::StringRef domain);
+  static void destroy(Node *n);
+  /// Replaces the operand array by one of `n` empty slots owned by this node.
+  Use *allocateOperands(unsigned n);
+  void freeOperands(Use *uses, unsigned n);
   void unregisterResults();
   static absl::Status moveImpl(Node *self, Graph *target, Node *pos);
-  absl::Status registerResultsIn(Graph *g);
 
   Graph *graph_;
   llvm::StringRef opType_, domain_, overload_, name_;
-  std::unique_ptr<Use[]> operands_;
+  Use *operands_ = nullptr; ///< numOperands_ slots (Note [IR storage])
   unsigned numOperands_ = 0;
-  std::vector<std::unique_ptr<Value>> results_;
+  llvm::SmallVector<Value *, 1> results_; ///< owned; null for empty slots
   std::vector<std::unique_ptr<Attribute>> attrs_;
   unsigned numSubgraphs_ = 0; ///< subgraphs held by attrs_ (see hasSubgraphs)
   uint64_t order_ = 0;

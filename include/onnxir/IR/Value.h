@@ -31,6 +31,7 @@
 
 namespace onnxir {
 
+class Context;
 class Graph;
 class Node;
 class Value;
@@ -187,6 +188,9 @@ private:
   friend class Node;
   friend class Graph;
   Value(Kind k, Graph *g, Node *n, unsigned idx) : kind_(k), graph_(g), node_(n), index_(idx) {}
+  /// Values live in their context's storage (Note [IR storage]).
+  static Value *create(Context &ctx, Kind k, Graph *g, Node *n, unsigned idx);
+  static void destroy(Context &ctx, Value *v);
   void syncTensorName();
 
   Kind kind_;

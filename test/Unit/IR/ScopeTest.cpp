@@ -227,4 +227,43 @@ TEST_F(ScopeTest, AllowShadowingImporterMode) {
   EXPECT_TRUE(checkUseLists(m));
 }
 
+// A name's record holds its only definition; a second one moves both into
+// the scope tables of their graphs until the count is back to 0 (Note [Name
+// records] in Context.h). Every answer must be the same in both states.
+TEST_F(ScopeTest, NameRecordsThroughSharedAndBack) {
+  Context &ctx = m.getContext();
+  auto answers = [&] {
+    return std::vector<bool>{thenG->lookupLocal("s") != nullptr, elseG->lookupLocal("s") != nullptr,
+                             g.lookup("s") != nullptr,        thenG->isNameFree("s"),
+                             elseG->isNameFree("s"),          g.isNameFree("s")};
+  };
+  Value *s1 = unwrap(thenG->createNodeWithNames("Relu", {x}, {"s"}))->result(0);
+  EXPECT_EQ(ctx.nameDefinitions("s"), 1u);
+  EXPECT_EQ(answers(), (std::vector<bool>{true, false, false, false, true, false}));
+  EXPECT_EQ(thenG->lookup("s"), s1);
+  // Shared by two siblings.
+  Node *n2 = unwrap(elseG->createNodeWithNames("Relu", {x}, {"s"}));
+  EXPECT_EQ(ctx.nameDefinitions("s"), 2u);
+  EXPECT_EQ(answers(), (std::vector<bool>{true, true, false, false, false, false}));
+  EXPECT_EQ(thenG->lookup("s"), s1);
+  EXPECT_EQ(elseG->lookup("s"), n2->result(0));
+  // Back to one (still in the tables): the same answers as with one.
+  ASSERT_TRUE(n2->erase().ok());
+  EXPECT_EQ(ctx.nameDefinitions("s"), 1u);
+  EXPECT_EQ(answers(), (std::vector<bool>{true, false, false, false, true, false}));
+  EXPECT_EQ(thenG->lookup("s"), s1);
+  EXPECT_EQ(thenG->numDefinitions(), 2u); // t, s
+  // To none, then one again in another graph.
+  ASSERT_TRUE(s1->setName("s_renamed").ok());
+  EXPECT_EQ(ctx.nameDefinitions("s"), 0u);
+  EXPECT_EQ(answers(), (std::vector<bool>{false, false, false, true, true, true}));
+  Value *s3 = unwrap(g.addInput("s"));
+  EXPECT_EQ(answers(), (std::vector<bool>{false, false, true, false, false, false}));
+  EXPECT_EQ(thenG->lookup("s"), s3);
+  EXPECT_EQ(thenG->lookup("s_renamed"), s1);
+  EXPECT_EQ(g.numDefinitions(), 4u); // x, a, out, s
+  EXPECT_TRUE(checkUseLists(m));
+  EXPECT_TRUE(verify(m).ok()) << verify(m);
+}
+
 } // namespace
