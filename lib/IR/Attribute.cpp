@@ -35,7 +35,7 @@ Attribute::~Attribute() {
 Graph *Attribute::addGraph(std::unique_ptr<Graph> g) {
   assert(g->parentAttr_ == nullptr && g->function_ == nullptr && "graph already has a parent");
   g->parentAttr_ = this;
-  if (node_) ++node_->numSubgraphs_;
+  if (node_) node_->addToSubgraphCount(1);
   graphs_.push_back(std::move(g));
   return graphs_.back().get();
 }
@@ -43,7 +43,7 @@ Graph *Attribute::addGraph(std::unique_ptr<Graph> g) {
 std::unique_ptr<Graph> Attribute::takeGraph(unsigned i) {
   std::unique_ptr<Graph> g = std::move(graphs_[i]);
   graphs_.erase(graphs_.begin() + i);
-  if (node_) --node_->numSubgraphs_;
+  if (node_) node_->addToSubgraphCount(-1);
   // Detaching leaves uses of outer values in place; the caller must reattach
   // or drop them.
   g->parentAttr_ = nullptr;

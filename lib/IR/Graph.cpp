@@ -312,6 +312,7 @@ void Graph::renumber() {
 
 void Graph::insertNode(Node *n, Node *pos) {
   n->graph_ = this;
+  if (n->hasSubgraphs()) ++nodesWithSubgraphs_;
   indexValid_ = false;
   if (pos) nodes_.insert(pos->getIterator(), *n);
   else nodes_.push_back(*n);
@@ -494,6 +495,7 @@ void Graph::walkGraphs(llvm::function_ref<void(Graph *)> fn) {
     fn(g);
     // Push this graph's subgraphs so that they come out in node order.
     size_t base = stack.size();
+    if (g->nodesWithSubgraphs_ == 0) continue; // a flat graph: no walk over its nodes
     for (Node &n : g->nodes_)
       if (n.hasSubgraphs())
         for (Graph *sg : n.subgraphs()) stack.push_back(sg);

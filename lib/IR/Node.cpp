@@ -52,6 +52,13 @@ void Node::freeOperands(Use *uses, unsigned n) {
   graph_->getContext().deallocateObject(uses, n * sizeof(Use));
 }
 
+void Node::addToSubgraphCount(int delta) {
+  const bool had = numSubgraphs_ != 0;
+  numSubgraphs_ += delta;
+  const bool has = numSubgraphs_ != 0;
+  if (had != has && !isReturn_) graph_->nodesWithSubgraphs_ += has ? 1 : -1;
+}
+
 void Node::unregisterResults() {
   for (Value *r : results_)
     if (r) graph_->unregisterValue(r);
@@ -190,7 +197,7 @@ Attribute *Node::getAttr(llvm::StringRef name) const {
 
 Attribute &Node::addAttr(std::unique_ptr<Attribute> a) {
   a->node_ = this;
-  numSubgraphs_ += a->numGraphs();
+  addToSubgraphCount((int)a->numGraphs());
   attrs_.push_back(std::move(a));
   return *attrs_.back();
 }
@@ -199,8 +206,7 @@ Attribute &Node::setAttr(std::unique_ptr<Attribute> a) {
   for (auto &old : attrs_)
     if (old->name() == a->name()) {
       a->node_ = this;
-      numSubgraphs_ += a->numGraphs();
-      numSubgraphs_ -= old->numGraphs();
+      addToSubgraphCount((int)a->numGraphs() - (int)old->numGraphs());
       old = std::move(a);
       return *old;
     }
@@ -210,7 +216,7 @@ Attribute &Node::setAttr(std::unique_ptr<Attribute> a) {
 bool Node::removeAttr(llvm::StringRef name) {
   for (auto it = attrs_.begin(); it != attrs_.end(); ++it)
     if ((*it)->name() == name) {
-      numSubgraphs_ -= (*it)->numGraphs();
+      addToSubgraphCount(-(int)(*it)->numGraphs());
       attrs_.erase(it);
       return true;
     }
@@ -435,6 +441,7 @@ absl::Status Node::moveImpl(Node *self, Graph *target, Node *pos) {
           "\" is already visible in the target graph ", target->path()));
     }
   }
+  if (self->hasSubgraphs()) --src->nodesWithSubgraphs_;
   src->nodes().remove(*self);
   src->indexValid_ = false;
   target->insertNode(self, pos);
@@ -472,6 +479,7 @@ absl::Status Node::erase() {
           u->getOwner()->isReturn() ? u->getOwner()->getGraph()->path() + " (graph output)"
                                     : nodePath(u->getOwner())));
     }
+  if (hasSubgraphs()) --graph_->nodesWithSubgraphs_;
   graph_->nodes().remove(*this);
   graph_->indexValid_ = false;
   destroy(this);

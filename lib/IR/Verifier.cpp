@@ -47,6 +47,7 @@ public:
 
   void collect(const Graph &g) {
     graphs_.insert(&g);
+    if (g.numNodesWithSubgraphs() == 0) return;
     for (const Node &n : g.nodes())
       if (n.hasSubgraphs())
         for (Graph *sg : n.subgraphs()) collect(*sg);
@@ -99,8 +100,10 @@ public:
       report(Diagnostic::Kind::BadParent, g.path() + ": return node's graph pointer is wrong");
 
     bool orderProblem = false;
+    size_t holders = 0; // nodes with subgraphs
     for (const Node &n : g.nodes()) {
       checkOperands(g, n, orderProblem);
+      holders += n.hasSubgraphs();
       // Only subgraphs make an attribute's parent link matter (Graph::
       // parentNode goes through it); a node without them is not looked at
       // further, so plain attributes cost nothing here.
@@ -125,6 +128,9 @@ public:
         report(Diagnostic::Kind::BadParent,
                nodePath(&n) + ": the node's count of its subgraphs is wrong");
     }
+    if (holders != g.numNodesWithSubgraphs())
+      report(Diagnostic::Kind::BadParent,
+             g.path() + ": the graph's count of nodes with subgraphs is wrong");
     const Node *ret = g.returnNode();
     for (unsigned i = 0; i < ret->numOperands(); ++i) {
       Value *v = ret->operand(i);

@@ -475,6 +475,12 @@ int onnxOptMain(int argc, char **argv) {
     printSummary(before, after);
     printPatternSummary(pm.statistics());
   }
+  // The output is written and the process ends here: the model is not taken
+  // apart (unlinking and freeing a 10^6-node IR costs about a tenth of the
+  // run). It stays reachable, so leak checkers do not report it.
+  static Model *keptUntilExit;
+  keptUntilExit = model.release();
+  (void)keptUntilExit;
   return 0;
 }
 

@@ -137,6 +137,10 @@ public:
   const NodeList &nodes() const { return nodes_; }
   bool empty() const { return nodes_.empty(); }
   size_t numNodes() const { return nodes_.size(); }
+  /// How many of this graph's nodes hold subgraphs (kept as attributes
+  /// gain and lose graphs and nodes come and go): walks over nested graphs
+  /// skip the node list of a flat graph.
+  size_t numNodesWithSubgraphs() const { return nodesWithSubgraphs_; }
 
   /// Creates a node of `opType` with `operands` and `numResults` results named
   /// freshly from `resultBase` (default: lowercase op type), inserted before
@@ -263,6 +267,7 @@ private:
   /// interned pointer (Note [Name records] in Context.h).
   llvm::DenseMap<const char *, Value *> scope_;
   size_t numDefinitions_ = 0;
+  size_t nodesWithSubgraphs_ = 0;
   bool orderValid_ = false;
   /// Node::index_ numbers the node list (cleared whenever the list changes).
   mutable bool indexValid_ = false;

@@ -208,6 +208,8 @@ private:
   llvm::SmallVector<Value *, 1> results_; ///< owned; null for empty slots
   std::vector<std::unique_ptr<Attribute>> attrs_;
   unsigned numSubgraphs_ = 0; ///< subgraphs held by attrs_ (see hasSubgraphs)
+  /// Changes numSubgraphs_, keeping the graph's count of such nodes.
+  void addToSubgraphCount(int delta);
   uint64_t order_ = 0;
   mutable unsigned index_ = 0; ///< valid while graph_->indexValid_
   bool isReturn_ = false;

@@ -181,6 +181,18 @@ TEST(AttributePayload, NodeCountsItsSubgraphs) {
   unsigned total = 0;
   for (Node &c : copy->nodes()) total += c.numSubgraphs();
   EXPECT_EQ(total, 2u);
+  EXPECT_EQ(bm.g.numNodesWithSubgraphs(), 2u);
+  EXPECT_EQ(copy->numNodesWithSubgraphs(), 2u);
+  // Erasing and moving nodes keeps the graph's count.
+  Node *inner = bm.g.createNode("If", {bm.x}, 1);
+  addSubgraph(inner, "then_branch");
+  EXPECT_EQ(bm.g.numNodesWithSubgraphs(), 3u);
+  Graph *holder = n->getAttr("else_branch")->graph(0);
+  ASSERT_TRUE(inner->moveToEnd(holder).ok());
+  EXPECT_EQ(bm.g.numNodesWithSubgraphs(), 2u);
+  EXPECT_EQ(holder->numNodesWithSubgraphs(), 1u);
+  ASSERT_TRUE(inner->erase().ok());
+  EXPECT_EQ(holder->numNodesWithSubgraphs(), 0u);
   bm.g.addOutput(n->result(0));
   bm.g.addOutput(m->result(0));
   EXPECT_IR_OK(bm.m);
