@@ -245,6 +245,8 @@ std::vector<int64_t> Node::getInts(llvm::StringRef name) const {
 
 std::vector<Graph *> Node::subgraphs() const {
   std::vector<Graph *> out;
+  if (numSubgraphs_ == 0) return out; // no allocation, no look at the attributes
+  out.reserve(numSubgraphs_);
   for (auto &a : attrs_)
     for (unsigned i = 0; i < a->numGraphs(); ++i) out.push_back(a->graph(i));
   return out;
