@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <map>
 #include <set>
@@ -250,13 +251,28 @@ std::vector<Diagnostic> schemaWarnings(const Model &m, bool exceptErrors) {
   imports(m.opsetImports, "the model ");
   for (auto &f : m.functions()) imports(f->opsetImports, "function " + f->qualifiedName() + " ");
   std::set<std::pair<std::string, std::string>> seen;
-  for (const Graph *g : allGraphs(m))
+  // Whether an operator passes depends only on (domain, op type, overload)
+  // and on the function whose imports apply; names are interned, so the
+  // pointers are the key, and a graph of 10^6 nodes with a few dozen
+  // operators does the lookups a few dozen times.
+  using OpKey = std::pair<const void *, std::pair<const void *, std::pair<const void *, const void *>>>;
+  llvm::DenseSet<OpKey> passed;
+  for (const Graph *g : allGraphs(m)) {
+    const Function *f = g->parentFunction();
     for (const Node &n : g->nodes()) {
-      if (m.findFunction(n)) continue;
+      OpKey key{f, {n.domain().data(), {n.opType().data(), n.overload().data()}}};
+      if (passed.count(key)) continue;
+      if (m.findFunction(n)) {
+        passed.insert(key);
+        continue;
+      }
       std::string dom = canonicalDomain(n.domain()).str();
       int64_t v = importedOpsetVersion(n, m);
       bool schemaDomain = isSchemaDomain(dom);
-      if (v >= 0 && (!schemaDomain || lookupSchema(dom, n.opType(), v))) continue;
+      if (v >= 0 && (!schemaDomain || lookupSchema(dom, n.opType(), v))) {
+        passed.insert(key);
+        continue;
+      }
       if (exceptErrors && schemaDomain) continue;
       if (!seen.insert({dom, n.opType().str()}).second) continue;
       std::string op = dom.empty() ? n.opType().str() : absl::StrCat(dom, ".", n.opType().str());
@@ -267,6 +283,7 @@ std::vector<Diagnostic> schemaWarnings(const Model &m, bool exceptErrors) {
         warn(absl::StrCat("op ", op, " is unknown at opset ", v, " of ", domainPhrase(dom),
                           " (first use: ", nodePath(&n), ")"));
     }
+  }
   return out;
 }
 
