@@ -17,8 +17,8 @@ Context::Context() = default;
 Context::~Context() = default;
 
 // Interned strings (Note [Name records]): each is a NameRecord followed by
-// the characters and a NUL, carved from alloc_; the table holds the 32-bit
-// hash, the size and the characters' address of each, probed linearly.
+// the characters and a NUL, carved from alloc_; the table holds the
+// characters' address, the size and a 32-bit hash of each, probed linearly.
 
 uint32_t Context::hashOf(llvm::StringRef s) {
   uint64_t h = llvm::hash_value(s);
@@ -55,7 +55,7 @@ llvm::StringRef Context::intern(llvm::StringRef s) {
       if (!s.empty()) memcpy(p, s.data(), s.size());
       p[s.size()] = '\0';
       sl.hash = h;
-      sl.size = (uint32_t)s.size();
+      sl.size = s.size();
       sl.data = p;
       ++numStrings_;
       return llvm::StringRef(p, s.size());

@@ -156,8 +156,9 @@ private:
   }
   /// One slot of the open-addressing table of interned strings.
   struct Slot {
-    uint32_t hash = 0, size = 0;
     const char *data = nullptr; ///< null: empty slot
+    size_t size = 0;
+    uint32_t hash = 0;
   };
   static uint32_t hashOf(llvm::StringRef s);
   void growStrings(size_t minSlots);
