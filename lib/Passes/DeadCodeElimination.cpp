@@ -46,37 +46,47 @@ void collectInputs(Node *root, Node *n, std::vector<Value *> &out) {
 absl::StatusOr<bool> eliminateDeadCode(Model &m, const DCEOptions &opts, DCEStatistics *stats) {
   DCEStatistics local;
   DCEStatistics &st = stats ? *stats : local;
-  llvm::DenseSet<Node *> alive;
+  // Each node enters the work list once: the dead ones at the start, and a
+  // producer at the moment the erase of its last user makes it dead (it
+  // had a use until then). So nothing popped has been erased, except nodes
+  // that died inside the subgraphs of an erased node: only those are
+  // remembered, not a set of every live node.
   std::vector<Node *> work;
   m.walkGraphs([&](Graph *g) {
-    for (Node &n : g->nodes()) {
-      alive.insert(&n);
+    for (Node &n : g->nodes())
       if (isDead(n)) work.push_back(&n);
-    }
   });
+  llvm::DenseSet<Node *> erasedNested;
   bool changed = false;
   std::vector<Value *> inputs;
+  std::vector<Node *> producers;
   while (!work.empty()) {
     Node *n = work.back();
     work.pop_back();
-    if (!alive.count(n) || !isDead(*n)) continue;
+    if (!erasedNested.empty() && erasedNested.count(n)) continue;
     inputs.clear();
     collectInputs(n, n, inputs);
-    // Nested nodes die with n.
-    for (Graph *g : n->subgraphs())
-      g->walk([&](Node *k) { alive.erase(k); });
-    alive.erase(n);
+    if (n->hasSubgraphs())
+      for (Graph *g : n->subgraphs())
+        g->walk([&](Node *k) { erasedNested.insert(k); });
     auto s = n->erase();
     if (!s.ok()) return s;
     ++st.nodesRemoved;
     changed = true;
+    producers.clear();
     for (Value *v : inputs)
       if (Node *d = v->definingNode())
-        if (alive.count(d) && isDead(*d)) work.push_back(d);
+        if (isDead(*d)) producers.push_back(d);
+    if (producers.size() > 1) {
+      std::sort(producers.begin(), producers.end());
+      producers.erase(std::unique(producers.begin(), producers.end()), producers.end());
+    }
+    work.insert(work.end(), producers.begin(), producers.end());
   }
-  // Unused optional results of kept nodes become empty slots.
+  // Unused optional results of kept nodes become empty slots, and trailing
+  // empty slots go.
   m.walkGraphs([&](Graph *g) {
-    for (Node &n : g->nodes())
+    for (Node &n : g->nodes()) {
       for (unsigned i = 0; i < n.numResults(); ++i) {
         Value *r = n.result(i);
         // Optional in the op's schema (OpSchema.h): an unused one may go.
@@ -85,9 +95,8 @@ absl::StatusOr<bool> eliminateDeadCode(Model &m, const DCEOptions &opts, DCEStat
           changed = true;
         }
       }
-  });
-  m.walkGraphs([&](Graph *g) {
-    for (Node &n : g->nodes()) n.trimTrailingEmptyResults();
+      n.trimTrailingEmptyResults();
+    }
     unsigned r = g->removeInitializersIf([](Value *) { return true; });
     st.initializersRemoved += r;
     changed |= r > 0;

@@ -12,7 +12,6 @@
 #include "onnxir/Passes/Passes.h"
 
 #include "absl/strings/str_cat.h"
-#include "llvm/ADT/DenseMap.h"
 
 #include <queue>
 
@@ -20,79 +19,95 @@ namespace onnxir {
 
 namespace {
 
-// Nodes of `g` that `n` depends on (through operands or captures).
-void dependencies(const Graph &g, Node *root, Node *n, std::vector<Node *> &out) {
+// Appends the positions (Node::indexInGraph) of the nodes of `g` that `n`
+// depends on, through operands or captures, to `out`; `root` is the node of
+// `g` being looked at (its own subgraphs' values are not dependencies).
+void dependencies(const Graph &g, const Node *root, const Node *n, std::vector<uint32_t> &out) {
   for (const Use &u : n->operandUses())
     if (Value *v = u.get())
-      if (Node *d = v->definingNode())
-        if (Node *a = d->ancestorIn(&g))
-          if (a != root) out.push_back(a);
+      if (Node *d = v->definingNode()) {
+        Node *a = d->getGraph() == &g ? d : d->ancestorIn(&g);
+        if (a && a != root) out.push_back(a->indexInGraph());
+      }
+  if (!n->hasSubgraphs()) return;
   for (Graph *sg : n->subgraphs()) {
-    for (Node &m : sg->nodes()) dependencies(g, root, &m, out);
+    for (const Node &m : sg->nodes()) dependencies(g, root, &m, out);
     dependencies(g, root, sg->returnNode(), out);
   }
 }
 
 } // namespace
 
+// The dependencies are gathered once into flat arrays of positions (no map
+// from nodes, no list per node): millions of nodes cost a few linear passes.
+// A graph whose every dependency points backwards is already sorted and is
+// left alone without running Kahn's algorithm.
 absl::StatusOr<bool> topologicalSort(Graph &g, int64_t *nodesMoved) {
   bool changed = false;
   // Subgraphs first (they are independent scopes for ordering).
-  for (Node &n : g.nodes())
-    for (Graph *sg : n.subgraphs()) {
-      auto r = topologicalSort(*sg, nodesMoved);
-      if (!r.ok()) return r;
-      changed |= *r;
-    }
+  if (g.numNodesWithSubgraphs())
+    for (Node &n : g.nodes())
+      for (Graph *sg : n.subgraphs()) {
+        auto r = topologicalSort(*sg, nodesMoved);
+        if (!r.ok()) return r;
+        changed |= *r;
+      }
+  const size_t N = g.numNodes();
+  if (N > UINT32_MAX - 1) return absl::ResourceExhaustedError(g.path() + ": too many nodes to sort");
   std::vector<Node *> order;
-  llvm::DenseMap<Node *, unsigned> index;
-  for (Node &n : g.nodes()) {
-    index[&n] = (unsigned)order.size();
-    order.push_back(&n);
+  order.reserve(N);
+  for (Node &n : g.nodes()) order.push_back(&n);
+  // predFirst[i]..predFirst[i+1]: the distinct nodes node i waits for.
+  std::vector<uint32_t> predFirst(N + 1), preds;
+  preds.reserve(N + N / 2);
+  bool sorted = true;
+  for (uint32_t i = 0; i < N; ++i) {
+    size_t begin = preds.size();
+    predFirst[i] = (uint32_t)begin;
+    dependencies(g, order[i], order[i], preds);
+    if (preds.size() - begin > 1) {
+      std::sort(preds.begin() + begin, preds.end());
+      preds.erase(std::unique(preds.begin() + begin, preds.end()), preds.end());
+    }
+    if (preds.size() > begin && preds.back() >= i) sorted = false;
   }
-  size_t N = order.size();
-  std::vector<unsigned> indeg(N, 0);
-  std::vector<std::vector<unsigned>> succ(N);
-  std::vector<Node *> deps;
-  for (unsigned i = 0; i < N; ++i) {
-    deps.clear();
-    dependencies(g, order[i], order[i], deps);
-    std::sort(deps.begin(), deps.end());
-    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
-    for (Node *d : deps) {
-      auto it = index.find(d);
-      if (it == index.end()) continue;
-      succ[it->second].push_back(i);
-      ++indeg[i];
+  predFirst[N] = (uint32_t)preds.size();
+  if (sorted) return changed;
+  // Successor lists, the same arrays turned around.
+  std::vector<uint32_t> succFirst(N + 1, 0), succ(preds.size()), indeg(N);
+  for (uint32_t p : preds) ++succFirst[p + 1];
+  for (size_t i = 0; i < N; ++i) succFirst[i + 1] += succFirst[i];
+  {
+    std::vector<uint32_t> fill(succFirst.begin(), succFirst.end() - 1);
+    for (uint32_t i = 0; i < N; ++i) {
+      indeg[i] = predFirst[i + 1] - predFirst[i];
+      for (uint32_t k = predFirst[i]; k < predFirst[i + 1]; ++k) succ[fill[preds[k]]++] = i;
     }
   }
-  std::priority_queue<unsigned, std::vector<unsigned>, std::greater<unsigned>> ready;
-  for (unsigned i = 0; i < N; ++i)
+  std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<uint32_t>> ready;
+  for (uint32_t i = 0; i < N; ++i)
     if (!indeg[i]) ready.push(i);
-  std::vector<unsigned> sorted;
-  sorted.reserve(N);
+  std::vector<uint32_t> out;
+  out.reserve(N);
   while (!ready.empty()) {
-    unsigned i = ready.top();
+    uint32_t i = ready.top();
     ready.pop();
-    sorted.push_back(i);
-    for (unsigned s : succ[i])
-      if (--indeg[s] == 0) ready.push(s);
+    out.push_back(i);
+    for (uint32_t k = succFirst[i]; k < succFirst[i + 1]; ++k)
+      if (--indeg[succ[k]] == 0) ready.push(succ[k]);
   }
-  if (sorted.size() != N) {
+  if (out.size() != N) {
     // Walk predecessors among the unsorted nodes until one repeats: a cycle.
-    std::vector<std::vector<unsigned>> pred(N);
-    for (unsigned i = 0; i < N; ++i)
-      for (unsigned s : succ[i]) pred[s].push_back(i);
-    unsigned cur = 0;
+    uint32_t cur = 0;
     while (!indeg[cur]) ++cur;
-    std::vector<int> seenAt(N, -1);
-    std::vector<unsigned> path;
+    std::vector<int64_t> seenAt(N, -1);
+    std::vector<uint32_t> path;
     while (seenAt[cur] < 0) {
-      seenAt[cur] = (int)path.size();
+      seenAt[cur] = (int64_t)path.size();
       path.push_back(cur);
-      for (unsigned p : pred[cur])
-        if (indeg[p]) {
-          cur = p;
+      for (uint32_t k = predFirst[cur]; k < predFirst[cur + 1]; ++k)
+        if (indeg[preds[k]]) {
+          cur = preds[k];
           break;
         }
     }
@@ -102,14 +117,14 @@ absl::StatusOr<bool> topologicalSort(Graph &g, int64_t *nodesMoved) {
     return absl::InvalidArgumentError(msg);
   }
   int64_t moved = 0;
-  for (unsigned k = 0; k < N; ++k)
-    if (sorted[k] != k) ++moved;
+  for (uint32_t k = 0; k < N; ++k)
+    if (out[k] != k) ++moved;
   if (moved) {
     // One permutation: moving nodes one at a time would pass through states
     // that Node::moveToEnd refuses (a user still before its definition).
     std::vector<Node *> newOrder;
     newOrder.reserve(N);
-    for (unsigned k : sorted) newOrder.push_back(order[k]);
+    for (uint32_t k : out) newOrder.push_back(order[k]);
     g.reorderNodes(newOrder);
     changed = true;
   }
