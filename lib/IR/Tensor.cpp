@@ -33,8 +33,7 @@ Tensor &Tensor::operator=(const Tensor &o) {
   buf_ = o.buf_; // buffers are immutable: sharing is a copy
   off_ = o.off_;
   size_ = o.size_;
-  external_ = o.external_;
-  loader_ = o.loader_;
+  external_ = o.external_ ? std::make_unique<ExternalState>(*o.external_) : nullptr;
   // Loaded external bytes are immutable and shared. A typed conversion is
   // checked against the typed fields on every read, so sharing it is safe.
   loaded_ = o.loaded_;
@@ -80,9 +79,18 @@ void Tensor::setExternal(ExternalDataRef ref, ExternalLoader loader) {
   typedField_ = TypedField::None;
   buf_.reset();
   off_ = size_ = 0;
-  external_ = std::move(ref);
-  loader_ = std::move(loader);
+  external_ = std::make_unique<ExternalState>(ExternalState{std::move(ref), std::move(loader)});
   loaded_.reset();
+}
+
+const ExternalDataRef &Tensor::external() const {
+  static const ExternalDataRef none;
+  return external_ ? external_->ref : none;
+}
+
+ExternalDataRef &Tensor::mutableExternal() {
+  if (!external_) external_ = std::make_unique<ExternalState>();
+  return external_->ref;
 }
 
 void Tensor::setEmpty() {
@@ -126,12 +134,12 @@ absl::Status typedToRaw(const Tensor &t, int64_t n, std::string &out) {
   case Tensor::TypedField::Float:
     if (dt == DataType::Float) {
       if (auto s = countCheck(t.floatData.size(), n); !s.ok()) return s;
-      appendAllLE(out, t.floatData);
+      appendAllLE(out, t.floatData.get());
       return absl::OkStatus();
     }
     if (dt == DataType::Complex64) {
       if (auto s = countCheck(t.floatData.size(), 2 * n); !s.ok()) return s;
-      appendAllLE(out, t.floatData);
+      appendAllLE(out, t.floatData.get());
       return absl::OkStatus();
     }
     return wrongField();
@@ -139,19 +147,19 @@ absl::Status typedToRaw(const Tensor &t, int64_t n, std::string &out) {
     if (dt == DataType::Double || dt == DataType::Complex128) {
       if (auto s = countCheck(t.doubleData.size(), dt == DataType::Double ? n : 2 * n); !s.ok())
         return s;
-      appendAllLE(out, t.doubleData);
+      appendAllLE(out, t.doubleData.get());
       return absl::OkStatus();
     }
     return wrongField();
   case Tensor::TypedField::Int64:
     if (dt != DataType::Int64) return wrongField();
     if (auto s = countCheck(t.int64Data.size(), n); !s.ok()) return s;
-    appendAllLE(out, t.int64Data);
+    appendAllLE(out, t.int64Data.get());
     return absl::OkStatus();
   case Tensor::TypedField::Uint64:
     if (dt != DataType::Uint64 && dt != DataType::Uint32) return wrongField();
     if (auto s = countCheck(t.uint64Data.size(), n); !s.ok()) return s;
-    if (dt == DataType::Uint64) appendAllLE(out, t.uint64Data);
+    if (dt == DataType::Uint64) appendAllLE(out, t.uint64Data.get());
     else
       for (uint64_t v : t.uint64Data) appendLE(out, (uint32_t)v);
     return absl::OkStatus();
@@ -163,7 +171,7 @@ absl::Status typedToRaw(const Tensor &t, int64_t n, std::string &out) {
     if (bits >= 8) {
       if (auto s = countCheck(t.int32Data.size(), n); !s.ok()) return s;
       if (bits == 32) {
-        appendAllLE(out, t.int32Data);
+        appendAllLE(out, t.int32Data.get());
         return absl::OkStatus();
       }
       out.reserve(t.int32Data.size() * (bits / 8));
@@ -200,11 +208,11 @@ absl::StatusOr<llvm::StringRef> Tensor::bytes() const {
     return llvm::StringRef();
   case Storage::External: {
     if (!loaded_) {
-      if (!loader_)
+      if (!external_ || !external_->loader)
         return absl::FailedPreconditionError(absl::StrCat(
-            describe(*this), ": external data \"", external_.location,
+            describe(*this), ": external data \"", external().location,
             "\" cannot be loaded (no base directory known)"));
-      auto b = loader_(external_);
+      auto b = external_->loader(external_->ref);
       if (!b.ok()) return b.status();
       loaded_ = *b;
     }

@@ -391,7 +391,8 @@ bool Folder::commit(const std::vector<Node *> &accepted) {
       Known &k = *known_[r];
       assert(k.tensor && "a kept result lost its buffer");
       Tensor t = std::move(*k.owned);
-      t.metadata.insert(t.metadata.end(), n->metadata.begin(), n->metadata.end());
+      if (!n->metadata.empty())
+        t.metadata.mut().insert(t.metadata.mut().end(), n->metadata.begin(), n->metadata.end());
       Value *nv;
       if (isFunctionTop(g)) {
         Node *c = g->createNode("Constant", {}, 1, n, "", r->name());

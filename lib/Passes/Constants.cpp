@@ -31,7 +31,7 @@ std::optional<Tensor> constantValue(const Node &n) {
   }
   if (name == "value_float" && a.kind() == AttrKind::Float) return makeFloatTensor({}, {a.f});
   if (name == "value_floats" && a.kind() == AttrKind::Floats)
-    return makeFloatTensor({(int64_t)a.floats.size()}, a.floats);
+    return makeFloatTensor({(int64_t)a.floats.size()}, a.floats.get());
   if (name == "value_int" && a.kind() == AttrKind::Int) return makeInt64Tensor({}, {a.i});
   if (name == "value_ints" && a.kind() == AttrKind::Ints)
     return makeInt64Tensor({(int64_t)a.ints.size()}, a.ints);

@@ -265,7 +265,7 @@ absl::StatusOr<Tensor> Lifter::liftTensor(proto::TensorProto &tp, const std::str
     if (field.empty()) return;
     if (!haveStorage) {
       // Moved (strings keep their buffers; the proto is dropped after lift).
-      dest.assign(std::make_move_iterator(field.begin()), std::make_move_iterator(field.end()));
+      dest.mut().assign(std::make_move_iterator(field.begin()), std::make_move_iterator(field.end()));
       t.setTyped(f);
       haveStorage = true;
     } else {

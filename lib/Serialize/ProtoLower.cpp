@@ -445,15 +445,15 @@ public:
     } else {
       R(r, 3);
     }
-    if (!moved) packedFixed(4, tf == Tensor::TypedField::Float ? &t.floatData : nullptr, r);
+    if (!moved) packedFixed(4, tf == Tensor::TypedField::Float ? &t.floatData.get() : nullptr, r);
     if (!moved)
-      packedVarint(5, tf == Tensor::TypedField::Int32 ? &t.int32Data : nullptr, r,
+      packedVarint(5, tf == Tensor::TypedField::Int32 ? &t.int32Data.get() : nullptr, r,
                    [](int32_t x) { return (uint64_t)(int64_t)x; });
     R(r, 6);
     if (tf == Tensor::TypedField::String)
       for (const auto &s : t.stringData) str(6, s);
     if (!moved)
-      packedVarint(7, tf == Tensor::TypedField::Int64 ? &t.int64Data : nullptr, r,
+      packedVarint(7, tf == Tensor::TypedField::Int64 ? &t.int64Data.get() : nullptr, r,
                    [](int64_t x) { return (uint64_t)x; });
     llvm::StringRef n = name ? *name : llvm::StringRef(t.name());
     if (!n.empty()) str(8, n);
@@ -465,9 +465,9 @@ public:
     } else if (!moved) {
       R(r, 9);
     }
-    if (!moved) packedFixed(10, tf == Tensor::TypedField::Double ? &t.doubleData : nullptr, r);
+    if (!moved) packedFixed(10, tf == Tensor::TypedField::Double ? &t.doubleData.get() : nullptr, r);
     if (!moved)
-      packedVarint(11, tf == Tensor::TypedField::Uint64 ? &t.uint64Data : nullptr, r,
+      packedVarint(11, tf == Tensor::TypedField::Uint64 ? &t.uint64Data.get() : nullptr, r,
                    [](uint64_t x) { return x; });
     if (!t.docString.empty()) str(12, t.docString);
     else R(r, 12);

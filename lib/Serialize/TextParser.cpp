@@ -380,6 +380,32 @@ private:
   bool valHex(const AVal &v, std::string &out);
   bool valMeta(const AVal &v, Metadata &out);
   bool valInts(const AVal &v, std::vector<int64_t> &out);
+  // The same into out-of-line fields (Note [Out-of-line fields]): parsed
+  // into a plain value, stored only if not empty.
+  template <typename T, typename F> static bool viaPlain(OutOfLine<T> &out, F &&parse) {
+    T plain = out.get();
+    bool ok = parse(plain);
+    out = std::move(plain);
+    return ok;
+  }
+  template <typename T> bool annStr(Ann &a, llvm::StringRef key, OutOfLine<T> &out) {
+    return viaPlain(out, [&](T &p) { return annStr(a, key, p); });
+  }
+  template <typename T> bool annHex(Ann &a, llvm::StringRef key, OutOfLine<T> &out) {
+    return viaPlain(out, [&](T &p) { return annHex(a, key, p); });
+  }
+  template <typename T> bool annMeta(Ann &a, llvm::StringRef key, OutOfLine<T> &out) {
+    return viaPlain(out, [&](T &p) { return annMeta(a, key, p); });
+  }
+  template <typename T> bool valStr(const AVal &v, OutOfLine<T> &out) {
+    return viaPlain(out, [&](T &p) { return valStr(v, p); });
+  }
+  template <typename T> bool valHex(const AVal &v, OutOfLine<T> &out) {
+    return viaPlain(out, [&](T &p) { return valHex(v, p); });
+  }
+  template <typename T> bool valMeta(const AVal &v, OutOfLine<T> &out) {
+    return viaPlain(out, [&](T &p) { return valMeta(v, p); });
+  }
   bool recType(const AVal &v, const Type *&out, unsigned depth);
   bool recTensor(const AVal &v, Tensor &t);
   bool recSparse(const AVal &v, SparseTensor &s);
@@ -396,6 +422,9 @@ private:
   bool parseStringToken(std::string &out, const char *what);
   bool parseIntToken(int64_t &out, const char *what);
   bool parseQuotableId(std::string &out, const char *what);
+  bool parseQuotableId(OutOfLineString &out, const char *what) {
+    return viaPlain(out, [&](std::string &p) { return parseQuotableId(p, what); });
+  }
   bool nextIsType();
   bool parseType(const Type *&out, unsigned depth);
   bool parseShape(TypeSpec &spec);
@@ -415,6 +444,14 @@ private:
   bool applySparseAnnots(const Token &t, Graph &g);
   bool applyValueAnn(Ann &a, const Type *&type, bool &hasType, std::string &doc, Metadata &md,
                      std::string &extras);
+  bool applyValueAnn(Ann &a, const Type *&type, bool &hasType, OutOfLineString &doc,
+                     OutOfLine<Metadata> &md, OutOfLineString &extras) {
+    std::string d = doc.get(), x = extras.get();
+    Metadata m = md.get();
+    bool ok = applyValueAnn(a, type, hasType, d, m, x);
+    doc = std::move(d), md = std::move(m), extras = std::move(x);
+    return ok;
+  }
   /// Resolves and checks an external reference now (see
   /// detail::bindExternal); false with `msg` on a bad one.
   bool bindExternalRef(ExternalDataRef &ref, const std::string &tensorName, ExternalLoader &out,
@@ -1440,7 +1477,7 @@ bool Parser::parseAttr(std::unique_ptr<Attribute> &out, unsigned depth) {
   if (!annHex(ann, "floats_hex", bits)) return false;
   if (!bits.empty()) {
     if (bits.size() != a->floats.size() * 4) return annFail(ann, "floats_hex", "wrong length");
-    std::memcpy(a->floats.data(), bits.data(), bits.size());
+    std::memcpy(a->floats.mut().data(), bits.data(), bits.size());
   }
   if (const AVal *v = ann.get("sparse_tensor")) {
     a->sparseTensors.clear();
@@ -1601,8 +1638,7 @@ bool Parser::parseNode(Graph &g, unsigned depth) {
   if (const AVal *v = ann.get("device_configurations")) {
     if (v->kind != AVal::Kind::List) return annFail(ann, "device_configurations", "expected a list");
     for (const AVal &e : v->items) {
-      n->deviceConfigurations.emplace_back();
-      if (!recDeviceConfig(e, n->deviceConfigurations.back()))
+      if (!recDeviceConfig(e, n->deviceConfigurations.emplace_back()))
         return annFail(ann, "device_configurations", annWhat_);
     }
   }

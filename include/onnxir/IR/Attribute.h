@@ -64,12 +64,14 @@ struct AttributePayload {
   float f = 0;
   int64_t i = 0;
   std::string s;
-  std::vector<float> floats;
   std::vector<int64_t> ints;
-  std::vector<std::string> strings;
-  std::vector<std::unique_ptr<Tensor>> tensors; ///< TENSOR uses tensors[0]
-  std::vector<std::unique_ptr<SparseTensor>> sparseTensors; ///< likewise
-  std::vector<const Type *> types;              ///< TYPE_PROTO uses types[0]
+  // Less common payloads, one pointer each while empty (Note [Out-of-line
+  // fields]); write through mut() beyond assignment and appends.
+  OutOfLine<std::vector<float>> floats;
+  OutOfLine<std::vector<std::string>> strings;
+  OutOfLine<std::vector<std::unique_ptr<Tensor>>> tensors; ///< TENSOR uses tensors[0]
+  OutOfLine<std::vector<std::unique_ptr<SparseTensor>>> sparseTensors; ///< likewise
+  OutOfLine<std::vector<const Type *>> types; ///< TYPE_PROTO uses types[0]
 
   AttributePayload() = default;
   AttributePayload(const AttributePayload &o);
@@ -97,10 +99,10 @@ public:
   bool hasKindField = true;
 
   /// Reference to an attribute of the enclosing function, or "".
-  std::string refAttrName;
+  OutOfLineString refAttrName; ///< Note [Out-of-line fields]
   bool isReference() const { return !refAttrName.empty(); }
 
-  std::string docString;
+  OutOfLineString docString;
 
   // Payload (AttributePayload fields f, i, s, floats, ints, strings,
   // tensors, sparseTensors, types, and the subgraphs below).
@@ -146,7 +148,7 @@ public:
 
   /// Opaque serializer bytes (unknown fields, presence of defaults, fields
   /// that disagree with `type`).
-  std::string extras;
+  OutOfLineString extras;
 
 private:
   friend class Node;

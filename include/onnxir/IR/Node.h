@@ -76,10 +76,11 @@ public:
   llvm::StringRef name() const { return name_; }
   void setName(llvm::StringRef s);
 
-  std::string docString;
-  Metadata metadata;
-  std::vector<NodeDeviceConfiguration> deviceConfigurations;
-  std::string extras; ///< opaque serializer bytes
+  /// Rarely filled; one pointer each while empty (Note [Out-of-line fields]).
+  OutOfLineString docString;
+  OutOfLine<Metadata> metadata;
+  OutOfLine<std::vector<NodeDeviceConfiguration>> deviceConfigurations;
+  OutOfLineString extras; ///< opaque serializer bytes
 
   /// The graph holding this node (for a return node, the graph it ends).
   Graph *getGraph() const { return graph_; }
@@ -205,9 +206,9 @@ private:
   llvm::StringRef opType_, domain_, overload_, name_;
   Use *operands_ = nullptr; ///< numOperands_ slots (Note [IR storage])
   unsigned numOperands_ = 0;
+  unsigned numSubgraphs_ = 0; ///< subgraphs held by attrs_ (see hasSubgraphs)
   llvm::SmallVector<Value *, 1> results_; ///< owned; null for empty slots
   std::vector<std::unique_ptr<Attribute>> attrs_;
-  unsigned numSubgraphs_ = 0; ///< subgraphs held by attrs_ (see hasSubgraphs)
   /// Changes numSubgraphs_, keeping the graph's count of such nodes.
   void addToSubgraphCount(int delta);
   uint64_t order_ = 0;

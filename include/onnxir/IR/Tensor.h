@@ -32,6 +32,7 @@
 #define ONNXIR_IR_TENSOR_H
 
 #include "onnxir/IR/DataType.h"
+#include "onnxir/IR/OutOfLine.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -115,8 +116,8 @@ public:
 
   const std::string &name() const { return name_; }
   void setName(std::string n) { name_ = std::move(n); }
-  std::string docString;
-  Metadata metadata;
+  OutOfLineString docString; ///< Note [Out-of-line fields]
+  OutOfLine<Metadata> metadata;
   /// TensorProto.segment, if present.
   std::optional<std::pair<int64_t, int64_t>> segment;
 
@@ -132,18 +133,21 @@ public:
   llvm::StringRef rawData() const;
 
   // Typed storage; each setter switches storage to Typed with that field.
-  std::vector<float> floatData;
-  std::vector<int32_t> int32Data;
-  std::vector<std::string> stringData;
-  std::vector<int64_t> int64Data;
-  std::vector<double> doubleData;
-  std::vector<uint64_t> uint64Data;
+  // At most one is in use; each is one pointer while empty (Note
+  // [Out-of-line fields]): write through mut(), e.g. t.floatData.mut().resize(n).
+  OutOfLine<std::vector<float>> floatData;
+  OutOfLine<std::vector<int32_t>> int32Data;
+  OutOfLine<std::vector<std::string>> stringData;
+  OutOfLine<std::vector<int64_t>> int64Data;
+  OutOfLine<std::vector<double>> doubleData;
+  OutOfLine<std::vector<uint64_t>> uint64Data;
   void setTyped(TypedField f) { storage_ = Storage::Typed; typedField_ = f; dropRaw(); }
 
   /// External storage; `loader` is called lazily by bytes().
   void setExternal(ExternalDataRef ref, ExternalLoader loader);
-  const ExternalDataRef &external() const { return external_; }
-  ExternalDataRef &mutableExternal() { return external_; }
+  /// The external reference (an empty one if there is none).
+  const ExternalDataRef &external() const;
+  ExternalDataRef &mutableExternal();
   bool isExternal() const { return storage_ == Storage::External; }
   /// True once an external tensor's bytes were loaded.
   bool externalLoaded() const { return storage_ == Storage::External && loaded_ != nullptr; }
@@ -170,7 +174,7 @@ public:
   absl::Status validate() const;
 
   /// Opaque serializer bytes (unknown fields, presence of defaults).
-  std::string extras;
+  OutOfLineString extras;
 
 private:
   void dropRaw();
@@ -181,8 +185,13 @@ private:
   TypedField typedField_ = TypedField::None;
   std::shared_ptr<const Buffer> buf_;
   size_t off_ = 0, size_ = 0;
-  ExternalDataRef external_;
-  ExternalLoader loader_;
+  /// The external reference and its loader, held out of line: most tensors
+  /// have none (Note [Out-of-line fields]).
+  struct ExternalState {
+    ExternalDataRef ref;
+    ExternalLoader loader;
+  };
+  std::unique_ptr<ExternalState> external_;
   // Loaded External bytes, or the last conversion of Typed storage.
   mutable std::shared_ptr<const Buffer> loaded_;
 };

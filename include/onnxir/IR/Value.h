@@ -92,9 +92,10 @@ private:
 struct ValueInfoFields {
   const Type *type = nullptr;   ///< the declared type
   bool hasType = false;         ///< the proto had a `type` field
-  std::string docString;
-  Metadata metadata;
-  std::string extras;           ///< opaque serializer bytes
+  /// (Note [Out-of-line fields].)
+  OutOfLineString docString;
+  OutOfLine<Metadata> metadata;
+  OutOfLineString extras;           ///< opaque serializer bytes
 };
 
 /// A record of GraphProto.value_info, kept in order for a faithful round trip.
@@ -156,9 +157,9 @@ public:
 
   /// Doc string and metadata of the ValueInfoProto that declared a graph
   /// input; opaque serializer bytes for it.
-  std::string docString;
-  Metadata metadata;
-  std::string extras;
+  OutOfLineString docString; ///< Note [Out-of-line fields]
+  OutOfLine<Metadata> metadata;
+  OutOfLineString extras;
   /// The first of the graph's value_info records for this value, if any.
   ValueInfoRecord *valueInfo() const { return vi_.empty() ? nullptr : &*vi_.front(); }
   /// How many value_info records of its graph refer to this value.
@@ -187,16 +188,16 @@ private:
   friend class Use;
   friend class Node;
   friend class Graph;
-  Value(Kind k, Graph *g, Node *n, unsigned idx) : kind_(k), graph_(g), node_(n), index_(idx) {}
+  Value(Kind k, Graph *g, Node *n, unsigned idx) : kind_(k), index_(idx), graph_(g), node_(n) {}
   /// Values live in their context's storage (Note [IR storage]).
   static Value *create(Context &ctx, Kind k, Graph *g, Node *n, unsigned idx);
   static void destroy(Context &ctx, Value *v);
   void syncTensorName();
 
   Kind kind_;
+  unsigned index_;
   Graph *graph_;       // for inputs/initializers
   Node *node_;         // for node results
-  unsigned index_;
   llvm::StringRef name_;
   const Type *type_ = nullptr;
   Use *firstUse_ = nullptr;

@@ -452,7 +452,7 @@ TEST(TensorTest, TypedCacheFollowsEdits) {
   t.setTyped(Tensor::TypedField::Int64);
   t.int64Data = {1, 2};
   EXPECT_EQ(read<int64_t>(t), (std::vector<int64_t>{1, 2}));
-  t.int64Data[0] = 7;
+  t.int64Data.mut()[0] = 7;
   EXPECT_EQ(read<int64_t>(t), (std::vector<int64_t>{7, 2}));
   Tensor c = t;
   c.setDataType(DataType::Int64);
@@ -483,11 +483,11 @@ TEST(TensorTest, TypedReadsFollowEveryKindOfEdit) {
   EXPECT_EQ(read<int64_t>(t), (std::vector<int64_t>{1, 44})); // 300 wraps to 44
   t.setDataType(DataType::Int32);
   Tensor c = t;
-  c.int32Data[1] = -5;
+  c.int32Data.mut()[1] = -5;
   EXPECT_EQ(read<int64_t>(c), (std::vector<int64_t>{1, -5}));
   EXPECT_EQ(read<int64_t>(t), (std::vector<int64_t>{1, 300}));
   c.mutableDims() = {1};
-  c.int32Data.pop_back();
+  c.int32Data.mut().pop_back();
   EXPECT_EQ(read<int64_t>(c), (std::vector<int64_t>{1}));
   EXPECT_TRUE(c.validate().ok()) << c.validate();
   // A mismatch introduced by an edit is reported, not hidden by the cache.
@@ -507,7 +507,7 @@ TEST(TensorTest, CopyIsIndependentForHeaderAndTypedData) {
   t.metadata = {{"k", "v"}};
   Tensor c = t;
   c.setName("b");
-  c.int64Data[0] = 5;
+  c.int64Data.mut()[0] = 5;
   c.mutableDims()[0] = 2;
   EXPECT_EQ(t.name(), "a");
   EXPECT_EQ(t.int64Data[0], 1);
