@@ -881,9 +881,11 @@ absl::Status Lifter::liftModel(proto::ModelProto &mp, const llvm::StringRef *wir
 // a NodeProto, an attribute with anything else (tensors, sparse tensors,
 // type protos, graphs lists, explicit defaults the residual must keep, a
 // type that disagrees with its value) as an AttributeProto; a tensor
-// attribute's TensorProto is parsed by protobuf. Pieces get protobuf's
-// recursion limit minus their depth. A main-graph initializer's raw_data is
-// taken as a view of the mapped file as in Note [Slim parsing].
+// attribute's TensorProto is parsed by protobuf without its raw_data.
+// Pieces get protobuf's recursion limit minus their depth. The raw_data of
+// a main-graph initializer, and of a tensor attribute (a Constant's value)
+// in any graph, is taken as a view of the mapped file as in Note [Slim
+// parsing].
 //
 // The wire lift gives up at the first surprise (malformed bytes, a second
 // `graph` field, any lift error): the caller then lifts the same bytes the
@@ -1190,9 +1192,24 @@ absl::Status Lifter::liftAttributeWire(llvm::StringRef bytes, Node &n, unsigned 
   else if (k == AttrKind::Strings)
     for (llvm::StringRef x : strings) a.strings.push_back(x.str());
   if (nT) {
+    // A tensor attribute (a Constant's value) read from a mapped file keeps
+    // its raw_data as a view of the file, as main-graph initializers do
+    // (Note [Slim parsing]): only its small header goes through protobuf.
     proto::TensorProto tp;
-    if (!parsePiece(t, tp, depth + 1)) return wireUnsupported("tensor");
-    auto lifted = liftTensor(tp, absl::StrCat(nodePath(&n), " > attribute \"", a.name(), "\""));
+    std::optional<RawView> view;
+    llvm::StringRef piece = t;
+    std::string slim;
+    if (views_ && views_->file) {
+      llvm::StringRef file = views_->file->data();
+      if (t.data() >= file.data() && t.data() + t.size() <= file.data() + file.size()) {
+        if (!wireSlimTensor(reinterpret_cast<const uint8_t *>(file.data()), t, slim, view))
+          return wireUnsupported("malformed tensor");
+        piece = slim;
+      }
+    }
+    if (!parsePiece(piece, tp, depth + 1)) return wireUnsupported("tensor");
+    auto lifted = liftTensor(tp, absl::StrCat(nodePath(&n), " > attribute \"", a.name(), "\""),
+                             view ? &*view : nullptr);
     if (!lifted.ok()) return lifted.status();
     a.tensors.push_back(std::make_unique<Tensor>(std::move(*lifted)));
   }

@@ -450,4 +450,59 @@ TEST(WireLift, BigInitializersAreMappedBothWays) {
   fs::remove_all(dir);
 }
 
+TEST(WireLift, BigConstantsAreViewsOfTheMappedFile) {
+  // A Constant's tensor in a mapped file is a view, like an initializer's:
+  // both raw windows sit at their file distance from one mapping base.
+  std::string dir = ::testing::TempDir() + "/wireconst." + std::to_string(::getpid());
+  fs::create_directories(dir);
+  auto tensorBytes = [](const std::string &name, char fill) {
+    std::string t, raw(3u << 20, fill);
+    for (size_t i = 0; i < raw.size(); i += 4093) raw[i] = char(i);
+    varint(t, (1 << 3) | 0);
+    varint(t, raw.size() / 4);
+    intField(t, 2, 1);
+    lenField(t, 8, name);
+    lenField(t, 9, raw);
+    return t;
+  };
+  std::string attr;
+  lenField(attr, 1, "value");
+  lenField(attr, 5, tensorBytes("", 'c'));
+  intField(attr, 20, 4);
+  std::string init;
+  lenField(init, 5, tensorBytes("w", 'w'));
+  // Over the slim threshold (8 MiB) in all.
+  std::string pad;
+  lenField(pad, 5, tensorBytes("w2", 'p'));
+  lenField(pad, 5, tensorBytes("w3", 'q'));
+  std::string model = modelAround(graphAround(
+      {node({}, {"c"}, "Constant", {attr}), node({"x", "c"}, {"s"}, "Add"),
+       node({"s", "w"}, {"y"}, "Add")},
+      init + pad));
+  std::string path = dir + "/const.onnx";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << model;
+  }
+  EXPECT_EQ(compareFile(path), "");
+  WireSwitch sw(true);
+  auto m = loadModel(path);
+  ASSERT_TRUE(m.ok()) << m.status();
+  const Value *c = (*m)->graph().lookup("c");
+  const Value *w = (*m)->graph().lookup("w");
+  ASSERT_TRUE(c && c->definingNode() && w && w->hasInitializer());
+  const Attribute *value = c->definingNode()->getAttr("value");
+  ASSERT_TRUE(value && value->tensors.size() == 1);
+  llvm::StringRef cr = value->tensors[0]->rawData(), wr = w->initializer()->rawData();
+  ASSERT_EQ(cr.size(), 3u << 20);
+  ASSERT_EQ(wr.size(), 3u << 20);
+  size_t cOff = model.find(std::string(cr.data(), 64)), wOff = model.find(std::string(wr.data(), 64));
+  ASSERT_NE(cOff, std::string::npos);
+  ASSERT_NE(wOff, std::string::npos);
+  EXPECT_EQ(cr.data() - (ptrdiff_t)cOff, wr.data() - (ptrdiff_t)wOff)
+      << "the Constant's bytes are not a view of the file";
+  EXPECT_EQ(cr, llvm::StringRef(model).substr(cOff, cr.size()));
+  fs::remove_all(dir);
+}
+
 } // namespace
