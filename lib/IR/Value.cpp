@@ -3,6 +3,8 @@
 
 #include "onnxir/IR/Graph.h"
 #include "onnxir/IR/Node.h"
+#include <cstddef>
+#include <type_traits>
 
 namespace onnxir {
 
@@ -13,6 +15,7 @@ namespace onnxir {
 void Use::link(Value *v) {
   assert(!value_ && "linking a linked use");
   value_ = v;
+  ++v->numUses_;
   next_ = v->firstUse_;
   if (next_) next_->prev_ = &next_;
   prev_ = &v->firstUse_;
@@ -21,11 +24,23 @@ void Use::link(Value *v) {
 
 void Use::unlink() {
   if (!value_) return;
+  --value_->numUses_;
   *prev_ = next_;
   if (next_) next_->prev_ = prev_;
   value_ = nullptr;
   next_ = nullptr;
   prev_ = nullptr;
+}
+
+bool Use::linksConsistent() const {
+  if (!value_) return !prev_ && !next_;
+  if (!prev_ || *prev_ != this) return false;
+  if (prev_ == &value_->firstUse_) return true;
+  // Otherwise prev_ is the next_ field of the use before this one.
+  static_assert(std::is_standard_layout_v<Use>, "offsetof needs a standard-layout Use");
+  const Use *before = reinterpret_cast<const Use *>(reinterpret_cast<const char *>(prev_) -
+                                                    offsetof(Use, next_));
+  return before->value_ == value_;
 }
 
 void Use::set(Value *v) {
@@ -95,11 +110,6 @@ void Value::syncTensorName() {
   if (sparse_) sparse_->values.setName(name_.str());
 }
 
-unsigned Value::numUses() const {
-  unsigned n = 0;
-  for (Use *u = firstUse_; u; u = u->getNext()) ++n;
-  return n;
-}
 
 bool Value::isGraphOutput() const {
   for (Use *u = firstUse_; u; u = u->getNext())

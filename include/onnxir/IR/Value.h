@@ -54,6 +54,12 @@ public:
   unsigned getOperandNo() const;
   /// Next use of the same value.
   Use *getNext() const { return next_; }
+  /// True if this slot's links agree with its neighbours: an empty slot has
+  /// none; a linked one is pointed at by what its back link names, which is
+  /// its value's head or the next-link of another use of the same value.
+  /// O(1): one look at the previous use. For the verifier, which checks every
+  /// slot this way and the lists' lengths against Value::numUses.
+  bool linksConsistent() const;
 
 private:
   friend class Node;
@@ -168,8 +174,8 @@ public:
   //===--- Uses -----------------------------------------------------------===//
   bool useEmpty() const { return firstUse_ == nullptr; }
   bool hasOneUse() const { return firstUse_ && !firstUse_->getNext(); }
-  /// O(number of uses).
-  unsigned numUses() const;
+  /// O(1): kept by the use list.
+  unsigned numUses() const { return numUses_; }
   llvm::iterator_range<UseIterator> uses() const {
     return {UseIterator(firstUse_), UseIterator()};
   }
@@ -196,6 +202,7 @@ private:
 
   Kind kind_;
   unsigned index_;
+  unsigned numUses_ = 0; ///< length of the use list
   Graph *graph_;       // for inputs/initializers
   Node *node_;         // for node results
   llvm::StringRef name_;

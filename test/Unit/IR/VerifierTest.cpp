@@ -76,6 +76,45 @@ TEST_F(VerifierTest, UseListMismatchFromStrayUse) {
   EXPECT_IR_OK(m);
 }
 
+// Note [Use lists from the operand side]: the counts are exact for a nested
+// graph verified alone too (its captures of outer values are left out), so
+// a stray use of one of its own values is found there, and named.
+TEST_F(VerifierTest, StrayUseFoundWhenANestedGraphIsVerifiedAlone) {
+  EXPECT_TRUE(verifyAll(*thenG).empty()) << describe(verifyAll(*thenG));
+  Use stray;
+  stray.set(t);
+  EXPECT_EQ(t->numUses(), 2u);
+  auto d = verifyAll(*thenG);
+  EXPECT_TRUE(hasDiag(d, K::UseListMismatch, "\"t\" has a use by a node not in the model"))
+      << describe(d);
+  stray.set(nullptr);
+  EXPECT_EQ(t->numUses(), 1u);
+  EXPECT_TRUE(verifyAll(*thenG).empty());
+}
+
+// Use counts follow every way a list changes.
+TEST_F(VerifierTest, UseCountsFollowEveryListChange) {
+  EXPECT_EQ(x->numUses(), 3u); // relu, add, if
+  add->setOperand(1, x);
+  EXPECT_EQ(x->numUses(), 4u);
+  EXPECT_EQ(y->numUses(), 1u); // the else branch
+  add->insertOperand(0, y);
+  add->removeOperand(2);
+  EXPECT_EQ(x->numUses(), 3u);
+  EXPECT_EQ(y->numUses(), 2u);
+  add->setOperands({x, y});
+  x->replaceAllUsesWith(y);
+  EXPECT_EQ(x->numUses(), 0u);
+  EXPECT_EQ(y->numUses(), 5u);
+  unsigned walked = 0;
+  for (Use &u : y->uses()) {
+    EXPECT_TRUE(u.linksConsistent());
+    ++walked;
+  }
+  EXPECT_EQ(walked, 5u);
+  EXPECT_IR_OK(m);
+}
+
 //===--- BadParent (not reachable through the API) ------------------------===//
 
 // Parent pointers are set by the mutators themselves: moving nodes between
