@@ -66,29 +66,11 @@ public:
   bool full() const { return diags_.size() >= opts_.maxDiagnostics; }
 
   void verifyGraph(const Graph &g) {
-    // Definitions of this graph, in scope order.
-    std::vector<const Value *> defs(g.inputs().begin(), g.inputs().end());
-    for (Value *v : g.initializers())
-      if (!v->isGraphInput()) defs.push_back(v);
-    for (Value *v : g.sparseInitializers())
-      if (!v->isGraphInput()) defs.push_back(v);
-    for (Value *v : g.initializers())
-      if (v->isGraphInput() && v->getGraph() != &g) report(Diagnostic::Kind::BadParent,
-          absl::StrCat(g.path(), ": initializer \"", v->name().str(), "\" is an input of another graph"));
-    for (const Node &n : g.nodes()) {
-      if (n.getGraph() != &g)
-        report(Diagnostic::Kind::BadParent, nodePath(&n) + ": node's graph pointer is wrong");
-      for (unsigned i = 0; i < n.numResults(); ++i)
-        if (Value *r = n.result(i)) {
-          if (r->definingNode() != &n || r->resultIndex() != i)
-            report(Diagnostic::Kind::BadParent,
-                   absl::StrCat(nodePath(&n), ": result #", i, " does not point back to its node"));
-          defs.push_back(r);
-        }
-    }
+    // Definitions of this graph, in scope order, each checked where it is
+    // met (no list of them is built: 10^6 results are 10^6 pointers).
     const Graph *parent = g.parentGraph();
     Context &ctx = g.getContext();
-    for (const Value *v : defs) {
+    auto checkDef = [&](const Value *v) {
       // A name defined once in the whole model (the context counts every
       // registration, keyed by the interned pointer: no string hashing) is
       // neither a duplicate nor a shadow; only shared names are looked up.
@@ -100,6 +82,25 @@ public:
         report(Diagnostic::Kind::UseListMismatch,
                absl::StrCat(g.path(), ": the use list of \"", v->name().str(),
                             "\" disagrees with its use count"));
+    };
+    for (const Value *v : g.inputs()) checkDef(v);
+    for (Value *v : g.initializers())
+      if (!v->isGraphInput()) checkDef(v);
+    for (Value *v : g.sparseInitializers())
+      if (!v->isGraphInput()) checkDef(v);
+    for (Value *v : g.initializers())
+      if (v->isGraphInput() && v->getGraph() != &g) report(Diagnostic::Kind::BadParent,
+          absl::StrCat(g.path(), ": initializer \"", v->name().str(), "\" is an input of another graph"));
+    for (const Node &n : g.nodes()) {
+      if (n.getGraph() != &g)
+        report(Diagnostic::Kind::BadParent, nodePath(&n) + ": node's graph pointer is wrong");
+      for (unsigned i = 0; i < n.numResults(); ++i)
+        if (Value *r = n.result(i)) {
+          if (r->definingNode() != &n || r->resultIndex() != i)
+            report(Diagnostic::Kind::BadParent,
+                   absl::StrCat(nodePath(&n), ": result #", i, " does not point back to its node"));
+          checkDef(r);
+        }
     }
     verified_.push_back(&g);
 
