@@ -187,10 +187,12 @@ public:
   void checkSlot(const Graph &g, const Node &n, unsigned i) {
     const Use &u = n.operandUses()[i];
     if (Value *v = u.get()) {
-      // Uses of the values of the graphs verified count against their
-      // lists; captures from enclosing graphs verified alone do not.
+      // Only uses of the values of the graphs verified count against their
+      // lists (whose lengths are summed): not captures from enclosing
+      // graphs verified alone, nor values outside the model (reported by
+      // checkVisible).
       const Graph *dg = v->getGraph();
-      if (dg == &g || !outer_.count(dg)) ++operandSlots_;
+      if (dg == &g || graphs_.count(dg)) ++operandSlots_;
     }
     if ((u.getOwner() != &n || !u.linksConsistent()) && !full())
       report(Diagnostic::Kind::UseListMismatch,
