@@ -418,27 +418,43 @@ TEST(WireLift, SubgraphsTensorsAndErrors) {
   EXPECT_EQ(liftBoth("", true), liftBoth("", false));
 }
 
+// A float TensorProto named `name` holding `bytes` of raw_data (a marker
+// every 4093 bytes, so windows of it are found in the file).
+std::string rawFloatTensor(const std::string &name, size_t bytes, char fill) {
+  std::string t, raw(bytes, fill);
+  for (size_t i = 0; i < raw.size(); i += 4093) raw[i] = char(i);
+  varint(t, (1 << 3) | 0);
+  varint(t, raw.size() / 4);
+  intField(t, 2, 1);
+  lenField(t, 8, name);
+  lenField(t, 9, raw);
+  return t;
+}
+
+// A fresh directory under the test temp dir, removed at scope exit.
+struct ScratchDir {
+  std::string path;
+  explicit ScratchDir(const std::string &tag)
+      : path(::testing::TempDir() + "/" + tag + "." + std::to_string(::getpid())) {
+    fs::create_directories(path);
+  }
+  ~ScratchDir() { fs::remove_all(path); }
+  std::string write(const std::string &name, const std::string &bytes) const {
+    std::string p = path + "/" + name;
+    std::ofstream out(p, std::ios::binary);
+    out << bytes;
+    return p;
+  }
+};
+
 TEST(WireLift, BigInitializersAreMappedBothWays) {
   // Over the slim threshold (8 MiB): raw_data is a view of the mapping.
-  std::string dir = ::testing::TempDir() + "/wirelift." + std::to_string(::getpid());
-  fs::create_directories(dir);
-  std::string tensor;
-  varint(tensor, (1 << 3) | 0);
-  varint(tensor, 3u << 20);
-  intField(tensor, 2, 1);
-  lenField(tensor, 8, "w");
-  std::string raw(12u << 20, '\0');
-  for (size_t i = 0; i < raw.size(); i += 4097) raw[i] = char(i);
-  lenField(tensor, 9, raw);
+  ScratchDir dir("wirelift");
   std::string extra;
-  lenField(extra, 5, tensor);
+  lenField(extra, 5, rawFloatTensor("w", 12u << 20, '\0'));
   std::string model =
       modelAround(graphAround({node({"x", "w"}, {"y"}, "Add")}, extra));
-  std::string path = dir + "/big.onnx";
-  {
-    std::ofstream out(path, std::ios::binary);
-    out << model;
-  }
+  std::string path = dir.write("big.onnx", model);
   EXPECT_EQ(compareFile(path), "");
   {
     WireSwitch sw(true);
@@ -447,23 +463,14 @@ TEST(WireLift, BigInitializersAreMappedBothWays) {
     const Value *w = (*m)->graph().lookup("w");
     ASSERT_TRUE(w && w->hasInitializer());
   }
-  fs::remove_all(dir);
 }
 
 TEST(WireLift, BigConstantsAreViewsOfTheMappedFile) {
   // A Constant's tensor in a mapped file is a view, like an initializer's:
   // both raw windows sit at their file distance from one mapping base.
-  std::string dir = ::testing::TempDir() + "/wireconst." + std::to_string(::getpid());
-  fs::create_directories(dir);
+  ScratchDir dir("wireconst");
   auto tensorBytes = [](const std::string &name, char fill) {
-    std::string t, raw(3u << 20, fill);
-    for (size_t i = 0; i < raw.size(); i += 4093) raw[i] = char(i);
-    varint(t, (1 << 3) | 0);
-    varint(t, raw.size() / 4);
-    intField(t, 2, 1);
-    lenField(t, 8, name);
-    lenField(t, 9, raw);
-    return t;
+    return rawFloatTensor(name, 3u << 20, fill);
   };
   std::string attr;
   lenField(attr, 1, "value");
@@ -479,11 +486,7 @@ TEST(WireLift, BigConstantsAreViewsOfTheMappedFile) {
       {node({}, {"c"}, "Constant", {attr}), node({"x", "c"}, {"s"}, "Add"),
        node({"s", "w"}, {"y"}, "Add")},
       init + pad));
-  std::string path = dir + "/const.onnx";
-  {
-    std::ofstream out(path, std::ios::binary);
-    out << model;
-  }
+  std::string path = dir.write("const.onnx", model);
   EXPECT_EQ(compareFile(path), "");
   WireSwitch sw(true);
   auto m = loadModel(path);
@@ -502,7 +505,6 @@ TEST(WireLift, BigConstantsAreViewsOfTheMappedFile) {
   EXPECT_EQ(cr.data() - (ptrdiff_t)cOff, wr.data() - (ptrdiff_t)wOff)
       << "the Constant's bytes are not a view of the file";
   EXPECT_EQ(cr, llvm::StringRef(model).substr(cOff, cr.size()));
-  fs::remove_all(dir);
 }
 
 } // namespace
