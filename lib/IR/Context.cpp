@@ -29,7 +29,7 @@ void Context::growStrings(size_t minSlots) {
   size_t n = slots_.empty() ? 64 : slots_.size();
   while (n < minSlots) n *= 2;
   if (n == slots_.size()) return;
-  std::vector<Slot> old(n);
+  SlotTable old(n);
   old.swap(slots_);
   const size_t mask = n - 1;
   for (const Slot &sl : old) {
@@ -42,9 +42,11 @@ void Context::growStrings(size_t minSlots) {
 
 void Context::reserveNames(size_t n) { growStrings(2 * (numStrings_ + n)); }
 
-llvm::StringRef Context::intern(llvm::StringRef s) {
+llvm::StringRef Context::intern(llvm::StringRef s) { return intern(s, hashOf(s)); }
+
+llvm::StringRef Context::intern(llvm::StringRef s, uint32_t h) {
+  assert(h == hashOf(s) && "intern: the hash is not nameHash(s)");
   if (2 * (numStrings_ + 1) > slots_.size()) growStrings(2 * (numStrings_ + 1));
-  const uint32_t h = hashOf(s);
   const size_t mask = slots_.size() - 1;
   for (size_t i = h & mask;; i = (i + 1) & mask) {
     Slot &sl = slots_[i];
@@ -100,8 +102,27 @@ llvm::StringRef Context::save(llvm::StringRef s) {
 }
 
 llvm::StringRef Context::findInterned(llvm::StringRef s) const {
+  return findInterned(s, hashOf(s));
+}
+
+void Context::prefetchInterned(llvm::StringRef s, uint32_t h) const {
+  if (slots_.empty()) return;
+  const size_t mask = slots_.size() - 1;
+  // The first slot of the probe sequence with this hash and size is almost
+  // always the string: its record and characters are loaded, not compared.
+  for (size_t i = h & mask;; i = (i + 1) & mask) {
+    const Slot &sl = slots_[i];
+    if (!sl.data) return;
+    if (sl.hash == h && sl.size == s.size()) {
+      __builtin_prefetch(sl.data - sizeof(NameRecord));
+      return;
+    }
+  }
+}
+
+llvm::StringRef Context::findInterned(llvm::StringRef s, uint32_t h) const {
+  assert(h == hashOf(s) && "findInterned: the hash is not nameHash(s)");
   if (slots_.empty()) return llvm::StringRef();
-  const uint32_t h = hashOf(s);
   const size_t mask = slots_.size() - 1;
   for (size_t i = h & mask;; i = (i + 1) & mask) {
     const Slot &sl = slots_[i];

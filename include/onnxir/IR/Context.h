@@ -41,6 +41,7 @@
 #define ONNXIR_IR_CONTEXT_H
 
 #include "onnxir/IR/DimExpr.h"
+#include "onnxir/IR/LargePages.h"
 #include "onnxir/IR/Type.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -71,6 +72,20 @@ public:
   /// was never interned. Name tables are keyed by the interned pointer, so a
   /// lookup hashes the string once, not once per scope.
   llvm::StringRef findInterned(llvm::StringRef s) const;
+  /// intern() and findInterned() for a reader that resolves names in
+  /// batches (Note [Prefetched names] in lib/Serialize/ProtoLift.cpp): it
+  /// hashes a batch of names (nameHash) and starts loading their table slots
+  /// (prefetchSlot), then the interned copies the slots point to
+  /// (prefetchInterned), then interns or finds each name with its hash, so
+  /// the cache misses of a whole batch overlap instead of queuing up. `h`
+  /// must be nameHash(s); the prefetches are hints and change nothing.
+  static uint32_t nameHash(llvm::StringRef s) { return hashOf(s); }
+  void prefetchSlot(uint32_t h) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[h & (slots_.size() - 1)]);
+  }
+  void prefetchInterned(llvm::StringRef s, uint32_t h) const;
+  llvm::StringRef intern(llvm::StringRef s, uint32_t h);
+  llvm::StringRef findInterned(llvm::StringRef s, uint32_t h) const;
   /// A copy of `s` that lives as long as the Context, not interned (for
   /// strings that are not looked up, like node names).
   llvm::StringRef save(llvm::StringRef s);
@@ -162,13 +177,14 @@ private:
   };
   static uint32_t hashOf(llvm::StringRef s);
   void growStrings(size_t minSlots);
-  llvm::BumpPtrAllocator alloc_;
+  detail::SlabAllocator alloc_; ///< Note [Large pages]
   static constexpr size_t kObjectGrain = 16, kPooledObjectMax = 1024;
   struct FreeObject {
     FreeObject *next;
   };
   FreeObject *freeObjects_[kPooledObjectMax / kObjectGrain + 1] = {};
-  std::vector<Slot> slots_;   ///< power-of-two size, at most half full
+  using SlotTable = std::vector<Slot, detail::LargePageStdAllocator<Slot>>;
+  SlotTable slots_; ///< power-of-two size, at most half full
   size_t numStrings_ = 0;
   llvm::StringMap<Type *> types_;
   std::vector<std::unique_ptr<Type>> typeStorage_;

@@ -193,6 +193,11 @@ public:
   Value *lookupLocal(llvm::StringRef name) const;
   /// The innermost visible definition of `name` from this graph.
   Value *lookup(llvm::StringRef name) const;
+  /// lookup() of a name given as Context::findInterned returned it (a null
+  /// StringRef, never interned, finds nothing): no hashing.
+  Value *lookupInterned(llvm::StringRef interned) const {
+    return interned.data() ? lookupChainKey(interned.data()) : nullptr;
+  }
   /// True if `name` may be defined here: not visible from this graph and not
   /// defined in any graph nested inside it.
   bool isNameFree(llvm::StringRef name) const;

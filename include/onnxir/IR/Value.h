@@ -180,6 +180,12 @@ public:
     return {UseIterator(firstUse_), UseIterator()};
   }
   Use *firstUse() const { return firstUse_; }
+  /// A hint for bulk readers: starts loading what linking a use to this
+  /// value writes (the use count and the list head). Changes nothing.
+  void prefetchForLink() const {
+    __builtin_prefetch(&numUses_, 1);
+    __builtin_prefetch(&firstUse_, 1);
+  }
   /// True if some use is a graph output (of any graph).
   bool isGraphOutput() const;
 
