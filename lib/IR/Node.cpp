@@ -100,6 +100,27 @@ void Node::insertOperand(unsigned idx, Value *v) {
   if (v) operands_[idx].link(v);
 }
 
+void Node::prefetchOperandValues() const {
+  for (unsigned i = 0; i < numOperands_; ++i) {
+    const Use &u = operands_[i];
+    if (!u.value_) continue;
+    // The value's first fields (kind, graph, node, name, type, list head)
+    // span at most two lines.
+    __builtin_prefetch(&u.value_->kind_);
+    __builtin_prefetch(&u.value_->firstUse_);
+    __builtin_prefetch(u.prev_);
+  }
+}
+
+void Node::prefetchOperandDefinitions() const {
+  for (unsigned i = 0; i < numOperands_; ++i)
+    if (const Value *v = operands_[i].value_)
+      if (const Node *d = v->definingNode()) {
+        __builtin_prefetch(&d->graph_);
+        __builtin_prefetch(&d->index_);
+      }
+}
+
 void Node::setOperands(llvm::ArrayRef<Value *> vs) {
   for (unsigned i = 0; i < numOperands_; ++i) operands_[i].unlink();
   Use *fresh = allocateOperands((unsigned)vs.size());

@@ -35,6 +35,36 @@ const char *diagnosticKindName(Diagnostic::Kind k) {
 
 namespace {
 
+// Note [Verifier lookahead]
+// Checking a node's operands reads, per slot, the used value, the use
+// before it in the value's list and the defining node: places anywhere in
+// memory, so verifying a big graph mostly waits for memory, one miss at a
+// time. The walks over a node list (the operand checks, the gathering of
+// the cycle search) therefore run a NodeLookahead beside them: kFar nodes
+// ahead the used values and list neighbours are prefetched, kNear nodes
+// ahead (by when those values have arrived) the defining nodes. Hints
+// only: what is checked and reported is unchanged. On the shuffled 10^6-
+// node chain it took a fifth to a quarter off each verification; on a
+// sorted graph, whose neighbours are already near, nothing measurable.
+class NodeLookahead {
+public:
+  explicit NodeLookahead(const Graph &g)
+      : far_(g.nodes().begin()), near_(far_), end_(g.nodes().end()) {
+    for (unsigned i = 0; i < kFar && far_ != end_; ++i) (far_++)->prefetchOperandValues();
+    for (unsigned i = 0; i < kNear && near_ != end_; ++i) (near_++)->prefetchOperandDefinitions();
+  }
+  /// Once per node of the walk (in list order), before the node is looked
+  /// at: node i + kFar's values, node i + kNear's definitions.
+  void step() {
+    if (far_ != end_) (far_++)->prefetchOperandValues();
+    if (near_ != end_) (near_++)->prefetchOperandDefinitions();
+  }
+
+private:
+  static constexpr unsigned kFar = 16, kNear = 8;
+  Graph::NodeList::const_iterator far_, near_, end_;
+};
+
 class Verifier {
 public:
   Verifier(const VerifyOptions &o) : opts_(o) {}
@@ -109,7 +139,9 @@ public:
 
     bool orderProblem = false;
     size_t holders = 0; // nodes with subgraphs
+    NodeLookahead ahead(g);
     for (const Node &n : g.nodes()) {
+      ahead.step();
       checkOperands(g, n, orderProblem);
       holders += n.hasSubgraphs();
       // Only subgraphs make an attribute's parent link matter (Graph::
@@ -311,7 +343,9 @@ public:
     std::vector<uint32_t> first(n + 1), deps;
     deps.reserve(2 * n);
     std::vector<const Node *> tmp;
+    NodeLookahead ahead(g);
     for (const Node &node : g.nodes()) {
+      ahead.step();
       first[byIndex.size()] = (uint32_t)deps.size();
       byIndex.push_back(&node);
       tmp.clear();

@@ -93,6 +93,13 @@ public:
   Use &operandUse(unsigned i) { return operands_[i]; }
   Use *operandBegin() const { return operands_; }
   llvm::ArrayRef<Use> operandUses() const { return {operands_, numOperands_}; }
+  /// Hints for walks that check operands against their values and their
+  /// definitions (Note [Verifier lookahead] in lib/IR/Verifier.cpp): the
+  /// first starts loading each used value and the use before this one in
+  /// its list; the second, meant for a few nodes later, once the values have
+  /// arrived, the defining nodes' graph and order. They change nothing.
+  void prefetchOperandValues() const;
+  void prefetchOperandDefinitions() const;
   /// Operand values in order (null for empty slots).
   std::vector<Value *> operands() const;
   void setOperand(unsigned i, Value *v) { operands_[i].set(v); }
@@ -203,6 +210,11 @@ private:
   static absl::Status moveImpl(Node *self, Graph *target, Node *pos);
 
   Graph *graph_;
+  // Next to graph_: what order checks read of a defining node (isBefore,
+  // indexInGraph), one cache line (prefetchOperandDefinitions).
+  uint64_t order_ = 0;
+  mutable unsigned index_ = 0; ///< valid while graph_->indexValid_
+  bool isReturn_ = false;
   llvm::StringRef opType_, domain_, overload_, name_;
   Use *operands_ = nullptr; ///< numOperands_ slots (Note [IR storage])
   unsigned numOperands_ = 0;
@@ -211,9 +223,6 @@ private:
   std::vector<std::unique_ptr<Attribute>> attrs_;
   /// Changes numSubgraphs_, keeping the graph's count of such nodes.
   void addToSubgraphCount(int delta);
-  uint64_t order_ = 0;
-  mutable unsigned index_ = 0; ///< valid while graph_->indexValid_
-  bool isReturn_ = false;
 };
 
 } // namespace onnxir
