@@ -1,4 +1,4 @@
-//===- LargePages.cpp - Big IR tables and slabs on huge pages -------------===//
+//===- LargePages.cpp - The table of interned strings on huge pages ------===//
 //
 // Note [Large pages] is in include/onnxir/IR/LargePages.h.
 //

@@ -177,7 +177,7 @@ private:
   };
   static uint32_t hashOf(llvm::StringRef s);
   void growStrings(size_t minSlots);
-  detail::SlabAllocator alloc_; ///< Note [Large pages]
+  llvm::BumpPtrAllocator alloc_;
   static constexpr size_t kObjectGrain = 16, kPooledObjectMax = 1024;
   struct FreeObject {
     FreeObject *next;
