@@ -76,6 +76,9 @@ private:
   absl::Status resolveNode(proto::NodeProto &np, Node *n, Graph &g);
   absl::Status addNodeResult(Graph &g, Node *n, llvm::StringRef out);
   absl::Status addOperand(Graph &g, Node *n, llvm::StringRef in);
+  absl::Status undefinedInput(const Node *n, llvm::StringRef in) {
+    return err(nodePath(n), absl::StrCat("input \"", in.str(), "\" is undefined"));
+  }
   // The wire lift (Note [Wire lift]); `depth` is the message nesting of the
   // piece below the ModelProto.
   absl::Status liftGraphWire(llvm::StringRef bytes, Graph &g, unsigned depth);
@@ -634,7 +637,7 @@ absl::Status Lifter::addOperand(Graph &g, Node *n, llvm::StringRef in) {
     return absl::OkStatus();
   }
   Value *v = g.lookup(in);
-  if (!v) return err(nodePath(n), absl::StrCat("input \"", in.str(), "\" is undefined"));
+  if (!v) return undefinedInput(n, in);
   operands_.push_back(v);
   return absl::OkStatus();
 }
@@ -1120,8 +1123,7 @@ absl::Status Lifter::liftNodesWire(llvm::ArrayRef<llvm::StringRef> nodes, Graph 
       operands_.clear();
       for (size_t k = starts[i - b]; k < starts[i - b + 1]; ++k) {
         const Pending &p = pending[k];
-        if (!p.name.empty() && !p.value)
-          return err(nodePath(n), absl::StrCat("input \"", p.name.str(), "\" is undefined"));
+        if (!p.name.empty() && !p.value) return undefinedInput(n, p.name);
         operands_.push_back(p.value);
       }
       n->setOperands(operands_);
