@@ -240,11 +240,53 @@ private:
   std::vector<Frame> frames_;
   std::vector<const Function *> callStack_;
   // Note [Call inference budget]: each call is inferred in its own body, so
-  // nested functions that call each other k times cost k^depth (a
-  // "billion laughs" model). Past this many body nodes visited, calls keep
-  // their results untouched, as an op without a rule does.
+  // nested functions that call each other k times could cost k^depth (a
+  // "billion laughs" model). The memo below makes repeated calls free; what
+  // it cannot reuse (calls with new operand types or attributes, calls that
+  // make fresh symbols) counts here. Past this many body nodes visited, calls
+  // keep their results untouched, as an op without a rule does.
   uint64_t callWork_ = 0;
-  static constexpr uint64_t kCallWorkBudget = 2000000;
+  static constexpr uint64_t kCallWorkBudget = 500000;
+  // Note [Call inference memo]: what a call infers depends only on the
+  // function, its operands' types and known data, and the attributes its
+  // body can reach through the call node. Calls that agree on all of these
+  // reuse the first one's results, so k calls with the same types cost one
+  // body walk. A call that made fresh symbols is not reused: two calls must
+  // not claim their unknown dims are equal.
+  struct CallResult {
+    std::vector<const Type *> types;
+    std::vector<std::optional<Dims>> data;
+  };
+  llvm::StringMap<CallResult> callMemo_;
+  std::string callKey(const Node &n, const Function &f) const;
+  // The overlay's undo log (see overlayMark): restoring the overlay after a
+  // speculative run costs what the run wrote, not the overlay's size.
+  struct OverlayUndo {
+    Value *v;
+    const Type *old;
+    bool had;
+  };
+  std::vector<OverlayUndo> overlayLog_;
+  unsigned overlayMarks_ = 0;
+  void setOverlay(Value *v, const Type *t) {
+    auto [it, inserted] = overlay_.try_emplace(v, t);
+    if (overlayMarks_) overlayLog_.push_back({v, inserted ? nullptr : it->second, !inserted});
+    if (!inserted) it->second = t;
+  }
+  /// Starts a region whose overlay writes rollbackOverlay(mark) undoes.
+  size_t overlayMark() {
+    ++overlayMarks_;
+    return overlayLog_.size();
+  }
+  void rollbackOverlay(size_t mark) {
+    while (overlayLog_.size() > mark) {
+      OverlayUndo u = overlayLog_.back();
+      overlayLog_.pop_back();
+      if (u.had) overlay_[u.v] = u.old;
+      else overlay_.erase(u.v);
+    }
+    --overlayMarks_;
+  }
   std::vector<Graph *> graphs_; ///< non-speculative graphs, for write-back
   llvm::DenseMap<Value *, bool> touched_;
 };
@@ -402,7 +444,7 @@ absl::Status Engine::setInferred(Value *v, const Type *t) {
   }
   if (nt == old) return absl::OkStatus();
   if (speculative_) {
-    overlay_[v] = nt;
+    setOverlay(v, nt);
     return absl::OkStatus();
   }
   if (!old) ++stats_.valuesTyped;
@@ -615,7 +657,7 @@ absl::Status Engine::inferLoop(Node &n, int64_t opset) {
   // Fixed point on the carried types, speculatively (nothing is written).
   for (int round = 0; round < 4; ++round) {
     ++speculative_;
-    auto savedOverlay = overlay_;
+    size_t mark = overlayMark();
     clearData(body);
     absl::Status s = seed(carried);
     if (s.ok()) s = inferGraph(body, opset);
@@ -633,7 +675,7 @@ absl::Status Engine::inferLoop(Node &n, int64_t opset) {
         next[i] = w;
       }
     }
-    overlay_ = std::move(savedOverlay);
+    rollbackOverlay(mark);
     --speculative_;
     if (!s.ok()) return s;
     if (stable) break;
@@ -815,48 +857,78 @@ absl::Status Engine::inferSequenceMap(Node &n, int64_t opset) {
   return c.status;
 }
 
+std::string Engine::callKey(const Node &n, const Function &f) const {
+  std::string k;
+  auto put = [&](const void *p) { k.append(reinterpret_cast<const char *>(&p), sizeof p); };
+  auto putN = [&](uint64_t x) { k.append(reinterpret_cast<const char *>(&x), sizeof x); };
+  put(&f);
+  putN(n.numOperands());
+  for (Value *v : n.operands()) {
+    put(typeOf(v));
+    const Dims *d = v ? dataOf(v) : nullptr;
+    putN(d ? d->size() + 1 : 0);
+    if (d)
+      for (const DimExpr *x : *d) put(x);
+  }
+  // A reference in the body resolves through the call node's attributes
+  // (resolveAttr), by name: the names and what they resolve to here.
+  putN(n.numAttributes());
+  for (unsigned i = 0; i < n.numAttributes(); ++i) {
+    const Attribute &a = n.attribute(i);
+    putN(a.name().size());
+    k += a.name();
+    put(resolveAttr(n, a.name()));
+  }
+  return k;
+}
+
 absl::Status Engine::inferCall(Node &n, Function &f) {
   for (const Function *x : callStack_)
     if (x == &f) return absl::OkStatus(); // recursion: leave it
   Graph &body = f.body();
   if (body.numInputs() < n.numOperands()) return absl::OkStatus();
-  callWork_ += body.numNodes() + 1;
-  if (callWork_ > kCallWorkBudget) return absl::OkStatus();
   int64_t opset = -1;
   for (const OpsetImport &o : f.opsetImports)
     if (isDefaultDomain(o.domain)) opset = o.version;
   if (opset < 0) opset = m_.opsetVersion("");
+  auto apply = [&](const CallResult &r) {
+    NodeCtx c(*this, ctx_, n, opset);
+    for (unsigned i = 0; i < n.numResults() && i < r.types.size(); ++i) {
+      if (r.types[i]) c.setOutType(i, r.types[i]);
+      if (r.data[i]) c.setOutData(i, *r.data[i]);
+    }
+    return c.status;
+  };
+  std::string key = callKey(n, f);
+  if (auto it = callMemo_.find(key); it != callMemo_.end()) return apply(it->second);
+  callWork_ += body.numNodes() + 1;
+  if (callWork_ > kCallWorkBudget) return absl::OkStatus();
+  unsigned freshBefore = ctx_.numFreshSymbols();
   ++speculative_;
   callStack_.push_back(&f);
   frames_.push_back(Frame{&n, &f});
-  auto savedOverlay = overlay_;
-  absl::Status s;
+  size_t mark = overlayMark();
   clearData(body);
-  for (unsigned i = 0; s.ok() && i < n.numOperands(); ++i) {
+  for (unsigned i = 0; i < n.numOperands(); ++i) {
     if (!n.operand(i)) continue;
-    overlay_[body.input(i)] = typeOf(n.operand(i));
+    setOverlay(body.input(i), typeOf(n.operand(i)));
     if (const Dims *d = dataOf(n.operand(i))) data_[body.input(i)] = *d;
     else data_.erase(body.input(i));
   }
-  if (s.ok()) s = inferGraph(body, opset);
-  std::vector<const Type *> outs;
-  for (unsigned i = 0; i < body.numOutputs(); ++i) outs.push_back(typeOf(body.output(i)));
-  std::vector<std::optional<Dims>> outData;
+  absl::Status s = inferGraph(body, opset);
+  CallResult r;
   for (unsigned i = 0; i < body.numOutputs(); ++i) {
+    r.types.push_back(typeOf(body.output(i)));
     const Dims *d = dataOf(body.output(i));
-    outData.push_back(d ? std::optional<Dims>(*d) : std::nullopt);
+    r.data.push_back(d ? std::optional<Dims>(*d) : std::nullopt);
   }
-  overlay_ = std::move(savedOverlay);
+  rollbackOverlay(mark);
   frames_.pop_back();
   callStack_.pop_back();
   --speculative_;
   if (!s.ok()) return s;
-  NodeCtx c(*this, ctx_, n, opset);
-  for (unsigned i = 0; i < n.numResults() && i < outs.size(); ++i) {
-    if (outs[i]) c.setOutType(i, outs[i]);
-    if (outData[i]) c.setOutData(i, *outData[i]);
-  }
-  return c.status;
+  if (ctx_.numFreshSymbols() == freshBefore) callMemo_[key] = r;
+  return apply(r);
 }
 
 /// `t` without shapes (a type variable binds types, not shapes).

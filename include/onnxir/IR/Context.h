@@ -122,6 +122,9 @@ public:
   Dim freshSymbolDim(llvm::StringRef prefix = "unk__");
   /// True if `name` is a symbol some type made so far mentions.
   bool isKnownSymbol(llvm::StringRef name) const;
+  /// How many fresh symbols freshSymbolDim has made so far: a computation
+  /// that left this unchanged made none.
+  unsigned numFreshSymbols() const { return nextFreshSymbol_; }
   /// Number of distinct dim expressions created so far.
   size_t numDimExprs() const { return exprs_.size(); }
 

@@ -143,6 +143,80 @@ Dbl (t) => (u) {
   EXPECT_EQ(m->functions()[0]->body().nodes().front().result(0)->type(), nullptr);
 }
 
+// Note [Call inference memo]: 40 functions, each calling the one before
+// twice, are 2^40 call sites; calls that agree on their operand types are
+// inferred once, so the result is typed (without the memo the call work
+// budget runs out first and `y` stays untyped).
+TEST(InferShapes, CallsThatAgreeAreInferredOnce) {
+  std::string text = R"(<ir_version: 8, opset_import: ["" : 17, "local" : 1]>
+g (float[2,N] x) => (float[] y) {
+  y = local.F39(x)
+}
+<domain: "local", opset_import: ["" : 17]>
+F0 (u) => (v) {
+  v = Neg(u)
+}
+)";
+  for (int i = 1; i < 40; ++i)
+    text += "<domain: \"local\", opset_import: [\"\" : 17, \"local\" : 1]>\nF" + std::to_string(i) +
+            " (u) => (v) {\n  w = local.F" + std::to_string(i - 1) + "(u)\n  v = local.F" +
+            std::to_string(i - 1) + "(w)\n}\n";
+  auto m = parse(text.c_str());
+  ASSERT_TRUE(m);
+  ASSERT_TRUE(inferShapes(*m).ok());
+  EXPECT_EQ(typeOf(*m, "y"), "float[2,N]");
+}
+
+// A call that makes fresh symbols is not reused: two calls of a function
+// whose If merges branches of other lengths have lengths that need not agree.
+TEST(InferShapes, CallsWithFreshSymbolsAreInferredEachTime) {
+  auto m = parse(R"(<ir_version: 8, opset_import: ["" : 17, "local" : 1]>
+g (bool c, float[2,3] x) => (float[] a, float[] b) {
+  a = local.Pick(c, x)
+  b = local.Pick(c, x)
+}
+<domain: "local", opset_import: ["" : 17]>
+Pick (k, t) => (u) {
+  u = If(k) <then_branch = g1 () => (float[] p) { p = Relu(t) },
+             else_branch = g2 () => (float[] q) { q = Concat<axis = 0>(t, t) }>
+})");
+  ASSERT_TRUE(m);
+  ASSERT_TRUE(inferShapes(*m).ok());
+  std::string a = typeOf(*m, "a"), b = typeOf(*m, "b");
+  EXPECT_TRUE(llvm::StringRef(a).startswith("float[unk__")) << a;
+  EXPECT_TRUE(llvm::StringRef(b).startswith("float[unk__")) << b;
+  EXPECT_NE(a, b);
+}
+
+// What an attribute reference means is part of a call: equal operands with
+// other attributes (given directly, or through an outer call's reference)
+// infer again.
+TEST(InferShapes, CallsWithOtherAttributesAreInferredEachTime) {
+  auto m = parse(R"(<ir_version: 8, opset_import: ["" : 17, "local" : 1]>
+g (float[2,3,5] x) => (float[] a, float[] b, float[] c, float[] d, float[] e) {
+  a = local.Tr<perm = [2, 0, 1]>(x)
+  b = local.Tr<perm = [1, 2, 0]>(x)
+  c = local.Outer<p = [2, 0, 1]>(x)
+  d = local.Outer<p = [1, 0, 2]>(x)
+  e = local.Tr<perm = [2, 0, 1]>(x)
+}
+<domain: "local", opset_import: ["" : 17]>
+Tr <perm> (t) => (u) {
+  u = Transpose<perm = @perm>(t)
+}
+<domain: "local", opset_import: ["" : 17, "local" : 1]>
+Outer <p> (t) => (u) {
+  u = local.Tr<perm = @p>(t)
+})");
+  ASSERT_TRUE(m);
+  ASSERT_TRUE(inferShapes(*m).ok());
+  EXPECT_EQ(typeOf(*m, "a"), "float[5,2,3]");
+  EXPECT_EQ(typeOf(*m, "b"), "float[3,5,2]");
+  EXPECT_EQ(typeOf(*m, "c"), "float[5,2,3]");
+  EXPECT_EQ(typeOf(*m, "d"), "float[3,2,5]");
+  EXPECT_EQ(typeOf(*m, "e"), "float[5,2,3]");
+}
+
 } // namespace
 
 // Every operator version of the default domain, ai.onnx.ml and
