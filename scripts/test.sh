@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The whole test suite: a normal build and an ASan+UBSan build, each running
-# every GoogleTest binary and every lit test through ctest; then each fuzzer
-# for a bounded time. `--quick` runs only the normal build.
+# The whole test suite: a normal build (g++) and an ASan+UBSan build (clang-14,
+# which also holds the fuzzers), each running every GoogleTest binary and
+# every lit test through ctest; then each fuzzer for a bounded time.
+# `--quick` runs only the normal build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 QUICK=0
@@ -16,16 +17,18 @@ echo "=== tests ==="
 (cd build && ctest --output-on-failure -j "$JOBS")
 
 if [ "$QUICK" = 0 ]; then
-  echo "=== build (ASan + UBSan) ==="
-  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DONNXIR_SANITIZE=ON \
-        -DONNXIR_BUILD_BENCH=OFF >/dev/null
-  cmake --build build-asan -j "$JOBS"
+  # One clang-14 tree for the sanitizers and the fuzzers: ASan + UBSan with
+  # libFuzzer's coverage, -O1 with line tables (symbolized reports).
+  echo "=== build (clang-14, ASan + UBSan, fuzzers) ==="
+  CC=clang-14 CXX=clang++-14 cmake -S . -B build-san -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" \
+        "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" \
+        -DONNXIR_BUILD_FUZZERS=ON -DONNXIR_BUILD_BENCH=OFF >/dev/null
+  cmake --build build-san -j "$JOBS"
   echo "=== tests under sanitizers ==="
-  (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  (cd build-san && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
      ctest --output-on-failure -j "$JOBS" -E '^(ort|install-consumer)')
-  if [ -x scripts/fuzz-ci.sh ] || [ -f scripts/fuzz-ci.sh ]; then
-    echo "=== fuzzers (bounded) ==="
-    bash scripts/fuzz-ci.sh
-  fi
+  echo "=== fuzzers (bounded) ==="
+  bash scripts/fuzz-ci.sh build-san
 fi
 echo "=== all tests passed ==="
