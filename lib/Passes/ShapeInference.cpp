@@ -243,10 +243,9 @@ private:
   // nested functions that call each other k times could cost k^depth (a
   // "billion laughs" model). The memo below makes repeated calls free; what
   // it cannot reuse (calls with new operand types or attributes, calls that
-  // make fresh symbols) counts here. Past this many body nodes visited, calls
-  // keep their results untouched, as an op without a rule does.
+  // make fresh symbols) counts here. Past workBudget_ body nodes visited,
+  // calls keep their results untouched, as an op without a rule does.
   uint64_t callWork_ = 0;
-  static constexpr uint64_t kCallWorkBudget = 500000;
   // Note [Call inference memo]: what a call infers depends only on the
   // function, its operands' types and known data, and the attributes its
   // body can reach through the call node. Calls that agree on all of these
@@ -286,6 +285,25 @@ private:
       else overlay_.erase(u.v);
     }
     --overlayMarks_;
+  }
+  // Note [Speculation budget]: a Loop body is inferred speculatively until
+  // its carried types are stable (at least twice with the final pass), so
+  // Loops nested d deep cost 2^d body walks: a few KB of nested Loops would
+  // run for hours. Node visits in speculative runs below the outermost
+  // count here; past the budget, Loops skip the fixed point and take their
+  // carried values as unknown, which costs one walk of each body.
+  uint64_t specWork_ = 0;
+  unsigned specBase_ = 0; ///< speculation level of the whole run (dryRun: 1)
+  // Both budgets grow with the model: 50,000 node visits, and 8 a node of
+  // the model (more than un-nested Loops, 4 rounds each, need), so only
+  // nesting meets them. Small: every pass pipeline runs inference several
+  // times, and the sanitizer and fuzzer builds are 30x slower.
+  static constexpr uint64_t kWorkBudgetBase = 50000;
+  uint64_t workBudget_ = kWorkBudgetBase;
+  void setWorkBudget() {
+    uint64_t nodes = 0;
+    m_.walkGraphs([&](Graph *g) { nodes += g->numNodes(); });
+    workBudget_ = kWorkBudgetBase + 8 * nodes;
   }
   std::vector<Graph *> graphs_; ///< non-speculative graphs, for write-back
   llvm::DenseMap<Value *, bool> touched_;
@@ -654,8 +672,11 @@ absl::Status Engine::inferLoop(Node &n, int64_t opset) {
         if (auto s = setInferred(body.input(2 + i), ts[i]); !s.ok()) return s;
     return absl::OkStatus();
   };
-  // Fixed point on the carried types, speculatively (nothing is written).
-  for (int round = 0; round < 4; ++round) {
+  // Fixed point on the carried types, speculatively (nothing is written),
+  // within Note [Speculation budget].
+  bool iterate = specWork_ <= workBudget_;
+  if (!iterate) std::fill(carried.begin(), carried.end(), nullptr);
+  for (int round = 0; iterate && round < 4; ++round) {
     ++speculative_;
     size_t mark = overlayMark();
     clearData(body);
@@ -902,7 +923,7 @@ absl::Status Engine::inferCall(Node &n, Function &f) {
   std::string key = callKey(n, f);
   if (auto it = callMemo_.find(key); it != callMemo_.end()) return apply(it->second);
   callWork_ += body.numNodes() + 1;
-  if (callWork_ > kCallWorkBudget) return absl::OkStatus();
+  if (callWork_ > workBudget_) return absl::OkStatus();
   unsigned freshBefore = ctx_.numFreshSymbols();
   ++speculative_;
   callStack_.push_back(&f);
@@ -1013,6 +1034,7 @@ void schemaFallback(InferCtx &c, const Engine &e) {
 }
 
 absl::Status Engine::inferNode(Node &n, int64_t opset) {
+  if (speculative_ > specBase_) ++specWork_;
   absl::Status st = inferNodeByRule(n, opset);
   if (!st.ok() || n.numResults() == 0) return st;
   int64_t v = isDefaultDomain(n.domain()) ? opset : m_.opsetVersion(n.domain());
@@ -1184,13 +1206,16 @@ absl::Status Engine::writeBack() {
 
 absl::Status Engine::dryRun() {
   if (!m_.hasGraph) return absl::OkStatus();
+  setWorkBudget();
   ++speculative_; // stays raised: typeOf() then reads the overlay
+  specBase_ = speculative_;
   return inferGraph(m_.graph(), m_.opsetVersion(""));
 }
 
 absl::Status Engine::run() {
   if (auto s = applyOptions(); !s.ok()) return s;
   if (!m_.hasGraph) return absl::OkStatus();
+  setWorkBudget();
   int64_t opset = m_.opsetVersion("");
   if (auto s = inferGraph(m_.graph(), opset); !s.ok()) return s;
   return writeBack();

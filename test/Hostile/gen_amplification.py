@@ -2,7 +2,7 @@
 """Writes one amplification/limit input for onnx-opt: gen_amplification.py CASE OUT [N].
 
 Small inputs that would make a naive tool allocate or compute without bound
-(issue 15): nested function calls, huge Split counts, deep types and
+(issue 15): nested function calls and Loops, huge Split counts, deep types and
 annotations, recursive functions. Uses Debian's python3-onnx.
 """
 import os
@@ -30,11 +30,33 @@ def laughs(levels):
     return model([call], [vi("x")], [vi("y")], functions=fns)
 
 
+def nested_loops(levels):
+    """Loop bodies nested `levels` deep around one Neg of the carried value."""
+    def body(k):
+        t = lambda n: helper.make_tensor_value_info(n, TensorProto.FLOAT, None)
+        ins = [helper.make_tensor_value_info("i%d" % k, TensorProto.INT64, []),
+               helper.make_tensor_value_info("c%d" % k, TensorProto.BOOL, []), t("a%d" % k)]
+        outs = [helper.make_tensor_value_info("co%d" % k, TensorProto.BOOL, []), t("ao%d" % k)]
+        nodes = [helper.make_node("Identity", ["c%d" % k], ["co%d" % k])]
+        if k == 0:
+            nodes.append(helper.make_node("Neg", ["a0"], ["ao0"]))
+        else:
+            nodes.append(helper.make_node("Loop", ["trip", "c%d" % k, "a%d" % k], ["ao%d" % k],
+                                          body=body(k - 1)))
+        return helper.make_graph(nodes, "b%d" % k, ins, outs)
+    loop = helper.make_node("Loop", ["trip", "c", "x"], ["y"], body=body(levels))
+    return model([loop], [helper.make_tensor_value_info("trip", TensorProto.INT64, []),
+                          helper.make_tensor_value_info("c", TensorProto.BOOL, []), vi("x", (2, 3))],
+                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+
+
 def main():
     case, out = sys.argv[1], sys.argv[2]
     n = int(sys.argv[3]) if len(sys.argv) > 3 else 0
     if case == "laughs":
         save(laughs(n), out)
+    elif case == "nested-loops":
+        save(nested_loops(n), out)
     elif case == "split":
         # One result, num_outputs = 2^31-1, a constant input: folding once
         # allocated 2^31 split sizes (16 GB) before checking the count.
