@@ -5,8 +5,12 @@
 #include "onnxir/IR/OpSchema.h"
 
 #include "absl/strings/str_cat.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
+
+#include <algorithm>
+#include <cstring>
 
 namespace onnxir {
 
@@ -30,7 +34,8 @@ Node::~Node() {
   freeOperands(operands_, numOperands_);
   // Attributes (and their subgraphs) go first: nested users of our results
   // are unlinked by the subgraphs' destructors.
-  attrs_.clear();
+  for (unsigned i = 0; i < numAttrs_; ++i) destroyAttr(attrs_[i]);
+  if (attrs_) graph_->getContext().deallocateObject(attrs_, capAttrs_ * sizeof(Attribute *));
   unregisterResults();
   Context &ctx = graph_->getContext();
   for (Value *r : results_)
@@ -148,7 +153,7 @@ void Node::removeOperand(unsigned idx) {
 
 void Node::dropAllReferences() {
   for (unsigned i = 0; i < numOperands_; ++i) operands_[i].unlink();
-  for (auto &a : attrs_)
+  for (Attribute *a : llvm::makeArrayRef(attrs_, numAttrs_))
     for (unsigned gi = 0; gi < a->numGraphs(); ++gi) {
       Graph *g = a->graph(gi);
       for (Node &n : g->nodes()) n.dropAllReferences();
@@ -211,34 +216,73 @@ bool Node::hasUses() const {
 //===----------------------------------------------------------------------===//
 
 Attribute *Node::getAttr(llvm::StringRef name) const {
-  for (auto &a : attrs_)
-    if (a->name() == name) return a.get();
+  for (Attribute *a : llvm::makeArrayRef(attrs_, numAttrs_))
+    if (a->name() == name) return a;
   return nullptr;
 }
 
-Attribute &Node::addAttr(std::unique_ptr<Attribute> a) {
+void Node::reserveAttributes(unsigned n) {
+  if (numAttrs_ + n <= capAttrs_) return;
+  Context &ctx = graph_->getContext();
+  const unsigned cap = std::max(numAttrs_ + n, 2 * capAttrs_);
+  auto **fresh = static_cast<Attribute **>(ctx.allocateObject(cap * sizeof(Attribute *)));
+  if (numAttrs_) std::memcpy(fresh, attrs_, numAttrs_ * sizeof(Attribute *));
+  if (attrs_) ctx.deallocateObject(attrs_, capAttrs_ * sizeof(Attribute *));
+  attrs_ = fresh;
+  capAttrs_ = cap;
+}
+
+void Node::appendAttr(Attribute *a) {
+  if (numAttrs_ == capAttrs_) reserveAttributes(1);
   a->node_ = this;
   addToSubgraphCount((int)a->numGraphs());
-  attrs_.push_back(std::move(a));
-  return *attrs_.back();
+  attrs_[numAttrs_++] = a;
+}
+
+// Its subgraphs (and their users of outer values) go with it.
+void Node::destroyAttr(Attribute *a) {
+  if (!a->inContext_) {
+    delete a;
+    return;
+  }
+  a->~Attribute();
+  graph_->getContext().deallocateObject(a, sizeof(Attribute));
+}
+
+Attribute &Node::newAttr(llvm::StringRef name) {
+  auto *a = new (graph_->getContext().allocateObject(sizeof(Attribute))) Attribute(name.str());
+  a->inContext_ = true;
+  appendAttr(a);
+  return *a;
+}
+
+Attribute &Node::addAttr(std::unique_ptr<Attribute> a) {
+  Attribute *raw = a.release();
+  appendAttr(raw);
+  return *raw;
 }
 
 Attribute &Node::setAttr(std::unique_ptr<Attribute> a) {
-  for (auto &old : attrs_)
-    if (old->name() == a->name()) {
+  for (unsigned i = 0; i < numAttrs_; ++i)
+    if (attrs_[i]->name() == a->name()) {
+      Attribute *old = attrs_[i];
       a->node_ = this;
       addToSubgraphCount((int)a->numGraphs() - (int)old->numGraphs());
-      old = std::move(a);
-      return *old;
+      attrs_[i] = a.release();
+      destroyAttr(old);
+      return *attrs_[i];
     }
   return addAttr(std::move(a));
 }
 
 bool Node::removeAttr(llvm::StringRef name) {
-  for (auto it = attrs_.begin(); it != attrs_.end(); ++it)
-    if ((*it)->name() == name) {
-      addToSubgraphCount(-(int)(*it)->numGraphs());
-      attrs_.erase(it);
+  for (unsigned i = 0; i < numAttrs_; ++i)
+    if (attrs_[i]->name() == name) {
+      Attribute *a = attrs_[i];
+      addToSubgraphCount(-(int)a->numGraphs());
+      std::memmove(attrs_ + i, attrs_ + i + 1, (numAttrs_ - i - 1) * sizeof(Attribute *));
+      --numAttrs_;
+      destroyAttr(a);
       return true;
     }
   return false;
@@ -268,7 +312,7 @@ std::vector<Graph *> Node::subgraphs() const {
   std::vector<Graph *> out;
   if (numSubgraphs_ == 0) return out; // no allocation, no look at the attributes
   out.reserve(numSubgraphs_);
-  for (auto &a : attrs_)
+  for (Attribute *a : llvm::makeArrayRef(attrs_, numAttrs_))
     for (unsigned i = 0; i < a->numGraphs(); ++i) out.push_back(a->graph(i));
   return out;
 }

@@ -624,8 +624,9 @@ absl::Status Lifter::resolveNode(proto::NodeProto &np, Node *n, Graph &g) {
   for (const std::string &in : np.input())
     if (auto s = addOperand(g, n, in); !s.ok()) return s;
   n->setOperands(operands_);
+  n->reserveAttributes((unsigned)np.attribute_size());
   for (auto &ap : *np.mutable_attribute()) {
-    Attribute &a = n->addAttr(std::make_unique<Attribute>(ap.name()));
+    Attribute &a = n->newAttr(ap.name());
     if (auto s = liftAttribute(ap, *n, a); !s.ok()) return s;
   }
   return absl::OkStatus();
@@ -1081,7 +1082,7 @@ absl::Status Lifter::liftNodesWire(llvm::ArrayRef<llvm::StringRef> nodes, Graph 
   };
   std::vector<Pending> pending;
   size_t starts[kNameBlock + 1];
-  bool hasAttrs[kNameBlock];
+  unsigned numAttrs[kNameBlock];
   size_t nextProto = 0;
   for (size_t b = 0; b < nodes.size(); b += kNameBlock) {
     const size_t e = std::min(nodes.size(), b + kNameBlock);
@@ -1093,10 +1094,10 @@ absl::Status Lifter::liftNodesWire(llvm::ArrayRef<llvm::StringRef> nodes, Graph 
         ++proto;
         continue;
       }
-      hasAttrs[i - b] = false;
+      numAttrs[i - b] = 0;
       WireReader r(nodes[i]);
       while (r.next(f)) {
-        if (f.number == 5) hasAttrs[i - b] = true;
+        if (f.number == 5) ++numAttrs[i - b];
         if (f.number != 1) continue;
         uint32_t h = 0;
         if (!f.bytes.empty()) {
@@ -1127,7 +1128,8 @@ absl::Status Lifter::liftNodesWire(llvm::ArrayRef<llvm::StringRef> nodes, Graph 
         operands_.push_back(p.value);
       }
       n->setOperands(operands_);
-      if (!hasAttrs[i - b]) continue;
+      if (!numAttrs[i - b]) continue;
+      n->reserveAttributes(numAttrs[i - b]);
       WireReader ra(nodes[i]);
       while (ra.next(f))
         if (f.number == 5)
@@ -1227,10 +1229,10 @@ absl::Status Lifter::liftAttributeWire(llvm::StringRef bytes, Node &n, unsigned 
     google::protobuf::Arena arena;
     auto &ap = *google::protobuf::Arena::CreateMessage<proto::AttributeProto>(&arena);
     if (!parsePiece(bytes, ap, depth)) return wireUnsupported("attribute");
-    Attribute &a = n.addAttr(std::make_unique<Attribute>(ap.name()));
+    Attribute &a = n.newAttr(ap.name());
     return liftAttribute(ap, n, a);
   }
-  Attribute &a = n.addAttr(std::make_unique<Attribute>(name.str()));
+  Attribute &a = n.newAttr(name);
   a.hasKindField = hasType;
   a.setKind(k);
   a.refAttrName = ref.str();

@@ -154,6 +154,7 @@ private:
   friend class Node;
   std::string name_;
   AttrKind kind_ = AttrKind::Undefined;
+  bool inContext_ = false; ///< made by Node::newAttr, in the context's storage
   std::vector<std::unique_ptr<Graph>> graphs_;
   Node *node_ = nullptr;
 };

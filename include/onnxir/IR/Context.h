@@ -11,8 +11,9 @@
 // last suffix per base, which makes minting amortised O(1).
 //
 // Note [IR storage]
-// Nodes, values and operand arrays are carved from the context's slabs
-// (llvm::BumpPtrAllocator), in the order they are made, next to the
+// Nodes, values, operand arrays, attribute arrays and the attributes the
+// lift makes (Node::newAttr) are carved from the context's slabs
+// (llvm::BumpPtrAllocator, Note [Prefaulted slabs]), in the order they are made, next to the
 // interned names they carry: a lift of 10^6 nodes makes millions of small
 // objects, and one malloc each (with its header, its search and its free at
 // exit) was a tenth of the load; in slabs, a node, its operands, its results
@@ -180,7 +181,7 @@ private:
   };
   static uint32_t hashOf(llvm::StringRef s);
   void growStrings(size_t minSlots);
-  llvm::BumpPtrAllocator alloc_;
+  llvm::BumpPtrAllocatorImpl<detail::SlabSource, 4096, 4096, 32> alloc_;
   static constexpr size_t kObjectGrain = 16, kPooledObjectMax = 1024;
   struct FreeObject {
     FreeObject *next;

@@ -131,8 +131,15 @@ public:
   bool hasUses() const;
 
   //===--- Attributes (kept in original order) ----------------------------===//
-  unsigned numAttributes() const { return (unsigned)attrs_.size(); }
+  unsigned numAttributes() const { return numAttrs_; }
   Attribute &attribute(unsigned i) const { return *attrs_[i]; }
+  /// Appends a new attribute named `name` with an empty payload, made in the
+  /// context's storage (Note [IR storage]): addAttr(make_unique<Attribute>(
+  /// name)) without a heap allocation. No check for an attribute of that
+  /// name (as addAttr).
+  Attribute &newAttr(llvm::StringRef name);
+  /// Makes room for `n` more attributes (no allocation until then).
+  void reserveAttributes(unsigned n);
   /// Lookup by name; null if absent.
   Attribute *getAttr(llvm::StringRef name) const;
   /// Appends an attribute (or replaces the one with the same name).
@@ -220,7 +227,12 @@ private:
   unsigned numOperands_ = 0;
   unsigned numSubgraphs_ = 0; ///< subgraphs held by attrs_ (see hasSubgraphs)
   llvm::SmallVector<Value *, 1> results_; ///< owned; null for empty slots
-  std::vector<std::unique_ptr<Attribute>> attrs_;
+  /// Owned attributes, in order; the array is in the context's storage, each
+  /// attribute there too (newAttr) or on the heap (addAttr, setAttr).
+  Attribute **attrs_ = nullptr;
+  unsigned numAttrs_ = 0, capAttrs_ = 0;
+  void appendAttr(Attribute *a);
+  void destroyAttr(Attribute *a);
   /// Changes numSubgraphs_, keeping the graph's count of such nodes.
   void addToSubgraphCount(int delta);
 };

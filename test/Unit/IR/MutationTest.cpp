@@ -76,6 +76,63 @@ TEST_F(NestedTest, EraseNodeWithCapturingSubgraphsUnlinksCaptures) {
   EXPECT_IR_OK(m);
 }
 
+// Attributes made in the context's storage (newAttr, as the lift makes
+// them) and on the heap (addAttr, setAttr) share one array: order, lookup,
+// replacement, removal, growth past the reserved room and the subgraph
+// counts hold for both, and erasing the node frees both kinds (ASan and
+// LeakSanitizer check the frees in the sanitizer build).
+TEST_F(MutationTest, AttributesInContextAndOnHeapMix) {
+  Node *n = g.createNode("Loop", {x}, 1);
+  n->reserveAttributes(2);
+  n->newAttr("a").setInt(1);
+  n->addAttr(intAttr("b", 2));
+  Attribute &withGraph = n->newAttr("body");
+  Graph *body = withGraph.addGraph(std::make_unique<Graph>(ctx));
+  withGraph.setKind(AttrKind::Graph);
+  Node *inner = body->createNode("Neg", {y}, 1); // captures y
+  body->addOutput(inner->result(0));
+  EXPECT_TRUE(n->hasSubgraphs());
+  EXPECT_EQ(g.numNodesWithSubgraphs(), 1u);
+  EXPECT_EQ(y->numUses(), 1u);
+  for (int k = 0; k < 6; ++k) // past the reserved room, twice
+    n->newAttr("n" + std::to_string(k)).setInts({k, k});
+  ASSERT_EQ(n->numAttributes(), 9u);
+  std::vector<std::string> names;
+  for (unsigned i = 0; i < n->numAttributes(); ++i) names.push_back(n->attribute(i).name());
+  EXPECT_EQ(names, (std::vector<std::string>{"a", "b", "body", "n0", "n1", "n2", "n3", "n4",
+                                             "n5"}));
+  EXPECT_EQ(n->getInts("n4"), (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(&n->attribute(2).getNode()->attribute(2), &withGraph);
+  EXPECT_IR_OK(m);
+
+  n->setAttr(intAttr("a", 10)); // a context attribute replaced by a heap one
+  EXPECT_EQ(n->getInt("a", 0), 10);
+  EXPECT_EQ(n->attribute(0).getNode(), n);
+  EXPECT_TRUE(n->removeAttr("n2"));
+  EXPECT_FALSE(n->removeAttr("n2"));
+  EXPECT_EQ(n->numAttributes(), 8u);
+  EXPECT_EQ(n->attribute(5).name(), "n3");
+  EXPECT_TRUE(n->removeAttr("body")); // its subgraph and capture go with it
+  EXPECT_FALSE(n->hasSubgraphs());
+  EXPECT_EQ(g.numNodesWithSubgraphs(), 0u);
+  EXPECT_EQ(y->numUses(), 0u);
+  EXPECT_IR_OK(m);
+
+  // A context attribute holding a capturing subgraph, freed by erase.
+  Attribute &second = n->newAttr("body");
+  second.setKind(AttrKind::Graph);
+  Graph *again = second.addGraph(std::make_unique<Graph>(ctx));
+  again->addOutput(again->createNode("Neg", {y}, 1)->result(0));
+  EXPECT_EQ(y->numUses(), 1u);
+  EXPECT_EQ(g.numNodesWithSubgraphs(), 1u);
+  EXPECT_TRUE(n->setAttr(stringAttr("b", "heap")).s == "heap");
+  EXPECT_IR_OK(m);
+  ASSERT_TRUE(n->erase().ok());
+  EXPECT_EQ(y->numUses(), 0u);
+  EXPECT_EQ(g.numNodesWithSubgraphs(), 0u);
+  EXPECT_IR_OK(m);
+}
+
 // indexInGraph is cached; every change of the node list renumbers.
 TEST_F(MutationTest, IndexInGraphFollowsEveryListChange) {
   auto expectIndices = [&] {
