@@ -26,6 +26,9 @@ bool isDead(const Node &n) { return n.numResults() > 0 && !n.hasUses(); }
 // True if `v` is defined inside one of `root`'s subgraphs (at any depth):
 // such values die with root and must not be looked at after it is erased.
 bool definedInside(const Node *root, const Value *v) {
+  // Without subgraphs nothing is inside root, and the walk up from v's
+  // graph (a miss on its defining node) is not needed.
+  if (!root->hasSubgraphs()) return false;
   for (const Graph *g = v->getGraph(); g; g = g->parentGraph())
     if (g->parentNode() == root) return true;
   return false;

@@ -125,9 +125,9 @@ void PassManager::report() {
                           total > 0 ? 100.0 * e.seconds / total : 0.0)
           << e.argument << (e.changed ? "" : "  (no change)") << "\n";
     log << llvm::format("  %10.4f  100.0%%  total\n", total);
-    log << llvm::format("  %10.4f  %5.1f%%  verification (%u runs, not in the total)\n",
+    log << llvm::format("  %10.4f  %5.1f%%  verification (%u %s, not in the total)\n",
                         verifySeconds_, total > 0 ? 100.0 * verifySeconds_ / total : 0.0,
-                        verifyRuns_);
+                        verifyRuns_, verifyRuns_ == 1 ? "run" : "runs");
   }
   if (opts_.printStatistics && !stats_.empty()) {
     log << "===--- Statistics (non-zero counters) ---===\n";

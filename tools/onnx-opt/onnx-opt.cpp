@@ -240,7 +240,8 @@ static void printRunTimes(double load, double verifyInput, const PassManager &pm
   };
   llvm::errs() << "===--- Whole run timing report ---===\n     seconds       %  phase\n";
   line(load, "load (read and lift)");
-  line(verify, "verification (" + std::to_string(pm.verifyRuns() + 1) + " runs)");
+  const unsigned runs = pm.verifyRuns() + 1;
+  line(verify, "verification (" + std::to_string(runs) + (runs == 1 ? " run)" : " runs)"));
   line(passes, "passes");
   line(save, "save (lower and write)");
   line(total, "total");
