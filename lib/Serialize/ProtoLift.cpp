@@ -8,6 +8,7 @@
 // See Note [Residuals] in ProtoCommon.h for what `extras` carries.
 //
 //===----------------------------------------------------------------------===//
+#include "FileIO.h"
 #include "ProtoCommon.h"
 #include "WireReader.h"
 #include "onnxir/Serialize/ProtoIO.h"
@@ -895,6 +896,20 @@ absl::Status Lifter::liftModel(proto::ModelProto &mp, const llvm::StringRef *wir
 // `graph` field, any lift error): the caller then lifts the same bytes the
 // ModelProto way, which gives the result or the located error of record.
 // So errors cost two attempts, and a message is never worded by this path.
+//
+// Note [Lifted bytes released]
+// What the lift has read of the main graph's nodes it never reads again:
+// the IR holds all of it. When the input is a mapped file, the pages
+// behind each read are dropped from the mapping as the lift goes
+// (releaseMappedPages, every kReleaseStep bytes; a later read, such as the
+// save's of a tensor view, faults them in again from the file): once when
+// the graph's fields have been walked (the walk touches every page), then
+// behind each of the two passes over the nodes (declare, resolve). So at
+// the end of a lift the process holds the IR and a window of the file, not
+// the IR and the file; protobuf's parse holds its message and the file read
+// into a string. It only ever drops pages of our own read-only private
+// mapping of the input: nothing is lost, a page costs a minor fault if read
+// again.
 // The corpus test WireLift.* checks that both ways give identical IR text
 // and identical lowered bytes.
 
@@ -974,6 +989,9 @@ absl::Status Lifter::liftGraphWire(llvm::StringRef bytes, Graph &g, unsigned dep
     }
   }
   if (r.bad()) return wireUnsupported("malformed graph");
+  // Note [Lifted bytes released]: what is left to read of the file is the
+  // node messages (views are read lazily), re-read pass by pass below.
+  if (slim) releaseMappedPages(bytes);
   google::protobuf::Arena arena;
   auto &gp = *google::protobuf::Arena::CreateMessage<proto::GraphProto>(&arena);
   if (!parsePiece(rest, gp, depth)) return wireUnsupported("graph fields");
@@ -1045,6 +1063,32 @@ absl::StatusOr<bool> Lifter::declareNodeWire(llvm::StringRef bytes, Graph &g, No
 // as node by node.
 namespace {
 constexpr size_t kNameBlock = 64; // nodes per block
+
+/// Drops the pages of a mapped input behind a forward read of it, every
+/// kReleaseStep bytes (Note [Lifted bytes released]).
+class ReleaseBehind {
+public:
+  static constexpr size_t kReleaseStep = size_t(4) << 20;
+  ReleaseBehind(bool on, llvm::ArrayRef<llvm::StringRef> pieces)
+      : on_(on && !pieces.empty()), from_(on_ ? pieces.front().data() : nullptr) {}
+  ReleaseBehind(const ReleaseBehind &) = delete;
+  ReleaseBehind &operator=(const ReleaseBehind &) = delete;
+  /// Everything before `p` has been read for the last time in this pass.
+  void readUpTo(const char *p) {
+    if (on_ && p > from_ && size_t(p - from_) >= kReleaseStep) {
+      releaseMappedPages(llvm::StringRef(from_, size_t(p - from_)));
+      from_ = p;
+    }
+  }
+  void finish(const char *end) {
+    if (on_ && end > from_) releaseMappedPages(llvm::StringRef(from_, size_t(end - from_)));
+    on_ = false;
+  }
+
+private:
+  bool on_;
+  const char *from_;
+};
 } // namespace
 
 absl::Status Lifter::liftNodesWire(llvm::ArrayRef<llvm::StringRef> nodes, Graph &g,
@@ -1055,8 +1099,13 @@ absl::Status Lifter::liftNodesWire(llvm::ArrayRef<llvm::StringRef> nodes, Graph 
   // Nodes lifted through protobuf, by position.
   std::vector<std::pair<size_t, std::unique_ptr<proto::NodeProto>>> viaProto;
   WireField f;
+  // The node messages lie in the file in order (fields of one message).
+  const bool release = views_ && views_->file && &g == &m_.graph();
+  const char *nodesEnd = nodes.empty() ? nullptr : nodes.back().end();
+  ReleaseBehind declared(release, nodes);
   for (size_t b = 0; b < nodes.size(); b += kNameBlock) {
     const size_t e = std::min(nodes.size(), b + kNameBlock);
+    declared.readUpTo(nodes[b].data());
     for (size_t i = b; i < e; ++i) {
       WireReader r(nodes[i]);
       while (r.next(f))
@@ -1084,8 +1133,11 @@ absl::Status Lifter::liftNodesWire(llvm::ArrayRef<llvm::StringRef> nodes, Graph 
   size_t starts[kNameBlock + 1];
   unsigned numAttrs[kNameBlock];
   size_t nextProto = 0;
+  declared.finish(nodesEnd);
+  ReleaseBehind resolved(release, nodes);
   for (size_t b = 0; b < nodes.size(); b += kNameBlock) {
     const size_t e = std::min(nodes.size(), b + kNameBlock);
+    resolved.readUpTo(nodes[b].data());
     pending.clear();
     size_t proto = nextProto;
     for (size_t i = b; i < e; ++i) {
@@ -1136,6 +1188,7 @@ absl::Status Lifter::liftNodesWire(llvm::ArrayRef<llvm::StringRef> nodes, Graph 
           if (auto s = liftAttributeWire(f.bytes, *n, depth + 1); !s.ok()) return s;
     }
   }
+  resolved.finish(nodesEnd);
   return absl::OkStatus();
 }
 
