@@ -63,7 +63,8 @@ void *SlabSource::Allocate(size_t size, size_t alignment) {
 }
 
 void SlabSource::Deallocate(const void *p, size_t size, size_t alignment) {
-  if (!prefaulted(size, alignment)) return llvm::deallocate_buffer(const_cast<void *>(p), size, alignment);
+  if (!prefaulted(size, alignment))
+    return llvm::deallocate_buffer(const_cast<void *>(p), size, alignment);
   ::munmap(const_cast<void *>(p), size);
 }
 

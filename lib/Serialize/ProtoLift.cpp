@@ -855,7 +855,10 @@ absl::Status Lifter::liftModel(proto::ModelProto &mp, const llvm::StringRef *wir
   else if (mp.has_graph()) st = liftGraph(*mp.mutable_graph(), m_.graph());
   ctx_.allowShadowing = false;
   if (!st.ok()) return st;
-  if (typeTooDeep_)
+  // The depth count of liftType misses depth reached through its cache (a
+  // type met shallow first, then again under 200 wrappers): the context's
+  // count of what was made is the measure the verifier uses too.
+  if (typeTooDeep_ || ctx_.maxTypeNesting() > kMaxTypeNesting)
     return err("model", absl::StrCat("types nest deeper than ", kMaxTypeNesting,
                                      " levels (the limit of onnxir::kMaxTypeNesting)"));
   m_.extras = finishResidual(res);

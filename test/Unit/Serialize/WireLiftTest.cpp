@@ -564,4 +564,45 @@ TEST(WireLift, BigConstantsAreViewsOfTheMappedFile) {
   EXPECT_EQ(cr, llvm::StringRef(model).substr(cOff, cr.size()));
 }
 
+// Note [Nesting limits]: a type met first at depth 200 (as one value's type)
+// and then again under one more wrapper (another value's) nests 201 deep;
+// the lift's type cache returned the inner type without counting its
+// depth, so the lift took what the verifier refuses and what a second lift
+// of the lowered bytes refused (found by fuzz-lift). Both lifts refuse it.
+TEST(WireLift, TypesPastTheLimitThroughTheTypeCacheAreRefused) {
+  auto wrap = [](proto::TypeProto t, unsigned levels) {
+    for (unsigned k = 0; k < levels; ++k) {
+      proto::TypeProto outer;
+      *outer.mutable_sequence_type()->mutable_elem_type() = t;
+      t = outer;
+    }
+    return t;
+  };
+  proto::TypeProto tensor;
+  tensor.mutable_tensor_type()->set_elem_type(1);
+  auto build = [&](unsigned outerLevels) {
+    proto::ModelProto mp;
+    mp.set_ir_version(8);
+    mp.add_opset_import()->set_version(17);
+    auto *g = mp.mutable_graph();
+    g->set_name("main");
+    auto *a = g->add_input();
+    a->set_name("a");
+    *a->mutable_type() = wrap(tensor, kMaxTypeNesting); // 200 levels
+    auto *b = g->add_input();
+    b->set_name("b");
+    *b->mutable_type() = wrap(a->type(), outerLevels);
+    return mp.SerializeAsString();
+  };
+  for (bool wire : {false, true}) {
+    WireSwitch sw(wire);
+    auto ok = liftModel(build(0));
+    EXPECT_TRUE(ok.ok()) << ok.status();
+    auto deep = liftModel(build(1));
+    ASSERT_FALSE(deep.ok()) << (wire ? "wire" : "proto");
+    EXPECT_NE(deep.status().message().find("types nest deeper than 200 levels"), std::string::npos)
+        << deep.status();
+  }
+}
+
 } // namespace
