@@ -899,6 +899,8 @@ absl::Status Lifter::liftModel(proto::ModelProto &mp, const llvm::StringRef *wir
 // `graph` field, any lift error): the caller then lifts the same bytes the
 // ModelProto way, which gives the result or the located error of record.
 // So errors cost two attempts, and a message is never worded by this path.
+// The corpus test WireLift.* checks that both ways give identical IR text
+// and identical lowered bytes.
 //
 // Note [Lifted bytes released]
 // What the lift has read of the main graph's nodes it never reads again:
@@ -913,8 +915,6 @@ absl::Status Lifter::liftModel(proto::ModelProto &mp, const llvm::StringRef *wir
 // into a string. It only ever drops pages of our own read-only private
 // mapping of the input: nothing is lost, a page costs a minor fault if read
 // again.
-// The corpus test WireLift.* checks that both ways give identical IR text
-// and identical lowered bytes.
 
 namespace {
 
