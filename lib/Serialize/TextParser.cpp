@@ -113,6 +113,8 @@ public:
     if ((unsigned char)c >= 0x20 && (unsigned char)c < 0x7f) t.text += std::string(" '") + c + "'";
     return t;
   }
+  /// Bytes not yet read (an upper bound on what is left to parse).
+  size_t remaining() const { return pos_ < s_.size() ? s_.size() - pos_ : 0; }
 
 private:
   static bool isIdStart(char c) {
@@ -1227,6 +1229,21 @@ bool Parser::parseTensorData(Tensor &t, Ann &ann, const Type *type, Loc typeLoc)
   Loc open = peek().loc;
   if (!consume()) return false;
   std::vector<AVal> vals;
+  // Room for the elements the shape declares, bounded by what the text
+  // left can hold (an element and its comma take 2 bytes or more): growing
+  // by doubling moved each element twice on average, and a claimed shape
+  // must not allocate more than the input can fill.
+  {
+    uint64_t want = 1;
+    for (int64_t d : t.dims()) {
+      if (d <= 0 || want > (uint64_t(1) << 40) / uint64_t(d)) {
+        want = d <= 0 ? 0 : uint64_t(1) << 40;
+        break;
+      }
+      want *= uint64_t(d);
+    }
+    vals.reserve((size_t)std::min<uint64_t>(want, lex_.remaining() / 2 + 1));
+  }
   if (!isPunct('}')) {
     for (;;) {
       Token &e = peek();
