@@ -113,8 +113,12 @@ public:
     if ((unsigned char)c >= 0x20 && (unsigned char)c < 0x7f) t.text += std::string(" '") + c + "'";
     return t;
   }
-  /// Bytes not yet read (an upper bound on what is left to parse).
-  size_t remaining() const { return pos_ < s_.size() ? s_.size() - pos_ : 0; }
+  /// Bytes from the read position to the next `c` (or to the end).
+  size_t bytesUntil(char c) const {
+    if (pos_ >= s_.size()) return 0;
+    size_t at = s_.find(c, pos_);
+    return (at == llvm::StringRef::npos ? s_.size() : at) - pos_;
+  }
 
 private:
   static bool isIdStart(char c) {
@@ -1229,10 +1233,11 @@ bool Parser::parseTensorData(Tensor &t, Ann &ann, const Type *type, Loc typeLoc)
   Loc open = peek().loc;
   if (!consume()) return false;
   std::vector<AVal> vals;
-  // Room for the elements the shape declares, bounded by what the text
-  // left can hold (an element and its comma take 2 bytes or more): growing
-  // by doubling moved each element twice on average, and a claimed shape
-  // must not allocate more than the input can fill.
+  // Room for the elements the shape declares, bounded by what the body can
+  // hold (an element and its comma take 2 bytes or more; the body ends at
+  // the next '}' at the latest, a string element holding one only makes the
+  // room smaller): growing by doubling moved each element twice on average,
+  // and a claimed shape must not allocate more than its body can fill.
   {
     uint64_t want = 1;
     for (int64_t d : t.dims()) {
@@ -1242,7 +1247,7 @@ bool Parser::parseTensorData(Tensor &t, Ann &ann, const Type *type, Loc typeLoc)
       }
       want *= uint64_t(d);
     }
-    vals.reserve((size_t)std::min<uint64_t>(want, lex_.remaining() / 2 + 1));
+    vals.reserve((size_t)std::min<uint64_t>(want, lex_.bytesUntil('}') / 2 + 1));
   }
   if (!isPunct('}')) {
     for (;;) {
