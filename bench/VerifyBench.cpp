@@ -1,6 +1,6 @@
 //===- VerifyBench.cpp - One verification against one load ---------------===//
 //
-// onnxir-verify-bench [--runs N] [--cpu] FILE...
+// onnxir-verify-bench [--runs N] [--cpu] [--save DIR] FILE...
 //
 // Issue 13's target "one verification under 10% of the load", measured so
 // that a noisy machine can still answer it. For each FILE, in a forked
@@ -11,7 +11,9 @@
 // median time, and the first as a share of the load (the first is the one
 // onnx-opt pays: the IR has just been made or changed). The load is
 // measured once per round; the whole is repeated for 3 rounds, files in
-// turn, printing each round.
+// turn, printing each round. With --save DIR, each state is also saved N
+// times (saveModel to DIR/verify-bench-save.onnx) and the best save is
+// printed: the save walks the node list as the verifier does.
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,6 +55,23 @@ bool timeVerify(const Model &m, int runs, double &first, double &best, double &m
   return true;
 }
 
+std::string gSaveDir; // --save
+
+// Best of `runs` saves of `m`, or < 0 on failure.
+double timeSave(const Model &m, int runs) {
+  double best = 1e30;
+  for (int i = 0; i < runs; ++i) {
+    double t0 = now();
+    absl::Status st = saveModel(m, gSaveDir + "/verify-bench-save.onnx", {});
+    if (!st.ok()) {
+      std::fprintf(stderr, "onnxir-verify-bench: %s\n", st.ToString().c_str());
+      return -1;
+    }
+    best = std::min(best, now() - t0);
+  }
+  return best;
+}
+
 bool runPass(Model &m, const char *name) {
   // The pass alone: a PassManager would verify after it.
   auto r = PassRegistry::instance().lookup(name)->factory()->run(m);
@@ -84,6 +103,11 @@ double measure(const std::string &path, int runs) {
     if (!timeVerify(**m, runs, first, best, median)) return -1;
     std::printf(" | %-5s %6.3f %6.3f %6.3f %5.1f%%", p ? p : "input", first, best, median,
                 100 * first / load);
+    if (!gSaveDir.empty()) {
+      double save = timeSave(**m, runs);
+      if (save < 0) return -1;
+      std::printf(" save %6.3f", save);
+    }
   }
   std::printf("\n");
   std::fflush(stdout);
@@ -96,19 +120,21 @@ int main(int argc, char **argv) {
   int runs = 5;
   std::vector<std::string> files;
   auto usage = [] {
-    std::fprintf(stderr, "usage: onnxir-verify-bench [--runs N] [--cpu] FILE...\n");
+    std::fprintf(stderr, "usage: onnxir-verify-bench [--runs N] [--cpu] [--save DIR] FILE...\n");
     return 2;
   };
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--cpu")) useCpuClock() = true;
+    else if (!std::strcmp(argv[i], "--save") && i + 1 < argc) gSaveDir = argv[++i];
     else if (argv[i][0] == '-') return usage();
     else files.push_back(argv[i]);
   }
   if (files.empty() || runs < 1) return usage();
   std::printf("verifyAll: first, best and median of %d runs (%s time, s), first as %% of the "
-              "load;\nstates: as loaded, after -dce, after -topo\n",
-              runs, useCpuClock() ? "CPU" : "wall");
+              "load;\nstates: as loaded, after -dce, after -topo%s\n",
+              runs, useCpuClock() ? "CPU" : "wall",
+              gSaveDir.empty() ? "" : "; save: best of the same number of saves");
   std::fflush(stdout);
   for (int round = 0; round < 3; ++round)
     for (const std::string &f : files)

@@ -126,6 +126,26 @@ void Node::prefetchOperandDefinitions() const {
       }
 }
 
+void Node::prefetchValues() const {
+  for (unsigned i = 0; i < numOperands_; ++i)
+    if (const Value *v = operands_[i].value_) __builtin_prefetch(&v->name_);
+  for (const Value *r : results_)
+    if (r) __builtin_prefetch(&r->name_);
+  if (attrs_) __builtin_prefetch(attrs_);
+}
+
+void Node::prefetchNames() const {
+  auto chars = [](llvm::StringRef s) {
+    if (!s.empty()) __builtin_prefetch(s.data());
+  };
+  chars(name_);
+  for (unsigned i = 0; i < numOperands_; ++i)
+    if (const Value *v = operands_[i].value_) chars(v->name_);
+  for (const Value *r : results_)
+    if (r) chars(r->name_);
+  for (unsigned i = 0; i < numAttrs_; ++i) __builtin_prefetch(attrs_[i]);
+}
+
 void Node::setOperands(llvm::ArrayRef<Value *> vs) {
   for (unsigned i = 0; i < numOperands_; ++i) operands_[i].unlink();
   Use *fresh = allocateOperands((unsigned)vs.size());

@@ -100,6 +100,13 @@ public:
   /// arrived, the defining nodes' graph and order. They change nothing.
   void prefetchOperandValues() const;
   void prefetchOperandDefinitions() const;
+  /// Hints for walks that write nodes out (Note [Save lookahead] in
+  /// lib/Serialize/ProtoLower.cpp): the first starts loading the values the
+  /// node uses and defines and its attribute array; the second, meant for a
+  /// few nodes later, once those have arrived, the characters of their names
+  /// and of the node's own name. They change nothing.
+  void prefetchValues() const;
+  void prefetchNames() const;
   /// Operand values in order (null for empty slots).
   std::vector<Value *> operands() const;
   void setOperand(unsigned i, Value *v) { operands_[i].set(v); }
