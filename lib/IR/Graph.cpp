@@ -325,17 +325,56 @@ void Graph::insertNode(Node *n, Node *pos) {
   else orderValid_ = false;
 }
 
+// Note [Reordering from the array]
+// A graph sorted by -topo from a shuffled file has its list order far from
+// its memory order, so every walk of the list afterwards waits for one miss
+// per node, one after the other. Unlinking and appending each node also
+// touched its old neighbours (two more misses), and numbering the new order
+// walked the list again. When `order` is known to be a permutation of the
+// nodes (checked against their positions, which a sort has just read), the
+// list is instead rebuilt from the array: each node is linked after the one
+// before it and given its new position and order key in the same step, and
+// the addresses come from the array, so the misses overlap (the next nodes
+// are prefetched too). Otherwise (positions not numbered, or `order` not a
+// permutation: a caller's mistake, asserted in debug builds) each node is
+// unlinked and appended, which keeps the list well-formed whatever `order`
+// holds.
 void Graph::reorderNodes(llvm::ArrayRef<Node *> order) {
   assert(order.size() == nodes_.size() && "reorderNodes needs a permutation of the nodes");
-  // Each node is unlinked and appended: whatever `order` holds, the list
-  // stays well-formed.
-  for (Node *n : order) {
-    assert(n->graph_ == this && !n->isReturn_ && "reorderNodes: not a node of this graph");
-    nodes_.remove(*n);
-    nodes_.push_back(*n);
+  const size_t n = order.size();
+  bool permutation = indexValid_ && n == nodes_.size();
+  if (permutation) {
+    std::vector<bool> seen(n);
+    for (size_t k = 0; k < n && permutation; ++k) {
+      const Node *x = order[k];
+      if (k + 16 < n) __builtin_prefetch(&order[k + 16]->graph_);
+      permutation = x && x->graph_ == this && !x->isReturn_ && x->index_ < n && !seen[x->index_];
+      if (permutation) seen[x->index_] = true;
+    }
   }
-  indexValid_ = false;
-  renumber();
+  assert((permutation || !indexValid_) && "reorderNodes needs a permutation of the nodes");
+  if (!permutation) {
+    for (Node *x : order) {
+      assert(x->graph_ == this && !x->isReturn_ && "reorderNodes: not a node of this graph");
+      nodes_.remove(*x);
+      nodes_.push_back(*x);
+    }
+    indexValid_ = false;
+    renumber();
+    return;
+  }
+  // Every node is in `order` once: the old links need not be undone.
+  nodes_.clear();
+  uint64_t o = 0;
+  for (size_t k = 0; k < n; ++k) {
+    Node *x = order[k];
+    if (k + 16 < n) __builtin_prefetch(&order[k + 16]->graph_);
+    nodes_.push_back(*x);
+    x->order_ = (o += kOrderStride);
+    x->index_ = (unsigned)k;
+  }
+  orderValid_ = true;
+  indexValid_ = true;
 }
 
 Node *Graph::createEmptyNode(llvm::StringRef opType, llvm::StringRef domain, Node *pos) {

@@ -337,6 +337,46 @@ TEST_F(MoveTest, ReorderNodesIsUnchecked) {
   EXPECT_TRUE(verify(m).ok()) << verify(m);
 }
 
+// Note [Reordering from the array]: with positions numbered, the list is
+// rebuilt from the array (positions and order keys set on the way); without,
+// each node is unlinked and appended. Both give the same list, positions and
+// order, and later inserts still find room between the keys.
+TEST_F(MoveTest, ReorderNodesRebuildsTheListWithPositions) {
+  for (bool numbered : {true, false}) {
+    Model mm;
+    Graph &gg = mm.graph();
+    Value *in = *gg.addInput("in");
+    std::vector<Node *> nodes;
+    Value *prev = in;
+    for (int i = 0; i < 40; ++i) {
+      nodes.push_back(gg.createNode("Relu", {prev}, 1));
+      prev = nodes.back()->result(0);
+    }
+    gg.addOutput(prev);
+    if (numbered) {
+      EXPECT_EQ(nodes[39]->indexInGraph(), 39u);
+    }
+    // A rotation by 7, then back.
+    std::vector<Node *> rotated(nodes.begin() + 7, nodes.end());
+    rotated.insert(rotated.end(), nodes.begin(), nodes.begin() + 7);
+    gg.reorderNodes(rotated);
+    EXPECT_EQ(order(gg), rotated) << "numbered " << numbered;
+    for (unsigned k = 0; k < rotated.size(); ++k) EXPECT_EQ(rotated[k]->indexInGraph(), k);
+    for (unsigned k = 0; k + 1 < rotated.size(); ++k)
+      EXPECT_TRUE(rotated[k]->isBefore(rotated[k + 1]) && !rotated[k + 1]->isBefore(rotated[k]));
+    EXPECT_TRUE(checkUseLists(mm));
+    EXPECT_FALSE(verify(mm).ok()); // node 0 now comes after its users
+    gg.reorderNodes(nodes);
+    EXPECT_EQ(order(gg), nodes);
+    EXPECT_EQ(nodes[0]->indexInGraph(), 0u);
+    Node *mid = gg.createNode("Neg", {nodes[3]->result(0)}, 1, nodes[4]);
+    EXPECT_TRUE(nodes[3]->isBefore(mid) && mid->isBefore(nodes[4]));
+    EXPECT_EQ(mid->indexInGraph(), 4u);
+    EXPECT_EQ(nodes[4]->indexInGraph(), 5u);
+    EXPECT_TRUE(verify(mm).ok()) << verify(mm);
+  }
+}
+
 TEST_F(MoveTest, IsBeforeAfterManyInserts) {
   Node *first = g.createNode("Relu", {x}, 1);
   Node *last = g.createNode("Relu", {x}, 1);
