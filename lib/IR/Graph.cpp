@@ -316,6 +316,7 @@ void Graph::insertNode(Node *n, Node *pos) {
   indexValid_ = false;
   if (pos) nodes_.insert(pos->getIterator(), *n);
   else nodes_.push_back(*n);
+  ++numNodes_;
   if (!orderValid_) return;
   auto it = n->getIterator();
   uint64_t prev = it == nodes_.begin() ? 0 : std::prev(it)->order_;
@@ -340,9 +341,9 @@ void Graph::insertNode(Node *n, Node *pos) {
 // unlinked and appended, which keeps the list well-formed whatever `order`
 // holds.
 void Graph::reorderNodes(llvm::ArrayRef<Node *> order) {
-  assert(order.size() == nodes_.size() && "reorderNodes needs a permutation of the nodes");
+  assert(order.size() == numNodes_ && "reorderNodes needs a permutation of the nodes");
   const size_t n = order.size();
-  bool permutation = indexValid_ && n == nodes_.size();
+  bool permutation = indexValid_ && n == numNodes_;
   if (permutation) {
     std::vector<bool> seen(n);
     for (size_t k = 0; k < n && permutation; ++k) {

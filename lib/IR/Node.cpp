@@ -530,6 +530,7 @@ absl::Status Node::moveImpl(Node *self, Graph *target, Node *pos) {
   }
   if (self->hasSubgraphs()) --src->nodesWithSubgraphs_;
   src->nodes().remove(*self);
+  --src->numNodes_;
   src->indexValid_ = false;
   target->insertNode(self, pos);
   if (src != target)
@@ -568,6 +569,7 @@ absl::Status Node::erase() {
     }
   if (hasSubgraphs()) --graph_->nodesWithSubgraphs_;
   graph_->nodes().remove(*this);
+  --graph_->numNodes_;
   graph_->indexValid_ = false;
   destroy(this);
   return absl::OkStatus();

@@ -174,6 +174,10 @@ public:
         report(Diagnostic::Kind::BadParent,
                nodePath(&n) + ": the node's count of its subgraphs is wrong");
     }
+    if (pos != g.numNodes())
+      report(Diagnostic::Kind::BadParent,
+             absl::StrCat(g.path(), ": the graph's count of its nodes (", g.numNodes(),
+                          ") is not the length of its node list (", pos, ")"));
     if (holders != g.numNodesWithSubgraphs())
       report(Diagnostic::Kind::BadParent,
              g.path() + ": the graph's count of nodes with subgraphs is wrong");

@@ -52,11 +52,12 @@ absl::StatusOr<bool> topologicalSort(Graph &g, int64_t *nodesMoved) {
         if (!r.ok()) return r;
         changed |= *r;
       }
-  const size_t N = g.numNodes();
-  if (N > UINT32_MAX - 1) return absl::ResourceExhaustedError(g.path() + ": too many nodes to sort");
+  if (g.numNodes() > UINT32_MAX - 1)
+    return absl::ResourceExhaustedError(g.path() + ": too many nodes to sort");
   std::vector<Node *> order;
-  order.reserve(N);
+  order.reserve(g.numNodes());
   for (Node &n : g.nodes()) order.push_back(&n);
+  const size_t N = order.size();
   // predFirst[i]..predFirst[i+1]: the distinct nodes node i waits for.
   std::vector<uint32_t> predFirst(N + 1), preds;
   preds.reserve(N + N / 2);

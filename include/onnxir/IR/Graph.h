@@ -136,7 +136,8 @@ public:
   NodeList &nodes() { return nodes_; }
   const NodeList &nodes() const { return nodes_; }
   bool empty() const { return nodes_.empty(); }
-  size_t numNodes() const { return nodes_.size(); }
+  /// O(1): the graph counts its nodes (an ilist would walk them).
+  size_t numNodes() const { return numNodes_; }
   /// How many of this graph's nodes hold subgraphs (kept as attributes
   /// gain and lose graphs and nodes come and go): walks over nested graphs
   /// skip the node list of a flat graph.
@@ -273,6 +274,7 @@ private:
   llvm::DenseMap<const char *, Value *> scope_;
   size_t numDefinitions_ = 0;
   size_t nodesWithSubgraphs_ = 0;
+  size_t numNodes_ = 0; ///< the length of nodes_
   bool orderValid_ = false;
   /// Node::index_ numbers the node list (cleared whenever the list changes).
   mutable bool indexValid_ = false;

@@ -377,6 +377,41 @@ TEST_F(MoveTest, ReorderNodesRebuildsTheListWithPositions) {
   }
 }
 
+// Graph::numNodes is a count the graph keeps (O(1)); it follows every way
+// the list changes, and the verifier reports a count that does not.
+TEST_F(MoveTest, NodeCountFollowsTheList) {
+  auto listed = [](Graph &gr) {
+    return (size_t)std::distance(gr.nodes().begin(), gr.nodes().end());
+  };
+  Node *a = g.createNode("Relu", {x}, 1);
+  Node *b = g.createNode("Neg", {a->result(0)}, 1);
+  Node *c = g.createNode("Abs", {x}, 1, a); // inserted before a
+  EXPECT_EQ(g.numNodes(), 3u);
+  Node *ifn = g.createNode("If", {x}, 0);
+  Graph *sub = addSubgraph(ifn, "then_branch");
+  EXPECT_EQ(sub->numNodes(), 0u);
+  ASSERT_TRUE(c->moveToEnd(sub).ok());
+  EXPECT_EQ(g.numNodes(), 3u);
+  EXPECT_EQ(sub->numNodes(), 1u);
+  g.reorderNodes({ifn, a, b});
+  EXPECT_EQ(g.numNodes(), 3u);
+  g.addOutput(b->result(0));
+  Node *dead = g.createNode("Relu", {x}, 1);
+  ASSERT_TRUE(dead->erase().ok());
+  EXPECT_EQ(g.numNodes(), listed(g));
+  EXPECT_EQ(sub->numNodes(), listed(*sub));
+  EXPECT_TRUE(verify(m).ok()) << verify(m);
+  // A node taken off the list behind the API's back: the count disagrees.
+  g.nodes().remove(*a);
+  absl::Status st = verify(m);
+  EXPECT_NE(std::string(st.message())
+                .find("count of its nodes (3) is not the length of its node list (2)"),
+            std::string::npos)
+      << st;
+  g.nodes().push_front(*a); // back in place, for the model's destruction
+  EXPECT_TRUE(verify(m).ok()) << verify(m);
+}
+
 TEST_F(MoveTest, IsBeforeAfterManyInserts) {
   Node *first = g.createNode("Relu", {x}, 1);
   Node *last = g.createNode("Relu", {x}, 1);
