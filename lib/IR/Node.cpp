@@ -576,7 +576,7 @@ absl::Status Node::erase() {
 }
 
 unsigned Node::indexInGraph() const {
-  if (isReturn_) return (unsigned)graph_->nodes().size();
+  if (isReturn_) return (unsigned)graph_->numNodes();
   if (!graph_->indexValid_) {
     unsigned i = 0;
     for (const Node &n : graph_->nodes()) n.index_ = i++;
