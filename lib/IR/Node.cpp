@@ -531,7 +531,7 @@ absl::Status Node::moveImpl(Node *self, Graph *target, Node *pos) {
   if (self->hasSubgraphs()) --src->nodesWithSubgraphs_;
   src->nodes().remove(*self);
   --src->numNodes_;
-  src->indexValid_ = false;
+  src->listChanged();
   target->insertNode(self, pos);
   if (src != target)
     for (unsigned i = 0; i < self->numResults(); ++i)
@@ -570,7 +570,7 @@ absl::Status Node::erase() {
   if (hasSubgraphs()) --graph_->nodesWithSubgraphs_;
   graph_->nodes().remove(*this);
   --graph_->numNodes_;
-  graph_->indexValid_ = false;
+  graph_->listChanged();
   destroy(this);
   return absl::OkStatus();
 }

@@ -126,7 +126,7 @@ absl::StatusOr<bool> topologicalSort(Graph &g, int64_t *nodesMoved) {
     std::vector<Node *> newOrder;
     newOrder.reserve(N);
     for (uint32_t k : out) newOrder.push_back(order[k]);
-    g.reorderNodes(newOrder);
+    g.reorderNodes(std::move(newOrder)); // kept as the graph's nodeArray()
     changed = true;
   }
   if (nodesMoved) *nodesMoved += moved;

@@ -3,6 +3,8 @@
 #include "ProtoCommon.h"
 #include "WireWriter.h"
 
+#include "onnxir/IR/NodeLookahead.h"
+
 #include "absl/strings/str_cat.h"
 #include "llvm/ADT/DenseMap.h"
 
@@ -259,8 +261,14 @@ void detail::forEachTensor(const Model &m, llvm::function_ref<void(const Tensor 
       fn(v->sparseInitializer()->values);
       fn(v->sparseInitializer()->indices);
     }
-    for (Node &n : g->nodes())
+    // Only the nodes' own lines are wanted: the lookahead prefetches them
+    // from the node array after a -topo (Note [Node lookahead]).
+    auto none = [](const Node &) {};
+    NodeLookahead ahead(*g, 8, 0, none, none);
+    for (Node &n : g->nodes()) {
+      ahead.step();
       for (unsigned i = 0; i < n.numAttributes(); ++i) attr(n.attribute(i));
+    }
   });
   for (const auto &f : m.functions())
     for (const auto &a : f->attributeDefaults) {

@@ -10,6 +10,8 @@
 #include "ProtoCommon.h"
 #include "WireWriter.h"
 
+#include "onnxir/IR/NodeLookahead.h"
+
 #include "absl/strings/str_cat.h"
 
 #include <algorithm>
@@ -672,17 +674,15 @@ public:
   // after the other. So both passes over a node list prefetch, kFar nodes
   // ahead, the values and the attribute array (Node::prefetchValues) and,
   // kNear nodes ahead, once those have arrived, the names' characters and
-  // the attributes (Node::prefetchNames). Hints only: the bytes written are
-  // the same.
+  // the attributes (Node::prefetchNames), with a NodeLookahead (Note [Node
+  // lookahead]). Hints only: the bytes written are the same.
   void nodes(uint32_t f, const Graph &g, const Residual *r) {
     R(r, f);
-    constexpr unsigned kFar = 16, kNear = 8;
-    auto far = g.nodes().begin(), near = far, end = g.nodes().end();
-    for (unsigned i = 0; i < kFar && far != end; ++i) (far++)->prefetchValues();
-    for (unsigned i = 0; i < kNear && near != end; ++i) (near++)->prefetchNames();
+    NodeLookahead ahead(
+        g, 16, 8, [](const Node &n) { n.prefetchValues(); },
+        [](const Node &n) { n.prefetchNames(); });
     for (const Node &n : g.nodes()) {
-      if (far != end) (far++)->prefetchValues();
-      if (near != end) (near++)->prefetchNames();
+      ahead.step();
       msg(f, [&] { node(n); });
     }
   }

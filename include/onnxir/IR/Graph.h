@@ -138,6 +138,10 @@ public:
   bool empty() const { return nodes_.empty(); }
   /// O(1): the graph counts its nodes (an ilist would walk them).
   size_t numNodes() const { return numNodes_; }
+  /// The node list as an array, when the graph holds one (Note [Node
+  /// array], lib/IR/Graph.cpp): from a reorderNodes until the list next
+  /// changes; empty otherwise. For walks that look ahead (NodeLookahead.h).
+  llvm::ArrayRef<Node *> nodeArray() const { return nodeArray_; }
   /// How many of this graph's nodes hold subgraphs (kept as attributes
   /// gain and lose graphs and nodes come and go): walks over nested graphs
   /// skip the node list of a flat graph.
@@ -163,7 +167,8 @@ public:
   /// scope or order checks (unlike Node::moveBefore): for passes that compute
   /// a whole new order, such as a topological sort, whose intermediate states
   /// would be refused. O(n).
-  void reorderNodes(llvm::ArrayRef<Node *> order);
+  /// The graph may keep `order` as its nodeArray(): pass it with std::move.
+  void reorderNodes(std::vector<Node *> order);
 
   //===--- Outputs (see Note [Outputs]) -----------------------------------===//
   unsigned numOutputs() const;
@@ -275,6 +280,13 @@ private:
   size_t numDefinitions_ = 0;
   size_t nodesWithSubgraphs_ = 0;
   size_t numNodes_ = 0; ///< the length of nodes_
+  /// nodes_ as an array, or empty (Note [Node array]).
+  std::vector<Node *> nodeArray_;
+  /// Every change of nodes_ calls this: positions and the array are stale.
+  void listChanged() {
+    indexValid_ = false;
+    if (!nodeArray_.empty()) std::vector<Node *>().swap(nodeArray_);
+  }
   bool orderValid_ = false;
   /// Node::index_ numbers the node list (cleared whenever the list changes).
   mutable bool indexValid_ = false;

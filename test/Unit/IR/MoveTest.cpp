@@ -365,11 +365,19 @@ TEST_F(MoveTest, ReorderNodesRebuildsTheListWithPositions) {
     for (unsigned k = 0; k + 1 < rotated.size(); ++k)
       EXPECT_TRUE(rotated[k]->isBefore(rotated[k + 1]) && !rotated[k + 1]->isBefore(rotated[k]));
     EXPECT_TRUE(checkUseLists(mm));
+    // Note [Node array]: held after the array path only.
+    if (numbered) {
+      EXPECT_EQ(gg.nodeArray().vec(), rotated);
+    } else {
+      EXPECT_TRUE(gg.nodeArray().empty());
+    }
     EXPECT_FALSE(verify(mm).ok()); // node 0 now comes after its users
     gg.reorderNodes(nodes);
     EXPECT_EQ(order(gg), nodes);
+    EXPECT_EQ(gg.nodeArray().vec(), nodes); // numbered by now either way
     EXPECT_EQ(nodes[0]->indexInGraph(), 0u);
     Node *mid = gg.createNode("Neg", {nodes[3]->result(0)}, 1, nodes[4]);
+    EXPECT_TRUE(gg.nodeArray().empty()); // the list changed
     EXPECT_TRUE(nodes[3]->isBefore(mid) && mid->isBefore(nodes[4]));
     EXPECT_EQ(mid->indexInGraph(), 4u);
     EXPECT_EQ(nodes[4]->indexInGraph(), 5u);
@@ -393,8 +401,15 @@ TEST_F(MoveTest, NodeCountFollowsTheList) {
   ASSERT_TRUE(c->moveToEnd(sub).ok());
   EXPECT_EQ(g.numNodes(), 3u);
   EXPECT_EQ(sub->numNodes(), 1u);
+  (void)a->indexInGraph();
   g.reorderNodes({ifn, a, b});
   EXPECT_EQ(g.numNodes(), 3u);
+  EXPECT_EQ(g.nodeArray().size(), 3u);
+  EXPECT_FALSE(b->moveBefore(a).ok()); // b uses a: refused, the list unchanged
+  EXPECT_EQ(g.nodeArray().size(), 3u);
+  ASSERT_TRUE(ifn->moveAfter(b).ok());
+  EXPECT_TRUE(g.nodeArray().empty()); // the list changed
+  EXPECT_EQ(order(g), (std::vector<Node *>{a, b, ifn}));
   g.addOutput(b->result(0));
   Node *dead = g.createNode("Relu", {x}, 1);
   ASSERT_TRUE(dead->erase().ok());

@@ -1,0 +1,78 @@
+//===- NodeLookahead.h - Prefetching ahead of a walk over a node list ----===//
+//
+// Note [Node lookahead]
+// A walk over a big graph's nodes that reads what each node points to (its
+// values, their definitions and names, its attributes) mostly waits for
+// memory, one miss after another. A NodeLookahead runs beside such a walk:
+// before the walk looks at node i it calls `far` on node i + farDistance
+// and `near` on node i + nearDistance (hints that start loading what the
+// walk will read; `near` comes later, for what `far`'s loads point to).
+//
+// The nodes ahead are found by following the list, one node at a time,
+// unless the graph holds its node list as an array (Graph::nodeArray, Note
+// [Node array]): then they are read from the array, and the nodes' own
+// lines are prefetched a few nodes before `far` runs on them, so that a
+// list whose order is not its memory order (a shuffled file after -topo)
+// is no longer walked one dependent miss at a time. Hints only: what the
+// walk reads and does is unchanged.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXIR_IR_NODELOOKAHEAD_H
+#define ONNXIR_IR_NODELOOKAHEAD_H
+
+#include "onnxir/IR/Graph.h"
+
+#include <cstddef>
+
+namespace onnxir {
+
+template <class Far, class Near> class NodeLookahead {
+public:
+  NodeLookahead(const Graph &g, unsigned farDistance, unsigned nearDistance, Far far, Near near)
+      : arr_(g.nodeArray()), far_(far), near_(near), farIt_(g.nodes().begin()), nearIt_(farIt_),
+        end_(g.nodes().end()), farD_(farDistance), nearD_(nearDistance) {
+    if (!arr_.empty()) {
+      for (size_t k = 0; k < (size_t)farD_ + kLines && k < arr_.size(); ++k) lines(arr_[k]);
+      for (size_t k = 0; k < farD_ && k < arr_.size(); ++k) far_(*arr_[k]);
+      for (size_t k = 0; k < nearD_ && k < arr_.size(); ++k) near_(*arr_[k]);
+      return;
+    }
+    for (unsigned i = 0; i < farD_ && farIt_ != end_; ++i) far_(*farIt_++);
+    for (unsigned i = 0; i < nearD_ && nearIt_ != end_; ++i) near_(*nearIt_++);
+  }
+
+  /// Once per node of the walk (in list order), before the node is looked
+  /// at.
+  void step() {
+    if (!arr_.empty()) {
+      const size_t n = arr_.size();
+      if (k_ + farD_ + kLines < n) lines(arr_[k_ + farD_ + kLines]);
+      if (k_ + farD_ < n) far_(*arr_[k_ + farD_]);
+      if (k_ + nearD_ < n) near_(*arr_[k_ + nearD_]);
+      ++k_;
+      return;
+    }
+    if (farIt_ != end_) far_(*farIt_++);
+    if (nearIt_ != end_) near_(*nearIt_++);
+  }
+
+private:
+  /// How far before `far` a node's own lines are prefetched.
+  static constexpr size_t kLines = 8;
+  static void lines(const Node *n) {
+    const char *p = reinterpret_cast<const char *>(n);
+    for (size_t off = 0; off < sizeof(Node); off += 64) __builtin_prefetch(p + off);
+    __builtin_prefetch(p + sizeof(Node) - 1);
+  }
+
+  llvm::ArrayRef<Node *> arr_;
+  Far far_;
+  Near near_;
+  Graph::NodeList::const_iterator farIt_, nearIt_, end_;
+  unsigned farD_, nearD_;
+  size_t k_ = 0;
+};
+
+} // namespace onnxir
+
+#endif // ONNXIR_IR_NODELOOKAHEAD_H
