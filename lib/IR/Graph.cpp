@@ -343,8 +343,10 @@ void Graph::insertNode(Node *n, Node *pos) {
 //
 // Note [Node array]
 // After such a reorder the graph keeps the array (moved in by a caller
-// that is done with it, as -topo is: no copy) as nodeArray(), until the list next changes
-// (listChanged() drops it with the positions). Walks that look ahead
+// that is done with it, as -topo is: no copy) as nodeArray(), until the
+// list next changes (listChanged() drops it with the positions; a walk
+// that looks ahead must therefore not change the list it walks, which none
+// of them does). Walks that look ahead
 // (NodeLookahead.h: the verifier, both passes of the save, the save's scan
 // for external tensors) then find the nodes ahead in the array instead of
 // following the list one miss at a time: on the shuffled 10^6-node chain
@@ -358,7 +360,7 @@ void Graph::reorderNodes(std::vector<Node *> order) {
     std::vector<bool> seen(n);
     for (size_t k = 0; k < n && permutation; ++k) {
       const Node *x = order[k];
-      if (k + 16 < n) __builtin_prefetch(&order[k + 16]->graph_);
+      if (k + 16 < n && order[k + 16]) __builtin_prefetch(&order[k + 16]->graph_);
       permutation = x && x->graph_ == this && !x->isReturn_ && x->index_ < n && !seen[x->index_];
       if (permutation) seen[x->index_] = true;
     }

@@ -671,9 +671,9 @@ public:
   // characters in the context's string table: in a graph whose list order
   // is not its memory order (a shuffled file after -topo) or whose values
   // are used far from where they were made, each is a cache miss, paid one
-  // after the other. So both passes over a node list prefetch, kFar nodes
+  // after the other. So both passes over a node list prefetch, 16 nodes
   // ahead, the values and the attribute array (Node::prefetchValues) and,
-  // kNear nodes ahead, once those have arrived, the names' characters and
+  // 8 nodes ahead, once those have arrived, the names' characters and
   // the attributes (Node::prefetchNames), with a NodeLookahead (Note [Node
   // lookahead]). Hints only: the bytes written are the same.
   void nodes(uint32_t f, const Graph &g, const Residual *r) {

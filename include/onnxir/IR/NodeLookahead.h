@@ -14,7 +14,8 @@
 // lines are prefetched a few nodes before `far` runs on them, so that a
 // list whose order is not its memory order (a shuffled file after -topo)
 // is no longer walked one dependent miss at a time. Hints only: what the
-// walk reads and does is unchanged.
+// walk reads and does is unchanged. The walk must not change the graph's
+// node list while the lookahead runs (that drops the array it reads).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXIR_IR_NODELOOKAHEAD_H
