@@ -35,7 +35,8 @@ using namespace onnxir::bench;
 
 namespace {
 
-// Best and median of `runs` verifications of `m`; false if one fails.
+// The first, best and median of `runs` verifications of `m`; false if one
+// reports anything but an order violation.
 bool timeVerify(const Model &m, int runs, double &first, double &best, double &median) {
   std::vector<double> t;
   for (int i = 0; i < runs; ++i) {
