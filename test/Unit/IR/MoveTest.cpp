@@ -425,6 +425,14 @@ TEST_F(MoveTest, NodeCountFollowsTheList) {
       << st;
   g.nodes().push_front(*a); // back in place, for the model's destruction
   EXPECT_TRUE(verify(m).ok()) << verify(m);
+  // The same with an order violation, so that the cycle search runs: b's
+  // definition a is off the list, its position past the list's end.
+  (void)a->indexInGraph();
+  g.reorderNodes({b, ifn, a}); // positions 0, 1, 2
+  g.nodes().remove(*a);        // a keeps position 2 of a list of 2
+  st = verify(m);
+  EXPECT_NE(std::string(st.message()).find("count of its nodes"), std::string::npos) << st;
+  g.nodes().push_back(*a);
 }
 
 TEST_F(MoveTest, IsBeforeAfterManyInserts) {
