@@ -306,6 +306,55 @@ TEST_F(VerifierTest, CycleOfOneNode) {
   EXPECT_IR_OK(m);
 }
 
+// The search keeps a node's first dependency apart from the others (Note
+// [Packed cycle search]): a self-use through a second operand is found too.
+TEST_F(VerifierTest, CycleOfOneNodeThroughItsSecondOperand) {
+  add->setOperand(1, add->result(0));
+  auto d = diags();
+  EXPECT_TRUE(hasDiag(d, K::Cycle, "graph \"main\" > node #1 \"n1\" (Add): depends on its own result"))
+      << describe(d);
+  add->setOperand(1, y);
+  EXPECT_IR_OK(m);
+}
+
+// An unsorted diamond, each node listed before what it uses, is out of
+// order but has no cycle: the search meets A again through D's second
+// dependency, already searched.
+TEST_F(VerifierTest, UnsortedDiamondIsNotACycle) {
+  Node *dn = g.createNode("Add", {x, y}, 1);
+  Node *b = g.createNode("Sin", {x}, 1);
+  Node *c = g.createNode("Cos", {x}, 1);
+  Node *a = g.createNode("Neg", {x}, 1);
+  b->setOperand(0, a->result(0));
+  c->setOperand(0, a->result(0));
+  dn->setOperand(0, b->result(0));
+  dn->setOperand(1, c->result(0));
+  g.addOutput(dn->result(0));
+  auto d = diags();
+  EXPECT_TRUE(hasDiag(d, K::OrderViolation)) << describe(d);
+  EXPECT_FALSE(hasDiag(d, K::Cycle)) << describe(d);
+}
+
+// A cycle closed through a node's third dependency, after its first two
+// have been searched and found to lead nowhere back.
+TEST_F(VerifierTest, CycleThroughALaterDependency) {
+  Node *s = g.createNode("Sum", {relu->result(0), y, x}, 1);
+  s->setName("S");
+  Node *n = g.createNode("Neg", {s->result(0)}, 1);
+  n->setName("N");
+  g.addOutput(n->result(0));
+  ASSERT_IR_OK(m);
+  s->setOperand(2, n->result(0)); // S -> N -> S, through S's third input
+  auto d = diags();
+  const Diagnostic *cy = findDiag(d, K::Cycle);
+  ASSERT_NE(cy, nullptr) << describe(d);
+  EXPECT_EQ(cy->message, "graph \"main\": dependency cycle through\n"
+                         "  graph \"main\" > node #3 \"S\" (Sum)\n"
+                         "  graph \"main\" > node #4 \"N\" (Neg)");
+  s->setOperand(2, x);
+  EXPECT_IR_OK(m);
+}
+
 TEST_F(VerifierTest, CycleThroughASubgraphCaptureIsReported) {
   // The If's then-branch uses the result of a node that uses the If.
   Node *after = g.createNode("Neg", {ifn->result(0)}, 1);
