@@ -307,12 +307,15 @@ TEST_F(VerifierTest, CycleOfOneNode) {
 }
 
 // The search keeps a node's first dependency apart from the others (Note
-// [Packed cycle search]): a self-use through a second operand is found too.
-TEST_F(VerifierTest, CycleOfOneNodeThroughItsSecondOperand) {
+// [Packed cycle search]): a self-use that is not the node's first
+// dependency (Relu is) is found too.
+TEST_F(VerifierTest, CycleOfOneNodeThroughItsSecondDependency) {
+  add->setOperand(0, relu->result(0));
   add->setOperand(1, add->result(0));
   auto d = diags();
   EXPECT_TRUE(hasDiag(d, K::Cycle, "graph \"main\" > node #1 \"n1\" (Add): depends on its own result"))
       << describe(d);
+  add->setOperand(0, x);
   add->setOperand(1, y);
   EXPECT_IR_OK(m);
 }
