@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/Model.h"
+#include "onnxir/IR/NodeLookahead.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/Passes.h"
 
@@ -68,20 +69,14 @@ absl::StatusOr<bool> topologicalSort(Graph &g, int64_t *nodesMoved) {
   // node before. Walked one node at a time that is a wait on each miss, in
   // turn (most of -topo's time on the shuffled 10^6-node chain). So, as in
   // the verifier's walk (Note [Verifier lookahead]), the nodes ahead in
-  // `order` are prefetched: their own lines kLines ahead, the values they
-  // use kFar ahead, those values' definitions kNear ahead. Hints only.
-  constexpr uint32_t kNear = 8, kFar = 16, kLines = 24;
-  auto nodeLines = [](const Node *n) {
-    const char *p = reinterpret_cast<const char *>(n);
-    for (size_t off = 0; off < sizeof(Node); off += 64) __builtin_prefetch(p + off);
-  };
-  for (uint32_t i = 0; i < kLines && i < N; ++i) nodeLines(order[i]);
-  for (uint32_t i = 0; i < kFar && i < N; ++i) order[i]->prefetchOperandValues();
-  for (uint32_t i = 0; i < kNear && i < N; ++i) order[i]->prefetchOperandDefinitions();
+  // `order` are prefetched (a NodeLookahead over the array, Note [Node
+  // lookahead]): their own lines 24 ahead, the values they use 16 ahead,
+  // those values' definitions 8 ahead. Hints only.
+  NodeLookahead ahead(
+      llvm::ArrayRef<Node *>(order), 16, 8, [](const Node &n) { n.prefetchOperandValues(); },
+      [](const Node &n) { n.prefetchOperandDefinitions(); });
   for (uint32_t i = 0; i < N; ++i) {
-    if (i + kLines < N) nodeLines(order[i + kLines]);
-    if (i + kFar < N) order[i + kFar]->prefetchOperandValues();
-    if (i + kNear < N) order[i + kNear]->prefetchOperandDefinitions();
+    ahead.step();
     size_t begin = preds.size();
     predFirst[i] = (uint32_t)begin;
     dependencies(g, order[i], order[i], preds);

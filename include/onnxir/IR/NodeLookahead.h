@@ -10,7 +10,8 @@
 //
 // The nodes ahead are found by following the list, one node at a time,
 // unless the graph holds its node list as an array (Graph::nodeArray, Note
-// [Node array]): then they are read from the array, and the nodes' own
+// [Node array]) or the walk goes over an array of its own (-topo's copy of
+// the list): then they are read from the array, and the nodes' own
 // lines are prefetched a few nodes before `far` runs on them, so that a
 // list whose order is not its memory order (a shuffled file after -topo)
 // is no longer walked one dependent miss at a time. Hints only: what the
@@ -29,17 +30,23 @@ namespace onnxir {
 
 template <class Far, class Near> class NodeLookahead {
 public:
+  /// Beside a walk over `g`'s node list.
   NodeLookahead(const Graph &g, unsigned farDistance, unsigned nearDistance, Far far, Near near)
       : arr_(g.nodeArray()), far_(far), near_(near), farIt_(g.nodes().begin()), nearIt_(farIt_),
         end_(g.nodes().end()), farD_(farDistance), nearD_(nearDistance) {
     if (!arr_.empty()) {
-      for (size_t k = 0; k < (size_t)farD_ + kLines && k < arr_.size(); ++k) lines(arr_[k]);
-      for (size_t k = 0; k < farD_ && k < arr_.size(); ++k) far_(*arr_[k]);
-      for (size_t k = 0; k < nearD_ && k < arr_.size(); ++k) near_(*arr_[k]);
+      startArray();
       return;
     }
     for (unsigned i = 0; i < farD_ && farIt_ != end_; ++i) far_(*farIt_++);
     for (unsigned i = 0; i < nearD_ && nearIt_ != end_; ++i) near_(*nearIt_++);
+  }
+
+  /// Beside a walk over `nodes`, in order (a pass's own array of a list).
+  NodeLookahead(llvm::ArrayRef<Node *> nodes, unsigned farDistance, unsigned nearDistance, Far far,
+                Near near)
+      : arr_(nodes), far_(far), near_(near), farD_(farDistance), nearD_(nearDistance) {
+    startArray(); // empty: step() finds farIt_ == end_ and does nothing
   }
 
   /// Once per node of the walk (in list order), before the node is looked
@@ -58,6 +65,12 @@ public:
   }
 
 private:
+  void startArray() {
+    for (size_t k = 0; k < (size_t)farD_ + kLines && k < arr_.size(); ++k) lines(arr_[k]);
+    for (size_t k = 0; k < farD_ && k < arr_.size(); ++k) far_(*arr_[k]);
+    for (size_t k = 0; k < nearD_ && k < arr_.size(); ++k) near_(*arr_[k]);
+  }
+
   /// How far before `far` a node's own lines are prefetched.
   static constexpr size_t kLines = 8;
   static void lines(const Node *n) {
