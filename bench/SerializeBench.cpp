@@ -434,6 +434,7 @@ int main(int argc, char **argv) {
   std::string dir = (fs::temp_directory_path() / "onnxir-bench").string();
   int runs = 3;
   bool keep = false, quick = false, saveOnlyMode = false;
+  std::string only; // measure only the models whose label contains this
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--dir" && i + 1 < argc) dir = argv[++i];
@@ -442,9 +443,10 @@ int main(int argc, char **argv) {
     else if (a == "--quick") quick = true;
     else if (a == "--cpu") useCpuClock() = true;
     else if (a == "--save-only") saveOnlyMode = true;
+    else if (a == "--only" && i + 1 < argc) only = argv[++i];
     else {
       std::fprintf(stderr, "usage: onnxir-bench [--dir DIR] [--runs N] [--keep] [--quick] [--cpu] "
-                           "[--save-only]\n");
+                           "[--save-only] [--only TEXT]\n");
       return 2;
     }
   }
@@ -464,6 +466,10 @@ int main(int argc, char **argv) {
                       dir + "/transformer" + std::to_string(n) + ".onnx"});
   std::string wp = dir + "/weights.onnx";
   models.push_back({"weights " + std::to_string(weightsMB) + "MB", wp});
+  // Every model is generated (a later run finds them), only some measured.
+  auto measured = [&](const std::string &label) {
+    return only.empty() || label.find(only) != std::string::npos;
+  };
   // Generate in a child so that the measuring parent stays small (a forked
   // child's peak RSS starts at the parent's RSS).
   Sample gen = inChild([&] {
@@ -489,6 +495,7 @@ int main(int argc, char **argv) {
     std::printf("%-14s %6s | %8s %8s %6s | %9s %9s\n", "model", "size", "save", "old save",
                 "ratio", "save +RSS", "old +RSS");
     for (auto &[label, path] : models) {
+      if (!measured(label)) continue;
       std::string out = dir + "/out/o.onnx";
       Sample sn = median(runs, [&] { return saveOnly(path, out, false, false); });
       Sample so = median(runs, [&] { return saveOnly(path, out, true, false); });
@@ -511,6 +518,7 @@ int main(int argc, char **argv) {
               "ratio", "pb RSS", "rt RSS", "ratio", "opt RSS", "ratio", "old rt", "ratio",
               "old opt", "ratio", "old RSS", "ratio");
   for (auto &[label, path] : models) {
+    if (!measured(label)) continue;
     std::string out = dir + "/out/o.onnx", pbout = dir + "/out/pb.onnx";
     Sample pp = median(runs, [&] { return pbParse(path); });
     Sample prt = median(runs, [&] { return pbRoundTrip(path, pbout); });
@@ -538,6 +546,10 @@ int main(int argc, char **argv) {
   // External data: the model file is tiny; the round trip into another
   // directory must copy every tensor (into out/ext.bin).
   std::string ep = dir + "/ext.onnx";
+  if (!measured("external")) {
+    if (!keep) fs::remove_all(dir);
+    return 0;
+  }
   Sample eli = median(runs, [&] { return lift(ep); });
   LowerOptions elo;
   elo.externalDataFile = "ext.bin";
