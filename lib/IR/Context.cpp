@@ -93,6 +93,31 @@ void Context::deallocateObject(void *p, size_t size) {
 #endif
 }
 
+// Note [Line-aligned objects].
+void *Context::allocateLineObject(size_t size) {
+  assert(size % kCacheLine == 0 && "a line object is whole lines");
+  if (size > kPooledLineMax) return ::operator new(size, std::align_val_t(kCacheLine));
+  FreeObject *&head = freeLines_[size / kCacheLine];
+  if (FreeObject *f = head) {
+    head = f->next;
+    return f;
+  }
+  return lineAlloc_.Allocate(size, llvm::Align(kCacheLine));
+}
+
+void Context::deallocateLineObject(void *p, size_t size) {
+  if (size > kPooledLineMax) {
+    ::operator delete(p, std::align_val_t(kCacheLine));
+    return;
+  }
+#if LLVM_ADDRESS_SANITIZER_BUILD
+  __asan_poison_memory_region(p, size); // never reused, as in deallocateObject
+#else
+  FreeObject *&head = freeLines_[size / kCacheLine];
+  head = new (p) FreeObject{head};
+#endif
+}
+
 llvm::StringRef Context::save(llvm::StringRef s) {
   if (s.empty()) return llvm::StringRef();
   char *p = alloc_.Allocate<char>(s.size() + 1);

@@ -18,14 +18,18 @@ Node::Node(Graph *g, llvm::StringRef opType, llvm::StringRef domain)
     : graph_(g), opType_(g->getContext().intern(opType)),
       domain_(g->getContext().intern(domain)) {}
 
+// Note [Line-aligned objects]: whole lines, so that a node's order fields
+// (graph_, order_, index_) are one line.
+static_assert(sizeof(Node) % Context::kCacheLine == 0, "Node is a whole number of cache lines");
+
 Node *Node::create(Graph *g, llvm::StringRef opType, llvm::StringRef domain) {
-  return new (g->getContext().allocateObject(sizeof(Node))) Node(g, opType, domain);
+  return new (g->getContext().allocateLineObject(sizeof(Node))) Node(g, opType, domain);
 }
 
 void Node::destroy(Node *n) {
   Context &ctx = n->graph_->getContext();
   n->~Node();
-  ctx.deallocateObject(n, sizeof(Node));
+  ctx.deallocateLineObject(n, sizeof(Node));
 }
 
 Node::~Node() {
@@ -110,9 +114,8 @@ void Node::prefetchOperandValues() const {
     const Use &u = operands_[i];
     if (!u.value_) continue;
     // The value's first fields (kind, graph, node, name, type, list head)
-    // span at most two lines.
-    __builtin_prefetch(&u.value_->kind_);
-    __builtin_prefetch(&u.value_->firstUse_);
+    // are its first line (Note [Line-aligned objects]).
+    __builtin_prefetch(u.value_);
     __builtin_prefetch(u.prev_);
   }
 }
@@ -121,8 +124,7 @@ void Node::prefetchOperandDefinitions() const {
   for (unsigned i = 0; i < numOperands_; ++i)
     if (const Value *v = operands_[i].value_)
       if (const Node *d = v->definingNode()) {
-        __builtin_prefetch(&d->graph_);
-        __builtin_prefetch(&d->index_);
+        __builtin_prefetch(&d->graph_); // with order_ and index_: one line
       }
 }
 

@@ -57,13 +57,16 @@ unsigned Use::getOperandNo() const {
 // Value
 //===----------------------------------------------------------------------===//
 
+// Note [Line-aligned objects]: whole lines, the fields walks read first.
+static_assert(sizeof(Value) % Context::kCacheLine == 0, "Value is a whole number of cache lines");
+
 Value *Value::create(Context &ctx, Kind k, Graph *g, Node *n, unsigned idx) {
-  return new (ctx.allocateObject(sizeof(Value))) Value(k, g, n, idx);
+  return new (ctx.allocateLineObject(sizeof(Value))) Value(k, g, n, idx);
 }
 
 void Value::destroy(Context &ctx, Value *v) {
   v->~Value();
-  ctx.deallocateObject(v, sizeof(Value));
+  ctx.deallocateLineObject(v, sizeof(Value));
 }
 
 Value::~Value() {

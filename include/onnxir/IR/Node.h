@@ -57,6 +57,14 @@ struct NodeDeviceConfiguration {
 };
 
 class Node : public llvm::ilist_node<Node> {
+  // First, after the list links: what order checks read of a defining node
+  // (isBefore, indexInGraph), the node's first line (Note [Line-aligned
+  // objects] in Context.h; prefetchOperandDefinitions).
+  Graph *graph_;
+  uint64_t order_ = 0;
+  mutable unsigned index_ = 0; ///< valid while graph_->indexValid_
+  bool isReturn_ = false;
+
 public:
   ~Node();
   Node(const Node &) = delete;
@@ -223,12 +231,6 @@ private:
   void unregisterResults();
   static absl::Status moveImpl(Node *self, Graph *target, Node *pos);
 
-  Graph *graph_;
-  // Next to graph_: what order checks read of a defining node (isBefore,
-  // indexInGraph), one cache line (prefetchOperandDefinitions).
-  uint64_t order_ = 0;
-  mutable unsigned index_ = 0; ///< valid while graph_->indexValid_
-  bool isReturn_ = false;
   llvm::StringRef opType_, domain_, overload_, name_;
   Use *operands_ = nullptr; ///< numOperands_ slots (Note [IR storage])
   unsigned numOperands_ = 0;

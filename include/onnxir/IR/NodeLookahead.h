@@ -74,9 +74,10 @@ private:
   /// How far before `far` a node's own lines are prefetched.
   static constexpr size_t kLines = 8;
   static void lines(const Node *n) {
+    // A node is whole lines, from a line's start (Note [Line-aligned
+    // objects] in Context.h).
     const char *p = reinterpret_cast<const char *>(n);
     for (size_t off = 0; off < sizeof(Node); off += 64) __builtin_prefetch(p + off);
-    __builtin_prefetch(p + sizeof(Node) - 1);
   }
 
   llvm::ArrayRef<Node *> arr_;

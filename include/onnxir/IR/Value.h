@@ -130,6 +130,20 @@ public:
     NodeResult,        ///< result #resultIndex() of definingNode()
   };
 
+private:
+  // First, so that they are the value's first line (Note [Line-aligned
+  // objects] in Context.h): what walks over the graph read of a value.
+  Kind kind_;
+  unsigned index_;
+  unsigned numUses_ = 0; ///< length of the use list
+  Graph *graph_;       // for inputs/initializers
+  Node *node_;         // for node results
+  llvm::StringRef name_;
+  const Type *type_ = nullptr;
+  Use *firstUse_ = nullptr;
+
+public:
+
   Value(const Value &) = delete;
   Value &operator=(const Value &) = delete;
   ~Value();
@@ -183,7 +197,7 @@ public:
   /// A hint for bulk readers: starts loading what linking a use to this
   /// value writes (the use count and the list head). Changes nothing.
   void prefetchForLink() const {
-    __builtin_prefetch(&numUses_, 1);
+    // Both in the value's first line (Note [Line-aligned objects]).
     __builtin_prefetch(&firstUse_, 1);
   }
   /// True if some use is a graph output (of any graph).
@@ -206,14 +220,6 @@ private:
   static void destroy(Context &ctx, Value *v);
   void syncTensorName();
 
-  Kind kind_;
-  unsigned index_;
-  unsigned numUses_ = 0; ///< length of the use list
-  Graph *graph_;       // for inputs/initializers
-  Node *node_;         // for node results
-  llvm::StringRef name_;
-  const Type *type_ = nullptr;
-  Use *firstUse_ = nullptr;
   std::unique_ptr<Tensor> tensor_;
   std::unique_ptr<SparseTensor> sparse_;
   // Every value_info record of the defining graph whose `value` is this one
