@@ -21,6 +21,25 @@ namespace {
 
 bool isDead(const Node &n) { return n.numResults() > 0 && !n.hasUses(); }
 
+// Note [Result sweep]
+// A kept node may lose results: an optional one nothing uses becomes an
+// empty slot, and empty slots at the end go. Looking at every node of the
+// model for that was a second walk over all of them (and each result) after
+// the erasing, as long as the first; on a model with nothing to remove it
+// was half the pass. Only two kinds of kept node can have something to
+// trim: one that had an unused result or a trailing empty slot when the
+// pass began (the first walk, which reads the same results to find the dead
+// nodes, notes them), and one whose result lost its last use to an erase
+// (noted there). So only those are looked at after the erasing.
+bool mayTrimResults(const Node &n) {
+  const unsigned k = n.numResults();
+  if (k == 0) return false;
+  if (!n.result(k - 1)) return true;
+  for (unsigned i = 0; i < k; ++i)
+    if (Value *r = n.result(i); r && r->useEmpty()) return true;
+  return false;
+}
+
 // Values used by `n` (operands, and captures of its subgraphs) that are
 // defined outside n.
 // True if `v` is defined inside one of `root`'s subgraphs (at any depth):
@@ -55,9 +74,20 @@ absl::StatusOr<bool> eliminateDeadCode(Model &m, const DCEOptions &opts, DCEStat
   // that died inside the subgraphs of an erased node: only those are
   // remembered, not a set of every live node.
   std::vector<Node *> work;
+  // Note [Result sweep]: the kept nodes whose results may need trimming
+  // (an unused result, a trailing empty slot), found in the same walk as
+  // the dead ones and as erasing makes results unused; `sweepSet` holds
+  // those not erased since.
+  std::vector<Node *> sweep;
+  llvm::DenseSet<Node *> sweepSet;
+  auto addSweep = [&](Node *n) {
+    if (sweepSet.insert(n).second) sweep.push_back(n);
+  };
   m.walkGraphs([&](Graph *g) {
-    for (Node &n : g->nodes())
+    for (Node &n : g->nodes()) {
       if (isDead(n)) work.push_back(&n);
+      else if (mayTrimResults(n)) addSweep(&n);
+    }
   });
   llvm::DenseSet<Node *> erasedNested;
   bool changed = false;
@@ -71,15 +101,21 @@ absl::StatusOr<bool> eliminateDeadCode(Model &m, const DCEOptions &opts, DCEStat
     collectInputs(n, n, inputs);
     if (n->hasSubgraphs())
       for (Graph *g : n->subgraphs())
-        g->walk([&](Node *k) { erasedNested.insert(k); });
+        g->walk([&](Node *k) {
+          erasedNested.insert(k);
+          if (!sweepSet.empty()) sweepSet.erase(k);
+        });
+    if (!sweepSet.empty()) sweepSet.erase(n);
     auto s = n->erase();
     if (!s.ok()) return s;
     ++st.nodesRemoved;
     changed = true;
     producers.clear();
     for (Value *v : inputs)
-      if (Node *d = v->definingNode())
+      if (Node *d = v->definingNode()) {
         if (isDead(*d)) producers.push_back(d);
+        else if (v->useEmpty()) addSweep(d);
+      }
     if (producers.size() > 1) {
       std::sort(producers.begin(), producers.end());
       producers.erase(std::unique(producers.begin(), producers.end()), producers.end());
@@ -88,18 +124,19 @@ absl::StatusOr<bool> eliminateDeadCode(Model &m, const DCEOptions &opts, DCEStat
   }
   // Unused optional results of kept nodes become empty slots, and trailing
   // empty slots go.
-  m.walkGraphs([&](Graph *g) {
-    for (Node &n : g->nodes()) {
-      for (unsigned i = 0; i < n.numResults(); ++i) {
-        Value *r = n.result(i);
-        // Optional in the op's schema (OpSchema.h): an unused one may go.
-        if (r && r->useEmpty() && isOptionalResult(n, i) && n.hasUses()) {
-          (void)n.eraseResult(i);
-          changed = true;
-        }
+  for (Node *n : sweep) {
+    if (!sweepSet.count(n)) continue; // erased after it was noted
+    for (unsigned i = 0; i < n->numResults(); ++i) {
+      Value *r = n->result(i);
+      // Optional in the op's schema (OpSchema.h): an unused one may go.
+      if (r && r->useEmpty() && isOptionalResult(*n, i) && n->hasUses()) {
+        (void)n->eraseResult(i);
+        changed = true;
       }
-      n.trimTrailingEmptyResults();
     }
+    n->trimTrailingEmptyResults();
+  }
+  m.walkGraphs([&](Graph *g) {
     unsigned r = g->removeInitializersIf([](Value *) { return true; });
     st.initializersRemoved += r;
     changed |= r > 0;
