@@ -63,6 +63,50 @@ void collectInputs(Node *root, Node *n, std::vector<Value *> &out) {
   }
 }
 
+// Note [DCE lookahead]
+// Erasing a node touches places all over memory: the node, its operand
+// slots, each used value and the uses beside it in that value's list (the
+// unlinking writes them), its results and their name records (unregistered),
+// and then, to see whether they died, the array of results of each
+// producer. In a shuffled graph each of them is a miss, and erasing node by
+// node waits for them one after another. So the work list is a queue: the
+// nodes an erase makes dead wait behind those already there (with a stack
+// they were erased right after, too soon for a hint to help), and the
+// entries a few places ahead are known. They get hints, in four steps that
+// each need what the step before loaded: the node's lines (kLinesAhead
+// entries ahead), its operand slots (kSlotsAhead), its operand values, their
+// list neighbours and its results (kUsesAhead), the name records and the
+// producers' result arrays (kNamesAhead). Hints only: the order of erasing
+// is the queue's, whatever they do, and what is erased does not depend on
+// the order. An entry may have been erased with the subgraphs of a node
+// erased before it (erasedNested); the steps that read a node's fields are
+// skipped once that has happened. On the shuffled 10^6-node chain (375,000
+// nodes erased) the erasing took 0.21-0.24 s with a stack and no hints,
+// 0.18-0.24 s with hints on the stack, and takes 0.10-0.14 s as it is
+// (CPU time of the loop alone, 6 runs each; bench/README.md).
+constexpr size_t kLinesAhead = 16, kSlotsAhead = 12, kUsesAhead = 8, kNamesAhead = 4;
+
+void prefetchNodeLines(const Node *n) {
+  const char *p = reinterpret_cast<const char *>(n);
+  for (size_t off = 0; off < sizeof(Node); off += 64) __builtin_prefetch(p + off);
+}
+
+void prefetchUses(const Node &n) {
+  n.prefetchOperandValues(); // the values, and the uses before these
+  for (const Use &u : n.operandUses())
+    if (const Use *next = u.getNext()) __builtin_prefetch(next, 1);
+  for (unsigned i = 0; i < n.numResults(); ++i)
+    if (const Value *r = n.result(i)) __builtin_prefetch(r);
+}
+
+void prefetchNamesAndProducers(const Node &n) {
+  for (unsigned i = 0; i < n.numResults(); ++i)
+    if (const Value *r = n.result(i)) Context::prefetchNameRecord(r->name());
+  for (const Use &u : n.operandUses())
+    if (const Value *v = u.get())
+      if (const Node *d = v->definingNode()) d->prefetchResults();
+}
+
 } // namespace
 
 absl::StatusOr<bool> eliminateDeadCode(Model &m, const DCEOptions &opts, DCEStatistics *stats) {
@@ -70,7 +114,7 @@ absl::StatusOr<bool> eliminateDeadCode(Model &m, const DCEOptions &opts, DCEStat
   DCEStatistics &st = stats ? *stats : local;
   // Each node enters the work list once: the dead ones at the start, and a
   // producer at the moment the erase of its last user makes it dead (it
-  // had a use until then). So nothing popped has been erased, except nodes
+  // had a use until then). So nothing taken from it has been erased, except nodes
   // that died inside the subgraphs of an erased node: only those are
   // remembered, not a set of every live node.
   std::vector<Node *> work;
@@ -93,9 +137,17 @@ absl::StatusOr<bool> eliminateDeadCode(Model &m, const DCEOptions &opts, DCEStat
   bool changed = false;
   std::vector<Value *> inputs;
   std::vector<Node *> producers;
-  while (!work.empty()) {
-    Node *n = work.back();
-    work.pop_back();
+  // A queue: work[next] is erased next, and what an erase makes dead is
+  // erased after what is already waiting (Note [DCE lookahead]).
+  for (size_t next = 0; next < work.size();) {
+    const size_t w = work.size();
+    if (next + kLinesAhead < w) prefetchNodeLines(work[next + kLinesAhead]);
+    if (erasedNested.empty()) {
+      if (next + kSlotsAhead < w) work[next + kSlotsAhead]->prefetchOperandSlots();
+      if (next + kUsesAhead < w) prefetchUses(*work[next + kUsesAhead]);
+      if (next + kNamesAhead < w) prefetchNamesAndProducers(*work[next + kNamesAhead]);
+    }
+    Node *n = work[next++];
     if (!erasedNested.empty() && erasedNested.count(n)) continue;
     inputs.clear();
     collectInputs(n, n, inputs);

@@ -115,6 +115,15 @@ public:
   /// and of the node's own name. They change nothing.
   void prefetchValues() const;
   void prefetchNames() const;
+  /// A hint for walks that ask whether a node's results are used (-dce):
+  /// starts loading its array of results. Changes nothing.
+  void prefetchResults() const { __builtin_prefetch(&results_); }
+  /// A hint: starts loading the node's array of operand slots.
+  void prefetchOperandSlots() const {
+    if (!numOperands_) return;
+    __builtin_prefetch(operands_);
+    __builtin_prefetch(reinterpret_cast<const char *>(operands_ + numOperands_) - 1);
+  }
   /// Operand values in order (null for empty slots).
   std::vector<Value *> operands() const;
   void setOperand(unsigned i, Value *v) { operands_[i].set(v); }
