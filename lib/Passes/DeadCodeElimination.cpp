@@ -114,9 +114,9 @@ absl::StatusOr<bool> eliminateDeadCode(Model &m, const DCEOptions &opts, DCEStat
   DCEStatistics &st = stats ? *stats : local;
   // Each node enters the work list once: the dead ones at the start, and a
   // producer at the moment the erase of its last user makes it dead (it
-  // had a use until then). So nothing taken from it has been erased, except nodes
-  // that died inside the subgraphs of an erased node: only those are
-  // remembered, not a set of every live node.
+  // had a use until then). So nothing taken from it has been erased,
+  // except nodes that died inside the subgraphs of an erased node: only
+  // those are remembered, not a set of every live node.
   std::vector<Node *> work;
   // Note [Result sweep]: the kept nodes whose results may need trimming
   // (an unused result, a trailing empty slot), found in the same walk as

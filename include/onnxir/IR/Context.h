@@ -13,13 +13,15 @@
 // Note [IR storage]
 // Nodes, values, operand arrays, attribute arrays and the attributes the
 // lift makes (Node::newAttr) are carved from the context's slabs
-// (llvm::BumpPtrAllocator, Note [Prefaulted slabs]), in the order they are made, next to the
-// interned names they carry: a lift of 10^6 nodes makes millions of small
-// objects, and one malloc each (with its header, its search and its free at
-// exit) was a tenth of the load; in slabs, what is made together sits
-// together, which is also what walks over the graph touch together (nodes
-// and values in slabs of their own, Note [Line-aligned objects]). Erasing an object runs its destructor and puts its memory
-// on a free list of its size class (16-byte steps up to 1 KiB; bigger
+// (llvm::BumpPtrAllocator, Note [Prefaulted slabs]), in the order they are
+// made: a lift of 10^6 nodes makes millions of small objects, and one
+// malloc each (with its header, its search and its free at exit) was a
+// tenth of the load; in slabs, what is made together sits together, which
+// is also what walks over the graph touch together. Nodes and values have
+// slabs of their own (Note [Line-aligned objects]); names, operand and
+// attribute arrays and attributes share the others. Erasing an object runs
+// its destructor and puts its memory on a free list of its size class
+// (16-byte steps up to 1 KiB, 64-byte steps for nodes and values; bigger
 // operand arrays use the heap), reused by the next object of that size; the
 // slabs are released with the context, which outlives every graph made in
 // it. Under AddressSanitizer freed objects are poisoned and never reused,
