@@ -11,9 +11,9 @@
 // median time, and the first as a share of the load (the first is the one
 // onnx-opt pays: the IR has just been made or changed). The -topo pass
 // itself is timed the same way (`-topo`: first, best, median of N sorts of
-// the graph after -dce, put back in its unsorted order before each). The load is
-// measured once per round; the whole is repeated for 3 rounds, files in
-// turn, printing each round. With --save DIR, each state is also saved N
+// the graph after -dce, put back in its unsorted order before each). The
+// load is measured once per round; the whole is repeated for 3 rounds,
+// files in turn, printing each round. With --save DIR, each state is also saved N
 // times (saveModel to DIR/verify-bench-save.onnx) and the best save is
 // printed: the save walks the node list as the verifier does.
 //

@@ -476,7 +476,8 @@ int onnxOptMain(int argc, char **argv) {
     }
     if (auto s = saveModelFile(*model, gOutput, so); !s.ok()) fail(std::string(s.message()));
   }
-  if (gTimePasses) printRunTimes(loadSeconds, verifyInputSeconds, schemaSeconds, pm, secondsSince(saveStart));
+  if (gTimePasses)
+    printRunTimes(loadSeconds, verifyInputSeconds, schemaSeconds, pm, secondsSince(saveStart));
   if (gSummary) {
     Summary after = summarize(*model);
     after.fileSize = fileSize(gOutput);

@@ -118,6 +118,12 @@ public:
   /// A hint for walks that ask whether a node's results are used (-dce):
   /// starts loading its array of results. Changes nothing.
   void prefetchResults() const { __builtin_prefetch(&results_); }
+  /// A hint: starts loading the node's own lines, all of them (a node is
+  /// whole lines from a line's start, Note [Line-aligned objects]).
+  void prefetchLines() const {
+    const char *p = reinterpret_cast<const char *>(this);
+    for (size_t off = 0; off < sizeof(Node); off += 64) __builtin_prefetch(p + off);
+  }
   /// A hint: starts loading the node's array of operand slots.
   void prefetchOperandSlots() const {
     if (!numOperands_) return;

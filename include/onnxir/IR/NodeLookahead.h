@@ -73,12 +73,7 @@ private:
 
   /// How far before `far` a node's own lines are prefetched.
   static constexpr size_t kLines = 8;
-  static void lines(const Node *n) {
-    // A node is whole lines, from a line's start (Note [Line-aligned
-    // objects] in Context.h).
-    const char *p = reinterpret_cast<const char *>(n);
-    for (size_t off = 0; off < sizeof(Node); off += 64) __builtin_prefetch(p + off);
-  }
+  static void lines(const Node *n) { n->prefetchLines(); }
 
   llvm::ArrayRef<Node *> arr_;
   Far far_;
