@@ -10,6 +10,33 @@ namespace {
 
 struct MutationTest : ::testing::Test, BasicModel {};
 
+// Note [Line-aligned objects]: every node and value starts on a cache line,
+// whatever was carved between them (names, operand arrays, attributes) and
+// when its memory is reused after an erase.
+TEST_F(MutationTest, NodesAndValuesStartOnACacheLine) {
+  auto aligned = [](const void *p) { return reinterpret_cast<uintptr_t>(p) % 64 == 0; };
+  std::vector<Node *> made;
+  Value *prev = x;
+  for (int i = 0; i < 50; ++i) {
+    Node *n = g.createNode(i % 2 ? "Add" : "Relu", i % 2 ? std::vector<Value *>{prev, x}
+                                                         : std::vector<Value *>{prev}, 1);
+    n->setName(std::string(size_t(i % 7 + 1), 'n')); // odd-sized names in between
+    EXPECT_TRUE(aligned(n)) << i;
+    EXPECT_TRUE(aligned(n->result(0))) << i;
+    made.push_back(n);
+    prev = n->result(0);
+  }
+  for (int i = 49; i >= 40; --i) ASSERT_TRUE(made[(size_t)i]->erase().ok());
+  for (int i = 0; i < 10; ++i) { // reuses the freed memory (outside sanitizer builds)
+    Node *n = g.createNode("Relu", {x}, 2);
+    EXPECT_TRUE(aligned(n)) << i;
+    EXPECT_TRUE(aligned(n->result(0)) && aligned(n->result(1))) << i;
+  }
+  Value *in = *g.addInput("aligned_input");
+  EXPECT_TRUE(aligned(in));
+  EXPECT_IR_OK(m);
+}
+
 TEST_F(MutationTest, AddAndEraseResults) {
   Node *n = g.createNode("Split", {x}, 1);
   auto r1 = n->addResult("second");
