@@ -9,7 +9,12 @@
 // N times after -dce, and N times after -topo: the three verifications of
 // `onnx-opt -dce -topo`. Prints, per state, the first, the best and the
 // median time, and the first as a share of the load (the first is the one
-// onnx-opt pays: the IR has just been made or changed). The -topo pass
+// onnx-opt pays: the IR has just been made or changed). On an unsorted
+// graph only the first verification as loaded searches for cycles: the
+// repeats, and the verifications after -dce, which adds no dependency,
+// find the graph known to be acyclic (Note [Known acyclic graphs] in
+// lib/IR/Verifier.cpp), so the best and median of "input" are those of
+// the walk alone. The -topo pass
 // itself is timed the same way (`-topo`: first, best, median of N sorts of
 // the graph after -dce, put back in its unsorted order before each). The
 // load is measured once per round; the whole is repeated for 3 rounds,

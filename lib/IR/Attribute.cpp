@@ -35,6 +35,9 @@ Attribute::~Attribute() {
 Graph *Attribute::addGraph(std::unique_ptr<Graph> g) {
   assert(g->parentAttr_ == nullptr && g->function_ == nullptr && "graph already has a parent");
   g->parentAttr_ = this;
+  // Its captures become dependencies of the node (Note [Known acyclic
+  // graphs]).
+  g->getContext().noteNewDependencies();
   if (node_) node_->addToSubgraphCount(1);
   graphs_.push_back(std::move(g));
   return graphs_.back().get();

@@ -311,6 +311,9 @@ void Graph::renumber() {
 }
 
 void Graph::insertNode(Node *n, Node *pos) {
+  // A node coming from another graph brings its dependencies (Note [Known
+  // acyclic graphs]); a new one has none yet, and this costs nothing.
+  ctx_->noteNewDependencies();
   n->graph_ = this;
   if (n->hasSubgraphs()) ++nodesWithSubgraphs_;
   listChanged();

@@ -258,6 +258,7 @@ void Node::appendAttr(Attribute *a) {
   if (numAttrs_ == capAttrs_) reserveAttributes(1);
   a->node_ = this;
   addToSubgraphCount((int)a->numGraphs());
+  if (a->numGraphs()) graph_->getContext().noteNewDependencies(); // subgraphs' captures
   attrs_[numAttrs_++] = a;
 }
 
@@ -290,6 +291,7 @@ Attribute &Node::setAttr(std::unique_ptr<Attribute> a) {
       Attribute *old = attrs_[i];
       a->node_ = this;
       addToSubgraphCount((int)a->numGraphs() - (int)old->numGraphs());
+      if (a->numGraphs()) graph_->getContext().noteNewDependencies(); // subgraphs' captures
       attrs_[i] = a.release();
       destroyAttr(old);
       return *attrs_[i];

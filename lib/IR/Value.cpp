@@ -20,6 +20,9 @@ void Use::link(Value *v) {
   if (next_) next_->prev_ = &next_;
   prev_ = &v->firstUse_;
   v->firstUse_ = this;
+  // Note [Known acyclic graphs]: every new edge of the use-def graph is made
+  // here. (A Use outside any node, which only tests make, is no edge.)
+  if (owner_) owner_->getGraph()->getContext().noteNewDependencies();
 }
 
 void Use::unlink() {

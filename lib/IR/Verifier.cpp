@@ -35,6 +35,31 @@ const char *diagnosticKindName(Diagnostic::Kind k) {
   return "error";
 }
 
+// Note [Known acyclic graphs]
+// An unsorted graph is searched for dependency cycles: a chase through
+// every node at random, a third or more of the verification of a shuffled
+// graph. But only a new edge can close a cycle, and some passes add none
+// (-dce only erases, -topo only reorders). So the search's verdict is
+// kept: a graph the search found free of cycles stores
+// the context's dependency epoch (Context::dependencyEpoch), and while the
+// epoch is the same, later verifications skip the search (Graph::
+// isKnownAcyclic). Every change that can add a dependency moves the epoch:
+// an operand or output slot linked to a value (Use::link, the one place
+// where uses are made), a node inserted into a graph (created, or moved
+// from another graph with its operands and subgraphs), a subgraph attached
+// to an attribute or an attribute with subgraphs to a node (their captures
+// become the holder's dependencies). Erasing nodes, values or uses, and
+// reordering a list, cannot make a cycle and leave it. The epoch is the
+// context's, not the graph's: a change in a nested graph (a new capture)
+// moves it for all. A verdict is stored only when the graph and the graphs
+// nested in it had no error other than order violations: a broken graph's
+// gathered dependencies need not be its own.
+namespace detail {
+struct AcyclicMark {
+  static void set(const Graph &g) { g.acyclicAt_ = g.getContext().dependencyEpoch(); }
+};
+} // namespace detail
+
 namespace {
 
 // Note [Verifier lookahead]
@@ -84,6 +109,12 @@ public:
   }
 
   bool full() const { return diags_.size() >= opts_.maxDiagnostics; }
+  /// Whether a problem of kind `k` found is to be worded (the list is not
+  /// full); an error is counted either way (Note [Known acyclic graphs]).
+  bool wants(Diagnostic::Kind k) {
+    if (k != Diagnostic::Kind::OrderViolation) ++errors_;
+    return !full();
+  }
 
   void verifyGraph(const Graph &g) {
     // Definitions of this graph, in scope order, each checked where it is
@@ -98,7 +129,8 @@ public:
       // Note [Use lists from the operand side]: the list's length here, its
       // links from each slot in checkOperands.
       listedUses_ += v->numUses();
-      if ((v->firstUse() == nullptr) != (v->numUses() == 0) && !full())
+      if ((v->firstUse() == nullptr) != (v->numUses() == 0) &&
+          wants(Diagnostic::Kind::UseListMismatch))
         report(Diagnostic::Kind::UseListMismatch,
                absl::StrCat(g.path(), ": the use list of \"", v->name().str(),
                             "\" disagrees with its use count"));
@@ -116,6 +148,9 @@ public:
     if (g.returnNode()->getGraph() != &g)
       report(Diagnostic::Kind::BadParent, g.path() + ": return node's graph pointer is wrong");
 
+    // Note [Known acyclic graphs]
+    const bool knownAcyclic = g.isKnownAcyclic();
+    const uint64_t errorsBefore = errors_;
     bool orderProblem = false;
     size_t holders = 0; // nodes with subgraphs
     auto ahead = operandLookahead(g);
@@ -135,7 +170,7 @@ public:
           checkDef(r);
         }
       checkOperands(g, n, orderProblem);
-      if (orderProblem && !cycle.active) gatherDeps(g, pos, cycle);
+      if (orderProblem && !cycle.active && !knownAcyclic) gatherDeps(g, pos, cycle);
       if (cycle.active) addDeps(g, n, cycle);
       ++pos;
       holders += n.hasSubgraphs();
@@ -182,9 +217,12 @@ public:
     }
     // A cycle shows up as an order violation: among this graph's own nodes,
     // or as a capture (in a nested graph) of a value defined here later.
-    if (orderProblem || cycleSuspects_.count(&g)) {
+    if ((orderProblem || cycleSuspects_.count(&g)) && !knownAcyclic) {
       if (!cycle.active) gatherDeps(g, g.numNodes(), cycle);
-      findCycle(g, cycle);
+      // The search's verdict holds until a dependency is added, unless the
+      // graph (or one nested in it) is broken so that the dependencies
+      // gathered may not be the graph's.
+      if (findCycle(g, cycle) && errors_ == errorsBefore) detail::AcyclicMark::set(g);
     }
   }
 
@@ -228,7 +266,7 @@ public:
       const Graph *dg = v->getGraph();
       if (dg == &g || graphs_.count(dg)) ++operandSlots_;
     }
-    if ((u.getOwner() != &n || !u.linksConsistent()) && !full())
+    if ((u.getOwner() != &n || !u.linksConsistent()) && wants(Diagnostic::Kind::UseListMismatch))
       report(Diagnostic::Kind::UseListMismatch,
              n.isReturn() ? absl::StrCat(g.path(), ": the use-list links of output #", i,
                                          " are broken")
@@ -264,13 +302,13 @@ public:
     // captures: visible, subject to the order check below.
     const bool enclosing = outer_.count(dg);
     if (!enclosing && !graphs_.count(dg)) {
-      if (!full())
+      if (wants(notVisible))
         report(notVisible, where() + (def ? " is defined by a node that is not in the model"
                                           : " is defined in a graph that is not in the model"));
       return;
     }
     if (!g.isNestedIn(dg)) {
-      if (!full())
+      if (wants(notVisible))
         report(notVisible, absl::StrCat(where(), " is defined in ", dg->path(),
                                         ", which does not enclose this use"));
       return;
@@ -414,10 +452,11 @@ public:
 
   // Reports the nodes of one dependency cycle in `g`, if there is one, from
   // the dependencies gathered in `c` (every node of `g`, in list order).
+  // True when it found none (and reported nothing).
   // The iterative depth-first search (graphs may hold millions of nodes)
   // runs on those flat arrays alone (Note [Packed cycle search]), without
   // touching the nodes again and without an allocation per node.
-  void findCycle(const Graph &g, CycleDeps &c) {
+  bool findCycle(const Graph &g, CycleDeps &c) {
     // Every node on the list was gathered. A dependency on a node that
     // points to this graph but is not on its list (an IR broken behind the
     // API, whose count check reports it) has no position here: skipped.
@@ -426,7 +465,7 @@ public:
       report(Diagnostic::Kind::Other,
              absl::StrCat(g.path(), ": too many nodes or dependencies (", n,
                           " nodes) to search for dependency cycles"));
-      return;
+      return false;
     }
     std::vector<DepRecord> &rec = c.records;
     const std::vector<uint32_t> &more = c.more;
@@ -472,7 +511,7 @@ public:
     };
     for (uint32_t start = 0; start < n; ++start) {
       if (rec[start].first == kDone) continue;
-      if (!descend(start, kEnd)) return;
+      if (!descend(start, kEnd)) return false;
       while (!stack.empty()) {
         Frame &f = stack.back();
         uint32_t p = f.next == kEnd ? kEnd : more[f.next];
@@ -482,9 +521,10 @@ public:
           continue;
         }
         ++f.next;
-        if (!descend(p, f.node)) return;
+        if (!descend(p, f.node)) return false;
       }
     }
+    return true;
   }
 
   void finish() {
@@ -512,7 +552,11 @@ public:
     }
   }
 
+  /// Records a problem. Errors are counted here, and by wants() for the
+  /// callers that word a message only when the list is not full: only
+  /// whether the count moved matters.
   void report(Diagnostic::Kind k, std::string msg) {
+    if (k != Diagnostic::Kind::OrderViolation) ++errors_;
     if (diags_.size() < opts_.maxDiagnostics) diags_.push_back({k, std::move(msg)});
   }
 
@@ -525,6 +569,7 @@ private:
   llvm::DenseSet<const Graph *> cycleSuspects_; // captured before defined here
   std::vector<Diagnostic> diags_;
   uint64_t operandSlots_ = 0, listedUses_ = 0;
+  uint64_t errors_ = 0; // problems other than order violations, see wants()
   std::vector<const Graph *> verified_; // in verification order
   std::vector<const Node *> depWork_; // see dependencies
 };

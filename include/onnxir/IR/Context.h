@@ -161,6 +161,16 @@ public:
   void deallocateLineObject(void *p, size_t size);
   static constexpr size_t kCacheLine = 64;
 
+  //===--- Dependency epoch (Note [Known acyclic graphs], Verifier.cpp) ---===//
+
+  /// Changes whenever a dependency between nodes may have been added
+  /// anywhere in the model: an operand or output slot linked to a value, a
+  /// node put into a graph, a subgraph attached to a node. Erasing and
+  /// reordering leave it as it is. The IR calls noteNewDependencies itself;
+  /// a call too many only costs the next verification a cycle search.
+  uint64_t dependencyEpoch() const { return depEpoch_; }
+  void noteNewDependencies() { ++depEpoch_; }
+
   //===--- Value names (see Note [Fresh names]) ---------------------------===//
 
   /// Number of values currently defined with `name` in the whole model.
@@ -212,6 +222,7 @@ private:
   };
   static uint32_t hashOf(llvm::StringRef s);
   void growStrings(size_t minSlots);
+  uint64_t depEpoch_ = 1;
   llvm::BumpPtrAllocatorImpl<detail::SlabSource, 4096, 4096, 32> alloc_;
   static constexpr size_t kObjectGrain = 16, kPooledObjectMax = 1024;
   struct FreeObject {

@@ -39,6 +39,9 @@ namespace onnxir {
 
 class Function;
 class Model;
+namespace detail {
+struct AcyclicMark;
+} // namespace detail
 
 /// Maps values of a cloned region to their copies. Values absent from the
 /// map (captured outer values) are kept as they are.
@@ -169,6 +172,11 @@ public:
   /// would be refused. O(n).
   /// The graph may keep `order` as its nodeArray(): pass it with std::move.
   void reorderNodes(std::vector<Node *> order);
+  /// True if a verification found no dependency cycle among this graph's
+  /// nodes and no dependency has been added in the model since (Note [Known
+  /// acyclic graphs] in Verifier.cpp): a verification then skips the cycle
+  /// search of an unsorted graph.
+  bool isKnownAcyclic() const { return acyclicAt_ == ctx_->dependencyEpoch(); }
 
   //===--- Outputs (see Note [Outputs]) -----------------------------------===//
   unsigned numOutputs() const;
@@ -249,6 +257,7 @@ private:
   friend class Attribute;
   friend class Function;
   friend class Model;
+  friend struct detail::AcyclicMark;
   void registerValue(Value *v);
   void unregisterValue(Value *v);
   /// Why `interned` (a name interned in this graph's context) may not be
@@ -290,6 +299,9 @@ private:
   bool orderValid_ = false;
   /// Node::index_ numbers the node list (cleared whenever the list changes).
   mutable bool indexValid_ = false;
+  /// The dependency epoch at which a verification found no cycle here; 0:
+  /// none did.
+  mutable uint64_t acyclicAt_ = 0;
 };
 
 /// Path of a node for diagnostics: `graph "main" > node #12 "loop_3" (Loop)`.

@@ -425,6 +425,134 @@ TEST_F(VerifierTest, CycleInALongChain) {
   first->setOperand(0, x);
 }
 
+//===--- Known acyclic graphs ---------------------------------------------===//
+// Note [Known acyclic graphs]: a search's verdict is kept until the model
+// may have gained a dependency.
+
+// The unsorted diamond of UnsortedDiamondIsNotACycle, returned as its nodes
+// (d, b, c, a): listed before what they use.
+struct Diamond {
+  Node *d, *b, *c, *a;
+};
+Diamond unsortedDiamond(Graph &g, Value *x, Value *y) {
+  Diamond r;
+  r.d = g.createNode("Add", {x, y}, 1);
+  r.b = g.createNode("Sin", {x}, 1);
+  r.c = g.createNode("Cos", {x}, 1);
+  r.a = g.createNode("Neg", {x}, 1);
+  r.b->setOperand(0, r.a->result(0));
+  r.c->setOperand(0, r.a->result(0));
+  r.d->setOperand(0, r.b->result(0));
+  r.d->setOperand(1, r.c->result(0));
+  g.addOutput(r.d->result(0));
+  return r;
+}
+
+TEST_F(VerifierTest, AVerdictHoldsUntilAnEdgeIsAdded) {
+  Diamond dm = unsortedDiamond(g, x, y);
+  EXPECT_FALSE(g.isKnownAcyclic());
+  auto d = diags();
+  ASSERT_TRUE(hasDiag(d, K::OrderViolation)) << describe(d);
+  ASSERT_FALSE(hasDiag(d, K::Cycle)) << describe(d);
+  EXPECT_TRUE(g.isKnownAcyclic());
+  // The verdict is the graph's own: its subgraphs, sorted, were not searched.
+  EXPECT_FALSE(thenG->isKnownAcyclic());
+  // A new edge, through any slot, forgets it, and the cycle it closes is
+  // found: a -> d -> b -> a.
+  dm.a->setOperand(0, dm.d->result(0));
+  EXPECT_FALSE(g.isKnownAcyclic());
+  d = diags();
+  EXPECT_TRUE(hasDiag(d, K::Cycle)) << describe(d);
+  EXPECT_FALSE(g.isKnownAcyclic());
+  dm.a->setOperand(0, x);
+  d = diags();
+  EXPECT_FALSE(hasDiag(d, K::Cycle)) << describe(d);
+  EXPECT_TRUE(g.isKnownAcyclic());
+  // A graph output is a slot too.
+  g.addOutput(dm.a->result(0));
+  EXPECT_FALSE(g.isKnownAcyclic());
+}
+
+TEST_F(VerifierTest, ErasingAndReorderingKeepTheVerdict) {
+  Diamond dm = unsortedDiamond(g, x, y);
+  Node *dead = g.createNode("Exp", {dm.a->result(0)}, 1);
+  ASSERT_FALSE(hasDiag(diags(), K::Cycle));
+  ASSERT_TRUE(g.isKnownAcyclic());
+  ASSERT_TRUE(dead->erase().ok());
+  EXPECT_TRUE(g.isKnownAcyclic());
+  std::vector<Node *> order;
+  for (Node &n : g.nodes()) order.push_back(&n);
+  std::reverse(order.begin(), order.end());
+  g.reorderNodes(std::move(order));
+  EXPECT_TRUE(g.isKnownAcyclic());
+  EXPECT_FALSE(hasDiag(diags(), K::Cycle));
+}
+
+// A node moved into a subgraph brings its dependencies to the node holding
+// it, without a new use: P uses the If, B uses P, and B moved into the If's
+// branch makes the If capture P. The verdict from before the move must not
+// hide that cycle.
+TEST_F(VerifierTest, AMoveIntoASubgraphForgetsTheVerdict) {
+  Node *p = g.createNode("Neg", {ifn->result(0)}, 1);
+  p->setName("P");
+  Node *b = g.createNode("Sin", {p->result(0)}, 1);
+  b->setName("B");
+  // P before the If: out of order, not a cycle.
+  std::vector<Node *> order = {relu, add, p, ifn, b};
+  g.reorderNodes(std::move(order));
+  auto d = diags();
+  ASSERT_TRUE(hasDiag(d, K::OrderViolation)) << describe(d);
+  ASSERT_FALSE(hasDiag(d, K::Cycle)) << describe(d);
+  ASSERT_TRUE(g.isKnownAcyclic());
+  ASSERT_TRUE(b->moveBefore(t->definingNode()).ok());
+  EXPECT_FALSE(g.isKnownAcyclic());
+  d = diags();
+  EXPECT_TRUE(hasDiag(d, K::Cycle)) << describe(d);
+}
+
+// A subgraph moved to another node makes its captures that node's
+// dependencies, again without a new use: H's result feeds n0, and the
+// then-branch, which captures n0's result, moved from the If to H closes
+// H -> n0 -> H.
+TEST_F(VerifierTest, AttachingASubgraphForgetsTheVerdict) {
+  Node *h = g.createNode("If", {x}, 1);
+  h->setName("H");
+  relu->setOperand(0, h->result(0));
+  auto d = diags();
+  ASSERT_TRUE(hasDiag(d, K::OrderViolation)) << describe(d);
+  ASSERT_FALSE(hasDiag(d, K::Cycle)) << describe(d);
+  ASSERT_TRUE(g.isKnownAcyclic());
+  Attribute *branch = nullptr;
+  for (unsigned i = 0; i < ifn->numAttributes(); ++i)
+    if (ifn->attribute(i).name() == "then_branch") branch = &ifn->attribute(i);
+  ASSERT_NE(branch, nullptr);
+  std::unique_ptr<Graph> taken = branch->takeGraph(0);
+  EXPECT_TRUE(g.isKnownAcyclic()); // taking away adds nothing
+  h->setAttr(graphAttr("then_branch", std::move(taken)));
+  EXPECT_FALSE(g.isKnownAcyclic());
+  d = diags();
+  EXPECT_TRUE(hasDiag(d, K::Cycle)) << describe(d);
+}
+
+// A graph with an error gets no verdict, even when the error was counted
+// past the end of a full list of diagnostics: its gathered dependencies
+// need not be its own.
+TEST_F(VerifierTest, ABrokenGraphGetsNoVerdict) {
+  unsortedDiamond(g, x, y);
+  Node *late = g.createNode("Tan", {x}, 1);
+  late->setOperand(0, e); // a value of the else branch: not visible here
+  VerifyOptions o;
+  o.maxDiagnostics = 1; // filled by the first order violation
+  auto d = diags(o);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].kind, K::OrderViolation);
+  EXPECT_FALSE(g.isKnownAcyclic());
+  late->setOperand(0, x);
+  d = diags();
+  EXPECT_FALSE(hasDiag(d, K::NotVisible)) << describe(d);
+  EXPECT_TRUE(g.isKnownAcyclic());
+}
+
 //===--- BadOutput --------------------------------------------------------===//
 
 TEST_F(VerifierTest, BadOutputEmptySlot) {
