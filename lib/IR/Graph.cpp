@@ -17,6 +17,7 @@ Graph::Graph(Context &ctx) : ctx_(&ctx) {
   return_ = Node::create(this, "<return>", "");
   return_->isReturn_ = true;
   orderValid_ = true;
+  indexValid_ = true;
 }
 
 Graph::~Graph() {
@@ -316,9 +317,17 @@ void Graph::insertNode(Node *n, Node *pos) {
   ctx_->noteNewDependencies();
   n->graph_ = this;
   if (n->hasSubgraphs()) ++nodesWithSubgraphs_;
+  // An append keeps the list's positions (Node::index_) numbered: a lift
+  // appends every node, and the first walk asking for a position (the
+  // verifier's cycle search, -topo) would otherwise number the list again.
+  const bool numbered = indexValid_ && !pos;
   listChanged();
   if (pos) nodes_.insert(pos->getIterator(), *n);
   else nodes_.push_back(*n);
+  if (numbered) {
+    n->index_ = (unsigned)numNodes_;
+    indexValid_ = true;
+  }
   ++numNodes_;
   if (!orderValid_) return;
   auto it = n->getIterator();

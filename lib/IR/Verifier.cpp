@@ -435,7 +435,16 @@ public:
 
   void addDeps(const Graph &g, const Node &node, CycleDeps &c) {
     c.tmp.clear();
-    dependencies(g, &node, c.tmp);
+    if (node.hasSubgraphs()) {
+      dependencies(g, &node, c.tmp);
+    } else {
+      // What `dependencies` finds for a node without subgraphs, without its
+      // work list: the definitions of its operands (or their ancestors here).
+      for (const Use &u : node.operandUses())
+        if (Value *v = u.get())
+          if (Node *d = v->definingNode())
+            if (Node *a = d->getGraph() == &g ? d : d->ancestorIn(&g)) c.tmp.push_back(a);
+    }
     // A position that would read as a state or an end (only a stale one,
     // of a node off the list, can be that big) becomes one past any node.
     auto pos = [](const Node *d) { return std::min<uint32_t>(d->indexInGraph(), kDone - 1); };
