@@ -279,11 +279,14 @@ public:
     const Graph *dg = v->getGraph();
     // The common case, a value of this very graph: visible (this graph is in
     // the model, so are its nodes); only its order is checked.
+    // Without checkOrder an order violation is not reported, but it is
+    // still noted: only the cycle search, which it starts, tells an unsorted
+    // graph from a cyclic one.
     if (dg == &g) {
-      if (!def || !opts_.checkOrder || user->isReturn()) return;
+      if (!def || user->isReturn()) return;
       if (def == user || !def->isBefore(user)) {
         orderProblem = true;
-        if (!full())
+        if (opts_.checkOrder && !full())
           report(Diagnostic::Kind::OrderViolation,
                  absl::StrCat(nodePath(user), ": input #", idx, " \"", v->name().str(),
                               "\" is used before its definition at ", nodePath(def)));
@@ -313,11 +316,11 @@ public:
                                         ", which does not enclose this use"));
       return;
     }
-    if (!def || !opts_.checkOrder) return;
+    if (!def) return;
     Node *anc = user->isReturn() ? g.parentNode()->ancestorIn(dg) : user->ancestorIn(dg);
     if (anc && (def == anc || !def->isBefore(anc))) {
       cycleSuspects_.insert(dg);
-      if (!full())
+      if (opts_.checkOrder && !full())
         report(Diagnostic::Kind::OrderViolation,
                absl::StrCat(where(), " is captured before its definition at ", nodePath(def),
                             " (the capturing node is ", nodePath(anc), ")"));

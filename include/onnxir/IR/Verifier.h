@@ -52,7 +52,8 @@ struct Diagnostic {
 };
 
 struct VerifyOptions {
-  /// Report OrderViolation (on by default). Off: unsorted graphs pass.
+  /// Report OrderViolation (on by default). Off: unsorted graphs pass; a
+  /// dependency cycle is reported either way.
   bool checkOrder = true;
   /// Stop after this many problems.
   unsigned maxDiagnostics = 100;
