@@ -36,21 +36,20 @@ const char *diagnosticKindName(Diagnostic::Kind k) {
 }
 
 // Note [Known acyclic graphs]
-// An unsorted graph is searched for dependency cycles: a chase through
-// every node at random, a third or more of the verification of a shuffled
-// graph. But only a new edge can close a cycle, and some passes add none
-// (-dce only erases, -topo only reorders). So the search's verdict is
-// kept: a graph the search found free of cycles stores
-// the context's dependency epoch (Context::dependencyEpoch), and while the
-// epoch is the same, later verifications skip the search (Graph::
-// isKnownAcyclic). Every change that can add a dependency moves the epoch:
-// an operand or output slot linked to a value (Use::link, the one place
-// where uses are made), a node inserted into a graph (created, or moved
-// from another graph with its operands and subgraphs), a subgraph attached
-// to an attribute or an attribute with subgraphs to a node (their captures
-// become the holder's dependencies). Erasing nodes, values or uses, and
-// reordering a list, cannot make a cycle and leave it. The epoch is the
-// context's, not the graph's: a change in a nested graph (a new capture)
+// An unsorted graph is searched for dependency cycles: a chase through every
+// node at random, a third or more of the verification of a shuffled graph. But
+// only a new edge can close a cycle, and some passes add none (-dce only
+// erases, -topo only reorders). So the search's verdict is kept: a graph the
+// search found free of cycles stores the context's dependency epoch
+// (Context::dependencyEpoch), and while the epoch is the same, later
+// verifications skip the search (Graph::isKnownAcyclic). Every change that can
+// add a dependency moves the epoch: an operand or output slot linked to a value
+// (Use::link, the one place where uses are made), a node inserted into a graph
+// (created, or moved from another graph with its operands and subgraphs), a
+// subgraph attached to an attribute or an attribute with subgraphs to a node
+// (their captures become the holder's dependencies). Erasing nodes, values or
+// uses, and reordering a list, cannot make a cycle: they leave it. The epoch is
+// the context's, not the graph's: a change in a nested graph (a new capture)
 // moves it for all. A verdict is stored only when the graph and the graphs
 // nested in it had no error other than order violations: a broken graph's
 // gathered dependencies need not be its own.
