@@ -349,20 +349,28 @@ public:
   // Appends to `out` the nodes of `g` that `n` depends on: through its
   // operands and the captures of its subgraphs (values defined inside them
   // are not deps; a use of its own result is). Iterative over nesting; the
-  // work list is reused, so a node costs no allocation.
+  // work list is reused, so a node costs no allocation, and a node without
+  // subgraphs (almost every node) does not use it.
   void dependencies(const Graph &g, const Node *n, std::vector<const Node *> &out) {
-    std::vector<const Node *> &work = depWork_;
-    work.clear();
-    work.push_back(n);
-    while (!work.empty()) {
-      const Node *m = work.back();
-      work.pop_back();
+    auto operandDeps = [&](const Node *m) {
       for (const Use &u : m->operandUses())
         if (Value *v = u.get())
           if (Node *d = v->definingNode()) {
             Node *a = d->getGraph() == &g ? d : d->ancestorIn(&g);
             if (a && (a != n || d == n)) out.push_back(a);
           }
+    };
+    if (!n->hasSubgraphs()) {
+      operandDeps(n);
+      return;
+    }
+    std::vector<const Node *> &work = depWork_;
+    work.clear();
+    work.push_back(n);
+    while (!work.empty()) {
+      const Node *m = work.back();
+      work.pop_back();
+      operandDeps(m);
       if (!m->hasSubgraphs()) continue;
       // Pushed in reverse: the deps come out in pre-order, node list order.
       std::vector<Graph *> subs = m->subgraphs();
@@ -437,16 +445,7 @@ public:
 
   void addDeps(const Graph &g, const Node &node, CycleDeps &c) {
     c.tmp.clear();
-    if (node.hasSubgraphs()) {
-      dependencies(g, &node, c.tmp);
-    } else {
-      // What `dependencies` finds for a node without subgraphs, without its
-      // work list: the definitions of its operands (or their ancestors here).
-      for (const Use &u : node.operandUses())
-        if (Value *v = u.get())
-          if (Node *d = v->definingNode())
-            if (Node *a = d->getGraph() == &g ? d : d->ancestorIn(&g)) c.tmp.push_back(a);
-    }
+    dependencies(g, &node, c.tmp);
     // A position that would read as a state or an end (only a stale one,
     // of a node off the list, can be that big) becomes one past any node.
     auto pos = [](const Node *d) { return std::min<uint32_t>(d->indexInGraph(), kDone - 1); };
