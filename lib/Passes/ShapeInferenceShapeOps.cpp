@@ -198,6 +198,21 @@ const DimExpr *clampIndex(Context &ctx, const DimExpr *v, const DimExpr *dim, in
   return dimMin(ctx, {v, dimSub(ctx, dim, dimConst(ctx, 1))});
 }
 
+/// The values of a constant int operand read directly, INT64_MIN included
+/// (shape data has no DimExpr for it).
+std::optional<std::vector<int64_t>> constantInts(InferCtx &c, unsigned i) {
+  const Tensor *t = c.inConstant(i);
+  if (!t || t->dims().size() > 1) return std::nullopt;
+  if (t->dataType() == DataType::Int64) {
+    auto v = t->values<int64_t>();
+    if (v.ok()) return std::vector<int64_t>(v->begin(), v->end());
+  } else if (t->dataType() == DataType::Int32) {
+    auto v = t->values<int32_t>();
+    if (v.ok()) return std::vector<int64_t>(v->begin(), v->end());
+  }
+  return std::nullopt;
+}
+
 void sliceRule(InferCtx &c) {
   auto s = c.inShape(0);
   int32_t el = c.inElem(0);
@@ -208,12 +223,25 @@ void sliceRule(InferCtx &c) {
   if (inputs) {
     if (const Dims *d = c.inData(1)) starts = *d;
     if (const Dims *d = c.inData(2)) ends = *d;
+    // INT64_MIN has no DimExpr (its entry is null); as a bound it clamps
+    // like INT64_MIN + 1 does, so a constant one is read as that.
+    auto fillMin = [&](std::optional<Dims> &b, unsigned i) {
+      if (!b) return;
+      std::optional<std::vector<int64_t>> v;
+      for (size_t k = 0; k < b->size(); ++k) {
+        if ((*b)[k]) continue;
+        if (!v) v = constantInts(c, i);
+        if (v && v->size() == b->size() && (*v)[k] == INT64_MIN) (*b)[k] = c.c(INT64_MIN + 1);
+      }
+    };
+    fillMin(starts, 1);
+    fillMin(ends, 2);
   } else {
     auto toDims = [&](llvm::StringRef n) -> std::optional<Dims> {
       auto v = c.getInts(n);
       if (!v) return std::nullopt;
       Dims d;
-      for (int64_t x : *v) d.push_back(c.c(x));
+      for (int64_t x : *v) d.push_back(c.c(x == INT64_MIN ? INT64_MIN + 1 : x)); // as above
       return d;
     };
     starts = toDims("starts");
@@ -224,6 +252,7 @@ void sliceRule(InferCtx &c) {
   bool stepsGiven = inputs && c.hasInput(4);
   if (axesGiven) axes = intsFrom(c, inputs, 3, "axes");
   if (stepsGiven) steps = c.inInts(4);
+  if (stepsGiven && !steps) steps = constantInts(c, 4);
   if (!starts || !ends || (axesGiven && !axes) || (stepsGiven && !steps)) {
     // Which axes change is unknown (or their bounds are): the rank stays.
     Dims out(r, nullptr);
@@ -249,15 +278,25 @@ void sliceRule(InferCtx &c) {
   for (size_t i = 0; i < k; ++i) {
     auto ax = normAxis((*axes)[i], r);
     int64_t st = (*steps)[i];
-    if (!ax || st == 0 || st == INT64_MIN) return;
+    if (!ax || st == 0) return;
     const DimExpr *dim = (*s)[*ax];
     const DimExpr *b = clampIndex(c.ctx, (*starts)[i], dim, st);
     const DimExpr *e = clampIndex(c.ctx, (*ends)[i], dim, st);
     const DimExpr *len = nullptr;
+    // |step|; INT64_MIN's (2^63) is not an int64, but a span is at most
+    // INT64_MAX, and ceil(span / 2^63) == ceil(span / (2^63 - 1)) there.
+    int64_t ast = st > 0 ? st : (st == INT64_MIN ? INT64_MAX : -st);
     if (b && e) {
       const DimExpr *span = st > 0 ? dimSub(c.ctx, e, b) : dimSub(c.ctx, b, e);
-      if (!nonNeg(span)) span = dimMax(c.ctx, {span, c.c(0)});
-      len = dimCeilDiv(c.ctx, span, c.c(st > 0 ? st : -st));
+      if (span && span->isConstant()) {
+        // The count as the kernel computes it: never span + step - 1.
+        int64_t n = span->value();
+        len = c.c(n > 0 ? (n - 1) / ast + 1 : 0);
+      } else if (span) {
+        if (!nonNeg(span)) span = dimMax(c.ctx, {span, c.c(0)});
+        // (DimExpr arithmetic is checked: an overflow gives an unknown dim.)
+        len = dimCeilDiv(c.ctx, span, c.c(ast));
+      }
     }
     out[*ax] = len;
   }
@@ -270,14 +309,17 @@ void sliceRule(InferCtx &c) {
     if (b < 0) b = b < -n ? -n - 1 : b + n;
     if (e < 0) e = e < -n ? -n - 1 : e + n;
     Dims res;
+    // Stepping by counting, not by i += st (which overflows for huge steps).
     if (st > 0) {
       b = std::max<int64_t>(0, std::min(b, n));
       e = std::max<int64_t>(0, std::min(e, n));
-      for (int64_t i = b; i < e; i += st) res.push_back((*data)[i]);
+      for (int64_t i = b; i < e; i = e - i > st ? i + st : e) res.push_back((*data)[i]);
     } else {
+      uint64_t ast = 0 - (uint64_t)st;
       b = std::max<int64_t>(-1, std::min(b, n - 1));
       e = std::max<int64_t>(-1, std::min(e, n - 1));
-      for (int64_t i = b; i > e; i += st) res.push_back((*data)[i]);
+      for (int64_t i = b; i > e; i = (uint64_t)(i - e) > ast ? i - (int64_t)ast : e)
+        res.push_back((*data)[i]);
     }
     c.setOutData(0, std::move(res));
   }
@@ -551,7 +593,7 @@ void rangeRule(InferCtx &c) {
   const Dims *s = c.inData(0), *l = c.inData(1), *d = c.inData(2);
   const DimExpr *n = nullptr;
   if (s && l && d && s->size() == 1 && l->size() == 1 && d->size() == 1 && (*d)[0] &&
-      (*d)[0]->isConstant() && (*d)[0]->value() != 0) {
+      (*d)[0]->isConstant() && (*d)[0]->value() != 0 && (*d)[0]->value() != INT64_MIN) {
     int64_t delta = (*d)[0]->value();
     const DimExpr *diff = dimSub(c.ctx, (*l)[0], (*s)[0]);
     if (delta > 0) n = dimMax(c.ctx, {dimCeilDiv(c.ctx, diff, c.c(delta)), c.c(0)});
@@ -694,8 +736,9 @@ void addShapeRules(llvm::StringMap<Rule> &r) {
   r["Upsample"] = resizeRule;
   r["GatherElements"] = [](InferCtx &c) { c.setTensor(0, c.inElem(0), c.inShape(1)); };
   r["NonZero"] = [](InferCtx &c) {
+    // A scalar input gives one row, like a 1-D input (see kNonZero).
     int64_t rank = c.inRank(0);
-    c.setTensor(0, kInt64, Dims{rank >= 0 ? c.c(rank) : nullptr, nullptr});
+    c.setTensor(0, kInt64, Dims{rank >= 0 ? c.c(std::max<int64_t>(rank, 1)) : nullptr, nullptr});
   };
   r["TopK"] = [](InferCtx &c) {
     auto in = c.inShape(0);

@@ -37,6 +37,20 @@ else
     && pass=$((pass+1)) || { echo "FAIL: onnx-opt on isnet_quint8"; fail=$((fail+1)); }
 fi
 
+# Kernels at the edges (int64 extremes, scalars): each test/Fold/edges model
+# as written (onnxruntime computes it) against its folded form, exactly.
+edges="$(dirname "$0")/edges"
+for f in "$edges"/*.onnxtxt; do
+  b=$(basename "$f" .onnxtxt)
+  if ! "$opt" "$f" -o "$work/$b.onnx" || ! "$opt" -fold-constants -dce "$f" -o "$work/$b.folded.onnx"; then
+    echo "FAIL: onnx-opt on $f"; fail=$((fail+1)); continue
+  fi
+  if [ -d "${ORT_NODE_MODULES:-}/onnxruntime-node" ]; then
+    check node "$cmp" "$work/$b.onnx" "$work/$b.folded.onnx" --exact --opt disabled --sets 1 \
+      --no-sensitivity --quiet
+  fi
+done
+
 # Models with constant chains must shrink (fewer nodes means smaller text).
 for m in ppocr_v4_rec isnet_quint8; do
   a=$("$opt" "$shared/models/real/$m.onnx" --emit=text -o - | grep -cE ' = [A-Za-z_.]+ ?[(<]')

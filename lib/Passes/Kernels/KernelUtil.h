@@ -111,6 +111,23 @@ template <typename Fn> auto visitNumeric(CK k, Fn &&fn) -> decltype(fn(float{}))
   }
 }
 
+/// Integer arithmetic that wraps (two's complement, like the stored narrow
+/// types and numpy) instead of overflowing; plain arithmetic for floats.
+template <typename T> T addWrap(T x, T y) {
+  if constexpr (std::is_same_v<T, int64_t>) return (int64_t)((uint64_t)x + (uint64_t)y);
+  else return x + y;
+}
+template <typename T> T mulWrap(T x, T y) {
+  if constexpr (std::is_same_v<T, int64_t>) return (int64_t)((uint64_t)x * (uint64_t)y);
+  else return x * y;
+}
+/// |x|, wrapping at INT64_MIN as numpy does.
+template <typename T> T absWrap(T x) {
+  if constexpr (std::is_unsigned_v<T>) return x;
+  else if constexpr (std::is_same_v<T, int64_t>) return x < 0 ? (int64_t)(0 - (uint64_t)x) : x;
+  else return x < T(0) ? -x : x;
+}
+
 /// Converts array `a` to compute kind of `dt` (values only; dt set).
 StatusOr<Arr> convertArr(const Arr &a, DataType dt);
 

@@ -104,8 +104,9 @@ StatusOr<std::vector<Tensor>> kEyeLike(const KernelCall &c) {
   Arr out = Arr::make(dt, d);
   if (out.kind() == CK::None || out.kind() == CK::Str) return unsupported("EyeLike type");
   for (int64_t i = 0; i < d[0]; ++i) {
+    // k can be anything (INT64_MAX): compare before adding.
+    if (k >= d[1] - i || k < -i) continue;
     int64_t j = i + k;
-    if (j < 0 || j >= d[1]) continue;
     int64_t o = i * d[1] + j;
     switch (out.kind()) {
     case CK::F32: out.f[o] = 1; break;
@@ -173,8 +174,8 @@ StatusOr<std::vector<Tensor>> kCumSum(const KernelCall &c) {
           int64_t j = rev ? dim - 1 - s : s;
           T &x = v[(o * dim + j) * inner + i];
           T old = x;
-          if (excl) { x = acc; acc += old; }
-          else { acc += old; x = acc; }
+          if (excl) { x = acc; acc = addWrap(acc, old); }
+          else { acc = addWrap(acc, old); x = acc; }
         }
       }
     return absl::OkStatus();
@@ -194,12 +195,14 @@ StatusOr<std::vector<Tensor>> kNonZero(const KernelCall &c) {
     return absl::OkStatus();
   });
   if (!st.ok()) return st;
-  int64_t r = a->rank(), n = (int64_t)hits.size();
+  // A scalar counts as one element of a 1-D tensor (onnxruntime, and numpy's
+  // nonzero, which the ONNX reference calls): [1, 1] when it is nonzero.
+  int64_t r = std::max<int64_t>(a->rank(), 1), n = (int64_t)hits.size();
   // rank x hits can be far more than the input (a rank-1000 tensor of ones).
   Status sz = checkOutputSize(c, DataType::Int64, {r, n});
   if (!sz.ok()) return sz;
   Arr out = Arr::make(DataType::Int64, {r, n});
-  auto strides = stridesOf(a->dims);
+  auto strides = a->rank() ? stridesOf(a->dims) : std::vector<int64_t>{1};
   for (int64_t h = 0; h < n; ++h) {
     int64_t rem = hits[h];
     for (int64_t k = 0; k < r; ++k) {

@@ -124,11 +124,8 @@ StatusOr<std::vector<Tensor>> reduce(const KernelCall &c, Red kind) {
         if (isNaNT(x) || isNaNT(acc)) acc = isNaNT(acc) ? acc : x;
         else if (x < acc) acc = x;
         break;
-      case Red::L1:
-        if constexpr (std::is_unsigned_v<T>) acc += x;
-        else acc += x < T(0) ? T(0) - x : x;
-        break;
-      case Red::L2: case Red::SumSquare: acc += x * x; break;
+      case Red::L1: acc = addWrap(acc, absWrap(x)); break;
+      case Red::L2: case Red::SumSquare: acc = addWrap(acc, mulWrap(x, x)); break;
       case Red::LogSumExp:
         if constexpr (std::is_floating_point_v<T>) acc += std::exp(x);
         break;

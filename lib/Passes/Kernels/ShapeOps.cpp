@@ -505,18 +505,25 @@ StatusOr<std::vector<Tensor>> kSlice(const KernelCall &c) {
     int64_t s = starts[j], e = ends[j];
     if (s < 0) s += dim;
     if (e < 0) e += dim;
+    // Clamped bounds lie in [-1, dim], so their difference cannot overflow;
+    // the step can be anything (INT64_MAX, INT64_MIN): the count is
+    // (span - 1) / |step| + 1 in unsigned arithmetic, never span + step - 1.
     int64_t len;
+    uint64_t absStep = step > 0 ? (uint64_t)step : 0 - (uint64_t)step;
     if (step > 0) {
       s = std::clamp<int64_t>(s, 0, dim);
       e = std::clamp<int64_t>(e, 0, dim);
-      len = e > s ? (e - s + step - 1) / step : 0;
+      len = e > s ? (int64_t)(((uint64_t)(e - s) - 1) / absStep + 1) : 0;
     } else if (dim == 0) {
       len = 0;
     } else {
       s = std::clamp<int64_t>(s, 0, dim - 1);
       e = std::clamp<int64_t>(e, -1, dim - 1);
-      len = s > e ? (s - e + (-step) - 1) / (-step) : 0;
+      len = s > e ? (int64_t)(((uint64_t)(s - e) - 1) / absStep + 1) : 0;
     }
+    // A one-element axis never moves by its step, and sliceArr multiplies
+    // the step by a stride: keep it small so that cannot overflow.
+    if (len <= 1) step = 1;
     sl[*ax] = {len > 0 ? s : 0, step, len};
   }
   std::vector<int64_t> od;
@@ -651,16 +658,34 @@ StatusOr<std::vector<Tensor>> kRange(const KernelCall &c) {
     T start = s->template vec<T>()[0], limit = l->template vec<T>()[0],
       delta = d->template vec<T>()[0];
     if (delta == T(0)) return invalid("Range delta 0");
+    // onnxruntime and numpy count in double: ceil((limit - start) / delta).
     double cnt = std::ceil(((double)limit - (double)start) / (double)delta);
     if (std::isnan(cnt)) return invalid("Range of NaN");
     // Bound before converting: a double past 2^63 has no int64 value.
     if (cnt > 9.0e18) return absl::ResourceExhaustedError("Range output too long");
     int64_t n = cnt > 0 ? (int64_t)cnt : 0;
+    if constexpr (std::is_integral_v<T>) {
+      // The exact count can differ from the double one near the ends of
+      // int64 ((INT64_MAX - INT64_MIN) / INT64_MAX: 2 through a double, 3
+      // exactly, and the last value past the limit): the spec's formula and
+      // the runtimes disagree there, so such a node is not folded.
+      __int128 span = (__int128)limit - (__int128)start, dl = (__int128)delta;
+      __int128 q = span / dl;
+      if (q * dl != span && (span > 0) == (dl > 0)) ++q; // ceiling
+      if ((q > 0 ? q : 0) != (__int128)n)
+        return unsupported("Range count differs between exact and double arithmetic");
+    }
     out.dims = {n};
     Status sz = checkOutputSize(c, out.dt, out.dims);
     if (!sz.ok()) return sz;
     auto &v = out.template vec<T>();
-    for (int64_t k = 0; k < n; ++k) v.push_back((T)(start + (T)k * delta));
+    for (int64_t k = 0; k < n; ++k) {
+      // Every value lies between start and limit, so the integer sum fits.
+      if constexpr (std::is_integral_v<T>)
+        v.push_back((T)((__int128)start + (__int128)k * (__int128)delta));
+      else
+        v.push_back((T)(start + (T)k * delta));
+    }
     return absl::OkStatus();
   });
   if (!st.ok()) return st;
