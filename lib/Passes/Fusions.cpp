@@ -36,6 +36,27 @@ std::optional<FloatConst> floatConstant(const Value *v) {
   return FloatConst{t->dims(), std::move(*vals)};
 }
 
+// Note [Finite folds]
+//   A fusion that folds constants (Conv+BN, Conv+Mul/Add, BN -> Mul+Add)
+//   fires only when every constant it reads is finite and every constant it
+//   writes is finite once rounded to float. Otherwise the fused graph can
+//   differ in kind, not by rounding: W = 1e20 times a scale of 1e20 is +inf
+//   in float where conv(x, W) * s is finite for small x; an inf scale over
+//   mixed-sign weights makes +inf and -inf weights whose sum is NaN where
+//   the original gives +-inf.
+
+bool allFinite(llvm::ArrayRef<float> v) {
+  for (float x : v)
+    if (!std::isfinite(x)) return false;
+  return true;
+}
+/// Finite as doubles and once rounded to float (see Note [Finite folds]).
+bool allFiniteAsFloat(llvm::ArrayRef<double> v) {
+  for (double x : v)
+    if (!std::isfinite(x) || !std::isfinite((float)x)) return false;
+  return true;
+}
+
 /// The rank of `v` if known: from a constant's dims, else its type.
 int64_t rankOf(const Value *v) {
   if (const Tensor *t = PatternRewriter::constantTensor(v)) return (int64_t)t->dims().size();
@@ -116,12 +137,12 @@ Node *fusableConv(const Node &n, unsigned i, PatternRewriter &rw, FloatConst &w,
   for (unsigned a = 0; a < conv->numAttributes(); ++a)
     if (conv->attribute(a).isReference()) return nullptr;
   auto wc = floatConstant(conv->operand(1));
-  if (!wc) return nullptr;
+  if (!wc || !allFinite(wc->values)) return nullptr; // Note [Finite folds]
   w = std::move(*wc);
   b.reset();
   if (conv->numOperands() > 2 && conv->operand(2)) {
     b = floatConstant(conv->operand(2));
-    if (!b || b->dims.size() != 1) return nullptr;
+    if (!b || b->dims.size() != 1 || !allFinite(b->values)) return nullptr;
   }
   return conv;
 }
@@ -168,7 +189,7 @@ std::optional<BNConsts> inferenceBN(const Node &bn, PatternRewriter &rw, int64_t
     c[i] = floatConstant(bn.operand(i + 1));
     if (!c[i] || c[i]->dims.size() != 1 || (channels >= 0 && c[i]->dims[0] != channels))
       return std::nullopt;
-    if (c[i]->dims[0] != c[0]->dims[0]) return std::nullopt;
+    if (c[i]->dims[0] != c[0]->dims[0] || !allFinite(c[i]->values)) return std::nullopt;
   }
   double eps = bn.getFloat("epsilon", 1e-5f);
   BNConsts k;
@@ -178,6 +199,8 @@ std::optional<BNConsts> inferenceBN(const Node &bn, PatternRewriter &rw, int64_t
     k.scale.push_back(s);
     k.shift.push_back(c[1]->values[m] - c[2]->values[m] * s);
   }
+  // var + eps <= 0, or a scale past float's range (Note [Finite folds]).
+  if (!allFiniteAsFloat(k.scale) || !allFiniteAsFloat(k.shift)) return std::nullopt;
   return k;
 }
 
@@ -205,6 +228,7 @@ bool fuseConvBN(Node &bn, PatternRewriter &rw) {
     return false;
   std::vector<double> bias = biasOrZero(b, m);
   for (int64_t i = 0; i < m; ++i) bias[i] = bias[i] * k->scale[i] + k->shift[i];
+  if (!allFinite(w.values) || !allFiniteAsFloat(bias)) return false; // Note [Finite folds]
   setWeights(rw, conv, w, bias);
   std::vector<Value *> by(bn.numResults(), nullptr);
   by[0] = conv->result(0);
@@ -226,7 +250,7 @@ bool fuseConvAffine(Node &root, PatternRewriter &rw, bool isMul) {
     Node *conv = fusableConv(root, i, rw, w, b);
     if (!conv) continue;
     auto c = floatConstant(root.operand(1 - i));
-    if (!c) continue;
+    if (!c || !allFinite(c->values)) continue; // Note [Finite folds]
     int64_t m = outputChannels(*conv, w);
     auto k = perChannel(*c, (int64_t)w.dims.size(), m);
     if (!k || !rw.canReplace(root.result(0), conv->result(0))) continue;
@@ -236,6 +260,7 @@ bool fuseConvAffine(Node &root, PatternRewriter &rw, bool isMul) {
         !forEachWeight(*conv, w,
                        [&](int64_t e, int64_t ch) { w.values[e] = (float)(w.values[e] * (*k)[ch]); }))
       continue;
+    if (!allFinite(w.values) || !allFiniteAsFloat(bias)) continue; // Note [Finite folds]
     setWeights(rw, conv, w, bias);
     return rw.replaceNode(&root, {conv->result(0)});
   }
