@@ -202,7 +202,7 @@ uint8_t floatToFloat8(float f, DataType t, bool saturate) {
     if (F.fnuz) return (uint8_t)signBit;
     if (F.fn) return (uint8_t)((neg ? signBit : 0) | ((1u << (total - 1)) - 1));
     if (F.hasInf) return (uint8_t)((neg ? signBit : 0) | (((1u << F.expBits) - 1) << F.manBits) | 1);
-    return 0; // float4 has no NaN
+    return (uint8_t)signBit; // float4 has no NaN: 0x8, as ml_dtypes (ONNX's reference)
   };
   if (std::isnan(f)) return nanCode();
   // Largest finite value's code.

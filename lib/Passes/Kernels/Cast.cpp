@@ -92,7 +92,10 @@ std::string formatDoubleForMessage(double v) {
 //     have one NaN, 0x80) or infinity (E5M2). -0 stays -0 except in the FNUZ
 //     types. NaN is NaN (E5M2's quiet NaN is 0x7E/0xFE).
 //   - FLOAT4E2M1 (no NaN, no infinity; `saturate` does not apply): round to
-//     nearest even, beyond +-6 (infinities included) clamp to +-6, NaN is 6.
+//     nearest even, beyond +-6 (infinities included) clamp to +-6, NaN is
+//     0x8 (-0): ONNX's reference casts through ml_dtypes' float4_e2m1fn,
+//     whose quiet_NaN() is 0b1000, and its backend data (test_cast_FLOAT_to_
+//     FLOAT4E2M1 and the FLOAT16 and CastLike forms) holds 0x8 there.
 //   - FLOAT8E8M0 (powers of two 2^-127..2^127, 0xFF is NaN): the float32
 //     exponent, incremented by `round_mode` "up" when any mantissa bit is set,
 //     "nearest" when the value is at least 1.5 times its power of two (ties
@@ -100,7 +103,8 @@ std::string formatDoubleForMessage(double v) {
 //     else NaN. NaN is NaN.
 //   Where the sources disagree or the spec says "undefined"/"unspecified",
 //   the node is not folded: infinities to the FNUZ types with saturation
-//   (Operators.md: FLT_MAX; the float8 note: NaN), negative NaN to float4,
+//   (Operators.md: FLT_MAX; the float8 note: NaN), negative NaN to float4
+//   (ml_dtypes releases give 0x8 or, negating its NaN, 0x0),
 //   and for E8M0 negative values and -0, +0 and float32 subnormals except
 //   0 with saturation, +Inf with saturation (table: max; reference: NaN),
 //   sources not exact in float32 (the reference rounds to float32 first),
@@ -154,7 +158,7 @@ std::optional<uint8_t> castSmallFloat(double x, DataType to, bool saturate) {
   uint8_t sign = neg ? F.signBit : 0;
   uint8_t zero = F.fnuz ? 0 : sign; // the FNUZ types have no -0 (0x80 is NaN)
   if (std::isnan(x)) {
-    if (f4) return neg ? std::nullopt : std::optional<uint8_t>(F.maxCode);
+    if (f4) return neg ? std::nullopt : std::optional<uint8_t>(0x8);
     if (F.fnuz) return 0x80;
     return (uint8_t)(sign | (e5 ? 0x7e : 0x7f));
   }

@@ -179,6 +179,7 @@ TEST(DataTypeTest, Float8Saturation) {
   EXPECT_EQ(floatToFloat8(INFINITY, DataType::Float8E5M2, true), 0x7b);
   EXPECT_EQ(floatToFloat8(-1e9f, DataType::Float8E5M2, false), 0xfc);
   EXPECT_EQ(floatToFloat8(100.f, DataType::Float4E2M1, false), 0x7); // no inf/NaN: clamps
+  EXPECT_EQ(floatToFloat8(NAN, DataType::Float4E2M1), 0x8); // as ONNX's reference
   EXPECT_EQ(floatToFloat8(-0.0f, DataType::Float8E4M3FNUZ), 0x00); // no negative zero
   EXPECT_EQ(floatToFloat8(NAN, DataType::Float8E4M3FNUZ), 0x80);
   // Rounding between codes, ties to even: 1.0 (0x38) and 1.125 (0x39).
