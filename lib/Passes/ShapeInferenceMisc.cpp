@@ -110,15 +110,32 @@ void addMiscRules(llvm::StringMap<Rule> &r) {
     }
     c.setTensor(0, el, o);
   };
+  // DFT-17 (axis attribute, default 1) and DFT-20 (axis input, default -2).
+  // The last dim is 2 (complex) except for the inverse one-sided form (IRFFT,
+  // real output: 1). The axis dim becomes dft_length when given (RFFT:
+  // floor(dft_length / 2) + 1); without it RFFT gives floor(n / 2) + 1,
+  // IRFFT 2 * (n - 1), the others keep n. An axis input whose value is
+  // unknown leaves every dim unknown where the axis dim could change
+  // (one-sided or dft_length), else only the last dim changes.
   r["DFT"] = [](InferCtx &c) {
     auto x = c.inShape(0);
     int32_t el = c.inElem(0);
     if (!x || x->size() < 2) return c.setTensor(0, el, std::nullopt);
-    int64_t axis = 1;
+    int64_t rank = x->size();
+    bool onesided = c.getInt("onesided", 0) != 0, inverse = c.getInt("inverse", 0) != 0;
+    bool irfft = onesided && inverse, rfft = onesided && !inverse;
+    const DimExpr *last = c.c(irfft ? 1 : 2);
+    Dims o = *x;
+    o.back() = last;
+    int64_t axis;
     if (c.opset >= 20) {
       if (c.hasInput(2)) {
         auto a = c.inInts(2);
-        if (!a || a->size() != 1) return c.setTensor(0, el, Dims(x->size(), nullptr));
+        if (!a || a->size() != 1) {
+          if (onesided || c.hasInput(1)) o.assign(rank, nullptr);
+          o.back() = last;
+          return c.setTensor(0, el, o);
+        }
         axis = (*a)[0];
       } else {
         axis = -2;
@@ -126,18 +143,18 @@ void addMiscRules(llvm::StringMap<Rule> &r) {
     } else {
       axis = c.getInt("axis", 1);
     }
-    auto ax = normAxis(axis, x->size());
-    if (!ax || *ax == (int64_t)x->size() - 1) return;
-    const DimExpr *len = (*x)[*ax];
+    if (axis < -rank || axis == -1 || axis >= rank - 1) return; // invalid
+    int64_t ax = axis < 0 ? axis + rank : axis;
+    const DimExpr *n = (*x)[ax];
     if (c.hasInput(1)) {
       const Dims *d = c.inData(1);
-      len = d && d->size() == 1 ? (*d)[0] : nullptr;
+      const DimExpr *len = d && d->size() == 1 ? (*d)[0] : nullptr;
+      o[ax] = rfft && len ? dimAdd(c.ctx, dimFloorDiv(c.ctx, len, c.c(2)), c.c(1)) : len;
+    } else if (rfft) {
+      o[ax] = n ? dimAdd(c.ctx, dimFloorDiv(c.ctx, n, c.c(2)), c.c(1)) : nullptr;
+    } else if (irfft) {
+      o[ax] = n ? dimMul(c.ctx, c.c(2), dimSub(c.ctx, n, c.c(1))) : nullptr;
     }
-    if (c.getInt("onesided", 0) && !c.getInt("inverse", 0))
-      len = dimAdd(c.ctx, dimFloorDiv(c.ctx, len, c.c(2)), c.c(1));
-    Dims o = *x;
-    o[*ax] = len;
-    o.back() = c.c(2);
     c.setTensor(0, el, o);
   };
   // Optionals.
