@@ -687,10 +687,19 @@ absl::Status Engine::inferLoop(Node &n, int64_t opset) {
     for (unsigned i = 0; s.ok() && i < nCarried; ++i) {
       const Type *out = typeOf(body.output(1 + i));
       // An optional operand whose body result is its content (Loop-16 with
-      // an optional sequence): the result takes the body's type, the body
-      // input keeps the operand's.
-      if (carried[i] && out && out->kind() != carried[i]->kind()) continue;
-      const Type *w = carried[i] ? widen(carried[i], out) : nullptr;
+      // an optional sequence, None at first): the result takes the body's
+      // type, and from the second iteration on the body input holds that
+      // result, so the input widens to optional(operand content | result).
+      // (It kept the operand's type: seq(float) of scalars, say, where the
+      // body inserts 1-D slices.)
+      const Type *w = nullptr;
+      if (carried[i] && out && out->kind() != carried[i]->kind()) {
+        if (carried[i]->kind() != Type::Kind::Optional) continue;
+        const Type *inner = widen(carried[i]->elementType(), out);
+        w = inner ? ctx_.getOptionalType(inner) : nullptr;
+      } else if (carried[i]) {
+        w = widen(carried[i], out);
+      }
       if (w != carried[i]) {
         stable = false;
         next[i] = w;
