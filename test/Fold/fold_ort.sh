@@ -37,9 +37,9 @@ else
     && pass=$((pass+1)) || { echo "FAIL: onnx-opt on isnet_quint8"; fail=$((fail+1)); }
 fi
 
-# Kernels at the edges (int64 extremes, scalars): each test/Fold/edges model
+# Kernels at the edges (int64 extremes, scalars): each test/Fold/Inputs model
 # as written (onnxruntime computes it) against its folded form, exactly.
-edges="$(dirname "$0")/edges"
+edges="$(dirname "$0")/Inputs"
 for f in "$edges"/*.onnxtxt; do
   b=$(basename "$f" .onnxtxt)
   if ! "$opt" "$f" -o "$work/$b.onnx" || ! "$opt" -fold-constants -dce "$f" -o "$work/$b.folded.onnx"; then
