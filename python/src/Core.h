@@ -42,6 +42,8 @@ namespace py = pybind11;
 struct Error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+/// The Python type onnxir.Error (set when the module is initialised).
+extern PyObject *gErrorType;
 [[noreturn]] inline void fail(const std::string &msg) { throw Error(msg); }
 inline void check(const absl::Status &s) {
   if (!s.ok()) fail(std::string(s.message()));

@@ -15,6 +15,8 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <cstring>
+
 namespace onnxir::python {
 
 const Tensor &PyTensor::t() const { return mut(); }
@@ -84,6 +86,61 @@ py::buffer_info bufferOf(PyTensor &pt) {
                          /*readonly=*/true);
 }
 
+// The buffer protocol by hand: pybind11's own getbuffer cannot report an
+// error (an exception there would cross C code), and a tensor whose value was
+// erased, or whose type NumPy lacks, must raise, not abort.
+extern "C" int tensorGetBuffer(PyObject *obj, Py_buffer *view, int flags) {
+  std::memset(view, 0, sizeof(Py_buffer));
+  py::buffer_info *info = nullptr;
+  try {
+    PyTensor &pt = py::handle(obj).cast<PyTensor &>();
+    info = new py::buffer_info(bufferOf(pt));
+  } catch (const Error &e) {
+    PyErr_SetString(gErrorType, e.what());
+    return -1;
+  } catch (py::error_already_set &e) {
+    e.restore();
+    return -1;
+  } catch (const std::exception &e) {
+    PyErr_SetString(PyExc_BufferError, e.what());
+    return -1;
+  }
+  if ((flags & PyBUF_WRITABLE) == PyBUF_WRITABLE) {
+    delete info;
+    PyErr_SetString(PyExc_BufferError,
+                    "onnxir tensors are read-only (assign Value.const_value to change one)");
+    return -1;
+  }
+  view->obj = obj;
+  view->internal = info;
+  view->buf = info->ptr;
+  view->itemsize = info->itemsize;
+  view->len = info->itemsize;
+  for (auto s : info->shape) view->len *= s;
+  view->readonly = 1;
+  view->ndim = 1;
+  if ((flags & PyBUF_FORMAT) == PyBUF_FORMAT) view->format = const_cast<char *>(info->format.c_str());
+  if ((flags & PyBUF_STRIDES) == PyBUF_STRIDES) {
+    view->ndim = (int)info->ndim;
+    view->strides = info->strides.data();
+    view->shape = info->shape.data();
+  }
+  Py_INCREF(obj);
+  return 0;
+}
+
+extern "C" void tensorReleaseBuffer(PyObject *, Py_buffer *view) {
+  delete static_cast<py::buffer_info *>(view->internal);
+}
+
+/// memoryview(t): raises the tensor's error (NumPy, given an object whose
+/// buffer fails, would quietly make an object array of it instead).
+py::object memoryviewOf(py::handle self) {
+  PyObject *mv = PyMemoryView_FromObject(self.ptr());
+  if (!mv) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(mv);
+}
+
 py::object numpyOf(PyTensor &pt) {
   py::module_ np = py::module_::import("numpy");
   const Tensor &t = pt.t();
@@ -93,7 +150,7 @@ py::object numpyOf(PyTensor &pt) {
     for (auto &s : strs) l.append(py::bytes(s));
     return np.attr("array")(l, py::arg("dtype") = "object").attr("reshape")(py::tuple(py::cast(t.dims())));
   }
-  return np.attr("asarray")(py::cast(pt, py::return_value_policy::reference));
+  return np.attr("asarray")(memoryviewOf(py::cast(pt, py::return_value_policy::reference)));
 }
 
 DataType fromNumpyKind(py::dtype dt, const std::string &name) {
@@ -138,7 +195,9 @@ Tensor tensorFromPython(py::handle v, const std::string &name) {
     return t;
   }
   py::module_ np = py::module_::import("numpy");
-  py::array arr = np.attr("ascontiguousarray")(v);
+  py::array arr = np.attr("asarray")(v);
+  // (np.ascontiguousarray would make a 0-d array 1-d; 0-d is contiguous.)
+  if (!(arr.flags() & py::array::c_style)) arr = np.attr("ascontiguousarray")(arr);
   Tensor t;
   t.setName(name);
   DataType dt = fromNumpyKind(arr.dtype(), name.empty() ? "tensor" : "\"" + name + "\"");
@@ -269,15 +328,18 @@ py::object attributeToPython(const HolderPtr &h, const Attribute &a) {
 }
 
 void bindTensor(py::module_ &m) {
-  py::class_<PyTensor>(m, "Tensor", py::buffer_protocol(),
-                       "Tensor data: np.asarray(t) is a read-only view without a copy.")
+  py::class_<PyTensor> cls(m, "Tensor", py::buffer_protocol(),
+                       "Tensor data: np.asarray(t) is a read-only view without a copy.");
+  auto *heap = reinterpret_cast<PyHeapTypeObject *>(cls.ptr());
+  heap->as_buffer.bf_getbuffer = tensorGetBuffer;
+  heap->as_buffer.bf_releasebuffer = tensorReleaseBuffer;
+  cls
       .def(py::init([](py::handle data, const std::string &name) {
              PyTensor pt;
              pt.own = std::make_shared<Tensor>(tensorFromPython(data, name));
              return pt;
            }),
            py::arg("data"), py::arg("name") = "", "A tensor holding a copy of a NumPy array.")
-      .def_buffer(&bufferOf)
       .def_property_readonly("name", [](const PyTensor &pt) { return pt.t().name(); })
       .def_property_readonly("elem_type", [](const PyTensor &pt) {
         return dataTypeName(pt.t().dataType()).str();
@@ -292,6 +354,10 @@ void bindTensor(py::module_ &m) {
         if (!n || t.dataType() == DataType::String) return py::none();
         return py::int_(dataTypeStorageBytes(t.dataType(), (uint64_t)*n));
       })
+      .def("__array__", [](py::object self, py::object dtype) {
+        py::object arr = py::module_::import("numpy").attr("asarray")(memoryviewOf(self));
+        return dtype.is_none() ? arr : arr.attr("astype")(dtype);
+      }, py::arg("dtype") = py::none())
       .def("numpy", &numpyOf, "A NumPy array of the data (a read-only view; strings: an object array).")
       .def("raw_bytes", [](const PyTensor &pt) {
         auto b = check(pt.t().bytes());

@@ -26,6 +26,7 @@
 #include <set>
 
 namespace onnxir::python {
+PyObject *gErrorType = nullptr;
 namespace {
 
 ModelFormat formatArg(const std::string &f) {
@@ -298,6 +299,7 @@ PYBIND11_MODULE(_onnxir, m) {
   m.doc() = "onnxir: ONNX models as a mutable SSA graph IR (the compiled core).";
   using namespace onnxir::python;
   static py::exception<Error> exc(m, "Error", PyExc_Exception);
+  gErrorType = exc.ptr();
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
