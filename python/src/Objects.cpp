@@ -358,6 +358,8 @@ void bindObjects(py::module_ &m) {
           OpsetImport o;
           o.domain = py::str(item.first);
           o.version = item.second.cast<int64_t>();
+          for (const OpsetImport &old : pm.m().opsetImports)
+            if (old.domain == o.domain) o.extras = old.extras; // kept, as the C++ API keeps it
           v.push_back(o);
         }
         pm.m().opsetImports = std::move(v);
@@ -649,7 +651,17 @@ void bindObjects(py::module_ &m) {
         Value *v = pv.v();
         Value *w = operandFor(pv.holderPtr(), nullptr, other, "replace_all_uses_with");
         if (!w) fail("replace_all_uses_with: None is not a value");
-        if (w != v) v->replaceAllUsesWith(w);
+        if (w == v) return;
+        // Every user must see `w` (checked first: a failure changes nothing).
+        Graph *wg = w->getGraph();
+        for (Use &u : v->uses()) {
+          Graph *ug = u.getOwner()->getGraph();
+          if (ug != wg && !ug->isNestedIn(wg))
+            fail("replace_all_uses_with: value \"" + str(w->name()) + "\" of " + wg->path() +
+                 " is not visible from " +
+                 (u.getOwner()->isReturn() ? ug->path() + " (graph output)" : nodePath(u.getOwner())));
+        }
+        v->replaceAllUsesWith(w);
       }, "Points every use (graph outputs included) at `other`.")
       .def("set_type", [](const PyValue &pv, py::object elem, py::object shape) {
         setType(pv.v(), elem, shape);

@@ -243,6 +243,13 @@ def test_replace_all_uses(text_model):
     onnxir.verify(text_model)
     with pytest.raises(onnxir.Error, match="None is not a value"):
         neg.outputs[0].replace_all_uses_with(None)
+    # An inner value cannot replace one used outside its graph.
+    then_g = node(g, "If").subgraphs[0]
+    inner = node(then_g, "Neg").outputs[0]
+    before = [(n.op_type, i) for n, i in neg.outputs[0].uses]
+    with pytest.raises(onnxir.Error, match="not visible from"):
+        neg.outputs[0].replace_all_uses_with(inner)
+    assert [(n.op_type, i) for n, i in neg.outputs[0].uses] == before
 
 
 def test_tensor_views(text_model):
