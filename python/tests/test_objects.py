@@ -211,6 +211,7 @@ def test_value_types_and_rename(text_model):
     g = text_model.graph
     x = g.lookup("x")
     assert x.elem_type == "float" and x.shape == ("N", 4) and x.type.startswith("float")
+    assert x.graph == g and node(node(g, "If").subgraphs[0], "Neg").outputs[0].graph != g
     x.shape = ["2*N", 4, None]
     assert x.shape == ("2*N", 4, None)
     x.elem_type = "float16"
@@ -260,6 +261,7 @@ def test_tensor_views(text_model):
     a = np.asarray(t)
     assert a.tolist() == [1, 2, 3, 4] and not a.flags.writeable
     assert t.tolist() == [1, 2, 3, 4] and t.numpy().tolist() == [1, 2, 3, 4]
+    assert np.asarray(t, dtype=np.int64).dtype == np.int64
     assert len(t.raw_bytes()) == 16 and "float[4]" in repr(t)
     # Replacing the data does not move the old view.
     w.const_value = np.array([5, 6, 7, 8], dtype=np.float32)
