@@ -5,10 +5,10 @@ set -euo pipefail
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 PKGS=(cmake ninja-build g++ libprotobuf-dev protobuf-compiler libabsl-dev llvm-14-dev
-      llvm-14-tools libgtest-dev)
+      llvm-14-tools libgtest-dev python3-dev pybind11-dev python3-pybind11)
 if [ "${1:-}" = "--test" ]; then
   # Independent references and tools the test suite uses.
-  PKGS+=(libonnx-dev libonnx-testdata python3-onnx python3-numpy clang-14 libclang-rt-14-dev valgrind)
+  PKGS+=(libonnx-dev libonnx-testdata python3-onnx python3-numpy python3-pytest clang-14 libclang-rt-14-dev valgrind)
   if ! command -v node >/dev/null 2>&1; then PKGS+=(nodejs npm); fi
 fi
 missing=()

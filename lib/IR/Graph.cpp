@@ -21,6 +21,7 @@ Graph::Graph(Context &ctx) : ctx_(&ctx) {
 }
 
 Graph::~Graph() {
+  if (ctx_->destroyObserver) ctx_->destroyObserver->destroyed(this);
   // Drop every reference first: uses may point in any direction inside the
   // graph and its subgraphs.
   for (Node &n : nodes_) n.dropAllReferences();

@@ -28,6 +28,7 @@ Node *Node::create(Graph *g, llvm::StringRef opType, llvm::StringRef domain) {
 
 void Node::destroy(Node *n) {
   Context &ctx = n->graph_->getContext();
+  if (ctx.destroyObserver) ctx.destroyObserver->destroyed(n);
   n->~Node();
   ctx.deallocateLineObject(n, sizeof(Node));
 }

@@ -236,6 +236,15 @@ absl::StatusOr<llvm::StringRef> Tensor::bytes() const {
   return llvm::StringRef();
 }
 
+absl::StatusOr<std::pair<std::shared_ptr<const Buffer>, llvm::StringRef>>
+Tensor::sharedBytes() const {
+  auto b = bytes();
+  if (!b.ok()) return b.status();
+  std::shared_ptr<const Buffer> owner = storage_ == Storage::Raw ? buf_ : loaded_;
+  if (!owner) return std::make_pair(owner, llvm::StringRef());
+  return std::make_pair(std::move(owner), *b);
+}
+
 absl::StatusOr<std::vector<std::string>> Tensor::strings() const {
   if (dataType() != DataType::String)
     return absl::InvalidArgumentError(describe(*this) + ": not a string tensor");

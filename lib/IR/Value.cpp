@@ -68,6 +68,7 @@ Value *Value::create(Context &ctx, Kind k, Graph *g, Node *n, unsigned idx) {
 }
 
 void Value::destroy(Context &ctx, Value *v) {
+  if (ctx.destroyObserver) ctx.destroyObserver->destroyed(v);
   v->~Value();
   ctx.deallocateLineObject(v, sizeof(Value));
 }

@@ -184,6 +184,15 @@ public:
   /// reports the shadowing. Importers set it for the duration of a lift.
   bool allowShadowing = false;
 
+  /// Told of every Node, Value and Graph of this context just before it is
+  /// destroyed (erased, or its owner is), e.g. so that handles to it held
+  /// elsewhere (the Python bindings) can be marked dead; null: nobody is.
+  struct DestroyObserver {
+    virtual ~DestroyObserver() = default;
+    virtual void destroyed(const void *object) = 0;
+  };
+  DestroyObserver *destroyObserver = nullptr;
+
   /// Makes room for `n` more interned names.
   void reserveNames(size_t n);
   /// A hint for a walk that will register or unregister definitions of

@@ -164,6 +164,11 @@ public:
   /// External storage (once). Errors name the tensor and the problem (size
   /// mismatch, unloadable file). Not for String tensors.
   absl::StatusOr<llvm::StringRef> bytes() const;
+  /// As bytes(), with the buffer that holds them (null for an empty tensor):
+  /// a view of the bytes stays valid while the buffer is held, whatever
+  /// happens to the tensor (the Python bindings hand it to NumPy).
+  absl::StatusOr<std::pair<std::shared_ptr<const Buffer>, llvm::StringRef>>
+  sharedBytes() const;
   /// String tensor elements.
   absl::StatusOr<std::vector<std::string>> strings() const;
   /// Every element converted to T (int64_t, double, float, ...). Works for

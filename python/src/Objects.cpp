@@ -1,0 +1,677 @@
+//===- Objects.cpp - Model, Graph, Node and Value for Python --------------===//
+//
+// Handles (Note [Python handles] in Core.h) over the IR's own mutation
+// primitives: nothing here edits IR fields directly.
+//
+//===----------------------------------------------------------------------===//
+#include "Core.h"
+
+#include "onnxir/IR/DimExpr.h"
+#include "onnxir/IR/Function.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+#include <pybind11/stl.h>
+
+namespace onnxir::python {
+
+//===--- Holder ------------------------------------------------------------===//
+
+ModelHolder::ModelHolder(std::unique_ptr<Model> m) : model_(std::move(m)) {
+  model_->getContext().destroyObserver = this;
+}
+
+ModelHolder::~ModelHolder() {
+  // No handle is left (each holds the holder): nothing to tell.
+  model_->getContext().destroyObserver = nullptr;
+  model_.reset();
+}
+
+void ModelHolder::destroyed(const void *object) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (live_.empty()) return;
+  auto it = live_.find(object);
+  if (it == live_.end()) return;
+  it->second->alive = false;
+  live_.erase(it);
+}
+
+std::shared_ptr<Entry> ModelHolder::entry(void *p) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Entry *&slot = live_[p];
+  if (slot)
+    if (std::shared_ptr<Entry> e = slot->self.lock()) return e;
+  auto e = std::make_shared<Entry>();
+  e->holder = shared_from_this();
+  e->ptr = p;
+  e->self = e;
+  slot = e.get();
+  return e;
+}
+
+void ModelHolder::forget(Entry *e) {
+  if (!e->alive) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = live_.find(e->ptr);
+  if (it != live_.end() && it->second == e) live_.erase(it);
+}
+
+py::object nodeOrNone(const HolderPtr &h, Node *n) {
+  if (!n) return py::none();
+  return py::cast(PyNode(h, n));
+}
+py::object valueOrNone(const HolderPtr &h, Value *v) {
+  if (!v) return py::none();
+  return py::cast(PyValue(h, v));
+}
+
+namespace {
+
+std::string str(llvm::StringRef s) { return s.str(); }
+
+/// `v` as a value of the model of `h`, visible from graph `g` (null: None).
+Value *operandFor(const HolderPtr &h, Graph *g, py::handle obj, const char *what) {
+  if (obj.is_none()) return nullptr;
+  if (!py::isinstance<PyValue>(obj))
+    fail(std::string(what) + ": expected an onnxir.Value or None, got " +
+         std::string(py::str(obj.get_type().attr("__name__"))));
+  const PyValue &pv = obj.cast<const PyValue &>();
+  Value *v = pv.v();
+  if (pv.holderPtr() != h) fail(std::string(what) + ": value \"" + str(v->name()) +
+                                "\" belongs to another model");
+  Graph *vg = v->getGraph();
+  if (g && vg != g && !g->isNestedIn(vg))
+    fail(std::string(what) + ": value \"" + str(v->name()) + "\" of " + vg->path() +
+         " is not visible from " + g->path());
+  return v;
+}
+
+Node *nodeArg(const HolderPtr &h, py::handle obj, const char *what) {
+  if (obj.is_none()) return nullptr;
+  if (!py::isinstance<PyNode>(obj)) fail(std::string(what) + ": expected an onnxir.Node");
+  const PyNode &pn = obj.cast<const PyNode &>();
+  Node *n = pn.n();
+  if (pn.holderPtr() != h) fail(std::string(what) + ": the node belongs to another model");
+  return n;
+}
+
+//===--- Types and shapes ---------------------------------------------------===//
+
+py::object dimToPython(const Dim &d) {
+  if (d.isKnown()) return py::int_(d.value);
+  if (d.isSymbolic()) return py::str(d.param.str());
+  return py::none();
+}
+
+/// The shape of `v`: its type's, else (an initializer without a declared
+/// shape) its tensor's dims; None when unknown.
+py::object shapeOf(const Value *v) {
+  const Type *t = v->type();
+  if (t && t->isTensor() && t->hasShape()) {
+    py::tuple out(t->dims().size());
+    for (size_t i = 0; i < t->dims().size(); ++i) out[i] = dimToPython(t->dims()[i]);
+    return out;
+  }
+  if (const Tensor *init = v->initializer()) {
+    py::tuple out(init->dims().size());
+    for (size_t i = 0; i < init->dims().size(); ++i) out[i] = py::int_(init->dims()[i]);
+    return out;
+  }
+  return py::none();
+}
+
+int32_t elemOf(const Value *v) {
+  const Type *t = v->type();
+  if (t && t->hasElemType()) return t->elemTypeRaw();
+  if (const Tensor *init = v->initializer()) return init->dataTypeRaw();
+  return 0;
+}
+
+DataType dataTypeArg(py::handle obj) {
+  if (py::isinstance<py::int_>(obj)) {
+    int v = obj.cast<int>();
+    if (!isKnownDataType(v)) fail("unknown element type number " + std::to_string(v));
+    return DataType(v);
+  }
+  std::string s = py::str(obj);
+  if (auto t = dataTypeFromName(s)) return *t;
+  fail("unknown element type '" + s + "' (ONNX names: float, int64, float16, ...)");
+}
+
+std::vector<Dim> dimsArg(Context &ctx, py::handle shape) {
+  std::vector<Dim> dims;
+  for (py::handle d : shape) {
+    if (d.is_none()) {
+      dims.push_back(Dim::unknown());
+    } else if (py::isinstance<py::int_>(d)) {
+      int64_t v = d.cast<int64_t>();
+      if (v < 0) fail("a dim cannot be negative: " + std::to_string(v));
+      dims.push_back(Dim::known(v));
+    } else if (py::isinstance<py::str>(d)) {
+      std::string text = d.cast<std::string>(), err;
+      const DimExpr *e = parseDimExpr(ctx, text, &err);
+      if (!e) fail("bad dim '" + text + "': " + err);
+      dims.push_back(ctx.dimOf(e));
+    } else {
+      fail("a dim is an int, a symbol or expression string, or None");
+    }
+  }
+  return dims;
+}
+
+void setType(Value *v, py::handle elem, py::handle shape) {
+  Context &ctx = v->getGraph()->getContext();
+  DataType dt = elem.is_none() ? DataType(elemOf(v)) : dataTypeArg(elem);
+  if (shape.is_none()) {
+    v->setType(ctx.getTensorType(dt, std::nullopt));
+    return;
+  }
+  std::vector<Dim> dims = dimsArg(ctx, shape);
+  v->setType(ctx.getTensorType(dt, llvm::ArrayRef<Dim>(dims)));
+}
+
+std::string elemName(int32_t e) {
+  if (e == 0) return "";
+  llvm::StringRef n = dataTypeName(DataType(e));
+  return n.empty() ? std::to_string(e) : n.str();
+}
+
+//===--- Iterators that do not copy ------------------------------------------===//
+
+/// The nodes of a graph in order. Holds a handle to the next node, so an
+/// erased next node is an error rather than a dangling step.
+struct NodeIterator {
+  PyGraph graph;
+  std::optional<PyNode> next;
+  PyNode step() {
+    Graph *g = graph.g();
+    if (!next) throw py::stop_iteration();
+    if (!next->e->alive) fail("the graph's node list changed during iteration: the next node was erased");
+    Node *n = next->n();
+    if (n->getGraph() != g) fail("the graph's node list changed during iteration: the next node moved");
+    PyNode cur = *next;
+    auto it = std::next(Graph::NodeList::iterator(*n));
+    if (it == g->nodes().end()) next.reset();
+    else next = PyNode(graph.holderPtr(), &*it);
+    return cur;
+  }
+};
+
+struct NodeRange {
+  PyGraph graph;
+  NodeIterator iter() const {
+    Graph *g = graph.g();
+    NodeIterator it{graph, std::nullopt};
+    if (!g->nodes().empty()) it.next = PyNode(graph.holderPtr(), &g->nodes().front());
+    return it;
+  }
+};
+
+/// The uses of a value as (node, operand index), the graph's output slots
+/// left out. Holds the next use as (node handle, index), checked on each step.
+struct UseIterator {
+  PyValue value;
+  std::optional<PyNode> node;
+  unsigned index = 0;
+  static Use *skipReturns(Use *u) {
+    while (u && u->getOwner()->isReturn()) u = u->getNext();
+    return u;
+  }
+  void setNext(Use *u) {
+    u = skipReturns(u);
+    if (!u) {
+      node.reset();
+      return;
+    }
+    node = PyNode(value.holderPtr(), u->getOwner());
+    index = u->getOperandNo();
+  }
+  py::tuple step() {
+    Value *v = value.v();
+    if (!node) throw py::stop_iteration();
+    if (!node->e->alive) fail("the value's uses changed during iteration");
+    Node *n = node->n();
+    if (index >= n->numOperands() || n->operand(index) != v)
+      fail("the value's uses changed during iteration");
+    py::tuple out = py::make_tuple(*node, index);
+    setNext(n->operandUse(index).getNext());
+    return out;
+  }
+};
+
+struct UseRange {
+  PyValue value;
+  UseIterator iter() const {
+    Value *v = value.v();
+    UseIterator it{value, std::nullopt, 0};
+    it.setNext(v->firstUse());
+    return it;
+  }
+  size_t size() const {
+    size_t n = 0;
+    for (Use &u : value.v()->uses()) n += !u.getOwner()->isReturn();
+    return n;
+  }
+};
+
+//===--- Node creation ---------------------------------------------------------===//
+
+PyNode createNode(const PyGraph &pg, const std::string &op, py::object inputs, py::object attrs,
+                  py::object outputs, const std::string &domain, py::object name, py::object before,
+                  py::object after) {
+  Graph *g = pg.g();
+  const HolderPtr &h = pg.holderPtr();
+  std::vector<Value *> operands;
+  if (!inputs.is_none())
+    for (py::handle o : inputs) operands.push_back(operandFor(h, g, o, "create_node: inputs"));
+  // Everything is checked before the node exists: a failure changes nothing.
+  std::vector<std::unique_ptr<Attribute>> attributes;
+  if (!attrs.is_none())
+    for (auto item : attrs.cast<py::dict>())
+      attributes.push_back(attributeFromPython(py::str(item.first), item.second));
+  Node *pos = nullptr;
+  if (!before.is_none() && !after.is_none()) fail("create_node: give before= or after=, not both");
+  if (!before.is_none()) {
+    pos = nodeArg(h, before, "create_node: before");
+    if (pos->getGraph() != g) fail("create_node: before= names a node of another graph");
+  } else if (!after.is_none()) {
+    Node *a = nodeArg(h, after, "create_node: after");
+    if (a->getGraph() != g) fail("create_node: after= names a node of another graph");
+    auto it = std::next(Graph::NodeList::iterator(*a));
+    pos = it == g->nodes().end() ? nullptr : &*it;
+  }
+  Node *n;
+  if (outputs.is_none() || py::isinstance<py::int_>(outputs)) {
+    unsigned k = outputs.is_none() ? 1 : outputs.cast<unsigned>();
+    n = g->createNode(op, operands, k, pos, domain);
+  } else {
+    std::vector<std::string> names = outputs.cast<std::vector<std::string>>();
+    std::vector<llvm::StringRef> refs(names.begin(), names.end());
+    n = check(g->createNodeWithNames(op, operands, refs, pos, domain));
+  }
+  for (auto &a : attributes) n->setAttr(std::move(a));
+  if (!name.is_none()) n->setName(name.cast<std::string>());
+  return PyNode(h, n);
+}
+
+py::list valuesList(const HolderPtr &h, llvm::ArrayRef<Value *> vs) {
+  py::list out(vs.size());
+  for (size_t i = 0; i < vs.size(); ++i) out[i] = valueOrNone(h, vs[i]);
+  return out;
+}
+
+unsigned outputIndex(const PyGraph &pg, py::handle which) {
+  Graph *g = pg.g();
+  if (py::isinstance<py::int_>(which)) {
+    long i = which.cast<long>();
+    if (i < 0) i += g->numOutputs();
+    if (i < 0 || i >= (long)g->numOutputs()) fail("output index out of range");
+    return (unsigned)i;
+  }
+  Value *v = operandFor(pg.holderPtr(), nullptr, which, "remove_output");
+  for (unsigned i = 0; i < g->numOutputs(); ++i)
+    if (g->output(i) == v) return i;
+  fail("value \"" + str(v->name()) + "\" is not an output of " + g->path());
+}
+
+std::string kindName(Value::Kind k) {
+  switch (k) {
+  case Value::Kind::GraphInput: return "input";
+  case Value::Kind::Initializer: return "initializer";
+  case Value::Kind::SparseInitializer: return "sparse_initializer";
+  case Value::Kind::NodeResult: return "result";
+  }
+  return "?";
+}
+
+py::dict metadataDict(const Metadata &md) {
+  py::dict d;
+  for (auto &[k, v] : md) d[py::str(k)] = py::str(v);
+  return d;
+}
+Metadata metadataArg(py::dict d) {
+  Metadata md;
+  for (auto item : d) md.emplace_back(py::str(item.first), py::str(item.second));
+  return md;
+}
+
+} // namespace
+
+void bindObjects(py::module_ &m) {
+  //===--- Model -------------------------------------------------------------===//
+  py::class_<PyModel>(m, "Model", "An ONNX model lifted into the onnxir IR.")
+      .def(py::init([]() { return PyModel{std::make_shared<ModelHolder>(std::make_unique<Model>())}; }),
+           "An empty model (one empty main graph, no opset imports).")
+      .def_property_readonly("graph", [](const PyModel &pm) { return PyGraph(pm.h, &pm.m().graph()); })
+      .def_property_readonly("functions", [](const PyModel &pm) {
+        py::list out;
+        for (auto &f : pm.m().functions()) out.append(py::cast(PyGraph(pm.h, &f->body())));
+        return out;
+      }, "The bodies of the model-local functions (Graph objects; see Graph.function_name).")
+      .def_property("opset_imports", [](const PyModel &pm) {
+        py::dict d;
+        for (auto &o : pm.m().opsetImports) d[py::str(o.domain)] = o.version;
+        return d;
+      }, [](const PyModel &pm, py::dict d) {
+        std::vector<OpsetImport> v;
+        for (auto item : d) {
+          OpsetImport o;
+          o.domain = py::str(item.first);
+          o.version = item.second.cast<int64_t>();
+          for (const OpsetImport &old : pm.m().opsetImports)
+            if (old.domain == o.domain) o.extras = old.extras; // kept, as the C++ API keeps it
+          v.push_back(o);
+        }
+        pm.m().opsetImports = std::move(v);
+      }, "{domain: version} ('' is the default ONNX domain); assign a dict to replace.")
+      .def("opset_version", [](const PyModel &pm, const std::string &d) {
+        return pm.m().opsetVersion(d);
+      }, py::arg("domain") = "")
+#define OPT_FIELD(NAME, FIELD, T)                                                            \
+  .def_property(NAME, [](const PyModel &pm) -> std::optional<T> { return pm.m().FIELD; },      \
+                [](const PyModel &pm, std::optional<T> v) { pm.m().FIELD = v; })
+      OPT_FIELD("ir_version", irVersion, int64_t)
+      OPT_FIELD("producer_name", producerName, std::string)
+      OPT_FIELD("producer_version", producerVersion, std::string)
+      OPT_FIELD("domain", domain, std::string)
+      OPT_FIELD("model_version", modelVersion, int64_t)
+      OPT_FIELD("doc_string", docString, std::string)
+#undef OPT_FIELD
+      .def_property("metadata", [](const PyModel &pm) { return metadataDict(pm.m().metadata); },
+                    [](const PyModel &pm, py::dict d) { pm.m().metadata = metadataArg(d); },
+                    "metadata_props as a dict (a copy; assign a dict to replace).")
+      .def("__repr__", [](const PyModel &pm) {
+        Model &md = pm.m();
+        return "<onnxir.Model ir_version=" +
+               (md.irVersion ? std::to_string(*md.irVersion) : std::string("?")) + ", " +
+               std::to_string(md.graph().numNodes()) + " nodes>";
+      });
+
+  //===--- Graph -------------------------------------------------------------===//
+  py::class_<NodeIterator>(m, "_NodeIterator")
+      .def("__iter__", [](NodeIterator &it) -> NodeIterator & { return it; })
+      .def("__next__", &NodeIterator::step);
+  py::class_<NodeRange>(m, "NodeList", "The nodes of a graph in order (a live view, not a copy).")
+      .def("__iter__", &NodeRange::iter)
+      .def("__len__", [](const NodeRange &r) { return r.graph.g()->numNodes(); })
+      .def("__bool__", [](const NodeRange &r) { return !r.graph.g()->empty(); });
+  py::class_<UseIterator>(m, "_UseIterator")
+      .def("__iter__", [](UseIterator &it) -> UseIterator & { return it; })
+      .def("__next__", &UseIterator::step);
+  py::class_<UseRange>(m, "UseList", "The uses of a value as (node, operand index) pairs (a live view).")
+      .def("__iter__", &UseRange::iter)
+      .def("__len__", &UseRange::size);
+
+  py::class_<PyGraph>(m, "Graph", "A graph: inputs, initializers, nodes in order, outputs.")
+      .def_property("name", [](const PyGraph &pg) { return pg.g()->name; },
+                    [](const PyGraph &pg, const std::string &s) { pg.g()->name = s; })
+      .def_property("doc_string", [](const PyGraph &pg) { return pg.g()->docString; },
+                    [](const PyGraph &pg, const std::string &s) { pg.g()->docString = s; })
+      .def_property_readonly("nodes", [](const PyGraph &pg) { pg.g(); return NodeRange{pg}; })
+      .def_property_readonly("num_nodes", [](const PyGraph &pg) { return pg.g()->numNodes(); })
+      .def_property_readonly("inputs", [](const PyGraph &pg) {
+        return valuesList(pg.holderPtr(), pg.g()->inputs());
+      })
+      .def_property_readonly("outputs", [](const PyGraph &pg) {
+        return valuesList(pg.holderPtr(), pg.g()->outputs());
+      })
+      .def_property_readonly("initializers", [](const PyGraph &pg) {
+        py::dict d;
+        for (Value *v : pg.g()->initializers())
+          d[py::str(v->name().str())] = py::cast(PyValue(pg.holderPtr(), v));
+        return d;
+      }, "{name: Value} of the dense initializers (a new dict; the values are live).")
+      .def_property_readonly("parent_node", [](const PyGraph &pg) {
+        return nodeOrNone(pg.holderPtr(), pg.g()->parentNode());
+      }, "The node whose attribute holds this subgraph (None for a main graph or function body).")
+      .def_property_readonly("parent_graph", [](const PyGraph &pg) -> py::object {
+        Graph *p = pg.g()->parentGraph();
+        if (!p) return py::none();
+        return py::cast(PyGraph(pg.holderPtr(), p));
+      })
+      .def_property_readonly("function_name", [](const PyGraph &pg) -> py::object {
+        Graph *g = pg.g();
+        if (g->parentGraph() || !g->parentFunction()) return py::none();
+        return py::str(g->parentFunction()->qualifiedName());
+      }, "For a function body: 'domain.name'; else None.")
+      .def_property_readonly("model", [](const PyGraph &pg) { pg.g(); return PyModel{pg.holderPtr()}; })
+      .def_property_readonly("path", [](const PyGraph &pg) { return pg.g()->path(); })
+      .def("create_node", &createNode, py::arg("op_type"), py::arg("inputs") = py::none(),
+           py::arg("attributes") = py::none(), py::arg("outputs") = py::none(),
+           py::arg("domain") = "", py::arg("name") = py::none(), py::arg("before") = py::none(),
+           py::arg("after") = py::none(),
+           "Creates a node of `op_type` with operands `inputs` (Values; None for an empty "
+           "slot) and `attributes` ({name: value}); `outputs` is the number of results "
+           "(default 1, named freshly) or their names. Inserted before `before`, after "
+           "`after`, or at the end.")
+      .def("add_input", [](const PyGraph &pg, const std::string &name, py::object elem,
+                           py::object shape, int pos) {
+        Graph *g = pg.g();
+        Value *v = check(g->addInput(name, nullptr, pos));
+        if (!elem.is_none() || !shape.is_none()) setType(v, elem, shape);
+        return PyValue(pg.holderPtr(), v);
+      }, py::arg("name"), py::arg("elem_type") = py::none(), py::arg("shape") = py::none(),
+         py::arg("pos") = -1)
+      .def("remove_input", [](const PyGraph &pg, py::handle which) {
+        Graph *g = pg.g();
+        unsigned i;
+        if (py::isinstance<py::int_>(which)) {
+          long k = which.cast<long>();
+          if (k < 0) k += g->numInputs();
+          if (k < 0 || k >= (long)g->numInputs()) fail("remove_input: index out of range");
+          i = (unsigned)k;
+        } else {
+          Value *v = operandFor(pg.holderPtr(), nullptr, which, "remove_input");
+          auto ins = g->inputs();
+          auto it = std::find(ins.begin(), ins.end(), v);
+          if (it == ins.end()) fail("remove_input: \"" + str(v->name()) + "\" is not an input of " + g->path());
+          i = (unsigned)(it - ins.begin());
+        }
+        check(g->removeInput(i));
+      }, py::arg("input"), "Removes an input (a Value or its index); it must be unused.")
+      .def("add_output", [](const PyGraph &pg, py::handle v) {
+        Graph *g = pg.g();
+        Value *val = operandFor(pg.holderPtr(), g, v, "add_output");
+        if (!val) fail("add_output: None is not a value");
+        g->addOutput(val);
+      })
+      .def("set_output", [](const PyGraph &pg, unsigned i, py::handle v) {
+        Graph *g = pg.g();
+        if (i >= g->numOutputs()) fail("set_output: index out of range");
+        Value *val = operandFor(pg.holderPtr(), g, v, "set_output");
+        if (!val) fail("set_output: None is not a value");
+        g->setOutput(i, val);
+      })
+      .def("remove_output", [](const PyGraph &pg, py::handle which) {
+        pg.g()->removeOutput(outputIndex(pg, which));
+      }, "Removes an output (a Value or its index); the value stays.")
+      .def("add_initializer", [](const PyGraph &pg, const std::string &name, py::handle data) {
+        Graph *g = pg.g();
+        Tensor t = tensorFromPython(data, name);
+        return PyValue(pg.holderPtr(), check(g->addInitializer(name, std::move(t))));
+      }, py::arg("name"), py::arg("data"), "Adds a constant initializer from a NumPy array or Tensor (copied).")
+      .def("remove_initializer", [](const PyGraph &pg, py::handle which) {
+        Graph *g = pg.g();
+        Value *v = nullptr;
+        if (py::isinstance<py::str>(which)) {
+          std::string n = which.cast<std::string>();
+          for (Value *x : g->initializers())
+            if (x->name() == n) v = x;
+          if (!v) fail("remove_initializer: " + g->path() + " has no initializer \"" + n + "\"");
+        } else {
+          v = operandFor(pg.holderPtr(), nullptr, which, "remove_initializer");
+        }
+        if (v->getGraph() != g || !v->hasInitializer())
+          fail("remove_initializer: \"" + str(v->name()) + "\" is not an initializer of " + g->path());
+        if (v->isGraphInput()) {
+          g->removeInputDefault(v);
+          return;
+        }
+        if (!v->useEmpty())
+          fail("remove_initializer: \"" + str(v->name()) + "\" is still used (replace its uses first)");
+        g->removeInitializersIf([&](Value *x) { return x == v; });
+      }, "Removes an initializer (a Value or name). A graph input keeps the input and loses its default.")
+      .def("lookup", [](const PyGraph &pg, const std::string &name) {
+        return valueOrNone(pg.holderPtr(), pg.g()->lookup(name));
+      }, "The value of that name visible here (this graph or an enclosing one), or None.")
+      .def("fresh_name", [](const PyGraph &pg, const std::string &base) {
+        return pg.g()->freshName(base).str();
+      })
+      .def("__eq__", [](const PyGraph &a, const PyGraph &b) { return a == b; })
+      .def("__hash__", &PyGraph::hash)
+      .def("__repr__", [](const PyGraph &pg) {
+        if (!pg.e->alive) return std::string("<onnxir.Graph (erased)>");
+        return "<onnxir.Graph " + pg.g()->path() + ", " + std::to_string(pg.g()->numNodes()) + " nodes>";
+      });
+
+  //===--- Node ----------------------------------------------------------------===//
+  py::class_<PyNode>(m, "Node", "An operator application: operands, results, attributes.")
+      .def_property("op_type", [](const PyNode &pn) { return str(pn.n()->opType()); },
+                    [](const PyNode &pn, const std::string &s) { pn.n()->setOpType(s); })
+      .def_property("domain", [](const PyNode &pn) { return str(pn.n()->domain()); },
+                    [](const PyNode &pn, const std::string &s) { pn.n()->setDomain(s); })
+      .def_property("name", [](const PyNode &pn) { return str(pn.n()->name()); },
+                    [](const PyNode &pn, const std::string &s) { pn.n()->setName(s); })
+      .def_property_readonly("graph", [](const PyNode &pn) { return PyGraph(pn.holderPtr(), pn.n()->getGraph()); })
+      .def_property_readonly("path", [](const PyNode &pn) { return nodePath(pn.n()); })
+      .def_property_readonly("is_erased", [](const PyNode &pn) { return !pn.e->alive; })
+      .def_property_readonly("inputs", [](const PyNode &pn) {
+        Node *n = pn.n();
+        py::list out(n->numOperands());
+        for (unsigned i = 0; i < n->numOperands(); ++i) out[i] = valueOrNone(pn.holderPtr(), n->operand(i));
+        return out;
+      }, "The operands (a new list; None for an empty slot).")
+      .def_property_readonly("outputs", [](const PyNode &pn) {
+        Node *n = pn.n();
+        py::list out(n->numResults());
+        for (unsigned i = 0; i < n->numResults(); ++i) out[i] = valueOrNone(pn.holderPtr(), n->result(i));
+        return out;
+      }, "The results (None for an empty slot).")
+      .def("set_input", [](const PyNode &pn, unsigned i, py::handle v) {
+        Node *n = pn.n();
+        if (i >= n->numOperands()) fail(nodePath(n) + ": set_input: index " + std::to_string(i) + " out of range");
+        n->setOperand(i, operandFor(pn.holderPtr(), n->getGraph(), v, "set_input"));
+      }, py::arg("index"), py::arg("value"))
+      .def("set_inputs", [](const PyNode &pn, py::iterable vs) {
+        Node *n = pn.n();
+        std::vector<Value *> ops;
+        for (py::handle v : vs) ops.push_back(operandFor(pn.holderPtr(), n->getGraph(), v, "set_inputs"));
+        n->setOperands(ops);
+      })
+      .def("add_input", [](const PyNode &pn, py::handle v) {
+        Node *n = pn.n();
+        n->addOperand(operandFor(pn.holderPtr(), n->getGraph(), v, "add_input"));
+      })
+      .def("remove_input", [](const PyNode &pn, unsigned i) {
+        Node *n = pn.n();
+        if (i >= n->numOperands()) fail(nodePath(n) + ": remove_input: index out of range");
+        n->removeOperand(i);
+      })
+      .def_property_readonly("attributes", [](const PyNode &pn) {
+        Node *n = pn.n();
+        py::dict d;
+        for (unsigned i = 0; i < n->numAttributes(); ++i) {
+          const Attribute &a = n->attribute(i);
+          d[py::str(a.name())] = attributeToPython(pn.holderPtr(), a);
+        }
+        return d;
+      }, "{name: value} (a new dict): float, int, str, lists, Tensor, Graph.")
+      .def("get_attribute", [](const PyNode &pn, const std::string &name, py::object dflt) {
+        Attribute *a = pn.n()->getAttr(name);
+        return a ? attributeToPython(pn.holderPtr(), *a) : dflt;
+      }, py::arg("name"), py::arg("default") = py::none())
+      .def("set_attribute", [](const PyNode &pn, const std::string &name, py::handle v) {
+        Node *n = pn.n();
+        n->setAttr(attributeFromPython(name, v));
+      })
+      .def("remove_attribute", [](const PyNode &pn, const std::string &name) {
+        return pn.n()->removeAttr(name);
+      })
+      .def_property_readonly("subgraphs", [](const PyNode &pn) {
+        py::list out;
+        for (Graph *g : pn.n()->subgraphs()) out.append(py::cast(PyGraph(pn.holderPtr(), g)));
+        return out;
+      })
+      .def("erase", [](const PyNode &pn) {
+        check(pn.n()->erase());
+      }, "Erases the node (its results must be unused). The handle is dead afterwards.")
+      .def("move_before", [](const PyNode &pn, py::handle other) {
+        Node *n = pn.n();
+        check(n->moveBefore(nodeArg(pn.holderPtr(), other, "move_before")));
+      })
+      .def("move_after", [](const PyNode &pn, py::handle other) {
+        Node *n = pn.n();
+        check(n->moveAfter(nodeArg(pn.holderPtr(), other, "move_after")));
+      })
+      .def("__eq__", [](const PyNode &a, const PyNode &b) { return a == b; })
+      .def("__hash__", &PyNode::hash)
+      .def("__repr__", [](const PyNode &pn) {
+        if (!pn.e->alive) return std::string("<onnxir.Node (erased)>");
+        return "<onnxir.Node " + nodePath(pn.n()) + ">";
+      });
+
+  //===--- Value ---------------------------------------------------------------===//
+  py::class_<PyValue>(m, "Value", "A graph input, initializer or node result, with its uses.")
+      .def_property("name", [](const PyValue &pv) { return str(pv.v()->name()); },
+                    [](const PyValue &pv, const std::string &s) { check(pv.v()->setName(s)); },
+                    "Assigning renames the value everywhere (fails on a clash in its scopes).")
+      .def("rename", [](const PyValue &pv, const std::string &s) { check(pv.v()->setName(s)); })
+      .def_property_readonly("kind", [](const PyValue &pv) { return kindName(pv.v()->kind()); })
+      .def_property_readonly("graph", [](const PyValue &pv) { return PyGraph(pv.holderPtr(), pv.v()->getGraph()); })
+      .def_property("elem_type", [](const PyValue &pv) { return elemName(elemOf(pv.v())); },
+                    [](const PyValue &pv, py::object e) {
+                      Value *v = pv.v();
+                      py::object shape = shapeOf(v);
+                      setType(v, e, shape);
+                    }, "The ONNX element type name ('float', 'int64', ...; '' if unknown).")
+      .def_property("shape", [](const PyValue &pv) { return shapeOf(pv.v()); },
+                    [](const PyValue &pv, py::object shape) { setType(pv.v(), py::none(), shape); },
+                    "A tuple of dims (int, symbol or expression str, None if unknown), or None.")
+      .def_property_readonly("type", [](const PyValue &pv) -> py::object {
+        const Type *t = pv.v()->type();
+        if (!t) return py::none();
+        return py::str(t->str());
+      })
+      .def_property_readonly("producer", [](const PyValue &pv) {
+        return nodeOrNone(pv.holderPtr(), pv.v()->definingNode());
+      })
+      .def_property_readonly("index", [](const PyValue &pv) -> py::object {
+        Value *v = pv.v();
+        if (!v->definingNode()) return py::none();
+        return py::int_(v->resultIndex());
+      }, "The result index in its producer (None for inputs and initializers).")
+      .def_property_readonly("uses", [](const PyValue &pv) { pv.v(); return UseRange{pv}; })
+      .def_property("const_value", &constValue, &setConstValue,
+                    "The initializer (a Tensor; NumPy views of it do not copy), or None. "
+                    "Assign a NumPy array to replace its data.")
+      .def_property_readonly("is_graph_input", [](const PyValue &pv) { return pv.v()->isGraphInput(); })
+      .def_property_readonly("is_graph_output", [](const PyValue &pv) { return pv.v()->isGraphOutput(); })
+      .def_property_readonly("is_erased", [](const PyValue &pv) { return !pv.e->alive; })
+      .def("replace_all_uses_with", [](const PyValue &pv, py::handle other) {
+        Value *v = pv.v();
+        Value *w = operandFor(pv.holderPtr(), nullptr, other, "replace_all_uses_with");
+        if (!w) fail("replace_all_uses_with: None is not a value");
+        if (w == v) return;
+        // Every user must see `w` (checked first: a failure changes nothing).
+        Graph *wg = w->getGraph();
+        for (Use &u : v->uses()) {
+          Graph *ug = u.getOwner()->getGraph();
+          if (ug != wg && !ug->isNestedIn(wg))
+            fail("replace_all_uses_with: value \"" + str(w->name()) + "\" of " + wg->path() +
+                 " is not visible from " +
+                 (u.getOwner()->isReturn() ? ug->path() + " (graph output)" : nodePath(u.getOwner())));
+        }
+        v->replaceAllUsesWith(w);
+      }, "Points every use (graph outputs included) at `other`.")
+      .def("set_type", [](const PyValue &pv, py::object elem, py::object shape) {
+        setType(pv.v(), elem, shape);
+      }, py::arg("elem_type"), py::arg("shape") = py::none())
+      .def("__eq__", [](const PyValue &a, const PyValue &b) { return a == b; })
+      .def("__hash__", &PyValue::hash)
+      .def("__repr__", [](const PyValue &pv) {
+        if (!pv.e->alive) return std::string("<onnxir.Value (erased)>");
+        return "<onnxir.Value \"" + str(pv.v()->name()) + "\">";
+      });
+}
+
+} // namespace onnxir::python
