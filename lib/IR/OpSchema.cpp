@@ -10,6 +10,7 @@
 #include "onnxir/IR/Function.h"
 #include "onnxir/IR/Model.h"
 #include "onnxir/IR/Node.h"
+#include "onnxir/IR/Opset.h"
 #include "onnxir/IR/Type.h"
 
 #include "absl/strings/str_cat.h"
@@ -279,32 +280,9 @@ int64_t latestOpsetVersion(llvm::StringRef domain) {
 
 //===--- Nodes ------------------------------------------------------------===//
 
-static int64_t versionIn(llvm::ArrayRef<OpsetImport> imports, llvm::StringRef domain) {
-  bool dflt = isDefaultDomain(domain);
-  for (const OpsetImport &o : imports)
-    if (dflt ? isDefaultDomain(o.domain) : o.domain == domain) return o.version;
-  return -1;
-}
+int64_t importedOpsetVersion(const Node &n, const Model &m) { return opsetInForce(n, m); }
 
-int64_t importedOpsetVersion(const Node &n, const Model &m) {
-  if (const Graph *g = n.getGraph())
-    if (const Function *f = g->parentFunction()) {
-      int64_t v = versionIn(f->opsetImports, n.domain());
-      if (v >= 0) return v;
-    }
-  return m.opsetVersion(n.domain());
-}
-
-int64_t importedOpsetVersion(const Node &n) {
-  const Graph *g = n.getGraph();
-  const Model *m = g ? g->parentModel() : nullptr;
-  if (!m) {
-    if (const Function *f = g ? g->parentFunction() : nullptr)
-      return versionIn(f->opsetImports, n.domain());
-    return -1;
-  }
-  return importedOpsetVersion(n, *m);
-}
+int64_t importedOpsetVersion(const Node &n) { return opsetInForce(n); }
 
 const OpSchema *schemaFor(const Node &n, const Model &m) {
   int64_t v = importedOpsetVersion(n, m);

@@ -14,6 +14,7 @@
 #include "onnxir/IR/Builder.h"
 #include "onnxir/IR/Model.h"
 #include "onnxir/IR/OpSchema.h"
+#include "onnxir/IR/Opset.h"
 #include "onnxir/Passes/Kernels.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/ShapeInference.h"
@@ -85,14 +86,8 @@ private:
 
 std::vector<Scope> Folder::scopes() {
   std::vector<Scope> s;
-  s.push_back({&model_.graph(), model_.opsetVersion(""), false});
-  for (auto &f : model_.functions()) {
-    int64_t v = -1;
-    for (const OpsetImport &oi : f->opsetImports)
-      if (isDefaultDomain(oi.domain)) v = oi.version;
-    if (v < 0) v = model_.opsetVersion("");
-    s.push_back({&f->body(), v, true});
-  }
+  s.push_back({&model_.graph(), opsetInForce(model_.graph(), ""), false});
+  for (auto &f : model_.functions()) s.push_back({&f->body(), opsetInForce(f->body(), ""), true});
   return s;
 }
 

@@ -11,6 +11,7 @@
 
 #include "onnxir/IR/Function.h"
 #include "onnxir/IR/Model.h"
+#include "onnxir/IR/Opset.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -113,13 +114,7 @@ llvm::ArrayRef<const RewritePattern *> PatternSet::patternsFor(const Node &n) co
 //===----------------------------------------------------------------------===//
 
 int64_t PatternRewriter::opsetVersion(llvm::StringRef domain) const {
-  bool dflt = domain.empty() || domain == "ai.onnx";
-  if (Function *f = graph().parentFunction()) {
-    for (const OpsetImport &o : f->opsetImports)
-      if (o.domain == domain || (dflt && (o.domain.empty() || o.domain == "ai.onnx")))
-        return o.version;
-    return -1;
-  }
+  if (graph().parentModel() || graph().parentFunction()) return opsetInForce(graph(), domain);
   return model_.opsetVersion(domain);
 }
 

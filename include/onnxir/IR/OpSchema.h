@@ -13,7 +13,8 @@
 // Resolution: a node in domain D resolves to the newest schema of (D, op)
 // whose since_version is not above the version of D its graph imports: the
 // model's opset_import, or inside a function body that function's own
-// opset_import (falling back to the model's for domains it does not list).
+// opset_import (falling back to the model's for domains it does not list);
+// a duplicated import resolves to its last entry (Note [Opset in force]).
 // "" and "ai.onnx" are the same domain (isDefaultDomain).
 //
 // Op traits (Note [Op traits]) are derived here and nowhere else: passes ask
@@ -186,8 +187,8 @@ int64_t latestOpsetVersion(llvm::StringRef domain);
 
 //===--- Nodes ------------------------------------------------------------===//
 
-/// The version of the node's domain that its graph imports (see the file
-/// comment); -1 if not imported. The one-argument form finds the model
+/// The version of the node's domain that its graph imports: opsetInForce
+/// (IR/Opset.h, Note [Opset in force]); -1 if not imported. The one-argument form finds the model
 /// through the node's graph (-1 if the graph belongs to no model).
 int64_t importedOpsetVersion(const Node &n, const Model &m);
 int64_t importedOpsetVersion(const Node &n);
