@@ -12,6 +12,7 @@
 #include "onnxir/Passes/ConstantFolding.h"
 
 #include "onnxir/IR/Builder.h"
+#include "onnxir/IR/ConstantValue.h"
 #include "onnxir/IR/Model.h"
 #include "onnxir/IR/OpSchema.h"
 #include "onnxir/IR/Opset.h"
@@ -120,16 +121,9 @@ Known *Folder::lookupKnown(Value *v) {
     k->tensor = v->initializer();
   } else {
     Node *c = v->definingNode();
-    for (unsigned i = 0; i < c->numAttributes(); ++i)
-      if (c->attribute(i).isReference()) return nullptr;
-    std::vector<const Attribute *> attrs;
-    for (unsigned i = 0; i < c->numAttributes(); ++i) attrs.push_back(&c->attribute(i));
-    KernelCall call;
-    call.opType = "Constant";
-    call.attributes = attrs;
-    auto r = evaluateKernel(call);
-    if (!r.ok() || r->size() != 1) return nullptr;
-    k->owned = std::make_unique<Tensor>(std::move((*r)[0]));
+    auto r = constantValue(*c);
+    if (!r.ok()) return nullptr;
+    k->owned = std::make_unique<Tensor>(std::move(*r));
     k->tensor = k->owned.get();
     k->constantNode = c;
   }
@@ -468,14 +462,9 @@ std::optional<bool> constantBool(Value *v) {
   if (v->isConstantInitializer()) {
     t = *v->initializer();
   } else if (Node *c = v->definingNode(); c && c->is("Constant")) {
-    std::vector<const Attribute *> attrs;
-    for (unsigned i = 0; i < c->numAttributes(); ++i) attrs.push_back(&c->attribute(i));
-    KernelCall call;
-    call.opType = "Constant";
-    call.attributes = attrs;
-    auto r = evaluateKernel(call);
-    if (!r.ok() || r->size() != 1) return std::nullopt;
-    t = std::move((*r)[0]);
+    auto r = constantValue(*c);
+    if (!r.ok()) return std::nullopt;
+    t = std::move(*r);
   } else {
     return std::nullopt;
   }

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnxir/Passes/PatternRewrite.h"
 
+#include "onnxir/IR/ConstantValue.h"
 #include "onnxir/IR/Function.h"
 #include "onnxir/IR/Model.h"
 #include "onnxir/IR/Opset.h"
@@ -137,10 +138,7 @@ const Tensor *PatternRewriter::constantTensor(const Value *v) {
   if (v->isConstantInitializer()) return v->initializer();
   Node *d = v->definingNode();
   if (!d || !d->is("Constant") || d->numAttributes() != 1) return nullptr;
-  const Attribute &a = d->attribute(0);
-  if (a.isReference() || a.name() != "value" || a.kind() != AttrKind::Tensor || a.tensors.empty())
-    return nullptr;
-  return a.tensors[0].get();
+  return storedConstantValue(*d);
 }
 
 bool PatternRewriter::canReplace(const Value *old, const Value *by) {

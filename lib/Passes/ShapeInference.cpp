@@ -10,6 +10,7 @@
 
 #include "ShapeInferenceRules.h"
 
+#include "onnxir/IR/ConstantValue.h"
 #include "onnxir/IR/Model.h"
 #include "onnxir/IR/OpSchema.h"
 #include "onnxir/IR/Opset.h"
@@ -329,7 +330,10 @@ public:
     Node *d = v->definingNode();
     if (!d || !d->is("Constant")) return nullptr;
     const Attribute *a = e_.resolveAttr(*d, "value");
-    return a && a->kind() == AttrKind::Tensor && !a->tensors.empty() ? a->tensors[0].get() : nullptr;
+    if (!a) return nullptr;
+    Tensor unused; // `value` decodes in place (Note [Constant values])
+    auto t = decodeConstantAttr("value", *a, unused);
+    return t.ok() ? *t : nullptr;
   }
   void setOutType(unsigned i, const Type *t) override {
     if (!hasOutput(i) || !t) return;
