@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/OpSchema.h"
 
+#include "onnxir/IR/ConstantValue.h"
 #include "onnxir/IR/Function.h"
 #include "onnxir/IR/Model.h"
 #include "onnxir/IR/Node.h"
@@ -417,7 +418,25 @@ std::string typeString(const Type &t) {
 
 //===--- Traits -----------------------------------------------------------===//
 
+/// The override list of Note [Op traits]: nullopt where the schema decides.
+static std::optional<bool> determinismOverride(const Node &n) {
+  if (!isDefaultDomain(n.domain()) || n.opType() != "Dropout") return std::nullopt;
+  int64_t v = opsetInForce(n);
+  if (v > 0 && v < 7) {
+    const Attribute *a = n.getAttr("is_test");
+    return a && !a->isReference() && a->kind() == AttrKind::Int && a->i != 0;
+  }
+  if (v < 12 || n.numOperands() < 3 || !n.operand(2)) return true;
+  Tensor scratch;
+  const Tensor *t = constantOf(n.operand(2), scratch);
+  auto vals = t ? t->values<double>() : absl::StatusOr<std::vector<double>>();
+  return t && vals.ok() && vals->size() == 1 && (*vals)[0] == 0;
+}
+
+bool isDeterministic(const Node &n) { return !isNondeterministic(n); }
+
 bool isNondeterministic(const Node &n) {
+  if (auto d = determinismOverride(n)) return !*d;
   if (isSchemaDomain(n.domain())) {
     if (const OpSchema *s = schemaFor(n)) return s->determinism() == Determinism::Nondeterministic;
     for (const OpSchema &s : schemaVersions(n.domain(), n.opType()))
@@ -427,6 +446,14 @@ bool isNondeterministic(const Node &n) {
   llvm::StringRef op = n.opType();
   return op.startswith("Random") || op.contains("Dropout") || op == "Bernoulli" ||
          op == "Multinomial";
+}
+
+bool hasSideEffects(const Node &n) {
+  llvm::StringRef d = n.domain();
+  if (!isDefaultDomain(d) && d != "ai.onnx.ml" && d != "com.microsoft") return true;
+  const Graph *g = n.getGraph();
+  const Model *m = g ? g->parentModel() : nullptr;
+  return m && m->findFunction(n);
 }
 
 bool isOptionalResult(const Node &n, unsigned i) {

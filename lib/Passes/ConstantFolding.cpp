@@ -154,8 +154,7 @@ void Folder::visitUses(Node *n) {
 
 void Folder::evaluate(Node *n, int64_t opset) {
   if (n->is("Constant") || n->hasSubgraphs()) return;
-  // Dropout is nondeterministic only in training mode, which its kernel refuses.
-  if (!isDefaultDomain(n->domain()) || (isNondeterministic(*n) && !n->is("Dropout"))) return;
+  if (!isDefaultDomain(n->domain()) || !isDeterministic(*n)) return;
   for (unsigned i = 0; i < n->numAttributes(); ++i)
     if (n->attribute(i).isReference()) return;
   bool anyResult = false;
