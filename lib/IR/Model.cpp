@@ -2,6 +2,7 @@
 #include "onnxir/IR/Model.h"
 
 #include "onnxir/IR/OpSchema.h"
+#include "onnxir/IR/Opset.h"
 
 namespace onnxir {
 
@@ -27,10 +28,7 @@ Function *Model::findFunction(const Node &n) const {
 }
 
 int64_t Model::opsetVersion(llvm::StringRef domain) const {
-  for (const OpsetImport &o : opsetImports) {
-    if (canonicalDomain(o.domain) == canonicalDomain(domain)) return o.version;
-  }
-  return -1;
+  return opsetVersionIn(opsetImports, domain);
 }
 
 void Model::walkGraphs(llvm::function_ref<void(Graph *)> fn) {

@@ -7,9 +7,11 @@
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/OpSchema.h"
 
+#include "onnxir/IR/ConstantValue.h"
 #include "onnxir/IR/Function.h"
 #include "onnxir/IR/Model.h"
 #include "onnxir/IR/Node.h"
+#include "onnxir/IR/Opset.h"
 #include "onnxir/IR/Type.h"
 
 #include "absl/strings/str_cat.h"
@@ -279,32 +281,9 @@ int64_t latestOpsetVersion(llvm::StringRef domain) {
 
 //===--- Nodes ------------------------------------------------------------===//
 
-static int64_t versionIn(llvm::ArrayRef<OpsetImport> imports, llvm::StringRef domain) {
-  bool dflt = isDefaultDomain(domain);
-  for (const OpsetImport &o : imports)
-    if (dflt ? isDefaultDomain(o.domain) : o.domain == domain) return o.version;
-  return -1;
-}
+int64_t importedOpsetVersion(const Node &n, const Model &m) { return opsetInForce(n, m); }
 
-int64_t importedOpsetVersion(const Node &n, const Model &m) {
-  if (const Graph *g = n.getGraph())
-    if (const Function *f = g->parentFunction()) {
-      int64_t v = versionIn(f->opsetImports, n.domain());
-      if (v >= 0) return v;
-    }
-  return m.opsetVersion(n.domain());
-}
-
-int64_t importedOpsetVersion(const Node &n) {
-  const Graph *g = n.getGraph();
-  const Model *m = g ? g->parentModel() : nullptr;
-  if (!m) {
-    if (const Function *f = g ? g->parentFunction() : nullptr)
-      return versionIn(f->opsetImports, n.domain());
-    return -1;
-  }
-  return importedOpsetVersion(n, *m);
-}
+int64_t importedOpsetVersion(const Node &n) { return opsetInForce(n); }
 
 const OpSchema *schemaFor(const Node &n, const Model &m) {
   int64_t v = importedOpsetVersion(n, m);
@@ -439,7 +418,25 @@ std::string typeString(const Type &t) {
 
 //===--- Traits -----------------------------------------------------------===//
 
+/// The override list of Note [Op traits]: nullopt where the schema decides.
+static std::optional<bool> determinismOverride(const Node &n) {
+  if (!isDefaultDomain(n.domain()) || n.opType() != "Dropout") return std::nullopt;
+  int64_t v = opsetInForce(n);
+  if (v > 0 && v < 7) {
+    const Attribute *a = n.getAttr("is_test");
+    return a && !a->isReference() && a->kind() == AttrKind::Int && a->i != 0;
+  }
+  if (v < 12 || n.numOperands() < 3 || !n.operand(2)) return true;
+  Tensor scratch;
+  const Tensor *t = constantOf(n.operand(2), scratch);
+  auto vals = t ? t->values<double>() : absl::StatusOr<std::vector<double>>();
+  return t && vals.ok() && vals->size() == 1 && (*vals)[0] == 0;
+}
+
+bool isDeterministic(const Node &n) { return !isNondeterministic(n); }
+
 bool isNondeterministic(const Node &n) {
+  if (auto d = determinismOverride(n)) return !*d;
   if (isSchemaDomain(n.domain())) {
     if (const OpSchema *s = schemaFor(n)) return s->determinism() == Determinism::Nondeterministic;
     for (const OpSchema &s : schemaVersions(n.domain(), n.opType()))
@@ -449,6 +446,14 @@ bool isNondeterministic(const Node &n) {
   llvm::StringRef op = n.opType();
   return op.startswith("Random") || op.contains("Dropout") || op == "Bernoulli" ||
          op == "Multinomial";
+}
+
+bool hasSideEffects(const Node &n) {
+  llvm::StringRef d = n.domain();
+  if (!isDefaultDomain(d) && d != "ai.onnx.ml" && d != "com.microsoft") return true;
+  const Graph *g = n.getGraph();
+  const Model *m = g ? g->parentModel() : nullptr;
+  return m && m->findFunction(n);
 }
 
 bool isOptionalResult(const Node &n, unsigned i) {

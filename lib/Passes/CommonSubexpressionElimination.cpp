@@ -3,9 +3,9 @@
 // Scoped value numbering: a node is keyed by its identity, operands and
 // attributes. Keys of enclosing graphs are visible in nested graphs (a node
 // in a branch may reuse an equal outer node defined before the branch's
-// holder), never across sibling graphs. Nondeterministic ops (see Note [Op
-// traits] in OpSchema.h), ops of unknown domains and calls of
-// local functions, nodes with subgraphs or without results, and nodes feeding
+// holder), never across sibling graphs. Nondeterministic ops and ops that
+// may have side effects (Note [Op traits] in OpSchema.h: ops of unknown
+// domains, calls of local functions), nodes with subgraphs or without results, and nodes feeding
 // graph outputs (whose names are the interface) are never merged away.
 //
 //===----------------------------------------------------------------------===//
@@ -22,14 +22,6 @@
 namespace onnxir {
 
 namespace {
-
-// Only ops of domains whose semantics we know are merged: a custom op or a
-// model-local function may have effects or be nondeterministic.
-bool knownDomain(const Model &m, const Node &n) {
-  llvm::StringRef d = n.domain();
-  bool known = isDefaultDomain(d) || d == "ai.onnx.ml" || d == "com.microsoft";
-  return known && !m.findFunction(n);
-}
 
 void appendTensorKey(std::string &k, const Tensor &t) {
   absl::StrAppend(&k, "T", t.dataTypeRaw(), "[");
@@ -101,7 +93,7 @@ public:
           if (auto s = runGraph(*sg, scopes); !s.ok()) return s;
         continue;
       }
-      if (n.numResults() == 0 || isNondeterministic(n) || !knownDomain(model, n) ||
+      if (n.numResults() == 0 || !isDeterministic(n) || hasSideEffects(n) ||
           !nodeKey(n, key))
         continue;
       Node *prev = nullptr;

@@ -12,8 +12,10 @@
 #include "onnxir/Passes/ConstantFolding.h"
 
 #include "onnxir/IR/Builder.h"
+#include "onnxir/IR/ConstantValue.h"
 #include "onnxir/IR/Model.h"
 #include "onnxir/IR/OpSchema.h"
+#include "onnxir/IR/Opset.h"
 #include "onnxir/Passes/Kernels.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/ShapeInference.h"
@@ -85,14 +87,8 @@ private:
 
 std::vector<Scope> Folder::scopes() {
   std::vector<Scope> s;
-  s.push_back({&model_.graph(), model_.opsetVersion(""), false});
-  for (auto &f : model_.functions()) {
-    int64_t v = -1;
-    for (const OpsetImport &oi : f->opsetImports)
-      if (isDefaultDomain(oi.domain)) v = oi.version;
-    if (v < 0) v = model_.opsetVersion("");
-    s.push_back({&f->body(), v, true});
-  }
+  s.push_back({&model_.graph(), opsetInForce(model_.graph(), ""), false});
+  for (auto &f : model_.functions()) s.push_back({&f->body(), opsetInForce(f->body(), ""), true});
   return s;
 }
 
@@ -125,16 +121,9 @@ Known *Folder::lookupKnown(Value *v) {
     k->tensor = v->initializer();
   } else {
     Node *c = v->definingNode();
-    for (unsigned i = 0; i < c->numAttributes(); ++i)
-      if (c->attribute(i).isReference()) return nullptr;
-    std::vector<const Attribute *> attrs;
-    for (unsigned i = 0; i < c->numAttributes(); ++i) attrs.push_back(&c->attribute(i));
-    KernelCall call;
-    call.opType = "Constant";
-    call.attributes = attrs;
-    auto r = evaluateKernel(call);
-    if (!r.ok() || r->size() != 1) return nullptr;
-    k->owned = std::make_unique<Tensor>(std::move((*r)[0]));
+    auto r = constantValue(*c);
+    if (!r.ok()) return nullptr;
+    k->owned = std::make_unique<Tensor>(std::move(*r));
     k->tensor = k->owned.get();
     k->constantNode = c;
   }
@@ -165,8 +154,7 @@ void Folder::visitUses(Node *n) {
 
 void Folder::evaluate(Node *n, int64_t opset) {
   if (n->is("Constant") || n->hasSubgraphs()) return;
-  // Dropout is nondeterministic only in training mode, which its kernel refuses.
-  if (!isDefaultDomain(n->domain()) || (isNondeterministic(*n) && !n->is("Dropout"))) return;
+  if (!isDefaultDomain(n->domain()) || !isDeterministic(*n)) return;
   for (unsigned i = 0; i < n->numAttributes(); ++i)
     if (n->attribute(i).isReference()) return;
   bool anyResult = false;
@@ -473,14 +461,9 @@ std::optional<bool> constantBool(Value *v) {
   if (v->isConstantInitializer()) {
     t = *v->initializer();
   } else if (Node *c = v->definingNode(); c && c->is("Constant")) {
-    std::vector<const Attribute *> attrs;
-    for (unsigned i = 0; i < c->numAttributes(); ++i) attrs.push_back(&c->attribute(i));
-    KernelCall call;
-    call.opType = "Constant";
-    call.attributes = attrs;
-    auto r = evaluateKernel(call);
-    if (!r.ok() || r->size() != 1) return std::nullopt;
-    t = std::move((*r)[0]);
+    auto r = constantValue(*c);
+    if (!r.ok()) return std::nullopt;
+    t = std::move(*r);
   } else {
     return std::nullopt;
   }

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/Builder.h"
+#include "onnxir/IR/ConstantValue.h"
 #include "onnxir/IR/Model.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/Passes.h"
@@ -20,34 +21,16 @@ namespace onnxir {
 namespace {
 
 // The tensor a Constant node produces, if it is a dense one we can build.
-std::optional<Tensor> constantValue(const Node &n) {
-  if (n.numAttributes() != 1 || n.numResults() != 1 || !n.result(0)) return std::nullopt;
-  const Attribute &a = n.attribute(0);
-  if (a.isReference()) return std::nullopt;
-  const std::string &name = a.name();
-  if (name == "value" && a.kind() == AttrKind::Tensor && !a.tensors.empty()) {
-    Tensor t = *a.tensors[0];
-    return t;
-  }
-  if (name == "value_float" && a.kind() == AttrKind::Float) return makeFloatTensor({}, {a.f});
-  if (name == "value_floats" && a.kind() == AttrKind::Floats)
-    return makeFloatTensor({(int64_t)a.floats.size()}, a.floats.get());
-  if (name == "value_int" && a.kind() == AttrKind::Int) return makeInt64Tensor({}, {a.i});
-  if (name == "value_ints" && a.kind() == AttrKind::Ints)
-    return makeInt64Tensor({(int64_t)a.ints.size()}, a.ints);
-  if ((name == "value_string" && a.kind() == AttrKind::String) ||
-      (name == "value_strings" && a.kind() == AttrKind::Strings)) {
-    Tensor t;
-    t.setDataType(DataType::String);
-    if (name == "value_string") t.stringData = {a.s};
-    else {
-      t.stringData = a.strings;
-      t.setDims({(int64_t)a.strings.size()});
-    }
-    t.setTyped(Tensor::TypedField::String);
-    return t;
-  }
-  return std::nullopt;
+std::optional<Tensor> liftableValue(const Node &n) {
+  // A sparse value stays a Constant: densified it could be any size.
+  if (n.numAttributes() != 1 || n.numResults() != 1 || !n.result(0) ||
+      n.attribute(0).name() == "sparse_value")
+    return std::nullopt;
+  Tensor scratch;
+  auto v = onnxir::constantValue(n, scratch);
+  if (!v.ok()) return std::nullopt;
+  if (*v == &scratch) return scratch;
+  return **v;
 }
 
 uint64_t tensorBytes(const Tensor &t) {
@@ -70,7 +53,7 @@ absl::StatusOr<bool> liftConstantsToInitializers(Model &m, uint64_t maxBytes, in
     for (auto it = g->nodes().begin(); it != g->nodes().end() && err.ok();) {
       Node &n = *it++;
       if (!n.is("Constant")) continue;
-      std::optional<Tensor> t = constantValue(n);
+      std::optional<Tensor> t = liftableValue(n);
       if (!t || tensorBytes(*t) > maxBytes) continue;
       Value *r = n.result(0);
       std::string name = r->name().str();

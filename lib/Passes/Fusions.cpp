@@ -8,6 +8,7 @@
 #include "onnxir/Passes/Fusions.h"
 
 #include "onnxir/IR/Model.h"
+#include "onnxir/IR/OpSchema.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/Passes.h"
 
@@ -276,7 +277,7 @@ bool fuseConvAffine(Node &root, PatternRewriter &rw, bool isMul) {
 // and add (one rounding fewer), well within the usual tolerance.
 bool fuseMatMulAdd(Node &add, PatternRewriter &rw) {
   if (add.numOperands() != 2 || add.numResults() != 1 || rw.opsetVersion() < 7) return false;
-  for (unsigned i = 0; i < 2; ++i) {
+  for (unsigned i = 0; i < (isCommutative(add) ? 2u : 1u); ++i) {
     Node *mm = rw.singleUseProducer(add, i, "MatMul");
     if (!mm || mm->numOperands() != 2) continue;
     Value *a = mm->operand(0), *b = mm->operand(1), *c = add.operand(1 - i);

@@ -9,8 +9,10 @@
 //===----------------------------------------------------------------------===//
 #include "onnxir/Passes/PatternRewrite.h"
 
+#include "onnxir/IR/ConstantValue.h"
 #include "onnxir/IR/Function.h"
 #include "onnxir/IR/Model.h"
+#include "onnxir/IR/Opset.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -113,13 +115,7 @@ llvm::ArrayRef<const RewritePattern *> PatternSet::patternsFor(const Node &n) co
 //===----------------------------------------------------------------------===//
 
 int64_t PatternRewriter::opsetVersion(llvm::StringRef domain) const {
-  bool dflt = domain.empty() || domain == "ai.onnx";
-  if (Function *f = graph().parentFunction()) {
-    for (const OpsetImport &o : f->opsetImports)
-      if (o.domain == domain || (dflt && (o.domain.empty() || o.domain == "ai.onnx")))
-        return o.version;
-    return -1;
-  }
+  if (graph().parentModel() || graph().parentFunction()) return opsetInForce(graph(), domain);
   return model_.opsetVersion(domain);
 }
 
@@ -142,10 +138,7 @@ const Tensor *PatternRewriter::constantTensor(const Value *v) {
   if (v->isConstantInitializer()) return v->initializer();
   Node *d = v->definingNode();
   if (!d || !d->is("Constant") || d->numAttributes() != 1) return nullptr;
-  const Attribute &a = d->attribute(0);
-  if (a.isReference() || a.name() != "value" || a.kind() != AttrKind::Tensor || a.tensors.empty())
-    return nullptr;
-  return a.tensors[0].get();
+  return storedConstantValue(*d);
 }
 
 bool PatternRewriter::canReplace(const Value *old, const Value *by) {

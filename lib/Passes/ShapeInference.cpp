@@ -10,8 +10,10 @@
 
 #include "ShapeInferenceRules.h"
 
+#include "onnxir/IR/ConstantValue.h"
 #include "onnxir/IR/Model.h"
 #include "onnxir/IR/OpSchema.h"
+#include "onnxir/IR/Opset.h"
 #include "onnxir/Passes/Pass.h"
 
 #include "absl/strings/str_cat.h"
@@ -328,7 +330,10 @@ public:
     Node *d = v->definingNode();
     if (!d || !d->is("Constant")) return nullptr;
     const Attribute *a = e_.resolveAttr(*d, "value");
-    return a && a->kind() == AttrKind::Tensor && !a->tensors.empty() ? a->tensors[0].get() : nullptr;
+    if (!a) return nullptr;
+    Tensor unused; // `value` decodes in place (Note [Constant values])
+    auto t = decodeConstantAttr("value", *a, unused);
+    return t.ok() ? *t : nullptr;
   }
   void setOutType(unsigned i, const Type *t) override {
     if (!hasOutput(i) || !t) return;
@@ -917,10 +922,7 @@ absl::Status Engine::inferCall(Node &n, Function &f) {
     if (x == &f) return absl::OkStatus(); // recursion: leave it
   Graph &body = f.body();
   if (body.numInputs() < n.numOperands()) return absl::OkStatus();
-  int64_t opset = -1;
-  for (const OpsetImport &o : f.opsetImports)
-    if (isDefaultDomain(o.domain)) opset = o.version;
-  if (opset < 0) opset = m_.opsetVersion("");
+  int64_t opset = opsetInForce(body, "");
   auto apply = [&](const CallResult &r) {
     NodeCtx c(*this, ctx_, n, opset);
     for (unsigned i = 0; i < n.numResults() && i < r.types.size(); ++i) {
@@ -1046,7 +1048,7 @@ absl::Status Engine::inferNode(Node &n, int64_t opset) {
   if (speculative_ > specBase_) ++specWork_;
   absl::Status st = inferNodeByRule(n, opset);
   if (!st.ok() || n.numResults() == 0) return st;
-  int64_t v = isDefaultDomain(n.domain()) ? opset : m_.opsetVersion(n.domain());
+  int64_t v = isDefaultDomain(n.domain()) ? opset : opsetInForce(n);
   if (v < 0 || (!isDefaultDomain(n.domain()) && m_.findFunction(n))) return st;
   NodeCtx c(*this, ctx_, n, v);
   schemaFallback(c, *this);
@@ -1057,7 +1059,7 @@ absl::Status Engine::inferNodeByRule(Node &n, int64_t opset) {
   if (n.domain() == "ai.onnx.preview.training") {
     auto it = trainingRules().find(n.opType());
     if (it != trainingRules().end()) {
-      NodeCtx c(*this, ctx_, n, m_.opsetVersion(n.domain()));
+      NodeCtx c(*this, ctx_, n, opsetInForce(n));
       it->second(c);
       return c.status;
     }
@@ -1068,7 +1070,7 @@ absl::Status Engine::inferNodeByRule(Node &n, int64_t opset) {
       const auto &rules = n.domain() == "ai.onnx.ml" ? mlRules() : previewRules();
       auto it = rules.find(n.opType());
       if (it != rules.end()) {
-        NodeCtx c(*this, ctx_, n, m_.opsetVersion(n.domain()));
+        NodeCtx c(*this, ctx_, n, opsetInForce(n));
         it->second(c);
         return c.status;
       }
@@ -1218,14 +1220,14 @@ absl::Status Engine::dryRun() {
   setWorkBudget();
   ++speculative_; // stays raised: typeOf() then reads the overlay
   specBase_ = speculative_;
-  return inferGraph(m_.graph(), m_.opsetVersion(""));
+  return inferGraph(m_.graph(), opsetInForce(m_.graph(), ""));
 }
 
 absl::Status Engine::run() {
   if (auto s = applyOptions(); !s.ok()) return s;
   if (!m_.hasGraph) return absl::OkStatus();
   setWorkBudget();
-  int64_t opset = m_.opsetVersion("");
+  int64_t opset = opsetInForce(m_.graph(), "");
   if (auto s = inferGraph(m_.graph(), opset); !s.ok()) return s;
   return writeBack();
 }

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "ShapeInferenceRules.h"
 
+#include "onnxir/IR/ConstantValue.h"
 #include "onnxir/IR/Tensor.h"
 
 namespace onnxir {
@@ -535,39 +536,26 @@ void splitRule(InferCtx &c) {
 
 void constantRule(InferCtx &c) {
   const Attribute *a = nullptr;
+  const char *n = nullptr;
   for (const char *name : {"value", "value_float", "value_floats", "value_int", "value_ints",
                            "value_string", "value_strings", "sparse_value"})
-    if ((a = c.attr(name))) break;
+    if ((a = c.attr(n = name))) break;
   if (!a) return;
-  llvm::StringRef n = a->name();
-  if (n == "value" && !a->tensors.empty()) {
-    const Tensor &t = *a->tensors[0];
-    Dims d;
-    for (int64_t x : t.dims()) d.push_back(c.c(x));
-    c.setTensor(0, t.dataTypeRaw(), d);
-    if (auto data = tensorData(c.ctx, t)) c.setOutData(0, *data);
-  } else if (n == "sparse_value" && !a->sparseTensors.empty()) {
+  if (llvm::StringRef(n) == "sparse_value") { // its type only: not densified here
+    if (a->kind() != AttrKind::SparseTensor || a->sparseTensors.empty()) return;
     const SparseTensor &t = *a->sparseTensors[0];
     Dims d;
     for (int64_t x : t.dims) d.push_back(c.c(x));
-    c.setTensor(0, t.values.dataTypeRaw(), d);
-  } else if (n == "value_float") {
-    c.setTensor(0, static_cast<int32_t>(DataType::Float), Dims{});
-  } else if (n == "value_floats") {
-    c.setTensor(0, static_cast<int32_t>(DataType::Float), Dims{c.c(a->floats.size())});
-  } else if (n == "value_int") {
-    c.setTensor(0, kInt64, Dims{});
-    c.setOutData(0, Dims{c.c(a->i)});
-  } else if (n == "value_ints") {
-    c.setTensor(0, kInt64, Dims{c.c(a->ints.size())});
-    Dims d;
-    for (int64_t x : a->ints) d.push_back(c.c(x));
-    c.setOutData(0, d);
-  } else if (n == "value_string") {
-    c.setTensor(0, static_cast<int32_t>(DataType::String), Dims{});
-  } else if (n == "value_strings") {
-    c.setTensor(0, static_cast<int32_t>(DataType::String), Dims{c.c(a->strings.size())});
+    return c.setTensor(0, t.values.dataTypeRaw(), d);
   }
+  Tensor scratch;
+  auto v = decodeConstantAttr(n, *a, scratch); // Note [Constant values]
+  if (!v.ok()) return;
+  const Tensor &t = **v;
+  Dims d;
+  for (int64_t x : t.dims()) d.push_back(c.c(x));
+  c.setTensor(0, t.dataTypeRaw(), d);
+  if (auto data = tensorData(c.ctx, t)) c.setOutData(0, *data);
 }
 
 void constantOfShapeRule(InferCtx &c) {

@@ -11,6 +11,7 @@
 #include "onnxir/Passes/Simplify.h"
 
 #include "onnxir/IR/Model.h"
+#include "onnxir/IR/OpSchema.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/Passes.h"
 
@@ -348,13 +349,13 @@ void populateSimplifyPatterns(PatternSet &ps) {
   ps.add("split-one", "Split", splitOne);
   ps.add("slice-noop", "Slice", sliceNoop);
   ps.add("sub-zero", "Sub", [](Node &n, PatternRewriter &rw) {
-    return neutralOperand(n, rw, 0.0, false);
+    return neutralOperand(n, rw, 0.0, isCommutative(n));
   });
   ps.add("mul-one", "Mul", [](Node &n, PatternRewriter &rw) {
-    return neutralOperand(n, rw, 1.0, true);
+    return neutralOperand(n, rw, 1.0, isCommutative(n));
   });
   ps.add("div-one", "Div", [](Node &n, PatternRewriter &rw) {
-    return neutralOperand(n, rw, 1.0, false);
+    return neutralOperand(n, rw, 1.0, isCommutative(n));
   });
   ps.add("reshape-chain", "Reshape", reshapeChain);
   ps.add("squeeze-unsqueeze", "Squeeze",

@@ -13,11 +13,13 @@
 // Resolution: a node in domain D resolves to the newest schema of (D, op)
 // whose since_version is not above the version of D its graph imports: the
 // model's opset_import, or inside a function body that function's own
-// opset_import (falling back to the model's for domains it does not list).
+// opset_import (falling back to the model's for domains it does not list);
+// a duplicated import resolves to its last entry (Note [Opset in force]).
 // "" and "ai.onnx" are the same domain (isDefaultDomain).
 //
 // Op traits (Note [Op traits]) are derived here and nowhere else: passes ask
-// isNondeterministic, isOptionalResult, isCommutative, isDefaultDomain.
+// isDeterministic, hasSideEffects, isOptionalResult, isCommutative,
+// isDefaultDomain.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXIR_IR_OPSCHEMA_H
@@ -186,8 +188,8 @@ int64_t latestOpsetVersion(llvm::StringRef domain);
 
 //===--- Nodes ------------------------------------------------------------===//
 
-/// The version of the node's domain that its graph imports (see the file
-/// comment); -1 if not imported. The one-argument form finds the model
+/// The version of the node's domain that its graph imports: opsetInForce
+/// (IR/Opset.h, Note [Opset in force]); -1 if not imported. The one-argument form finds the model
 /// through the node's graph (-1 if the graph belongs to no model).
 int64_t importedOpsetVersion(const Node &n, const Model &m);
 int64_t importedOpsetVersion(const Node &n);
@@ -222,18 +224,29 @@ std::string typeString(const Type &t);
 //===--- Note [Op traits] -------------------------------------------------===//
 // One place for what passes need to know about ops:
 //  - nondeterministic: the schema the node resolves to says so (RandomNormal,
-//    Bernoulli, Dropout, Multinomial, ... and If/Loop/Scan/SequenceMap, whose
+//    Bernoulli, Multinomial, ... and If/Loop/Scan/SequenceMap, whose
 //    bodies may be); a default-domain op with no schema at the imported
 //    version is nondeterministic if any version is. Ops of other domains
 //    (com.microsoft ...): the names Random*, *Dropout*, Bernoulli,
 //    Multinomial (a short list, since no schema tells).
+//    Override (the schema's flag is per op, this depends on the node):
+//    Dropout is random only in training mode: before opset 7 unless its
+//    is_test attribute is nonzero (the default is 0); opsets 7-11 never
+//    (no training mode); from opset 12 when its training_mode operand is
+//    present and not a constant false (Note [Constant values]).
+//  - side effects: ops of the default domain, ai.onnx.ml and com.microsoft
+//    have none (their schemas are pure functions); ops of other domains and
+//    calls of model-local functions may (nothing tells), so passes neither
+//    merge, reorder nor fold them.
 //  - optional result: the formal output is optional in the resolved schema
 //    (or, without one, in every version of a schema-domain op).
 //  - commutative: the operands of these default-domain ops may be swapped
 //    (two operands, or any number for the variadic ones): Add, Mul, Max, Min,
 //    Sum, Mean, And, Or, Xor, Equal, BitwiseAnd, BitwiseOr, BitwiseXor.
 //    The schemas do not say; this list does.
-bool isNondeterministic(const Node &n);
+bool isDeterministic(const Node &n);
+bool isNondeterministic(const Node &n); ///< !isDeterministic(n)
+bool hasSideEffects(const Node &n);
 bool isOptionalResult(const Node &n, unsigned i);
 bool isCommutative(const Node &n);
 

@@ -66,11 +66,6 @@ absl::StatusOr<std::vector<Tensor>> evaluateKernel(const KernelCall &call);
 /// True if a kernel exists for (`domain`, `opType`) in some version.
 bool hasKernel(llvm::StringRef domain, llvm::StringRef opType);
 
-/// True for operators whose results are not a function of their inputs
-/// (RandomNormal, RandomUniform, *Like variants, Bernoulli, Multinomial).
-/// Dropout is deterministic only in inference mode; callers check that.
-bool isNondeterministicOp(llvm::StringRef domain, llvm::StringRef opType);
-
 /// Bytes a tensor's data takes in memory and on disk (strings: their
 /// lengths); 0 when the dims are invalid.
 uint64_t tensorDataBytes(const Tensor &t);

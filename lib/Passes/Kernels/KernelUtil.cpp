@@ -368,14 +368,6 @@ bool hasKernel(llvm::StringRef domain, llvm::StringRef opType) {
   return isDefaultDomain(domain) && table().count(opType);
 }
 
-bool isNondeterministicOp(llvm::StringRef domain, llvm::StringRef opType) {
-  // The schemas say (Note [Op traits] in OpSchema.h); Dropout is left to its kernel.
-  if (!isDefaultDomain(domain) || opType == "Dropout") return false;
-  for (const OpSchema &s : schemaVersions(domain, opType))
-    if (s.determinism() == Determinism::Nondeterministic) return true;
-  return false;
-}
-
 uint64_t tensorDataBytes(const Tensor &t) {
   int64_t n = numElementsOf(t.dims());
   if (n < 0) return 0;

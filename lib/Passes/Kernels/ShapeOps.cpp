@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "KernelUtil.h"
 
+#include "onnxir/IR/ConstantValue.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -79,66 +81,14 @@ Arr int64Scalar(int64_t v) {
   return a;
 }
 
-/// Densifies a sparse tensor.
-StatusOr<Arr> densify(const SparseTensor &sp) {
-  auto vals = fromTensor(sp.values);
-  if (!vals.ok()) return vals.status();
-  auto idx = intValues(sp.indices);
-  if (!idx.ok()) return idx.status();
-  Arr out = Arr::make(vals->dt, sp.dims);
-  int64_t n = out.size(), nnz = vals->size();
-  if (n < 0) return invalid("bad sparse dims");
-  std::vector<int64_t> lin;
-  if (sp.indices.dims().size() == 1) {
-    lin = *idx;
-  } else if (sp.indices.dims().size() == 2) {
-    auto st = stridesOf(sp.dims);
-    int64_t r = sp.indices.dims()[1];
-    if (r != (int64_t)sp.dims.size()) return invalid("bad sparse indices");
-    for (int64_t k = 0; k < nnz; ++k) {
-      int64_t o = 0;
-      for (int64_t j = 0; j < r; ++j) o += (*idx)[k * r + j] * st[j];
-      lin.push_back(o);
-    }
-  } else if (nnz != 0) {
-    return invalid("bad sparse indices");
-  }
-  if ((int64_t)lin.size() != nnz) return invalid("bad sparse indices");
-  for (int64_t k = 0; k < nnz; ++k) {
-    int64_t o = lin[k];
-    if (o < 0 || o >= n) return invalid("sparse index out of range");
-    switch (out.kind()) {
-    case CK::F32: out.f[o] = vals->f[k]; break;
-    case CK::F64: out.d[o] = vals->d[k]; break;
-    case CK::I64: out.i[o] = vals->i[k]; break;
-    case CK::U64: out.u[o] = vals->u[k]; break;
-    case CK::Str: out.s[o] = vals->s[k]; break;
-    default: return unsupported("sparse type");
-    }
-  }
-  return out;
-}
-
 StatusOr<std::vector<Tensor>> kConstant(const KernelCall &c) {
-  for (const Attribute *a : c.attributes) {
-    llvm::StringRef n = a->name();
-    if (n == "value" && !a->tensors.empty()) return copyOut(*a->tensors[0]);
-    if (n == "sparse_value" && !a->sparseTensors.empty()) {
-      auto d = densify(*a->sparseTensors[0]);
-      if (!d.ok()) return d.status();
-      return one(*d);
-    }
-    Arr r;
-    if (n == "value_float") { r.dt = DataType::Float; r.f = {a->f}; }
-    else if (n == "value_floats") { r.dt = DataType::Float; r.f = a->floats; r.dims = {(int64_t)a->floats.size()}; }
-    else if (n == "value_int") { r.dt = DataType::Int64; r.i = {a->i}; }
-    else if (n == "value_ints") { r.dt = DataType::Int64; r.i = a->ints; r.dims = {(int64_t)a->ints.size()}; }
-    else if (n == "value_string") { r.dt = DataType::String; r.s = {a->s}; }
-    else if (n == "value_strings") { r.dt = DataType::String; r.s = a->strings; r.dims = {(int64_t)a->strings.size()}; }
-    else continue;
-    return one(r);
-  }
-  return invalid("Constant without a value");
+  Tensor scratch;
+  auto v = constantValue(c.attributes, scratch);
+  if (!v.ok()) return invalid(std::string(v.status().message()));
+  if (*v != &scratch) return copyOut(**v);
+  std::vector<Tensor> r;
+  r.push_back(std::move(scratch));
+  return r;
 }
 
 StatusOr<std::vector<Tensor>> kConstantOfShape(const KernelCall &c) {

@@ -180,7 +180,8 @@ TEST(OpSchemaTest, Traits) {
   BasicModel bm;
   bm.m.opsetImports.push_back({"", 17, ""});
   Node *drop = bm.g.createNode("Dropout", {bm.x}, 2);
-  EXPECT_TRUE(isNondeterministic(*drop));
+  // No training_mode operand: inference mode (Note [Op traits]).
+  EXPECT_TRUE(isDeterministic(*drop));
   EXPECT_FALSE(isOptionalResult(*drop, 0));
   EXPECT_TRUE(isOptionalResult(*drop, 1));
   Node *add = bm.g.createNode("Add", {bm.x, bm.y}, 1);
@@ -196,6 +197,63 @@ TEST(OpSchemaTest, Traits) {
   EXPECT_TRUE(isNondeterministic(*ms));
   Node *split = bm.g.createNode("Split", {bm.x}, 2);
   EXPECT_FALSE(isOptionalResult(*split, 1)); // variadic, not optional
+}
+
+// Note [Op traits]: one predicate per trait, so the passes cannot disagree.
+TEST(OpSchemaTest, DropoutIsRandomOnlyInTrainingMode) {
+  BasicModel bm;
+  bm.m.opsetImports.push_back({"", 17, ""});
+  // training_mode from a graph input: may be true.
+  Node *train = bm.g.createNode("Dropout", {bm.x, nullptr, bm.y}, 1);
+  EXPECT_FALSE(isDeterministic(*train));
+  EXPECT_TRUE(isNondeterministic(*train));
+  // A constant false training_mode: inference.
+  Node *f = bm.g.createNode("Constant", {}, 1);
+  Tensor no;
+  no.setDataType(DataType::Bool);
+  no.setRaw(std::string(1, '\0'));
+  f->setAttr(tensorAttr("value", no));
+  Node *inf = bm.g.createNode("Dropout", {bm.x, nullptr, f->result(0)}, 1);
+  EXPECT_TRUE(isDeterministic(*inf));
+  // A constant true one: training.
+  Node *t = bm.g.createNode("Constant", {}, 1);
+  t->setAttr(intAttr("value_int", 1));
+  EXPECT_FALSE(isDeterministic(*bm.g.createNode("Dropout", {bm.x, nullptr, t->result(0)}, 1)));
+  // Before opset 7: is_test decides, and its default (0) is training.
+  bm.m.opsetImports[0].version = 6;
+  Node *old = bm.g.createNode("Dropout", {bm.x}, 1);
+  EXPECT_FALSE(isDeterministic(*old));
+  old->setAttr(intAttr("is_test", 1));
+  EXPECT_TRUE(isDeterministic(*old));
+  // Opsets 7-11 have no training mode.
+  bm.m.opsetImports[0].version = 10;
+  EXPECT_TRUE(isDeterministic(*bm.g.createNode("Dropout", {bm.x}, 1)));
+  // The schema decides elsewhere.
+  EXPECT_FALSE(isDeterministic(*bm.g.createNode("RandomUniformLike", {bm.x}, 1)));
+}
+
+TEST(OpSchemaTest, SideEffectsAndCommutativity) {
+  BasicModel bm;
+  bm.m.opsetImports.push_back({"", 17, ""});
+  EXPECT_FALSE(hasSideEffects(*bm.g.createNode("Relu", {bm.x}, 1)));
+  Node *ms = bm.g.createNode("FusedGemm", {bm.x, bm.y}, 1);
+  ms->setDomain("com.microsoft");
+  EXPECT_FALSE(hasSideEffects(*ms));
+  Node *custom = bm.g.createNode("Print", {bm.x}, 1);
+  custom->setDomain("my.domain");
+  EXPECT_TRUE(hasSideEffects(*custom));
+  // A call of a model-local function of a known domain name.
+  Function &fn = bm.m.addFunction();
+  fn.name = "Relu2";
+  fn.domain = "ai.onnx.ml";
+  Node *call = bm.g.createNode("Relu2", {bm.x}, 1);
+  call->setDomain("ai.onnx.ml");
+  EXPECT_TRUE(hasSideEffects(*call));
+  EXPECT_TRUE(isCommutative(*bm.g.createNode("Max", {bm.x, bm.y, bm.x}, 1)));
+  EXPECT_FALSE(isCommutative(*bm.g.createNode("Div", {bm.x, bm.y}, 1)));
+  Node *msAdd = bm.g.createNode("Add", {bm.x, bm.y}, 1);
+  msAdd->setDomain("com.microsoft");
+  EXPECT_FALSE(isCommutative(*msAdd));
 }
 
 TEST(OpSchemaTest, TypeStrings) {
