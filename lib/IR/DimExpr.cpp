@@ -8,6 +8,7 @@
 #include "onnxir/IR/DimExpr.h"
 #include "onnxir/IR/Context.h"
 
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <algorithm>
@@ -70,9 +71,16 @@ void sortMono(Mono &m) {
 /// Creates and uniques nodes; the friend of Context and DimExpr.
 struct DimExprBuilder {
   Context &ctx;
+  /// Set when an expression was refused for its size (Note [Dim expression
+  /// size limit]); the public functions then make a fresh symbol.
+  bool tooLarge = false;
 
   const DimExpr *make(DimExpr::Kind k, int64_t v, std::vector<const DimExpr *> ops,
                       std::string str, llvm::StringRef name = {}) {
+    if (k != DimExpr::Kind::Symbol && str.size() > kMaxDimExprChars) {
+      tooLarge = true;
+      return nullptr;
+    }
     auto it = ctx.exprs_.find(str);
     if (it != ctx.exprs_.end()) return it->second;
     auto e = std::unique_ptr<DimExpr>(new DimExpr());
@@ -150,14 +158,19 @@ struct DimExprBuilder {
 
   /// Sorts terms, merges equal monomials, drops zero terms. False on overflow.
   static bool normalize(Lin &l) {
-    std::sort(l.terms.begin(), l.terms.end(),
-              [](const Term &a, const Term &b) { return monoLess(a.mono, b.mono); });
+    // Sorted through pointers: moving a Term copies its monomial.
+    std::vector<Term *> order;
+    order.reserve(l.terms.size());
+    for (Term &t : l.terms) order.push_back(&t);
+    std::sort(order.begin(), order.end(),
+              [](const Term *a, const Term *b) { return monoLess(a->mono, b->mono); });
     std::vector<Term> out;
-    for (Term &t : l.terms) {
-      if (!out.empty() && out.back().mono == t.mono) {
-        if (addOv(out.back().coef, t.coef, out.back().coef)) return false;
+    out.reserve(order.size());
+    for (Term *t : order) {
+      if (!out.empty() && out.back().mono == t->mono) {
+        if (addOv(out.back().coef, t->coef, out.back().coef)) return false;
       } else {
-        out.push_back(std::move(t));
+        out.push_back(std::move(*t));
       }
       if (out.back().coef == 0) out.pop_back();
     }
@@ -172,7 +185,7 @@ struct DimExprBuilder {
     else if (coef != 1) s = std::to_string(coef) + "*";
     for (size_t i = 0; i < m.size(); ++i) {
       if (i) s += '*';
-      s += m[i]->str().str();
+      s.append(m[i]->str().data(), m[i]->str().size());
     }
     return make(DimExpr::Kind::Mul, coef, std::vector<const DimExpr *>(m.begin(), m.end()),
                 std::move(s));
@@ -182,17 +195,22 @@ struct DimExprBuilder {
     if (!normalize(l)) return nullptr;
     if (l.terms.empty()) return constant(l.c);
     if (l.terms.size() == 1 && l.c == 0) return monoExpr(l.terms[0].coef, l.terms[0].mono);
-    std::stable_sort(l.terms.begin(), l.terms.end(), [](const Term &a, const Term &b) {
-      return (a.coef < 0) < (b.coef < 0);
-    });
+    // Positive terms first, each sign in monomial order.
     std::vector<const DimExpr *> ops;
     std::string s;
-    for (const Term &t : l.terms) {
-      const DimExpr *te = monoExpr(t.coef, t.mono);
-      if (!s.empty() && t.coef > 0) s += '+';
-      s += te->str().str();
-      ops.push_back(te);
-    }
+    for (bool negative : {false, true})
+      for (const Term &t : l.terms) {
+        if ((t.coef < 0) != negative) continue;
+        const DimExpr *te = monoExpr(t.coef, t.mono);
+        if (!te) return nullptr;
+        if (!s.empty() && t.coef > 0) s += '+';
+        s.append(te->str().data(), te->str().size());
+        if (s.size() > kMaxDimExprChars) {
+          tooLarge = true;
+          return nullptr;
+        }
+        ops.push_back(te);
+      }
     if (l.c > 0) s += "+" + std::to_string(l.c);
     else if (l.c < 0) s += std::to_string(l.c);
     return make(DimExpr::Kind::Add, l.c, std::move(ops), std::move(s));
@@ -320,9 +338,18 @@ struct DimExprBuilder {
     return binaryAtom(DimExpr::Kind::Mod, a, b);
   }
 
+  /// The non-constant part of `e` (the terms of a sum, else `e` itself) and
+  /// its constant: `e` and `f` differ by a constant exactly when their
+  /// parts are equal, since both are canonical.
+  static std::pair<llvm::ArrayRef<const DimExpr *>, int64_t> splitConstant(const DimExpr *const &e) {
+    if (e->kind() == DimExpr::Kind::Add) return {e->operands(), e->value()};
+    return {llvm::ArrayRef<const DimExpr *>(e), 0};
+  }
+
   const DimExpr *minMax(DimExpr::Kind k, llvm::ArrayRef<const DimExpr *> in) {
     bool isMin = k == DimExpr::Kind::Min;
     std::vector<const DimExpr *> args;
+    llvm::SmallPtrSet<const DimExpr *, 16> seen;
     std::optional<int64_t> cst;
     llvm::SmallVector<const DimExpr *, 8> work(in.begin(), in.end());
     while (!work.empty()) {
@@ -332,23 +359,30 @@ struct DimExprBuilder {
         work.append(e->operands().begin(), e->operands().end());
       } else if (e->isConstant()) {
         cst = !cst ? e->value() : isMin ? std::min(*cst, e->value()) : std::max(*cst, e->value());
-      } else if (std::find(args.begin(), args.end(), e) == args.end()) {
+      } else if (seen.insert(e).second) {
         args.push_back(e);
       }
     }
-    if (cst) args.push_back(constant(*cst));
-    // Drop an argument that differs from another by a constant in the wrong
-    // direction (min(N, N+1) = N).
-    for (size_t i = 0; i < args.size(); ++i)
-      for (size_t j = 0; j < args.size(); ++j) {
-        if (i == j || !args[i] || !args[j]) continue;
-        const DimExpr *d = add(args[i], args[j], -1);
-        if (d && d->isConstant() && (isMin ? d->value() >= 0 : d->value() <= 0)) {
-          args[i] = nullptr;
-          break;
-        }
+    // Of arguments that differ by a constant only the smallest (min) or
+    // largest (max) stays: min(N, N+1) = N. Grouped by their non-constant
+    // part (sorting, not comparing every pair: Note [Dim expression size
+    // limit]); the constant argument is the group of the empty part.
+    std::sort(args.begin(), args.end(), [](const DimExpr *x, const DimExpr *y) {
+      auto px = splitConstant(x).first, py = splitConstant(y).first;
+      return std::lexicographical_compare(px.begin(), px.end(), py.begin(), py.end(),
+                                          std::less<const DimExpr *>());
+    });
+    std::vector<const DimExpr *> kept;
+    for (const DimExpr *e : args) {
+      if (!kept.empty() && splitConstant(kept.back()).first == splitConstant(e).first) {
+        int64_t cb = splitConstant(kept.back()).second, ce = splitConstant(e).second;
+        if (isMin ? ce < cb : ce > cb) kept.back() = e;
+        continue;
       }
-    args.erase(std::remove(args.begin(), args.end(), nullptr), args.end());
+      kept.push_back(e);
+    }
+    if (cst) kept.push_back(constant(*cst));
+    args = std::move(kept);
     if (args.empty()) return nullptr;
     if (args.size() == 1) return args[0];
     std::sort(args.begin(), args.end(),
@@ -356,7 +390,11 @@ struct DimExprBuilder {
     std::string s = isMin ? "min(" : "max(";
     for (size_t i = 0; i < args.size(); ++i) {
       if (i) s += ',';
-      s += args[i]->str().str();
+      s.append(args[i]->str().data(), args[i]->str().size());
+      if (s.size() > kMaxDimExprChars) {
+        tooLarge = true;
+        return nullptr;
+      }
     }
     s += ')';
     return make(k, 0, std::move(args), std::move(s));
@@ -385,6 +423,14 @@ struct ExprParser {
     if (err.empty()) err = m + " at offset " + std::to_string(i);
     return false;
   }
+  /// Why an operation gave no expression: its size or an overflow.
+  void failNull(const std::string &m) {
+    if (b.tooLarge)
+      fail("expression longer than " + std::to_string(kMaxDimExprChars) +
+           " characters (onnxir::kMaxDimExprChars)");
+    else
+      fail(m);
+  }
   bool peek(char c) {
     ws();
     return i < s.size() && s[i] == c;
@@ -406,7 +452,7 @@ struct ExprParser {
     if (neg) acc = b.mul(acc, b.constant(-1));
     for (;;) {
       if (!acc) {
-        fail("arithmetic overflow");
+        failNull("arithmetic overflow");
         return nullptr;
       }
       if (peek('+')) {
@@ -434,7 +480,7 @@ struct ExprParser {
       const DimExpr *f = factor();
       if (!f) return nullptr;
       acc = b.mul(acc, f);
-      if (!acc) fail("arithmetic overflow");
+      if (!acc) failNull("arithmetic overflow");
     }
     return acc;
   }
@@ -523,7 +569,7 @@ struct ExprParser {
           else if (id == "mod") r = b.mod(args[0], args[1]);
           else r = b.floorDiv(b.add(args[0], b.add(args[1], b.constant(1), -1), 1), args[1]);
         }
-        if (!r) fail("invalid " + id.str() + " (overflow or non-positive divisor)");
+        if (!r) failNull("invalid " + id.str() + " (overflow or non-positive divisor)");
         return r;
       }
       return b.symbol(id);
@@ -539,7 +585,8 @@ const DimExpr *DimExprBuilder::fromParam(llvm::StringRef param) {
   auto it = ctx.paramExprs_.find(key.data());
   if (it != ctx.paramExprs_.end()) return it->second;
   const DimExpr *e = nullptr;
-  if (!isIdent(param)) {
+  // Text longer than the limit is no expression's text: a symbol, unparsed.
+  if (!isIdent(param) && param.size() <= kMaxDimExprChars) {
     ExprParser p(*this, param);
     e = p.expr();
     p.ws();
@@ -553,6 +600,15 @@ const DimExpr *DimExprBuilder::fromParam(llvm::StringRef param) {
 //===----------------------------------------------------------------------===//
 // Public functions
 //===----------------------------------------------------------------------===//
+
+namespace {
+/// `r`, or a fresh symbol when `b` refused an expression for its size
+/// (Note [Dim expression size limit]); null stays null otherwise.
+const DimExpr *orFresh(DimExprBuilder &b, const DimExpr *r) {
+  if (r || !b.tooLarge) return r;
+  return b.ctx.exprOf(b.ctx.freshSymbolDim());
+}
+} // namespace
 
 const DimExpr *dimConst(Context &ctx, int64_t v) {
   if (v == INT64_MIN) return nullptr;
@@ -574,34 +630,41 @@ const DimExpr *parseDimExpr(Context &ctx, llvm::StringRef text, std::string *err
   return e;
 }
 const DimExpr *dimAdd(Context &ctx, const DimExpr *a, const DimExpr *b) {
-  return DimExprBuilder{ctx}.add(a, b, 1);
+  DimExprBuilder bd{ctx};
+  return orFresh(bd, bd.add(a, b, 1));
 }
 const DimExpr *dimSub(Context &ctx, const DimExpr *a, const DimExpr *b) {
-  return DimExprBuilder{ctx}.add(a, b, -1);
+  DimExprBuilder bd{ctx};
+  return orFresh(bd, bd.add(a, b, -1));
 }
 const DimExpr *dimNeg(Context &ctx, const DimExpr *a) {
   DimExprBuilder bd{ctx};
-  return bd.mul(a, bd.constant(-1));
+  return orFresh(bd, bd.mul(a, bd.constant(-1)));
 }
 const DimExpr *dimMul(Context &ctx, const DimExpr *a, const DimExpr *b) {
-  return DimExprBuilder{ctx}.mul(a, b);
+  DimExprBuilder bd{ctx};
+  return orFresh(bd, bd.mul(a, b));
 }
 const DimExpr *dimFloorDiv(Context &ctx, const DimExpr *a, const DimExpr *b) {
-  return DimExprBuilder{ctx}.floorDiv(a, b);
+  DimExprBuilder bd{ctx};
+  return orFresh(bd, bd.floorDiv(a, b));
 }
 const DimExpr *dimCeilDiv(Context &ctx, const DimExpr *a, const DimExpr *b) {
   DimExprBuilder bd{ctx};
   if (!a || !b) return nullptr;
-  return bd.floorDiv(bd.add(a, bd.add(b, bd.constant(1), -1), 1), b);
+  return orFresh(bd, bd.floorDiv(bd.add(a, bd.add(b, bd.constant(1), -1), 1), b));
 }
 const DimExpr *dimMod(Context &ctx, const DimExpr *a, const DimExpr *b) {
-  return DimExprBuilder{ctx}.mod(a, b);
+  DimExprBuilder bd{ctx};
+  return orFresh(bd, bd.mod(a, b));
 }
 const DimExpr *dimMin(Context &ctx, llvm::ArrayRef<const DimExpr *> args) {
-  return DimExprBuilder{ctx}.minMax(DimExpr::Kind::Min, args);
+  DimExprBuilder bd{ctx};
+  return orFresh(bd, bd.minMax(DimExpr::Kind::Min, args));
 }
 const DimExpr *dimMax(Context &ctx, llvm::ArrayRef<const DimExpr *> args) {
-  return DimExprBuilder{ctx}.minMax(DimExpr::Kind::Max, args);
+  DimExprBuilder bd{ctx};
+  return orFresh(bd, bd.minMax(DimExpr::Kind::Max, args));
 }
 
 const DimExpr *dimSubstitute(Context &ctx, const DimExpr *e,
@@ -618,24 +681,24 @@ const DimExpr *dimSubstitute(Context &ctx, const DimExpr *e,
   case DimExpr::Kind::Add: {
     const DimExpr *acc = b.constant(e->value());
     for (const DimExpr *t : e->operands()) acc = b.add(acc, dimSubstitute(ctx, t, fn), 1);
-    return acc;
+    return orFresh(b, acc);
   }
   case DimExpr::Kind::Mul: {
     const DimExpr *acc = b.constant(e->value());
     for (const DimExpr *t : e->operands()) acc = b.mul(acc, dimSubstitute(ctx, t, fn));
-    return acc;
+    return orFresh(b, acc);
   }
   case DimExpr::Kind::FloorDiv:
-    return b.floorDiv(dimSubstitute(ctx, e->operands()[0], fn),
-                      dimSubstitute(ctx, e->operands()[1], fn));
+    return orFresh(b, b.floorDiv(dimSubstitute(ctx, e->operands()[0], fn),
+                                 dimSubstitute(ctx, e->operands()[1], fn)));
   case DimExpr::Kind::Mod:
-    return b.mod(dimSubstitute(ctx, e->operands()[0], fn),
-                 dimSubstitute(ctx, e->operands()[1], fn));
+    return orFresh(b, b.mod(dimSubstitute(ctx, e->operands()[0], fn),
+                            dimSubstitute(ctx, e->operands()[1], fn)));
   case DimExpr::Kind::Min:
   case DimExpr::Kind::Max: {
     std::vector<const DimExpr *> args;
     for (const DimExpr *t : e->operands()) args.push_back(dimSubstitute(ctx, t, fn));
-    return b.minMax(e->kind(), args);
+    return orFresh(b, b.minMax(e->kind(), args));
   }
   }
   return nullptr;
@@ -705,6 +768,10 @@ Dim Context::dimOf(const DimExpr *e) {
   d.kind = Dim::Kind::Symbolic;
   d.param = intern(e->dimParam());
   d.expr = e;
+  // The dim_param of an expression reads back as that expression (Note
+  // [Lossless dim_param]): record it, so that the types made from it find it
+  // without parsing the text again.
+  paramExprs_.try_emplace(d.param.data(), e);
   return d;
 }
 

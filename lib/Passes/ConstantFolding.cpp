@@ -435,7 +435,7 @@ bool Folder::commit(const std::vector<Node *> &accepted) {
 bool Folder::runRound() {
   shapeData_.clear();
   if (opts_.foldShapes)
-    if (auto d = inferShapeData(model_); d.ok()) shapeData_ = std::move(*d);
+    if (auto d = inferShapeData(model_, opts_.shapeDataLimit); d.ok()) shapeData_ = std::move(*d);
   known_.clear();
   visited_.clear();
   folded_.clear();
@@ -562,6 +562,7 @@ public:
     FoldOptions o;
     o.sizeLimit = sizeLimit_->bytes;
     o.growthLimit = (int64_t)std::min<uint64_t>(growthLimit_->bytes, INT64_MAX);
+    o.shapeDataLimit = *shapeDataLimit_;
     FoldStatistics s;
     auto r = foldConstants(m, o, &s);
     addStat("nodes folded", s.nodesFolded);
@@ -584,6 +585,9 @@ private:
                                  "grows)",
                                  ByteCount{(uint64_t)FoldOptions().growthLimit},
                                  "fold-growth-limit"};
+  Option<uint64_t> shapeDataLimit_{*this, "shape-data-limit",
+                                   "most elements of shape data tracked for one value",
+                                   FoldOptions().shapeDataLimit, "shape-data-limit"};
 };
 } // namespace
 

@@ -200,7 +200,18 @@ public:
     auto it = data_.find(v);
     return it == data_.end() ? nullptr : &it->second;
   }
-  void setData(Value *v, Dims d) { data_[v] = std::move(d); }
+  // Note [Shape data budget]: data longer than opts_.dataLimit elements is
+  // not kept, so a chain of Concat(v, v) stops tracking once it passes the
+  // limit (the next Concat sees no data), and no rule ever reads more than
+  // a few limits' worth of data.
+  void setData(Value *v, Dims d) {
+    if (d.size() > opts_.dataLimit) {
+      ++stats_.dataOverLimit;
+      data_.erase(v);
+      return;
+    }
+    data_[v] = std::move(d);
+  }
   absl::Status setInferred(Value *v, const Type *t);
   const Attribute *resolveAttr(const Node &n, llvm::StringRef name) const;
 
@@ -1244,9 +1255,11 @@ absl::StatusOr<bool> inferShapes(Model &m, const ShapeInferenceOptions &opts,
   return e.changed;
 }
 
-absl::StatusOr<llvm::DenseMap<const Value *, KnownShapeData>> inferShapeData(Model &m) {
+absl::StatusOr<llvm::DenseMap<const Value *, KnownShapeData>> inferShapeData(Model &m,
+                                                                             uint64_t dataLimit) {
   ShapeInferenceStatistics st;
   ShapeInferenceOptions opts;
+  opts.dataLimit = dataLimit;
   infer::Engine e(m, opts, st, nullptr);
   if (auto s = e.dryRun(); !s.ok()) return s;
   llvm::DenseMap<const Value *, KnownShapeData> out;
@@ -1334,6 +1347,7 @@ public:
   absl::StatusOr<bool> run(Model &m) override {
     opts_.outputsOnly = *outputsOnly_;
     opts_.strict = *strict_;
+    opts_.dataLimit = *dataLimit_;
     ShapeInferenceStatistics st;
     std::vector<std::string> warnings;
     auto r = inferShapes(m, opts_, &st, &warnings);
@@ -1343,6 +1357,7 @@ public:
     addStat("value_info records added", st.valueInfosAdded);
     addStat("contradictions", st.contradictions);
     addStat("nodes without a rule", st.nodesNotInferred);
+    addStat("values with shape data over the limit", st.dataOverLimit);
     return r;
   }
 
@@ -1359,6 +1374,9 @@ private:
                             false, "infer-shapes-outputs-only"};
   Option<bool> strict_{*this, "strict", "a declared type that contradicts inference is an error",
                        false, "infer-shapes-strict"};
+  Option<uint64_t> dataLimit_{*this, "data-limit",
+                              "most elements of shape data tracked for one value",
+                              kDefaultShapeDataLimit, "shape-data-limit"};
 };
 } // namespace
 

@@ -95,12 +95,18 @@ void concatRule(InferCtx &c) {
   }
   // The concatenated dim needs every input's shape.
   if (rankKnown) {
-    const DimExpr *sum = c.c(0);
+    // From the first input's dim, not from 0: each addition costs the size
+    // of its operands (Note [Dim expression size limit]).
+    const DimExpr *sum = nullptr;
     for (unsigned i = 0; i < c.numInputs(); ++i) {
       auto s = c.inShape(i);
-      sum = s ? dimAdd(c.ctx, sum, (*s)[axis]) : nullptr;
+      if (!s || !(*s)[axis]) {
+        sum = nullptr;
+        break;
+      }
+      sum = i == 0 ? (*s)[axis] : dimAdd(c.ctx, sum, (*s)[axis]);
     }
-    (*out)[axis] = sum;
+    (*out)[axis] = c.numInputs() ? sum : c.c(0);
   }
   c.setTensor(0, el, out);
   // Data: concatenation of 1-D shape tensors.

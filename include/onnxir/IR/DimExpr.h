@@ -20,6 +20,23 @@
 // Anything that would overflow int64 (or a product of more than 64 terms)
 // gives no expression (null): the dim becomes unknown rather than wrong.
 //
+// Note [Dim expression size limit]
+// The canonical text of an expression (a symbol's name aside) is at most
+// kMaxDimExprChars characters. The text bounds everything an expression
+// costs: its terms, min/max arguments and nesting, the work of every
+// operation on it (each is O(n log n) in the operands' sizes: min/max find
+// arguments that differ by a constant by sorting on their non-constant part,
+// not by subtracting every pair), and the parsing of a dim_param (a longer
+// dim_param is no expression's text, so it is an opaque symbol, unparsed).
+// An operation whose result would be longer gives a fresh symbol
+// (Context::freshSymbolDim): the dim stays symbolic and equal to itself, and
+// a chain of operations (Concat over many symbolic inputs, Max over many
+// shapes) restarts from that symbol, so its cost is linear in its length.
+// The parser (parseDimExpr, --input-shape) reports such text as an error.
+// Every expression made is interned once; a dim made from an expression
+// (Context::dimOf) records its dim_param, so types built from it never parse
+// the text again.
+//
 // Note [Dim expression text]
 // The text of an expression is its stable serialized form, used as the
 // dim_param of an expression dim in the ONNX file:
@@ -51,6 +68,7 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -59,6 +77,10 @@
 namespace onnxir {
 
 class Context;
+
+/// Longest canonical text of a non-symbol expression (Note [Dim expression
+/// size limit]).
+inline constexpr size_t kMaxDimExprChars = 1024;
 
 /// An immutable, uniqued dimension expression (see Note [Canonical dim
 /// expressions]). Obtain instances from the functions below.
@@ -105,7 +127,8 @@ private:
 //===--- Building expressions ---------------------------------------------===//
 // Every function returns a canonical, uniqued expression, or null when an
 // argument is null or the result cannot be represented (overflow, division by
-// a non-positive constant). Arithmetic on dims assumes integer symbols.
+// a non-positive constant). A result longer than kMaxDimExprChars is a fresh
+// symbol instead. Arithmetic on dims assumes integer symbols.
 
 const DimExpr *dimConst(Context &ctx, int64_t v);
 /// The expression a dim_param string stands for (Note [Lossless dim_param]).

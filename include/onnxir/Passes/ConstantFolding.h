@@ -35,6 +35,8 @@
 #ifndef ONNXIR_PASSES_CONSTANTFOLDING_H
 #define ONNXIR_PASSES_CONSTANTFOLDING_H
 
+#include "onnxir/Passes/ShapeInference.h"
+
 #include "absl/status/statusor.h"
 
 #include <cstdint>
@@ -55,6 +57,9 @@ struct FoldOptions {
   bool inlineConstantIf = true;
   /// Rounds of fold + If inlining at most (each round can expose more).
   unsigned maxRounds = 8;
+  /// Shape data the shape computations fold from (Note [Shape data budget]
+  /// in ShapeInference.cpp): elements per value at most.
+  uint64_t shapeDataLimit = kDefaultShapeDataLimit;
 };
 
 /// What a run did.
@@ -76,7 +81,8 @@ absl::StatusOr<bool> foldConstants(Model &m, const FoldOptions &opts = {},
 
 /// The `fold-constants` pass is created by createConstantFoldingPass()
 /// (Passes.h): options `size-limit` and `growth-limit` (byte counts; global
-/// flags `--fold-size-limit`, `--fold-growth-limit`).
+/// flags `--fold-size-limit`, `--fold-growth-limit`) and `shape-data-limit`
+/// (global flag `--shape-data-limit`, shared with infer-shapes).
 
 } // namespace onnxir
 

@@ -44,6 +44,12 @@ namespace onnxir {
 class Model;
 class Value;
 
+/// Shape-valued data (the int64 contents inference tracks, see above) costs
+/// memory per element, and Concat(v, v) doubles it per node: 30 nodes would
+/// be 2^30 elements. A value's data is kept only up to this many elements,
+/// more than any shape (ranks above 4096 are not believed from data) needs.
+inline constexpr uint64_t kDefaultShapeDataLimit = 4096;
+
 struct ShapeInferenceOptions {
   /// Only give graph outputs their inferred types; add no value_info records.
   bool outputsOnly = false;
@@ -56,6 +62,10 @@ struct ShapeInferenceOptions {
   /// Symbols fixed to integers before inference (every dim mentioning them
   /// is re-evaluated): {"batch", 1}.
   std::vector<std::pair<std::string, int64_t>> bindDims;
+  /// Note [Shape data budget]: the most elements of tracked shape data one
+  /// value may have; a value whose data would be longer has none (its type
+  /// is still inferred).
+  uint64_t dataLimit = kDefaultShapeDataLimit;
 };
 
 struct ShapeInferenceStatistics {
@@ -64,6 +74,7 @@ struct ShapeInferenceStatistics {
   int64_t valueInfosAdded = 0;   ///< value_info records written
   int64_t contradictions = 0;    ///< declared and inferred types disagreed
   int64_t nodesNotInferred = 0;  ///< nodes the engine had no rule for
+  int64_t dataOverLimit = 0;     ///< values whose data exceeded dataLimit
 };
 
 /// Infers types and shapes in the whole model (see the file comment).
@@ -83,7 +94,8 @@ struct KnownShapeData {
 /// Runs inference without changing the model and returns the node results
 /// (outside function bodies) whose contents it knows. fold-constants uses it
 /// to fold shape computations.
-absl::StatusOr<llvm::DenseMap<const Value *, KnownShapeData>> inferShapeData(Model &m);
+absl::StatusOr<llvm::DenseMap<const Value *, KnownShapeData>>
+inferShapeData(Model &m, uint64_t dataLimit = kDefaultShapeDataLimit);
 
 /// Parses `--input-shape` text: `x:1,3,224,224;y:N,3` (entries separated by
 /// ';'). Errors name the bad entry.
@@ -94,7 +106,7 @@ absl::StatusOr<std::vector<std::pair<std::string, int64_t>>>
 parseBindDims(const std::string &text);
 
 /// Registers `infer-shapes` with options --input-shape, --bind-dim,
-/// --infer-shapes-outputs-only, --infer-shapes-strict.
+/// --infer-shapes-outputs-only, --infer-shapes-strict, --shape-data-limit.
 void registerShapeInferencePass();
 
 } // namespace onnxir

@@ -102,10 +102,16 @@ TEST(PassRegistry, RecordsWhatEachPassDeclares) {
   registerAllPasses();
   const PassInfo *fold = PassRegistry::instance().lookup("fold-constants");
   ASSERT_NE(fold, nullptr);
-  ASSERT_EQ(fold->options.size(), 2u);
+  ASSERT_EQ(fold->options.size(), 3u);
   EXPECT_EQ(fold->options[0].key, "size-limit");
   EXPECT_EQ(fold->options[0].flag, "fold-size-limit");
   EXPECT_EQ(fold->options[0].defaultText, "1048576");
+  // The shape data budget is one flag for folding and inference alike.
+  EXPECT_EQ(fold->options[2].flag, "shape-data-limit");
+  const PassInfo *infer = PassRegistry::instance().lookup("infer-shapes");
+  ASSERT_NE(infer, nullptr);
+  EXPECT_EQ(infer->options.back().flag, "shape-data-limit");
+  EXPECT_EQ(infer->options.back().defaultText, fold->options[2].defaultText);
   // The old aliases are gone: the instance knows only its declared keys.
   auto p = fold->factory();
   EXPECT_FALSE(p->setOption("fold-size-limit", "1").ok());

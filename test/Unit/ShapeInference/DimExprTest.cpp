@@ -2,6 +2,8 @@
 #include "onnxir/IR/Context.h"
 #include "onnxir/IR/DimExpr.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 using namespace onnxir;
@@ -143,3 +145,87 @@ TEST_F(DimExprTest, SubstituteAndOverflow) {
 }
 
 } // namespace
+
+namespace {
+/// `PREFIX0 SEP PREFIX1 SEP ...` (n names), sorted by text as canonical
+/// min/max arguments are.
+std::string names(const char *prefix, unsigned n, const char *sep) {
+  std::vector<std::string> v;
+  for (unsigned i = 0; i < n; ++i) v.push_back(prefix + std::to_string(i));
+  std::sort(v.begin(), v.end());
+  std::string s;
+  for (auto &x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+} // namespace
+
+// Note [Dim expression size limit]: min/max drop arguments that differ by a
+// constant by grouping them, with the same result as comparing every pair.
+TEST_F(DimExprTest, MinMaxDropArgumentsThatDifferByAConstant) {
+  EXPECT_EQ(canon("max(N,N+1,N-3,M,2*M+1,2*M,7,3)"), "max(2*M+1,7,M,N+1)");
+  EXPECT_EQ(canon("min(N,N+1,N-3,M,2*M+1,2*M,7,3)"), "min(2*M,3,M,N-3)");
+  EXPECT_EQ(canon("max(A+B,A+B+2,A+B-1)"), "A+B+2");
+  EXPECT_EQ(canon("min(max(N,M),max(M,N)+0)"), "max(M,N)");
+  EXPECT_EQ(canon("max(min(N,3),N)"), "max(N,min(3,N))");
+}
+
+// The dim_param of the issue (max over 4,000 symbols, 23 KB) is longer than
+// any expression may be: an opaque symbol, read without parsing (it took
+// 7.7 s and 3 GB, comparing every pair of arguments).
+TEST_F(DimExprTest, LongParamIsASymbol) {
+  std::string p = "max(" + names("A", 4000, ",") + ")";
+  ASSERT_GT(p.size(), kMaxDimExprChars);
+  const DimExpr *e = dimFromParam(ctx, p);
+  ASSERT_TRUE(e->isSymbol());
+  EXPECT_EQ(e->dimParam(), p);
+  EXPECT_LT(ctx.numDimExprs(), 10u);
+  // A sum of 30,000 symbols likewise.
+  std::string s = names("A", 30000, "+");
+  EXPECT_TRUE(dimFromParam(ctx, s)->isSymbol());
+  EXPECT_LT(ctx.numDimExprs(), 10u);
+  // The parser names the limit.
+  std::string err;
+  EXPECT_EQ(parseDimExpr(ctx, p, &err), nullptr);
+  EXPECT_NE(err.find("kMaxDimExprChars"), std::string::npos) << err;
+  // Short enough, it is an expression.
+  std::string q = "max(" + names("A", 100, ",") + ")";
+  ASSERT_LE(q.size(), kMaxDimExprChars);
+  const DimExpr *eq = dimFromParam(ctx, q);
+  EXPECT_EQ(eq->kind(), DimExpr::Kind::Max);
+  EXPECT_EQ(eq->operands().size(), 100u);
+}
+
+// Past the limit an operation gives a fresh symbol, and a chain restarts
+// from it: a sum over 700 symbols stays bounded.
+TEST_F(DimExprTest, TooLargeResultIsAFreshSymbol) {
+  const DimExpr *acc = c(0), *mx = nullptr;
+  unsigned fresh = 0;
+  for (unsigned i = 0; i < 700; ++i) {
+    const DimExpr *s = dimFromParam(ctx, "N" + std::to_string(i));
+    acc = dimAdd(ctx, acc, s);
+    mx = mx ? dimMax(ctx, {mx, s}) : s;
+    ASSERT_NE(acc, nullptr);
+    ASSERT_NE(mx, nullptr);
+    EXPECT_LE(acc->str().size(), kMaxDimExprChars);
+    EXPECT_LE(mx->str().size(), kMaxDimExprChars);
+    if (acc->isSymbol() && llvm::StringRef(acc->name()).startswith("unk__")) ++fresh;
+  }
+  EXPECT_GT(fresh, 1u);
+  EXPECT_GT(ctx.numFreshSymbols(), 3u);
+  // The last sum is `unk__K + ...`: the fresh symbol stands for the prefix.
+  bool hasFresh = false;
+  acc->forEachSymbol([&](const DimExpr *s) { hasFresh |= s->name().startswith("unk__"); });
+  EXPECT_TRUE(hasFresh);
+  // Overflow still gives no expression (unknown), not a symbol.
+  EXPECT_EQ(dimMul(ctx, p("N*4611686018427387904"), c(4)), nullptr);
+}
+
+// A dim made from an expression reads back as that expression without the
+// text being parsed again (Note [Dim expression size limit]).
+TEST_F(DimExprTest, DimOfRecordsItsParam) {
+  const DimExpr *e = dimAdd(ctx, p("N"), p("M+1"));
+  Dim d = ctx.dimOf(e);
+  size_t before = ctx.numDimExprs();
+  EXPECT_EQ(dimFromParam(ctx, d.param), e);
+  EXPECT_EQ(ctx.numDimExprs(), before);
+}
