@@ -448,7 +448,15 @@ int onnxOptMain(int argc, char **argv) {
   }
   pmo.bisectLimit = gBisect;
   PassManager pm(pmo);
-  pm.printer = [](const Model &m, llvm::raw_ostream &os) { os << printModelText(m); };
+  // The dumps take the text flags of the output: with --print-lossless the
+  // log, cut at its separator lines, reads back as the models, tensors
+  // included.
+  PrintOptions dumpOptions;
+  if (gPrintLossless) dumpOptions.lossless = true;
+  else if (gElideAbove.getNumOccurrences()) dumpOptions.elideElementsAbove = gElideAbove;
+  pm.printer = [dumpOptions](const Model &m, llvm::raw_ostream &os) {
+    os << printModelText(m, dumpOptions);
+  };
   for (auto &p : pipeline) pm.addPass(std::move(p));
   gStage = "running the passes";
   auto r = pm.run(*model);
