@@ -1123,8 +1123,13 @@ absl::Status Engine::applyOptions() {
     s.hasShape = true;
     s.dims = dims;
     s.denotation = t->denotation().str();
-    v->setType(ctx_.getType(s));
-    changed = true;
+    // Applied again in every round of -O1/-O2: the same shape is no change
+    // (types are uniqued), or the pipeline never reaches its fixed point.
+    const Type *given = ctx_.getType(s);
+    if (given != t) {
+      v->setType(given);
+      changed = true;
+    }
   }
   if (opts_.bindDims.empty()) return absl::OkStatus();
   llvm::StringMap<int64_t> bind;
