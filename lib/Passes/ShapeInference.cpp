@@ -1331,7 +1331,7 @@ public:
     ShapeInferenceStatistics st;
     std::vector<std::string> warnings;
     auto r = inferShapes(m, opts_, &st, &warnings);
-    for (const std::string &w : warnings) fprintf(stderr, "warning: %s\n", w.c_str());
+    for (std::string &w : warnings) warn(std::move(w));
     addStat("values typed", st.valuesTyped);
     addStat("values refined", st.valuesRefined);
     addStat("value_info records added", st.valueInfosAdded);
