@@ -53,10 +53,18 @@ public:
   std::vector<Diagnostic> take() { return std::move(diags_); }
 
 private:
-  bool full() const { return diags_.size() >= opts_.maxDiagnostics; }
+  // Severe and other problems have a cap each (VerifyOptions).
+  bool full() const {
+    return severeCount_ >= opts_.maxDiagnostics && otherCount_ >= opts_.maxDiagnostics;
+  }
 
-  void report(const Node &n, const std::string &msg) {
-    if (!full()) diags_.push_back({Diagnostic::Kind::Schema, nodePath(&n) + ": " + msg});
+  void report(const Node &n, const std::string &msg, bool severe = true,
+              bool unknownOperator = false) {
+    unsigned &count = severe ? severeCount_ : otherCount_;
+    if (count >= opts_.maxDiagnostics) return;
+    ++count;
+    diags_.push_back(
+        {Diagnostic::Kind::Schema, nodePath(&n) + ": " + msg, severe, unknownOperator});
   }
 
   void checkNode(const Node &n) {
@@ -66,22 +74,26 @@ private:
     }
     if (!isSchemaDomain(n.domain())) return; // custom domains are accepted
     int64_t v = importedOpsetVersion(n, m_);
+    // An op unknown to the table is certainly wrong only in the default
+    // domain at an opset the table covers (a newer opset may have it).
+    bool defaultDomain = isDefaultDomain(n.domain());
     if (v < 0) {
-      report(n, absl::StrCat(domainPhrase(n.domain()), " is not imported"));
+      report(n, absl::StrCat(domainPhrase(n.domain()), " is not imported"), defaultDomain, true);
       return;
     }
+    bool knownOpset = defaultDomain && v <= latestOpsetVersion(n.domain());
     const OpSchema *s = lookupSchema(n.domain(), n.opType(), v);
     if (!s) {
       std::string later;
       auto vs = schemaVersions(n.domain(), n.opType());
       if (!vs.empty()) later = absl::StrCat(" (it first exists at opset ", vs.front().sinceVersion(), ")");
       report(n, absl::StrCat("no operator \"", n.opType().str(), "\" in opset ", v, " of ",
-                             domainPhrase(n.domain()), later));
+                             domainPhrase(n.domain()), later), knownOpset, true);
       return;
     }
     if (s->deprecated()) {
       report(n, absl::StrCat("operator \"", n.opType().str(), "\" is deprecated at opset ", v, " of ",
-                             domainPhrase(n.domain())));
+                             domainPhrase(n.domain())), knownOpset, true);
       return;
     }
     checkArity(n, *s);
@@ -137,7 +149,8 @@ private:
         report(n, absl::StrCat("unknown attribute \"", a.name(), "\" (", s.str(),
                                names.empty() ? " has no attributes"
                                              : " has " + absl::StrJoin(names, ", "),
-                               ")"));
+                               ")"),
+               /*severe=*/false);
         continue;
       }
       if (a.kind() != AttrKind::Undefined && a.kind() != as->kind)
@@ -169,16 +182,19 @@ private:
                                                [](std::string *o, llvm::StringRef x) {
                                                  o->append(x.data(), x.size());
                                                }),
-                                 ")"));
+                                 ")"),
+                 /*severe=*/false);
         else
-          report(n, absl::StrCat(where, " has type ", t, ", ", s.str(), " wants ", f->typeStr.str()));
+          report(n, absl::StrCat(where, " has type ", t, ", ", s.str(), " wants ", f->typeStr.str()),
+                 /*severe=*/false);
         return;
       }
       if (!f->constraint || (f->isVariadic() && !f->homogeneous)) return;
       auto [it, fresh] = bound.emplace(f->typeStr, std::make_pair(t, where));
       if (!fresh && it->second.first != t)
         report(n, absl::StrCat(f->typeStr.str(), " of ", s.str(), " is ", it->second.first, " at ",
-                               it->second.second, " but ", t, " at ", where));
+                               it->second.second, " but ", t, " at ", where),
+               /*severe=*/false);
     };
     for (unsigned i = 0; i < n.numOperands(); ++i) one("input", i, s.inputFor(i), n.operand(i));
     for (unsigned i = 0; i < n.numResults(); ++i) one("output", i, s.outputFor(i), n.result(i));
@@ -224,6 +240,7 @@ private:
   const Model &m_;
   const VerifyOptions &opts_;
   std::vector<Diagnostic> diags_;
+  unsigned severeCount_ = 0, otherCount_ = 0;
 };
 
 } // namespace
@@ -234,7 +251,7 @@ std::vector<Diagnostic> verifySchemaAll(const Model &m, const VerifyOptions &opt
   return c.take();
 }
 
-std::vector<Diagnostic> schemaWarnings(const Model &m, bool exceptErrors) {
+std::vector<Diagnostic> schemaWarnings(const Model &m, bool exceptErrors, bool exceptSevere) {
   std::vector<Diagnostic> out;
   auto warn = [&](std::string msg) { out.push_back({Diagnostic::Kind::SchemaWarning, std::move(msg)}); };
   if (m.irVersion && *m.irVersion > kMaxIRVersion)
@@ -274,6 +291,9 @@ std::vector<Diagnostic> schemaWarnings(const Model &m, bool exceptErrors) {
         continue;
       }
       if (exceptErrors && schemaDomain) continue;
+      // What verifySchemaAll reports as severe (an op of the default domain
+      // at an opset the table covers).
+      if (exceptSevere && isDefaultDomain(dom) && v <= latestOpsetVersion(dom)) continue;
       if (!seen.insert({dom, n.opType().str()}).second) continue;
       std::string op = dom.empty() ? n.opType().str() : absl::StrCat(dom, ".", n.opType().str());
       if (v < 0)
@@ -285,6 +305,31 @@ std::vector<Diagnostic> schemaWarnings(const Model &m, bool exceptErrors) {
     }
   }
   return out;
+}
+
+SchemaCheckResult checkSchemasOnLoad(const Model &m, SchemaCheckLevel level, bool strict,
+                                     unsigned maxWarnings) {
+  SchemaCheckResult r;
+  auto warn = [&](const Diagnostic &d) { (strict ? r.errors : r.warnings).push_back(d); };
+  for (const Diagnostic &d : schemaWarnings(m, /*exceptErrors=*/level == SchemaCheckLevel::Schema,
+                                            /*exceptSevere=*/level == SchemaCheckLevel::Default))
+    warn(d);
+  if (level == SchemaCheckLevel::Structure) return r;
+  unsigned warned = 0;
+  for (const Diagnostic &d : verifySchemaAll(m)) {
+    if (level == SchemaCheckLevel::Schema || d.severe) {
+      r.errors.push_back(d);
+      r.schemaErrors = true;
+    } else if (d.unknownOperator) {
+      continue; // the load warning says it, once per op kind
+    } else if (strict || warned < maxWarnings) {
+      warn(d);
+      ++warned;
+    } else {
+      ++r.moreWarnings;
+    }
+  }
+  return r;
 }
 
 } // namespace onnxir

@@ -28,8 +28,14 @@ void printElem(llvm::raw_ostream &os, int32_t e) {
   if (n.empty() || e == 0) os << "elem" << e;
   else os << n;
 }
+// The text syntax's notation (docs/TextFormat.md): `float` is rank 0,
+// `float[]` has no shape (unknown rank).
 void printShape(llvm::raw_ostream &os, const Type &t) {
-  if (!t.hasShape()) return;
+  if (!t.hasShape()) {
+    os << "[]";
+    return;
+  }
+  if (t.dims().empty()) return;
   os << '[';
   bool first = true;
   for (const Dim &d : t.dims()) {

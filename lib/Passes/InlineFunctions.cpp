@@ -9,7 +9,7 @@
 // is an expansion over the node budget (Note [Inlining budget]). A function
 // importing another version of a domain than the model is inlined only when
 // every op of the body resolves to the same schema at both versions;
-// otherwise the call stays, with a remark on stderr.
+// otherwise the call stays, with a remark (the pass manager prints it).
 //
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/Model.h"
@@ -250,7 +250,8 @@ std::string opsetMismatch(Model &m, Function &f) {
 
 } // namespace
 
-absl::StatusOr<bool> inlineFunctions(Model &m, int64_t *inlined, uint64_t maxNodes) {
+absl::StatusOr<bool> inlineFunctions(Model &m, int64_t *inlined, uint64_t maxNodes,
+                                     std::vector<std::string> *remarks) {
   if (m.functions().empty()) return false;
   if (auto s = checkRecursion(m); !s.ok()) return s;
   if (auto s = checkBudget(m, maxNodes); !s.ok()) return s;
@@ -265,8 +266,7 @@ absl::StatusOr<bool> inlineFunctions(Model &m, int64_t *inlined, uint64_t maxNod
     if (calls.empty()) break;
     for (auto &[n, f] : calls) {
       if (std::string why = opsetMismatch(m, *f); !why.empty()) {
-        llvm::errs() << "remark: inline-functions: left the call " << nodePath(n) << ": " << why
-                     << "\n";
+        if (remarks) remarks->push_back("left the call " + nodePath(n) + ": " + why);
         left.insert(n);
         continue;
       }
@@ -287,7 +287,9 @@ public:
   }
   absl::StatusOr<bool> run(Model &m) override {
     int64_t n = 0;
-    auto r = inlineFunctions(m, &n, *maxNodes_);
+    std::vector<std::string> remarks;
+    auto r = inlineFunctions(m, &n, *maxNodes_, &remarks);
+    for (std::string &s : remarks) remark(std::move(s));
     addStat("calls inlined", n);
     return r;
   }

@@ -46,11 +46,24 @@ void PassManager::addStats(Pass &p) {
   }
 }
 
+void PassManager::forwardDiagnostics(Pass &p) {
+  for (PassDiagnostic &d : p.takeDiagnostics()) {
+    if (!reported_.insert({p.argument().str(), d}).second) continue;
+    if (opts_.diagnosticHandler) {
+      opts_.diagnosticHandler(p, d);
+      continue;
+    }
+    *opts_.log << (d.severity == PassDiagnostic::Severity::Warning ? "warning: " : "remark: ")
+               << p.argument() << ": " << d.message << "\n";
+  }
+}
+
 absl::StatusOr<bool> PassManager::runOne(Pass &p, Model &m) {
   llvm::raw_ostream &log = *opts_.log;
   p.resetStatistics();
   if (CompositePass *c = p.asComposite()) {
     auto r = c->run(m, [&](Pass &child) { return runOne(child, m); }, &log);
+    forwardDiagnostics(p);
     if (!r.ok()) return r;
     addStats(p);
     return r;
@@ -65,6 +78,7 @@ absl::StatusOr<bool> PassManager::runOne(Pass &p, Model &m) {
   auto t0 = std::chrono::steady_clock::now();
   absl::StatusOr<bool> r = p.run(m);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  forwardDiagnostics(p);
   if (!r.ok())
     return absl::Status(r.status().code(), absl::StrCat("pass '", p.argument().str(),
                                                         "' failed: ", r.status().message()));
@@ -145,6 +159,7 @@ absl::StatusOr<bool> PassManager::run(Model &m) {
   tolerated_.clear();
   timings_.clear();
   stats_.clear();
+  reported_.clear();
   verifySeconds_ = 0;
   verifyRuns_ = 0;
   // The kinds of problem the input has are tolerated (Note [Verification

@@ -228,7 +228,15 @@ absl::Status CompositePass::applyFlags(const std::map<std::string, std::string> 
 }
 
 absl::StatusOr<bool> CompositePass::run(Model &m) {
-  return run(m, [&](Pass &p) { return p.run(m); }, nullptr);
+  // Without a manager, the children's warnings become the composite's own.
+  return run(
+      m,
+      [&](Pass &p) {
+        absl::StatusOr<bool> r = p.run(m);
+        for (PassDiagnostic &d : p.takeDiagnostics()) diags_.push_back(std::move(d));
+        return r;
+      },
+      nullptr);
 }
 
 absl::StatusOr<bool>

@@ -20,6 +20,9 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <algorithm>
+#include <set>
+
 namespace onnxir {
 namespace infer {
 
@@ -213,6 +216,8 @@ public:
     data_[v] = std::move(d);
   }
   absl::Status setInferred(Value *v, const Type *t);
+  /// A node whose operands contradict each other (InferCtx::disagree).
+  absl::Status disagree(Node &n, const std::string &why);
   const Attribute *resolveAttr(const Node &n, llvm::StringRef name) const;
 
 private:
@@ -248,6 +253,7 @@ private:
   ShapeInferenceStatistics &stats_;
   std::vector<std::string> *warnings_;
   unsigned speculative_ = 0;
+  llvm::DenseMap<Value *, const Type *> declaredInputs_; // before --input-shape
   llvm::DenseMap<Value *, const Type *> overlay_;
   llvm::DenseMap<Value *, Dims> data_;
   std::vector<Frame> frames_;
@@ -352,6 +358,9 @@ public:
   }
   void setOutData(unsigned i, Dims d) override {
     if (hasOutput(i)) e_.setData(node.result(i), std::move(d));
+  }
+  void disagree(const std::string &why) override {
+    if (status.ok()) status = e_.disagree(node, why);
   }
   absl::Status status;
 
@@ -462,6 +471,27 @@ const Type *Engine::merge(const Type *d, const Type *i, bool &conflict) {
     return d;
   }
   return ctx_.getType(s);
+}
+
+absl::Status Engine::disagree(Node &n, const std::string &why) {
+  if (speculative_) return absl::OkStatus();
+  std::string msg = nodePath(&n) + ": " + why;
+  if (!opts_.inputShapes.empty()) {
+    std::string given;
+    for (const auto &[name, dims] : opts_.inputShapes) {
+      const Type *declared = nullptr;
+      for (Value *x : m_.graph().inputs())
+        if (x->name() == name) declared = declaredInputs_.count(x) ? declaredInputs_[x] : nullptr;
+      given += (given.empty() ? "" : "; ") + std::string("input \"") + name + "\" declared " +
+               (declared ? declared->str() : "?") + ", given [" + dims + "]";
+    }
+    return absl::InvalidArgumentError("--input-shape: the graph contradicts the given shapes (" +
+                                      given + "): first at " + msg);
+  }
+  ++stats_.contradictions;
+  if (opts_.strict) return absl::InvalidArgumentError(msg);
+  if (warnings_) warnings_->push_back(msg);
+  return absl::OkStatus();
 }
 
 absl::Status Engine::setInferred(Value *v, const Type *t) {
@@ -1138,6 +1168,38 @@ absl::Status Engine::applyOptions() {
                                           name + "\"" + (err.empty() ? "" : ": " + err));
       dims.push_back(ctx_.dimOf(e));
     }
+    // The given shape must fit the declared one: same rank, same static
+    // dims; symbolic and unknown dims may be fixed.
+    auto shapeText = [&]() {
+      std::string r = "[";
+      for (size_t i = 0; i < dims.size(); ++i) {
+        llvm::StringRef p = i < parts.size() ? parts[i].trim() : llvm::StringRef("?");
+        r += (i ? "," : "") + p.str();
+      }
+      return r + "]";
+    };
+    auto firstUse = [&]() -> std::string {
+      for (const Use &u : v->uses())
+        if (u.getOwner()) return " (first use: " + nodePath(u.getOwner()) + ")";
+      return "";
+    };
+    if (t->hasShape() && (size_t)t->rank() != dims.size())
+      return absl::InvalidArgumentError(
+          "--input-shape: input \"" + name + "\" is declared " + t->str() + " (rank " +
+          std::to_string(t->rank()) + "); the given shape " + shapeText() + " has rank " +
+          std::to_string(dims.size()) + firstUse() + "; nothing was written");
+    if (t->hasShape())
+      for (size_t i = 0; i < dims.size(); ++i) {
+        const Dim &d = t->dims()[i];
+        if (d.isKnown() && dims[i].isKnown() && d.value != dims[i].value)
+          return absl::InvalidArgumentError(
+              "--input-shape: input \"" + name + "\" is declared " + t->str() +
+              "; the given shape " + shapeText() + " has " + std::to_string(dims[i].value) +
+              " at dim " + std::to_string(i) + " where the model declares " +
+              std::to_string(d.value) + firstUse() + "; nothing was written");
+        if (d.isKnown() && !dims[i].isKnown()) dims[i] = d; // `?` keeps a static dim
+      }
+    declaredInputs_[v] = t;
     TypeSpec s;
     s.kind = Type::Kind::Tensor;
     s.hasElem = true;
@@ -1145,12 +1207,35 @@ absl::Status Engine::applyOptions() {
     s.hasShape = true;
     s.dims = dims;
     s.denotation = t->denotation().str();
-    v->setType(ctx_.getType(s));
-    changed = true;
+    // Applied again in every round of -O1/-O2: the same shape is no change
+    // (types are uniqued), or the pipeline never reaches its fixed point.
+    const Type *given = ctx_.getType(s);
+    if (given != t) {
+      v->setType(given);
+      changed = true;
+    }
   }
   if (opts_.bindDims.empty()) return absl::OkStatus();
   llvm::StringMap<int64_t> bind;
   for (const auto &[k, v] : opts_.bindDims) bind[k] = v;
+  // A symbol the model's inputs do not have is a typo, not a no-op.
+  {
+    std::set<std::string> symbols; // dim_params: symbols, or expressions such as "2*N"
+    for (Value *x : g.inputs())
+      if (const Type *t = x->type(); t && t->isTensor() && t->hasShape())
+        for (const Dim &d : t->dims())
+          if (d.isSymbolic()) symbols.insert(d.param.str());
+    for (const auto &[k, v] : opts_.bindDims)
+      if (!symbols.count(k) &&
+          std::none_of(symbols.begin(), symbols.end(),
+                       [&](const std::string &e) { return e.find(k) != std::string::npos; })) {
+        std::string list;
+        for (const std::string &s : symbols) list += (list.empty() ? "" : ", ") + s;
+        return absl::InvalidArgumentError(
+            "--bind-dim: the model has no symbol \"" + k + "\" in its input shapes (" +
+            (list.empty() ? std::string("it has none") : "its symbols: " + list) + ")");
+      }
+  }
   auto rebind = [&](const Type *t) -> const Type * {
     if (!t || !t->isTensor() || !t->hasShape()) return t;
     TypeSpec s;
@@ -1351,7 +1436,7 @@ public:
     ShapeInferenceStatistics st;
     std::vector<std::string> warnings;
     auto r = inferShapes(m, opts_, &st, &warnings);
-    for (const std::string &w : warnings) fprintf(stderr, "warning: %s\n", w.c_str());
+    for (std::string &w : warnings) warn(std::move(w));
     addStat("values typed", st.valuesTyped);
     addStat("values refined", st.valuesRefined);
     addStat("value_info records added", st.valueInfosAdded);

@@ -88,6 +88,15 @@ void convRule(InferCtx &c) {
   if (!x && w) x = Dims(w->size(), nullptr);
   if (!x || x->size() < 3) return c.setTensor(0, el, std::nullopt);
   size_t n = x->size() - 2;
+  // X has group * W's input channels.
+  if (c.node.opType() == "Conv" && w && w->size() == x->size() && (*x)[1] && (*w)[1] &&
+      (*x)[1]->isConstant() && (*w)[1]->isConstant()) {
+    int64_t group = c.getInt("group", 1);
+    if (group > 0 && (*x)[1]->value() != (*w)[1]->value() * group)
+      c.disagree("input X has " + std::to_string((*x)[1]->value()) + " channels, but W has " +
+                 std::to_string((*w)[1]->value()) + " per group and group is " +
+                 std::to_string(group));
+  }
   Window win;
   if (!readWindow(c, n, w, win)) return c.setTensor(0, el, Dims(x->size(), nullptr));
   auto sp = windowOut(c, *x, win, false);

@@ -50,6 +50,10 @@ public:
   virtual const Attribute *attr(llvm::StringRef name) const = 0;
   virtual void setOutType(unsigned i, const Type *t) = 0;
   virtual void setOutData(unsigned i, Dims d) = 0;
+  /// The operands contradict each other (`why`, e.g. a channel count that
+  /// does not match the weight): a warning, and with --input-shape an error
+  /// naming the given shapes and this node.
+  virtual void disagree(const std::string &why) { (void)why; }
 
   //===--- Helpers ----------------------------------------------------------===//
   /// Element type of a tensor operand, or -1.

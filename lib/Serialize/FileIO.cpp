@@ -10,6 +10,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <cctype>
+#include <dirent.h>
+#include <tuple>
 #include <fcntl.h>
 #include <mutex>
 #include <sys/mman.h>
@@ -390,16 +393,85 @@ absl::Status OutputFile::open(const std::string &path, const std::string &modeFr
   return openTemp(target, modeFrom);
 }
 
+namespace {
+
+// Note [Stale temporaries]
+// A writer killed by SIGKILL cannot remove its temporary, so the name says
+// who wrote it: `.NAME.tmp.PID.HOST.XXXXXX`, HOST being the first 16 hex
+// digits of /proc/sys/kernel/random/boot_id and the inode of the writer's
+// pid namespace (`0a1b2c3d4e5f6789n4026531836`). Before creating its own, a
+// save removes the temporaries of the same NAME whose HOST is ours and whose
+// PID no longer exists (kill(PID, 0) fails with ESRCH). Anything else is
+// kept: a live PID (a concurrent writer, or a reused pid), another boot or
+// pid namespace (another machine on a shared file system, a container: its
+// pids are not ours to judge), and names of any other form.
+
+const std::string &writerHostTag() {
+  static const std::string tag = [] {
+    std::string t;
+    if (FILE *f = std::fopen("/proc/sys/kernel/random/boot_id", "r")) {
+      for (int c; (c = std::fgetc(f)) != EOF && t.size() < 16;)
+        if (std::isxdigit(c)) t += (char)std::tolower(c);
+      std::fclose(f);
+    }
+    if (t.size() != 16) return std::string(); // no /proc: no cleanup either
+    struct stat st;
+    if (::stat("/proc/self/ns/pid", &st) == 0) t += "n" + std::to_string((uint64_t)st.st_ino);
+    return t;
+  }();
+  return tag;
+}
+
+/// `.NAME.tmp.` for the temporaries of `target`, NAME shortened so that
+/// `.NAME.tmp.PID.HOST.XXXXXX` stays within NAME_MAX (PID at its widest).
+std::string tempPrefix(const std::string &target) {
+  std::string base = baseName(target);
+  const size_t extra = 1 + 5 + 10 + 1 + writerHostTag().size() + 1 + 6;
+  if (base.size() + extra > NAME_MAX) base.resize(NAME_MAX - extra);
+  return "." + base + ".tmp.";
+}
+
+void removeStaleTemps(const std::string &dir, const std::string &prefix) {
+  const std::string &host = writerHostTag();
+  if (host.empty()) return;
+  DIR *d = ::opendir(dir.c_str());
+  if (!d) return;
+  while (struct dirent *e = ::readdir(d)) {
+    llvm::StringRef name(e->d_name);
+    if (!name.consume_front(prefix)) continue;
+    // PID.HOST.XXXXXX
+    llvm::StringRef pidText, rest, hostText, suffix;
+    std::tie(pidText, rest) = name.split('.');
+    std::tie(hostText, suffix) = rest.split('.');
+    unsigned long long pid = 0;
+    if (pidText.getAsInteger(10, pid) || pid == 0 || pid > INT32_MAX || hostText != host ||
+        suffix.size() != 6 || suffix.contains('.'))
+      continue;
+    if (::kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+    std::string path = dir + "/" + e->d_name;
+    struct stat st;
+    if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) ::unlink(path.c_str());
+  }
+  ::closedir(d);
+}
+
+} // namespace
+
+std::string tempFileTag() {
+  return absl::StrCat(::getpid(), ".", writerHostTag());
+}
+
+void removeStaleTempFiles(const std::string &target) {
+  removeStaleTemps(dirOf(target), tempPrefix(target));
+}
+
 absl::Status OutputFile::openTemp(const std::string &target, const std::string &modeFrom) {
   kind_ = OutputKind::Replace;
   target_ = target;
   if (name_.empty()) name_ = target;
-  // `.NAME.tmp.XXXXXX` must itself be a valid name: shorten NAME so that the
-  // whole stays within NAME_MAX.
-  std::string base = baseName(target);
-  constexpr size_t kExtra = 1 + 5 + 6; // ".", ".tmp.", "XXXXXX"
-  if (base.size() + kExtra > NAME_MAX) base.resize(NAME_MAX - kExtra);
-  tmp_ = dirOf(target) + "/." + base + ".tmp.XXXXXX";
+  // The temporaries of writers killed earlier (Note [Stale temporaries]).
+  removeStaleTempFiles(target);
+  tmp_ = dirOf(target) + "/" + tempPrefix(target) + tempFileTag() + ".XXXXXX";
   installHandlers();
   {
     // A signal between creating the file and registering it would leave it

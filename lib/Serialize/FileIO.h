@@ -84,6 +84,13 @@ void unregisterTempFile(const std::string &path);
 /// Unlinks every registered temporary file (for fatal paths).
 void removeTempFiles();
 
+/// `PID.HOST` of this process for temporary names (Note [Stale
+/// temporaries] in FileIO.cpp).
+std::string tempFileTag();
+/// Removes the temporaries `.NAME.tmp.PID.HOST.XXXXXX` beside `target` left
+/// by writers of this boot and pid namespace that no longer exist.
+void removeStaleTempFiles(const std::string &target);
+
 /// Where an output goes (the rules of LLVM's writeToOutput).
 enum class OutputKind {
   Stdout,  ///< "-"
@@ -91,7 +98,7 @@ enum class OutputKind {
   Replace, ///< a regular file or a new name: temporary beside it, then rename
 };
 
-/// An output file. Replace outputs are written to `.NAME.tmp.XXXXXX` beside
+/// An output file. Replace outputs are written to `.NAME.tmp.PID.HOST.XXXXXX` beside
 /// the (link-resolved) target and renamed over it on commit, keeping the
 /// target's permissions; InPlace and Stdout outputs are written directly.
 class OutputFile {

@@ -274,6 +274,18 @@ absl::Status saveModelFile(const Model &m, const std::string &path, const SaveFi
         plan.moveExternal = true;
       }
     }
+    // Note [Links into another directory]: readers (ours, python onnx,
+    // onnxruntime) resolve external data against the directory of the path
+    // they were given, not of the link's target; no location serves both the
+    // link and its target, so such a save is refused before anything is
+    // written (a model without external data is saved through the link).
+    if ((!requested.empty() || !uses.empty()) &&
+        detail::realDir(detail::dirOf(path)) != detail::realDir(outDir))
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, " is a symbolic link into another directory (", target,
+          "); a model with external data saved there would not load through the link (readers "
+          "look for the data beside the link) or not through its target: give -o ", target,
+          " or a path in the link's directory"));
     if (!requested.empty()) {
       struct stat st;
       std::string reqPath = outDir + "/" + requested;

@@ -49,6 +49,10 @@ namespace cl = llvm::cl;
 
 namespace {
 
+/// Passes that exist to test the tools (`-test-break-ir`): accepted, but
+/// not shown by --help or --list-passes.
+bool isTestPass(const PassInfo &info) { return llvm::StringRef(info.argument).startswith("test-"); }
+
 /// Parses pass names into registry entries (one literal option each).
 struct PassNameParser : public cl::parser<const PassInfo *> {
   explicit PassNameParser(cl::Option &o) : cl::parser<const PassInfo *>(o) {}
@@ -57,8 +61,18 @@ struct PassNameParser : public cl::parser<const PassInfo *> {
     for (const PassInfo *info : PassRegistry::instance().entries())
       addLiteralOption(info->argument, info, info->description);
   }
+  // LLVM's layout for literal options (`    --NAME  - description`), without
+  // the test passes.
   void printOptionInfo(const cl::Option &o, size_t globalWidth) const {
-    cl::parser<const PassInfo *>::printOptionInfo(o, globalWidth);
+    if (!o.HelpStr.empty()) llvm::outs() << "  " << o.HelpStr << "\n";
+    for (const PassInfo *info : PassRegistry::instance().entries()) {
+      if (isTestPass(*info)) continue;
+      const std::string &name = info->argument;
+      llvm::outs() << "    " << (name.size() == 1 ? "-" : "--") << name;
+      size_t used = name.size() + 8;
+      llvm::outs().indent(globalWidth > used ? globalWidth - used : 0)
+          << " - " << info->description << "\n";
+    }
   }
 };
 
@@ -121,18 +135,23 @@ using PassList = cl::list<const PassInfo *, bool, PassNameParser>;
 
 cl::opt<bool> gVerifyEach("verify-each", cl::desc("Verify the IR after every pass (default on)"),
                           cl::init(true), cl::cat(gDebugCat));
-enum class VerifyLevel { Structure, Schema };
+enum class VerifyLevel { Structure, Default, Schema };
 cl::opt<VerifyLevel> gVerifyLevel(
     "verify",
     cl::desc("What the model is checked for, on load and with -verify-each after every pass"),
-    cl::values(clEnumValN(VerifyLevel::Structure, "structure",
-                          "scopes, use lists, order (default)"),
+    cl::values(clEnumValN(VerifyLevel::Default, "default",
+                          "structure; on load also the schema errors no reader can make sense "
+                          "of (unknown default-domain op, arity, required or mistyped "
+                          "attribute); type constraints warn (the default)"),
+               clEnumValN(VerifyLevel::Structure, "structure",
+                          "scopes, use lists, order only; schema problems are warnings"),
+               clEnumValN(VerifyLevel::Structure, "structural", "the same as structure"),
                clEnumValN(VerifyLevel::Schema, "schema",
-                          "also every node against its ONNX operator schema")),
-    cl::init(VerifyLevel::Structure), cl::cat(gDebugCat));
+                          "also every node against its ONNX operator schema, all errors")),
+    cl::init(VerifyLevel::Default), cl::cat(gDebugCat));
 cl::opt<bool> gStrict("strict",
                       cl::desc("Turn the load warnings (unknown ops, undeclared domains, "
-                               "newer ir_version or opset) into errors"),
+                               "newer ir_version or opset, type constraints) into errors"),
                       cl::cat(gDebugCat));
 cl::opt<bool> gTimePasses("time-passes", cl::desc("Time each pass"), cl::cat(gDebugCat));
 cl::list<std::string> gPrintAfter("print-ir-after",
@@ -155,6 +174,45 @@ cl::opt<std::string> gPassPipeline(
   llvm::errs() << "onnx-opt: error: " << msg << "\n";
   llvm::errs().flush();
   std::exit(1);
+}
+
+/// Refuses an unknown option by its name, once. LLVM's parser first takes an
+/// unknown `-foo` for a group of one-letter options (`-f -o -o`: "may not
+/// occur within a group"), then names it and suggests the nearest option,
+/// which for a long name is a one-letter one (`-o`).
+void checkUnknownOptions(int argc, char **argv) {
+  llvm::StringMap<cl::Option *> &opts = cl::getRegisteredOptions();
+  for (int i = 1; i < argc; ++i) {
+    llvm::StringRef arg(argv[i]);
+    if (arg == "--") break; // the rest are file names
+    if (arg.size() < 2 || arg[0] != '-') continue;
+    llvm::StringRef name = arg.drop_front(arg.startswith("--") ? 2 : 1);
+    bool hasValue = name.contains('=');
+    name = name.split('=').first;
+    auto it = opts.find(name);
+    if (it != opts.end()) {
+      // `-o FILE`: the value is the next argument, whatever it looks like.
+      if (!hasValue && it->second->getValueExpectedFlag() == cl::ValueRequired) ++i;
+      continue;
+    }
+    std::string best;
+    unsigned bestDistance = ~0u;
+    for (auto &entry : opts) {
+      llvm::StringRef k = entry.getKey();
+      if (k.size() < 2 || entry.getValue()->getOptionHiddenFlag() != cl::NotHidden) continue;
+      unsigned d = name.edit_distance(k, true, bestDistance);
+      if (d < bestDistance) {
+        bestDistance = d;
+        best = k.str();
+      }
+    }
+    std::string hint;
+    if (!best.empty() && bestDistance <= std::max<size_t>(1, name.size() / 3))
+      hint = " (did you mean --" + best + "?)";
+    llvm::errs() << "onnx-opt: error: unknown option '" << arg.split('=').first << "'" << hint
+                 << "; see onnx-opt --help\n";
+    std::exit(1);
+  }
 }
 
 /// A byte-count flag's value (parseByteCount, the pass options' parser too).
@@ -272,20 +330,25 @@ int main(int argc, char **argv) {
 
 namespace {
 
-// Schema warnings on load (once per op kind; errors with --strict) and,
-// with --verify=schema, the schema errors.
-void checkSchemasOnLoad(const Model &m, bool schema, bool strict) {
+// The operator schema check on load (checkSchemasOnLoad in
+// SchemaVerifier.h): by default the severe schema problems are errors,
+// whatever the passes would do; type constraints are warnings.
+void checkSchemasOnLoad(const Model &m, VerifyLevel level, bool strict) {
+  SchemaCheckLevel l = level == VerifyLevel::Structure ? SchemaCheckLevel::Structure
+                       : level == VerifyLevel::Schema  ? SchemaCheckLevel::Schema
+                                                       : SchemaCheckLevel::Default;
+  SchemaCheckResult r = onnxir::checkSchemasOnLoad(m, l, strict);
+  for (const Diagnostic &d : r.warnings)
+    llvm::errs() << "onnx-opt: warning: " << gInput << ": " << d.message << "\n";
+  if (r.moreWarnings)
+    llvm::errs() << "onnx-opt: warning: " << gInput << ": " << r.moreWarnings
+                 << " more schema problems of these kinds (--verify=schema lists them)\n";
   std::string errors;
-  for (const Diagnostic &d : schemaWarnings(m, /*exceptErrors=*/schema)) {
-    if (strict) errors += "\n  " + d.message + " [" + diagnosticKindName(d.kind) + "]";
-    else llvm::errs() << "onnx-opt: warning: " << gInput << ": " << d.message << "\n";
-  }
-  if (schema)
-    for (const Diagnostic &d : verifySchemaAll(m))
-      errors += "\n  " + d.message + " [" + diagnosticKindName(d.kind) + "]";
+  for (const Diagnostic &d : r.errors)
+    errors += "\n  " + d.message + " [" + diagnosticKindName(d.kind) + "]";
   if (!errors.empty())
     fail(gInput + ": the model is invalid:" + errors +
-         (strict ? "" : "\n(--verify=structure skips the operator schema checks)"));
+         (r.schemaErrors ? "\n(--verify=structure skips the operator schema checks)" : ""));
 }
 
 
@@ -322,6 +385,7 @@ int onnxOptMain(int argc, char **argv) {
     stats->setHiddenFlag(cl::NotHidden);
   }
   cl::HideUnrelatedOptions({&gIOCat, &gPassCat, &gPassOptCat, &gDebugCat});
+  checkUnknownOptions(argc, argv);
   cl::ParseCommandLineOptions(argc, argv,
                               "onnx-opt: optimise ONNX models with onnxir\n\n"
                               "  onnx-opt [passes] INPUT -o OUTPUT\n\n"
@@ -334,6 +398,7 @@ int onnxOptMain(int argc, char **argv) {
 
   if (gListPasses) {
     for (const PassInfo *info : PassRegistry::instance().entries()) {
+      if (isTestPass(*info)) continue;
       llvm::outs() << llvm::format("  -%-22s %s\n", info->argument.c_str(),
                                    info->description.c_str());
       if (!info->pipeline.empty()) llvm::outs() << "      = " << info->pipeline << "\n";
@@ -344,10 +409,13 @@ int onnxOptMain(int argc, char **argv) {
                                      o.flag.empty() ? "" : ("; --" + o.flag).c_str());
     }
     llvm::outs() << "Verification (flags, on load and after every pass with --verify-each):\n"
-                    "  --verify=structure       scopes, use lists, order (default)\n"
+                    "  --verify=default         scopes, use lists, order; on load also unknown\n"
+                    "                           default-domain ops, arity, required or mistyped\n"
+                    "                           attributes (errors) and type constraints (warnings)\n"
+                    "  --verify=structure       scopes, use lists, order only (schema: warnings)\n"
                     "  --verify=schema          also every node against its ONNX operator schema\n"
                     "  --strict                 load warnings (unknown ops, undeclared domains,\n"
-                    "                           newer ir_version or opset) are errors\n";
+                    "                           newer ir_version or opset, types) are errors\n";
     return 0;
   }
 
@@ -424,7 +492,7 @@ int onnxOptMain(int argc, char **argv) {
 
   double verifyInputSeconds = secondsSince(verifyStart);
   auto schemaStart = std::chrono::steady_clock::now();
-  checkSchemasOnLoad(*model, gVerifyLevel == VerifyLevel::Schema, gStrict);
+  checkSchemasOnLoad(*model, gVerifyLevel, gStrict);
   double schemaSeconds = secondsSince(schemaStart);
 
   Summary before;
@@ -447,8 +515,24 @@ int onnxOptMain(int argc, char **argv) {
     pmo.printIRAfter.insert(p);
   }
   pmo.bisectLimit = gBisect;
+  // Warnings and remarks of the passes: prefixed and located like every
+  // message of the tool, each distinct one once (not once per -O2 round).
+  pmo.diagnosticHandler = [](const Pass &p, const PassDiagnostic &d) {
+    llvm::errs() << "onnx-opt: "
+                 << (d.severity == PassDiagnostic::Severity::Warning ? "warning: " : "remark: ")
+                 << (gInput == "-" ? std::string("<stdin>") : gInput.getValue()) << ": "
+                 << p.argument() << ": " << d.message << "\n";
+  };
   PassManager pm(pmo);
-  pm.printer = [](const Model &m, llvm::raw_ostream &os) { os << printModelText(m); };
+  // The dumps take the text flags of the output: with --print-lossless the
+  // log, cut at its separator lines, reads back as the models, tensors
+  // included.
+  PrintOptions dumpOptions;
+  if (gPrintLossless) dumpOptions.lossless = true;
+  else if (gElideAbove.getNumOccurrences()) dumpOptions.elideElementsAbove = gElideAbove;
+  pm.printer = [dumpOptions](const Model &m, llvm::raw_ostream &os) {
+    os << printModelText(m, dumpOptions);
+  };
   for (auto &p : pipeline) pm.addPass(std::move(p));
   gStage = "running the passes";
   auto r = pm.run(*model);

@@ -10,8 +10,13 @@
 //   onnxir-text to-binary FILE -o OUT
 //
 // Options: --lossless, --standard, --elide=N, -o FILE (default stdout).
+// --verify checks the model first as onnx-opt does on load: structure, and
+// the severe operator schema errors (types warn); --verify=schema makes every
+// schema problem an error, --verify=structural only checks structure;
+// --strict turns the warnings into errors.
 //
 //===----------------------------------------------------------------------===//
+#include "onnxir/IR/SchemaVerifier.h"
 #include "onnxir/IR/Verifier.h"
 #include "onnxir/Serialize/ModelFile.h"
 #include "onnxir/Serialize/ProtoIO.h"
@@ -28,7 +33,7 @@ using namespace onnxir;
 namespace {
 int usage() {
   std::cerr << "usage: onnxir-text print|roundtrip|to-binary FILE [--lossless] "
-               "[--standard] [--elide=N] [--verify] [-o OUT]\n";
+               "[--standard] [--elide=N] [--verify[=structural|schema]] [--strict] [-o OUT]\n";
   return 2;
 }
 
@@ -57,12 +62,20 @@ int main(int argc, char **argv) {
   if (argc < 3) return usage();
   std::string cmd = argv[1], file, out;
   PrintOptions po;
-  bool verifyIt = false;
+  bool verifyIt = false, strict = false;
+  SchemaCheckLevel level = SchemaCheckLevel::Default;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--lossless") po.lossless = true;
     else if (a == "--standard") po.standardOnly = true;
-    else if (a == "--verify") verifyIt = true;
+    else if (a == "--verify" || a == "--verify=default") verifyIt = true;
+    else if (a == "--verify=structural" || a == "--verify=structure") {
+      verifyIt = true;
+      level = SchemaCheckLevel::Structure;
+    } else if (a == "--verify=schema") {
+      verifyIt = true;
+      level = SchemaCheckLevel::Schema;
+    } else if (a == "--strict") strict = true;
     else if (a.rfind("--elide=", 0) == 0) po.elideElementsAbove = std::atoll(a.c_str() + 8);
     else if (a == "-o" && i + 1 < argc) out = argv[++i];
     else if (file.empty()) file = a;
@@ -79,6 +92,21 @@ int main(int argc, char **argv) {
     vo.checkOrder = false;
     if (absl::Status s = verify(**m, vo); !s.ok()) {
       std::cerr << s.message() << "\n";
+      return 1;
+    }
+    SchemaCheckResult r = checkSchemasOnLoad(**m, level, strict);
+    for (const Diagnostic &d : r.warnings)
+      std::cerr << "onnxir-text: warning: " << file << ": " << d.message << "\n";
+    if (r.moreWarnings)
+      std::cerr << "onnxir-text: warning: " << file << ": " << r.moreWarnings
+                << " more schema problems of these kinds (--verify=schema lists them)\n";
+    if (!r.errors.empty()) {
+      std::cerr << "onnxir-text: error: " << file << ": the model is invalid:";
+      for (const Diagnostic &d : r.errors)
+        std::cerr << "\n  " << d.message << " [" << diagnosticKindName(d.kind) << "]";
+      std::cerr << (r.schemaErrors ? "\n(--verify=structural skips the operator schema checks)"
+                                   : "")
+                << "\n";
       return 1;
     }
   }

@@ -16,6 +16,11 @@
 //    outputs for the node.
 // Calls of model-local functions are checked against the function's
 // signature (inputs and outputs); nodes of other domains are accepted.
+// Diagnostic::severe marks what no reader can make sense of: an op of the
+// default domain missing at the imported opset (up to the newest opset the
+// table knows), arity, required and mistyped attributes, body arity; type
+// constraints, unknown attributes and unknown ops of the other schema
+// domains are not severe (onnx-opt warns about them by default).
 //
 // schemaWarnings() gives what onnx-opt warns about on load, once per op kind:
 // ops unknown at the imported version of a schema domain, ops of domains the
@@ -40,8 +45,33 @@ std::vector<Diagnostic> verifySchemaAll(const Model &m, const VerifyOptions &opt
 
 /// The load-time warnings (kind SchemaWarning), once per op kind. With
 /// `exceptErrors`, those that verifySchemaAll reports as errors (unknown ops
-/// and unimported domains that have schemas) are left out.
-std::vector<Diagnostic> schemaWarnings(const Model &m, bool exceptErrors = false);
+/// and unimported domains that have schemas) are left out; with
+/// `exceptSevere`, only those it reports as severe (Diagnostic::severe).
+std::vector<Diagnostic> schemaWarnings(const Model &m, bool exceptErrors = false,
+                                       bool exceptSevere = false);
+
+/// How much of the schema check on load is an error (onnx-opt --verify,
+/// onnxir-text --verify).
+enum class SchemaCheckLevel {
+  Structure, ///< schema problems are never errors (load warnings only)
+  Default,   ///< severe schema problems are errors, type constraints warnings
+  Schema,    ///< every schema problem is an error
+};
+
+struct SchemaCheckResult {
+  std::vector<Diagnostic> errors;   ///< refuse the model if not empty
+  std::vector<Diagnostic> warnings; ///< load warnings, then other problems
+  unsigned moreWarnings = 0;        ///< not-severe problems left out
+  bool schemaErrors = false;        ///< errors holds Schema diagnostics
+};
+
+/// The check a tool makes on load: schemaWarnings() (once per op kind) and,
+/// above Structure, verifySchemaAll(): at Default its severe problems are
+/// errors and the others warnings (at most `maxWarnings`, unknown ops left
+/// to the once-per-kind load warning), at Schema all are errors. `strict`
+/// turns every warning into an error.
+SchemaCheckResult checkSchemasOnLoad(const Model &m, SchemaCheckLevel level, bool strict,
+                                     unsigned maxWarnings = 10);
 
 } // namespace onnxir
 

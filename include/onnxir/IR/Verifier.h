@@ -49,13 +49,25 @@ struct Diagnostic {
   };
   Kind kind;
   std::string message; ///< path and explanation
+  /// Schema diagnostics only: the node cannot mean what any schema says (an
+  /// op of the default domain that does not exist at the imported opset, a
+  /// wrong number of inputs or outputs, a missing required attribute, an
+  /// attribute of the wrong type, a body of the wrong arity, a call with too
+  /// many operands), as opposed to a type that breaks a constraint, an
+  /// unknown attribute or an op unknown in another schema domain. onnx-opt
+  /// refuses severe ones on load by default (SchemaVerifier.h).
+  bool severe = false;
+  /// Schema diagnostics only: the op (or its domain) is unknown at the
+  /// imported version; schemaWarnings() says the same once per op kind.
+  bool unknownOperator = false;
 };
 
 struct VerifyOptions {
   /// Report OrderViolation (on by default). Off: unsorted graphs pass; a
   /// dependency cycle is reported either way.
   bool checkOrder = true;
-  /// Stop after this many problems.
+  /// Stop after this many problems (the schema verifier: this many severe
+  /// ones and this many others, so that warnings never hide an error).
   unsigned maxDiagnostics = 100;
   /// Also check every node against its operator schema (Schema errors only;
   /// see SchemaVerifier.h, which also gives the warnings).

@@ -129,6 +129,19 @@ extern template class Option<uint64_t>;
 extern template class Option<ByteCount>;
 extern template class Option<std::string>;
 
+/// A problem a pass reports without failing: a warning (the model is odd, the
+/// pass went on) or a remark (what the pass chose not to do, and why). The
+/// message is located (`graph "main" > node #3 ...: what`); the pass manager
+/// hands each distinct one to its diagnostic handler once per run.
+struct PassDiagnostic {
+  enum class Severity { Warning, Remark };
+  Severity severity;
+  std::string message;
+  bool operator<(const PassDiagnostic &o) const {
+    return severity != o.severity ? severity < o.severity : message < o.message;
+  }
+};
+
 /// A pass. Subclasses declare options as Option<T> members and implement
 /// argument(), description() and run().
 class Pass {
@@ -162,12 +175,29 @@ public:
   const PassStatistics &statistics() const { return stats_; }
   void resetStatistics() { stats_.clear(); }
 
+  /// Warnings and remarks reported since the last take, in order; a pass
+  /// never prints them itself (the pass manager forwards them; a caller
+  /// running a pass directly reads them here).
+  const std::vector<PassDiagnostic> &diagnostics() const { return diags_; }
+  std::vector<PassDiagnostic> takeDiagnostics() {
+    std::vector<PassDiagnostic> d = std::move(diags_);
+    diags_.clear();
+    return d;
+  }
+
   /// Composite passes (see CompositePass) return themselves.
   virtual class CompositePass *asComposite() { return nullptr; }
 
 protected:
   void addStat(llvm::StringRef name, int64_t delta);
+  void warn(std::string message) {
+    diags_.push_back({PassDiagnostic::Severity::Warning, std::move(message)});
+  }
+  void remark(std::string message) {
+    diags_.push_back({PassDiagnostic::Severity::Remark, std::move(message)});
+  }
   PassStatistics stats_;
+  std::vector<PassDiagnostic> diags_;
 
 private:
   friend class PassOptionBase;

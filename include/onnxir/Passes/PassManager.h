@@ -67,6 +67,10 @@ struct PassManagerOptions {
   std::optional<std::set<int>> inputProblemKinds;
   /// Where timings, statistics, printed IR and bisect notes go.
   llvm::raw_ostream *log = &llvm::errs();
+  /// Receives the warnings and remarks of the passes (PassDiagnostic), each
+  /// distinct one (severity, pass, message) once per run(), however many
+  /// -O1/-O2 rounds repeat it. Unset: `warning: PASS: message` on `log`.
+  std::function<void(const Pass &, const PassDiagnostic &)> diagnosticHandler;
 };
 
 class PassManager {
@@ -112,6 +116,7 @@ private:
   };
   absl::StatusOr<bool> runOne(Pass &p, Model &m);
   void addStats(Pass &p);
+  void forwardDiagnostics(Pass &p);
   std::vector<Diagnostic> timedVerify(const Model &m);
   void report();
 
@@ -123,6 +128,7 @@ private:
   double verifySeconds_ = 0;
   unsigned verifyRuns_ = 0;
   PassStatistics stats_; // "pass: counter" -> sum
+  std::set<std::pair<std::string, PassDiagnostic>> reported_; // (pass, diagnostic)
 };
 
 } // namespace onnxir

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace onnxir {
 
@@ -94,9 +95,12 @@ inline constexpr uint64_t kDefaultInlineNodeBudget = 10'000'000;
 /// recursive calls are an error, and so is a body that imports a different
 /// version of an opset than the model (its nodes would change meaning).
 /// Refused (ResourceExhausted, before any change) when the main graph would
-/// grow past `maxNodes` nodes, counting nodes in subgraphs too.
+/// grow past `maxNodes` nodes, counting nodes in subgraphs too. A call left
+/// because its function imports another opset version than the model is a
+/// remark appended to `remarks` (`left the call PATH: why`), when given.
 absl::StatusOr<bool> inlineFunctions(Model &m, int64_t *inlined = nullptr,
-                                     uint64_t maxNodes = kDefaultInlineNodeBudget);
+                                     uint64_t maxNodes = kDefaultInlineNodeBudget,
+                                     std::vector<std::string> *remarks = nullptr);
 
 //===----------------------------------------------------------------------===//
 // Pass objects (registered by registerAllPasses(), see Pass.h). Each adapter

@@ -56,8 +56,9 @@ TEST(TypeTest, AbsentShapeIsNotRankZero) {
   EXPECT_EQ(scalar->rank(), 0);
   EXPECT_TRUE(scalar->isStatic());
   EXPECT_EQ(scalar->numElements(), std::optional<int64_t>(1));
-  EXPECT_EQ(unranked->str(), "float");
-  EXPECT_EQ(scalar->str(), "float[]");
+  // The text syntax's notation: `float` is rank 0, `float[]` unknown rank.
+  EXPECT_EQ(unranked->str(), "float[]");
+  EXPECT_EQ(scalar->str(), "float");
   // Missing elem_type differs from elem_type = 0 (undefined).
   TypeSpec s;
   s.kind = Type::Kind::Tensor;
@@ -154,7 +155,7 @@ TEST(TypeTest, CompositeKinds) {
   EXPECT_EQ(map->elementType(), i64);
   EXPECT_EQ(c.getMapType(DataType::String, i64), map);
   EXPECT_NE(c.getMapType(DataType::Int64, i64), map);
-  EXPECT_EQ(map->str(), "map(string, int64)");
+  EXPECT_EQ(map->str(), "map(string, int64[])"); // a value tensor of unknown rank
 
   // seq without an element type (the proto omitted it).
   const Type *seqNone = c.getSequenceType(nullptr);
@@ -208,7 +209,7 @@ TEST(TypeTest, StrOfEveryElementType) {
   s.elem = 99; // a future element type survives as a number
   const Type *future = c.getType(s);
   EXPECT_EQ(future->elemTypeRaw(), 99);
-  EXPECT_EQ(future->str(), "elem99");
+  EXPECT_EQ(future->str(), "elem99[]");
 }
 
 TEST(TypeTest, NumElementsOverflowAndNegative) {
