@@ -34,3 +34,6 @@ for d in config.onnxir_tools_dirs:
             config.available_features.add(tool)
 if config.sanitized:
     config.available_features.add("asan")
+import shutil
+if shutil.which("strace"):
+    config.available_features.add("strace")

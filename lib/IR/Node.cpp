@@ -15,7 +15,7 @@
 namespace onnxir {
 
 Node::Node(Graph *g, llvm::StringRef opType, llvm::StringRef domain)
-    : graph_(g), opType_(g->getContext().intern(opType)),
+    : graph_(g), isReturn_(false), capOperands_(0), opType_(g->getContext().intern(opType)),
       domain_(g->getContext().intern(domain)) {}
 
 // Note [Line-aligned objects]: whole lines, so that a node's order fields
@@ -36,7 +36,7 @@ void Node::destroy(Node *n) {
 Node::~Node() {
   // Operand uses must not stay linked into other values' lists.
   for (unsigned i = 0; i < numOperands_; ++i) operands_[i].unlink();
-  freeOperands(operands_, numOperands_);
+  freeOperands(operands_, capOperands_);
   // Attributes (and their subgraphs) go first: nested users of our results
   // are unlinked by the subgraphs' destructors.
   for (unsigned i = 0; i < numAttrs_; ++i) destroyAttr(attrs_[i]);
@@ -94,18 +94,32 @@ std::vector<Value *> Node::operands() const {
   return out;
 }
 
+// Note [Operand capacity]
+// An operand array is allocated to its size when it is set whole (the lift,
+// the builders), but a node that grows one operand at a time -- a graph's
+// return node gains one slot per output, and a model may have 10^5 outputs --
+// must not copy and relink every slot per append: that made loading 10^5
+// outputs take 48 s. So an array that is full when a slot is inserted grows
+// to twice its size (capOperands_ counts the slots allocated, of which the
+// last capOperands_ - numOperands_ are empty and unlinked), and slots move by
+// moveUse, which patches the two links pointing at a slot and keeps its
+// place in its value's use list. Appending is amortised O(1); inserting or
+// removing slot i moves the slots after it.
+
+void Node::growOperands() {
+  assert(capOperands_ < (1u << 30) && "operand count overflows");
+  const unsigned cap = capOperands_ < 2 ? 2 : capOperands_ * 2;
+  Use *fresh = allocateOperands(cap);
+  for (unsigned i = 0; i < numOperands_; ++i) moveLink(fresh[i], operands_[i]);
+  freeOperands(operands_, capOperands_);
+  operands_ = fresh;
+  capOperands_ = cap;
+}
+
 void Node::insertOperand(unsigned idx, Value *v) {
   assert(idx <= numOperands_);
-  Use *fresh = allocateOperands(numOperands_ + 1);
-  for (unsigned i = 0, j = 0; i <= numOperands_; ++i) {
-    if (i == idx) continue;
-    Value *old = operands_[j].get();
-    operands_[j].unlink();
-    if (old) fresh[i].link(old);
-    ++j;
-  }
-  freeOperands(operands_, numOperands_);
-  operands_ = fresh;
+  if (numOperands_ == capOperands_) growOperands();
+  for (unsigned i = numOperands_; i > idx; --i) moveLink(operands_[i], operands_[i - 1]);
   ++numOperands_;
   if (v) operands_[idx].link(v);
 }
@@ -154,23 +168,15 @@ void Node::setOperands(llvm::ArrayRef<Value *> vs) {
   Use *fresh = allocateOperands((unsigned)vs.size());
   for (unsigned i = 0; i < vs.size(); ++i)
     if (vs[i]) fresh[i].link(vs[i]);
-  freeOperands(operands_, numOperands_);
+  freeOperands(operands_, capOperands_);
   operands_ = fresh;
-  numOperands_ = (unsigned)vs.size();
+  numOperands_ = capOperands_ = (unsigned)vs.size();
 }
 
 void Node::removeOperand(unsigned idx) {
   assert(idx < numOperands_);
-  Use *fresh = allocateOperands(numOperands_ - 1);
-  for (unsigned i = 0, j = 0; i < numOperands_; ++i) {
-    Value *old = operands_[i].get();
-    operands_[i].unlink();
-    if (i == idx) continue;
-    if (old) fresh[j].link(old);
-    ++j;
-  }
-  freeOperands(operands_, numOperands_);
-  operands_ = fresh;
+  operands_[idx].unlink();
+  for (unsigned i = idx + 1; i < numOperands_; ++i) moveLink(operands_[i - 1], operands_[i]);
   --numOperands_;
 }
 

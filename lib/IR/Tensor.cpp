@@ -277,8 +277,15 @@ absl::Status checkTensorData(const Tensor &t) {
     if (t.rawData().size() != want) return mismatch(t.rawData().size(), "bytes", want);
     break;
   case Tensor::Storage::External:
-    if (dt != DataType::String && t.external().length && *t.external().length != want)
+    if (dt == DataType::String) break;
+    if (t.external().length && *t.external().length != want)
       return mismatch(*t.external().length, "bytes of external data", want);
+    // Without a length a reader takes the file from the offset to its end.
+    if (!t.external().length && t.external().boundLength && *t.external().boundLength != want)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "its external data has no length, and \"", t.external().location, "\" holds ",
+          *t.external().boundLength, " bytes from offset ", t.external().offset.value_or(0),
+          " to its end, but ", dataTypeName(dt).str(), " dims need ", want));
     break;
   case Tensor::Storage::Typed: {
     uint64_t have = 0, need = count;

@@ -35,6 +35,19 @@ void Use::unlink() {
   prev_ = nullptr;
 }
 
+void Use::takeLink(Use &from) {
+  assert(!value_ && "moving onto a linked slot");
+  if (!from.value_) return;
+  value_ = from.value_;
+  next_ = from.next_;
+  prev_ = from.prev_;
+  *prev_ = this;
+  if (next_) next_->prev_ = &next_;
+  from.value_ = nullptr;
+  from.next_ = nullptr;
+  from.prev_ = nullptr;
+}
+
 bool Use::linksConsistent() const {
   if (!value_) return !prev_ && !next_;
   if (!prev_ || *prev_ != this) return false;

@@ -21,16 +21,23 @@ namespace {
 
 thread_local const ExternalPolicy *tPolicy = nullptr;
 
+} // namespace
+
 /// One open external data file, shared by every tensor that refers to it.
 struct ExternalFile {
   int fd = -1;
   uint64_t size = 0;
   FileId id;
   std::string path; // resolved, for messages and "beside" checks
+  /// The mapping of the whole file while a tensor holds a window of it.
+  std::mutex mapMu;
+  std::weak_ptr<const Buffer> whole;
   ~ExternalFile() {
     if (fd >= 0) ::close(fd);
   }
 };
+
+namespace {
 
 /// Open files by identity, so that a file is opened once however many
 /// tensors refer to it; and resolved paths to identities, for saving.
@@ -43,6 +50,37 @@ struct FileTable {
     return *t;
   }
 };
+
+/// A tensor's bytes: a window of the mapping of its whole file.
+class WindowBuffer final : public Buffer {
+public:
+  WindowBuffer(std::shared_ptr<const Buffer> whole, llvm::StringRef bytes)
+      : whole_(std::move(whole)), bytes_(bytes) {}
+  llvm::StringRef data() const override { return bytes_; }
+
+private:
+  std::shared_ptr<const Buffer> whole_;
+  llvm::StringRef bytes_;
+};
+
+/// The key of Note [One open per file]: `dir/location` with empty and `.`
+/// components dropped.
+std::string loadKey(const std::string &baseDir, const std::string &location) {
+  std::string joined = baseDir + "/" + location, key;
+  if (!joined.empty() && joined[0] == '/') key = "/";
+  size_t start = 0;
+  while (start <= joined.size()) {
+    size_t end = joined.find('/', start);
+    if (end == std::string::npos) end = joined.size();
+    llvm::StringRef part(joined.data() + start, end - start);
+    if (!part.empty() && part != ".") {
+      if (!key.empty() && key.back() != '/') key += '/';
+      key += part.str();
+    }
+    start = end + 1;
+  }
+  return key;
+}
 
 absl::Status rejected(const std::string &location, const std::string &why) {
   return absl::PermissionDeniedError(
@@ -120,25 +158,46 @@ absl::StatusOr<std::shared_ptr<ExternalFile>> openExternal(const std::string &ba
 
 } // namespace
 
+/// The files one load opened (Note [One open per file]).
+struct LoadFiles {
+  std::map<std::string, std::shared_ptr<ExternalFile>> byKey;
+};
+
+namespace {
+thread_local LoadFiles *tLoadFiles = nullptr;
+} // namespace
+
 ExternalPolicyScope::ExternalPolicyScope(const ExternalPolicy &p) : prev_(tPolicy) {
   tPolicy = &p;
+  if (!tLoadFiles) {
+    files_ = std::make_unique<LoadFiles>();
+    tLoadFiles = files_.get();
+  }
 }
-ExternalPolicyScope::~ExternalPolicyScope() { tPolicy = prev_; }
+ExternalPolicyScope::~ExternalPolicyScope() {
+  tPolicy = prev_;
+  if (files_) tLoadFiles = nullptr;
+}
 
 absl::StatusOr<ExternalLoader> bindExternal(const std::string &baseDir, ExternalDataRef &ref,
                                             const std::string &tensorName) {
   if (baseDir.empty()) return ExternalLoader();
-  auto opened = openExternal(baseDir, ref.location);
-  if (!opened.ok()) return opened.status();
-  std::shared_ptr<ExternalFile> file = *opened;
-  {
+  std::shared_ptr<ExternalFile> file;
+  std::string key = loadKey(baseDir, ref.location);
+  if (tLoadFiles)
+    if (auto it = tLoadFiles->byKey.find(key); it != tLoadFiles->byKey.end()) file = it->second;
+  if (!file) {
+    auto opened = openExternal(baseDir, ref.location);
+    if (!opened.ok()) return opened.status();
+    file = *opened;
     // One descriptor per file: reuse the one already open for this file.
     FileTable &t = FileTable::get();
     std::lock_guard<std::mutex> lock(t.mu);
-    auto key = std::make_pair(file->id.dev, file->id.ino);
-    if (auto have = t.byId[key].lock(); have && have->size == file->size) file = have;
-    else t.byId[key] = file;
+    auto id = std::make_pair(file->id.dev, file->id.ino);
+    if (auto have = t.byId[id].lock(); have && have->size == file->size) file = have;
+    else t.byId[id] = file;
     t.byPath[file->path] = file;
+    if (tLoadFiles) tLoadFiles->byKey[key] = file;
   }
   uint64_t size = file->size;
   uint64_t off = ref.offset.value_or(0);
@@ -152,6 +211,7 @@ absl::StatusOr<ExternalLoader> bindExternal(const std::string &baseDir, External
                                               ") is outside \"", ref.location, "\" (", size,
                                               " bytes)"));
   ref.resolvedPath = file->path;
+  ref.boundLength = len;
   std::string tname = tensorName, location = ref.location;
   return ExternalLoader([file, off, len, tname, location](const ExternalDataRef &)
                             -> absl::StatusOr<std::shared_ptr<const Buffer>> {
@@ -165,9 +225,25 @@ absl::StatusOr<ExternalLoader> bindExternal(const std::string &baseDir, External
       return fail(absl::StrCat("external data file \"", location, "\" shrank to ", st.st_size,
                                " bytes since the model was loaded (range [", off, ", ", off + len,
                                ") needed)"));
-    auto b = mapFd(file->fd, off, len, file->path);
-    if (!b.ok()) return fail(std::string(b.status().message()));
-    return b;
+    if (len == 0)
+      return std::shared_ptr<const Buffer>(std::make_shared<StringBuffer>(std::string()));
+    std::shared_ptr<const Buffer> whole;
+    {
+      std::lock_guard<std::mutex> lock(file->mapMu);
+      whole = file->whole.lock();
+      if (!whole) {
+        auto b = mapFd(file->fd, 0, file->size, file->path);
+        if (!b.ok()) return fail(std::string(b.status().message()));
+        whole = *b;
+        file->whole = whole;
+      }
+    }
+    if (whole->data().size() < off + len)
+      return fail(absl::StrCat("external data file \"", location, "\" holds ",
+                               whole->data().size(), " bytes (range [", off, ", ", off + len,
+                               ") needed)"));
+    return std::shared_ptr<const Buffer>(
+        std::make_shared<WindowBuffer>(whole, whole->data().substr(off, len)));
   });
 }
 

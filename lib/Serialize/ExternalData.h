@@ -16,6 +16,19 @@
 // the Hugging Face cache stores every file as a link into `../../blobs`.
 // No protobuf here: the text parser uses this too.
 //
+// Note [One open per file]
+// A load opens each external data file once, however many tensors refer to
+// it: the load (an ExternalPolicyScope) keeps a table from the location's
+// path (the model's directory and the location, `.` and repeated `/`
+// dropped) to the open file, and binds every later tensor of that path to
+// the same descriptor, never opening the path again. So every tensor of one
+// load reads one file, even if a save replaces the model and its data in
+// between (one load used to take w0 from one save and w1 from the next). A
+// file is also mapped once (the whole file, at the first read of any of its
+// tensors; each tensor is a window of it) while any tensor holds its bytes:
+// one mapping per file, not per tensor, and no tensor can see another
+// version of the file than its neighbours.
+//
 //===----------------------------------------------------------------------===//
 #ifndef ONNXIR_LIB_SERIALIZE_EXTERNALDATA_H
 #define ONNXIR_LIB_SERIALIZE_EXTERNALDATA_H
@@ -26,6 +39,7 @@
 
 #include "absl/status/statusor.h"
 
+#include <memory>
 #include <string>
 
 namespace onnxir {
@@ -38,13 +52,21 @@ struct ExternalPolicy {
   bool allowLinksOutside = false;
 };
 
+struct LoadFiles;
+
+/// Sets the policy for one load. The outermost scope of a thread also holds
+/// the load's table of open external files (Note [One open per file]), which
+/// nested scopes share.
 class ExternalPolicyScope {
 public:
   explicit ExternalPolicyScope(const ExternalPolicy &p);
   ~ExternalPolicyScope();
+  ExternalPolicyScope(const ExternalPolicyScope &) = delete;
+  ExternalPolicyScope &operator=(const ExternalPolicyScope &) = delete;
 
 private:
   const ExternalPolicy *prev_;
+  std::unique_ptr<LoadFiles> files_; ///< set in the outermost scope
 };
 
 /// Opens, checks and binds `ref` (Note [External data descriptors]); records

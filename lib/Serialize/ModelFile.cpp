@@ -6,8 +6,13 @@
 // its old data or the new model with its new data:
 //  1. The data goes to a temporary beside the output, and is then renamed,
 //     without ever replacing a file (RENAME_NOREPLACE, else link()), to the
-//     requested name if no file has it, else to a fresh `STEM.XXXXXXXX.EXT`.
-//     No file that any model refers to is ever overwritten.
+//     requested name if neither it nor the output model exists (a first
+//     save), else to a fresh `STEM.XXXXXXXX.EXT` (8 random characters).
+//     No file that any model refers to is ever overwritten, and a name is
+//     never reused for other bytes while a reader of a model that named it
+//     may still open it: alternating between the requested name and a
+//     fresh one let a reader of model A open the requested name two saves
+//     later and read other weights with exit 0.
 //  2. The model goes to a temporary, its references name the data file just
 //     committed, and it is renamed over the output: this is the commit point.
 //  3. Only then the old file of the requested data name is removed, if it is
@@ -20,8 +25,9 @@
 // concurrent writers of one output commit one after another, each seeing
 // the model it replaces and removing only that model's data files (the
 // requested name or its fresh variants). Readers take no lock: one that
-// reads the model and then opens its data files sees a consistent pair
-// unless two saves complete in between (then it may find the data gone).
+// reads the model and then opens its data files sees a consistent pair, or
+// finds the data gone if a save completed in between (an error, never other
+// bytes); a load opens each data file once (Note [One open per file]).
 // Outputs that would destroy what the run reads are refused before anything
 // is written: the output model being an external data file the model reads,
 // or the data file name being the output or an input model. Output that is
@@ -323,7 +329,11 @@ absl::Status saveModelFile(const Model &m, const std::string &path, const SaveFi
       lock.acquire(outDir);
       oldFiles = oldDataFiles(target, outDir, requested);
       oldFiles.emplace_back(requested, detail::fileIdOf(outDir + "/" + requested));
-      bool taken = oldFiles.back().second.valid();
+      // The requested name only for a first save (no model at the output
+      // yet): a save that replaces a model always takes a fresh name, so no
+      // name a reader of an earlier model may still open ever comes back
+      // with other bytes (step 1 of Note [Save transaction]).
+      bool taken = oldFiles.back().second.valid() || detail::fileIdOf(target).valid();
       std::string candidate = requested;
       for (int attempt = 0;; ++attempt) {
         if (attempt > 0 || taken) candidate = freshName(requested);

@@ -43,23 +43,15 @@ constexpr int kMaxMessageNesting = 1500;
 constexpr size_t kSlimThreshold = 8u << 20;
 
 bool readVarint(const uint8_t *&p, const uint8_t *end, uint64_t &v) {
-  v = 0;
-  for (int shift = 0; shift < 64; shift += 7) {
-    if (p >= end) return false;
-    uint8_t b = *p++;
-    v |= uint64_t(b & 0x7f) << shift;
-    if (!(b & 0x80)) return true;
-  }
-  return false;
+  return detail::wireReadValue(p, end, v) == detail::WireRead::Ok;
 }
-
-void writeVarint(std::string &out, uint64_t v) {
-  while (v >= 0x80) {
-    out += char(v | 0x80);
-    v >>= 7;
-  }
-  out += char(v);
+bool readTag(const uint8_t *&p, const uint8_t *end, uint64_t &v) {
+  return detail::wireReadTag(p, end, v) == detail::WireRead::Ok;
 }
+bool readLength(const uint8_t *&p, const uint8_t *end, uint64_t &v) {
+  return detail::wireReadLength(p, end, v) == detail::WireRead::Ok;
+}
+void writeVarint(std::string &out, uint64_t v) { detail::wireAppendVarint(out, v); }
 
 // Advances p over one field's payload; false on malformed input or groups.
 bool skipPayload(const uint8_t *&p, const uint8_t *end, unsigned wt) {
@@ -69,7 +61,7 @@ bool skipPayload(const uint8_t *&p, const uint8_t *end, unsigned wt) {
   case 1: if (end - p < 8) return false; p += 8; return true;
   case 5: if (end - p < 4) return false; p += 4; return true;
   case 2:
-    if (!readVarint(p, end, v) || v > (uint64_t)(end - p)) return false;
+    if (!readLength(p, end, v) || v > (uint64_t)(end - p)) return false;
     p += v;
     return true;
   default: return false;
@@ -83,13 +75,13 @@ bool slimMessage(const uint8_t *p, const uint8_t *end, std::string &out, F onLen
   while (p < end) {
     const uint8_t *start = p;
     uint64_t key;
-    if (!readVarint(p, end, key)) return false;
+    if (!readTag(p, end, key)) return false;
     unsigned wt = key & 7;
     uint64_t field = key >> 3;
     if (wt == 2) {
       const uint8_t *q = p;
       uint64_t len;
-      if (!readVarint(q, end, len) || len > (uint64_t)(end - q)) return false;
+      if (!readLength(q, end, len) || len > (uint64_t)(end - q)) return false;
       int handled = onLen(field, key, q, q + len, out);
       if (handled < 0) return false;
       if (handled) {

@@ -119,13 +119,7 @@ ByteSink::~ByteSink() = default;
 
 namespace {
 
-void putVarint(std::string &s, uint64_t v) {
-  while (v >= 0x80) {
-    s += char(v | 0x80);
-    v >>= 7;
-  }
-  s += char(v);
-}
+void putVarint(std::string &s, uint64_t v) { detail::wireAppendVarint(s, v); }
 void putTag(std::string &s, uint32_t f, unsigned wt) { putVarint(s, (uint64_t)f << 3 | wt); }
 void putStr(std::string &s, uint32_t f, llvm::StringRef v) {
   putTag(s, f, 2);
@@ -213,13 +207,7 @@ struct Residual {
 };
 
 bool readVarint(const char *&p, const char *end, uint64_t &v) {
-  v = 0;
-  for (int shift = 0; shift < 64 && p < end; shift += 7) {
-    uint8_t b = (uint8_t)*p++;
-    v |= uint64_t(b & 0x7f) << shift;
-    if (!(b & 0x80)) return true;
-  }
-  return false;
+  return detail::wireReadValue(p, end, v) == detail::WireRead::Ok;
 }
 
 /// The payload of one length-delimited field (tag and length skipped).

@@ -19,14 +19,6 @@ std::atomic<bool> wireLiftOn{initialWireLift()};
 bool wireLiftEnabled() { return wireLiftOn.load(std::memory_order_relaxed); }
 void setWireLiftEnabled(bool on) { wireLiftOn.store(on, std::memory_order_relaxed); }
 
-void wireAppendVarint(std::string &out, uint64_t v) {
-  while (v >= 0x80) {
-    out += char(v | 0x80);
-    v >>= 7;
-  }
-  out += char(v);
-}
-
 bool wireSlimTensor(const uint8_t *base, llvm::StringRef t, std::string &out,
                     std::optional<RawView> &view) {
   WireReader r(t);

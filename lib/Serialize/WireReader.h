@@ -10,6 +10,8 @@
 #ifndef ONNXIR_LIB_SERIALIZE_WIREREADER_H
 #define ONNXIR_LIB_SERIALIZE_WIREREADER_H
 
+#include "WireFormat.h"
+
 #include "absl/status/statusor.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -49,20 +51,9 @@ void setWireLiftEnabled(bool on);
 
 enum WireType : unsigned { kVarint = 0, kFixed64 = 1, kLen = 2, kFixed32 = 5 };
 
+/// A value varint as protobuf reads it (Note [Wire acceptance]).
 inline bool wireReadVarint(const uint8_t *&p, const uint8_t *end, uint64_t &v) {
-  if (p < end && !(*p & 0x80)) {
-    v = *p++;
-    return true;
-  }
-  v = 0;
-  for (int shift = 0; shift < 70; shift += 7) {
-    if (p >= end) return false;
-    uint8_t b = *p++;
-    if (shift == 63 && b > 1) return false; // over 64 bits
-    v |= uint64_t(b & 0x7f) << shift;
-    if (!(b & 0x80)) return true;
-  }
-  return false;
+  return wireReadValue(p, end, v) == WireRead::Ok;
 }
 
 /// One field of a message.
@@ -86,7 +77,7 @@ public:
     if (p_ >= end_) return false;
     f.begin = p_;
     uint64_t key;
-    if (!wireReadVarint(p_, end_, key) || key > 0xffffffffu || (key >> 3) == 0) return fail();
+    if (wireReadTag(p_, end_, key) != WireRead::Ok || (key >> 3) == 0) return fail();
     f.number = uint32_t(key >> 3);
     f.type = unsigned(key & 7);
     switch (f.type) {
@@ -108,7 +99,7 @@ public:
     }
     case kLen: {
       uint64_t len;
-      if (!wireReadVarint(p_, end_, len) || len > uint64_t(end_ - p_) || len > 0x7fffffffu)
+      if (wireReadLength(p_, end_, len) != WireRead::Ok || len > uint64_t(end_ - p_))
         return fail();
       f.bytes = llvm::StringRef(reinterpret_cast<const char *>(p_), len);
       p_ += len;
@@ -138,8 +129,6 @@ private:
 bool wireSlimTensor(const uint8_t *base, llvm::StringRef t, std::string &out,
                     std::optional<RawView> &view);
 
-/// Appends a field key / varint in wire format.
-void wireAppendVarint(std::string &out, uint64_t v);
 
 } // namespace detail
 } // namespace onnxir

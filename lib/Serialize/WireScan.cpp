@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "WireScan.h"
+#include "WireFormat.h"
 
 #include "onnxir/onnx.pb.h"
 
@@ -70,22 +71,6 @@ struct Schema {
   }
 };
 
-enum class VarintResult { Ok, Truncated, TooLong };
-
-inline VarintResult readVarint(const uint8_t *&p, const uint8_t *end, uint64_t &v) {
-  if (p < end && *p < 0x80) {
-    v = *p++;
-    return VarintResult::Ok;
-  }
-  v = 0;
-  for (int i = 0; i < 10; ++i) {
-    if (p >= end) return VarintResult::Truncated;
-    uint8_t b = *p++;
-    v |= uint64_t(b & 0x7f) << (7 * i);
-    if (!(b & 0x80)) return VarintResult::Ok;
-  }
-  return VarintResult::TooLong;
-}
 
 class Scanner {
 public:
@@ -99,24 +84,26 @@ public:
     while (p < end) {
       const uint8_t *at = p;
       uint64_t key;
-      switch (readVarint(p, end, key)) {
-      case VarintResult::Ok: break;
-      case VarintResult::Truncated: return fail(at, "a field tag is cut off by the end of the data");
-      case VarintResult::TooLong: return fail(at, "a field tag is longer than 10 bytes");
+      switch (wireReadTag(p, end, key)) {
+      case WireRead::Ok: break;
+      case WireRead::Truncated: return fail(at, "a field tag is cut off by the end of the data");
+      case WireRead::TooLong:
+        return fail(at, "a field tag is longer than 5 bytes (protobuf reads no longer tags)");
+      case WireRead::TooBig: return fail(at, absl::StrCat("tag ", key, " is out of range"));
       }
       uint64_t number = key >> 3;
       unsigned wt = unsigned(key & 7);
       if (key == 0) return fail(at, "a zero tag (field number 0): this is not protobuf data");
       if (number == 0) return fail(at, absl::StrCat("field number 0 (tag ", key, ")"));
-      if (key > UINT32_MAX) return fail(at, absl::StrCat("tag ", key, " is out of range"));
       const Schema::Field *f = schema_.field(msg, number);
       uint64_t v;
       switch (wt) {
       case 0:
-        switch (readVarint(p, end, v)) {
-        case VarintResult::Ok: break;
-        case VarintResult::Truncated: return failIn(f, at, "a varint is cut off by the end of the data");
-        case VarintResult::TooLong: return failIn(f, at, "a varint is longer than 10 bytes");
+        switch (wireReadValue(p, end, v)) {
+        case WireRead::Ok: break;
+        case WireRead::Truncated: return failIn(f, at, "a varint is cut off by the end of the data");
+        case WireRead::TooLong:
+        case WireRead::TooBig: return failIn(f, at, "a varint is longer than 10 bytes");
         }
         break;
       case 1:
@@ -130,10 +117,12 @@ public:
       }
       case 2: {
         const uint8_t *lenAt = p;
-        switch (readVarint(p, end, v)) {
-        case VarintResult::Ok: break;
-        case VarintResult::Truncated: return failIn(f, lenAt, "a length is cut off by the end of the data");
-        case VarintResult::TooLong: return failIn(f, lenAt, "a length is longer than 10 bytes");
+        switch (wireReadVarintN(p, end, v, 5)) {
+        case WireRead::Ok: break;
+        case WireRead::Truncated: return failIn(f, lenAt, "a length is cut off by the end of the data");
+        case WireRead::TooBig:
+        case WireRead::TooLong:
+          return failIn(f, lenAt, "a length is longer than 5 bytes (protobuf reads no longer lengths)");
         }
         uint64_t left = (uint64_t)(end - p);
         if (v > left)

@@ -9,6 +9,7 @@
 #ifndef ONNXIR_LIB_SERIALIZE_WIREWRITER_H
 #define ONNXIR_LIB_SERIALIZE_WIREWRITER_H
 
+#include "WireFormat.h"
 #include "onnxir/IR/Model.h"
 
 #include "absl/status/status.h"
@@ -48,11 +49,7 @@ private:
   std::string &s_;
 };
 
-inline size_t varintSize64(uint64_t v) {
-  // 1 + floor(bits / 7), bits >= 1.
-  unsigned bits = 64 - (unsigned)__builtin_clzll(v | 1);
-  return (bits * 9 + 64) / 64;
-}
+inline size_t varintSize64(uint64_t v) { return wireVarintSize(v); }
 
 /// Counts bytes (the size pass).
 class SizeCounter {
@@ -80,13 +77,7 @@ public:
   void tag(uint32_t field, unsigned wt) { varint((uint64_t)field << 3 | wt); }
   void varint(uint64_t v) {
     if (cap_ - len_ < 10) flush();
-    char *p = buf_.get() + len_;
-    while (v >= 0x80) {
-      *p++ = char(v | 0x80);
-      v >>= 7;
-    }
-    *p++ = char(v);
-    len_ = size_t(p - buf_.get());
+    len_ = size_t(wireWriteVarint(buf_.get() + len_, v) - buf_.get());
   }
   void fixed32(uint32_t v) {
     if (cap_ - len_ < 4) flush();

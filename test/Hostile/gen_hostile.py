@@ -24,10 +24,11 @@ def raw_tensor(name, dims, raw, dtype=TensorProto.FLOAT):
     return t
 
 
-def external_tensor(name, location, offset=None, length=None, dims=(2,)):
+def external_tensor(name, location, offset=None, length=None, dims=(2,),
+                    dtype=TensorProto.FLOAT):
     t = TensorProto()
     t.name = name
-    t.data_type = TensorProto.FLOAT
+    t.data_type = dtype
     t.dims.extend(dims)
     t.data_location = TensorProto.EXTERNAL
     for k, v in (("location", location), ("offset", offset), ("length", length)):
@@ -160,6 +161,17 @@ def main():
             t = external_tensor("w", "weights.bin", -8, 8)
         elif kind == "nonnumeric":
             t = external_tensor("w", "weights.bin", "eight", 8)
+        elif kind.startswith("dims-"):
+            # dims-TYPE-N-OFFSET-LENGTH ("-" for no offset/length): a TYPE[N]
+            # tensor over the 8-byte file (issue 31, item 10).
+            _, ty, n, off, ln = kind.split("-")
+            dt = {"float": TensorProto.FLOAT, "int4": 22,  # INT4 (newer than python3-onnx 1.12)
+                  "uint8": TensorProto.UINT8}[ty]
+            t = external_tensor("w", "weights.bin", None if off == "" else int(off),
+                                None if ln == "" else int(ln), dims=(int(n),), dtype=dt)
+            save(model([helper.make_node("Identity", ["w"], ["y"])], [], [vi("y", (int(n),))],
+                       [t]), out)
+            return
         else:
             raise SystemExit("unknown case " + case)
         ext_model(out, t)

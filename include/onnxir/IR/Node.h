@@ -63,7 +63,10 @@ class Node : public llvm::ilist_node<Node> {
   Graph *graph_;
   uint64_t order_ = 0;
   mutable unsigned index_ = 0; ///< valid while graph_->indexValid_
-  bool isReturn_ = false;
+  unsigned isReturn_ : 1;
+  /// Operand slots allocated (Note [Operand capacity]); here, beside the
+  /// flag, so that the node stays three lines.
+  unsigned capOperands_ : 31;
 
 public:
   ~Node();
@@ -133,12 +136,13 @@ public:
   /// Operand values in order (null for empty slots).
   std::vector<Value *> operands() const;
   void setOperand(unsigned i, Value *v) { operands_[i].set(v); }
-  /// Inserts a slot at `i` (may be null). O(operands).
+  /// Inserts a slot at `i` (may be null). O(operands after i), amortised:
+  /// appending is O(1) (Note [Operand capacity]).
   void insertOperand(unsigned i, Value *v);
   void addOperand(Value *v) { insertOperand(numOperands_, v); }
   /// Replaces every operand with `vs` (null for empty slots) in one step.
   void setOperands(llvm::ArrayRef<Value *> vs);
-  /// Removes slot `i`. O(operands).
+  /// Removes slot `i`. O(operands after i): removing the last is O(1).
   void removeOperand(unsigned i);
   /// Empties every operand slot, here and in nested graphs.
   void dropAllReferences();
@@ -240,9 +244,13 @@ private:
   /// Nodes live in their context's storage (Note [IR storage]).
   static Node *create(Graph *g, llvm::StringRef opType, llvm::StringRef domain);
   static void destroy(Node *n);
-  /// Replaces the operand array by one of `n` empty slots owned by this node.
+  /// An operand array of `n` empty slots owned by this node.
   Use *allocateOperands(unsigned n);
   void freeOperands(Use *uses, unsigned n);
+  /// Makes room for one more operand, keeping the slots' links (Note
+  /// [Operand capacity]).
+  void growOperands();
+  static void moveLink(Use &to, Use &from) { to.takeLink(from); }
   void unregisterResults();
   static absl::Status moveImpl(Node *self, Graph *target, Node *pos);
 

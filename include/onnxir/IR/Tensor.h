@@ -82,6 +82,10 @@ struct ExternalDataRef {
   /// resolved); empty when unresolved. Not serialized: saving uses it to tell
   /// whether a file beside the output is this very file.
   std::string resolvedPath;
+  /// The bytes the range covers in the file it was bound to: `length`, or
+  /// without one the rest of the file from `offset` (what a reader takes).
+  /// Not serialized; unset when unbound. checkTensorData holds it to the dims.
+  std::optional<uint64_t> boundLength;
 };
 
 /// Loads the bytes of an external tensor; installed by the serializer, which
@@ -205,7 +209,8 @@ private:
 /// text parser alike, so that what one accepts the other reads back): a
 /// known element type, non-negative dims whose product fits int64, and as
 /// much data as the dims need in whatever storage it is in (typed values,
-/// raw bytes, the declared length of external data; 1-7 bit types packed in
+/// raw bytes, the declared length of external data or, without one, the
+/// bytes from its offset to the end of the bound file; 1-7 bit types packed in
 /// int32 values are not counted, as writers pack them differently). The
 /// error says what is wrong, without the tensor's name.
 absl::Status checkTensorData(const Tensor &t);

@@ -66,6 +66,9 @@ private:
   friend class Value;
   void link(Value *v);
   void unlink();
+  /// Moves the link of `from` to this empty slot, keeping its place in the
+  /// value's use list; `from` is left empty. O(1), no new dependency.
+  void takeLink(Use &from);
   Value *value_ = nullptr;
   Use *next_ = nullptr;
   Use **prev_ = nullptr;
