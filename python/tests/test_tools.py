@@ -162,6 +162,10 @@ SYM = b"""<ir_version: 8, opset_import: ["" : 17]>
 g (float[N,C] x, float[N,C] z) => (y) { t = Relu (x)  y = Concat <axis = 0> (t, z) }"""
 
 
+SYM_DECLARED = b"""<ir_version: 8, opset_import: ["" : 17]>
+g (float[3,C] x, float[3,C] z) => (float[7,C] y) { t = Relu (x)  y = Concat <axis = 0> (t, z) }"""
+
+
 def test_infer_shapes():
     m = onnxir.loads(SYM)
     changed, warnings = onnxir.infer_shapes(m)
@@ -171,11 +175,17 @@ def test_infer_shapes():
     assert m.graph.outputs[0].shape == ("2*N", 4)
     onnxir.infer_shapes(m, input_shapes={"x": [3, 4], "z": "3,4"})
     assert m.graph.outputs[0].shape == (6, 4)
-    # Declared (6, 4) now: a contradiction is a warning, or in strict mode an error.
-    changed, warnings = onnxir.infer_shapes(m, input_shapes="x:5,4;z:5,4", bind_dims="N=5")
-    assert m.graph.outputs[0].shape == (6, 4) and any('"y"' in w for w in warnings)
+    # x is declared (3, 4) now: a given shape with another static dim is an error naming the input,
+    # and the model is left as it was.
+    with pytest.raises(onnxir.Error, match=r'input "x" is declared float\[3,4\]; the given shape \[5,4\]'):
+        onnxir.infer_shapes(m, input_shapes="x:5,4;z:5,4")
+    assert m.graph.outputs[0].shape == (6, 4)
+    # A declared output the inference contradicts is a warning, or in strict mode an error.
+    m3 = onnxir.loads(SYM_DECLARED)
+    changed, warnings = onnxir.infer_shapes(m3)
+    assert any('"y"' in w for w in warnings)
     with pytest.raises(onnxir.Error, match='contradicts'):
-        onnxir.infer_shapes(m, input_shapes={"x": [5, 4], "z": [5, 4]}, strict=True)
+        onnxir.infer_shapes(onnxir.loads(SYM_DECLARED), strict=True)
     m2 = onnxir.loads(SYM)
     onnxir.infer_shapes(m2, input_shapes="x:N,4;z:N,4", bind_dims="N=5", outputs_only=True)
     assert m2.graph.outputs[0].shape == (10, 4)
