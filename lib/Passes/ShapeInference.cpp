@@ -20,6 +20,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <cctype>
 #include <algorithm>
 #include <set>
 
@@ -1225,16 +1226,28 @@ absl::Status Engine::applyOptions() {
       if (const Type *t = x->type(); t && t->isTensor() && t->hasShape())
         for (const Dim &d : t->dims())
           if (d.isSymbolic()) symbols.insert(d.param.str());
-    for (const auto &[k, v] : opts_.bindDims)
+    // Whether `name` stands in the expression `e` as a whole identifier ("N" is in "2*N", not in
+    // "NB").
+    auto mentions = [](const std::string &e, const std::string &name) {
+      auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+      for (size_t at = e.find(name); at != std::string::npos; at = e.find(name, at + 1))
+        if ((at == 0 || !ident(e[at - 1])) &&
+            (at + name.size() == e.size() || !ident(e[at + name.size()])))
+          return true;
+      return false;
+    };
+    for (const auto &bound : opts_.bindDims) {
+      const std::string &k = bound.first;
       if (!symbols.count(k) &&
           std::none_of(symbols.begin(), symbols.end(),
-                       [&](const std::string &e) { return e.find(k) != std::string::npos; })) {
+                       [&](const std::string &e) { return mentions(e, k); })) {
         std::string list;
         for (const std::string &s : symbols) list += (list.empty() ? "" : ", ") + s;
         return absl::InvalidArgumentError(
             "--bind-dim: the model has no symbol \"" + k + "\" in its input shapes (" +
             (list.empty() ? std::string("it has none") : "its symbols: " + list) + ")");
       }
+    }
   }
   auto rebind = [&](const Type *t) -> const Type * {
     if (!t || !t->isTensor() || !t->hasShape()) return t;
