@@ -65,6 +65,11 @@ std::optional<Dims> windowOut(InferCtx &c, const Dims &in, const Window &w, bool
       const DimExpr *span = dimAdd(c.ctx, x, c.c(w.pads[i] + w.pads[i + w.kernel.size()] - ek));
       o = dimAdd(c.ctx, ceilMode ? dimCeilDiv(c.ctx, span, c.c(s)) : dimFloorDiv(c.ctx, span, c.c(s)),
                  c.c(1));
+      // A window larger than the padded input (a negative static span):
+      // ONNX's reference inference and onnxruntime divide truncating toward
+      // zero, so a span above -stride still gives one output, not zero.
+      if (!ceilMode && span && span->isConstant() && span->value() < 0)
+        o = c.c(span->value() / s + 1);
       // With ceil_mode, a last window starting in the end padding is dropped.
       if (ceilMode && o && o->isConstant() && x && x->isConstant() &&
           (__int128)(o->value() - 1) * s >= (__int128)x->value() + w.pads[i])
