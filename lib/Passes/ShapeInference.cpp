@@ -141,6 +141,26 @@ std::optional<Dims> broadcast(Context &ctx, const Dims &a, const Dims &b) {
   return out;
 }
 
+std::optional<std::pair<size_t, size_t>> broadcastClash(const Dims &a, const Dims &b) {
+  size_t n = std::min(a.size(), b.size());
+  for (size_t k = 1; k <= n; ++k) {
+    auto x = staticDim(a[a.size() - k]), y = staticDim(b[b.size() - k]);
+    if (x && y && *x != *y && *x != 1 && *y != 1)
+      return std::make_pair(a.size() - k, b.size() - k);
+  }
+  return std::nullopt;
+}
+
+std::string typeStr(const InferCtx &c, unsigned i) {
+  const Type *t = c.inType(i);
+  return t ? t->str() : "?";
+}
+
+std::optional<int64_t> staticDim(const DimExpr *d) {
+  if (d && d->isConstant()) return d->value();
+  return std::nullopt;
+}
+
 const llvm::StringMap<Rule> &defaultDomainRules() {
   static const llvm::StringMap<Rule> rules = [] {
     llvm::StringMap<Rule> r;

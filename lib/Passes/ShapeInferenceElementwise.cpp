@@ -16,6 +16,27 @@ namespace {
 constexpr int32_t kBool = static_cast<int32_t>(DataType::Bool);
 constexpr int32_t kInt64 = static_cast<int32_t>(DataType::Int64);
 
+/// Operand `i` cannot broadcast with the ones before it (from `first`): a
+/// constant dim of the accumulated shape comes from one earlier operand, so
+/// some earlier operand clashes with it on its own; names that pair.
+void reportClash(InferCtx &c, unsigned first, unsigned i) {
+  auto b = c.inShape(i);
+  if (!b) return;
+  for (unsigned j = first; j < i; ++j) {
+    auto a = c.hasInput(j) ? c.inShape(j) : std::nullopt;
+    if (!a) continue;
+    if (auto k = broadcastClash(*a, *b)) {
+      c.disagree("input " + std::to_string(j) + " " + typeStr(c, j) +
+                 " and input " + std::to_string(i) + " " + typeStr(c, i) +
+                 " do not broadcast: " + std::to_string((*a)[k->first]->value()) + " (dim " +
+                 std::to_string(k->first) + ") against " +
+                 std::to_string((*b)[k->second]->value()) + " (dim " +
+                 std::to_string(k->second) + "), neither is 1");
+      return;
+    }
+  }
+}
+
 /// The broadcast shape of operands [first, first+count), nullopt if a rank is
 /// unknown or they cannot broadcast.
 std::optional<Dims> broadcastInputs(InferCtx &c, unsigned first, unsigned count) {
@@ -25,7 +46,10 @@ std::optional<Dims> broadcastInputs(InferCtx &c, unsigned first, unsigned count)
     auto s = c.inShape(i);
     if (!s) return std::nullopt;
     acc = broadcast(c.ctx, *acc, *s);
-    if (!acc) return std::nullopt;
+    if (!acc) {
+      reportClash(c, first, i);
+      return std::nullopt;
+    }
   }
   return acc;
 }
@@ -127,6 +151,25 @@ void variadic(InferCtx &c) {
 
 void sameAsInput(InferCtx &c) { c.setTensor(0, c.inElem(0), c.inShape(0)); }
 
+/// The 1-D per-channel operands [first, last] of a normalization have the
+/// channel count (dim 1) of X.
+void checkChannelOperands(InferCtx &c, unsigned first, unsigned last, const char *const *names) {
+  auto x = c.inShape(0);
+  if (!x || x->size() < 2) return;
+  auto ch = staticDim((*x)[1]);
+  if (!ch) return;
+  for (unsigned i = first; i <= last; ++i) {
+    auto s = c.hasInput(i) ? c.inShape(i) : std::nullopt;
+    if (!s || s->size() != 1) continue;
+    if (auto v = staticDim((*s)[0]); v && *v != *ch) {
+      c.disagree("input X " + typeStr(c, 0) + " has " +
+                 std::to_string(*ch) + " channels (dim 1), but " + names[i - first] + " " +
+                 typeStr(c, i) + " has " + std::to_string(*v));
+      return;
+    }
+  }
+}
+
 void reduce(InferCtx &c, bool argReduce) {
   int32_t el = argReduce ? kInt64 : c.inElem(0);
   auto shape = c.inShape(0);
@@ -207,6 +250,11 @@ void addElementwiseRules(llvm::StringMap<Rule> &r) {
         "BitwiseNot", "Scatter", "ScatterElements", "ScatterND", "GroupNormalization",
         "Swish", "Binarizer", "Det"})
     r[op] = sameAsInput;
+  r["InstanceNormalization"] = [](InferCtx &c) {
+    static const char *const names[] = {"scale", "B"};
+    checkChannelOperands(c, 1, 2, names);
+    sameAsInput(c);
+  };
   r["Det"] = [](InferCtx &c) {
     auto s = c.inShape(0);
     if (s && s->size() >= 2) s->resize(s->size() - 2);
@@ -233,6 +281,8 @@ void addElementwiseRules(llvm::StringMap<Rule> &r) {
     if (c.hasOutput(1)) c.setTensor(1, c.opset >= 12 ? kBool : c.inElem(0), c.inShape(0));
   };
   r["BatchNormalization"] = [](InferCtx &c) {
+    static const char *const names[] = {"scale", "B", "input_mean", "input_var"};
+    checkChannelOperands(c, 1, 4, names);
     sameAsInput(c);
     // Running statistics (training mode) have the shape of the scale.
     for (unsigned i = 1; i < c.numOutputs() && i < 5; ++i)

@@ -65,6 +65,11 @@ std::optional<Dims> windowOut(InferCtx &c, const Dims &in, const Window &w, bool
       const DimExpr *span = dimAdd(c.ctx, x, c.c(w.pads[i] + w.pads[i + w.kernel.size()] - ek));
       o = dimAdd(c.ctx, ceilMode ? dimCeilDiv(c.ctx, span, c.c(s)) : dimFloorDiv(c.ctx, span, c.c(s)),
                  c.c(1));
+      // A window larger than the padded input (a negative static span):
+      // ONNX's reference inference and onnxruntime divide truncating toward
+      // zero, so a span above -stride still gives one output, not zero.
+      if (!ceilMode && span && span->isConstant() && span->value() < 0)
+        o = c.c(span->value() / s + 1);
       // With ceil_mode, a last window starting in the end padding is dropped.
       if (ceilMode && o && o->isConstant() && x && x->isConstant() &&
           (__int128)(o->value() - 1) * s >= (__int128)x->value() + w.pads[i])
@@ -140,6 +145,13 @@ void convTransposeRule(InferCtx &c) {
   if (!x || x->size() < 3) return c.setTensor(0, el, std::nullopt);
   size_t n = x->size() - 2;
   int64_t group = c.getInt("group", 1);
+  // X has as many channels as W's first dim.
+  if (w && w->size() == x->size()) {
+    auto xc = staticDim((*x)[1]), wc = staticDim((*w)[0]);
+    if (xc && wc && *xc != *wc)
+      c.disagree("input X has " + std::to_string(*xc) + " channels, but W " + typeStr(c, 1) +
+                 " has " + std::to_string(*wc) + " input channels (its dim 0)");
+  }
   const DimExpr *ch =
       w && w->size() == n + 2 && group > 0 ? dimMul(c.ctx, (*w)[1], c.c(group)) : nullptr;
   Window win;
@@ -183,9 +195,24 @@ void matmulRule(InferCtx &c) {
   bool aVec = aa.size() == 1, bVec = bb.size() == 1;
   if (aVec) aa.insert(aa.begin(), c.c(1));
   if (bVec) bb.push_back(c.c(1));
+  // A's last dim and B's second-to-last (K) agree.
+  size_t ka = a->size() - 1, kb = bVec ? 0 : b->size() - 2;
+  auto kA = staticDim((*a)[ka]), kB = staticDim((*b)[kb]);
+  if (kA && kB && *kA != *kB)
+    c.disagree("A has K = " + std::to_string(*kA) + " (dim " + std::to_string(ka) +
+               " of " + typeStr(c, 0) + ") but B has K = " + std::to_string(*kB) + " (dim " +
+               std::to_string(kb) + " of " + typeStr(c, bIdx) + ")");
   Dims ab(aa.begin(), aa.end() - 2), bbat(bb.begin(), bb.end() - 2);
   auto batch = broadcast(c.ctx, ab, bbat);
-  if (!batch) return;
+  if (!batch) {
+    if (auto k = broadcastClash(ab, bbat))
+      c.disagree("the batch dims of A " + typeStr(c, 0) + " and B " +
+                 typeStr(c, bIdx) + " do not broadcast: " +
+                 std::to_string(ab[k->first]->value()) + " (dim " + std::to_string(k->first) +
+                 " of A) against " + std::to_string(bbat[k->second]->value()) + " (dim " +
+                 std::to_string(k->second) + " of B), neither is 1");
+    return;
+  }
   Dims out = *batch;
   if (!aVec) out.push_back(aa[aa.size() - 2]);
   if (!bVec) out.push_back(bb.back());
@@ -196,8 +223,34 @@ void gemmRule(InferCtx &c) {
   int32_t el = c.inElem(0);
   auto a = c.inShape(0), b = c.inShape(1);
   if (!a || !b || a->size() != 2 || b->size() != 2) return c.setTensor(0, el, std::nullopt);
-  const DimExpr *m = c.getInt("transA", 0) ? (*a)[1] : (*a)[0];
-  const DimExpr *n = c.getInt("transB", 0) ? (*b)[0] : (*b)[1];
+  bool ta = c.getInt("transA", 0) != 0, tb = c.getInt("transB", 0) != 0;
+  const DimExpr *m = ta ? (*a)[1] : (*a)[0];
+  const DimExpr *n = tb ? (*b)[0] : (*b)[1];
+  // K of op(A) and of op(B) agree.
+  size_t ka = ta ? 0 : 1, kb = tb ? 1 : 0;
+  auto kA = staticDim((*a)[ka]), kB = staticDim((*b)[kb]);
+  if (kA && kB && *kA != *kB)
+    c.disagree("A has K = " + std::to_string(*kA) + " (dim " + std::to_string(ka) + " of " +
+               typeStr(c, 0) + (ta ? ", transA = 1" : "") + ") but B has K = " +
+               std::to_string(*kB) + " (dim " + std::to_string(kb) + " of " + typeStr(c, 1) +
+               (tb ? ", transB = 1" : "") + ")");
+  // C broadcasts (one way) to (M, N).
+  if (auto cs = c.hasInput(2) ? c.inShape(2) : std::nullopt) {
+    Dims mn = {m, n};
+    std::string why;
+    if (cs->size() > 2) {
+      why = "has rank " + std::to_string(cs->size());
+    } else {
+      for (size_t k = 1; k <= cs->size() && why.empty(); ++k) {
+        auto x = staticDim((*cs)[cs->size() - k]), y = staticDim(mn[2 - k]);
+        if (x && y && *x != 1 && *x != *y)
+          why = "has " + std::to_string(*x) + " at dim " + std::to_string(cs->size() - k) +
+                " where " + (k == 1 ? "N" : "M") + " is " + std::to_string(*y);
+      }
+    }
+    if (!why.empty())
+      c.disagree("C " + typeStr(c, 2) + " does not broadcast to the (M, N) result: it " + why);
+  }
   c.setTensor(0, el, Dims{m, n});
 }
 

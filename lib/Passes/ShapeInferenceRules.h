@@ -19,6 +19,8 @@
 
 #include <functional>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace onnxir {
@@ -87,6 +89,14 @@ const llvm::StringMap<Rule> &defaultDomainRules();
 
 /// Broadcasts two shapes (numpy rules); nullopt if they cannot broadcast.
 std::optional<Dims> broadcast(Context &ctx, const Dims &a, const Dims &b);
+/// The first pair of dims (index into a, index into b), aligned from the
+/// right, that are both known constants, differ and neither is 1: the proof
+/// that a and b cannot broadcast. nullopt when no such pair exists.
+std::optional<std::pair<size_t, size_t>> broadcastClash(const Dims &a, const Dims &b);
+/// "float[2,3]" for operand i's type, "?" when it has none.
+std::string typeStr(const InferCtx &c, unsigned i);
+/// The constant value of a known static dim, nullopt otherwise.
+std::optional<int64_t> staticDim(const DimExpr *d);
 /// Normalises an axis against a rank; nullopt if out of range.
 std::optional<int64_t> normAxis(int64_t axis, int64_t rank);
 

@@ -68,6 +68,10 @@ void concatRule(InferCtx &c) {
   int64_t axisAttr = c.getInt("axis", c.opset < 4 ? 1 : 0);
   int64_t axis = -1;
   bool rankKnown = false;
+  unsigned first = 0;
+  // Per dim, the first input with a known static size there.
+  std::vector<int> staticFrom;
+  bool reported = false;
   for (unsigned i = 0; i < c.numInputs(); ++i) {
     if (el < 0) el = c.inElem(i);
     auto s = c.inShape(i);
@@ -79,14 +83,31 @@ void concatRule(InferCtx &c) {
       if (!a) return;
       axis = *a;
       rankKnown = true;
+      first = i;
+      staticFrom.assign(s->size(), -1);
       out = Dims(s->size(), nullptr);
       for (size_t k = 0; k < s->size(); ++k) (*out)[k] = (*s)[k];
       (*out)[axis] = c.c(0);
     } else if (s->size() != out->size()) {
+      c.disagree("input " + std::to_string(first) + " " + typeStr(c, first) +
+                 " has rank " + std::to_string(out->size()) + " but input " + std::to_string(i) +
+                 " " + typeStr(c, i) + " has rank " + std::to_string(s->size()));
       return;
     }
     for (size_t k = 0; k < s->size(); ++k) {
       if ((int64_t)k == axis) continue;
+      if (auto y = staticDim((*s)[k])) {
+        int j = staticFrom[k];
+        if (j < 0) {
+          staticFrom[k] = (int)i;
+        } else if (auto x = staticDim((*c.inShape(j))[k]); x && *x != *y && !reported) {
+          reported = true;
+          c.disagree("input " + std::to_string(j) + " " + typeStr(c, j) + " has " +
+                     std::to_string(*x) + " at dim " + std::to_string(k) + " but input " +
+                     std::to_string(i) + " " + typeStr(c, i) + " has " + std::to_string(*y) +
+                     " (the axis is " + std::to_string(axis) + ")");
+        }
+      }
       const DimExpr *x = (*out)[k], *y = (*s)[k];
       if (!x) (*out)[k] = y;
       else if (x && y && x != y && x->isConstant() && !y->isConstant()) {
@@ -416,6 +437,36 @@ void reshapeRule(InferCtx &c) {
       return;
     }
     out.push_back(d);
+  }
+  // Known static sizes that cannot hold the same number of elements.
+  if (in) {
+    // Products of static dims, -1 once one is not static or grows too big.
+    auto product = [](const Dims &ds, int64_t skip) -> __int128 {
+      __int128 p = 1;
+      for (size_t i = 0; i < ds.size(); ++i) {
+        if ((int64_t)i == skip) continue;
+        auto v = staticDim(ds[i]);
+        if (!v || *v < 0) return -1;
+        p *= *v;
+        if (p > ((__int128)1 << 62)) return -1;
+      }
+      return p;
+    };
+    __int128 total = product(*in, -1), held = product(out, minusOne);
+    if (total >= 0 && held >= 0 &&
+        (minusOne < 0 ? total != held : held != 0 && total % held != 0)) {
+      std::string shape;
+      for (size_t i = 0; i < target->size(); ++i) {
+        auto v = staticDim((*target)[i]);
+        shape += (i ? "," : "") + (v ? std::to_string(*v) : std::string("?"));
+      }
+      c.disagree("data " + typeStr(c, 0) + " has " + std::to_string((int64_t)total) +
+                 " elements, which shape [" + shape + "] cannot hold (" +
+                 (minusOne < 0 ? "it has " + std::to_string((int64_t)held) + " elements"
+                               : std::to_string((int64_t)total) + " is not a multiple of the " +
+                                     std::to_string((int64_t)held) + " the other dims hold") +
+                 ")");
+    }
   }
   if (minusOne >= 0 && in) {
     const DimExpr *total = product(c.ctx, *in, 0, in->size());
