@@ -22,6 +22,9 @@ for var in ("HOME", "TMPDIR", "ORT_NODE_MODULES"):
 if config.sanitized:
     config.environment["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0"
     config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
+    # ASan reserves terabytes of address space for its shadow, so
+    # test/Hostile/bounded.sh bounds memory by ASan's own RSS limit there.
+    config.environment["ONNXIR_SANITIZED"] = "1"
 
 config.substitutions.append(("%shared", config.shared_dir))
 config.substitutions.append(("%testdata", config.testdata_dir))

@@ -30,6 +30,15 @@ def text_model():
     return onnxir.loads(TEXT.encode(), format="text", name="tiny.onnxtxt")
 
 
+def child_env():
+    """The environment for a tool run from a test: without the ASan runtime that a
+    sanitizer build preloads into python3 (the sanitized tool links its own, and
+    two runtimes in one process abort)."""
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    return env
+
+
 @pytest.fixture
 def onnx_opt():
     p = os.environ.get("ONNX_OPT")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import onnxir
-from conftest import TEXT
+from conftest import TEXT, child_env
 
 
 def test_load_save_binary_and_text(tmp_path, text_model):
@@ -118,7 +118,7 @@ g (float[2] x) => (float[2] y) {
   t = Neg (y)
 }""")
     r = subprocess.run([onnx_opt, str(bad), "-o", str(tmp_path / "o.onnx")],
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, env=child_env())
     assert r.returncode == 1
     m = onnxir.load(bad)
     with pytest.raises(onnxir.Error) as e:
