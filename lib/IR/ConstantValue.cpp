@@ -82,7 +82,9 @@ static absl::Status densify(const SparseTensor &sp, Tensor &out) {
   }
   uint64_t es = dataTypeStorageBytes(dt, 1);
   if (es == 0 || dataTypeStorageBytes(dt, 2) != 2 * es)
-    return absl::UnimplementedError("sparse_value of this element type is not densified");
+    return absl::UnimplementedError(absl::StrCat(
+        "sparse_value of element type ", dataTypeName(dt).str(),
+        " (packed below a byte) is not densified; the Constant is left as it is"));
   auto b = vals.bytes();
   if (!b.ok()) return b.status();
   if (b->size() != es * (uint64_t)nnz) return absl::InvalidArgumentError("sparse_value values have the wrong size");
