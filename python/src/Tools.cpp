@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "Core.h"
 
-#include "onnxir/IR/SchemaVerifier.h"
+#include "onnxir/Ops/SchemaVerifier.h"
 #include "onnxir/IR/Verifier.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/PassManager.h"
@@ -154,7 +154,13 @@ std::vector<Diagnostic> diagnosticsOf(const PyModel &pm, bool schema, bool check
   Model &m = pm.m();
   ModelHolder::Busy busy(*pm.h);
   py::gil_scoped_release nogil;
-  return verifyAll(m, vo);
+  vo.schema = false;
+  std::vector<Diagnostic> d = verifyAll(m, vo);
+  if (schema) {
+    std::vector<Diagnostic> s = verifySchemaAll(m, vo);
+    d.insert(d.end(), s.begin(), s.end());
+  }
+  return d;
 }
 
 void verify(const PyModel &pm, bool schema, bool checkOrder, unsigned maxDiagnostics,

@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/Model.h"
-#include "onnxir/IR/SchemaVerifier.h"
+#include "onnxir/Ops/SchemaVerifier.h"
 #include "onnxir/IR/Verifier.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/PassManager.h"

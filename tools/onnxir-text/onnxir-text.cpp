@@ -16,7 +16,7 @@
 // --strict turns the warnings into errors.
 //
 //===----------------------------------------------------------------------===//
-#include "onnxir/IR/SchemaVerifier.h"
+#include "onnxir/Ops/SchemaVerifier.h"
 #include "onnxir/IR/Verifier.h"
 #include "onnxir/Serialize/ModelFile.h"
 #include "onnxir/Serialize/ProtoIO.h"
