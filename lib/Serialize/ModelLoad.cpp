@@ -2,16 +2,17 @@
 //
 // Binary models: the direct wire lift first (Note [Wire lift] in
 // ProtoLift.cpp); when it gives up, parse (slim when the file is big, Note
-// [Slim parsing]) and lift the ModelProto. What a file is and how it is read lives in FileIO; external data in
-// ExternalData; which format and which policy in ModelFile.
+// [Slim parsing]) and lift the ModelProto. What a file is and how it is
+// read lives in FileIO; external data in ExternalData (one LoadSession per
+// load, Note [Load session]); which format and which directory in
+// ModelFile (formatForPath, modelDirectory).
 //
 //===----------------------------------------------------------------------===//
-#include "ExternalData.h"
-#include "FileIO.h"
-#include "ModelSave.h"
+#include "ModelLoad.h"
 #include "ProtoCommon.h"
 #include "WireReader.h"
 #include "WireScan.h"
+#include "onnxir/Serialize/ModelFile.h"
 #include "onnxir/Serialize/ProtoIO.h"
 
 #include "absl/strings/str_cat.h"
@@ -20,7 +21,6 @@
 
 #include <climits>
 #include <cstring>
-#include <sys/stat.h>
 
 namespace onnxir {
 
@@ -157,7 +157,7 @@ std::string notAModelReason(const char *data, size_t size, const proto::ModelPro
 }
 
 absl::StatusOr<std::unique_ptr<Model>> liftBytes(const char *data, size_t size,
-                                                 const LiftOptions &opts,
+                                                 detail::LoadSession &session,
                                                  const std::string &source,
                                                  const detail::FileViews *views = nullptr) {
   if (size == 0) return absl::InvalidArgumentError(source + ": the file is empty");
@@ -196,10 +196,7 @@ absl::StatusOr<std::unique_ptr<Model>> liftBytes(const char *data, size_t size,
   if (!mp.has_graph() && mp.opset_import_size() == 0)
     return absl::InvalidArgumentError(absl::StrCat(source, ": not an ONNX model: ",
                                                    notAModelReason(data, size, mp)));
-  detail::ExternalPolicy policy;
-  policy.allowLinksOutside = opts.allowExternalLinks;
-  detail::ExternalPolicyScope scope(policy);
-  return detail::liftProto(mp, opts.baseDir, source, views);
+  return detail::liftProto(mp, session, source, views);
 }
 
 // The direct wire lift (Note [Wire lift] in ProtoLift.cpp), tried first
@@ -207,15 +204,12 @@ absl::StatusOr<std::unique_ptr<Model>> liftBytes(const char *data, size_t size,
 // error of record); else the answer (the model, or the pre-scan's error,
 // which the ModelProto way would give first too).
 std::optional<absl::StatusOr<std::unique_ptr<Model>>>
-tryWireLift(llvm::StringRef d, const LiftOptions &opts, const std::string &source,
+tryWireLift(llvm::StringRef d, detail::LoadSession &session, const std::string &source,
             std::shared_ptr<const Buffer> file) {
   if (!detail::wireLiftEnabled() || d.empty()) return std::nullopt;
   if (auto s = detail::scanModelWire(d, source, detail::kWireQuickMinRecurse); !s.ok())
     return absl::StatusOr<std::unique_ptr<Model>>(s);
-  detail::ExternalPolicy policy;
-  policy.allowLinksOutside = opts.allowExternalLinks;
-  detail::ExternalPolicyScope scope(policy);
-  auto m = detail::liftWire(d, opts.baseDir, source, std::move(file));
+  auto m = detail::liftWire(d, session, source, std::move(file));
   if (!m.ok()) return std::nullopt;
   return m;
 }
@@ -224,8 +218,9 @@ tryWireLift(llvm::StringRef d, const LiftOptions &opts, const std::string &sourc
 
 absl::StatusOr<std::unique_ptr<Model>> liftModel(llvm::StringRef bytes, const LiftOptions &opts) {
   std::string source = opts.sourceName.empty() ? "<buffer>" : opts.sourceName;
-  if (auto r = tryWireLift(bytes, opts, source, nullptr)) return std::move(*r);
-  return liftBytes(bytes.data(), bytes.size(), opts, source);
+  detail::LoadSession session(opts.baseDir, opts.allowExternalLinks);
+  if (auto r = tryWireLift(bytes, session, source, nullptr)) return std::move(*r);
+  return liftBytes(bytes.data(), bytes.size(), session, source);
 }
 
 absl::StatusOr<std::unique_ptr<Model>> liftModel(const proto::ModelProto &mp,
@@ -240,13 +235,10 @@ absl::StatusOr<std::unique_ptr<Model>> liftModel(const proto::ModelProto &mp,
 namespace detail {
 
 absl::StatusOr<std::unique_ptr<Model>> liftBuffer(std::shared_ptr<const Buffer> buf,
-                                                  const LiftOptions &opts,
+                                                  LoadSession &session,
                                                   const std::string &source) {
-  ExternalPolicy policy;
-  policy.allowLinksOutside = opts.allowExternalLinks;
-  ExternalPolicyScope scope(policy);
   llvm::StringRef d = buf->data();
-  if (auto r = tryWireLift(d, opts, source, d.size() >= kSlimThreshold ? buf : nullptr))
+  if (auto r = tryWireLift(d, session, source, d.size() >= kSlimThreshold ? buf : nullptr))
     return std::move(*r);
   if (d.size() >= kSlimThreshold) {
     if (auto s = detail::scanModelWire(d, source, detail::kWireQuickMinRecurse); !s.ok())
@@ -256,25 +248,21 @@ absl::StatusOr<std::unique_ptr<Model>> liftBuffer(std::shared_ptr<const Buffer> 
     std::string slim;
     if (slimModel(reinterpret_cast<const uint8_t *>(d.data()), d.size(), slim,
                   views.initializers))
-      return liftBytes(slim.data(), slim.size(), opts, source, &views);
+      return liftBytes(slim.data(), slim.size(), session, source, &views);
   }
-  return liftBytes(d.data(), d.size(), opts, source);
+  return liftBytes(d.data(), d.size(), session, source);
 }
 
 } // namespace detail
 
 absl::StatusOr<std::unique_ptr<Model>> loadModel(const std::string &path,
                                                  const LiftOptions &opts) {
-  LiftOptions o = opts;
-  if (o.sourceName.empty()) o.sourceName = path == "-" ? "<stdin>" : path;
-  // A pipe or standard input has no directory: the working directory
-  // stands in for external data.
-  struct stat st;
-  bool regular = path != "-" && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-  if (o.baseDir.empty()) o.baseDir = regular ? detail::dirOf(path) : ".";
-  auto buf = detail::readInput(path, o.sourceName);
+  std::string source = opts.sourceName.empty() ? (path == "-" ? "<stdin>" : path) : opts.sourceName;
+  auto buf = detail::readInput(path, source);
   if (!buf.ok()) return buf.status();
-  return detail::liftBuffer(*buf, o, o.sourceName);
+  detail::LoadSession session(opts.baseDir.empty() ? modelDirectory(path) : opts.baseDir,
+                              opts.allowExternalLinks);
+  return detail::liftBuffer(*buf, session, source);
 }
 
 } // namespace onnxir

@@ -49,8 +49,8 @@ bool metadataLossless(const google::protobuf::RepeatedPtrField<proto::StringStri
 
 class Lifter {
 public:
-  Lifter(Model &m, std::string baseDir, std::string source, const FileViews *views)
-      : m_(m), ctx_(m.getContext()), baseDir_(std::move(baseDir)), source_(std::move(source)),
+  Lifter(Model &m, LoadSession &session, std::string source, const FileViews *views)
+      : m_(m), ctx_(m.getContext()), session_(session), source_(std::move(source)),
         views_(views) {}
 
   /// `wireGraph`: the serialized main graph, lifted the wire way (then
@@ -96,7 +96,8 @@ private:
 
   Model &m_;
   Context &ctx_;
-  std::string baseDir_, source_;
+  LoadSession &session_;
+  std::string source_;
   std::unordered_map<std::string, const Type *> typeCache_;
   const FileViews *views_;
   unsigned graphDepth_ = 0; // subgraph nesting of the graph being lifted
@@ -257,7 +258,7 @@ absl::StatusOr<Tensor> Lifter::liftTensor(proto::TensorProto &tp, const std::str
       }
     }
     if (ref.location.empty()) return err(where, "external data has no location");
-    auto loader = detail::bindExternal(baseDir_, ref, tp.name());
+    auto loader = session_.bind(ref, tp.name());
     if (!loader.ok()) return err(where, std::string(loader.status().message()));
     t.setExternal(std::move(ref), std::move(*loader));
     haveStorage = true;
@@ -1346,20 +1347,20 @@ absl::Status Lifter::liftAttributeWire(llvm::StringRef bytes, Node &n, unsigned 
 
 TensorSink::~TensorSink() = default;
 
-absl::StatusOr<std::unique_ptr<Model>> liftProto(proto::ModelProto &mp, const std::string &baseDir,
+absl::StatusOr<std::unique_ptr<Model>> liftProto(proto::ModelProto &mp, LoadSession &session,
                                                  const std::string &sourceName,
                                                  const FileViews *views) {
   auto m = std::make_unique<Model>();
-  Lifter l(*m, baseDir, sourceName, views);
+  Lifter l(*m, session, sourceName, views);
   if (auto s = l.liftModel(mp); !s.ok()) return s;
   return m;
 }
 
-absl::StatusOr<std::unique_ptr<Model>> liftWire(llvm::StringRef bytes, const std::string &baseDir,
+absl::StatusOr<std::unique_ptr<Model>> liftWire(llvm::StringRef bytes, LoadSession &session,
                                                 const std::string &sourceName,
                                                 std::shared_ptr<const Buffer> file) {
   auto m = std::make_unique<Model>();
-  Lifter l(*m, baseDir, sourceName, nullptr);
+  Lifter l(*m, session, sourceName, nullptr);
   if (auto s = l.liftModelWire(bytes, std::move(file)); !s.ok()) return s;
   return m;
 }

@@ -21,8 +21,9 @@
 #include "onnxir/Serialize/Text.h"
 #include "onnxir/Serialize/ProtoIO.h"
 
-#include "ExternalData.h"
+#include "ModelLoad.h"
 #include "TextSupport.h"
+#include "onnxir/Serialize/ModelFile.h"
 
 #include "onnxir/IR/Function.h"
 #include "onnxir/IR/Graph.h"
@@ -32,7 +33,6 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Path.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -269,13 +269,8 @@ struct PendingVI {
 
 class Parser {
 public:
-  Parser(llvm::StringRef src, llvm::StringRef file, std::optional<std::string> baseDir)
-      : src_(src), file_(file), lex_(src, annots_) {
-    llvm::StringRef f = file;
-    if (baseDir) baseDir_ = *baseDir;
-    else if (!f.empty() && f != "-" && !f.startswith("<"))
-      baseDir_ = llvm::sys::path::parent_path(f).str();
-  }
+  Parser(llvm::StringRef src, llvm::StringRef file, detail::LoadSession &session)
+      : src_(src), file_(file), lex_(src, annots_), session_(session) {}
 
   absl::StatusOr<std::unique_ptr<Model>> parseModel();
 
@@ -459,7 +454,7 @@ private:
     return ok;
   }
   /// Resolves and checks an external reference now (see
-  /// detail::bindExternal); false with `msg` on a bad one.
+  /// detail::LoadSession::bind); false with `msg` on a bad one.
   bool bindExternalRef(ExternalDataRef &ref, const std::string &tensorName, ExternalLoader &out,
                        std::string &msg);
 
@@ -468,7 +463,7 @@ private:
   Lexer lex_;
   std::deque<Token> la_;
   std::string err_;
-  std::string baseDir_;
+  detail::LoadSession &session_;
   Model *model_ = nullptr;
   Context *ctx_ = nullptr;
   std::vector<PendingUse> uses_;
@@ -916,7 +911,7 @@ bool Parser::applyValueAnn(Ann &a, const Type *&type, bool &hasType, std::string
 
 bool Parser::bindExternalRef(ExternalDataRef &ref, const std::string &tensorName,
                              ExternalLoader &out, std::string &msg) {
-  auto l = detail::bindExternal(baseDir_, ref, tensorName);
+  auto l = session_.bind(ref, tensorName);
   if (!l.ok()) {
     msg = std::string(l.status().message());
     return false;
@@ -2178,17 +2173,35 @@ absl::StatusOr<std::unique_ptr<Model>> Parser::parseModel() {
 
 } // namespace
 
+namespace detail {
+absl::StatusOr<std::unique_ptr<Model>> parseModelText(llvm::StringRef text,
+                                                      llvm::StringRef fileName,
+                                                      LoadSession &session) {
+  Parser p(text, fileName, session);
+  return p.parseModel();
+}
+} // namespace detail
+
 absl::StatusOr<std::unique_ptr<Model>> parseModelText(llvm::StringRef text,
                                                       llvm::StringRef fileName) {
-  Parser p(text, fileName, std::nullopt);
-  return p.parseModel();
+  // A placeholder name (`<text>`, `<stdin>`) is no file: no directory.
+  bool isFile = !fileName.empty() && !fileName.startswith("<");
+  detail::LoadSession session(isFile ? modelDirectory(fileName.str()) : "", false);
+  return detail::parseModelText(text, fileName, session);
 }
 
 absl::StatusOr<std::unique_ptr<Model>> parseModelText(llvm::StringRef text,
                                                       llvm::StringRef fileName,
                                                       const std::string &baseDir) {
-  Parser p(text, fileName, baseDir);
-  return p.parseModel();
+  detail::LoadSession session(baseDir, false);
+  return detail::parseModelText(text, fileName, session);
+}
+
+absl::StatusOr<std::unique_ptr<Model>> parseModelText(llvm::StringRef text,
+                                                      const LiftOptions &opts) {
+  detail::LoadSession session(opts.baseDir, opts.allowExternalLinks);
+  return detail::parseModelText(text, opts.sourceName.empty() ? "<text>" : opts.sourceName,
+                                session);
 }
 
 } // namespace onnxir

@@ -25,6 +25,7 @@ namespace onnxir {
 namespace detail {
 
 struct RawView;
+class LoadSession;
 } // namespace detail
 class Buffer;
 class Model;
@@ -40,7 +41,7 @@ constexpr unsigned kWireMaxNesting = 1500;
 /// input is malformed, invalid, or merely unusual, returns an error that
 /// callers do not report: they lift the same bytes the ModelProto way,
 /// which gives the result (or the error) of record.
-absl::StatusOr<std::unique_ptr<Model>> liftWire(llvm::StringRef bytes, const std::string &baseDir,
+absl::StatusOr<std::unique_ptr<Model>> liftWire(llvm::StringRef bytes, LoadSession &session,
                                                 const std::string &sourceName,
                                                 std::shared_ptr<const Buffer> file);
 
