@@ -42,96 +42,39 @@ constexpr int kMaxMessageNesting = 1500;
 // surprise makes the walk give up, and the file is parsed the ordinary way.
 constexpr size_t kSlimThreshold = 8u << 20;
 
-bool readVarint(const uint8_t *&p, const uint8_t *end, uint64_t &v) {
-  return detail::wireReadValue(p, end, v) == detail::WireRead::Ok;
-}
-bool readTag(const uint8_t *&p, const uint8_t *end, uint64_t &v) {
-  return detail::wireReadTag(p, end, v) == detail::WireRead::Ok;
-}
-bool readLength(const uint8_t *&p, const uint8_t *end, uint64_t &v) {
-  return detail::wireReadLength(p, end, v) == detail::WireRead::Ok;
-}
-void writeVarint(std::string &out, uint64_t v) { detail::wireAppendVarint(out, v); }
-
-// Advances p over one field's payload; false on malformed input or groups.
-bool skipPayload(const uint8_t *&p, const uint8_t *end, unsigned wt) {
-  uint64_t v;
-  switch (wt) {
-  case 0: return readVarint(p, end, v);
-  case 1: if (end - p < 8) return false; p += 8; return true;
-  case 5: if (end - p < 4) return false; p += 4; return true;
-  case 2:
-    if (!readLength(p, end, v) || v > (uint64_t)(end - p)) return false;
-    p += v;
-    return true;
-  default: return false;
-  }
-}
-
-// Walks one message; `onLen(field, payloadBegin, payloadEnd, out)` may handle
-// length-delimited fields itself (returning true) or leave them to be copied.
+// Copies message `msg` field by field into `out`, except the
+// length-delimited fields numbered `number`, whose payload `sub` rewrites.
+// False on malformed input (or a group): the caller parses the usual way.
 template <class F>
-bool slimMessage(const uint8_t *p, const uint8_t *end, std::string &out, F onLen) {
-  while (p < end) {
-    const uint8_t *start = p;
-    uint64_t key;
-    if (!readTag(p, end, key)) return false;
-    unsigned wt = key & 7;
-    uint64_t field = key >> 3;
-    if (wt == 2) {
-      const uint8_t *q = p;
-      uint64_t len;
-      if (!readLength(q, end, len) || len > (uint64_t)(end - q)) return false;
-      int handled = onLen(field, key, q, q + len, out);
-      if (handled < 0) return false;
-      if (handled) {
-        p = q + len;
-        continue;
-      }
+bool slimCopy(llvm::StringRef msg, uint32_t number, std::string &out, F sub) {
+  detail::WireReader r(msg);
+  detail::WireField f;
+  while (r.next(f)) {
+    if (f.number != number || f.type != detail::kLen) {
+      out.append(reinterpret_cast<const char *>(f.begin), f.end - f.begin);
+      continue;
     }
-    if (!skipPayload(p, end, wt)) return false;
-    out.append(reinterpret_cast<const char *>(start), p - start);
+    std::string payload;
+    if (!sub(f.bytes, payload)) return false;
+    detail::wireAppendVarint(out, (uint64_t(number) << 3) | detail::kLen);
+    detail::wireAppendVarint(out, payload.size());
+    out += payload;
   }
-  return true;
+  return !r.bad();
 }
 
+// ModelProto.graph (7) > GraphProto.initializer (5) > TensorProto.raw_data.
 bool slimModel(const uint8_t *base, size_t size, std::string &out,
                std::vector<std::optional<detail::RawView>> &views) {
   out.reserve(size / 64);
-  auto onTensor = [&](const uint8_t *b, const uint8_t *e, std::string &tout) {
-    std::optional<detail::RawView> view;
-    bool ok = slimMessage(b, e, tout, [&](uint64_t f, uint64_t key, const uint8_t *pb,
-                                          const uint8_t *pe, std::string &o) -> int {
-      if (f != 9) return 0;
-      view = detail::RawView{uint64_t(pb - base), uint64_t(pe - pb)};
-      writeVarint(o, key);
-      writeVarint(o, 0); // present, empty: the lifter takes the view
-      return 1;
+  llvm::StringRef model(reinterpret_cast<const char *>(base), size);
+  return slimCopy(model, 7, out, [&](llvm::StringRef graph, std::string &g) {
+    return slimCopy(graph, 5, g, [&](llvm::StringRef tensor, std::string &t) {
+      std::optional<detail::RawView> view;
+      bool ok = detail::wireSlimTensor(base, tensor, t, view);
+      views.push_back(view);
+      return ok;
     });
-    views.push_back(view);
-    return ok;
-  };
-  auto onGraph = [&](const uint8_t *b, const uint8_t *e, std::string &gout) {
-    return slimMessage(b, e, gout, [&](uint64_t f, uint64_t key, const uint8_t *pb,
-                                       const uint8_t *pe, std::string &o) -> int {
-      if (f != 5) return 0;
-      std::string t;
-      if (!onTensor(pb, pe, t)) return -1;
-      writeVarint(o, key);
-      writeVarint(o, t.size());
-      o += t;
-      return 1;
-    });
-  };
-  return slimMessage(base, base + size, out, [&](uint64_t f, uint64_t key, const uint8_t *pb,
-                                                 const uint8_t *pe, std::string &o) -> int {
-    if (f != 7) return 0;
-    std::string g;
-    if (!onGraph(pb, pe, g)) return -1;
-    writeVarint(o, key);
-    writeVarint(o, g.size());
-    o += g;
-    return 1;
   });
 }
 

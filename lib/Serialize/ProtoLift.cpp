@@ -1244,7 +1244,7 @@ absl::Status Lifter::liftAttributeWire(llvm::StringRef bytes, Node &n, unsigned 
         const uint8_t *e = p + f.bytes.size();
         uint64_t v;
         while (p < e) {
-          if (!wireReadVarint(p, e, v)) { viaProto = true; break; }
+          if (wireReadValue(p, e, v) != WireRead::Ok) { viaProto = true; break; }
           ints.push_back(int64_t(v));
         }
       } else viaProto = true;

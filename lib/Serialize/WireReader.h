@@ -52,11 +52,6 @@ void setWireLiftEnabled(bool on);
 
 enum WireType : unsigned { kVarint = 0, kFixed64 = 1, kLen = 2, kFixed32 = 5 };
 
-/// A value varint as protobuf reads it (Note [Wire acceptance]).
-inline bool wireReadVarint(const uint8_t *&p, const uint8_t *end, uint64_t &v) {
-  return wireReadValue(p, end, v) == WireRead::Ok;
-}
-
 /// One field of a message.
 struct WireField {
   uint32_t number = 0;
@@ -83,7 +78,7 @@ public:
     f.type = unsigned(key & 7);
     switch (f.type) {
     case kVarint:
-      if (!wireReadVarint(p_, end_, f.varint)) return fail();
+      if (wireReadValue(p_, end_, f.varint) != WireRead::Ok) return fail();
       break;
     case kFixed64:
       if (end_ - p_ < 8) return fail();
