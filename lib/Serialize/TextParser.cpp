@@ -453,7 +453,8 @@ private:
     doc = std::move(d), md = std::move(m), extras = std::move(x);
     return ok;
   }
-  /// Resolves and checks an external reference now (see
+  /// Reads the location, checksum, offset and length of `ref.entries`,
+  /// then resolves and checks the reference now (see
   /// detail::LoadSession::bind); false with `msg` on a bad one.
   bool bindExternalRef(ExternalDataRef &ref, const std::string &tensorName, ExternalLoader &out,
                        std::string &msg);
@@ -706,19 +707,6 @@ bool Parser::recTensor(const AVal &v, Tensor &t) {
     } else if (key == "external") {
       ExternalDataRef ref;
       if (!valMeta(val, ref.entries)) REC_FAIL("bad external");
-      for (auto &[k, e] : ref.entries) {
-        if (k == "location") ref.location = e;
-        else if (k == "checksum") ref.checksum = e;
-        else if (k == "offset" || k == "length") {
-          char *end = nullptr;
-          errno = 0;
-          unsigned long long n = strtoull(e.c_str(), &end, 10);
-          if (errno || !end || *end || e.empty() || e[0] == '-')
-            REC_FAIL("external data '" + k + "' must be a non-negative integer");
-          (k == "offset" ? ref.offset : ref.length) = n;
-        }
-      }
-      if (ref.location.empty()) REC_FAIL("external data has no location");
       ExternalLoader loader;
       std::string msg;
       if (!bindExternalRef(ref, t.name(), loader, msg)) REC_FAIL(msg);
@@ -911,6 +899,24 @@ bool Parser::applyValueAnn(Ann &a, const Type *&type, bool &hasType, std::string
 
 bool Parser::bindExternalRef(ExternalDataRef &ref, const std::string &tensorName,
                              ExternalLoader &out, std::string &msg) {
+  for (auto &[k, e] : ref.entries) {
+    if (k == "location") ref.location = e;
+    else if (k == "checksum") ref.checksum = e;
+    else if (k == "offset" || k == "length") {
+      char *end = nullptr;
+      errno = 0;
+      unsigned long long n = strtoull(e.c_str(), &end, 10);
+      if (errno || !end || *end || e.empty() || e[0] == '-') {
+        msg = "external data '" + k + "' must be a non-negative integer";
+        return false;
+      }
+      (k == "offset" ? ref.offset : ref.length) = n;
+    }
+  }
+  if (ref.location.empty()) {
+    msg = "external data has no location";
+    return false;
+  }
   auto l = session_.bind(ref, tensorName);
   if (!l.ok()) {
     msg = std::string(l.status().message());
@@ -1200,19 +1206,6 @@ bool Parser::parseTensorData(Tensor &t, Ann &ann, const Type *type, Loc typeLoc)
                       " is elided (" + ref.entries[0].second +
                       " elements printed as \"__elided__\"): elided data cannot become a "
                       "model; print it with --print-lossless (the default for files)");
-    for (auto &[k, e] : ref.entries) {
-      if (k == "location") ref.location = e;
-      else if (k == "checksum") ref.checksum = e;
-      else if (k == "offset" || k == "length") {
-        char *end = nullptr;
-        errno = 0;
-        unsigned long long n = strtoull(e.c_str(), &end, 10);
-        if (errno || !end || *end || e.empty() || e[0] == '-')
-          return failHere("external data '" + k + "' must be a non-negative integer");
-        (k == "offset" ? ref.offset : ref.length) = n;
-      }
-    }
-    if (ref.location.empty()) return failHere("external data has no location");
     ExternalLoader loader;
     std::string msg;
     if (!bindExternalRef(ref, t.name(), loader, msg)) return failHere(msg);
