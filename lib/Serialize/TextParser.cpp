@@ -35,6 +35,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <algorithm>
+#include <sys/stat.h>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -2177,9 +2178,12 @@ absl::StatusOr<std::unique_ptr<Model>> parseModelText(llvm::StringRef text,
 
 absl::StatusOr<std::unique_ptr<Model>> parseModelText(llvm::StringRef text,
                                                       llvm::StringRef fileName) {
-  // A placeholder name (`<text>`, `<stdin>`) is no file: no directory.
-  bool isFile = !fileName.empty() && !fileName.startswith("<");
-  detail::LoadSession session(isFile ? modelDirectory(fileName.str()) : "", false);
+  // The text of a model file reads its data where loadModelFile would; a
+  // name that is no file (`<text>`, or text made in memory) has no directory.
+  std::string name = fileName.str();
+  struct stat st;
+  bool isFile = !fileName.empty() && !fileName.startswith("<") && ::stat(name.c_str(), &st) == 0;
+  detail::LoadSession session(isFile ? modelDirectory(name) : "", false);
   return detail::parseModelText(text, fileName, session);
 }
 

@@ -32,9 +32,9 @@ struct PrintOptions {
 /// Parses a model in text syntax. Errors read `file:line:col: message`, then
 /// the offending line and a caret. External data locations are resolved (and
 /// checked, as for binary models) relative to the directory of the model
-/// file `fileName` (modelDirectory in ModelFile.h); a placeholder name
-/// (empty, or `<...>` such as `<text>`) has none: they stay unresolved and
-/// fail when read.
+/// file `fileName` (modelDirectory in ModelFile.h) if there is such a file;
+/// a name that is no file (`<text>`, text made in memory) has none: they
+/// stay unresolved and fail when read.
 absl::StatusOr<std::unique_ptr<Model>> parseModelText(llvm::StringRef text,
                                                       llvm::StringRef fileName = "<text>");
 /// As above, resolving external data relative to `baseDir` ("" for none).

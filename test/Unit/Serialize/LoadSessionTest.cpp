@@ -165,11 +165,13 @@ TEST_F(LoadSessionTest, TextFileNameWithoutDirectoryPartIsInTheWorkingDirectory)
   ASSERT_TRUE(viaFile.ok()) << viaFile.status();
   EXPECT_EQ(valuesOfW(**m), (std::vector<float>{9, 8, 7, 6}));
   EXPECT_EQ(valuesOfW(**viaFile), (std::vector<float>{9, 8, 7, 6}));
-  // A placeholder name has no directory: the data stays unresolved.
-  auto unnamed = parseModelText(text, "<text>");
-  ASSERT_TRUE(unnamed.ok()) << unnamed.status();
-  Tensor *w = (*unnamed)->graph().initializers()[0]->initializer();
-  EXPECT_FALSE(w->values<float>().ok());
+  // A name that is no file has no directory: the data stays unresolved.
+  for (const char *name : {"<text>", "no-such-file.onnxtxt"}) {
+    auto unnamed = parseModelText(text, name);
+    ASSERT_TRUE(unnamed.ok()) << name << ": " << unnamed.status();
+    Tensor *w = (*unnamed)->graph().initializers()[0]->initializer();
+    EXPECT_FALSE(w->values<float>().ok()) << name;
+  }
 }
 
 TEST(ModelFormatRule, ExtensionFirstThenContent) {
