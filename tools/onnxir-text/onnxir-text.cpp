@@ -22,6 +22,10 @@
 #include "onnxir/Serialize/ProtoIO.h"
 #include "onnxir/Serialize/Text.h"
 
+#include "../common/LoadReport.h"
+
+#include "llvm/Support/raw_ostream.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -88,34 +92,23 @@ int main(int argc, char **argv) {
       std::cerr << s.message() << "\n";
       return 1;
     }
-    SchemaCheckResult r = checkSchemasOnLoad(**m, level, strict);
-    for (const Diagnostic &d : r.warnings)
-      std::cerr << "onnxir-text: warning: " << file << ": " << d.message << "\n";
-    if (r.moreWarnings)
-      std::cerr << "onnxir-text: warning: " << file << ": " << r.moreWarnings
-                << " more schema problems of these kinds (--verify=schema lists them)\n";
-    if (!r.errors.empty()) {
-      std::cerr << "onnxir-text: error: " << file << ": the model is invalid:";
-      for (const Diagnostic &d : r.errors)
-        std::cerr << "\n  " << d.message << " [" << diagnosticKindName(d.kind) << "]";
-      std::cerr << (r.schemaErrors ? "\n(--verify=structural skips the operator schema checks)"
-                                   : "")
-                << "\n";
+    std::string invalid = tools::reportSchemaCheck(checkSchemasOnLoad(**m, level, strict),
+                                                   "onnxir-text", file, "--verify=structural",
+                                                   llvm::errs());
+    if (!invalid.empty()) {
+      llvm::errs() << "onnxir-text: error: " << invalid << "\n";
       return 1;
     }
   }
-  if (cmd == "print") {
+  if (cmd == "print" || cmd == "to-binary") {
     SaveFileOptions so;
-    so.format = ModelFormat::Text;
-    so.text = po;
-    absl::Status s = saveModelFile(**m, out.empty() ? "-" : out, so);
-    if (!s.ok()) std::cerr << s.message() << "\n";
-    return s.ok() ? 0 : 1;
-  }
-  if (cmd == "to-binary") {
-    SaveFileOptions so;
-    so.format = ModelFormat::Binary;
-    so.force = true;
+    if (cmd == "print") {
+      so.format = ModelFormat::Text;
+      so.text = po;
+    } else {
+      so.format = ModelFormat::Binary;
+      so.force = true;
+    }
     absl::Status s = saveModelFile(**m, out.empty() ? "-" : out, so);
     if (!s.ok()) std::cerr << s.message() << "\n";
     return s.ok() ? 0 : 1;
