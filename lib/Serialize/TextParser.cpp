@@ -413,6 +413,10 @@ private:
   bool recSparse(const AVal &v, SparseTensor &s);
   bool recDeviceConfig(const AVal &v, NodeDeviceConfiguration &c);
   bool recSharding(const AVal &v, ShardingSpec &s);
+  /// `each(item)` for the items of list field `what` (false with "WHAT must
+  /// be a list" if it is not one); with `records`, each item must be a
+  /// record ("bad WHAT entry").
+  template <class F> bool recItems(const AVal &val, const std::string &what, bool records, F each);
   /// Applies `#@tensor` fields (name, doc, encoding, ...) to `t`.
   bool applyTensorAnn(Ann &a, Tensor &t, bool &rawFlag, std::string &rawHex,
                       std::optional<Tensor::TypedField> &field, std::string &dataHex);
@@ -755,6 +759,16 @@ bool Parser::recSparse(const AVal &v, SparseTensor &s) {
   return true;
 }
 
+template <class F>
+bool Parser::recItems(const AVal &val, const std::string &what, bool records, F each) {
+  if (val.kind != AVal::Kind::List) REC_FAIL(what + " must be a list");
+  for (const AVal &e : val.items) {
+    if (records && e.kind != AVal::Kind::Record) REC_FAIL("bad " + what + " entry");
+    if (!each(e)) return false;
+  }
+  return true;
+}
+
 bool Parser::recSharding(const AVal &v, ShardingSpec &s) {
   if (v.kind != AVal::Kind::Record) REC_FAIL("expected a sharding_spec record");
   for (const auto &[key, val] : v.fields) {
@@ -765,58 +779,60 @@ bool Parser::recSharding(const AVal &v, ShardingSpec &s) {
     } else if (key == "device") {
       if (!valInts(val, s.device)) REC_FAIL("device must be a list of integers");
     } else if (key == "index_to_device_group_map") {
-      if (val.kind != AVal::Kind::List) REC_FAIL("index_to_device_group_map must be a list");
-      for (const AVal &e : val.items) {
-        if (e.kind != AVal::Kind::Record) REC_FAIL("bad index_to_device_group_map entry");
-        std::pair<std::optional<int64_t>, std::vector<int64_t>> entry;
-        for (const auto &[ek, ev] : e.fields) {
-          int64_t x;
-          if (ek == "key" && valInt(ev, x)) entry.first = x;
-          else if (ek == "value" && valInts(ev, entry.second)) {
-          } else REC_FAIL("bad index_to_device_group_map field '" + ek + "'");
-        }
-        s.indexToDeviceGroupMap.push_back(std::move(entry));
-      }
-    } else if (key == "index_map_extras") {
-      if (val.kind != AVal::Kind::List) REC_FAIL("index_map_extras must be a list");
-      for (const AVal &e : val.items) {
-        if (!valHex(e, str)) REC_FAIL("bad index_map_extras");
-        s.indexToDeviceGroupMapExtras.push_back(str);
-      }
-    } else if (key == "sharded_dim") {
-      if (val.kind != AVal::Kind::List) REC_FAIL("sharded_dim must be a list");
-      for (const AVal &e : val.items) {
-        if (e.kind != AVal::Kind::Record) REC_FAIL("bad sharded_dim entry");
-        ShardingSpec::ShardedDim sd;
-        for (const auto &[ek, ev] : e.fields) {
-          int64_t x;
-          if (ek == "axis" && valInt(ev, x)) sd.axis = x;
-          else if (ek == "extras" && valHex(ev, sd.extras)) {
-          } else if (ek == "simple_sharding" && ev.kind == AVal::Kind::List) {
-            for (const AVal &ss : ev.items) {
-              if (ss.kind != AVal::Kind::Record) REC_FAIL("bad simple_sharding entry");
-              ShardingSpec::SimpleShardedDim d;
-              for (const auto &[sk, sv] : ss.fields) {
-                if (sk == "dim_value" && valInt(sv, x)) {
-                  d.kind = ShardingSpec::SimpleShardedDim::Kind::Value;
-                  d.dimValue = x;
-                } else if (sk == "dim_param" && valStr(sv, d.dimParam)) {
-                  d.kind = ShardingSpec::SimpleShardedDim::Kind::Param;
-                } else if (sk == "num_shards" && valInt(sv, x)) {
-                  d.numShards = x;
-                } else if (sk == "extras" && valHex(sv, d.extras)) {
-                } else {
-                  REC_FAIL("bad simple_sharding field '" + sk + "'");
-                }
-              }
-              sd.simpleSharding.push_back(std::move(d));
+      if (!recItems(val, key, true, [&](const AVal &e) {
+            std::pair<std::optional<int64_t>, std::vector<int64_t>> entry;
+            for (const auto &[ek, ev] : e.fields) {
+              int64_t x;
+              if (ek == "key" && valInt(ev, x)) entry.first = x;
+              else if (ek == "value" && valInts(ev, entry.second)) {
+              } else REC_FAIL("bad index_to_device_group_map field '" + ek + "'");
             }
-          } else {
-            REC_FAIL("bad sharded_dim field '" + ek + "'");
-          }
-        }
-        s.shardedDim.push_back(std::move(sd));
-      }
+            s.indexToDeviceGroupMap.push_back(std::move(entry));
+            return true;
+          }))
+        return false;
+    } else if (key == "index_map_extras") {
+      if (!recItems(val, key, false, [&](const AVal &e) {
+            if (!valHex(e, str)) REC_FAIL("bad index_map_extras");
+            s.indexToDeviceGroupMapExtras.push_back(str);
+            return true;
+          }))
+        return false;
+    } else if (key == "sharded_dim") {
+      if (!recItems(val, key, true, [&](const AVal &e) {
+            ShardingSpec::ShardedDim sd;
+            for (const auto &[ek, ev] : e.fields) {
+              int64_t x;
+              if (ek == "axis" && valInt(ev, x)) sd.axis = x;
+              else if (ek == "extras" && valHex(ev, sd.extras)) {
+              } else if (ek == "simple_sharding" && ev.kind == AVal::Kind::List) {
+                if (!recItems(ev, ek, true, [&](const AVal &ss) {
+                      ShardingSpec::SimpleShardedDim d;
+                      for (const auto &[sk, sv] : ss.fields) {
+                        if (sk == "dim_value" && valInt(sv, x)) {
+                          d.kind = ShardingSpec::SimpleShardedDim::Kind::Value;
+                          d.dimValue = x;
+                        } else if (sk == "dim_param" && valStr(sv, d.dimParam)) {
+                          d.kind = ShardingSpec::SimpleShardedDim::Kind::Param;
+                        } else if (sk == "num_shards" && valInt(sv, x)) {
+                          d.numShards = x;
+                        } else if (sk == "extras" && valHex(sv, d.extras)) {
+                        } else {
+                          REC_FAIL("bad simple_sharding field '" + sk + "'");
+                        }
+                      }
+                      sd.simpleSharding.push_back(std::move(d));
+                      return true;
+                    }))
+                  return false;
+              } else {
+                REC_FAIL("bad sharded_dim field '" + ek + "'");
+              }
+            }
+            s.shardedDim.push_back(std::move(sd));
+            return true;
+          }))
+        return false;
     } else if (key == "extras") {
       if (!valHex(val, s.extras)) REC_FAIL("extras must be a hex string");
     } else {
@@ -835,11 +851,11 @@ bool Parser::recDeviceConfig(const AVal &v, NodeDeviceConfiguration &c) {
       if (!valStr(val, str)) REC_FAIL("configuration_id must be a string");
       c.configurationId = str;
     } else if (key == "sharding_spec") {
-      if (val.kind != AVal::Kind::List) REC_FAIL("sharding_spec must be a list");
-      for (const AVal &e : val.items) {
-        c.shardingSpec.emplace_back();
-        if (!recSharding(e, c.shardingSpec.back())) return false;
-      }
+      if (!recItems(val, key, false, [&](const AVal &e) {
+            c.shardingSpec.emplace_back();
+            return recSharding(e, c.shardingSpec.back());
+          }))
+        return false;
     } else if (key == "pipeline_stage") {
       if (!valInt(val, x) || x < INT32_MIN || x > INT32_MAX) REC_FAIL("bad pipeline_stage");
       c.pipelineStage = int32_t(x);
