@@ -223,6 +223,30 @@ absl::StatusOr<ExternalLoader> LoadSession::bind(ExternalDataRef &ref,
   });
 }
 
+absl::Status readExternalEntries(ExternalDataRef &ref) {
+  for (const auto &[k, v] : ref.entries) {
+    if (k == "location") ref.location = v;
+    else if (k == "checksum") ref.checksum = v;
+    else if (k == "offset" || k == "length") {
+      uint64_t x = 0;
+      bool ok = !v.empty() && v.size() <= 20;
+      for (char c : v) {
+        if (c < '0' || c > '9' || __builtin_mul_overflow(x, (uint64_t)10, &x) ||
+            __builtin_add_overflow(x, (uint64_t)(c - '0'), &x)) {
+          ok = false;
+          break;
+        }
+      }
+      if (!ok)
+        return absl::InvalidArgumentError(
+            absl::StrCat("external data ", k, " \"", v, "\" is not a non-negative integer"));
+      (k == "offset" ? ref.offset : ref.length) = x;
+    }
+  }
+  if (ref.location.empty()) return absl::InvalidArgumentError("external data has no location");
+  return absl::OkStatus();
+}
+
 FileId boundFileId(const ExternalDataRef &ref) {
   if (ref.resolvedPath.empty()) return {};
   FileTable &t = FileTable::get();

@@ -83,6 +83,12 @@ private:
   std::map<std::string, std::shared_ptr<ExternalFile>> files_; ///< by load key
 };
 
+/// Reads `ref.location`, `checksum`, `offset` and `length` from
+/// `ref.entries`, as binary and text models give them: offset and length
+/// are decimal digits only (no sign, no space) that fit 64 bits, and a
+/// location is required. Errors name the entry, without a place.
+absl::Status readExternalEntries(ExternalDataRef &ref);
+
 /// Identity of the file an external tensor was bound to (through the kept
 /// descriptor), or invalid if it is unbound.
 FileId boundFileId(const ExternalDataRef &ref);

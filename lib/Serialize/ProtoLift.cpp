@@ -238,26 +238,8 @@ absl::StatusOr<Tensor> Lifter::liftTensor(proto::TensorProto &tp, const std::str
   } else if (external) {
     ExternalDataRef ref;
     ref.entries = liftMetadata(tp.external_data());
-    for (const auto &e : tp.external_data()) {
-      const std::string &k = e.key();
-      if (k == "location") ref.location = e.value();
-      else if (k == "checksum") ref.checksum = e.value();
-      else if (k == "offset" || k == "length") {
-        const std::string &v = e.value();
-        uint64_t x = 0;
-        bool ok = !v.empty() && v.size() <= 20;
-        for (char c : v) {
-          if (c < '0' || c > '9') { ok = false; break; }
-          if (__builtin_mul_overflow(x, (uint64_t)10, &x) ||
-              __builtin_add_overflow(x, (uint64_t)(c - '0'), &x)) { ok = false; break; }
-        }
-        if (!ok)
-          return err(where, absl::StrCat("external data ", k, " \"", v,
-                                         "\" is not a non-negative integer"));
-        (k == "offset" ? ref.offset : ref.length) = x;
-      }
-    }
-    if (ref.location.empty()) return err(where, "external data has no location");
+    if (auto s = detail::readExternalEntries(ref); !s.ok())
+      return err(where, std::string(s.message()));
     auto loader = session_.bind(ref, tp.name());
     if (!loader.ok()) return err(where, std::string(loader.status().message()));
     t.setExternal(std::move(ref), std::move(*loader));

@@ -916,22 +916,8 @@ bool Parser::applyValueAnn(Ann &a, const Type *&type, bool &hasType, std::string
 
 bool Parser::bindExternalRef(ExternalDataRef &ref, const std::string &tensorName,
                              ExternalLoader &out, std::string &msg) {
-  for (auto &[k, e] : ref.entries) {
-    if (k == "location") ref.location = e;
-    else if (k == "checksum") ref.checksum = e;
-    else if (k == "offset" || k == "length") {
-      char *end = nullptr;
-      errno = 0;
-      unsigned long long n = strtoull(e.c_str(), &end, 10);
-      if (errno || !end || *end || e.empty() || e[0] == '-') {
-        msg = "external data '" + k + "' must be a non-negative integer";
-        return false;
-      }
-      (k == "offset" ? ref.offset : ref.length) = n;
-    }
-  }
-  if (ref.location.empty()) {
-    msg = "external data has no location";
+  if (auto s = detail::readExternalEntries(ref); !s.ok()) {
+    msg = std::string(s.message());
     return false;
   }
   auto l = session_.bind(ref, tensorName);
