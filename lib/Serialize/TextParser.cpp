@@ -434,6 +434,9 @@ private:
   bool nextIsType();
   bool parseType(const Type *&out, unsigned depth);
   bool parseShape(TypeSpec &spec);
+  /// An element type name into `spec` (a map's key type, a sparse tensor's
+  /// element type); else "expected WHAT".
+  bool parseElemType(TypeSpec &spec, const char *what);
   bool parseIdList(std::vector<std::pair<std::string, Loc>> &out);
   bool parseTensorData(Tensor &t, Ann &ann, const Type *type, Loc typeLoc);
   bool parseAttr(std::unique_ptr<Attribute> &out, unsigned depth);
@@ -983,6 +986,16 @@ bool Parser::nextIsType() {
   return false;
 }
 
+bool Parser::parseElemType(TypeSpec &spec, const char *what) {
+  Token k = peek();
+  int32_t e = k.kind == Token::Ident ? elemTypeFromName(k.text) : 0;
+  if (!e) return failHere(std::string("expected ") + what);
+  if (!consume()) return false;
+  spec.hasElem = true;
+  spec.elem = e;
+  return true;
+}
+
 bool Parser::parseShape(TypeSpec &spec) {
   // After the element type: nothing (rank 0), `[]` (unknown rank) or dims.
   if (!isPunct('[')) {
@@ -1034,23 +1047,12 @@ bool Parser::parseType(const Type *&out, unsigned depth) {
     if (!expect('(') || !parseType(s.inner, depth + 1) || !expect(')')) return false;
   } else if (tok.text == "map") {
     s.kind = Type::Kind::Map;
-    if (!expect('(')) return false;
-    Token k = peek();
-    if (k.kind != Token::Ident || !elemTypeFromName(k.text))
-      return failHere("expected a primitive type as map key type");
-    if (!consume()) return false;
-    s.hasElem = true;
-    s.elem = elemTypeFromName(k.text);
+    if (!expect('(') || !parseElemType(s, "a primitive type as map key type")) return false;
     if (!expect(',') || !parseType(s.inner, depth + 1) || !expect(')')) return false;
   } else if (tok.text == "sparse_tensor") {
     s.kind = Type::Kind::SparseTensor;
-    if (!expect('(')) return false;
-    Token k = peek();
-    if (k.kind != Token::Ident || !elemTypeFromName(k.text))
-      return failHere("expected a tensor element type in sparse_tensor");
-    if (!consume()) return false;
-    s.hasElem = true;
-    s.elem = elemTypeFromName(k.text);
+    if (!expect('(') || !parseElemType(s, "a tensor element type in sparse_tensor"))
+      return false;
     if (!parseShape(s) || !expect(')')) return false;
   } else if (tok.text == "opaque") {
     // opaque(), opaque(name), opaque(domain, name); name may be dotted.
