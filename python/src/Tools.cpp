@@ -66,22 +66,15 @@ PyModel loads(py::bytes data, const std::string &format, const std::string &base
   if (PyBytes_AsStringAndSize(data.ptr(), &buf, &len) != 0) throw py::error_already_set();
   llvm::StringRef bytes(buf, (size_t)len);
   ModelFormat f = formatArg(format);
-  if (f == ModelFormat::Auto) {
-    llvm::StringRef t = bytes.ltrim(" \t\r\n");
-    f = t.startswith("<") || t.startswith("#") ? ModelFormat::Text : ModelFormat::Binary;
-  }
+  if (f == ModelFormat::Auto) f = formatForPath("", bytes); // by content
+  LiftOptions lo;
+  lo.baseDir = baseDir;
+  lo.sourceName = name.empty() ? "<bytes>" : name;
+  lo.allowExternalLinks = allowExternalLinks;
   absl::StatusOr<std::unique_ptr<Model>> m;
   {
     py::gil_scoped_release nogil;
-    if (f == ModelFormat::Text) {
-      m = parseModelText(bytes, name.empty() ? "<bytes>" : name, baseDir);
-    } else {
-      LiftOptions lo;
-      lo.baseDir = baseDir;
-      lo.sourceName = name.empty() ? "<bytes>" : name;
-      lo.allowExternalLinks = allowExternalLinks;
-      m = liftModel(bytes, lo);
-    }
+    m = f == ModelFormat::Text ? parseModelText(bytes, lo) : liftModel(bytes, lo);
   }
   return wrap(check(std::move(m)));
 }
