@@ -9,7 +9,7 @@
 #ifndef ONNXIR_TOOLS_COMMON_LOADREPORT_H
 #define ONNXIR_TOOLS_COMMON_LOADREPORT_H
 
-#include "onnxir/IR/SchemaVerifier.h"
+#include "onnxir/Ops/SchemaVerifier.h"
 #include "onnxir/IR/Verifier.h"
 
 #include "llvm/ADT/StringRef.h"
