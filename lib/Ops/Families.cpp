@@ -20,6 +20,8 @@ void registerReductionOps(OpRegistrar &r) { kernels::registerReduceKernels(r); }
 void registerShapeOps(OpRegistrar &r) {
   infer::addShapeRules(r);
   kernels::registerShapeKernels(r);
+  r["Shape"].shapeOnly();
+  r["Size"].shapeOnly();
 }
 
 void registerNNOps(OpRegistrar &r) {

@@ -31,6 +31,9 @@ OpRegistrar::Op &OpRegistrar::Op::kernel(KernelFn fn) {
 OpRegistrar::Op &OpRegistrar::Op::commutative() {
   return apply([](OpEntry &e) { e.commutative = true; });
 }
+OpRegistrar::Op &OpRegistrar::Op::shapeOnly() {
+  return apply([](OpEntry &e) { e.shapeOnly = true; });
+}
 OpRegistrar::Op &OpRegistrar::Op::broadcasting() {
   return apply([](OpEntry &e) { e.broadcasting = true; });
 }

@@ -489,7 +489,8 @@ bool isNondeterministic(const Node &n) {
 
 bool hasSideEffects(const Node &n) {
   llvm::StringRef d = n.domain();
-  if (!isDefaultDomain(d) && d != "ai.onnx.ml" && d != "com.microsoft") return true;
+  // A domain with schemas (the table's, or registered ones) holds pure functions.
+  if (!isSchemaDomain(d) && d != "com.microsoft") return true;
   const Graph *g = n.getGraph();
   const Model *m = g ? g->parentModel() : nullptr;
   return m && m->findFunction(n);

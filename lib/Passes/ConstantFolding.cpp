@@ -11,12 +11,14 @@
 //===----------------------------------------------------------------------===//
 #include "onnxir/Passes/ConstantFolding.h"
 
+#include "onnxir/IR/CoreOps.h"
 #include "onnxir/IR/Builder.h"
 #include "onnxir/IR/ConstantValue.h"
 #include "onnxir/IR/Model.h"
 #include "onnxir/Ops/OpSchema.h"
 #include "onnxir/IR/Opset.h"
 #include "onnxir/Ops/Kernels.h"
+#include "onnxir/Ops/OpRegistry.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/ShapeInference.h"
 #include "onnxir/Passes/Passes.h"
@@ -95,7 +97,7 @@ std::vector<Scope> Folder::scopes() {
 bool Folder::isSourceValue(Value *v) const {
   if (v->isConstantInitializer()) return true;
   Node *d = v->definingNode();
-  return d && d->is("Constant") && d->numOperands() == 0;
+  return d && isConstantNode(*d) && d->numOperands() == 0;
 }
 
 void Folder::noteNewKnown(Value *v, Known &k) {
@@ -153,8 +155,13 @@ void Folder::visitUses(Node *n) {
 }
 
 void Folder::evaluate(Node *n, int64_t opset) {
-  if (n->is("Constant") || n->hasSubgraphs()) return;
-  if (!isDefaultDomain(n->domain()) || !isDeterministic(*n)) return;
+  if (isConstantNode(*n) || n->hasSubgraphs()) return;
+  if (!isDefaultDomain(n->domain())) opset = opsetInForce(*n);
+  const OpEntry *op = OpRegistry::get().lookup(n->domain(), n->opType(), opset);
+  // Other domains: only what the registry has a kernel for (an operator
+  // registered with its schema, OpRegistry.h).
+  if (!isDefaultDomain(n->domain()) && (!op || !op->kernel || hasSideEffects(*n))) return;
+  if (!isDeterministic(*n)) return;
   for (unsigned i = 0; i < n->numAttributes(); ++i)
     if (n->attribute(i).isReference()) return;
   bool anyResult = false;
@@ -163,7 +170,7 @@ void Folder::evaluate(Node *n, int64_t opset) {
 
   std::vector<const Tensor *> inputs;
   std::vector<std::unique_ptr<Tensor>> shapeOnly;
-  bool shapeOp = (n->is("Shape") || n->is("Size")) && opts_.foldShapes;
+  bool shapeOp = op && op->shapeOnly && opts_.foldShapes;
   for (unsigned i = 0; i < n->numOperands(); ++i) {
     Value *v = n->operand(i);
     if (!v) { inputs.push_back(nullptr); continue; }
@@ -184,7 +191,7 @@ void Folder::evaluate(Node *n, int64_t opset) {
     foldFromShapeData(n);
     return;
   }
-  if (!hasKernel(n->domain(), n->opType())) {
+  if (!op || !op->kernel) {
     ++stats_.unsupported;
     return;
   }
@@ -379,8 +386,7 @@ bool Folder::commit(const std::vector<Node *> &accepted) {
         t.metadata.mut().insert(t.metadata.mut().end(), n->metadata.begin(), n->metadata.end());
       Value *nv;
       if (isFunctionTop(g)) {
-        Node *c = g->createNode("Constant", {}, 1, n, "", r->name());
-        c->setAttr(tensorAttr("value", std::move(t)));
+        Node *c = createConstantNode(*g, std::move(t), n, r->name());
         c->metadata = n->metadata;
         nv = c->result(0);
         nv->setType(r->type());
@@ -456,7 +462,7 @@ std::optional<bool> constantBool(Value *v) {
   std::optional<Tensor> t;
   if (v->isConstantInitializer()) {
     t = *v->initializer();
-  } else if (Node *c = v->definingNode(); c && c->is("Constant")) {
+  } else if (Node *c = v->definingNode(); c && isConstantNode(*c)) {
     auto r = constantValue(*c);
     if (!r.ok()) return std::nullopt;
     t = std::move(*r);
@@ -473,7 +479,7 @@ void removeIfDeadConstant(Value *v) {
   if (!v || !v->useEmpty()) return;
   if (v->isConstantInitializer()) {
     v->getGraph()->removeInitializersIf([&](Value *x) { return x == v; });
-  } else if (Node *c = v->definingNode(); c && c->is("Constant") && !c->hasUses()) {
+  } else if (Node *c = v->definingNode(); c && isConstantNode(*c) && !c->hasUses()) {
     c->erase().IgnoreError();
   }
 }
@@ -506,7 +512,7 @@ bool Folder::inlineIfs() {
       // A fresh copy takes the result's name; an outer value (or one already
       // taken) goes through an Identity that carries it.
       if (o == b->output(i) || !used.insert(o).second) {
-        Node *id = g->createNode("Identity", {o}, 1, n);
+        Node *id = createIdentityNode(*g, o, n);
         o = id->result(0);
       }
       if (!o->type()) o->setType(r->type());

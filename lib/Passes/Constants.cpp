@@ -6,6 +6,7 @@
 // lifting skips them.
 //
 //===----------------------------------------------------------------------===//
+#include "onnxir/IR/CoreOps.h"
 #include "onnxir/IR/Builder.h"
 #include "onnxir/IR/ConstantValue.h"
 #include "onnxir/IR/Model.h"
@@ -52,7 +53,7 @@ absl::StatusOr<bool> liftConstantsToInitializers(Model &m, uint64_t maxBytes, in
   m.graph().walkGraphs([&](Graph *g) {
     for (auto it = g->nodes().begin(); it != g->nodes().end() && err.ok();) {
       Node &n = *it++;
-      if (!n.is("Constant")) continue;
+      if (!isConstantNode(n)) continue;
       std::optional<Tensor> t = liftableValue(n);
       if (!t || tensorBytes(*t) > maxBytes) continue;
       Value *r = n.result(0);
@@ -87,10 +88,9 @@ absl::StatusOr<bool> lowerInitializersToConstants(Model &m, uint64_t maxBytes, i
     llvm::DenseSet<Value *> gone;
     for (Value *v : todo) {
       std::string name = v->name().str();
-      Node *c = g->createNode("Constant", {}, 1, front, "", name);
       Tensor t = *v->initializer();
       t.setName("");
-      c->addAttr(tensorAttr("value", std::move(t)));
+      Node *c = createConstantNode(*g, std::move(t), front, name);
       Value *r = c->result(0);
       r->setType(v->type());
       v->replaceAllUsesWith(r);

@@ -6,6 +6,7 @@
 // Identity's name; otherwise the Identity stays.
 //
 //===----------------------------------------------------------------------===//
+#include "onnxir/IR/CoreOps.h"
 #include "onnxir/IR/Model.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/Passes.h"
@@ -17,7 +18,7 @@ absl::StatusOr<bool> eliminateIdentity(Model &m, int64_t *removed) {
   std::vector<Node *> identities;
   m.walkGraphs([&](Graph *g) {
     for (Node &n : g->nodes())
-      if (n.is("Identity") && n.numOperands() == 1 && n.operand(0) && n.numResults() == 1 &&
+      if (isIdentityNode(n) && n.numOperands() == 1 && n.operand(0) && n.numResults() == 1 &&
           n.result(0))
         identities.push_back(&n);
   });

@@ -12,6 +12,7 @@
 // otherwise the call stays, with a remark (the pass manager prints it).
 //
 //===----------------------------------------------------------------------===//
+#include "onnxir/IR/CoreOps.h"
 #include "onnxir/IR/Model.h"
 #include "onnxir/Ops/OpSchema.h"
 #include "onnxir/Passes/Pass.h"
@@ -209,7 +210,7 @@ absl::Status inlineCall(Model &m, Node *call, Function &f) {
       renames.emplace_back(o, name);
     } else {
       // A pass-through output (or one used twice): an Identity keeps the name.
-      Node *id = g.createNode("Identity", {o}, 1, call);
+      Node *id = createIdentityNode(g, o, call);
       r->replaceAllUsesWith(id->result(0));
       renames.emplace_back(id->result(0), r->name().str());
     }

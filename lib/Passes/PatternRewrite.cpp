@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnxir/Passes/PatternRewrite.h"
 
+#include "onnxir/IR/CoreOps.h"
 #include "onnxir/IR/ConstantValue.h"
 #include "onnxir/IR/Function.h"
 #include "onnxir/IR/Model.h"
@@ -137,7 +138,7 @@ const Tensor *PatternRewriter::constantTensor(const Value *v) {
   if (!v) return nullptr;
   if (v->isConstantInitializer()) return v->initializer();
   Node *d = v->definingNode();
-  if (!d || !d->is("Constant") || d->numAttributes() != 1) return nullptr;
+  if (!d || !isConstantNode(*d) || d->numAttributes() != 1) return nullptr;
   return storedConstantValue(*d);
 }
 
@@ -187,8 +188,7 @@ Node *PatternRewriter::create(llvm::StringRef opType, llvm::ArrayRef<Value *> op
 Value *PatternRewriter::createConstant(llvm::StringRef base, Tensor t) {
   Graph &g = graph();
   if (g.topLevel()->parentFunction()) {
-    Node *c = g.createNode("Constant", {}, 1, insertBefore_, "", base);
-    c->setAttr(tensorAttr("value", std::move(t)));
+    Node *c = createConstantNode(g, std::move(t), insertBefore_, base);
     created_.insert(c);
     return c->result(0);
   }

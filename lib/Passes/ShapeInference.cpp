@@ -10,6 +10,7 @@
 
 #include "onnxir/Ops/InferCtx.h"
 
+#include "onnxir/IR/CoreOps.h"
 #include "onnxir/IR/ConstantValue.h"
 #include "onnxir/IR/Model.h"
 #include "onnxir/Ops/OpRegistry.h"
@@ -211,7 +212,7 @@ public:
     Value *v = node.operand(i);
     if (!v->isGraphInput() && v->initializer()) return v->initializer();
     Node *d = v->definingNode();
-    if (!d || !d->is("Constant")) return nullptr;
+    if (!d || !isConstantNode(*d)) return nullptr;
     const Attribute *a = e_.resolveAttr(*d, "value");
     if (!a) return nullptr;
     Tensor unused; // `value` decodes in place (Note [Constant values])

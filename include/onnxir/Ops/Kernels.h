@@ -35,7 +35,9 @@ namespace onnxir {
 
 /// One operator application to evaluate: the op (OpContext: domain, op type,
 /// opset version in force, attributes read with the schema's defaults) and
-/// its constant inputs. Kernels exist for the default domain only.
+/// its constant inputs. The registry (OpRegistry.h) says which ops of which
+/// domains have kernels (today: the default domain's, and those registered
+/// with their schema by an extension).
 struct KernelCall : OpContext {
   KernelCall(llvm::StringRef domain, llvm::StringRef opType, int64_t opset,
              llvm::ArrayRef<const Attribute *> attributes = {})
@@ -64,7 +66,8 @@ struct KernelCall : OpContext {
 /// The output vector has one entry per node result the kernel defines.
 absl::StatusOr<std::vector<Tensor>> evaluateKernel(const KernelCall &call);
 
-/// True if a kernel exists for (`domain`, `opType`) in some version.
+/// True if a kernel exists for (`domain`, `opType`) in some version
+/// (OpRegistry::hasKernel).
 bool hasKernel(llvm::StringRef domain, llvm::StringRef opType);
 
 /// Bytes a tensor's data takes in memory and on disk (strings: their

@@ -76,6 +76,9 @@ struct OpEntry {
   bool commutative = false;
   /// Elementwise with numpy broadcasting over its operands (Add, Where, ...).
   bool broadcasting = false;
+  /// The results depend on operand 0's shape only, not on its data (Shape,
+  /// Size): a kernel may run on a dataless tensor of that shape.
+  bool shapeOnly = false;
 };
 
 /// Attaches rules, kernels and traits to the entries of one domain.
@@ -93,6 +96,7 @@ public:
     Op &kernel(KernelFn fn);
     Op &commutative();
     Op &broadcasting();
+    Op &shapeOnly();
     /// Shorthands of the rule and kernel tables: `r["Relu"] = rule;`.
     Op &operator=(infer::Rule rule) { return infer(std::move(rule)); }
     Op &operator=(KernelFn fn) { return kernel(fn); }

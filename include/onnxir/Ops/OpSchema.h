@@ -255,8 +255,9 @@ std::string typeString(const Type &t);
 //    is_test attribute is nonzero (the default is 0); opsets 7-11 never
 //    (no training mode); from opset 12 when its training_mode operand is
 //    present and not a constant false (Note [Constant values]).
-//  - side effects: ops of the default domain, ai.onnx.ml and com.microsoft
-//    have none (their schemas are pure functions); ops of other domains and
+//  - side effects: ops of the schema domains (the default domain, ai.onnx.ml,
+//    ai.onnx.preview(.training), a domain registered with registerSchema) and
+//    com.microsoft have none (their schemas are pure functions); ops of other domains and
 //    calls of model-local functions may (nothing tells), so passes neither
 //    merge, reorder nor fold them.
 //  - optional result: the formal output is optional in the resolved schema

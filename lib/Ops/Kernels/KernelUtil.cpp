@@ -289,8 +289,6 @@ StatusOr<Arr> inputArr(const KernelCall &c, unsigned i) {
 using namespace kernels;
 
 absl::StatusOr<std::vector<Tensor>> evaluateKernel(const KernelCall &call) {
-  if (!isDefaultDomain(call.domain))
-    return unsupported(absl::StrCat("no kernels for domain '", call.domain.str(), "'"));
   for (const Attribute *a : call.attributes)
     if (a && a->isReference()) return unsupported("attribute reference");
   const OpEntry *e = OpRegistry::get().lookup(call.domain, call.opType, call.opset);
@@ -330,7 +328,7 @@ absl::StatusOr<std::vector<Tensor>> evaluateKernel(const KernelCall &call) {
 }
 
 bool hasKernel(llvm::StringRef domain, llvm::StringRef opType) {
-  return isDefaultDomain(domain) && OpRegistry::get().hasKernel(domain, opType);
+  return OpRegistry::get().hasKernel(domain, opType);
 }
 
 uint64_t tensorDataBytes(const Tensor &t) {
