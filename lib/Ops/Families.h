@@ -16,6 +16,7 @@ void registerReductionOps(OpRegistrar &r);
 void registerShapeOps(OpRegistrar &r);
 void registerNNOps(OpRegistrar &r);
 void registerMiscOps(OpRegistrar &r);
+void registerControlFlowOps(OpRegistrar &r);
 void registerMLOps(OpRegistrar &r);       ///< ai.onnx.ml
 void registerPreviewOps(OpRegistrar &r);  ///< ai.onnx.preview
 void registerTrainingOps(OpRegistrar &r); ///< ai.onnx.preview.training

@@ -31,6 +31,9 @@ OpRegistrar::Op &OpRegistrar::Op::kernel(KernelFn fn) {
 OpRegistrar::Op &OpRegistrar::Op::commutative() {
   return apply([](OpEntry &e) { e.commutative = true; });
 }
+OpRegistrar::Op &OpRegistrar::Op::infersSubgraphs() {
+  return apply([](OpEntry &e) { e.infersSubgraphs = true; });
+}
 OpRegistrar::Op &OpRegistrar::Op::shapeOnly() {
   return apply([](OpEntry &e) { e.shapeOnly = true; });
 }
@@ -61,6 +64,7 @@ OpRegistry::OpRegistry() {
   registerShapeOps(def);
   registerNNOps(def);
   registerMiscOps(def);
+  registerControlFlowOps(def);
   OpRegistrar ml = registrar("ai.onnx.ml");
   registerMLOps(ml);
   OpRegistrar preview = registrar("ai.onnx.preview");

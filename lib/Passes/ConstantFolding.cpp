@@ -484,6 +484,8 @@ void removeIfDeadConstant(Value *v) {
   }
 }
 
+// fold-constants' one rewrite pattern (it names the op it matches): an If
+// whose condition is a constant becomes the branch it takes.
 bool Folder::inlineIfs() {
   std::vector<Node *> ifs;
   for (const Scope &s : scopes())

@@ -86,18 +86,18 @@ public:
   /// A node whose operands contradict each other (InferCtx::disagree).
   absl::Status disagree(Node &n, const std::string &why);
   const Attribute *resolveAttr(const Node &n, llvm::StringRef name) const;
-
-private:
-  absl::Status inferGraph(Graph &g, int64_t opset);
-  absl::Status inferNode(Node &n, int64_t opset);
-  absl::Status inferNodeByRule(Node &n, int64_t opset);
-  absl::Status inferIf(Node &n, int64_t opset);
-  absl::Status inferLoop(Node &n, int64_t opset);
-  absl::Status inferScan(Node &n, int64_t opset);
-  absl::Status inferScan8(Node &n, int64_t opset);
-  absl::Status inferSequenceMap(Node &n, int64_t opset);
-  absl::Status inferCall(Node &n, Function &f);
-  void seedConstant(Value *v, const Tensor &t);
+  /// InferCtx's subgraph calls (control-flow rules).
+  absl::Status inferBody(Graph &g, int64_t opset) { return inferGraph(g, opset); }
+  bool canSpeculate() const { return specWork_ <= workBudget_; }
+  template <typename F> auto speculate(Graph &body, F &&fn) {
+    ++speculative_;
+    size_t mark = overlayMark();
+    clearData(body);
+    auto r = fn();
+    rollbackOverlay(mark);
+    --speculative_;
+    return r;
+  }
   /// Forgets the data of every value defined in `g` (before a re-run).
   void clearData(Graph &g) {
     if (data_.empty()) return;
@@ -107,9 +107,14 @@ private:
         if (v) data_.erase(v);
     });
   }
+
+private:
+  absl::Status inferGraph(Graph &g, int64_t opset);
+  absl::Status inferNode(Node &n, int64_t opset);
+  absl::Status inferNodeByRule(Node &n, int64_t opset);
+  absl::Status inferCall(Node &n, Function &f);
+  void seedConstant(Value *v, const Tensor &t);
   const Type *merge(const Type *declared, const Type *inferred, bool &conflict);
-  const Type *mergeBranches(const Type *a, const Type *b);
-  const Type *widen(const Type *a, const Type *b);
   std::string where(Value *v) const;
   absl::Status applyOptions();
   absl::Status writeBack();
@@ -228,6 +233,21 @@ public:
   }
   void disagree(const std::string &why) override {
     if (status.ok()) status = e_.disagree(node, why);
+  }
+  const Type *typeOf(Value *v) const override { return e_.typeOf(v); }
+  const Dims *dataOf(Value *v) const override { return e_.dataOf(v); }
+  bool seedInput(Value *v, const Type *t) override {
+    if (status.ok()) status = e_.setInferred(v, t);
+    return status.ok();
+  }
+  bool inferBody(Graph &body) override {
+    if (status.ok()) status = e_.inferBody(body, opset);
+    return status.ok();
+  }
+  void forgetBody(Graph &body) override { e_.clearData(body); }
+  bool canSpeculate() const override { return e_.canSpeculate(); }
+  bool speculate(Graph &body, llvm::function_ref<bool()> fn) override {
+    return e_.speculate(body, fn);
   }
   absl::Status status;
 
@@ -468,338 +488,6 @@ std::vector<Node *> topoOrder(Graph &g) {
   return out;
 }
 
-absl::Status Engine::inferIf(Node &n, int64_t opset) {
-  const Attribute *th = n.getAttr("then_branch"), *el = n.getAttr("else_branch");
-  if (!th || !el || th->kind() != AttrKind::Graph || el->kind() != AttrKind::Graph)
-    return absl::OkStatus();
-  Graph *a = th->graph(), *b = el->graph();
-  if (auto s = inferGraph(*a, opset); !s.ok()) return s;
-  if (auto s = inferGraph(*b, opset); !s.ok()) return s;
-  // A condition whose value is known selects one branch.
-  NodeCtx c(*this, ctx_, n, opset);
-  int taken = -1;
-  if (const Dims *d = c.inData(0); d && d->size() == 1 && (*d)[0] && (*d)[0]->isConstant())
-    taken = (*d)[0]->value() != 0 ? 0 : 1;
-  for (unsigned i = 0; i < n.numResults() && i < a->numOutputs() && i < b->numOutputs(); ++i) {
-    const Type *ta = typeOf(a->output(i)), *tb = typeOf(b->output(i));
-    c.setOutType(i, taken == 0 ? ta : taken == 1 ? tb : mergeBranches(ta, tb));
-    Value *src = taken == 0 ? a->output(i) : taken == 1 ? b->output(i) : nullptr;
-    if (src)
-      if (const Dims *d = dataOf(src)) c.setOutData(i, *d);
-  }
-  return c.status;
-}
-
-const Type *Engine::mergeBranches(const Type *a, const Type *b) {
-  if (!a || !b) return nullptr;
-  if (a == b) return a;
-  if (a->kind() != b->kind()) return nullptr;
-  TypeSpec s;
-  s.kind = a->kind();
-  switch (a->kind()) {
-  case Type::Kind::Tensor:
-  case Type::Kind::SparseTensor:
-    if (!a->hasElemType() || !b->hasElemType() || a->elemTypeRaw() != b->elemTypeRaw())
-      return nullptr;
-    s.hasElem = true;
-    s.elem = a->elemTypeRaw();
-    if (a->hasShape() && b->hasShape() && a->rank() == b->rank()) {
-      s.hasShape = true;
-      for (size_t k = 0; k < a->dims().size(); ++k) {
-        Dim x = a->dims()[k], y = b->dims()[k];
-        x.denotation = {};
-        y.denotation = {};
-        if (x == y && !x.isSymbolic() ? x.isKnown() : (x.isSymbolic() && x.param == y.param))
-          s.dims.push_back(x);
-        else if (!x.isKnown() && !x.isSymbolic() && !y.isKnown() && !y.isSymbolic())
-          s.dims.push_back(Dim::unknown());
-        else
-          s.dims.push_back(ctx_.freshSymbolDim());
-      }
-    }
-    return ctx_.getType(s);
-  case Type::Kind::Sequence:
-  case Type::Kind::Optional:
-    s.inner = mergeBranches(a->elementType(), b->elementType());
-    if (!s.inner) return nullptr;
-    return ctx_.getType(s);
-  default:
-    return nullptr;
-  }
-}
-
-/// The most precise type that both a and b are instances of, with unknown
-/// where they differ (loop widening).
-const Type *Engine::widen(const Type *a, const Type *b) {
-  if (!a || !b) return nullptr;
-  if (a == b) return a;
-  if (a->kind() != b->kind()) return nullptr;
-  TypeSpec s;
-  s.kind = a->kind();
-  switch (a->kind()) {
-  case Type::Kind::Tensor:
-  case Type::Kind::SparseTensor:
-    if (!a->hasElemType() || !b->hasElemType() || a->elemTypeRaw() != b->elemTypeRaw())
-      return nullptr;
-    s.hasElem = true;
-    s.elem = a->elemTypeRaw();
-    if (a->hasShape() && b->hasShape() && a->rank() == b->rank()) {
-      s.hasShape = true;
-      for (size_t k = 0; k < a->dims().size(); ++k) {
-        Dim x = a->dims()[k], y = b->dims()[k];
-        bool same = (x.isKnown() && y.isKnown() && x.value == y.value) ||
-                    (x.isSymbolic() && y.isSymbolic() && x.param == y.param);
-        s.dims.push_back(same ? x : Dim::unknown());
-        s.dims.back().denotation = {};
-      }
-    }
-    return ctx_.getType(s);
-  case Type::Kind::Sequence:
-  case Type::Kind::Optional:
-    s.inner = widen(a->elementType(), b->elementType());
-    if (!s.inner) return nullptr;
-    return ctx_.getType(s);
-  default:
-    return nullptr;
-  }
-}
-
-absl::Status Engine::inferLoop(Node &n, int64_t opset) {
-  const Attribute *ba = n.getAttr("body");
-  if (!ba || ba->kind() != AttrKind::Graph) return absl::OkStatus();
-  Graph &body = *ba->graph();
-  unsigned nCarried = n.numOperands() >= 2 ? n.numOperands() - 2 : 0;
-  if (body.numInputs() != nCarried + 2 || body.numOutputs() < nCarried + 1)
-    return absl::OkStatus();
-  std::vector<const Type *> carried(nCarried);
-  for (unsigned i = 0; i < nCarried; ++i) carried[i] = typeOf(n.operand(2 + i));
-  auto seed = [&](const std::vector<const Type *> &ts) -> absl::Status {
-    if (auto s = setInferred(body.input(0), ctx_.getTensorType(DataType::Int64, llvm::ArrayRef<int64_t>{}));
-        !s.ok())
-      return s;
-    if (auto s = setInferred(body.input(1), ctx_.getTensorType(DataType::Bool, llvm::ArrayRef<int64_t>{}));
-        !s.ok())
-      return s;
-    for (unsigned i = 0; i < nCarried; ++i)
-      if (ts[i])
-        if (auto s = setInferred(body.input(2 + i), ts[i]); !s.ok()) return s;
-    return absl::OkStatus();
-  };
-  // Fixed point on the carried types, speculatively (nothing is written),
-  // within Note [Speculation budget].
-  bool iterate = specWork_ <= workBudget_;
-  if (!iterate) std::fill(carried.begin(), carried.end(), nullptr);
-  for (int round = 0; iterate && round < 4; ++round) {
-    ++speculative_;
-    size_t mark = overlayMark();
-    clearData(body);
-    absl::Status s = seed(carried);
-    if (s.ok()) s = inferGraph(body, opset);
-    bool stable = true;
-    std::vector<const Type *> next = carried;
-    for (unsigned i = 0; s.ok() && i < nCarried; ++i) {
-      const Type *out = typeOf(body.output(1 + i));
-      // An optional operand whose body result is its content (Loop-16 with
-      // an optional sequence, None at first): the result takes the body's
-      // type, and from the second iteration on the body input holds that
-      // result, so the input widens to optional(operand content | result).
-      // (It kept the operand's type: seq(float) of scalars, say, where the
-      // body inserts 1-D slices.)
-      const Type *w = nullptr;
-      if (carried[i] && out && out->kind() != carried[i]->kind()) {
-        if (carried[i]->kind() != Type::Kind::Optional) continue;
-        const Type *inner = widen(carried[i]->elementType(), out);
-        w = inner ? ctx_.getOptionalType(inner) : nullptr;
-      } else if (carried[i]) {
-        w = widen(carried[i], out);
-      }
-      if (w != carried[i]) {
-        stable = false;
-        next[i] = w;
-      }
-    }
-    rollbackOverlay(mark);
-    --speculative_;
-    if (!s.ok()) return s;
-    if (stable) break;
-    carried = std::move(next);
-    if (round == 3) std::fill(carried.begin(), carried.end(), nullptr);
-  }
-  clearData(body);
-  if (auto s = seed(carried); !s.ok()) return s;
-  if (auto s = inferGraph(body, opset); !s.ok()) return s;
-  NodeCtx c(*this, ctx_, n, opset);
-  for (unsigned i = 0; i < nCarried; ++i) {
-    const Type *out = typeOf(body.output(1 + i));
-    if (carried[i] && out && out->kind() != carried[i]->kind()) c.setOutType(i, out);
-    else if (carried[i]) c.setOutType(i, widen(carried[i], out));
-  }
-  // Scan outputs: the iteration count in front.
-  const DimExpr *trip = nullptr;
-  bool condGiven = n.numOperands() > 1 && n.operand(1);
-  if (!condGiven) {
-    if (const Dims *d = c.inData(0); d && d->size() == 1) trip = (*d)[0];
-  }
-  // An unknown iteration count is still one count for every scan output: a
-  // fresh symbol says they agree.
-  if (!trip && body.numOutputs() > 1 + nCarried) trip = ctx_.exprOf(ctx_.freshSymbolDim());
-  for (unsigned j = 1 + nCarried; j < body.numOutputs(); ++j) {
-    unsigned r = j - 1;
-    const Type *t = typeOf(body.output(j));
-    if (!t || !t->isTensor() || !t->hasElemType()) continue;
-    std::optional<Dims> dims;
-    if (t->hasShape()) {
-      dims = Dims{trip};
-      for (const Dim &d : t->dims()) dims->push_back(ctx_.exprOf(d));
-    }
-    c.setTensor(r, t->elemTypeRaw(), dims);
-  }
-  return c.status;
-}
-
-absl::Status Engine::inferScan(Node &n, int64_t opset) {
-  const Attribute *ba = n.getAttr("body");
-  if (!ba || ba->kind() != AttrKind::Graph) return absl::OkStatus();
-  if (opset < 9) return inferScan8(n, opset);
-  Graph &body = *ba->graph();
-  NodeCtx c(*this, ctx_, n, opset);
-  int64_t nScanIn = c.getInt("num_scan_inputs", -1);
-  int64_t nIn = n.numOperands();
-  if (nScanIn < 0 || nScanIn > nIn || body.numInputs() != nIn) return absl::OkStatus();
-  int64_t nState = nIn - nScanIn;
-  int64_t nScanOut = (int64_t)body.numOutputs() - nState;
-  if (nScanOut < 0) return absl::OkStatus();
-  auto inAxes = c.getInts("scan_input_axes").value_or(std::vector<int64_t>(nScanIn, 0));
-  auto outAxes = c.getInts("scan_output_axes").value_or(std::vector<int64_t>(nScanOut, 0));
-  if ((int64_t)inAxes.size() != nScanIn || (int64_t)outAxes.size() != nScanOut)
-    return absl::OkStatus();
-  const DimExpr *seqLen = nullptr;
-  bool seqKnown = false;
-  for (int64_t i = 0; i < nIn; ++i) {
-    const Type *t = c.inType(i);
-    if (i < nState) {
-      if (t)
-        if (auto s = setInferred(body.input(i), t); !s.ok()) return s;
-      continue;
-    }
-    auto sh = c.inShape(i);
-    int32_t el = c.inElem(i);
-    if (!sh || el < 0) continue;
-    auto ax = normAxis(inAxes[i - nState], sh->size());
-    if (!ax) continue;
-    if (!seqKnown) {
-      seqLen = (*sh)[*ax];
-      seqKnown = true;
-    } else if (seqLen != (*sh)[*ax]) {
-      seqLen = nullptr;
-    }
-    sh->erase(sh->begin() + *ax);
-    std::vector<Dim> ds;
-    for (const DimExpr *e : *sh) ds.push_back(ctx_.dimOf(e));
-    if (auto s = setInferred(body.input(i),
-                             ctx_.getTensorType(static_cast<DataType>(el), llvm::ArrayRef<Dim>(ds)));
-        !s.ok())
-      return s;
-  }
-  if (auto s = inferGraph(body, opset); !s.ok()) return s;
-  for (int64_t i = 0; i < nState && i < (int64_t)n.numResults(); ++i)
-    c.setOutType(i, typeOf(body.output(i)));
-  for (int64_t j = 0; j < nScanOut && nState + j < (int64_t)n.numResults(); ++j) {
-    const Type *t = typeOf(body.output(nState + j));
-    if (!t || !t->isTensor() || !t->hasElemType()) continue;
-    if (!t->hasShape()) {
-      c.setTensor(nState + j, t->elemTypeRaw(), std::nullopt);
-      continue;
-    }
-    Dims d;
-    for (const Dim &x : t->dims()) d.push_back(ctx_.exprOf(x));
-    auto ax = normAxis(outAxes[j], d.size() + 1);
-    if (!ax) continue;
-    d.insert(d.begin() + *ax, seqLen);
-    c.setTensor(nState + j, t->elemTypeRaw(), d);
-  }
-  return c.status;
-}
-
-/// Scan before opset 9: (sequence_lens?, states..., scan inputs...), every
-/// operand with a batch axis 0, scan inputs with the sequence axis 1; the
-/// body sees neither. States come out [batch, ...], scan outputs
-/// [batch, sequence, ...].
-absl::Status Engine::inferScan8(Node &n, int64_t opset) {
-  Graph &body = *n.getAttr("body")->graph();
-  NodeCtx c(*this, ctx_, n, opset);
-  int64_t nScanIn = c.getInt("num_scan_inputs", -1);
-  int64_t nIn = (int64_t)n.numOperands() - 1;
-  if (nIn < 0 || nScanIn < 0 || nScanIn > nIn || (int64_t)body.numInputs() != nIn)
-    return absl::OkStatus();
-  int64_t nState = nIn - nScanIn;
-  int64_t nScanOut = (int64_t)body.numOutputs() - nState;
-  if (nScanOut < 0) return absl::OkStatus();
-  const DimExpr *batch = nullptr, *seqLen = nullptr;
-  bool batchSeen = false, seqSeen = false;
-  auto unify = [](const DimExpr *&acc, bool &seen, const DimExpr *d) {
-    if (!seen) acc = d;
-    else if (acc != d) acc = nullptr;
-    seen = true;
-  };
-  for (int64_t i = 0; i < nIn; ++i) {
-    auto sh = c.inShape(1 + i);
-    int32_t el = c.inElem(1 + i);
-    bool scan = i >= nState;
-    if (el >= 0 && !sh)
-      if (auto s = setInferred(body.input(i), ctx_.getTensorType(static_cast<DataType>(el), std::nullopt));
-          !s.ok())
-        return s;
-    if (!sh || el < 0 || sh->size() < (scan ? 2u : 1u)) continue;
-    unify(batch, batchSeen, (*sh)[0]);
-    if (scan) unify(seqLen, seqSeen, (*sh)[1]);
-    Dims inner(sh->begin() + (scan ? 2 : 1), sh->end());
-    std::vector<Dim> ds;
-    for (const DimExpr *e : inner) ds.push_back(ctx_.dimOf(e));
-    if (auto s = setInferred(body.input(i),
-                             ctx_.getTensorType(static_cast<DataType>(el), llvm::ArrayRef<Dim>(ds)));
-        !s.ok())
-      return s;
-  }
-  if (auto s = inferGraph(body, opset); !s.ok()) return s;
-  for (int64_t j = 0; j < (int64_t)body.numOutputs() && j < (int64_t)n.numResults(); ++j) {
-    const Type *t = typeOf(body.output(j));
-    if (!t || !t->isTensor() || !t->hasElemType()) continue;
-    if (!t->hasShape()) {
-      c.setTensor(j, t->elemTypeRaw(), std::nullopt);
-      continue;
-    }
-    Dims d{batch};
-    if (j >= nState) d.push_back(seqLen);
-    for (const Dim &x : t->dims()) d.push_back(ctx_.exprOf(x));
-    c.setTensor(j, t->elemTypeRaw(), d);
-  }
-  return c.status;
-}
-
-/// SequenceMap: the body sees one element of each sequence operand (typed as
-/// the sequence's element type) and the tensor operands as they are; each
-/// result is the sequence of the matching body output.
-absl::Status Engine::inferSequenceMap(Node &n, int64_t opset) {
-  const Attribute *ba = n.getAttr("body");
-  if (!ba || ba->kind() != AttrKind::Graph) return absl::OkStatus();
-  Graph &body = *ba->graph();
-  if (body.numInputs() != n.numOperands()) return absl::OkStatus();
-  NodeCtx c(*this, ctx_, n, opset);
-  for (unsigned i = 0; i < n.numOperands(); ++i) {
-    const Type *t = c.inType(i);
-    if (!t) continue;
-    if (t->kind() == Type::Kind::Sequence) t = t->elementType();
-    else if (i == 0) continue; // the first operand is a sequence
-    if (t)
-      if (auto s = setInferred(body.input(i), t); !s.ok()) return s;
-  }
-  if (auto s = inferGraph(body, opset); !s.ok()) return s;
-  for (unsigned j = 0; j < body.numOutputs() && j < n.numResults(); ++j)
-    if (const Type *t = typeOf(body.output(j))) c.setOutType(j, ctx_.getSequenceType(t));
-  return c.status;
-}
-
 std::string Engine::callKey(const Node &n, const Function &f) const {
   std::string k;
   auto put = [&](const void *p) { k.append(reinterpret_cast<const char *>(&p), sizeof p); };
@@ -970,14 +658,9 @@ absl::Status Engine::inferNodeByRule(Node &n, int64_t opset) {
     opset = opsetInForce(n);
   }
   const OpEntry *e = OpRegistry::get().lookup(n.domain(), n.opType(), opset);
-  if (defaultDomain) {
-    if (n.is("If")) return inferIf(n, opset);
-    if (n.is("Loop")) return inferLoop(n, opset);
-    if (n.is("Scan")) return inferScan(n, opset);
-    if (n.is("SequenceMap")) return inferSequenceMap(n, opset);
-  }
-  // An op with no rule: still type what its subgraphs compute.
-  if (n.hasSubgraphs())
+  // Subgraphs first (what an op without a rule computes still gets types),
+  // unless the rule infers them itself (control flow).
+  if (n.hasSubgraphs() && !(e && e->infer && e->infersSubgraphs))
     for (Graph *g : n.subgraphs())
       if (auto s = inferGraph(*g, opset); !s.ok()) return s;
   if (!e || !e->infer) {

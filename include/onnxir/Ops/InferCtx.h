@@ -17,6 +17,7 @@
 #include "onnxir/Ops/OpSchema.h"
 #include "onnxir/IR/Tensor.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <functional>
@@ -71,6 +72,34 @@ public:
   /// Sets result i to tensor(elem, dims); elem < 0 sets nothing.
   void setTensor(unsigned i, int32_t elem, const std::optional<Dims> &dims);
   const DimExpr *c(int64_t v) const { return dimConst(ctx, v); }
+
+  //===--- Subgraphs ---------------------------------------------------------===//
+  // What a rule that infers its node's subgraphs itself (If, Loop, Scan,
+  // SequenceMap: lib/Ops/ControlFlow.cpp, registered with infersSubgraphs)
+  // asks the engine. Each returns false once inference has failed (in strict
+  // mode a contradiction is an error); the rule then returns.
+
+  /// The type and known data of a value of the node's subgraphs, as the
+  /// engine sees it now (inside a speculative run: that run's).
+  virtual const Type *typeOf(Value *v) const { (void)v; return nullptr; }
+  virtual const Dims *dataOf(Value *v) const { (void)v; return nullptr; }
+  /// Gives subgraph input `v` the type `t`, merged as an inferred type.
+  virtual bool seedInput(Value *v, const Type *t) { (void)v, (void)t; return false; }
+  /// Infers `body`, one of the node's subgraphs (its inputs seeded).
+  virtual bool inferBody(Graph &body) { (void)body; return false; }
+  /// Forgets the known data of `body`'s values (before it runs again with
+  /// other input types).
+  virtual void forgetBody(Graph &body) { (void)body; }
+  /// Note [Speculation budget] (ShapeInference.cpp): a speculative run is
+  /// still affordable.
+  virtual bool canSpeculate() const { return false; }
+  /// Runs `fn` (which seeds, infers and reads `body`) speculatively: the
+  /// types it gives `body`'s values are undone afterwards, its data
+  /// forgotten first. Returns fn's result.
+  virtual bool speculate(Graph &body, llvm::function_ref<bool()> fn) {
+    (void)body, (void)fn;
+    return false;
+  }
 };
 
 /// Broadcasts two shapes (numpy rules); nullopt if they cannot broadcast.

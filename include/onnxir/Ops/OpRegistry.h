@@ -79,6 +79,10 @@ struct OpEntry {
   /// The results depend on operand 0's shape only, not on its data (Shape,
   /// Size): a kernel may run on a dataless tensor of that shape.
   bool shapeOnly = false;
+  /// The rule infers the node's subgraphs itself (control flow, through
+  /// InferCtx's subgraph calls); otherwise the engine infers every subgraph
+  /// before the rule runs.
+  bool infersSubgraphs = false;
 };
 
 /// Attaches rules, kernels and traits to the entries of one domain.
@@ -97,6 +101,7 @@ public:
     Op &commutative();
     Op &broadcasting();
     Op &shapeOnly();
+    Op &infersSubgraphs();
     /// Shorthands of the rule and kernel tables: `r["Relu"] = rule;`.
     Op &operator=(infer::Rule rule) { return infer(std::move(rule)); }
     Op &operator=(KernelFn fn) { return kernel(fn); }

@@ -1,0 +1,360 @@
+//===- ControlFlow.cpp - If, Loop, Scan, SequenceMap ----------------------===//
+//
+// The control-flow family: operators whose results come from subgraphs.
+// Their type rules infer the subgraphs themselves, through InferCtx's
+// subgraph calls (the engine in lib/Passes/ShapeInference.cpp runs the
+// walks, keeps speculative runs apart and budgets them):
+//  - If: both branches; the results merge them (equal dims stay, different
+//    dims become a fresh symbol), or take the branch a known condition picks;
+//  - Loop: the body's carried types iterated to a fixed point (dims that
+//    change between iterations widen to unknown), scan outputs get the
+//    iteration count in front;
+//  - Scan (opset 9 on, and the batched form before 9): the body sees one
+//    slice of each scan input, scan outputs get the sequence length back;
+//  - SequenceMap: the body sees one element of each sequence operand.
+// None has a kernel: the folder leaves nodes with subgraphs alone (a
+// constant If condition is the fold-constants pass's own rewrite).
+//
+//===----------------------------------------------------------------------===//
+#include "onnxir/Ops/InferCtx.h"
+#include "onnxir/Ops/OpRegistry.h"
+
+#include "Families.h"
+
+#include "onnxir/IR/Context.h"
+#include "onnxir/IR/Graph.h"
+
+#include <algorithm>
+
+namespace onnxir {
+namespace infer {
+namespace {
+
+/// The type both branches of an If can produce: equal dims stay, differing
+/// ones become a fresh symbol (one unknown dim, not a claim they agree).
+const Type *mergeBranches(Context &ctx, const Type *a, const Type *b) {
+  if (!a || !b) return nullptr;
+  if (a == b) return a;
+  if (a->kind() != b->kind()) return nullptr;
+  TypeSpec s;
+  s.kind = a->kind();
+  switch (a->kind()) {
+  case Type::Kind::Tensor:
+  case Type::Kind::SparseTensor:
+    if (!a->hasElemType() || !b->hasElemType() || a->elemTypeRaw() != b->elemTypeRaw())
+      return nullptr;
+    s.hasElem = true;
+    s.elem = a->elemTypeRaw();
+    if (a->hasShape() && b->hasShape() && a->rank() == b->rank()) {
+      s.hasShape = true;
+      for (size_t k = 0; k < a->dims().size(); ++k) {
+        Dim x = a->dims()[k], y = b->dims()[k];
+        x.denotation = {};
+        y.denotation = {};
+        if (x == y && !x.isSymbolic() ? x.isKnown() : (x.isSymbolic() && x.param == y.param))
+          s.dims.push_back(x);
+        else if (!x.isKnown() && !x.isSymbolic() && !y.isKnown() && !y.isSymbolic())
+          s.dims.push_back(Dim::unknown());
+        else
+          s.dims.push_back(ctx.freshSymbolDim());
+      }
+    }
+    return ctx.getType(s);
+  case Type::Kind::Sequence:
+  case Type::Kind::Optional:
+    s.inner = mergeBranches(ctx, a->elementType(), b->elementType());
+    if (!s.inner) return nullptr;
+    return ctx.getType(s);
+  default:
+    return nullptr;
+  }
+}
+
+/// The most precise type that both a and b are instances of, with unknown
+/// where they differ (loop widening).
+const Type *widen(Context &ctx, const Type *a, const Type *b) {
+  if (!a || !b) return nullptr;
+  if (a == b) return a;
+  if (a->kind() != b->kind()) return nullptr;
+  TypeSpec s;
+  s.kind = a->kind();
+  switch (a->kind()) {
+  case Type::Kind::Tensor:
+  case Type::Kind::SparseTensor:
+    if (!a->hasElemType() || !b->hasElemType() || a->elemTypeRaw() != b->elemTypeRaw())
+      return nullptr;
+    s.hasElem = true;
+    s.elem = a->elemTypeRaw();
+    if (a->hasShape() && b->hasShape() && a->rank() == b->rank()) {
+      s.hasShape = true;
+      for (size_t k = 0; k < a->dims().size(); ++k) {
+        Dim x = a->dims()[k], y = b->dims()[k];
+        bool same = (x.isKnown() && y.isKnown() && x.value == y.value) ||
+                    (x.isSymbolic() && y.isSymbolic() && x.param == y.param);
+        s.dims.push_back(same ? x : Dim::unknown());
+        s.dims.back().denotation = {};
+      }
+    }
+    return ctx.getType(s);
+  case Type::Kind::Sequence:
+  case Type::Kind::Optional:
+    s.inner = widen(ctx, a->elementType(), b->elementType());
+    if (!s.inner) return nullptr;
+    return ctx.getType(s);
+  default:
+    return nullptr;
+  }
+}
+
+Graph *graphAttr(const Node &n, llvm::StringRef name) {
+  const Attribute *a = n.getAttr(name);
+  return a && a->kind() == AttrKind::Graph ? a->graph() : nullptr;
+}
+
+/// A tensor type of `elem` and `dims` (dim expressions).
+const Type *tensorOf(Context &ctx, int32_t elem, const Dims &dims) {
+  std::vector<Dim> ds;
+  for (const DimExpr *e : dims) ds.push_back(ctx.dimOf(e));
+  return ctx.getTensorType(static_cast<DataType>(elem), llvm::ArrayRef<Dim>(ds));
+}
+
+void ifRule(InferCtx &c) {
+  Node &n = c.node;
+  Graph *a = graphAttr(n, "then_branch"), *b = graphAttr(n, "else_branch");
+  if (!a || !b) return;
+  if (!c.inferBody(*a) || !c.inferBody(*b)) return;
+  // A condition whose value is known selects one branch.
+  int taken = -1;
+  if (const Dims *d = c.inData(0); d && d->size() == 1 && (*d)[0] && (*d)[0]->isConstant())
+    taken = (*d)[0]->value() != 0 ? 0 : 1;
+  for (unsigned i = 0; i < n.numResults() && i < a->numOutputs() && i < b->numOutputs(); ++i) {
+    const Type *ta = c.typeOf(a->output(i)), *tb = c.typeOf(b->output(i));
+    c.setOutType(i, taken == 0 ? ta : taken == 1 ? tb : mergeBranches(c.ctx, ta, tb));
+    Value *src = taken == 0 ? a->output(i) : taken == 1 ? b->output(i) : nullptr;
+    if (src)
+      if (const Dims *d = c.dataOf(src)) c.setOutData(i, *d);
+  }
+}
+
+void loopRule(InferCtx &c) {
+  Node &n = c.node;
+  Graph *bp = graphAttr(n, "body");
+  if (!bp) return;
+  Graph &body = *bp;
+  Context &ctx = c.ctx;
+  unsigned nCarried = n.numOperands() >= 2 ? n.numOperands() - 2 : 0;
+  if (body.numInputs() != nCarried + 2 || body.numOutputs() < nCarried + 1) return;
+  std::vector<const Type *> carried(nCarried);
+  for (unsigned i = 0; i < nCarried; ++i) carried[i] = c.inType(2 + i);
+  auto seed = [&](const std::vector<const Type *> &ts) {
+    if (!c.seedInput(body.input(0), ctx.getTensorType(DataType::Int64, llvm::ArrayRef<int64_t>{})))
+      return false;
+    if (!c.seedInput(body.input(1), ctx.getTensorType(DataType::Bool, llvm::ArrayRef<int64_t>{})))
+      return false;
+    for (unsigned i = 0; i < nCarried; ++i)
+      if (ts[i] && !c.seedInput(body.input(2 + i), ts[i])) return false;
+    return true;
+  };
+  // Fixed point on the carried types, speculatively (nothing is written),
+  // within Note [Speculation budget].
+  bool iterate = c.canSpeculate();
+  if (!iterate) std::fill(carried.begin(), carried.end(), nullptr);
+  for (int round = 0; iterate && round < 4; ++round) {
+    bool stable = true;
+    std::vector<const Type *> next = carried;
+    bool ok = c.speculate(body, [&] {
+      if (!seed(carried) || !c.inferBody(body)) return false;
+      for (unsigned i = 0; i < nCarried; ++i) {
+        const Type *out = c.typeOf(body.output(1 + i));
+        // An optional operand whose body result is its content (Loop-16 with
+        // an optional sequence, None at first): the result takes the body's
+        // type, and from the second iteration on the body input holds that
+        // result, so the input widens to optional(operand content | result).
+        // (It kept the operand's type: seq(float) of scalars, say, where the
+        // body inserts 1-D slices.)
+        const Type *w = nullptr;
+        if (carried[i] && out && out->kind() != carried[i]->kind()) {
+          if (carried[i]->kind() != Type::Kind::Optional) continue;
+          const Type *inner = widen(ctx, carried[i]->elementType(), out);
+          w = inner ? ctx.getOptionalType(inner) : nullptr;
+        } else if (carried[i]) {
+          w = widen(ctx, carried[i], out);
+        }
+        if (w != carried[i]) {
+          stable = false;
+          next[i] = w;
+        }
+      }
+      return true;
+    });
+    if (!ok) return;
+    if (stable) break;
+    carried = std::move(next);
+    if (round == 3) std::fill(carried.begin(), carried.end(), nullptr);
+  }
+  c.forgetBody(body);
+  if (!seed(carried) || !c.inferBody(body)) return;
+  for (unsigned i = 0; i < nCarried; ++i) {
+    const Type *out = c.typeOf(body.output(1 + i));
+    if (carried[i] && out && out->kind() != carried[i]->kind()) c.setOutType(i, out);
+    else if (carried[i]) c.setOutType(i, widen(ctx, carried[i], out));
+  }
+  // Scan outputs: the iteration count in front.
+  const DimExpr *trip = nullptr;
+  bool condGiven = n.numOperands() > 1 && n.operand(1);
+  if (!condGiven) {
+    if (const Dims *d = c.inData(0); d && d->size() == 1) trip = (*d)[0];
+  }
+  // An unknown iteration count is still one count for every scan output: a
+  // fresh symbol says they agree.
+  if (!trip && body.numOutputs() > 1 + nCarried) trip = ctx.exprOf(ctx.freshSymbolDim());
+  for (unsigned j = 1 + nCarried; j < body.numOutputs(); ++j) {
+    unsigned r = j - 1;
+    const Type *t = c.typeOf(body.output(j));
+    if (!t || !t->isTensor() || !t->hasElemType()) continue;
+    std::optional<Dims> dims;
+    if (t->hasShape()) {
+      dims = Dims{trip};
+      for (const Dim &d : t->dims()) dims->push_back(ctx.exprOf(d));
+    }
+    c.setTensor(r, t->elemTypeRaw(), dims);
+  }
+}
+
+/// Scan before opset 9: (sequence_lens?, states..., scan inputs...), every
+/// operand with a batch axis 0, scan inputs with the sequence axis 1; the
+/// body sees neither. States come out [batch, ...], scan outputs
+/// [batch, sequence, ...].
+void scan8Rule(InferCtx &c, Graph &body) {
+  Node &n = c.node;
+  Context &ctx = c.ctx;
+  int64_t nScanIn = c.getInt("num_scan_inputs", -1);
+  int64_t nIn = (int64_t)n.numOperands() - 1;
+  if (nIn < 0 || nScanIn < 0 || nScanIn > nIn || (int64_t)body.numInputs() != nIn) return;
+  int64_t nState = nIn - nScanIn;
+  int64_t nScanOut = (int64_t)body.numOutputs() - nState;
+  if (nScanOut < 0) return;
+  const DimExpr *batch = nullptr, *seqLen = nullptr;
+  bool batchSeen = false, seqSeen = false;
+  auto unify = [](const DimExpr *&acc, bool &seen, const DimExpr *d) {
+    if (!seen) acc = d;
+    else if (acc != d) acc = nullptr;
+    seen = true;
+  };
+  for (int64_t i = 0; i < nIn; ++i) {
+    auto sh = c.inShape(1 + i);
+    int32_t el = c.inElem(1 + i);
+    bool scan = i >= nState;
+    if (el >= 0 && !sh &&
+        !c.seedInput(body.input(i), ctx.getTensorType(static_cast<DataType>(el), std::nullopt)))
+      return;
+    if (!sh || el < 0 || sh->size() < (scan ? 2u : 1u)) continue;
+    unify(batch, batchSeen, (*sh)[0]);
+    if (scan) unify(seqLen, seqSeen, (*sh)[1]);
+    Dims inner(sh->begin() + (scan ? 2 : 1), sh->end());
+    if (!c.seedInput(body.input(i), tensorOf(ctx, el, inner))) return;
+  }
+  if (!c.inferBody(body)) return;
+  for (int64_t j = 0; j < (int64_t)body.numOutputs() && j < (int64_t)n.numResults(); ++j) {
+    const Type *t = c.typeOf(body.output(j));
+    if (!t || !t->isTensor() || !t->hasElemType()) continue;
+    if (!t->hasShape()) {
+      c.setTensor(j, t->elemTypeRaw(), std::nullopt);
+      continue;
+    }
+    Dims d{batch};
+    if (j >= nState) d.push_back(seqLen);
+    for (const Dim &x : t->dims()) d.push_back(ctx.exprOf(x));
+    c.setTensor(j, t->elemTypeRaw(), d);
+  }
+}
+
+void scanRule(InferCtx &c) {
+  Node &n = c.node;
+  Graph *bp = graphAttr(n, "body");
+  if (!bp) return;
+  if (c.opset < 9) return scan8Rule(c, *bp);
+  Graph &body = *bp;
+  Context &ctx = c.ctx;
+  int64_t nScanIn = c.getInt("num_scan_inputs", -1);
+  int64_t nIn = n.numOperands();
+  if (nScanIn < 0 || nScanIn > nIn || body.numInputs() != nIn) return;
+  int64_t nState = nIn - nScanIn;
+  int64_t nScanOut = (int64_t)body.numOutputs() - nState;
+  if (nScanOut < 0) return;
+  auto inAxes = c.getInts("scan_input_axes").value_or(std::vector<int64_t>(nScanIn, 0));
+  auto outAxes = c.getInts("scan_output_axes").value_or(std::vector<int64_t>(nScanOut, 0));
+  if ((int64_t)inAxes.size() != nScanIn || (int64_t)outAxes.size() != nScanOut) return;
+  const DimExpr *seqLen = nullptr;
+  bool seqKnown = false;
+  for (int64_t i = 0; i < nIn; ++i) {
+    const Type *t = c.inType(i);
+    if (i < nState) {
+      if (t && !c.seedInput(body.input(i), t)) return;
+      continue;
+    }
+    auto sh = c.inShape(i);
+    int32_t el = c.inElem(i);
+    if (!sh || el < 0) continue;
+    auto ax = normAxis(inAxes[i - nState], sh->size());
+    if (!ax) continue;
+    if (!seqKnown) {
+      seqLen = (*sh)[*ax];
+      seqKnown = true;
+    } else if (seqLen != (*sh)[*ax]) {
+      seqLen = nullptr;
+    }
+    sh->erase(sh->begin() + *ax);
+    if (!c.seedInput(body.input(i), tensorOf(ctx, el, *sh))) return;
+  }
+  if (!c.inferBody(body)) return;
+  for (int64_t i = 0; i < nState && i < (int64_t)n.numResults(); ++i)
+    c.setOutType(i, c.typeOf(body.output(i)));
+  for (int64_t j = 0; j < nScanOut && nState + j < (int64_t)n.numResults(); ++j) {
+    const Type *t = c.typeOf(body.output(nState + j));
+    if (!t || !t->isTensor() || !t->hasElemType()) continue;
+    if (!t->hasShape()) {
+      c.setTensor(nState + j, t->elemTypeRaw(), std::nullopt);
+      continue;
+    }
+    Dims d;
+    for (const Dim &x : t->dims()) d.push_back(ctx.exprOf(x));
+    auto ax = normAxis(outAxes[j], d.size() + 1);
+    if (!ax) continue;
+    d.insert(d.begin() + *ax, seqLen);
+    c.setTensor(nState + j, t->elemTypeRaw(), d);
+  }
+}
+
+/// SequenceMap: the body sees one element of each sequence operand (typed as
+/// the sequence's element type) and the tensor operands as they are; each
+/// result is the sequence of the matching body output.
+void sequenceMapRule(InferCtx &c) {
+  Node &n = c.node;
+  Graph *bp = graphAttr(n, "body");
+  if (!bp) return;
+  Graph &body = *bp;
+  if (body.numInputs() != n.numOperands()) return;
+  for (unsigned i = 0; i < n.numOperands(); ++i) {
+    const Type *t = c.inType(i);
+    if (!t) continue;
+    if (t->kind() == Type::Kind::Sequence) t = t->elementType();
+    else if (i == 0) continue; // the first operand is a sequence
+    if (t && !c.seedInput(body.input(i), t)) return;
+  }
+  if (!c.inferBody(body)) return;
+  for (unsigned j = 0; j < body.numOutputs() && j < n.numResults(); ++j)
+    if (const Type *t = c.typeOf(body.output(j))) c.setOutType(j, c.ctx.getSequenceType(t));
+}
+
+} // namespace
+} // namespace infer
+
+void registerControlFlowOps(OpRegistrar &r) {
+  r["If"].infer(infer::ifRule).infersSubgraphs();
+  r["Loop"].infer(infer::loopRule).infersSubgraphs();
+  r["Scan"].infer(infer::scanRule).infersSubgraphs();
+  r["SequenceMap"].infer(infer::sequenceMapRule).infersSubgraphs();
+}
+
+} // namespace onnxir
