@@ -30,9 +30,11 @@ namespace onnxir {
 namespace infer {
 namespace {
 
-/// The type both branches of an If can produce: equal dims stay, differing
-/// ones become a fresh symbol (one unknown dim, not a claim they agree).
-const Type *mergeBranches(Context &ctx, const Type *a, const Type *b) {
+/// The type both `a` and `b` are instances of, dim by dim through
+/// `dim(x, y)` (denotations dropped); null when their kinds or element
+/// types differ.
+template <typename DimFn>
+const Type *join(Context &ctx, const Type *a, const Type *b, DimFn &&dim) {
   if (!a || !b) return nullptr;
   if (a == b) return a;
   if (a->kind() != b->kind()) return nullptr;
@@ -51,18 +53,14 @@ const Type *mergeBranches(Context &ctx, const Type *a, const Type *b) {
         Dim x = a->dims()[k], y = b->dims()[k];
         x.denotation = {};
         y.denotation = {};
-        if (x == y && !x.isSymbolic() ? x.isKnown() : (x.isSymbolic() && x.param == y.param))
-          s.dims.push_back(x);
-        else if (!x.isKnown() && !x.isSymbolic() && !y.isKnown() && !y.isSymbolic())
-          s.dims.push_back(Dim::unknown());
-        else
-          s.dims.push_back(ctx.freshSymbolDim());
+        s.dims.push_back(dim(x, y));
+        s.dims.back().denotation = {};
       }
     }
     return ctx.getType(s);
   case Type::Kind::Sequence:
   case Type::Kind::Optional:
-    s.inner = mergeBranches(ctx, a->elementType(), b->elementType());
+    s.inner = join(ctx, a->elementType(), b->elementType(), dim);
     if (!s.inner) return nullptr;
     return ctx.getType(s);
   default:
@@ -70,40 +68,24 @@ const Type *mergeBranches(Context &ctx, const Type *a, const Type *b) {
   }
 }
 
+/// The type both branches of an If can produce: equal dims stay, differing
+/// ones become a fresh symbol (one unknown dim, not a claim they agree).
+const Type *mergeBranches(Context &ctx, const Type *a, const Type *b) {
+  return join(ctx, a, b, [&](const Dim &x, const Dim &y) {
+    if (x == y && !x.isSymbolic() ? x.isKnown() : (x.isSymbolic() && x.param == y.param)) return x;
+    if (!x.isKnown() && !x.isSymbolic() && !y.isKnown() && !y.isSymbolic()) return Dim::unknown();
+    return ctx.freshSymbolDim();
+  });
+}
+
 /// The most precise type that both a and b are instances of, with unknown
 /// where they differ (loop widening).
 const Type *widen(Context &ctx, const Type *a, const Type *b) {
-  if (!a || !b) return nullptr;
-  if (a == b) return a;
-  if (a->kind() != b->kind()) return nullptr;
-  TypeSpec s;
-  s.kind = a->kind();
-  switch (a->kind()) {
-  case Type::Kind::Tensor:
-  case Type::Kind::SparseTensor:
-    if (!a->hasElemType() || !b->hasElemType() || a->elemTypeRaw() != b->elemTypeRaw())
-      return nullptr;
-    s.hasElem = true;
-    s.elem = a->elemTypeRaw();
-    if (a->hasShape() && b->hasShape() && a->rank() == b->rank()) {
-      s.hasShape = true;
-      for (size_t k = 0; k < a->dims().size(); ++k) {
-        Dim x = a->dims()[k], y = b->dims()[k];
-        bool same = (x.isKnown() && y.isKnown() && x.value == y.value) ||
-                    (x.isSymbolic() && y.isSymbolic() && x.param == y.param);
-        s.dims.push_back(same ? x : Dim::unknown());
-        s.dims.back().denotation = {};
-      }
-    }
-    return ctx.getType(s);
-  case Type::Kind::Sequence:
-  case Type::Kind::Optional:
-    s.inner = widen(ctx, a->elementType(), b->elementType());
-    if (!s.inner) return nullptr;
-    return ctx.getType(s);
-  default:
-    return nullptr;
-  }
+  return join(ctx, a, b, [](const Dim &x, const Dim &y) {
+    bool same = (x.isKnown() && y.isKnown() && x.value == y.value) ||
+                (x.isSymbolic() && y.isSymbolic() && x.param == y.param);
+    return same ? x : Dim::unknown();
+  });
 }
 
 Graph *graphAttr(const Node &n, llvm::StringRef name) {
