@@ -37,9 +37,6 @@ OpRegistrar::Op &OpRegistrar::Op::infersSubgraphs() {
 OpRegistrar::Op &OpRegistrar::Op::shapeOnly() {
   return apply([](OpEntry &e) { e.shapeOnly = true; });
 }
-OpRegistrar::Op &OpRegistrar::Op::broadcasting() {
-  return apply([](OpEntry &e) { e.broadcasting = true; });
-}
 
 OpRegistry &OpRegistry::get() {
   static OpRegistry *r = new OpRegistry(); // never destroyed: used until exit

@@ -74,8 +74,6 @@ struct OpEntry {
   KernelFn kernel = nullptr;
   /// Note [Op traits] (OpSchema.h): the operands may be swapped.
   bool commutative = false;
-  /// Elementwise with numpy broadcasting over its operands (Add, Where, ...).
-  bool broadcasting = false;
   /// The results depend on operand 0's shape only, not on its data (Shape,
   /// Size): a kernel may run on a dataless tensor of that shape.
   bool shapeOnly = false;
@@ -99,7 +97,6 @@ public:
     Op &infer(infer::Rule rule);
     Op &kernel(KernelFn fn);
     Op &commutative();
-    Op &broadcasting();
     Op &shapeOnly();
     Op &infersSubgraphs();
     /// Shorthands of the rule and kernel tables: `r["Relu"] = rule;`.
