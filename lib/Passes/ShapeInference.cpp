@@ -68,18 +68,10 @@ void InferCtx::setTensor(unsigned i, int32_t elem, const std::optional<Dims> &di
     setOutType(i, ctx.getTensorType(static_cast<DataType>(elem), std::nullopt));
     return;
   }
-  std::vector<Dim> ds;
+  llvm::SmallVector<Dim, 8> ds;
   ds.reserve(dims->size());
   for (const DimExpr *e : *dims) ds.push_back(ctx.dimOf(e));
   setOutType(i, ctx.getTensorType(static_cast<DataType>(elem), llvm::ArrayRef<Dim>(ds)));
-}
-
-const OpSchema *InferCtx::schema() const {
-  if (!schemaLooked_) {
-    schema_ = lookupSchema(canonicalDomain(node.domain()), node.opType(), opset);
-    schemaLooked_ = true;
-  }
-  return schema_;
 }
 
 /// The schema's default of an absent attribute, if it declares one.
@@ -346,10 +338,21 @@ private:
     workBudget_ = kWorkBudgetBase + 8 * nodes;
   }
   std::vector<Graph *> graphs_; ///< non-speculative graphs, for write-back
-  llvm::DenseMap<Value *, bool> touched_;
+  // The schema of each (domain, op type, opset) met so far, by the interned
+  // strings' addresses: nodes of one op resolve theirs once a run.
+  using SchemaKey = std::pair<std::pair<const char *, const char *>, int64_t>;
+  llvm::DenseMap<SchemaKey, const OpSchema *> schemas_;
+
+public:
+  const OpSchema *schemaOf(const Node &n, int64_t opset) {
+    auto [it, inserted] =
+        schemas_.try_emplace(SchemaKey{{n.domain().data(), n.opType().data()}, opset}, nullptr);
+    if (inserted) it->second = lookupSchema(canonicalDomain(n.domain()), n.opType(), opset);
+    return it->second;
+  }
 };
 
-class NodeCtx : public InferCtx {
+class NodeCtx final : public InferCtx {
 public:
   NodeCtx(Engine &e, Context &ctx, Node &n, int64_t opset) : InferCtx(ctx, n, opset), e_(e) {}
   const Type *inType(unsigned i) const override {
@@ -383,11 +386,25 @@ public:
   void disagree(const std::string &why) override {
     if (status.ok()) status = e_.disagree(node, why);
   }
+  const OpSchema *cachedSchema() const { return e_.schemaOf(node, opset); }
   absl::Status status;
 
 private:
   Engine &e_;
 };
+} // namespace
+
+const OpSchema *InferCtx::schema() const {
+  if (!schemaLooked_) {
+    // The engine's contexts share its cache of schemas.
+    if (const auto *nc = dynamic_cast<const NodeCtx *>(this)) schema_ = nc->cachedSchema();
+    else schema_ = lookupSchema(canonicalDomain(node.domain()), node.opType(), opset);
+    schemaLooked_ = true;
+  }
+  return schema_;
+}
+
+namespace {
 
 std::string Engine::where(Value *v) const {
   std::string s;
@@ -535,7 +552,6 @@ absl::Status Engine::setInferred(Value *v, const Type *t) {
   if (!old) ++stats_.valuesTyped;
   else ++stats_.valuesRefined;
   v->setType(nt);
-  touched_[v] = true;
   changed = true;
   return absl::OkStatus();
 }
