@@ -117,7 +117,13 @@ struct DimExprBuilder {
   }
 
   const DimExpr *constant(int64_t v) {
-    return make(DimExpr::Kind::Constant, v, {}, [&](std::string &s) { s = std::to_string(v); });
+    auto text = [&](std::string &s) { s = std::to_string(v); };
+    if (v >= 0 && v < Context::kSmallConstants) {
+      const DimExpr *&c = ctx.smallConstants_[v];
+      if (!c) c = make(DimExpr::Kind::Constant, v, {}, text);
+      return c;
+    }
+    return make(DimExpr::Kind::Constant, v, {}, text);
   }
 
   const DimExpr *symbol(llvm::StringRef name) {

@@ -18,11 +18,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include <cctype>
 #include <algorithm>
 #include <set>
+#include <typeinfo>
 
 namespace onnxir {
 namespace infer {
@@ -184,6 +186,18 @@ namespace {
 std::vector<Node *> topoOrder(Graph &g);
 
 
+/// Hashes a value by its address / 64, mixed only at 64 MiB steps: values
+/// are carved in order on line boundaries, so the values a walk in node
+/// order meets one after another sit in neighbouring buckets, and a table
+/// of shape data larger than the cache is read and filled nearly in order
+/// instead of one miss per access (Note [Data filter]).
+struct ValueOrderInfo : llvm::DenseMapInfo<Value *> {
+  static unsigned getHashValue(const Value *v) {
+    uintptr_t p = reinterpret_cast<uintptr_t>(v) >> 6;
+    return unsigned(p ^ (p >> 20));
+  }
+};
+
 /// Attribute frames for function call sites: a reference resolves in the
 /// innermost frame.
 struct Frame {
@@ -201,7 +215,7 @@ public:
   /// Infers without writing anything to the model.
   absl::Status dryRun();
   bool changed = false;
-  llvm::DenseMap<Value *, Dims> &data() { return data_; }
+  llvm::DenseMap<Value *, Dims, ValueOrderInfo> &data() { return data_; }
 
   // Used by NodeCtx.
   const Type *typeOf(Value *v) const {
@@ -213,6 +227,7 @@ public:
     return v->type();
   }
   const Dims *dataOf(Value *v) const {
+    if (!mayHaveData(v)) return nullptr;
     auto it = data_.find(v);
     return it == data_.end() ? nullptr : &it->second;
   }
@@ -226,7 +241,7 @@ public:
       data_.erase(v);
       return;
     }
-    data_[v] = std::move(d);
+    putData(v, std::move(d));
   }
   absl::Status setInferred(Value *v, const Type *t);
   /// A node whose operands contradict each other (InferCtx::disagree).
@@ -268,7 +283,39 @@ private:
   unsigned speculative_ = 0;
   llvm::DenseMap<Value *, const Type *> declaredInputs_; // before --input-shape
   llvm::DenseMap<Value *, const Type *> overlay_;
-  llvm::DenseMap<Value *, Dims> data_;
+  llvm::DenseMap<Value *, Dims, ValueOrderInfo> data_;
+  // Note [Data filter]: most values have no shape data, yet every rule asks
+  // for its operands' data: on a big model each such question was a probe
+  // into a table of megabytes, a cache miss. A bit per slot (a value's
+  // address / 64, modulo the filter's size: values are carved in order on
+  // line boundaries, so a walk in node order reads the filter in order) is
+  // set for every value given data; a clear bit answers "none" without the
+  // table. Bits stay set after an erase (only a needless probe). The filter
+  // has 16 bits per entry of data_ or more, rebuilt as data_ grows.
+  std::vector<uint64_t> dataFilter_;
+  size_t filterMask_ = 0; ///< bits - 1; 0 with no filter yet
+  static size_t filterSlot(const Value *v) { return ValueOrderInfo::getHashValue(v); }
+  bool mayHaveData(const Value *v) const {
+    if (!filterMask_) return false;
+    size_t b = filterSlot(v) & filterMask_;
+    return dataFilter_[b >> 6] >> (b & 63) & 1;
+  }
+  void putData(Value *v, Dims d) {
+    data_[v] = std::move(d);
+    if (data_.size() * 16 > filterMask_ + 1) {
+      size_t bits = 4096;
+      while (bits < data_.size() * 64) bits *= 2;
+      dataFilter_.assign(bits / 64, 0);
+      filterMask_ = bits - 1;
+      for (const auto &kv : data_) setFilterBit(kv.first);
+    } else {
+      setFilterBit(v);
+    }
+  }
+  void setFilterBit(const Value *v) {
+    size_t b = filterSlot(v) & filterMask_;
+    dataFilter_[b >> 6] |= uint64_t(1) << (b & 63);
+  }
   std::vector<Frame> frames_;
   std::vector<const Function *> callStack_;
   // Note [Call inference budget]: each call is inferred in its own body, so
@@ -342,14 +389,29 @@ private:
   // strings' addresses: nodes of one op resolve theirs once a run.
   using SchemaKey = std::pair<std::pair<const char *, const char *>, int64_t>;
   llvm::DenseMap<SchemaKey, const OpSchema *> schemas_;
+  llvm::DenseMap<const char *, const Rule *> rules_; ///< default-domain rules by op type
 
 public:
   const OpSchema *schemaOf(const Node &n, int64_t opset) {
-    auto [it, inserted] =
-        schemas_.try_emplace(SchemaKey{{n.domain().data(), n.opType().data()}, opset}, nullptr);
+    SchemaKey key{{n.domain().data(), n.opType().data()}, opset};
+    // A direct-mapped front for the map: a graph mixes a few ops.
+    RecentSchema &r = recentSchemas_[(reinterpret_cast<uintptr_t>(key.first.second) >> 3 ^
+                                      uint64_t(opset)) & (kRecentSchemas - 1)];
+    if (r.valid && r.key == key) return r.schema;
+    auto [it, inserted] = schemas_.try_emplace(key, nullptr);
     if (inserted) it->second = lookupSchema(canonicalDomain(n.domain()), n.opType(), opset);
+    r = RecentSchema{key, it->second, true};
     return it->second;
   }
+
+private:
+  struct RecentSchema {
+    SchemaKey key;
+    const OpSchema *schema = nullptr;
+    bool valid = false;
+  };
+  static constexpr size_t kRecentSchemas = 64;
+  RecentSchema recentSchemas_[kRecentSchemas];
 };
 
 class NodeCtx final : public InferCtx {
@@ -397,7 +459,7 @@ private:
 const OpSchema *InferCtx::schema() const {
   if (!schemaLooked_) {
     // The engine's contexts share its cache of schemas.
-    if (const auto *nc = dynamic_cast<const NodeCtx *>(this)) schema_ = nc->cachedSchema();
+    if (typeid(*this) == typeid(NodeCtx)) schema_ = static_cast<const NodeCtx *>(this)->cachedSchema();
     else schema_ = lookupSchema(canonicalDomain(node.domain()), node.opType(), opset);
     schemaLooked_ = true;
   }
@@ -573,7 +635,7 @@ const Attribute *Engine::resolveAttr(const Node &n, llvm::StringRef name) const 
 }
 
 void Engine::seedConstant(Value *v, const Tensor &t) {
-  if (auto d = tensorData(ctx_, t)) data_[v] = std::move(*d);
+  if (auto d = tensorData(ctx_, t)) putData(v, std::move(*d));
 }
 
 absl::Status Engine::inferGraph(Graph &g, int64_t opset) {
@@ -593,18 +655,21 @@ absl::Status Engine::inferGraph(Graph &g, int64_t opset) {
   }
   // Node order, or a topological order when the list is not sorted (files
   // may break the rule): operands first.
-  std::vector<Node *> order;
-  order.reserve(g.numNodes());
+  // (Inference changes no node list, so a sorted list is walked as it is.)
   bool sorted = true;
   for (Node &n : g.nodes()) {
-    order.push_back(&n);
     for (unsigned i = 0; sorted && i < n.numOperands(); ++i)
       if (Node *d = n.operand(i) ? n.operand(i)->definingNode() : nullptr)
         sorted = d->getGraph() != &g || d->isBefore(&n);
+    if (!sorted) break;
   }
-  if (!sorted) order = topoOrder(g);
-  for (Node *n : order)
-    if (auto s = inferNode(*n, opset); !s.ok()) return s;
+  if (sorted) {
+    for (Node &n : g.nodes())
+      if (auto s = inferNode(n, opset); !s.ok()) return s;
+  } else {
+    for (Node *n : topoOrder(g))
+      if (auto s = inferNode(*n, opset); !s.ok()) return s;
+  }
   // Graph outputs that are outer values or inputs need nothing: their types
   // are already on the value.
   return absl::OkStatus();
@@ -1022,7 +1087,7 @@ absl::Status Engine::inferCall(Node &n, Function &f) {
   for (unsigned i = 0; i < n.numOperands(); ++i) {
     if (!n.operand(i)) continue;
     setOverlay(body.input(i), typeOf(n.operand(i)));
-    if (const Dims *d = dataOf(n.operand(i))) data_[body.input(i)] = *d;
+    if (const Dims *d = dataOf(n.operand(i))) putData(body.input(i), *d);
     else data_.erase(body.input(i));
   }
   absl::Status s = inferGraph(body, opset);
@@ -1067,6 +1132,22 @@ const Type *shapeless(Context &ctx, const Type *t) {
   }
 }
 
+/// Whether shapeless(t) is a type, without making it.
+bool hasShapelessForm(const Type *t) {
+  if (!t) return false;
+  switch (t->kind()) {
+  case Type::Kind::Tensor:
+  case Type::Kind::SparseTensor:
+    return t->hasElemType() && t->elemTypeRaw();
+  case Type::Kind::Sequence:
+  case Type::Kind::Optional:
+  case Type::Kind::Map:
+    return hasShapelessForm(t->elementType());
+  default:
+    return false;
+  }
+}
+
 /// The type a schema type string names (`tensor(int64)`, `seq(tensor(float))`,
 /// `optional(...)`), without shapes; null for anything else.
 const Type *typeFromString(Context &ctx, llvm::StringRef str) {
@@ -1102,7 +1183,7 @@ void schemaFallback(InferCtx &c, const Engine &e) {
   for (unsigned i = 0; i < c.numOutputs(); ++i) {
     if (!c.hasOutput(i)) continue;
     const Type *have = e.typeOf(c.node.result(i));
-    if (have && shapeless(c.ctx, have)) continue;
+    if (hasShapelessForm(have)) continue;
     const FormalParameter *f = s->outputFor(i);
     // Actuals of a heterogeneous variadic do not share one type.
     if (!f || (f->isVariadic() && !f->homogeneous)) continue;
@@ -1166,15 +1247,21 @@ absl::Status Engine::inferNodeByRule(Node &n, int64_t opset) {
   if (n.hasSubgraphs())
     for (Graph *g : n.subgraphs())
       if (auto s = inferGraph(*g, opset); !s.ok()) return s;
-  const auto &rules = defaultDomainRules();
-  auto it = rules.find(n.opType());
-  if (it == rules.end()) {
+  // The rule of each op type met so far, by the interned name's address.
+  auto [rit, inserted] = rules_.try_emplace(n.opType().data(), nullptr);
+  if (inserted) {
+    const auto &rules = defaultDomainRules();
+    auto it = rules.find(n.opType());
+    rit->second = it == rules.end() ? nullptr : &it->second;
+  }
+  const Rule *rule = rit->second;
+  if (!rule) {
     if (Function *f = m_.findFunction(n)) return inferCall(n, *f);
     ++stats_.nodesNotInferred;
     return absl::OkStatus();
   }
   NodeCtx c(*this, ctx_, n, opset);
-  it->second(c);
+  (*rule)(c);
   return c.status;
 }
 
@@ -1321,6 +1408,13 @@ absl::Status Engine::applyOptions() {
 }
 
 absl::Status Engine::writeBack() {
+  // Every value some graph returns: a value outside it is no graph output,
+  // known without walking its uses (isGraphOutput, a miss per value).
+  llvm::DenseSet<const Value *> returned;
+  m_.walkGraphs([&](Graph *g) {
+    for (unsigned i = 0; i < g->numOutputs(); ++i)
+      if (g->output(i)) returned.insert(g->output(i));
+  });
   for (Graph *g : graphs_) {
     for (unsigned i = 0; i < g->numOutputs(); ++i) {
       Value *v = g->output(i);
@@ -1342,8 +1436,9 @@ absl::Status Engine::writeBack() {
     }
     if (opts_.outputsOnly) continue;
     for (Node &n : g->nodes())
-      for (Value *v : n.results()) {
-        if (!v || !v->type() || v->isGraphOutput()) continue;
+      for (unsigned k = 0, e = n.numResults(); k < e; ++k) {
+        Value *v = n.result(k);
+        if (!v || !v->type() || (returned.count(v) && v->isGraphOutput())) continue;
         if (ValueInfoRecord *r = v->valueInfo()) {
           if (!r->hasType) {
             r->hasType = true;

@@ -315,6 +315,10 @@ private:
   // [Structural uniquing]); the expression of each interned dim_param; every
   // symbol name seen; the fresh-symbol counter.
   llvm::DenseSet<DimExpr *, ExprKeyInfo> exprSet_;
+  /// The constants 0..kSmallConstants-1, once made (what inference asks
+  /// for most: every known dim read as an expression).
+  static constexpr int64_t kSmallConstants = 256;
+  const DimExpr *smallConstants_[kSmallConstants] = {};
   llvm::StringMap<DimExpr *> exprs_;
   std::vector<std::unique_ptr<DimExpr>> exprStorage_;
   llvm::DenseMap<const char *, const DimExpr *> paramExprs_;
