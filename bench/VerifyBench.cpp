@@ -26,7 +26,7 @@
 
 #include "BenchUtil.h"
 #include "onnxir/IR/Model.h"
-#include "onnxir/IR/SchemaVerifier.h"
+#include "onnxir/Ops/SchemaVerifier.h"
 #include "onnxir/IR/Verifier.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Serialize/ProtoIO.h"

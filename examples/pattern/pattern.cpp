@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include <onnxir/IR.h>
+#include <onnxir/Ops/OpContext.h>
 #include <onnxir/Passes/PatternRewrite.h>
 #include <onnxir/Serialize/ProtoIO.h>
 #include <onnxir/Serialize/Text.h>
@@ -34,8 +35,8 @@ bool fuseHardSwish(Node &mul, PatternRewriter &rw) {
     Node *hs = rw.singleUseProducer(mul, i, "HardSigmoid");
     Value *x = mul.operand(1 - i);
     if (!hs || hs->operand(0) != x) continue;
-    if (std::fabs(hs->getFloat("alpha", 0.2f) - 1.0f / 6) > 1e-6f ||
-        hs->getFloat("beta", 0.5f) != 0.5f)
+    NodeContext attrs(*hs); // its attributes, else the schema's defaults
+    if (std::fabs(attrs.getFloat("alpha") - 1.0f / 6) > 1e-6f || attrs.getFloat("beta") != 0.5f)
       continue;
     Node *swish = rw.create("HardSwish", {x});
     PatternRewriter::copyNodeInfo(mul, *swish);

@@ -1,7 +1,6 @@
 //===- Model.cpp ----------------------------------------------------------===//
 #include "onnxir/IR/Model.h"
 
-#include "onnxir/IR/OpSchema.h"
 #include "onnxir/IR/Opset.h"
 
 namespace onnxir {

@@ -2,7 +2,7 @@
 #include "onnxir/IR/Node.h"
 
 #include "onnxir/IR/Graph.h"
-#include "onnxir/IR/OpSchema.h"
+#include "onnxir/IR/Opset.h"
 
 #include "absl/strings/str_cat.h"
 #include "llvm/ADT/ArrayRef.h"
@@ -317,26 +317,6 @@ bool Node::removeAttr(llvm::StringRef name) {
       return true;
     }
   return false;
-}
-
-int64_t Node::getInt(llvm::StringRef name, int64_t dflt) const {
-  Attribute *a = getAttr(name);
-  return a && a->kind() == AttrKind::Int ? a->i : dflt;
-}
-
-float Node::getFloat(llvm::StringRef name, float dflt) const {
-  Attribute *a = getAttr(name);
-  return a && a->kind() == AttrKind::Float ? a->f : dflt;
-}
-
-std::string Node::getString(llvm::StringRef name, llvm::StringRef dflt) const {
-  Attribute *a = getAttr(name);
-  return a && a->kind() == AttrKind::String ? a->s : dflt.str();
-}
-
-std::vector<int64_t> Node::getInts(llvm::StringRef name) const {
-  Attribute *a = getAttr(name);
-  return a && a->kind() == AttrKind::Ints ? a->ints : std::vector<int64_t>();
 }
 
 std::vector<Graph *> Node::subgraphs() const {

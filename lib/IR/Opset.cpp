@@ -7,9 +7,12 @@
 
 #include "onnxir/IR/Function.h"
 #include "onnxir/IR/Model.h"
-#include "onnxir/IR/OpSchema.h"
 
 namespace onnxir {
+
+bool isDefaultDomain(llvm::StringRef d) { return d.empty() || d == "ai.onnx"; }
+
+llvm::StringRef canonicalDomain(llvm::StringRef d) { return isDefaultDomain(d) ? "" : d; }
 
 int64_t opsetVersionIn(llvm::ArrayRef<OpsetImport> imports, llvm::StringRef domain) {
   llvm::StringRef d = canonicalDomain(domain);

@@ -14,9 +14,9 @@
 #include "onnxir/IR/Builder.h"
 #include "onnxir/IR/ConstantValue.h"
 #include "onnxir/IR/Model.h"
-#include "onnxir/IR/OpSchema.h"
+#include "onnxir/Ops/OpSchema.h"
 #include "onnxir/IR/Opset.h"
-#include "onnxir/Passes/Kernels.h"
+#include "onnxir/Ops/Kernels.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/ShapeInference.h"
 #include "onnxir/Passes/Passes.h"
@@ -190,11 +190,7 @@ void Folder::evaluate(Node *n, int64_t opset) {
   }
   std::vector<const Attribute *> attrs;
   for (unsigned i = 0; i < n->numAttributes(); ++i) attrs.push_back(&n->attribute(i));
-  KernelCall call;
-  call.opType = n->opType();
-  call.domain = n->domain();
-  call.opsetVersion = opset;
-  call.attributes = attrs;
+  KernelCall call(n->domain(), n->opType(), opset, attrs);
   call.inputs = inputs;
   call.numOutputs = n->numResults();
   call.maxOutputBytes = opts_.sizeLimit;

@@ -5,10 +5,11 @@
 // double and rounded once to float.
 //
 //===----------------------------------------------------------------------===//
+#include "onnxir/Ops/OpContext.h"
 #include "onnxir/Passes/Fusions.h"
 
 #include "onnxir/IR/Model.h"
-#include "onnxir/IR/OpSchema.h"
+#include "onnxir/Ops/OpSchema.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/Passes.h"
 
@@ -112,7 +113,7 @@ template <class Fn> bool forEachWeight(const Node &conv, const FloatConst &w, Fn
       for (int64_t j = 0; j < w.dims[1] * per; ++j, ++k) fn(k, m);
     return true;
   }
-  int64_t group = conv.getInt("group", 1);
+  int64_t group = NodeContext(conv).getInt("group", 1);
   if (group <= 0 || w.dims[0] % group) return false;
   int64_t cPerGroup = w.dims[0] / group, mPerGroup = w.dims[1];
   for (int64_t c = 0, k = 0; c < w.dims[0]; ++c)
@@ -124,7 +125,7 @@ template <class Fn> bool forEachWeight(const Node &conv, const FloatConst &w, Fn
 int64_t outputChannels(const Node &conv, const FloatConst &w) {
   if (w.dims.size() < 3) return -1;
   if (conv.is("Conv")) return w.dims[0];
-  return w.dims[1] * conv.getInt("group", 1);
+  return w.dims[1] * NodeContext(conv).getInt("group", 1);
 }
 
 /// The Conv/ConvTranspose producing operand `i` of `n` (single local use)
@@ -182,7 +183,7 @@ std::optional<BNConsts> inferenceBN(const Node &bn, PatternRewriter &rw, int64_t
   if (rw.opsetVersion() < 7 || bn.numOperands() != 5) return std::nullopt;
   for (unsigned i = 1; i < bn.numResults(); ++i)
     if (bn.result(i) && !bn.result(i)->useEmpty()) return std::nullopt;
-  if (bn.getInt("training_mode", 0) != 0 || bn.getInt("spatial", 1) != 1) return std::nullopt;
+  if (NodeContext(bn).getInt("training_mode", 0) != 0 || NodeContext(bn).getInt("spatial", 1) != 1) return std::nullopt;
   for (unsigned a = 0; a < bn.numAttributes(); ++a)
     if (bn.attribute(a).isReference()) return std::nullopt;
   std::optional<FloatConst> c[4];
@@ -192,7 +193,7 @@ std::optional<BNConsts> inferenceBN(const Node &bn, PatternRewriter &rw, int64_t
       return std::nullopt;
     if (c[i]->dims[0] != c[0]->dims[0] || !allFinite(c[i]->values)) return std::nullopt;
   }
-  double eps = bn.getFloat("epsilon", 1e-5f);
+  double eps = NodeContext(bn).getFloat("epsilon", 1e-5f);
   BNConsts k;
   int64_t n = c[0]->dims[0];
   for (int64_t m = 0; m < n; ++m) {
@@ -313,7 +314,7 @@ bool fuseTransposeGemm(Node &gemm, PatternRewriter &rw) {
     if (!perm && rankOf(t->operand(0)) != 2) continue;
     const char *attr = i == 0 ? "transA" : "transB";
     if (const Attribute *a = gemm.getAttr(attr); a && a->isReference()) continue;
-    int64_t flag = gemm.getInt(attr, 0);
+    int64_t flag = NodeContext(gemm).getInt(attr, 0);
     gemm.setAttr(intAttr(attr, flag ? 0 : 1));
     rw.setOperand(&gemm, i, t->operand(0));
     return true;
@@ -330,7 +331,7 @@ bool removeDropout(Node &d, PatternRewriter &rw) {
   for (unsigned i = 1; i < d.numResults(); ++i)
     if (d.result(i) && !d.result(i)->useEmpty()) return false;
   int64_t v = rw.opsetVersion();
-  if (v < 7 && d.getInt("is_test", 0) != 1) return false;
+  if (v < 7 && NodeContext(d).getInt("is_test", 0) != 1) return false;
   if (v >= 12 && d.numOperands() > 2 && d.operand(2)) {
     const Tensor *t = PatternRewriter::constantTensor(d.operand(2));
     if (!t) return false;

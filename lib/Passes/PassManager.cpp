@@ -9,6 +9,7 @@
 
 #include "onnxir/IR/Model.h"
 #include "onnxir/IR/Verifier.h"
+#include "onnxir/Ops/SchemaVerifier.h"
 #include "onnxir/Passes/PassPipeline.h"
 #include "onnxir/Passes/Passes.h"
 
@@ -115,7 +116,13 @@ absl::StatusOr<bool> PassManager::runOne(Pass &p, Model &m) {
 
 std::vector<Diagnostic> PassManager::timedVerify(const Model &m) {
   auto t0 = std::chrono::steady_clock::now();
-  std::vector<Diagnostic> d = verifyAll(m, opts_.verify);
+  VerifyOptions structural = opts_.verify;
+  structural.schema = false;
+  std::vector<Diagnostic> d = verifyAll(m, structural);
+  if (opts_.verify.schema) {
+    std::vector<Diagnostic> s = verifySchemaAll(m, opts_.verify);
+    d.insert(d.end(), s.begin(), s.end());
+  }
   verifySeconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ++verifyRuns_;
   return d;

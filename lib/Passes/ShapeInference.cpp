@@ -8,11 +8,12 @@
 //===----------------------------------------------------------------------===//
 #include "onnxir/Passes/ShapeInference.h"
 
-#include "ShapeInferenceRules.h"
+#include "onnxir/Ops/InferCtx.h"
 
 #include "onnxir/IR/ConstantValue.h"
 #include "onnxir/IR/Model.h"
-#include "onnxir/IR/OpSchema.h"
+#include "onnxir/Ops/OpRegistry.h"
+#include "onnxir/Ops/OpSchema.h"
 #include "onnxir/IR/Opset.h"
 #include "onnxir/Passes/Pass.h"
 
@@ -24,158 +25,9 @@
 #include <cctype>
 #include <algorithm>
 #include <set>
-#include <typeinfo>
 
 namespace onnxir {
 namespace infer {
-
-//===----------------------------------------------------------------------===//
-// InferCtx helpers
-//===----------------------------------------------------------------------===//
-
-int32_t InferCtx::inElem(unsigned i) const {
-  const Type *t = inType(i);
-  if (!t || !t->isTensor() || !t->hasElemType() || t->elemTypeRaw() == 0) return -1;
-  return t->elemTypeRaw();
-}
-
-std::optional<Dims> InferCtx::inShape(unsigned i) const {
-  const Type *t = inType(i);
-  if (!t || !t->isTensor() || !t->hasShape()) return std::nullopt;
-  Dims d;
-  d.reserve(t->dims().size());
-  for (const Dim &x : t->dims()) d.push_back(ctx.exprOf(x));
-  return d;
-}
-
-int64_t InferCtx::inRank(unsigned i) const {
-  const Type *t = inType(i);
-  return t && t->isTensor() ? t->rank() : -1;
-}
-
-std::optional<std::vector<int64_t>> InferCtx::inInts(unsigned i) const {
-  const Dims *d = inData(i);
-  if (!d) return std::nullopt;
-  std::vector<int64_t> out;
-  for (const DimExpr *e : *d) {
-    if (!e || !e->isConstant()) return std::nullopt;
-    out.push_back(e->value());
-  }
-  return out;
-}
-
-void InferCtx::setTensor(unsigned i, int32_t elem, const std::optional<Dims> &dims) {
-  if (elem <= 0 || !hasOutput(i)) return;
-  if (!dims) {
-    setOutType(i, ctx.getTensorType(static_cast<DataType>(elem), std::nullopt));
-    return;
-  }
-  llvm::SmallVector<Dim, 8> ds;
-  ds.reserve(dims->size());
-  for (const DimExpr *e : *dims) ds.push_back(ctx.dimOf(e));
-  setOutType(i, ctx.getTensorType(static_cast<DataType>(elem), llvm::ArrayRef<Dim>(ds)));
-}
-
-/// The schema's default of an absent attribute, if it declares one.
-const AttributeSchema *InferCtx::schemaDefault(llvm::StringRef name, AttrKind k) const {
-  const OpSchema *s = schema();
-  const AttributeSchema *a = s ? s->attribute(name) : nullptr;
-  return a && a->hasDefault && a->kind == k ? a : nullptr;
-}
-
-int64_t InferCtx::getInt(llvm::StringRef name, int64_t dflt) const {
-  const Attribute *a = attr(name);
-  if (a) return a->kind() == AttrKind::Int ? a->i : dflt;
-  const AttributeSchema *d = schemaDefault(name, AttrKind::Int);
-  return d ? d->defaultInt : dflt;
-}
-float InferCtx::getFloat(llvm::StringRef name, float dflt) const {
-  const Attribute *a = attr(name);
-  if (a) return a->kind() == AttrKind::Float ? a->f : dflt;
-  const AttributeSchema *d = schemaDefault(name, AttrKind::Float);
-  return d ? (float)d->defaultFloat : dflt;
-}
-std::string InferCtx::getString(llvm::StringRef name, llvm::StringRef dflt) const {
-  const Attribute *a = attr(name);
-  if (a) return a->kind() == AttrKind::String ? a->s : dflt.str();
-  const AttributeSchema *d = schemaDefault(name, AttrKind::String);
-  return d ? d->defaultString.str() : dflt.str();
-}
-std::optional<std::vector<int64_t>> InferCtx::getInts(llvm::StringRef name) const {
-  const Attribute *a = attr(name);
-  if (a) {
-    if (a->kind() != AttrKind::Ints) return std::nullopt;
-    return a->ints;
-  }
-  const AttributeSchema *d = schemaDefault(name, AttrKind::Ints);
-  if (!d) return std::nullopt;
-  return d->defaultInts;
-}
-
-std::optional<int64_t> normAxis(int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= rank) return std::nullopt;
-  return axis < 0 ? axis + rank : axis;
-}
-
-std::optional<Dims> broadcast(Context &ctx, const Dims &a, const Dims &b) {
-  size_t n = std::max(a.size(), b.size());
-  Dims out(n, nullptr);
-  for (size_t i = 0; i < n; ++i) {
-    const DimExpr *x = i + a.size() >= n ? a[i + a.size() - n] : dimConst(ctx, 1);
-    const DimExpr *y = i + b.size() >= n ? b[i + b.size() - n] : dimConst(ctx, 1);
-    auto isOne = [](const DimExpr *e) { return e && e->isConstant() && e->value() == 1; };
-    if (isOne(x)) out[i] = y;
-    else if (isOne(y)) out[i] = x;
-    else if (x && y && x == y) out[i] = x;
-    else if (x && y && x->isConstant() && y->isConstant()) return std::nullopt;
-    else if (x && x->isConstant()) out[i] = x; // y is 1 or equal to it
-    else if (y && y->isConstant()) out[i] = y;
-    else out[i] = nullptr;
-  }
-  return out;
-}
-
-std::optional<std::pair<size_t, size_t>> broadcastClash(const Dims &a, const Dims &b) {
-  size_t n = std::min(a.size(), b.size());
-  for (size_t k = 1; k <= n; ++k) {
-    auto x = staticDim(a[a.size() - k]), y = staticDim(b[b.size() - k]);
-    if (x && y && *x != *y && *x != 1 && *y != 1)
-      return std::make_pair(a.size() - k, b.size() - k);
-  }
-  return std::nullopt;
-}
-
-std::string typeStr(const InferCtx &c, unsigned i) {
-  const Type *t = c.inType(i);
-  return t ? t->str() : "?";
-}
-
-std::optional<int64_t> staticDim(const DimExpr *d) {
-  if (d && d->isConstant()) return d->value();
-  return std::nullopt;
-}
-
-const llvm::StringMap<Rule> &defaultDomainRules() {
-  static const llvm::StringMap<Rule> rules = [] {
-    llvm::StringMap<Rule> r;
-    addElementwiseRules(r);
-    addShapeRules(r);
-    addNNRules(r);
-    addMiscRules(r);
-    addExtraRules(r);
-    return r;
-  }();
-  return rules;
-}
-
-const llvm::StringMap<Rule> &trainingRules() {
-  static const llvm::StringMap<Rule> rules = [] {
-    llvm::StringMap<Rule> r;
-    addTrainingRules(r);
-    return r;
-  }();
-  return rules;
-}
 
 //===----------------------------------------------------------------------===//
 // The engine
@@ -385,33 +237,32 @@ private:
     workBudget_ = kWorkBudgetBase + 8 * nodes;
   }
   std::vector<Graph *> graphs_; ///< non-speculative graphs, for write-back
-  // The schema of each (domain, op type, opset) met so far, by the interned
-  // strings' addresses: nodes of one op resolve theirs once a run.
-  using SchemaKey = std::pair<std::pair<const char *, const char *>, int64_t>;
-  llvm::DenseMap<SchemaKey, const OpSchema *> schemas_;
-  llvm::DenseMap<const char *, const Rule *> rules_; ///< default-domain rules by op type
-
-public:
-  const OpSchema *schemaOf(const Node &n, int64_t opset) {
-    SchemaKey key{{n.domain().data(), n.opType().data()}, opset};
-    // A direct-mapped front for the map: a graph mixes a few ops.
-    RecentSchema &r = recentSchemas_[(reinterpret_cast<uintptr_t>(key.first.second) >> 3 ^
-                                      uint64_t(opset)) & (kRecentSchemas - 1)];
-    if (r.valid && r.key == key) return r.schema;
-    auto [it, inserted] = schemas_.try_emplace(key, nullptr);
-    if (inserted) it->second = lookupSchema(canonicalDomain(n.domain()), n.opType(), opset);
-    r = RecentSchema{key, it->second, true};
-    return it->second;
-  }
-
-private:
-  struct RecentSchema {
-    SchemaKey key;
-    const OpSchema *schema = nullptr;
+  // The registry entry of each (domain, op type, opset) met so far, by the
+  // interned strings' addresses: nodes of one op resolve theirs once a run,
+  // not by hashing the op's name per node.
+  using EntryKey = std::pair<std::pair<const char *, const char *>, int64_t>;
+  mutable llvm::DenseMap<EntryKey, const OpEntry *> entries_;
+  struct RecentEntry {
+    EntryKey key;
+    const OpEntry *entry = nullptr;
     bool valid = false;
   };
-  static constexpr size_t kRecentSchemas = 64;
-  RecentSchema recentSchemas_[kRecentSchemas];
+  static constexpr size_t kRecentEntries = 64;
+  mutable RecentEntry recentEntries_[kRecentEntries];
+
+public:
+  /// OpRegistry::get().lookup(n.domain(), n.opType(), opset), cached.
+  const OpEntry *entryOf(const Node &n, int64_t opset) const {
+    EntryKey key{{n.domain().data(), n.opType().data()}, opset};
+    // A direct-mapped front for the map: a graph mixes a few ops.
+    RecentEntry &r = recentEntries_[(reinterpret_cast<uintptr_t>(key.first.second) >> 3 ^
+                                     uint64_t(opset)) & (kRecentEntries - 1)];
+    if (r.valid && r.key == key) return r.entry;
+    auto [it, inserted] = entries_.try_emplace(key, nullptr);
+    if (inserted) it->second = OpRegistry::get().lookup(n.domain(), n.opType(), opset);
+    r = RecentEntry{key, it->second, true};
+    return it->second;
+  }
 };
 
 class NodeCtx final : public InferCtx {
@@ -448,25 +299,11 @@ public:
   void disagree(const std::string &why) override {
     if (status.ok()) status = e_.disagree(node, why);
   }
-  const OpSchema *cachedSchema() const { return e_.schemaOf(node, opset); }
   absl::Status status;
 
 private:
   Engine &e_;
 };
-} // namespace
-
-const OpSchema *InferCtx::schema() const {
-  if (!schemaLooked_) {
-    // The engine's contexts share its cache of schemas.
-    if (typeid(*this) == typeid(NodeCtx)) schema_ = static_cast<const NodeCtx *>(this)->cachedSchema();
-    else schema_ = lookupSchema(canonicalDomain(node.domain()), node.opType(), opset);
-    schemaLooked_ = true;
-  }
-  return schema_;
-}
-
-namespace {
 
 std::string Engine::where(Value *v) const {
   std::string s;
@@ -1178,7 +1015,9 @@ const Type *typeFromString(Context &ctx, llvm::StringRef str) {
 /// Types of results from the schema alone: a concrete formal type, a type
 /// variable with a single allowed type, or one bound by a typed operand.
 void schemaFallback(InferCtx &c, const Engine &e) {
-  const OpSchema *s = c.schema();
+  // c.schema(), through the engine's cache.
+  const OpEntry *en = e.entryOf(c.node, c.opset);
+  const OpSchema *s = en ? en->schema : nullptr;
   if (!s) return;
   for (unsigned i = 0; i < c.numOutputs(); ++i) {
     if (!c.hasOutput(i)) continue;
@@ -1215,53 +1054,30 @@ absl::Status Engine::inferNode(Node &n, int64_t opset) {
 }
 
 absl::Status Engine::inferNodeByRule(Node &n, int64_t opset) {
-  if (n.domain() == "ai.onnx.preview.training") {
-    auto it = trainingRules().find(n.opType());
-    if (it != trainingRules().end()) {
-      NodeCtx c(*this, ctx_, n, opsetInForce(n));
-      it->second(c);
-      return c.status;
-    }
-  }
-  if (!isDefaultDomain(n.domain())) {
+  bool defaultDomain = isDefaultDomain(n.domain());
+  if (!defaultDomain) {
     if (Function *f = m_.findFunction(n)) return inferCall(n, *f);
-    if (n.domain() == "ai.onnx.ml" || n.domain() == "ai.onnx.preview") {
-      const auto &rules = n.domain() == "ai.onnx.ml" ? mlRules() : previewRules();
-      auto it = rules.find(n.opType());
-      if (it != rules.end()) {
-        NodeCtx c(*this, ctx_, n, opsetInForce(n));
-        it->second(c);
-        return c.status;
-      }
-    }
-    // Unknown op: still type what its subgraphs compute.
-    for (Graph *g : n.subgraphs())
-      if (auto s = inferGraph(*g, opset); !s.ok()) return s;
-    ++stats_.nodesNotInferred;
-    return absl::OkStatus();
+    opset = opsetInForce(n);
   }
-  if (n.is("If")) return inferIf(n, opset);
-  if (n.is("Loop")) return inferLoop(n, opset);
-  if (n.is("Scan")) return inferScan(n, opset);
-  if (n.is("SequenceMap")) return inferSequenceMap(n, opset);
+  const OpEntry *e = entryOf(n, opset);
+  if (defaultDomain) {
+    if (n.is("If")) return inferIf(n, opset);
+    if (n.is("Loop")) return inferLoop(n, opset);
+    if (n.is("Scan")) return inferScan(n, opset);
+    if (n.is("SequenceMap")) return inferSequenceMap(n, opset);
+  }
+  // An op with no rule: still type what its subgraphs compute.
   if (n.hasSubgraphs())
     for (Graph *g : n.subgraphs())
       if (auto s = inferGraph(*g, opset); !s.ok()) return s;
-  // The rule of each op type met so far, by the interned name's address.
-  auto [rit, inserted] = rules_.try_emplace(n.opType().data(), nullptr);
-  if (inserted) {
-    const auto &rules = defaultDomainRules();
-    auto it = rules.find(n.opType());
-    rit->second = it == rules.end() ? nullptr : &it->second;
-  }
-  const Rule *rule = rit->second;
-  if (!rule) {
-    if (Function *f = m_.findFunction(n)) return inferCall(n, *f);
+  if (!e || !e->infer) {
+    if (defaultDomain)
+      if (Function *f = m_.findFunction(n)) return inferCall(n, *f);
     ++stats_.nodesNotInferred;
     return absl::OkStatus();
   }
   NodeCtx c(*this, ctx_, n, opset);
-  (*rule)(c);
+  e->infer(c);
   return c.status;
 }
 

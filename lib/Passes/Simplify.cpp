@@ -8,10 +8,11 @@
 // Graph outputs keep their names and types (PatternRewriter::canReplace).
 //
 //===----------------------------------------------------------------------===//
+#include "onnxir/Ops/OpContext.h"
 #include "onnxir/Passes/Simplify.h"
 
 #include "onnxir/IR/Model.h"
-#include "onnxir/IR/OpSchema.h"
+#include "onnxir/Ops/OpSchema.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/Passes.h"
 
@@ -108,7 +109,7 @@ bool reshapeNoop(Node &n, PatternRewriter &rw) {
   auto in = staticShape(n.operand(0));
   auto shape = constInts(n.operand(1));
   if (!in || !shape || shape->size() != in->size()) return false;
-  bool allowZero = n.getInt("allowzero", 0) != 0;
+  bool allowZero = NodeContext(n).getInt("allowzero", 0) != 0;
   int minus = 0;
   for (size_t i = 0; i < shape->size(); ++i) {
     int64_t s = (*shape)[i];
@@ -165,7 +166,7 @@ bool padNoop(Node &n, PatternRewriter &rw) {
 bool castNoop(Node &n, PatternRewriter &rw) {
   if (n.numOperands() != 1 || hasRefs(n) || !n.getAttr("to")) return false;
   auto et = elemOf(n.operand(0));
-  if (!et || (int64_t)*et != n.getInt("to", -1)) return false;
+  if (!et || (int64_t)*et != NodeContext(n).getInt("to", -1)) return false;
   return forward(n, n.operand(0), rw);
 }
 
@@ -190,7 +191,7 @@ bool concatOne(Node &n, PatternRewriter &rw) {
 }
 bool splitOne(Node &n, PatternRewriter &rw) {
   if (n.numResults() != 1 || n.numOperands() < 1 || hasRefs(n)) return false;
-  if (n.getAttr("num_outputs") && n.getInt("num_outputs", 0) != 1) return false;
+  if (n.getAttr("num_outputs") && NodeContext(n).getInt("num_outputs", 0) != 1) return false;
   return forward(n, n.operand(0), rw);
 }
 
@@ -329,7 +330,7 @@ bool castChain(Node &n, PatternRewriter &rw) {
   if (!inner || hasRefs(*inner) || hasRefs(n) || inner->numOperands() != 1) return false;
   auto et = elemOf(inner->operand(0));
   if (!et || !inner->getAttr("to") || !n.getAttr("to")) return false;
-  auto t1 = (DataType)inner->getInt("to", 0), t2 = (DataType)n.getInt("to", 0);
+  auto t1 = (DataType)NodeContext(*inner).getInt("to", 0), t2 = (DataType)NodeContext(n).getInt("to", 0);
   if (!widens(*et, t1)) return false;
   if (t2 == *et) return forward(n, inner->operand(0), rw);
   rw.setOperand(&n, 0, inner->operand(0));

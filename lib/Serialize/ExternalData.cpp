@@ -17,12 +17,6 @@
 namespace onnxir {
 namespace detail {
 
-namespace {
-
-thread_local const ExternalPolicy *tPolicy = nullptr;
-
-} // namespace
-
 /// One open external data file, shared by every tensor that refers to it.
 struct ExternalFile {
   int fd = -1;
@@ -125,9 +119,9 @@ void raiseFdLimit() {
 
 /// Opens and checks the file of `location` (Note [External data descriptors]).
 absl::StatusOr<std::shared_ptr<ExternalFile>> openExternal(const std::string &baseDir,
-                                                           const std::string &location) {
+                                                           const std::string &location,
+                                                           bool allowOutside) {
   if (auto s = checkLocation(location); !s.ok()) return s;
-  bool allowOutside = tPolicy && tPolicy->allowLinksOutside;
   std::string path = baseDir + "/" + location;
   raiseFdLimit();
   int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
@@ -158,36 +152,18 @@ absl::StatusOr<std::shared_ptr<ExternalFile>> openExternal(const std::string &ba
 
 } // namespace
 
-/// The files one load opened (Note [One open per file]).
-struct LoadFiles {
-  std::map<std::string, std::shared_ptr<ExternalFile>> byKey;
-};
+LoadSession::LoadSession(std::string baseDir, bool allowLinksOutside)
+    : baseDir_(std::move(baseDir)), allowLinksOutside_(allowLinksOutside) {}
+LoadSession::~LoadSession() = default;
 
-namespace {
-thread_local LoadFiles *tLoadFiles = nullptr;
-} // namespace
-
-ExternalPolicyScope::ExternalPolicyScope(const ExternalPolicy &p) : prev_(tPolicy) {
-  tPolicy = &p;
-  if (!tLoadFiles) {
-    files_ = std::make_unique<LoadFiles>();
-    tLoadFiles = files_.get();
-  }
-}
-ExternalPolicyScope::~ExternalPolicyScope() {
-  tPolicy = prev_;
-  if (files_) tLoadFiles = nullptr;
-}
-
-absl::StatusOr<ExternalLoader> bindExternal(const std::string &baseDir, ExternalDataRef &ref,
-                                            const std::string &tensorName) {
-  if (baseDir.empty()) return ExternalLoader();
+absl::StatusOr<ExternalLoader> LoadSession::bind(ExternalDataRef &ref,
+                                                 const std::string &tensorName) {
+  if (baseDir_.empty()) return ExternalLoader();
   std::shared_ptr<ExternalFile> file;
-  std::string key = loadKey(baseDir, ref.location);
-  if (tLoadFiles)
-    if (auto it = tLoadFiles->byKey.find(key); it != tLoadFiles->byKey.end()) file = it->second;
+  std::string key = loadKey(baseDir_, ref.location);
+  if (auto it = files_.find(key); it != files_.end()) file = it->second;
   if (!file) {
-    auto opened = openExternal(baseDir, ref.location);
+    auto opened = openExternal(baseDir_, ref.location, allowLinksOutside_);
     if (!opened.ok()) return opened.status();
     file = *opened;
     // One descriptor per file: reuse the one already open for this file.
@@ -197,7 +173,7 @@ absl::StatusOr<ExternalLoader> bindExternal(const std::string &baseDir, External
     if (auto have = t.byId[id].lock(); have && have->size == file->size) file = have;
     else t.byId[id] = file;
     t.byPath[file->path] = file;
-    if (tLoadFiles) tLoadFiles->byKey[key] = file;
+    files_[key] = file;
   }
   uint64_t size = file->size;
   uint64_t off = ref.offset.value_or(0);
@@ -245,6 +221,30 @@ absl::StatusOr<ExternalLoader> bindExternal(const std::string &baseDir, External
     return std::shared_ptr<const Buffer>(
         std::make_shared<WindowBuffer>(whole, whole->data().substr(off, len)));
   });
+}
+
+absl::Status readExternalEntries(ExternalDataRef &ref) {
+  for (const auto &[k, v] : ref.entries) {
+    if (k == "location") ref.location = v;
+    else if (k == "checksum") ref.checksum = v;
+    else if (k == "offset" || k == "length") {
+      uint64_t x = 0;
+      bool ok = !v.empty() && v.size() <= 20;
+      for (char c : v) {
+        if (c < '0' || c > '9' || __builtin_mul_overflow(x, (uint64_t)10, &x) ||
+            __builtin_add_overflow(x, (uint64_t)(c - '0'), &x)) {
+          ok = false;
+          break;
+        }
+      }
+      if (!ok)
+        return absl::InvalidArgumentError(
+            absl::StrCat("external data ", k, " \"", v, "\" is not a non-negative integer"));
+      (k == "offset" ? ref.offset : ref.length) = x;
+    }
+  }
+  if (ref.location.empty()) return absl::InvalidArgumentError("external data has no location");
+  return absl::OkStatus();
 }
 
 FileId boundFileId(const ExternalDataRef &ref) {

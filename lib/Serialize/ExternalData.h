@@ -18,10 +18,10 @@
 //
 // Note [One open per file]
 // A load opens each external data file once, however many tensors refer to
-// it: the load (an ExternalPolicyScope) keeps a table from the location's
-// path (the model's directory and the location, `.` and repeated `/`
-// dropped) to the open file, and binds every later tensor of that path to
-// the same descriptor, never opening the path again. So every tensor of one
+// it: the load (its LoadSession) keeps a table from the location's path
+// (the model's directory and the location, `.` and repeated `/` dropped)
+// to the open file, and binds every later tensor of that path to the same
+// descriptor, never opening the path again. So every tensor of one
 // load reads one file, even if a save replaces the model and its data in
 // between (one load used to take w0 from one save and w1 from the next). A
 // file is also mapped once (the whole file, at the first read of any of its
@@ -39,43 +39,55 @@
 
 #include "absl/status/statusor.h"
 
+#include <map>
 #include <memory>
 #include <string>
 
 namespace onnxir {
 namespace detail {
 
-/// How external data is bound while one model is loaded (set for the
-/// duration of a load by ExternalPolicyScope; default: links must stay in
-/// the model's directory).
-struct ExternalPolicy {
-  bool allowLinksOutside = false;
-};
+struct ExternalFile;
 
-struct LoadFiles;
-
-/// Sets the policy for one load. The outermost scope of a thread also holds
-/// the load's table of open external files (Note [One open per file]), which
-/// nested scopes share.
-class ExternalPolicyScope {
+// Note [Load session]
+// Everything one load decides about external data travels in one object,
+// passed explicitly from the load function to the lifter or text parser
+// that binds the tensors: the directory locations are resolved from, whether
+// links may leave it, and the table of files this load opened (Note [One
+// open per file]). Nothing is kept per thread: two loads on one thread, or a
+// load started while another is under way, each see their own policy and
+// their own table (a thread-local policy used to let an inner load share the
+// outer one's table, so a file the outer load had opened under a permissive
+// policy was taken without the inner load's checks).
+class LoadSession {
 public:
-  explicit ExternalPolicyScope(const ExternalPolicy &p);
-  ~ExternalPolicyScope();
-  ExternalPolicyScope(const ExternalPolicyScope &) = delete;
-  ExternalPolicyScope &operator=(const ExternalPolicyScope &) = delete;
+  /// `baseDir` empty: locations are not resolved (external tensors get a
+  /// loader that fails when read).
+  LoadSession(std::string baseDir, bool allowLinksOutside);
+  ~LoadSession();
+  LoadSession(const LoadSession &) = delete;
+  LoadSession &operator=(const LoadSession &) = delete;
+
+  const std::string &baseDir() const { return baseDir_; }
+  bool allowLinksOutside() const { return allowLinksOutside_; }
+
+  /// Opens, checks and binds `ref` (Note [External data descriptors]);
+  /// records the resolved file in `ref.resolvedPath` and returns the loader
+  /// that maps the range of the kept descriptor on first use. Errors say
+  /// what is wrong with which location, without a place; the caller adds
+  /// it. With no base directory, an empty loader (reads fail).
+  absl::StatusOr<ExternalLoader> bind(ExternalDataRef &ref, const std::string &tensorName);
 
 private:
-  const ExternalPolicy *prev_;
-  std::unique_ptr<LoadFiles> files_; ///< set in the outermost scope
+  std::string baseDir_;
+  bool allowLinksOutside_;
+  std::map<std::string, std::shared_ptr<ExternalFile>> files_; ///< by load key
 };
 
-/// Opens, checks and binds `ref` (Note [External data descriptors]); records
-/// the resolved file in `ref.resolvedPath` and returns the loader that maps
-/// the range of the kept descriptor on first use. Errors say what is wrong
-/// with which location, without a place; the caller adds it. An empty
-/// `baseDir` gives an empty loader (reads fail).
-absl::StatusOr<ExternalLoader> bindExternal(const std::string &baseDir, ExternalDataRef &ref,
-                                            const std::string &tensorName);
+/// Reads `ref.location`, `checksum`, `offset` and `length` from
+/// `ref.entries`, as binary and text models give them: offset and length
+/// are decimal digits only (no sign, no space) that fit 64 bits, and a
+/// location is required. Errors name the entry, without a place.
+absl::Status readExternalEntries(ExternalDataRef &ref);
 
 /// Identity of the file an external tensor was bound to (through the kept
 /// descriptor), or invalid if it is unbound.

@@ -38,8 +38,8 @@
 //===----------------------------------------------------------------------===//
 #include "onnxir/Serialize/ModelFile.h"
 
-#include "ExternalData.h"
 #include "FileIO.h"
+#include "ModelLoad.h"
 #include "ModelSave.h"
 #include "onnxir/Serialize/ProtoIO.h"
 
@@ -60,9 +60,19 @@ using detail::FileId;
 using detail::OutputFile;
 using detail::OutputKind;
 
-ModelFormat formatForPath(llvm::StringRef path) {
-  return path.endswith(".onnxtxt") || path.endswith(".onnxt") ? ModelFormat::Text
-                                                              : ModelFormat::Binary;
+ModelFormat formatForPath(llvm::StringRef path, std::optional<llvm::StringRef> content) {
+  if (path.endswith(".onnxtxt") || path.endswith(".onnxt")) return ModelFormat::Text;
+  if (path.endswith(".onnx") || path.endswith(".pb") || !content) return ModelFormat::Binary;
+  size_t i = content->find_first_not_of(" \t\r\n");
+  return i != llvm::StringRef::npos && ((*content)[i] == '<' || (*content)[i] == '#')
+             ? ModelFormat::Text
+             : ModelFormat::Binary;
+}
+
+std::string modelDirectory(const std::string &path) {
+  struct stat st;
+  if (path == "-" || (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))) return ".";
+  return detail::dirOf(path);
 }
 
 absl::Status checkMappedFileReads() { return detail::mappedReadStatus(); }
@@ -78,39 +88,16 @@ absl::StatusOr<std::unique_ptr<Model>> loadModelFile(const std::string &path,
   auto buf = detail::readInput(path, name);
   if (!buf.ok()) return buf.status();
   llvm::StringRef bytes = (*buf)->data();
-  ModelFormat format = opts.format;
-  if (format == ModelFormat::Auto) {
-    llvm::StringRef p(path);
-    if (p.endswith(".onnxtxt") || p.endswith(".onnxt")) format = ModelFormat::Text;
-    else if (p.endswith(".onnx") || p.endswith(".pb")) format = ModelFormat::Binary;
-    else {
-      // By content: text starts with `<` (the header) or `#` (a comment);
-      // neither can start a ModelProto.
-      size_t i = bytes.find_first_not_of(" \t\r\n");
-      format = i != llvm::StringRef::npos && (bytes[i] == '<' || bytes[i] == '#')
-                   ? ModelFormat::Text
-                   : ModelFormat::Binary;
-    }
-  }
-  // External data is relative to the model file's directory; a pipe or
-  // standard input has none, so the working directory stands in.
-  struct stat st;
-  bool regular = path != "-" && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-  std::string baseDir = regular ? detail::dirOf(path) : ".";
+  ModelFormat format = opts.format == ModelFormat::Auto ? formatForPath(path, bytes) : opts.format;
+  if (opts.formatRead) *opts.formatRead = format;
+  detail::LoadSession session(modelDirectory(path), opts.allowExternalLinks);
   if (format == ModelFormat::Text) {
-    detail::ExternalPolicy policy;
-    policy.allowLinksOutside = opts.allowExternalLinks;
-    detail::ExternalPolicyScope scope(policy);
-    auto m = parseModelText(bytes, name, baseDir);
+    auto m = detail::parseModelText(bytes, name, session);
     if (!m.ok()) return m.status();
     if (auto s = detail::mappedReadStatus(); !s.ok()) return s;
     return m;
   }
-  LiftOptions lo;
-  lo.baseDir = baseDir;
-  lo.sourceName = name;
-  lo.allowExternalLinks = opts.allowExternalLinks;
-  return detail::liftBuffer(*buf, lo, name);
+  return detail::liftBuffer(*buf, session, name);
 }
 
 //===----------------------------------------------------------------------===//
@@ -237,7 +224,7 @@ absl::Status saveModelFile(const Model &m, const std::string &path, const SaveFi
           "--external-data needs a regular output file to write the data beside, not ", shown));
     plan.inlineExternal = !uses.empty();
   } else {
-    outDir = detail::dirOf(target);
+    outDir = modelDirectory(target);
     targetId = detail::fileIdOf(target);
     for (const std::string &in : opts.inputs)
       inPlace |= in != "-" && targetId.valid() && detail::fileIdOf(in) == targetId;
@@ -286,7 +273,7 @@ absl::Status saveModelFile(const Model &m, const std::string &path, const SaveFi
     // link and its target, so such a save is refused before anything is
     // written (a model without external data is saved through the link).
     if ((!requested.empty() || !uses.empty()) &&
-        detail::realDir(detail::dirOf(path)) != detail::realDir(outDir))
+        detail::realDir(modelDirectory(path)) != detail::realDir(outDir))
       return absl::InvalidArgumentError(absl::StrCat(
           path, " is a symbolic link into another directory (", target,
           "); a model with external data saved there would not load through the link (readers "

@@ -2,16 +2,17 @@
 //
 // Binary models: the direct wire lift first (Note [Wire lift] in
 // ProtoLift.cpp); when it gives up, parse (slim when the file is big, Note
-// [Slim parsing]) and lift the ModelProto. What a file is and how it is read lives in FileIO; external data in
-// ExternalData; which format and which policy in ModelFile.
+// [Slim parsing]) and lift the ModelProto. What a file is and how it is
+// read lives in FileIO; external data in ExternalData (one LoadSession per
+// load, Note [Load session]); which format and which directory in
+// ModelFile (formatForPath, modelDirectory).
 //
 //===----------------------------------------------------------------------===//
-#include "ExternalData.h"
-#include "FileIO.h"
-#include "ModelSave.h"
+#include "ModelLoad.h"
 #include "ProtoCommon.h"
 #include "WireReader.h"
 #include "WireScan.h"
+#include "onnxir/Serialize/ModelFile.h"
 #include "onnxir/Serialize/ProtoIO.h"
 
 #include "absl/strings/str_cat.h"
@@ -20,7 +21,6 @@
 
 #include <climits>
 #include <cstring>
-#include <sys/stat.h>
 
 namespace onnxir {
 
@@ -42,96 +42,39 @@ constexpr int kMaxMessageNesting = 1500;
 // surprise makes the walk give up, and the file is parsed the ordinary way.
 constexpr size_t kSlimThreshold = 8u << 20;
 
-bool readVarint(const uint8_t *&p, const uint8_t *end, uint64_t &v) {
-  return detail::wireReadValue(p, end, v) == detail::WireRead::Ok;
-}
-bool readTag(const uint8_t *&p, const uint8_t *end, uint64_t &v) {
-  return detail::wireReadTag(p, end, v) == detail::WireRead::Ok;
-}
-bool readLength(const uint8_t *&p, const uint8_t *end, uint64_t &v) {
-  return detail::wireReadLength(p, end, v) == detail::WireRead::Ok;
-}
-void writeVarint(std::string &out, uint64_t v) { detail::wireAppendVarint(out, v); }
-
-// Advances p over one field's payload; false on malformed input or groups.
-bool skipPayload(const uint8_t *&p, const uint8_t *end, unsigned wt) {
-  uint64_t v;
-  switch (wt) {
-  case 0: return readVarint(p, end, v);
-  case 1: if (end - p < 8) return false; p += 8; return true;
-  case 5: if (end - p < 4) return false; p += 4; return true;
-  case 2:
-    if (!readLength(p, end, v) || v > (uint64_t)(end - p)) return false;
-    p += v;
-    return true;
-  default: return false;
-  }
-}
-
-// Walks one message; `onLen(field, payloadBegin, payloadEnd, out)` may handle
-// length-delimited fields itself (returning true) or leave them to be copied.
+// Copies message `msg` field by field into `out`, except the
+// length-delimited fields numbered `number`, whose payload `sub` rewrites.
+// False on malformed input (or a group): the caller parses the usual way.
 template <class F>
-bool slimMessage(const uint8_t *p, const uint8_t *end, std::string &out, F onLen) {
-  while (p < end) {
-    const uint8_t *start = p;
-    uint64_t key;
-    if (!readTag(p, end, key)) return false;
-    unsigned wt = key & 7;
-    uint64_t field = key >> 3;
-    if (wt == 2) {
-      const uint8_t *q = p;
-      uint64_t len;
-      if (!readLength(q, end, len) || len > (uint64_t)(end - q)) return false;
-      int handled = onLen(field, key, q, q + len, out);
-      if (handled < 0) return false;
-      if (handled) {
-        p = q + len;
-        continue;
-      }
+bool slimCopy(llvm::StringRef msg, uint32_t number, std::string &out, F sub) {
+  detail::WireReader r(msg);
+  detail::WireField f;
+  while (r.next(f)) {
+    if (f.number != number || f.type != detail::kLen) {
+      out.append(reinterpret_cast<const char *>(f.begin), f.end - f.begin);
+      continue;
     }
-    if (!skipPayload(p, end, wt)) return false;
-    out.append(reinterpret_cast<const char *>(start), p - start);
+    std::string payload;
+    if (!sub(f.bytes, payload)) return false;
+    detail::wireAppendVarint(out, (uint64_t(number) << 3) | detail::kLen);
+    detail::wireAppendVarint(out, payload.size());
+    out += payload;
   }
-  return true;
+  return !r.bad();
 }
 
+// ModelProto.graph (7) > GraphProto.initializer (5) > TensorProto.raw_data.
 bool slimModel(const uint8_t *base, size_t size, std::string &out,
                std::vector<std::optional<detail::RawView>> &views) {
   out.reserve(size / 64);
-  auto onTensor = [&](const uint8_t *b, const uint8_t *e, std::string &tout) {
-    std::optional<detail::RawView> view;
-    bool ok = slimMessage(b, e, tout, [&](uint64_t f, uint64_t key, const uint8_t *pb,
-                                          const uint8_t *pe, std::string &o) -> int {
-      if (f != 9) return 0;
-      view = detail::RawView{uint64_t(pb - base), uint64_t(pe - pb)};
-      writeVarint(o, key);
-      writeVarint(o, 0); // present, empty: the lifter takes the view
-      return 1;
+  llvm::StringRef model(reinterpret_cast<const char *>(base), size);
+  return slimCopy(model, 7, out, [&](llvm::StringRef graph, std::string &g) {
+    return slimCopy(graph, 5, g, [&](llvm::StringRef tensor, std::string &t) {
+      std::optional<detail::RawView> view;
+      bool ok = detail::wireSlimTensor(base, tensor, t, view);
+      views.push_back(view);
+      return ok;
     });
-    views.push_back(view);
-    return ok;
-  };
-  auto onGraph = [&](const uint8_t *b, const uint8_t *e, std::string &gout) {
-    return slimMessage(b, e, gout, [&](uint64_t f, uint64_t key, const uint8_t *pb,
-                                       const uint8_t *pe, std::string &o) -> int {
-      if (f != 5) return 0;
-      std::string t;
-      if (!onTensor(pb, pe, t)) return -1;
-      writeVarint(o, key);
-      writeVarint(o, t.size());
-      o += t;
-      return 1;
-    });
-  };
-  return slimMessage(base, base + size, out, [&](uint64_t f, uint64_t key, const uint8_t *pb,
-                                                 const uint8_t *pe, std::string &o) -> int {
-    if (f != 7) return 0;
-    std::string g;
-    if (!onGraph(pb, pe, g)) return -1;
-    writeVarint(o, key);
-    writeVarint(o, g.size());
-    o += g;
-    return 1;
   });
 }
 
@@ -157,7 +100,7 @@ std::string notAModelReason(const char *data, size_t size, const proto::ModelPro
 }
 
 absl::StatusOr<std::unique_ptr<Model>> liftBytes(const char *data, size_t size,
-                                                 const LiftOptions &opts,
+                                                 detail::LoadSession &session,
                                                  const std::string &source,
                                                  const detail::FileViews *views = nullptr) {
   if (size == 0) return absl::InvalidArgumentError(source + ": the file is empty");
@@ -196,10 +139,7 @@ absl::StatusOr<std::unique_ptr<Model>> liftBytes(const char *data, size_t size,
   if (!mp.has_graph() && mp.opset_import_size() == 0)
     return absl::InvalidArgumentError(absl::StrCat(source, ": not an ONNX model: ",
                                                    notAModelReason(data, size, mp)));
-  detail::ExternalPolicy policy;
-  policy.allowLinksOutside = opts.allowExternalLinks;
-  detail::ExternalPolicyScope scope(policy);
-  return detail::liftProto(mp, opts.baseDir, source, views);
+  return detail::liftProto(mp, session, source, views);
 }
 
 // The direct wire lift (Note [Wire lift] in ProtoLift.cpp), tried first
@@ -207,15 +147,12 @@ absl::StatusOr<std::unique_ptr<Model>> liftBytes(const char *data, size_t size,
 // error of record); else the answer (the model, or the pre-scan's error,
 // which the ModelProto way would give first too).
 std::optional<absl::StatusOr<std::unique_ptr<Model>>>
-tryWireLift(llvm::StringRef d, const LiftOptions &opts, const std::string &source,
+tryWireLift(llvm::StringRef d, detail::LoadSession &session, const std::string &source,
             std::shared_ptr<const Buffer> file) {
   if (!detail::wireLiftEnabled() || d.empty()) return std::nullopt;
   if (auto s = detail::scanModelWire(d, source, detail::kWireQuickMinRecurse); !s.ok())
     return absl::StatusOr<std::unique_ptr<Model>>(s);
-  detail::ExternalPolicy policy;
-  policy.allowLinksOutside = opts.allowExternalLinks;
-  detail::ExternalPolicyScope scope(policy);
-  auto m = detail::liftWire(d, opts.baseDir, source, std::move(file));
+  auto m = detail::liftWire(d, session, source, std::move(file));
   if (!m.ok()) return std::nullopt;
   return m;
 }
@@ -224,8 +161,9 @@ tryWireLift(llvm::StringRef d, const LiftOptions &opts, const std::string &sourc
 
 absl::StatusOr<std::unique_ptr<Model>> liftModel(llvm::StringRef bytes, const LiftOptions &opts) {
   std::string source = opts.sourceName.empty() ? "<buffer>" : opts.sourceName;
-  if (auto r = tryWireLift(bytes, opts, source, nullptr)) return std::move(*r);
-  return liftBytes(bytes.data(), bytes.size(), opts, source);
+  detail::LoadSession session(opts.baseDir, opts.allowExternalLinks);
+  if (auto r = tryWireLift(bytes, session, source, nullptr)) return std::move(*r);
+  return liftBytes(bytes.data(), bytes.size(), session, source);
 }
 
 absl::StatusOr<std::unique_ptr<Model>> liftModel(const proto::ModelProto &mp,
@@ -240,13 +178,10 @@ absl::StatusOr<std::unique_ptr<Model>> liftModel(const proto::ModelProto &mp,
 namespace detail {
 
 absl::StatusOr<std::unique_ptr<Model>> liftBuffer(std::shared_ptr<const Buffer> buf,
-                                                  const LiftOptions &opts,
+                                                  LoadSession &session,
                                                   const std::string &source) {
-  ExternalPolicy policy;
-  policy.allowLinksOutside = opts.allowExternalLinks;
-  ExternalPolicyScope scope(policy);
   llvm::StringRef d = buf->data();
-  if (auto r = tryWireLift(d, opts, source, d.size() >= kSlimThreshold ? buf : nullptr))
+  if (auto r = tryWireLift(d, session, source, d.size() >= kSlimThreshold ? buf : nullptr))
     return std::move(*r);
   if (d.size() >= kSlimThreshold) {
     if (auto s = detail::scanModelWire(d, source, detail::kWireQuickMinRecurse); !s.ok())
@@ -256,25 +191,21 @@ absl::StatusOr<std::unique_ptr<Model>> liftBuffer(std::shared_ptr<const Buffer> 
     std::string slim;
     if (slimModel(reinterpret_cast<const uint8_t *>(d.data()), d.size(), slim,
                   views.initializers))
-      return liftBytes(slim.data(), slim.size(), opts, source, &views);
+      return liftBytes(slim.data(), slim.size(), session, source, &views);
   }
-  return liftBytes(d.data(), d.size(), opts, source);
+  return liftBytes(d.data(), d.size(), session, source);
 }
 
 } // namespace detail
 
 absl::StatusOr<std::unique_ptr<Model>> loadModel(const std::string &path,
                                                  const LiftOptions &opts) {
-  LiftOptions o = opts;
-  if (o.sourceName.empty()) o.sourceName = path == "-" ? "<stdin>" : path;
-  // A pipe or standard input has no directory: the working directory
-  // stands in for external data.
-  struct stat st;
-  bool regular = path != "-" && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-  if (o.baseDir.empty()) o.baseDir = regular ? detail::dirOf(path) : ".";
-  auto buf = detail::readInput(path, o.sourceName);
+  std::string source = opts.sourceName.empty() ? (path == "-" ? "<stdin>" : path) : opts.sourceName;
+  auto buf = detail::readInput(path, source);
   if (!buf.ok()) return buf.status();
-  return detail::liftBuffer(*buf, o, o.sourceName);
+  detail::LoadSession session(opts.baseDir.empty() ? modelDirectory(path) : opts.baseDir,
+                              opts.allowExternalLinks);
+  return detail::liftBuffer(*buf, session, source);
 }
 
 } // namespace onnxir

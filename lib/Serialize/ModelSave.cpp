@@ -4,6 +4,7 @@
 #include "WireWriter.h"
 
 #include "onnxir/IR/NodeLookahead.h"
+#include "onnxir/Serialize/ProtoIO.h"
 
 #include "absl/strings/str_cat.h"
 #include "llvm/ADT/DenseMap.h"

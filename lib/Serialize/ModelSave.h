@@ -12,7 +12,6 @@
 #include "FileIO.h"
 
 #include "onnxir/IR/Model.h"
-#include "onnxir/Serialize/ProtoIO.h"
 
 #include "absl/status/statusor.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -61,11 +60,6 @@ private:
   LoweredModel();
   std::unique_ptr<Impl> impl_;
 };
-
-/// Lifts a whole input buffer (slim parsing when it is big).
-absl::StatusOr<std::unique_ptr<Model>> liftBuffer(std::shared_ptr<const Buffer> buf,
-                                                  const LiftOptions &opts,
-                                                  const std::string &source);
 
 /// Every tensor of the model: dense and sparse initializers, attribute
 /// tensors of every node (nested graphs and function bodies included) and

@@ -57,8 +57,8 @@ struct FileViews {
 };
 
 /// Lifts a parsed ModelProto (its raw_data strings are moved out, not
-/// copied). `baseDir` resolves external data ("" means none).
-absl::StatusOr<std::unique_ptr<Model>> liftProto(proto::ModelProto &mp, const std::string &baseDir,
+/// copied), binding external data through `session`.
+absl::StatusOr<std::unique_ptr<Model>> liftProto(proto::ModelProto &mp, LoadSession &session,
                                                  const std::string &sourceName,
                                                  const FileViews *views = nullptr);
 

@@ -49,8 +49,8 @@ bool metadataLossless(const google::protobuf::RepeatedPtrField<proto::StringStri
 
 class Lifter {
 public:
-  Lifter(Model &m, std::string baseDir, std::string source, const FileViews *views)
-      : m_(m), ctx_(m.getContext()), baseDir_(std::move(baseDir)), source_(std::move(source)),
+  Lifter(Model &m, LoadSession &session, std::string source, const FileViews *views)
+      : m_(m), ctx_(m.getContext()), session_(session), source_(std::move(source)),
         views_(views) {}
 
   /// `wireGraph`: the serialized main graph, lifted the wire way (then
@@ -96,7 +96,8 @@ private:
 
   Model &m_;
   Context &ctx_;
-  std::string baseDir_, source_;
+  LoadSession &session_;
+  std::string source_;
   std::unordered_map<std::string, const Type *> typeCache_;
   const FileViews *views_;
   unsigned graphDepth_ = 0; // subgraph nesting of the graph being lifted
@@ -237,27 +238,9 @@ absl::StatusOr<Tensor> Lifter::liftTensor(proto::TensorProto &tp, const std::str
   } else if (external) {
     ExternalDataRef ref;
     ref.entries = liftMetadata(tp.external_data());
-    for (const auto &e : tp.external_data()) {
-      const std::string &k = e.key();
-      if (k == "location") ref.location = e.value();
-      else if (k == "checksum") ref.checksum = e.value();
-      else if (k == "offset" || k == "length") {
-        const std::string &v = e.value();
-        uint64_t x = 0;
-        bool ok = !v.empty() && v.size() <= 20;
-        for (char c : v) {
-          if (c < '0' || c > '9') { ok = false; break; }
-          if (__builtin_mul_overflow(x, (uint64_t)10, &x) ||
-              __builtin_add_overflow(x, (uint64_t)(c - '0'), &x)) { ok = false; break; }
-        }
-        if (!ok)
-          return err(where, absl::StrCat("external data ", k, " \"", v,
-                                         "\" is not a non-negative integer"));
-        (k == "offset" ? ref.offset : ref.length) = x;
-      }
-    }
-    if (ref.location.empty()) return err(where, "external data has no location");
-    auto loader = detail::bindExternal(baseDir_, ref, tp.name());
+    if (auto s = detail::readExternalEntries(ref); !s.ok())
+      return err(where, std::string(s.message()));
+    auto loader = session_.bind(ref, tp.name());
     if (!loader.ok()) return err(where, std::string(loader.status().message()));
     t.setExternal(std::move(ref), std::move(*loader));
     haveStorage = true;
@@ -1243,7 +1226,7 @@ absl::Status Lifter::liftAttributeWire(llvm::StringRef bytes, Node &n, unsigned 
         const uint8_t *e = p + f.bytes.size();
         uint64_t v;
         while (p < e) {
-          if (!wireReadVarint(p, e, v)) { viaProto = true; break; }
+          if (wireReadValue(p, e, v) != WireRead::Ok) { viaProto = true; break; }
           ints.push_back(int64_t(v));
         }
       } else viaProto = true;
@@ -1346,20 +1329,20 @@ absl::Status Lifter::liftAttributeWire(llvm::StringRef bytes, Node &n, unsigned 
 
 TensorSink::~TensorSink() = default;
 
-absl::StatusOr<std::unique_ptr<Model>> liftProto(proto::ModelProto &mp, const std::string &baseDir,
+absl::StatusOr<std::unique_ptr<Model>> liftProto(proto::ModelProto &mp, LoadSession &session,
                                                  const std::string &sourceName,
                                                  const FileViews *views) {
   auto m = std::make_unique<Model>();
-  Lifter l(*m, baseDir, sourceName, views);
+  Lifter l(*m, session, sourceName, views);
   if (auto s = l.liftModel(mp); !s.ok()) return s;
   return m;
 }
 
-absl::StatusOr<std::unique_ptr<Model>> liftWire(llvm::StringRef bytes, const std::string &baseDir,
+absl::StatusOr<std::unique_ptr<Model>> liftWire(llvm::StringRef bytes, LoadSession &session,
                                                 const std::string &sourceName,
                                                 std::shared_ptr<const Buffer> file) {
   auto m = std::make_unique<Model>();
-  Lifter l(*m, baseDir, sourceName, nullptr);
+  Lifter l(*m, session, sourceName, nullptr);
   if (auto s = l.liftModelWire(bytes, std::move(file)); !s.ok()) return s;
   return m;
 }

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ProtoCommon.h"
+#include "WireReader.h"
 #include "WireWriter.h"
 
 #include "onnxir/IR/NodeLookahead.h"
@@ -119,16 +120,15 @@ ByteSink::~ByteSink() = default;
 
 namespace {
 
-void putVarint(std::string &s, uint64_t v) { detail::wireAppendVarint(s, v); }
-void putTag(std::string &s, uint32_t f, unsigned wt) { putVarint(s, (uint64_t)f << 3 | wt); }
+void putTag(std::string &s, uint32_t f, unsigned wt) { wireAppendVarint(s, (uint64_t)f << 3 | wt); }
 void putStr(std::string &s, uint32_t f, llvm::StringRef v) {
   putTag(s, f, 2);
-  putVarint(s, v.size());
+  wireAppendVarint(s, v.size());
   s.append(v.data(), v.size());
 }
 void putInt32(std::string &s, uint32_t f, int32_t v) {
   putTag(s, f, 0);
-  putVarint(s, (uint64_t)(int64_t)v);
+  wireAppendVarint(s, (uint64_t)(int64_t)v);
 }
 
 std::string encodeShape(const Type *t) {
@@ -137,7 +137,7 @@ std::string encodeShape(const Type *t) {
     std::string pd;
     if (d.kind == Dim::Kind::Known) {
       putTag(pd, 1, 0);
-      putVarint(pd, (uint64_t)d.value);
+      wireAppendVarint(pd, (uint64_t)d.value);
     } else if (d.kind == Dim::Kind::Symbolic) {
       putStr(pd, 2, d.param);
     }
@@ -206,37 +206,22 @@ struct Residual {
   }
 };
 
-bool readVarint(const char *&p, const char *end, uint64_t &v) {
-  return detail::wireReadValue(p, end, v) == detail::WireRead::Ok;
-}
-
 /// The payload of one length-delimited field (tag and length skipped).
 llvm::StringRef lenPayload(llvm::StringRef field) {
-  const char *p = field.begin(), *end = field.end();
-  uint64_t key, len;
-  if (!readVarint(p, end, key) || !readVarint(p, end, len) || len > uint64_t(end - p)) return {};
-  return llvm::StringRef(p, (size_t)len);
+  WireReader r(field);
+  WireField f;
+  return r.next(f) && f.type == kLen ? f.bytes : llvm::StringRef();
 }
 
+/// Cuts the serialized known fields into one chunk per run of one field.
 void cutChunks(Residual &r) {
-  const char *base = r.known.data(), *p = base, *end = base + r.known.size();
-  while (p < end) {
-    const char *start = p;
-    uint64_t key, v;
-    if (!readVarint(p, end, key)) break;
-    switch (key & 7) {
-    case 0: if (!readVarint(p, end, v)) p = end; break;
-    case 1: p = end - p < 8 ? end : p + 8; break;
-    case 5: p = end - p < 4 ? end : p + 4; break;
-    case 2:
-      if (!readVarint(p, end, v) || v > uint64_t(end - p)) p = end;
-      else p += v;
-      break;
-    default: p = end; break; // no groups among ONNX's known fields
-    }
-    uint32_t f = uint32_t(key >> 3);
-    if (!r.chunks.empty() && r.chunks.back().field == f) r.chunks.back().end = size_t(p - base);
-    else r.chunks.push_back({f, size_t(start - base), size_t(p - base)});
+  const auto *base = reinterpret_cast<const uint8_t *>(r.known.data());
+  WireReader rd(r.known);
+  WireField f;
+  while (rd.next(f)) {
+    size_t begin = size_t(f.begin - base), end = size_t(f.end - base);
+    if (!r.chunks.empty() && r.chunks.back().field == f.number) r.chunks.back().end = end;
+    else r.chunks.push_back({f.number, begin, end});
   }
 }
 
@@ -362,7 +347,7 @@ public:
   void entries(uint32_t f, const Metadata &md) {
     for (const auto &[k, v] : md) {
       o.tag(f, 2);
-      o.varint(1 + varintSize64(k.size()) + k.size() + 1 + varintSize64(v.size()) + v.size());
+      o.varint(1 + wireVarintSize(k.size()) + k.size() + 1 + wireVarintSize(v.size()) + v.size());
       str(1, k);
       str(2, v);
     }
@@ -399,7 +384,7 @@ public:
     if (!v || v->empty()) return raw(rc);
     llvm::StringRef rp = rc.empty() ? llvm::StringRef() : lenPayload(rc);
     uint64_t n = 0;
-    for (T x : *v) n += varintSize64(enc(x));
+    for (T x : *v) n += wireVarintSize(enc(x));
     o.tag(f, 2);
     o.varint(rp.size() + n);
     raw(rp);
@@ -468,7 +453,7 @@ public:
           {"location", d.opts.location}, {"offset", off}, {"length", len}};
       for (const auto &[k, v] : refs) {
         o.tag(13, 2);
-        o.varint(1 + varintSize64(k.size()) + k.size() + 1 + varintSize64(v.size()) + v.size());
+        o.varint(1 + wireVarintSize(k.size()) + k.size() + 1 + wireVarintSize(v.size()) + v.size());
         str(1, k);
         str(2, v);
       }

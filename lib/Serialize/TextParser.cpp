@@ -21,8 +21,9 @@
 #include "onnxir/Serialize/Text.h"
 #include "onnxir/Serialize/ProtoIO.h"
 
-#include "ExternalData.h"
+#include "ModelLoad.h"
 #include "TextSupport.h"
+#include "onnxir/Serialize/ModelFile.h"
 
 #include "onnxir/IR/Function.h"
 #include "onnxir/IR/Graph.h"
@@ -32,9 +33,9 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Path.h"
 
 #include <algorithm>
+#include <sys/stat.h>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -269,13 +270,8 @@ struct PendingVI {
 
 class Parser {
 public:
-  Parser(llvm::StringRef src, llvm::StringRef file, std::optional<std::string> baseDir)
-      : src_(src), file_(file), lex_(src, annots_) {
-    llvm::StringRef f = file;
-    if (baseDir) baseDir_ = *baseDir;
-    else if (!f.empty() && f != "-" && !f.startswith("<"))
-      baseDir_ = llvm::sys::path::parent_path(f).str();
-  }
+  Parser(llvm::StringRef src, llvm::StringRef file, detail::LoadSession &session)
+      : src_(src), file_(file), lex_(src, annots_), session_(session) {}
 
   absl::StatusOr<std::unique_ptr<Model>> parseModel();
 
@@ -417,6 +413,10 @@ private:
   bool recSparse(const AVal &v, SparseTensor &s);
   bool recDeviceConfig(const AVal &v, NodeDeviceConfiguration &c);
   bool recSharding(const AVal &v, ShardingSpec &s);
+  /// `each(item)` for the items of list field `what` (false with "WHAT must
+  /// be a list" if it is not one); with `records`, each item must be a
+  /// record ("bad WHAT entry").
+  template <class F> bool recItems(const AVal &val, const std::string &what, bool records, F each);
   /// Applies `#@tensor` fields (name, doc, encoding, ...) to `t`.
   bool applyTensorAnn(Ann &a, Tensor &t, bool &rawFlag, std::string &rawHex,
                       std::optional<Tensor::TypedField> &field, std::string &dataHex);
@@ -434,6 +434,9 @@ private:
   bool nextIsType();
   bool parseType(const Type *&out, unsigned depth);
   bool parseShape(TypeSpec &spec);
+  /// An element type name into `spec` (a map's key type, a sparse tensor's
+  /// element type); else "expected WHAT".
+  bool parseElemType(TypeSpec &spec, const char *what);
   bool parseIdList(std::vector<std::pair<std::string, Loc>> &out);
   bool parseTensorData(Tensor &t, Ann &ann, const Type *type, Loc typeLoc);
   bool parseAttr(std::unique_ptr<Attribute> &out, unsigned depth);
@@ -458,8 +461,9 @@ private:
     doc = std::move(d), md = std::move(m), extras = std::move(x);
     return ok;
   }
-  /// Resolves and checks an external reference now (see
-  /// detail::bindExternal); false with `msg` on a bad one.
+  /// Reads the location, checksum, offset and length of `ref.entries`,
+  /// then resolves and checks the reference now (see
+  /// detail::LoadSession::bind); false with `msg` on a bad one.
   bool bindExternalRef(ExternalDataRef &ref, const std::string &tensorName, ExternalLoader &out,
                        std::string &msg);
 
@@ -468,7 +472,7 @@ private:
   Lexer lex_;
   std::deque<Token> la_;
   std::string err_;
-  std::string baseDir_;
+  detail::LoadSession &session_;
   Model *model_ = nullptr;
   Context *ctx_ = nullptr;
   std::vector<PendingUse> uses_;
@@ -711,19 +715,6 @@ bool Parser::recTensor(const AVal &v, Tensor &t) {
     } else if (key == "external") {
       ExternalDataRef ref;
       if (!valMeta(val, ref.entries)) REC_FAIL("bad external");
-      for (auto &[k, e] : ref.entries) {
-        if (k == "location") ref.location = e;
-        else if (k == "checksum") ref.checksum = e;
-        else if (k == "offset" || k == "length") {
-          char *end = nullptr;
-          errno = 0;
-          unsigned long long n = strtoull(e.c_str(), &end, 10);
-          if (errno || !end || *end || e.empty() || e[0] == '-')
-            REC_FAIL("external data '" + k + "' must be a non-negative integer");
-          (k == "offset" ? ref.offset : ref.length) = n;
-        }
-      }
-      if (ref.location.empty()) REC_FAIL("external data has no location");
       ExternalLoader loader;
       std::string msg;
       if (!bindExternalRef(ref, t.name(), loader, msg)) REC_FAIL(msg);
@@ -771,6 +762,16 @@ bool Parser::recSparse(const AVal &v, SparseTensor &s) {
   return true;
 }
 
+template <class F>
+bool Parser::recItems(const AVal &val, const std::string &what, bool records, F each) {
+  if (val.kind != AVal::Kind::List) REC_FAIL(what + " must be a list");
+  for (const AVal &e : val.items) {
+    if (records && e.kind != AVal::Kind::Record) REC_FAIL("bad " + what + " entry");
+    if (!each(e)) return false;
+  }
+  return true;
+}
+
 bool Parser::recSharding(const AVal &v, ShardingSpec &s) {
   if (v.kind != AVal::Kind::Record) REC_FAIL("expected a sharding_spec record");
   for (const auto &[key, val] : v.fields) {
@@ -781,58 +782,60 @@ bool Parser::recSharding(const AVal &v, ShardingSpec &s) {
     } else if (key == "device") {
       if (!valInts(val, s.device)) REC_FAIL("device must be a list of integers");
     } else if (key == "index_to_device_group_map") {
-      if (val.kind != AVal::Kind::List) REC_FAIL("index_to_device_group_map must be a list");
-      for (const AVal &e : val.items) {
-        if (e.kind != AVal::Kind::Record) REC_FAIL("bad index_to_device_group_map entry");
-        std::pair<std::optional<int64_t>, std::vector<int64_t>> entry;
-        for (const auto &[ek, ev] : e.fields) {
-          int64_t x;
-          if (ek == "key" && valInt(ev, x)) entry.first = x;
-          else if (ek == "value" && valInts(ev, entry.second)) {
-          } else REC_FAIL("bad index_to_device_group_map field '" + ek + "'");
-        }
-        s.indexToDeviceGroupMap.push_back(std::move(entry));
-      }
-    } else if (key == "index_map_extras") {
-      if (val.kind != AVal::Kind::List) REC_FAIL("index_map_extras must be a list");
-      for (const AVal &e : val.items) {
-        if (!valHex(e, str)) REC_FAIL("bad index_map_extras");
-        s.indexToDeviceGroupMapExtras.push_back(str);
-      }
-    } else if (key == "sharded_dim") {
-      if (val.kind != AVal::Kind::List) REC_FAIL("sharded_dim must be a list");
-      for (const AVal &e : val.items) {
-        if (e.kind != AVal::Kind::Record) REC_FAIL("bad sharded_dim entry");
-        ShardingSpec::ShardedDim sd;
-        for (const auto &[ek, ev] : e.fields) {
-          int64_t x;
-          if (ek == "axis" && valInt(ev, x)) sd.axis = x;
-          else if (ek == "extras" && valHex(ev, sd.extras)) {
-          } else if (ek == "simple_sharding" && ev.kind == AVal::Kind::List) {
-            for (const AVal &ss : ev.items) {
-              if (ss.kind != AVal::Kind::Record) REC_FAIL("bad simple_sharding entry");
-              ShardingSpec::SimpleShardedDim d;
-              for (const auto &[sk, sv] : ss.fields) {
-                if (sk == "dim_value" && valInt(sv, x)) {
-                  d.kind = ShardingSpec::SimpleShardedDim::Kind::Value;
-                  d.dimValue = x;
-                } else if (sk == "dim_param" && valStr(sv, d.dimParam)) {
-                  d.kind = ShardingSpec::SimpleShardedDim::Kind::Param;
-                } else if (sk == "num_shards" && valInt(sv, x)) {
-                  d.numShards = x;
-                } else if (sk == "extras" && valHex(sv, d.extras)) {
-                } else {
-                  REC_FAIL("bad simple_sharding field '" + sk + "'");
-                }
-              }
-              sd.simpleSharding.push_back(std::move(d));
+      if (!recItems(val, key, true, [&](const AVal &e) {
+            std::pair<std::optional<int64_t>, std::vector<int64_t>> entry;
+            for (const auto &[ek, ev] : e.fields) {
+              int64_t x;
+              if (ek == "key" && valInt(ev, x)) entry.first = x;
+              else if (ek == "value" && valInts(ev, entry.second)) {
+              } else REC_FAIL("bad index_to_device_group_map field '" + ek + "'");
             }
-          } else {
-            REC_FAIL("bad sharded_dim field '" + ek + "'");
-          }
-        }
-        s.shardedDim.push_back(std::move(sd));
-      }
+            s.indexToDeviceGroupMap.push_back(std::move(entry));
+            return true;
+          }))
+        return false;
+    } else if (key == "index_map_extras") {
+      if (!recItems(val, key, false, [&](const AVal &e) {
+            if (!valHex(e, str)) REC_FAIL("bad index_map_extras");
+            s.indexToDeviceGroupMapExtras.push_back(str);
+            return true;
+          }))
+        return false;
+    } else if (key == "sharded_dim") {
+      if (!recItems(val, key, true, [&](const AVal &e) {
+            ShardingSpec::ShardedDim sd;
+            for (const auto &[ek, ev] : e.fields) {
+              int64_t x;
+              if (ek == "axis" && valInt(ev, x)) sd.axis = x;
+              else if (ek == "extras" && valHex(ev, sd.extras)) {
+              } else if (ek == "simple_sharding" && ev.kind == AVal::Kind::List) {
+                if (!recItems(ev, ek, true, [&](const AVal &ss) {
+                      ShardingSpec::SimpleShardedDim d;
+                      for (const auto &[sk, sv] : ss.fields) {
+                        if (sk == "dim_value" && valInt(sv, x)) {
+                          d.kind = ShardingSpec::SimpleShardedDim::Kind::Value;
+                          d.dimValue = x;
+                        } else if (sk == "dim_param" && valStr(sv, d.dimParam)) {
+                          d.kind = ShardingSpec::SimpleShardedDim::Kind::Param;
+                        } else if (sk == "num_shards" && valInt(sv, x)) {
+                          d.numShards = x;
+                        } else if (sk == "extras" && valHex(sv, d.extras)) {
+                        } else {
+                          REC_FAIL("bad simple_sharding field '" + sk + "'");
+                        }
+                      }
+                      sd.simpleSharding.push_back(std::move(d));
+                      return true;
+                    }))
+                  return false;
+              } else {
+                REC_FAIL("bad sharded_dim field '" + ek + "'");
+              }
+            }
+            s.shardedDim.push_back(std::move(sd));
+            return true;
+          }))
+        return false;
     } else if (key == "extras") {
       if (!valHex(val, s.extras)) REC_FAIL("extras must be a hex string");
     } else {
@@ -851,11 +854,11 @@ bool Parser::recDeviceConfig(const AVal &v, NodeDeviceConfiguration &c) {
       if (!valStr(val, str)) REC_FAIL("configuration_id must be a string");
       c.configurationId = str;
     } else if (key == "sharding_spec") {
-      if (val.kind != AVal::Kind::List) REC_FAIL("sharding_spec must be a list");
-      for (const AVal &e : val.items) {
-        c.shardingSpec.emplace_back();
-        if (!recSharding(e, c.shardingSpec.back())) return false;
-      }
+      if (!recItems(val, key, false, [&](const AVal &e) {
+            c.shardingSpec.emplace_back();
+            return recSharding(e, c.shardingSpec.back());
+          }))
+        return false;
     } else if (key == "pipeline_stage") {
       if (!valInt(val, x) || x < INT32_MIN || x > INT32_MAX) REC_FAIL("bad pipeline_stage");
       c.pipelineStage = int32_t(x);
@@ -916,7 +919,11 @@ bool Parser::applyValueAnn(Ann &a, const Type *&type, bool &hasType, std::string
 
 bool Parser::bindExternalRef(ExternalDataRef &ref, const std::string &tensorName,
                              ExternalLoader &out, std::string &msg) {
-  auto l = detail::bindExternal(baseDir_, ref, tensorName);
+  if (auto s = detail::readExternalEntries(ref); !s.ok()) {
+    msg = std::string(s.message());
+    return false;
+  }
+  auto l = session_.bind(ref, tensorName);
   if (!l.ok()) {
     msg = std::string(l.status().message());
     return false;
@@ -979,6 +986,16 @@ bool Parser::nextIsType() {
   return false;
 }
 
+bool Parser::parseElemType(TypeSpec &spec, const char *what) {
+  Token k = peek();
+  int32_t e = k.kind == Token::Ident ? elemTypeFromName(k.text) : 0;
+  if (!e) return failHere(std::string("expected ") + what);
+  if (!consume()) return false;
+  spec.hasElem = true;
+  spec.elem = e;
+  return true;
+}
+
 bool Parser::parseShape(TypeSpec &spec) {
   // After the element type: nothing (rank 0), `[]` (unknown rank) or dims.
   if (!isPunct('[')) {
@@ -1030,23 +1047,12 @@ bool Parser::parseType(const Type *&out, unsigned depth) {
     if (!expect('(') || !parseType(s.inner, depth + 1) || !expect(')')) return false;
   } else if (tok.text == "map") {
     s.kind = Type::Kind::Map;
-    if (!expect('(')) return false;
-    Token k = peek();
-    if (k.kind != Token::Ident || !elemTypeFromName(k.text))
-      return failHere("expected a primitive type as map key type");
-    if (!consume()) return false;
-    s.hasElem = true;
-    s.elem = elemTypeFromName(k.text);
+    if (!expect('(') || !parseElemType(s, "a primitive type as map key type")) return false;
     if (!expect(',') || !parseType(s.inner, depth + 1) || !expect(')')) return false;
   } else if (tok.text == "sparse_tensor") {
     s.kind = Type::Kind::SparseTensor;
-    if (!expect('(')) return false;
-    Token k = peek();
-    if (k.kind != Token::Ident || !elemTypeFromName(k.text))
-      return failHere("expected a tensor element type in sparse_tensor");
-    if (!consume()) return false;
-    s.hasElem = true;
-    s.elem = elemTypeFromName(k.text);
+    if (!expect('(') || !parseElemType(s, "a tensor element type in sparse_tensor"))
+      return false;
     if (!parseShape(s) || !expect(')')) return false;
   } else if (tok.text == "opaque") {
     // opaque(), opaque(name), opaque(domain, name); name may be dotted.
@@ -1205,19 +1211,6 @@ bool Parser::parseTensorData(Tensor &t, Ann &ann, const Type *type, Loc typeLoc)
                       " is elided (" + ref.entries[0].second +
                       " elements printed as \"__elided__\"): elided data cannot become a "
                       "model; print it with --print-lossless (the default for files)");
-    for (auto &[k, e] : ref.entries) {
-      if (k == "location") ref.location = e;
-      else if (k == "checksum") ref.checksum = e;
-      else if (k == "offset" || k == "length") {
-        char *end = nullptr;
-        errno = 0;
-        unsigned long long n = strtoull(e.c_str(), &end, 10);
-        if (errno || !end || *end || e.empty() || e[0] == '-')
-          return failHere("external data '" + k + "' must be a non-negative integer");
-        (k == "offset" ? ref.offset : ref.length) = n;
-      }
-    }
-    if (ref.location.empty()) return failHere("external data has no location");
     ExternalLoader loader;
     std::string msg;
     if (!bindExternalRef(ref, t.name(), loader, msg)) return failHere(msg);
@@ -2178,17 +2171,38 @@ absl::StatusOr<std::unique_ptr<Model>> Parser::parseModel() {
 
 } // namespace
 
+namespace detail {
+absl::StatusOr<std::unique_ptr<Model>> parseModelText(llvm::StringRef text,
+                                                      llvm::StringRef fileName,
+                                                      LoadSession &session) {
+  Parser p(text, fileName, session);
+  return p.parseModel();
+}
+} // namespace detail
+
 absl::StatusOr<std::unique_ptr<Model>> parseModelText(llvm::StringRef text,
                                                       llvm::StringRef fileName) {
-  Parser p(text, fileName, std::nullopt);
-  return p.parseModel();
+  // The text of a model file reads its data where loadModelFile would; a
+  // name that is no file (`<text>`, or text made in memory) has no directory.
+  std::string name = fileName.str();
+  struct stat st;
+  bool isFile = !fileName.empty() && !fileName.startswith("<") && ::stat(name.c_str(), &st) == 0;
+  detail::LoadSession session(isFile ? modelDirectory(name) : "", false);
+  return detail::parseModelText(text, fileName, session);
 }
 
 absl::StatusOr<std::unique_ptr<Model>> parseModelText(llvm::StringRef text,
                                                       llvm::StringRef fileName,
                                                       const std::string &baseDir) {
-  Parser p(text, fileName, baseDir);
-  return p.parseModel();
+  detail::LoadSession session(baseDir, false);
+  return detail::parseModelText(text, fileName, session);
+}
+
+absl::StatusOr<std::unique_ptr<Model>> parseModelText(llvm::StringRef text,
+                                                      const LiftOptions &opts) {
+  detail::LoadSession session(opts.baseDir, opts.allowExternalLinks);
+  return detail::parseModelText(text, opts.sourceName.empty() ? "<text>" : opts.sourceName,
+                                session);
 }
 
 } // namespace onnxir

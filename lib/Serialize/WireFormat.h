@@ -71,26 +71,6 @@ inline WireRead wireReadLength(const uint8_t *&p, const uint8_t *end, uint64_t &
   return r;
 }
 
-// The same for char pointers.
-inline WireRead wireReadValue(const char *&p, const char *end, uint64_t &v) {
-  auto q = reinterpret_cast<const uint8_t *>(p);
-  WireRead r = wireReadValue(q, reinterpret_cast<const uint8_t *>(end), v);
-  p = reinterpret_cast<const char *>(q);
-  return r;
-}
-inline WireRead wireReadTag(const char *&p, const char *end, uint64_t &v) {
-  auto q = reinterpret_cast<const uint8_t *>(p);
-  WireRead r = wireReadTag(q, reinterpret_cast<const uint8_t *>(end), v);
-  p = reinterpret_cast<const char *>(q);
-  return r;
-}
-inline WireRead wireReadLength(const char *&p, const char *end, uint64_t &v) {
-  auto q = reinterpret_cast<const uint8_t *>(p);
-  WireRead r = wireReadLength(q, reinterpret_cast<const uint8_t *>(end), v);
-  p = reinterpret_cast<const char *>(q);
-  return r;
-}
-
 /// Bytes of the canonical (shortest) encoding of `v`.
 inline size_t wireVarintSize(uint64_t v) {
   // 1 + floor(bits / 7), bits >= 1.

@@ -25,6 +25,7 @@ namespace onnxir {
 namespace detail {
 
 struct RawView;
+class LoadSession;
 } // namespace detail
 class Buffer;
 class Model;
@@ -40,7 +41,7 @@ constexpr unsigned kWireMaxNesting = 1500;
 /// input is malformed, invalid, or merely unusual, returns an error that
 /// callers do not report: they lift the same bytes the ModelProto way,
 /// which gives the result (or the error) of record.
-absl::StatusOr<std::unique_ptr<Model>> liftWire(llvm::StringRef bytes, const std::string &baseDir,
+absl::StatusOr<std::unique_ptr<Model>> liftWire(llvm::StringRef bytes, LoadSession &session,
                                                 const std::string &sourceName,
                                                 std::shared_ptr<const Buffer> file);
 
@@ -50,11 +51,6 @@ bool wireLiftEnabled();
 void setWireLiftEnabled(bool on);
 
 enum WireType : unsigned { kVarint = 0, kFixed64 = 1, kLen = 2, kFixed32 = 5 };
-
-/// A value varint as protobuf reads it (Note [Wire acceptance]).
-inline bool wireReadVarint(const uint8_t *&p, const uint8_t *end, uint64_t &v) {
-  return wireReadValue(p, end, v) == WireRead::Ok;
-}
 
 /// One field of a message.
 struct WireField {
@@ -82,7 +78,7 @@ public:
     f.type = unsigned(key & 7);
     switch (f.type) {
     case kVarint:
-      if (!wireReadVarint(p_, end_, f.varint)) return fail();
+      if (wireReadValue(p_, end_, f.varint) != WireRead::Ok) return fail();
       break;
     case kFixed64:
       if (end_ - p_ < 8) return fail();

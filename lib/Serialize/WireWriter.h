@@ -49,15 +49,13 @@ private:
   std::string &s_;
 };
 
-inline size_t varintSize64(uint64_t v) { return wireVarintSize(v); }
-
 /// Counts bytes (the size pass).
 class SizeCounter {
 public:
   static constexpr bool kSizing = true;
   uint64_t n = 0;
-  void tag(uint32_t field, unsigned wt) { n += varintSize64((uint64_t)field << 3 | wt); }
-  void varint(uint64_t v) { n += varintSize64(v); }
+  void tag(uint32_t field, unsigned wt) { n += wireVarintSize((uint64_t)field << 3 | wt); }
+  void varint(uint64_t v) { n += wireVarintSize(v); }
   void fixed32(uint32_t) { n += 4; }
   void fixed64(uint64_t) { n += 8; }
   void bytes(const char *, size_t len) { n += len; }

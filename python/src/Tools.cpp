@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "Core.h"
 
-#include "onnxir/IR/SchemaVerifier.h"
+#include "onnxir/Ops/SchemaVerifier.h"
 #include "onnxir/IR/Verifier.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/PassManager.h"
@@ -66,22 +66,15 @@ PyModel loads(py::bytes data, const std::string &format, const std::string &base
   if (PyBytes_AsStringAndSize(data.ptr(), &buf, &len) != 0) throw py::error_already_set();
   llvm::StringRef bytes(buf, (size_t)len);
   ModelFormat f = formatArg(format);
-  if (f == ModelFormat::Auto) {
-    llvm::StringRef t = bytes.ltrim(" \t\r\n");
-    f = t.startswith("<") || t.startswith("#") ? ModelFormat::Text : ModelFormat::Binary;
-  }
+  if (f == ModelFormat::Auto) f = formatForPath("", bytes); // by content
+  LiftOptions lo;
+  lo.baseDir = baseDir;
+  lo.sourceName = name.empty() ? "<bytes>" : name;
+  lo.allowExternalLinks = allowExternalLinks;
   absl::StatusOr<std::unique_ptr<Model>> m;
   {
     py::gil_scoped_release nogil;
-    if (f == ModelFormat::Text) {
-      m = parseModelText(bytes, name.empty() ? "<bytes>" : name, baseDir);
-    } else {
-      LiftOptions lo;
-      lo.baseDir = baseDir;
-      lo.sourceName = name.empty() ? "<bytes>" : name;
-      lo.allowExternalLinks = allowExternalLinks;
-      m = liftModel(bytes, lo);
-    }
+    m = f == ModelFormat::Text ? parseModelText(bytes, lo) : liftModel(bytes, lo);
   }
   return wrap(check(std::move(m)));
 }
@@ -154,7 +147,13 @@ std::vector<Diagnostic> diagnosticsOf(const PyModel &pm, bool schema, bool check
   Model &m = pm.m();
   ModelHolder::Busy busy(*pm.h);
   py::gil_scoped_release nogil;
-  return verifyAll(m, vo);
+  vo.schema = false;
+  std::vector<Diagnostic> d = verifyAll(m, vo);
+  if (schema) {
+    std::vector<Diagnostic> s = verifySchemaAll(m, vo);
+    d.insert(d.end(), s.begin(), s.end());
+  }
+  return d;
 }
 
 void verify(const PyModel &pm, bool schema, bool checkOrder, unsigned maxDiagnostics,

@@ -69,6 +69,26 @@ def test_external_data(tmp_path):
         np.asarray(m4.graph.initializers["w"].const_value)
 
 
+def test_text_bytes_take_the_external_link_policy(tmp_path):
+    # Text from bytes follows allow_external_links as binary does (the text
+    # path used to ignore it and refuse every link out of base_dir).
+    (tmp_path / "blobs").mkdir()
+    (tmp_path / "model").mkdir()
+    big = np.arange(4, dtype=np.float32)
+    (tmp_path / "blobs" / "w.bin").write_bytes(big.tobytes())
+    os.symlink("../blobs/w.bin", tmp_path / "model" / "link.bin")
+    text = (b'<ir_version: 9, opset_import: ["" : 19]>\n'
+            b'g (float[4] X) => (float[4] Y)\n'
+            b'<float[4] W = ["location": "link.bin", "offset": "0", "length": "16"]>\n'
+            b'{\n  Y = Add(X, W)\n}\n')
+    base = str(tmp_path / "model")
+    with pytest.raises(onnxir.Error, match="allow-external-links"):
+        onnxir.load(text, base_dir=base)
+    for fmt in ("auto", "text"):
+        m = onnxir.load(text, format=fmt, base_dir=base, allow_external_links=True)
+        assert (np.asarray(m.graph.initializers["W"].const_value) == big).all()
+
+
 def test_onnx_model_proto(text_model):
     onnx = pytest.importorskip("onnx")
     proto = onnxir.to_onnx(text_model)

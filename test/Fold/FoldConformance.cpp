@@ -14,7 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/Model.h"
 #include "onnxir/Passes/ConstantFolding.h"
-#include "onnxir/Passes/Kernels.h"
+#include "onnxir/Ops/Kernels.h"
 #include "onnxir/Serialize/ProtoIO.h"
 
 #include <algorithm>
@@ -220,9 +220,7 @@ Result runTest(const fs::path &dir) {
       Node *c = v->definingNode();
       std::vector<const Attribute *> attrs;
       for (unsigned a = 0; a < c->numAttributes(); ++a) attrs.push_back(&c->attribute(a));
-      KernelCall call;
-      call.opType = "Constant";
-      call.attributes = attrs;
+      KernelCall call("", "Constant", 0, attrs);
       auto r = evaluateKernel(call);
       if (r.ok() && r->size() == 1) fromConstant = std::move((*r)[0]);
       if (fromConstant) got = &*fromConstant;

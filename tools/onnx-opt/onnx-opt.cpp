@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/Model.h"
-#include "onnxir/IR/SchemaVerifier.h"
+#include "onnxir/Ops/SchemaVerifier.h"
 #include "onnxir/IR/Verifier.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/PassManager.h"
@@ -19,6 +19,8 @@
 #include "onnxir/Serialize/ModelFile.h"
 #include "onnxir/Serialize/ProtoIO.h"
 #include "onnxir/Serialize/Text.h"
+
+#include "../common/LoadReport.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/Statistic.h"
@@ -337,18 +339,10 @@ void checkSchemasOnLoad(const Model &m, VerifyLevel level, bool strict) {
   SchemaCheckLevel l = level == VerifyLevel::Structure ? SchemaCheckLevel::Structure
                        : level == VerifyLevel::Schema  ? SchemaCheckLevel::Schema
                                                        : SchemaCheckLevel::Default;
-  SchemaCheckResult r = onnxir::checkSchemasOnLoad(m, l, strict);
-  for (const Diagnostic &d : r.warnings)
-    llvm::errs() << "onnx-opt: warning: " << gInput << ": " << d.message << "\n";
-  if (r.moreWarnings)
-    llvm::errs() << "onnx-opt: warning: " << gInput << ": " << r.moreWarnings
-                 << " more schema problems of these kinds (--verify=schema lists them)\n";
-  std::string errors;
-  for (const Diagnostic &d : r.errors)
-    errors += "\n  " + d.message + " [" + diagnosticKindName(d.kind) + "]";
-  if (!errors.empty())
-    fail(gInput + ": the model is invalid:" + errors +
-         (r.schemaErrors ? "\n(--verify=structure skips the operator schema checks)" : ""));
+  std::string invalid = tools::reportSchemaCheck(onnxir::checkSchemasOnLoad(m, l, strict),
+                                                 "onnx-opt", gInput, "--verify=structure",
+                                                 llvm::errs());
+  if (!invalid.empty()) fail(invalid);
 }
 
 
@@ -481,7 +475,7 @@ int onnxOptMain(int argc, char **argv) {
         llvm::errs() << "onnx-opt: warning: " << d.message << " (-rename repairs it)\n";
         continue;
       }
-      errors += "\n  " + d.message + " [" + diagnosticKindName(d.kind) + "]";
+      errors += tools::invalidLine(d);
     }
     if (!errors.empty())
       fail(gInput + ": the model is invalid:" + errors +

@@ -3,7 +3,7 @@
 // A small test tool for the text format (lit tests use it until onnx-opt
 // reads text, and it stays useful for debugging the format):
 //
-//   onnxir-text print FILE        load (.onnx binary or text), print text
+//   onnxir-text print FILE        load (binary or text: formatForPath), print text
 //   onnxir-text roundtrip FILE    text: parse, print, parse, print; the two
 //                                 prints must agree. binary: lift, print
 //                                 lossless, parse, lower; bytes must agree.
@@ -16,11 +16,15 @@
 // --strict turns the warnings into errors.
 //
 //===----------------------------------------------------------------------===//
-#include "onnxir/IR/SchemaVerifier.h"
+#include "onnxir/Ops/SchemaVerifier.h"
 #include "onnxir/IR/Verifier.h"
 #include "onnxir/Serialize/ModelFile.h"
 #include "onnxir/Serialize/ProtoIO.h"
 #include "onnxir/Serialize/Text.h"
+
+#include "../common/LoadReport.h"
+
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -37,15 +41,6 @@ int usage() {
   return 2;
 }
 
-bool isBinaryName(const std::string &p) {
-  return p.size() >= 5 && p.compare(p.size() - 5, 5, ".onnx") == 0;
-}
-
-absl::StatusOr<std::unique_ptr<Model>> load(const std::string &path) {
-  LoadFileOptions lo;
-  lo.format = isBinaryName(path) ? ModelFormat::Binary : ModelFormat::Text;
-  return loadModelFile(path, lo);
-}
 
 bool write(const std::string &out, const std::string &data) {
   if (out.empty() || out == "-") {
@@ -82,7 +77,10 @@ int main(int argc, char **argv) {
     else return usage();
   }
   if (file.empty()) return usage();
-  auto m = load(file);
+  ModelFormat format = ModelFormat::Auto;
+  LoadFileOptions lo; // the format by the library's one rule (formatForPath)
+  lo.formatRead = &format;
+  auto m = loadModelFile(file, lo);
   if (!m.ok()) {
     std::cerr << m.status().message() << "\n";
     return 1;
@@ -94,34 +92,23 @@ int main(int argc, char **argv) {
       std::cerr << s.message() << "\n";
       return 1;
     }
-    SchemaCheckResult r = checkSchemasOnLoad(**m, level, strict);
-    for (const Diagnostic &d : r.warnings)
-      std::cerr << "onnxir-text: warning: " << file << ": " << d.message << "\n";
-    if (r.moreWarnings)
-      std::cerr << "onnxir-text: warning: " << file << ": " << r.moreWarnings
-                << " more schema problems of these kinds (--verify=schema lists them)\n";
-    if (!r.errors.empty()) {
-      std::cerr << "onnxir-text: error: " << file << ": the model is invalid:";
-      for (const Diagnostic &d : r.errors)
-        std::cerr << "\n  " << d.message << " [" << diagnosticKindName(d.kind) << "]";
-      std::cerr << (r.schemaErrors ? "\n(--verify=structural skips the operator schema checks)"
-                                   : "")
-                << "\n";
+    std::string invalid = tools::reportSchemaCheck(checkSchemasOnLoad(**m, level, strict),
+                                                   "onnxir-text", file, "--verify=structural",
+                                                   llvm::errs());
+    if (!invalid.empty()) {
+      llvm::errs() << "onnxir-text: error: " << invalid << "\n";
       return 1;
     }
   }
-  if (cmd == "print") {
+  if (cmd == "print" || cmd == "to-binary") {
     SaveFileOptions so;
-    so.format = ModelFormat::Text;
-    so.text = po;
-    absl::Status s = saveModelFile(**m, out.empty() ? "-" : out, so);
-    if (!s.ok()) std::cerr << s.message() << "\n";
-    return s.ok() ? 0 : 1;
-  }
-  if (cmd == "to-binary") {
-    SaveFileOptions so;
-    so.format = ModelFormat::Binary;
-    so.force = true;
+    if (cmd == "print") {
+      so.format = ModelFormat::Text;
+      so.text = po;
+    } else {
+      so.format = ModelFormat::Binary;
+      so.force = true;
+    }
     absl::Status s = saveModelFile(**m, out.empty() ? "-" : out, so);
     if (!s.ok()) std::cerr << s.message() << "\n";
     return s.ok() ? 0 : 1;
@@ -129,7 +116,10 @@ int main(int argc, char **argv) {
   if (cmd == "roundtrip") {
     po.lossless = true;
     std::string t1 = printModelText(**m, po);
-    auto m2 = parseModelText(t1, file + ".printed");
+    LiftOptions reparse; // the printed text reads its data where the file did
+    reparse.sourceName = file + ".printed";
+    reparse.baseDir = modelDirectory(file);
+    auto m2 = parseModelText(t1, reparse);
     if (!m2.ok()) {
       std::cerr << "re-parse failed: " << m2.status().message() << "\n";
       return 1;
@@ -141,7 +131,7 @@ int main(int argc, char **argv) {
       write("/tmp/onnxir-text-rt2.txt", t2);
       return 1;
     }
-    if (isBinaryName(file)) {
+    if (format == ModelFormat::Binary) {
       auto b1 = lowerModel(**m);
       auto b2 = lowerModel(**m2);
       if (!b1.ok() || !b2.ok()) {

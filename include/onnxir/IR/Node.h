@@ -181,11 +181,7 @@ public:
   Attribute &addAttr(std::unique_ptr<Attribute> a);
   /// Removes by name; true if one was removed.
   bool removeAttr(llvm::StringRef name);
-  /// Convenience typed lookups with a default.
-  int64_t getInt(llvm::StringRef name, int64_t dflt) const;
-  float getFloat(llvm::StringRef name, float dflt) const;
-  std::string getString(llvm::StringRef name, llvm::StringRef dflt) const;
-  std::vector<int64_t> getInts(llvm::StringRef name) const;
+  // Attribute values with the schema's defaults: NodeContext (Ops/OpContext.h).
   /// Every subgraph held by this node's attributes, in attribute order.
   std::vector<Graph *> subgraphs() const;
   /// True if some attribute holds a subgraph. O(1): the node counts the

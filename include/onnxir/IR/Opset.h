@@ -33,6 +33,11 @@ struct OpsetImport;
 // into "") do, so a model means here what it means to them. -1: D is not
 // imported (or the graph belongs to no model nor function).
 
+/// True for "" and "ai.onnx", the two names of the default domain.
+bool isDefaultDomain(llvm::StringRef domain);
+/// "" for the default domain, else `domain` unchanged.
+llvm::StringRef canonicalDomain(llvm::StringRef domain);
+
 /// The version of `domain` in `imports`: the last entry for it, else -1.
 int64_t opsetVersionIn(llvm::ArrayRef<OpsetImport> imports, llvm::StringRef domain);
 /// The version of `domain` in force in graph `g` (at any nesting depth).

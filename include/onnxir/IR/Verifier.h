@@ -70,9 +70,16 @@ struct VerifyOptions {
   /// ones and this many others, so that warnings never hide an error).
   unsigned maxDiagnostics = 100;
   /// Also check every node against its operator schema (Schema errors only;
-  /// see SchemaVerifier.h, which also gives the warnings).
+  /// see Ops/SchemaVerifier.h, which also gives the warnings). The IR knows
+  /// no operators: the check is the one lib/Ops installs (setSchemaChecker);
+  /// without onnxir::Ops linked, one Schema diagnostic says so.
   bool schema = false;
 };
+
+/// The operator check verifyAll(m, {schema = true}) adds. lib/Ops installs
+/// verifySchemaAll (Ops/SchemaVerifier.h) when it is linked.
+using SchemaCheckFn = std::vector<Diagnostic> (*)(const Model &, const VerifyOptions &);
+void setSchemaChecker(SchemaCheckFn check);
 
 /// Every problem found in `m` (empty when it is well-formed).
 std::vector<Diagnostic> verifyAll(const Model &m, const VerifyOptions &opts = {});

@@ -33,16 +33,31 @@ namespace onnxir {
 
 enum class ModelFormat { Auto, Binary, Text };
 
-/// Text for `.onnxtxt` and `.onnxt` names, binary otherwise.
-ModelFormat formatForPath(llvm::StringRef path);
+/// The one format rule (loads, saves, onnx-opt, onnxir-text, python): by
+/// extension, `.onnxtxt` and `.onnxt` are text, `.onnx` and `.pb` binary;
+/// any other name (or none, "" for a buffer) is decided by `content` when
+/// it is given (text starts, after white space, with `<`, the header, or
+/// `#`, a comment; neither can start a ModelProto), and is binary when it
+/// is not (an output about to be written).
+ModelFormat formatForPath(llvm::StringRef path,
+                          std::optional<llvm::StringRef> content = std::nullopt);
+
+/// The one base-directory rule: the directory external data locations of
+/// the model at `path` are relative to (loads, and the data files a save
+/// writes beside its output). The directory part of the path (`.` for a
+/// bare name); for standard input ("-") and for a pipe, device or other
+/// non-regular file, which have no directory of their own, the working
+/// directory (`.`).
+std::string modelDirectory(const std::string &path);
 
 struct LoadFileOptions {
-  /// Auto: by extension (.onnxtxt/.onnxt text, .onnx/.pb binary), else by
-  /// content (text starts with `<` or `#`).
+  /// Auto: formatForPath(path, the file's bytes).
   ModelFormat format = ModelFormat::Auto;
   /// Follow links of external data files that leave the model's directory
   /// (the Hugging Face cache layout). Off by default.
   bool allowExternalLinks = false;
+  /// If set, receives the format the file was read as.
+  ModelFormat *formatRead = nullptr;
 };
 
 /// Reads a model file ("-" is standard input).

@@ -9,6 +9,7 @@
 #define ONNXIR_SERIALIZE_TEXT_H
 
 #include "onnxir/IR/Model.h"
+#include "onnxir/Serialize/ProtoIO.h"
 
 #include "absl/status/statusor.h"
 #include "llvm/ADT/StringRef.h"
@@ -30,14 +31,20 @@ struct PrintOptions {
 
 /// Parses a model in text syntax. Errors read `file:line:col: message`, then
 /// the offending line and a caret. External data locations are resolved (and
-/// checked, as for binary models) relative to the directory part of
-/// `fileName`; with none, they stay unresolved and fail when read.
+/// checked, as for binary models) relative to the directory of the model
+/// file `fileName` (modelDirectory in ModelFile.h) if there is such a file;
+/// a name that is no file (`<text>`, text made in memory) has none: they
+/// stay unresolved and fail when read.
 absl::StatusOr<std::unique_ptr<Model>> parseModelText(llvm::StringRef text,
                                                       llvm::StringRef fileName = "<text>");
 /// As above, resolving external data relative to `baseDir` ("" for none).
 absl::StatusOr<std::unique_ptr<Model>> parseModelText(llvm::StringRef text,
                                                       llvm::StringRef fileName,
                                                       const std::string &baseDir);
+/// As above, with the options of a binary lift: `baseDir` ("" for none),
+/// `sourceName` for messages (default `<text>`) and `allowExternalLinks`.
+absl::StatusOr<std::unique_ptr<Model>> parseModelText(llvm::StringRef text,
+                                                      const LiftOptions &opts);
 /// Prints a model; deterministic, and print(parse(print(m))) == print(m).
 std::string printModelText(const Model &m, const PrintOptions &opts = {});
 /// Prints one graph (for -print-ir-after).

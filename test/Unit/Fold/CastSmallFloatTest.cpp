@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/Builder.h"
-#include "onnxir/Passes/Kernels.h"
+#include "onnxir/Ops/Kernels.h"
 
 #include "gtest/gtest.h"
 
@@ -35,10 +35,7 @@ struct CastRun {
     std::vector<const Attribute *> attrs;
     for (auto &a : owned) attrs.push_back(a.get());
     std::vector<const Tensor *> ins = {&input};
-    KernelCall c;
-    c.opType = "Cast";
-    c.opsetVersion = 25;
-    c.attributes = attrs;
+    KernelCall c("", "Cast", 25, attrs);
     c.inputs = ins;
     return evaluateKernel(c);
   }

@@ -9,7 +9,7 @@
 #include "onnxir/IR/ConstantValue.h"
 #include "onnxir/IR/Model.h"
 #include "onnxir/Passes/ConstantFolding.h"
-#include "onnxir/Passes/Kernels.h"
+#include "onnxir/Ops/Kernels.h"
 #include "onnxir/Serialize/Text.h"
 
 #include "gtest/gtest.h"
@@ -25,9 +25,7 @@ absl::StatusOr<Tensor> decode(std::vector<std::unique_ptr<Attribute>> attrs) {
   auto r = constantValue(ps, scratch);
   if (!r.ok()) return r.status();
   // The kernel gives the same tensor (it calls the decoder).
-  KernelCall call;
-  call.opType = "Constant";
-  call.attributes = ps;
+  KernelCall call("", "Constant", 0, ps);
   auto k = evaluateKernel(call);
   EXPECT_TRUE(k.ok()) << k.status();
   if (k.ok()) {

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/Builder.h"
-#include "onnxir/Passes/Kernels.h"
+#include "onnxir/Ops/Kernels.h"
 
 #include "gtest/gtest.h"
 
@@ -34,11 +34,8 @@ struct Call {
     for (auto &t : inputs) ins.push_back(&t);
     std::vector<const Attribute *> as;
     for (auto &a : attrs) as.push_back(a.get());
-    KernelCall c;
-    c.opType = op;
-    c.opsetVersion = opset;
+    KernelCall c("", op, opset, as);
     c.inputs = ins;
-    c.attributes = as;
     c.numOutputs = numOutputs;
     c.maxOutputBytes = maxBytes;
     return evaluateKernel(c);

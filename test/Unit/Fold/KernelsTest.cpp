@@ -1,6 +1,6 @@
 //===- KernelsTest.cpp - The folding kernels, one operator at a time ------===//
 #include "onnxir/IR/Builder.h"
-#include "onnxir/Passes/Kernels.h"
+#include "onnxir/Ops/Kernels.h"
 
 #include "gtest/gtest.h"
 
@@ -31,11 +31,8 @@ struct Call {
     for (size_t k = 0; k < inputs.size(); ++k) ins.push_back(present[k] ? &inputs[k] : nullptr);
     std::vector<const Attribute *> as;
     for (auto &a : attrs) as.push_back(a.get());
-    KernelCall c;
-    c.opType = op;
-    c.opsetVersion = opset;
+    KernelCall c("", op, opset, as);
     c.inputs = ins;
-    c.attributes = as;
     c.numOutputs = numOutputs;
     c.maxOutputBytes = maxBytes;
     return evaluateKernel(c);

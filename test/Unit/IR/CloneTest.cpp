@@ -56,7 +56,7 @@ TEST_F(CloneTest, CloneKeepsNamesAndCapturesAndIsDetached) {
   EXPECT_EQ(cm.name(), "the_mul");
   EXPECT_EQ(cm.docString, "doc");
   EXPECT_EQ(cm.metadata, mul->metadata);
-  EXPECT_EQ(cm.getInt("axis", 0), 1);
+  EXPECT_EQ(cm.getAttr("axis")->i, 1);
   EXPECT_EQ(cm.result(0)->name(), "m");
   EXPECT_EQ(map.lookupOrNull(mul->result(0)), cm.result(0));
   // The outer value `r` is captured, not copied: it has a new use.

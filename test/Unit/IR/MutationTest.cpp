@@ -128,12 +128,12 @@ TEST_F(MutationTest, AttributesInContextAndOnHeapMix) {
   for (unsigned i = 0; i < n->numAttributes(); ++i) names.push_back(n->attribute(i).name());
   EXPECT_EQ(names, (std::vector<std::string>{"a", "b", "body", "n0", "n1", "n2", "n3", "n4",
                                              "n5"}));
-  EXPECT_EQ(n->getInts("n4"), (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(n->getAttr("n4")->ints, (std::vector<int64_t>{4, 4}));
   EXPECT_EQ(&n->attribute(2).getNode()->attribute(2), &withGraph);
   EXPECT_IR_OK(m);
 
   n->setAttr(intAttr("a", 10)); // a context attribute replaced by a heap one
-  EXPECT_EQ(n->getInt("a", 0), 10);
+  EXPECT_EQ(n->getAttr("a")->i, 10);
   EXPECT_EQ(n->attribute(0).getNode(), n);
   EXPECT_TRUE(n->removeAttr("n2"));
   EXPECT_FALSE(n->removeAttr("n2"));
@@ -312,11 +312,11 @@ TEST_F(MutationTest, BuilderAndInsertionGuard) {
   a->setAttr(intsAttr("is", {1, 2}));
   a->setAttr(intAttr("i", 4)); // replaces
   EXPECT_EQ(a->numAttributes(), 4u);
-  EXPECT_EQ(a->getInt("i", 0), 4);
-  EXPECT_EQ(a->getFloat("f", 0), 1.5f);
-  EXPECT_EQ(a->getString("s", ""), "hi");
-  EXPECT_EQ(a->getInts("is"), (std::vector<int64_t>{1, 2}));
-  EXPECT_EQ(a->getInt("f", -1), -1); // wrong kind -> default
+  EXPECT_EQ(a->getAttr("i")->i, 4);
+  EXPECT_EQ(a->getAttr("f")->f, 1.5f);
+  EXPECT_EQ(a->getAttr("s")->s, "hi");
+  EXPECT_EQ(a->getAttr("is")->ints, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(a->getAttr("f")->kind(), AttrKind::Float);
   EXPECT_TRUE(a->removeAttr("f"));
   EXPECT_FALSE(a->removeAttr("f"));
   EXPECT_IR_OK(m);

@@ -8,9 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/Model.h"
-#include "onnxir/IR/OpSchema.h"
+#include "onnxir/Ops/OpSchema.h"
 #include "onnxir/IR/Opset.h"
-#include "onnxir/IR/SchemaVerifier.h"
+#include "onnxir/Ops/SchemaVerifier.h"
 #include "onnxir/IR/Type.h"
 #include "onnxir/Passes/ConstantFolding.h"
 #include "onnxir/Passes/PatternRewrite.h"

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/Model.h"
-#include "onnxir/IR/OpSchema.h"
-#include "onnxir/IR/SchemaVerifier.h"
+#include "onnxir/Ops/OpSchema.h"
+#include "onnxir/Ops/SchemaVerifier.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/PassManager.h"
 #include "onnxir/Passes/Passes.h"

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR.h"
-#include "onnxir/IR/OpSchema.h"
-#include "onnxir/IR/SchemaVerifier.h"
+#include "onnxir/Ops/OpSchema.h"
+#include "onnxir/Ops/SchemaVerifier.h"
 #include "onnxir/Serialize/ProtoIO.h"
 
 #include "gtest/gtest.h"

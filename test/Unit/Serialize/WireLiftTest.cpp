@@ -10,6 +10,7 @@
 // unpacked lists, big mapped initializers).
 //
 //===----------------------------------------------------------------------===//
+#include "../../../lib/Serialize/ExternalData.h"
 #include "../../../lib/Serialize/WireReader.h"
 #include "onnxir/Serialize/ProtoIO.h"
 #include "onnxir/Serialize/Text.h"
@@ -80,7 +81,8 @@ std::string compareFile(const std::string &path) {
 
 // Whether the wire lift took the bytes itself (no fallback).
 bool wireTakes(llvm::StringRef bytes) {
-  return detail::liftWire(bytes, "", "<test>", nullptr).ok();
+  detail::LoadSession session("", false);
+  return detail::liftWire(bytes, session, "<test>", nullptr).ok();
 }
 
 

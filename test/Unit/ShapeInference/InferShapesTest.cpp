@@ -1,6 +1,6 @@
 //===- InferShapesTest.cpp - The inference engine through its C++ API -----===//
 #include "onnxir/IR/Model.h"
-#include "onnxir/IR/OpSchema.h"
+#include "onnxir/Ops/OpSchema.h"
 #include "onnxir/Passes/ShapeInference.h"
 #include "onnxir/Serialize/Text.h"
 

@@ -315,6 +315,9 @@ TEST(TextParser, Errors) {
       {"g () => () {}\nf (x) (x) {}", "2:7", "expected '=>'"},
       {"g () => () {}\n<bad: 1> f (x) => (y) {}", "2:2", "unknown function property 'bad'"},
       {"g () => () <float[1] w = [\"offset\": \"-1\"]> {}", "1:42", "non-negative integer"},
+      // Text reads offsets and lengths as binary models do (digits only).
+      {"g () => () <float[1] w = [\"offset\": \"+1\"]> {}", "1:42", "offset \"+1\" is not a non-negative integer"},
+      {"g () => () <float[1] w = [\"length\": \" 4\"]> {}", "1:42", "length \" 4\" is not a non-negative integer"},
       {"g () => () { y = Foo <a = -bogus> () }", "1:27", "invalid number"},
       {"", "1:1", "expected a graph name, found end of input"},
       // Annotations (the extension).

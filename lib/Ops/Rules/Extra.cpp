@@ -7,7 +7,8 @@
 // SwiGLU, CausalConvWithState, ...).
 //
 //===----------------------------------------------------------------------===//
-#include "ShapeInferenceRules.h"
+#include "onnxir/Ops/InferCtx.h"
+#include "Families.h"
 
 #include <map>
 
@@ -405,7 +406,7 @@ void linearAttentionRule(InferCtx &c) {
 
 } // namespace
 
-void addExtraRules(llvm::StringMap<Rule> &r) {
+void addExtraRules(OpRegistrar &r) {
   r["Einsum"] = einsumRule;
   for (const char *op : {"HannWindow", "HammingWindow", "BlackmanWindow"}) r[op] = windowRule;
   r["STFT"] = stftRule;
@@ -457,21 +458,16 @@ void addExtraRules(llvm::StringMap<Rule> &r) {
   r["LinearAttention"] = linearAttentionRule;
 }
 
-const llvm::StringMap<Rule> &previewRules() {
-  static const llvm::StringMap<Rule> rules = [] {
-    llvm::StringMap<Rule> r;
-    // FlexAttention: Q [B,Hq,Lq,E], K [B,Hkv,Lkv,E], V [B,Hkv,Lkv,Ev] ->
-    // [B,Hq,Lq,Ev].
-    r["FlexAttention"] = [](InferCtx &c) {
-      auto q = c.inShape(0), v = c.inShape(2);
-      if (!q || !v || q->size() != 4 || v->size() != 4)
-        return c.setTensor(0, c.inElem(0), std::nullopt);
-      const DimExpr *b = (*q)[0] ? (*q)[0] : (*v)[0];
-      c.setTensor(0, c.inElem(0), Dims{b, (*q)[1], (*q)[2], (*v)[3]});
-    };
-    return r;
-  }();
-  return rules;
+void addPreviewRules(OpRegistrar &r) {
+  // FlexAttention: Q [B,Hq,Lq,E], K [B,Hkv,Lkv,E], V [B,Hkv,Lkv,Ev] ->
+  // [B,Hq,Lq,Ev].
+  r["FlexAttention"] = [](InferCtx &c) {
+    auto q = c.inShape(0), v = c.inShape(2);
+    if (!q || !v || q->size() != 4 || v->size() != 4)
+      return c.setTensor(0, c.inElem(0), std::nullopt);
+    const DimExpr *b = (*q)[0] ? (*q)[0] : (*v)[0];
+    c.setTensor(0, c.inElem(0), Dims{b, (*q)[1], (*q)[2], (*v)[3]});
+  };
 }
 
 } // namespace infer

@@ -7,7 +7,8 @@
 // unknown.
 //
 //===----------------------------------------------------------------------===//
-#include "ShapeInferenceRules.h"
+#include "onnxir/Ops/InferCtx.h"
+#include "Families.h"
 
 namespace onnxir {
 namespace infer {
@@ -133,57 +134,52 @@ void featureVectorizer(InferCtx &c) {
 
 } // namespace
 
-const llvm::StringMap<Rule> &mlRules() {
-  static const llvm::StringMap<Rule> rules = [] {
-    llvm::StringMap<Rule> r;
-    r["ArrayFeatureExtractor"] = arrayFeatureExtractor;
-    for (const char *op : {"Binarizer", "Imputer"})
-      r[op] = [](InferCtx &c) { sameShape(c, c.inElem(0)); };
-    for (const char *op : {"Normalizer", "Scaler"})
-      r[op] = [](InferCtx &c) { sameShape(c, kFloat); };
-    r["CastMap"] = [](InferCtx &c) {
-      std::string to = c.getString("cast_to", "TO_FLOAT");
-      int32_t el = to == "TO_FLOAT" ? kFloat : to == "TO_INT64" ? kInt64 : to == "TO_STRING" ? kString : -1;
-      c.setTensor(0, el, std::nullopt);
-    };
-    r["CategoryMapper"] = [](InferCtx &c) {
-      int32_t in = c.inElem(0);
-      sameShape(c, in == kString ? kInt64 : in == kInt64 ? kString : -1);
-    };
-    r["DictVectorizer"] = [](InferCtx &c) {
-      const Type *t = c.inType(0);
-      if (!t || t->kind() != Type::Kind::Map) return;
-      const Type *v = t->elementType();
-      if (v && v->isTensor() && v->hasElemType() && v->elemTypeRaw())
-        c.setTensor(0, v->elemTypeRaw(), std::nullopt);
-    };
-    r["FeatureVectorizer"] = featureVectorizer;
-    r["LabelEncoder"] = labelEncoder;
-    r["LinearClassifier"] = linearClassifier;
-    r["LinearRegressor"] = [](InferCtx &c) { regressor(c, kFloat, "targets", 1); };
-    r["OneHotEncoder"] = [](InferCtx &c) {
-      size_t cats = std::max(attrLen(c, "cats_int64s"), attrLen(c, "cats_strings"));
-      auto x = c.inShape(0);
-      if (x) x->push_back(cats ? c.c(cats) : nullptr);
-      c.setTensor(0, kFloat, x);
-    };
-    r["SVMClassifier"] = svmClassifier;
-    // One score per example (the regressor has a single target).
-    r["SVMRegressor"] = [](InferCtx &c) { regressor(c, kFloat, "", 1); };
-    r["TreeEnsembleClassifier"] = treeClassifier;
-    r["TreeEnsembleRegressor"] = [](InferCtx &c) { regressor(c, kFloat, "n_targets", 0); };
-    r["TreeEnsemble"] = [](InferCtx &c) { regressor(c, c.inElem(0), "n_targets", 0); };
-    r["ZipMap"] = [](InferCtx &c) {
-      DataType key;
-      if (attrLen(c, "classlabels_strings")) key = DataType::String;
-      else if (attrLen(c, "classlabels_int64s")) key = DataType::Int64;
-      else return;
-      const Type *val = c.ctx.getTensorType(DataType::Float, llvm::ArrayRef<int64_t>{});
-      c.setOutType(0, c.ctx.getSequenceType(c.ctx.getMapType(key, val)));
-    };
-    return r;
-  }();
-  return rules;
+void addMLRules(OpRegistrar &r) {
+  r["ArrayFeatureExtractor"] = arrayFeatureExtractor;
+  for (const char *op : {"Binarizer", "Imputer"})
+    r[op] = [](InferCtx &c) { sameShape(c, c.inElem(0)); };
+  for (const char *op : {"Normalizer", "Scaler"})
+    r[op] = [](InferCtx &c) { sameShape(c, kFloat); };
+  r["CastMap"] = [](InferCtx &c) {
+    std::string to = c.getString("cast_to", "TO_FLOAT");
+    int32_t el = to == "TO_FLOAT" ? kFloat : to == "TO_INT64" ? kInt64 : to == "TO_STRING" ? kString : -1;
+    c.setTensor(0, el, std::nullopt);
+  };
+  r["CategoryMapper"] = [](InferCtx &c) {
+    int32_t in = c.inElem(0);
+    sameShape(c, in == kString ? kInt64 : in == kInt64 ? kString : -1);
+  };
+  r["DictVectorizer"] = [](InferCtx &c) {
+    const Type *t = c.inType(0);
+    if (!t || t->kind() != Type::Kind::Map) return;
+    const Type *v = t->elementType();
+    if (v && v->isTensor() && v->hasElemType() && v->elemTypeRaw())
+      c.setTensor(0, v->elemTypeRaw(), std::nullopt);
+  };
+  r["FeatureVectorizer"] = featureVectorizer;
+  r["LabelEncoder"] = labelEncoder;
+  r["LinearClassifier"] = linearClassifier;
+  r["LinearRegressor"] = [](InferCtx &c) { regressor(c, kFloat, "targets", 1); };
+  r["OneHotEncoder"] = [](InferCtx &c) {
+    size_t cats = std::max(attrLen(c, "cats_int64s"), attrLen(c, "cats_strings"));
+    auto x = c.inShape(0);
+    if (x) x->push_back(cats ? c.c(cats) : nullptr);
+    c.setTensor(0, kFloat, x);
+  };
+  r["SVMClassifier"] = svmClassifier;
+  // One score per example (the regressor has a single target).
+  r["SVMRegressor"] = [](InferCtx &c) { regressor(c, kFloat, "", 1); };
+  r["TreeEnsembleClassifier"] = treeClassifier;
+  r["TreeEnsembleRegressor"] = [](InferCtx &c) { regressor(c, kFloat, "n_targets", 0); };
+  r["TreeEnsemble"] = [](InferCtx &c) { regressor(c, c.inElem(0), "n_targets", 0); };
+  r["ZipMap"] = [](InferCtx &c) {
+    DataType key;
+    if (attrLen(c, "classlabels_strings")) key = DataType::String;
+    else if (attrLen(c, "classlabels_int64s")) key = DataType::Int64;
+    else return;
+    const Type *val = c.ctx.getTensorType(DataType::Float, llvm::ArrayRef<int64_t>{});
+    c.setOutType(0, c.ctx.getSequenceType(c.ctx.getMapType(key, val)));
+  };
 }
 
 } // namespace infer

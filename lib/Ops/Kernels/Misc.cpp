@@ -25,8 +25,8 @@ StatusOr<std::vector<Tensor>> softmaxLike(const KernelCall &c, SM kind) {
   if (!a.ok()) return a.status();
   if (a->kind() != CK::F32 && a->kind() != CK::F64) return unsupported("softmax of ints");
   int64_t r = a->rank();
-  bool legacy = c.opsetVersion > 0 && c.opsetVersion < 13;
-  auto axis = normAxis(attrInt(c, "axis", legacy ? 1 : -1), r);
+  bool legacy = c.opset > 0 && c.opset < 13;
+  auto axis = normAxis(c.getInt("axis", legacy ? 1 : -1), r);
   if (!axis) return invalid("softmax axis");
   // Legacy: [prod(d[:axis]), prod(d[axis:])] with the reduction over the
   // second; new: reduction over one axis.
@@ -73,7 +73,7 @@ StatusOr<std::vector<Tensor>> kHardmax(const KernelCall &c) { return softmaxLike
 /// Dropout in inference mode: identity, and an all-true mask.
 StatusOr<std::vector<Tensor>> kDropout(const KernelCall &c) {
   if (!c.input(0)) return invalid("Dropout without input");
-  if (c.opsetVersion > 0 && c.opsetVersion < 7 && attrInt(c, "is_test", 0) == 0)
+  if (c.opset > 0 && c.opset < 7 && c.getInt("is_test", 0) == 0)
     return unsupported("Dropout in training mode");
   if (c.input(2)) {
     auto t = intValues(*c.input(2));
@@ -97,7 +97,7 @@ StatusOr<std::vector<Tensor>> kEyeLike(const KernelCall &c) {
   if (d.size() != 2) return invalid("EyeLike needs 2-D");
   DataType dt = c.input(0)->dataType();
   if (const Attribute *a = c.attr("dtype")) dt = (DataType)a->i;
-  int64_t k = attrInt(c, "k", 0);
+  int64_t k = c.getInt("k", 0);
   // `dtype` may widen the elements (int8 to double is 8x the input).
   Status sz = checkOutputSize(c, dt, d);
   if (!sz.ok()) return sz;
@@ -129,7 +129,7 @@ StatusOr<std::vector<Tensor>> kTrilu(const KernelCall &c) {
     if (!v.ok() || v->size() != 1) return invalid("Trilu k");
     k = (*v)[0];
   }
-  bool upper = attrInt(c, "upper", 1) != 0;
+  bool upper = c.getInt("upper", 1) != 0;
   int64_t R = a->dims[a->rank() - 2], C = a->dims.back();
   int64_t n = a->size();
   std::vector<int64_t> idx((size_t)n);
@@ -160,7 +160,7 @@ StatusOr<std::vector<Tensor>> kCumSum(const KernelCall &c) {
   if (!ax.ok() || ax->size() != 1) return invalid("CumSum axis");
   auto axis = normAxis((*ax)[0], a->rank());
   if (!axis) return invalid("CumSum axis");
-  bool excl = attrInt(c, "exclusive", 0), rev = attrInt(c, "reverse", 0);
+  bool excl = c.getInt("exclusive", 0), rev = c.getInt("reverse", 0);
   int64_t outer = 1, dim = a->dims[*axis], inner = 1;
   for (int64_t k = 0; k < *axis; ++k) outer *= a->dims[k];
   for (int64_t k = *axis + 1; k < a->rank(); ++k) inner *= a->dims[k];
@@ -227,7 +227,7 @@ StatusOr<std::vector<Tensor>> kOneHot(const KernelCall &c) {
   int64_t depth = (int64_t)depthD;
   std::vector<int64_t> id = c.input(0)->dims();
   int64_t r = (int64_t)id.size() + 1;
-  auto axis = normAxis(attrInt(c, "axis", -1), r);
+  auto axis = normAxis(c.getInt("axis", -1), r);
   if (!axis) return invalid("OneHot axis");
   std::vector<int64_t> od = id;
   od.insert(od.begin() + *axis, depth);
@@ -281,11 +281,11 @@ StatusOr<std::vector<Tensor>> depthSpace(const KernelCall &c, bool toSpace) {
   auto a = inputArr(c, 0);
   if (!a.ok()) return a.status();
   if (a->rank() != 4) return invalid("needs 4-D");
-  int64_t b = attrInt(c, "blocksize", 0);
+  int64_t b = c.getInt("blocksize", 0);
   // b*b and H*b below must not overflow; no real block is this big.
   if (b <= 0 || b > (int64_t(1) << 20)) return invalid("blocksize");
   int64_t N = a->dims[0], C = a->dims[1], H = a->dims[2], W = a->dims[3];
-  bool crd = attrString(c, "mode", "DCR") == "CRD";
+  bool crd = c.getString("mode", "DCR") == "CRD";
   std::vector<int64_t> od, idx;
   if (toSpace) {
     if (C % (b * b)) return invalid("channels");
@@ -319,7 +319,7 @@ StatusOr<std::vector<Tensor>> kSpaceToDepth(const KernelCall &c) { return depthS
 
 } // namespace
 
-void registerMiscKernels(KernelTable &t) {
+void registerMiscKernels(OpRegistrar &t) {
   t["Softmax"] = kSoftmax; t["LogSoftmax"] = kLogSoftmax; t["Hardmax"] = kHardmax;
   t["Dropout"] = kDropout; t["EyeLike"] = kEyeLike; t["Trilu"] = kTrilu;
   t["CumSum"] = kCumSum; t["NonZero"] = kNonZero; t["OneHot"] = kOneHot;

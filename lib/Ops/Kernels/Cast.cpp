@@ -207,10 +207,10 @@ StatusOr<std::vector<Tensor>> castToSmallFloat(const KernelCall &c, const Arr &a
                                                DataType to) {
   CK from = a.kind();
   if (from == CK::Str) return unsupported("Cast of strings to a float8/float4 type");
-  bool saturate = attrInt(c, "saturate", 1) != 0;
+  bool saturate = c.getInt("saturate", 1) != 0;
   E8M0Round mode = E8M0Round::Up;
   if (to == DataType::Float8E8M0) {
-    std::string m = attrString(c, "round_mode", "up");
+    std::string m = c.getString("round_mode", "up");
     if (m == "down") mode = E8M0Round::Down;
     else if (m == "nearest") mode = E8M0Round::Nearest;
     else if (m != "up") return invalid("Cast round_mode must be up, down or nearest");
@@ -391,7 +391,7 @@ StatusOr<std::vector<Tensor>> kCastLike(const KernelCall &c) {
 
 } // namespace
 
-void registerCastKernels(KernelTable &t) {
+void registerCastKernels(OpRegistrar &t) {
   t["Cast"] = kCast;
   t["CastLike"] = kCastLike;
 }

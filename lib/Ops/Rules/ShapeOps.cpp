@@ -6,7 +6,8 @@
 // each in its attribute and input forms across opset versions.
 //
 //===----------------------------------------------------------------------===//
-#include "ShapeInferenceRules.h"
+#include "onnxir/Ops/InferCtx.h"
+#include "Families.h"
 
 #include "onnxir/IR/ConstantValue.h"
 #include "onnxir/IR/Tensor.h"
@@ -759,7 +760,7 @@ std::optional<Dims> tensorData(Context &ctx, const Tensor &t) {
   return d;
 }
 
-void addShapeRules(llvm::StringMap<Rule> &r) {
+void addShapeRules(OpRegistrar &r) {
   r["Shape"] = shapeRule;
   r["Size"] = sizeRule;
   r["Concat"] = concatRule;

@@ -118,7 +118,7 @@ StatusOr<std::vector<Tensor>> kShape(const KernelCall &c) {
   if (!c.input(0)) return invalid("Shape without input");
   std::vector<int64_t> dims = c.input(0)->dims();
   int64_t r = (int64_t)dims.size();
-  int64_t start = attrInt(c, "start", 0), end = attrInt(c, "end", r);
+  int64_t start = c.getInt("start", 0), end = c.getInt("end", r);
   if (start < 0) start += r;
   if (end < 0) end += r;
   start = std::clamp<int64_t>(start, 0, r);
@@ -150,8 +150,8 @@ StatusOr<std::vector<Tensor>> kReshape(const KernelCall &c) {
   const Tensor *in = c.input(0);
   if (!in) return invalid("Reshape without data");
   std::vector<int64_t> shape;
-  if (c.opsetVersion > 0 && c.opsetVersion < 5) {
-    auto s = attrInts(c, "shape");
+  if (c.opset > 0 && c.opset < 5) {
+    auto s = c.getInts("shape");
     if (!s) return invalid("Reshape-1 without shape");
     shape = *s;
   } else {
@@ -160,7 +160,7 @@ StatusOr<std::vector<Tensor>> kReshape(const KernelCall &c) {
     if (!s.ok()) return s.status();
     shape = *s;
   }
-  bool allowZero = attrInt(c, "allowzero", 0) != 0;
+  bool allowZero = c.getInt("allowzero", 0) != 0;
   const auto &idims = in->dims();
   int64_t inferred = -1, known = 1;
   for (size_t k = 0; k < shape.size(); ++k) {
@@ -191,7 +191,7 @@ StatusOr<std::vector<Tensor>> kFlatten(const KernelCall &c) {
   const Tensor *in = c.input(0);
   if (!in) return invalid("Flatten without input");
   int64_t r = (int64_t)in->dims().size();
-  int64_t axis = attrInt(c, "axis", 1);
+  int64_t axis = c.getInt("axis", 1);
   if (axis < 0) axis += r;
   if (axis < 0 || axis > r) return invalid("Flatten axis");
   std::vector<int64_t> head(in->dims().begin(), in->dims().begin() + axis),
@@ -203,15 +203,15 @@ StatusOr<std::vector<Tensor>> kFlatten(const KernelCall &c) {
 
 /// Axes from the attribute (old opsets) or input #1 (opset >= `inputSince`).
 StatusOr<std::optional<std::vector<int64_t>>> axesOf(const KernelCall &c, int64_t inputSince) {
-  if (c.opsetVersion >= inputSince || c.opsetVersion <= 0) {
+  if (c.opset >= inputSince || c.opset <= 0) {
     if (c.inputs.size() > 1 && c.input(1)) {
       auto v = intValues(*c.input(1));
       if (!v.ok()) return v.status();
       return std::optional<std::vector<int64_t>>(*v);
     }
-    if (c.opsetVersion > 0 || !c.attr("axes")) return std::optional<std::vector<int64_t>>();
+    if (c.opset > 0 || !c.attr("axes")) return std::optional<std::vector<int64_t>>();
   }
-  return attrInts(c, "axes");
+  return c.getInts("axes");
 }
 
 StatusOr<std::vector<Tensor>> kSqueeze(const KernelCall &c) {
@@ -261,7 +261,7 @@ StatusOr<std::vector<Tensor>> kTranspose(const KernelCall &c) {
   if (!a.ok()) return a.status();
   int64_t r = a->rank();
   std::vector<int64_t> perm;
-  if (auto p = attrInts(c, "perm")) perm = *p;
+  if (auto p = c.getInts("perm")) perm = *p;
   else for (int64_t k = r - 1; k >= 0; --k) perm.push_back(k);
   if ((int64_t)perm.size() != r) return invalid("Transpose perm");
   std::vector<bool> seen(r, false);
@@ -297,7 +297,7 @@ StatusOr<std::vector<Tensor>> kConcat(const KernelCall &c) {
     ins.push_back(std::move(*a));
   }
   int64_t r = ins[0].rank();
-  int64_t axisAttr = attrInt(c, "axis", (c.opsetVersion > 0 && c.opsetVersion < 4) ? 1 : INT64_MIN);
+  int64_t axisAttr = c.getInt("axis", (c.opset > 0 && c.opset < 4) ? 1 : INT64_MIN);
   if (axisAttr == INT64_MIN) return invalid("Concat without axis");
   auto axis = normAxis(axisAttr, r);
   if (!axis) return invalid("Concat axis");
@@ -356,17 +356,17 @@ StatusOr<std::vector<Tensor>> kSplit(const KernelCall &c) {
   auto a = inputArr(c, 0);
   if (!a.ok()) return a.status();
   int64_t r = a->rank();
-  auto axis = normAxis(attrInt(c, "axis", 0), r);
+  auto axis = normAxis(c.getInt("axis", 0), r);
   if (!axis) return invalid("Split axis");
   int64_t dim = a->dims[*axis];
   std::vector<int64_t> split;
-  if (c.opsetVersion >= 13 || c.opsetVersion <= 0) {
+  if (c.opset >= 13 || c.opset <= 0) {
     if (c.input(1)) {
       auto s = intValues(*c.input(1));
       if (!s.ok()) return s.status();
       split = *s;
     }
-  } else if (auto s = attrInts(c, "split")) {
+  } else if (auto s = c.getInts("split")) {
     split = *s;
   } else if (c.input(1)) { // Split-2 and earlier took it as an input too
     auto s2 = intValues(*c.input(1));
@@ -378,8 +378,8 @@ StatusOr<std::vector<Tensor>> kSplit(const KernelCall &c) {
     // num_outputs must agree with it. Checked before anything is allocated:
     // num_outputs = 2^31-1 on a one-result node must not build 2^31 sizes.
     int64_t parts = c.numOutputs;
-    bool uneven = c.opsetVersion >= 18 && c.attr("num_outputs");
-    if (uneven && attrInt(c, "num_outputs", 0) != parts)
+    bool uneven = c.opset >= 18 && c.attr("num_outputs");
+    if (uneven && c.getInt("num_outputs", 0) != parts)
       return invalid("Split num_outputs differs from the number of results");
     if (parts <= 0) return invalid("Split parts");
     if (uneven) {
@@ -415,12 +415,12 @@ StatusOr<std::vector<Tensor>> kSlice(const KernelCall &c) {
   if (!a.ok()) return a.status();
   int64_t r = a->rank();
   std::vector<int64_t> starts, ends, axes, steps;
-  if (c.opsetVersion > 0 && c.opsetVersion < 10) {
-    auto s = attrInts(c, "starts"), e = attrInts(c, "ends");
+  if (c.opset > 0 && c.opset < 10) {
+    auto s = c.getInts("starts"), e = c.getInts("ends");
     if (!s || !e) return invalid("Slice-1 attributes");
     starts = *s;
     ends = *e;
-    if (auto ax = attrInts(c, "axes")) axes = *ax;
+    if (auto ax = c.getInts("axes")) axes = *ax;
   } else {
     if (!c.input(1) || !c.input(2)) return invalid("Slice inputs");
     auto s = intValues(*c.input(1)), e = intValues(*c.input(2));
@@ -491,7 +491,7 @@ StatusOr<std::vector<Tensor>> kGather(const KernelCall &c) {
   if (!ind.ok()) return ind.status();
   const auto &idims = c.input(1)->dims();
   int64_t r = a->rank();
-  auto axis = normAxis(attrInt(c, "axis", 0), r);
+  auto axis = normAxis(c.getInt("axis", 0), r);
   if (!axis) return invalid("Gather axis");
   std::vector<int64_t> od(a->dims.begin(), a->dims.begin() + *axis);
   od.insert(od.end(), idims.begin(), idims.end());
@@ -521,7 +521,7 @@ StatusOr<std::vector<Tensor>> kGatherElements(const KernelCall &c) {
   std::vector<int64_t> od = c.input(1)->dims();
   int64_t r = a->rank();
   if ((int64_t)od.size() != r) return invalid("GatherElements rank");
-  auto axis = normAxis(attrInt(c, "axis", 0), r);
+  auto axis = normAxis(c.getInt("axis", 0), r);
   if (!axis) return invalid("GatherElements axis");
   auto ist = stridesOf(a->dims);
   int64_t n = numElementsOf(od);
@@ -644,7 +644,7 @@ StatusOr<std::vector<Tensor>> kRange(const KernelCall &c) {
 
 } // namespace
 
-void registerShapeKernels(KernelTable &t) {
+void registerShapeKernels(OpRegistrar &t) {
   t["Identity"] = kIdentity; t["Constant"] = kConstant;
   t["ConstantOfShape"] = kConstantOfShape; t["Shape"] = kShape; t["Size"] = kSize;
   t["Reshape"] = kReshape; t["Flatten"] = kFlatten; t["Squeeze"] = kSqueeze;

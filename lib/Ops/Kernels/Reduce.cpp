@@ -28,20 +28,20 @@ StatusOr<ReducePlan> planReduce(const KernelCall &c, const std::vector<int64_t> 
   int64_t r = (int64_t)dims.size();
   std::vector<int64_t> axes;
   bool haveAxes = false;
-  if (c.opsetVersion >= inputSince) {
+  if (c.opset >= inputSince) {
     if (c.input(1)) {
       auto v = intValues(*c.input(1));
       if (!v.ok()) return v.status();
       axes = *v;
       haveAxes = !axes.empty();
     }
-  } else if (auto a = attrInts(c, "axes")) {
+  } else if (auto a = c.getInts("axes")) {
     axes = *a;
     haveAxes = true;
   }
   ReducePlan p;
-  bool keep = attrInt(c, "keepdims", 1) != 0;
-  if (!haveAxes && c.opsetVersion >= inputSince && attrInt(c, "noop_with_empty_axes", 0)) {
+  bool keep = c.getInt("keepdims", 1) != 0;
+  if (!haveAxes && c.opset >= inputSince && c.getInt("noop_with_empty_axes", 0)) {
     p.noop = true;
     p.keptDims = p.outDims = dims;
     return p;
@@ -161,9 +161,9 @@ StatusOr<std::vector<Tensor>> argReduce(const KernelCall &c, bool isMax) {
   auto a = inputArr(c, 0);
   if (!a.ok()) return a.status();
   int64_t r = a->rank();
-  auto axis = normAxis(attrInt(c, "axis", 0), r);
+  auto axis = normAxis(c.getInt("axis", 0), r);
   if (!axis) return invalid("ArgMax axis");
-  bool keep = attrInt(c, "keepdims", 1) != 0, last = attrInt(c, "select_last_index", 0) != 0;
+  bool keep = c.getInt("keepdims", 1) != 0, last = c.getInt("select_last_index", 0) != 0;
   int64_t dim = a->dims[*axis], outer = 1, inner = 1;
   if (dim == 0) return invalid("ArgMax over an empty axis");
   for (int64_t k = 0; k < *axis; ++k) outer *= a->dims[k];
@@ -199,7 +199,7 @@ StatusOr<std::vector<Tensor>> kArgMin(const KernelCall &c) { return argReduce(c,
 
 } // namespace
 
-void registerReduceKernels(KernelTable &t) {
+void registerReduceKernels(OpRegistrar &t) {
   t["ReduceSum"] = kReduceSum; t["ReduceMean"] = kReduceMean; t["ReduceMax"] = kReduceMax;
   t["ReduceMin"] = kReduceMin; t["ReduceProd"] = kReduceProd; t["ReduceL1"] = kReduceL1;
   t["ReduceL2"] = kReduceL2; t["ReduceLogSum"] = kReduceLogSum;

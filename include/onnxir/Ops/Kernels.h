@@ -17,11 +17,12 @@
 //   rather than folded.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ONNXIR_PASSES_KERNELS_H
-#define ONNXIR_PASSES_KERNELS_H
+#ifndef ONNXIR_OPS_KERNELS_H
+#define ONNXIR_OPS_KERNELS_H
 
 #include "onnxir/IR/Graph.h" // Attribute needs Graph complete
 #include "onnxir/IR/Tensor.h"
+#include "onnxir/Ops/OpContext.h"
 
 #include "absl/status/statusor.h"
 #include "llvm/ADT/ArrayRef.h"
@@ -32,14 +33,13 @@
 
 namespace onnxir {
 
-/// One operator application to evaluate.
-struct KernelCall {
-  /// The op type, e.g. "Add".
-  llvm::StringRef opType;
-  /// The node's domain; kernels exist for "" and "ai.onnx" only.
-  llvm::StringRef domain;
-  /// Opset version of the default domain in force (Model::opsetVersion("")).
-  int64_t opsetVersion = 0;
+/// One operator application to evaluate: the op (OpContext: domain, op type,
+/// opset version in force, attributes read with the schema's defaults) and
+/// its constant inputs. Kernels exist for the default domain only.
+struct KernelCall : OpContext {
+  KernelCall(llvm::StringRef domain, llvm::StringRef opType, int64_t opset,
+             llvm::ArrayRef<const Attribute *> attributes = {})
+      : OpContext(domain, opType, opset), attributes(attributes) {}
   /// The node's attributes (none may be a function attribute reference).
   llvm::ArrayRef<const Attribute *> attributes;
   /// The inputs in order; null marks an omitted optional input.
@@ -50,11 +50,12 @@ struct KernelCall {
   uint64_t maxOutputBytes = UINT64_MAX;
 
   /// The attribute named `name`, or null.
-  const Attribute *attr(llvm::StringRef name) const;
+  const Attribute *attr(llvm::StringRef name) const override;
   /// Input #i, or null when absent or omitted.
   const Tensor *input(unsigned i) const {
     return i < inputs.size() ? inputs[i] : nullptr;
   }
+  const Tensor *inConstant(unsigned i) const override { return input(i); }
 };
 
 /// Evaluates `call`. Errors: Unimplemented (no kernel for this op, type or
@@ -72,4 +73,4 @@ uint64_t tensorDataBytes(const Tensor &t);
 
 } // namespace onnxir
 
-#endif // ONNXIR_PASSES_KERNELS_H
+#endif // ONNXIR_OPS_KERNELS_H

@@ -1,14 +1,14 @@
 //===- KernelUtil.h - Internal helpers of the folding kernels -------------===//
 //
 // Arr: a decoded tensor in its compute kind (see Note [Kernel numerics] in
-// Kernels.h), with conversions from and to Tensor, broadcasting, attribute
-// readers and the kernel table. Private to lib/Passes/Kernels.
+// Kernels.h), with conversions from and to Tensor and broadcasting. Private to lib/Ops.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ONNXIR_LIB_PASSES_KERNELS_KERNELUTIL_H
-#define ONNXIR_LIB_PASSES_KERNELS_KERNELUTIL_H
+#ifndef ONNXIR_LIB_OPS_KERNELS_KERNELUTIL_H
+#define ONNXIR_LIB_OPS_KERNELS_KERNELUTIL_H
 
-#include "onnxir/Passes/Kernels.h"
+#include "onnxir/Ops/Kernels.h"
+#include "onnxir/Ops/OpRegistry.h"
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -131,24 +131,8 @@ template <typename T> T absWrap(T x) {
 /// Converts array `a` to compute kind of `dt` (values only; dt set).
 StatusOr<Arr> convertArr(const Arr &a, DataType dt);
 
-//===--- Attributes ------------------------------------------------------===//
-int64_t attrInt(const KernelCall &c, llvm::StringRef name, int64_t dflt);
-float attrFloat(const KernelCall &c, llvm::StringRef name, float dflt);
-std::string attrString(const KernelCall &c, llvm::StringRef name, llvm::StringRef dflt);
-std::optional<std::vector<int64_t>> attrInts(const KernelCall &c, llvm::StringRef name);
-
 /// Input #i decoded; error if missing.
 StatusOr<Arr> inputArr(const KernelCall &c, unsigned i);
-
-//===--- Kernel table ----------------------------------------------------===//
-using KernelFn = StatusOr<std::vector<Tensor>> (*)(const KernelCall &);
-using KernelTable = llvm::StringMap<KernelFn>;
-void registerElementwiseKernels(KernelTable &t);
-void registerCastKernels(KernelTable &t);
-void registerShapeKernels(KernelTable &t);
-void registerReduceKernels(KernelTable &t);
-void registerMatMulKernels(KernelTable &t);
-void registerMiscKernels(KernelTable &t);
 
 /// Wraps one output.
 inline StatusOr<std::vector<Tensor>> one(const Arr &a) {
@@ -160,4 +144,4 @@ inline StatusOr<std::vector<Tensor>> one(const Arr &a) {
 } // namespace kernels
 } // namespace onnxir
 
-#endif // ONNXIR_LIB_PASSES_KERNELS_KERNELUTIL_H
+#endif // ONNXIR_LIB_OPS_KERNELS_KERNELUTIL_H

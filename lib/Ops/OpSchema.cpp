@@ -5,7 +5,9 @@
 // whose StringRefs point into the pool (static storage, so they never dangle).
 //
 //===----------------------------------------------------------------------===//
-#include "onnxir/IR/OpSchema.h"
+#include "onnxir/Ops/OpSchema.h"
+
+#include "onnxir/Ops/OpRegistry.h"
 
 #include "onnxir/IR/ConstantValue.h"
 #include "onnxir/IR/Function.h"
@@ -15,6 +17,9 @@
 #include "onnxir/IR/Type.h"
 
 #include "absl/strings/str_cat.h"
+
+#include "llvm/Support/Allocator.h"
+#include "llvm/Support/StringSaver.h"
 
 #include <algorithm>
 #include <map>
@@ -153,9 +158,15 @@ struct SchemaTable {
     }
   }
 
-  static const SchemaTable &get() {
-    static const SchemaTable t;
-    return t;
+  /// Schemas registered at run time (registerSchema), by (domain, op),
+  /// each list sorted by since_version; strings in `saver`.
+  std::map<std::pair<llvm::StringRef, llvm::StringRef>, std::vector<OpSchema>> extra;
+  llvm::BumpPtrAllocator alloc;
+  llvm::StringSaver saver{alloc};
+
+  static SchemaTable &get() {
+    static SchemaTable *t = new SchemaTable(); // never destroyed: used until exit
+    return *t;
   }
 };
 
@@ -250,16 +261,16 @@ bool OpSchema::sameSignature(const OpSchema &o) const {
 
 //===--- Registry ---------------------------------------------------------===//
 
-bool isDefaultDomain(llvm::StringRef d) { return d.empty() || d == "ai.onnx"; }
-
-llvm::StringRef canonicalDomain(llvm::StringRef d) { return isDefaultDomain(d) ? "" : d; }
-
 llvm::ArrayRef<OpSchema> allSchemas() { return SchemaTable::get().schemas; }
 
 llvm::ArrayRef<OpSchema> schemaVersions(llvm::StringRef domain, llvm::StringRef op) {
   const SchemaTable &t = SchemaTable::get();
   auto it = t.byOp.find({canonicalDomain(domain), op});
-  if (it == t.byOp.end()) return {};
+  if (it == t.byOp.end()) {
+    auto x = t.extra.find({canonicalDomain(domain), op});
+    if (x == t.extra.end()) return {};
+    return x->second;
+  }
   return llvm::ArrayRef<OpSchema>(t.schemas).slice(it->second.first,
                                                    it->second.second - it->second.first);
 }
@@ -279,6 +290,112 @@ int64_t latestOpsetVersion(llvm::StringRef domain) {
   return it == t.latest.end() ? 0 : it->second;
 }
 
+//===--- Schemas registered at run time -----------------------------------===//
+
+OpSchemaBuilder::OpSchemaBuilder(llvm::StringRef domain, llvm::StringRef name,
+                                 int64_t sinceVersion) {
+  s_.domain_ = save(canonicalDomain(domain));
+  s_.name_ = save(name);
+  s_.since_ = sinceVersion;
+}
+
+llvm::StringRef OpSchemaBuilder::save(llvm::StringRef s) {
+  return SchemaTable::get().saver.save(s);
+}
+
+static FormalParameter formal(llvm::StringRef name, llvm::StringRef typeStr, ParamOption o) {
+  FormalParameter f;
+  f.name = name;
+  f.typeStr = typeStr;
+  f.option = o;
+  return f;
+}
+
+OpSchemaBuilder &OpSchemaBuilder::input(llvm::StringRef name, llvm::StringRef typeStr,
+                                        ParamOption option) {
+  s_.inputs_.push_back(formal(save(name), save(typeStr), option));
+  return *this;
+}
+OpSchemaBuilder &OpSchemaBuilder::output(llvm::StringRef name, llvm::StringRef typeStr,
+                                         ParamOption option) {
+  s_.outputs_.push_back(formal(save(name), save(typeStr), option));
+  return *this;
+}
+OpSchemaBuilder &OpSchemaBuilder::attr(llvm::StringRef name, AttrKind kind, bool required) {
+  AttributeSchema a;
+  a.name = save(name);
+  a.kind = kind;
+  a.required = required;
+  s_.attrs_.push_back(std::move(a));
+  return *this;
+}
+OpSchemaBuilder &OpSchemaBuilder::defaultInt(int64_t v) {
+  if (!s_.attrs_.empty()) s_.attrs_.back().hasDefault = true, s_.attrs_.back().defaultInt = v;
+  return *this;
+}
+OpSchemaBuilder &OpSchemaBuilder::defaultFloat(double v) {
+  if (!s_.attrs_.empty()) s_.attrs_.back().hasDefault = true, s_.attrs_.back().defaultFloat = v;
+  return *this;
+}
+OpSchemaBuilder &OpSchemaBuilder::defaultString(llvm::StringRef v) {
+  if (!s_.attrs_.empty())
+    s_.attrs_.back().hasDefault = true, s_.attrs_.back().defaultString = save(v);
+  return *this;
+}
+OpSchemaBuilder &OpSchemaBuilder::typeConstraint(llvm::StringRef param,
+                                                 std::vector<llvm::StringRef> allowed) {
+  TypeConstraint tc;
+  tc.param = save(param);
+  for (llvm::StringRef a : allowed) tc.allowed.push_back(save(a));
+  s_.constraints_.push_back(std::move(tc));
+  return *this;
+}
+OpSchemaBuilder &OpSchemaBuilder::nondeterministic() {
+  s_.determinism_ = Determinism::Nondeterministic;
+  return *this;
+}
+
+/// Arity bounds of a formal list: optional formals may be left out, a
+/// trailing variadic takes any number from its minimum.
+static void arity(llvm::ArrayRef<FormalParameter> fs, int &lo, int &hi) {
+  lo = 0;
+  hi = 0;
+  for (size_t i = 0; i < fs.size(); ++i) {
+    if (fs[i].isVariadic()) {
+      lo = (int)i + fs[i].minArity;
+      hi = kUnboundedArity;
+      return;
+    }
+    if (!fs[i].isOptional()) lo = (int)i + 1;
+    hi = (int)i + 1;
+  }
+}
+
+const OpSchema &registerSchema(OpSchemaBuilder b) {
+  OpSchema &s = b.s_;
+  arity(s.inputs_, s.minIn_, s.maxIn_);
+  arity(s.outputs_, s.minOut_, s.maxOut_);
+  SchemaTable &t = SchemaTable::get();
+  std::vector<OpSchema> &list = t.extra[{s.domain_, s.name_}];
+  list.erase(std::remove_if(list.begin(), list.end(),
+                            [&](const OpSchema &o) { return o.since_ == s.since_; }),
+             list.end());
+  auto at = std::find_if(list.begin(), list.end(),
+                         [&](const OpSchema &o) { return o.since_ > s.since_; });
+  at = list.insert(at, std::move(s));
+  // Constraint pointers once the schema sits where it stays; the others
+  // moved with their vectors, whose storage did not.
+  for (auto *v : {&at->inputs_, &at->outputs_})
+    for (FormalParameter &f : *v) f.constraint = at->typeConstraint(f.typeStr);
+  for (size_t i = 0; i < list.size(); ++i)
+    list[i].last_ = i + 1 < list.size() ? list[i + 1].since_ - 1 : INT64_MAX;
+  int64_t &l = t.latest[at->domain_];
+  l = std::max(l, at->since_);
+  const OpSchema &result = *at;
+  OpRegistry::get().addSchemaEntries(result.domain(), result.name());
+  return result;
+}
+
 //===--- Nodes ------------------------------------------------------------===//
 
 int64_t importedOpsetVersion(const Node &n, const Model &m) { return opsetInForce(n, m); }
@@ -293,84 +410,6 @@ const OpSchema *schemaFor(const Node &n, const Model &m) {
 const OpSchema *schemaFor(const Node &n) {
   int64_t v = importedOpsetVersion(n);
   return v < 0 ? nullptr : lookupSchema(n.domain(), n.opType(), v);
-}
-
-static const AttributeSchema *attrSchema(const Node &n, llvm::StringRef name) {
-  const OpSchema *s = schemaFor(n);
-  return s ? s->attribute(name) : nullptr;
-}
-
-/// The node's own attribute `name` when it holds a value of kind `k`.
-static const Attribute *own(const Node &n, llvm::StringRef name, AttrKind k) {
-  const Attribute *a = n.getAttr(name);
-  return a && !a->isReference() && a->kind() == k ? a : nullptr;
-}
-
-template <> std::optional<int64_t> getAttrOrDefault<int64_t>(const Node &n, llvm::StringRef name) {
-  if (const Attribute *a = own(n, name, AttrKind::Int)) return a->i;
-  if (const AttributeSchema *s = attrSchema(n, name))
-    if (s->hasDefault && s->kind == AttrKind::Int) return s->defaultInt;
-  return std::nullopt;
-}
-template <> std::optional<double> getAttrOrDefault<double>(const Node &n, llvm::StringRef name) {
-  if (const Attribute *a = own(n, name, AttrKind::Float)) return (double)a->f;
-  if (const AttributeSchema *s = attrSchema(n, name))
-    if (s->hasDefault && s->kind == AttrKind::Float) return s->defaultFloat;
-  return std::nullopt;
-}
-template <> std::optional<float> getAttrOrDefault<float>(const Node &n, llvm::StringRef name) {
-  if (auto d = getAttrOrDefault<double>(n, name)) return (float)*d;
-  return std::nullopt;
-}
-template <>
-std::optional<std::string> getAttrOrDefault<std::string>(const Node &n, llvm::StringRef name) {
-  if (const Attribute *a = own(n, name, AttrKind::String)) return a->s;
-  if (const AttributeSchema *s = attrSchema(n, name))
-    if (s->hasDefault && s->kind == AttrKind::String) return s->defaultString.str();
-  return std::nullopt;
-}
-template <>
-std::optional<std::vector<int64_t>> getAttrOrDefault<std::vector<int64_t>>(const Node &n,
-                                                                           llvm::StringRef name) {
-  if (const Attribute *a = own(n, name, AttrKind::Ints)) return a->ints;
-  if (const AttributeSchema *s = attrSchema(n, name))
-    if (s->hasDefault && s->kind == AttrKind::Ints) return s->defaultInts;
-  return std::nullopt;
-}
-template <>
-std::optional<std::vector<float>> getAttrOrDefault<std::vector<float>>(const Node &n,
-                                                                       llvm::StringRef name) {
-  if (const Attribute *a = own(n, name, AttrKind::Floats)) return a->floats;
-  if (const AttributeSchema *s = attrSchema(n, name))
-    if (s->hasDefault && s->kind == AttrKind::Floats)
-      return std::vector<float>(s->defaultFloats.begin(), s->defaultFloats.end());
-  return std::nullopt;
-}
-template <>
-std::optional<std::vector<std::string>>
-getAttrOrDefault<std::vector<std::string>>(const Node &n, llvm::StringRef name) {
-  if (const Attribute *a = own(n, name, AttrKind::Strings)) return a->strings;
-  if (const AttributeSchema *s = attrSchema(n, name))
-    if (s->hasDefault && s->kind == AttrKind::Strings) {
-      std::vector<std::string> v;
-      for (llvm::StringRef x : s->defaultStrings) v.push_back(x.str());
-      return v;
-    }
-  return std::nullopt;
-}
-
-int64_t attrInt(const Node &n, llvm::StringRef name, int64_t fallback) {
-  return getAttrOrDefault<int64_t>(n, name).value_or(fallback);
-}
-float attrFloat(const Node &n, llvm::StringRef name, float fallback) {
-  return getAttrOrDefault<float>(n, name).value_or(fallback);
-}
-std::string attrString(const Node &n, llvm::StringRef name, llvm::StringRef fallback) {
-  if (auto s = getAttrOrDefault<std::string>(n, name)) return *s;
-  return fallback.str();
-}
-std::vector<int64_t> attrInts(const Node &n, llvm::StringRef name) {
-  return getAttrOrDefault<std::vector<int64_t>>(n, name).value_or(std::vector<int64_t>{});
 }
 
 const TypeConstraint *operandConstraint(const Node &n, unsigned i) {
@@ -471,13 +510,8 @@ bool isOptionalResult(const Node &n, unsigned i) {
 }
 
 bool isCommutative(const Node &n) {
-  if (!isDefaultDomain(n.domain())) return false;
-  static const char *const kOps[] = {"Add", "Mul",        "Max",       "Min",       "Sum",
-                                     "Mean", "And",       "Or",        "Xor",       "Equal",
-                                     "BitwiseAnd", "BitwiseOr", "BitwiseXor"};
-  for (const char *op : kOps)
-    if (n.opType() == op) return true;
-  return false;
+  const OpEntry *e = OpRegistry::get().lookup(n);
+  return e && e->commutative;
 }
 
 } // namespace onnxir

@@ -5,9 +5,10 @@
 // then resolution through nodes, typed defaults and the op traits.
 //
 //===----------------------------------------------------------------------===//
-#include "TestUtil.h"
+#include "../IR/TestUtil.h"
 
-#include "onnxir/IR/OpSchema.h"
+#include "onnxir/Ops/OpContext.h"
+#include "onnxir/Ops/OpSchema.h"
 
 #include <fstream>
 #include <regex>
@@ -135,17 +136,18 @@ TEST(OpSchemaTest, NodeResolutionAndDefaults) {
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(s->sinceVersion(), 11);
   EXPECT_EQ(schemaFor(*conv, bm.m), s);
-  EXPECT_EQ(attrInt(*conv, "group"), 1);
-  EXPECT_EQ(attrString(*conv, "auto_pad"), "NOTSET");
-  EXPECT_EQ(getAttrOrDefault<int64_t>(*conv, "nope"), std::nullopt);
-  EXPECT_EQ(getAttrOrDefault<std::vector<int64_t>>(*conv, "pads"), std::nullopt);
+  EXPECT_EQ(NodeContext(*conv).getInt("group", -1), 1);
+  EXPECT_EQ(NodeContext(*conv).getString("auto_pad"), "NOTSET");
+  EXPECT_EQ(NodeContext(*conv).getInt("nope", -7), -7);
+  EXPECT_EQ(NodeContext(*conv).getInts("pads"), std::nullopt);
   conv->setAttr(intAttr("group", 4));
-  EXPECT_EQ(attrInt(*conv, "group"), 4);
-  // A node attribute of the wrong kind does not count.
+  EXPECT_EQ(NodeContext(*conv).getInt("group"), 4);
+  // A node attribute of the wrong kind is not the default: the fallback
+  // (Note [Attribute defaults]).
   conv->setAttr(floatAttr("group", 2.f));
-  EXPECT_EQ(attrInt(*conv, "group"), 1);
+  EXPECT_EQ(NodeContext(*conv).getInt("group", -1), -1);
   Node *lrelu = bm.g.createNode("LeakyRelu", {bm.x}, 1);
-  EXPECT_FLOAT_EQ(attrFloat(*lrelu, "alpha"), 0.01f);
+  EXPECT_FLOAT_EQ(NodeContext(*lrelu).getFloat("alpha"), 0.01f);
   // Not imported / custom domain.
   Node *custom = bm.g.createNode("Foo", {bm.x}, 1);
   custom->setDomain("com.example");

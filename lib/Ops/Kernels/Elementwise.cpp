@@ -87,24 +87,24 @@ FLOAT_UNARY(kSoftsign, x / (T(1) + std::abs(x)))
     });                                                                           \
   }
 
-FLOAT_UNARY_ATTR(kLeakyRelu, float alpha = attrFloat(c, "alpha", 0.01f),
+FLOAT_UNARY_ATTR(kLeakyRelu, float alpha = c.getFloat("alpha", 0.01f),
                  x >= 0 ? x : x * (T)alpha)
-FLOAT_UNARY_ATTR(kElu, float alpha = attrFloat(c, "alpha", 1.0f),
+FLOAT_UNARY_ATTR(kElu, float alpha = c.getFloat("alpha", 1.0f),
                  x >= 0 ? x : (T)alpha * (std::exp(x) - T(1)))
 FLOAT_UNARY_ATTR(kSelu,
-                 float alpha = attrFloat(c, "alpha", 1.67326319217681884765625f);
-                 float gamma = attrFloat(c, "gamma", 1.05070102214813232421875f),
+                 float alpha = c.getFloat("alpha", 1.67326319217681884765625f);
+                 float gamma = c.getFloat("gamma", 1.05070102214813232421875f),
                  x > 0 ? (T)gamma * x : (T)gamma * ((T)alpha * std::exp(x) - (T)alpha))
-FLOAT_UNARY_ATTR(kCelu, float alpha = attrFloat(c, "alpha", 1.0f),
+FLOAT_UNARY_ATTR(kCelu, float alpha = c.getFloat("alpha", 1.0f),
                  std::max(T(0), x) +
                      std::min(T(0), (T)alpha * (std::exp(x / (T)alpha) - T(1))))
 FLOAT_UNARY_ATTR(kHardSigmoid,
-                 float alpha = attrFloat(c, "alpha", 0.2f);
-                 float beta = attrFloat(c, "beta", 0.5f),
+                 float alpha = c.getFloat("alpha", 0.2f);
+                 float beta = c.getFloat("beta", 0.5f),
                  std::max(T(0), std::min(T(1), (T)alpha * x + (T)beta)))
 FLOAT_UNARY_ATTR(kHardSwish, (void)0,
                  x * std::max(T(0), std::min(T(1), x / T(6) + T(0.5))))
-FLOAT_UNARY_ATTR(kThresholdedRelu, float alpha = attrFloat(c, "alpha", 1.0f),
+FLOAT_UNARY_ATTR(kThresholdedRelu, float alpha = c.getFloat("alpha", 1.0f),
                  x > (T)alpha ? x : T(0))
 
 StatusOr<std::vector<Tensor>> kNeg(const KernelCall &c) {
@@ -137,7 +137,7 @@ StatusOr<std::vector<Tensor>> kRelu(const KernelCall &c) {
   });
 }
 StatusOr<std::vector<Tensor>> kShrink(const KernelCall &c) {
-  float bias = attrFloat(c, "bias", 0), lambd = attrFloat(c, "lambd", 0.5f);
+  float bias = c.getFloat("bias", 0), lambd = c.getFloat("lambd", 0.5f);
   return unaryMap(c, FloatOnly::No, [&](auto x) -> std::optional<decltype(x)> {
     using T = decltype(x);
     if constexpr (isFloat<T>) {
@@ -176,7 +176,7 @@ StatusOr<std::vector<Tensor>> kIsNaN(const KernelCall &c) {
   });
 }
 StatusOr<std::vector<Tensor>> kIsInf(const KernelCall &c) {
-  bool neg = attrInt(c, "detect_negative", 1), pos = attrInt(c, "detect_positive", 1);
+  bool neg = c.getInt("detect_negative", 1), pos = c.getInt("detect_positive", 1);
   return predicate(c, [&](auto x) {
     if constexpr (isFloat<decltype(x)>)
       return std::isinf(x) && ((x > 0 && pos) || (x < 0 && neg));
@@ -196,8 +196,8 @@ StatusOr<std::vector<Tensor>> kNot(const KernelCall &c) {
 /// Output shape of a binary op, honouring opset < 7 legacy broadcasting (the
 /// second operand aligned at `axis`). Adjusts b's dims for that case.
 StatusOr<std::vector<int64_t>> binaryShape(const KernelCall &c, const Arr &a, Arr &b) {
-  if (c.opsetVersion < 7 && c.opsetVersion > 0) {
-    if (!attrInt(c, "broadcast", 0)) {
+  if (c.opset < 7 && c.opset > 0) {
+    if (!c.getInt("broadcast", 0)) {
       if (a.dims != b.dims) return invalid("shapes differ without broadcast");
       return a.dims;
     }
@@ -344,7 +344,7 @@ StatusOr<std::vector<Tensor>> kDiv(const KernelCall &c) {
 }
 
 StatusOr<std::vector<Tensor>> kMod(const KernelCall &c) {
-  bool fmodMode = attrInt(c, "fmod", 0);
+  bool fmodMode = c.getInt("fmod", 0);
   return binaryOpt(c, [&](auto x, auto y, DataType) -> std::optional<decltype(x)> {
     using T = decltype(x);
     if constexpr (isFloat<T>) {
@@ -489,7 +489,7 @@ StatusOr<std::vector<Tensor>> kBitwiseNot(const KernelCall &c) {
   });
 }
 StatusOr<std::vector<Tensor>> kBitShift(const KernelCall &c) {
-  bool left = attrString(c, "direction", "") == "LEFT";
+  bool left = c.getString("direction", "") == "LEFT";
   if (c.input(0) && !isUnsignedInteger(c.input(0)->dataType()))
     return invalid("BitShift needs unsigned integers");
   return binaryOpt(c, [&](auto x, auto y, DataType dt) -> std::optional<decltype(x)> {
@@ -509,7 +509,7 @@ StatusOr<std::vector<Tensor>> kPRelu(const KernelCall &c) {
   auto b = inputArr(c, 1);
   if (!b.ok()) return b.status();
   if (a->dt != b->dt) return invalid("PRelu types differ");
-  if (c.opsetVersion > 0 && c.opsetVersion < 7) return unsupported("legacy PRelu");
+  if (c.opset > 0 && c.opset < 7) return unsupported("legacy PRelu");
   auto s = broadcastShapes(a->dims, b->dims);
   if (!s || *s != a->dims) return invalid("PRelu slope does not broadcast");
   Arr out = Arr::make(a->dt, *s);
@@ -537,7 +537,7 @@ StatusOr<std::vector<Tensor>> variadic(const KernelCall &c, F f, bool mean = fal
     if (!b.ok()) return b.status();
     if (b->dt != acc->dt) return invalid("operand types differ");
     std::vector<int64_t> shape;
-    if (c.opsetVersion > 0 && c.opsetVersion < 8) {
+    if (c.opset > 0 && c.opset < 8) {
       if (b->dims != acc->dims) return invalid("shapes differ");
       shape = acc->dims;
     } else {
@@ -598,12 +598,12 @@ StatusOr<std::vector<Tensor>> kClip(const KernelCall &c) {
   if (!a.ok()) return a.status();
   Arr lo, hi;
   bool hasLo = false, hasHi = false;
-  if (c.opsetVersion > 0 && c.opsetVersion < 11) {
+  if (c.opset > 0 && c.opset < 11) {
     if (a->kind() != CK::F32 && a->kind() != CK::F64) return invalid("Clip-6 needs floats");
     lo = Arr::make(a->dt, {});
     hi = Arr::make(a->dt, {});
-    float l = attrFloat(c, "min", -std::numeric_limits<float>::infinity());
-    float h = attrFloat(c, "max", std::numeric_limits<float>::infinity());
+    float l = c.getFloat("min", -std::numeric_limits<float>::infinity());
+    float h = c.getFloat("max", std::numeric_limits<float>::infinity());
     if (a->kind() == CK::F32) { lo.f[0] = l; hi.f[0] = h; }
     else { lo.d[0] = l; hi.d[0] = h; }
     hasLo = hasHi = true;
@@ -668,7 +668,7 @@ StatusOr<std::vector<Tensor>> kWhere(const KernelCall &c) {
 
 } // namespace
 
-void registerElementwiseKernels(KernelTable &t) {
+void registerElementwiseKernels(OpRegistrar &t) {
   t["Sqrt"] = kSqrt; t["Exp"] = kExp; t["Log"] = kLog; t["Reciprocal"] = kReciprocal;
   t["Floor"] = kFloor; t["Ceil"] = kCeil; t["Round"] = kRound; t["Sigmoid"] = kSigmoid;
   t["Tanh"] = kTanh; t["Erf"] = kErf; t["Sin"] = kSin; t["Cos"] = kCos; t["Tan"] = kTan;

@@ -1,18 +1,20 @@
-//===- ShapeInferenceRules.h - Per-operator inference rules (internal) ----===//
+//===- InferCtx.h - What a type and shape rule sees of its node -----------===//
 //
-// A rule reads the types and known data of a node's operands through an
+// A rule (registered per operator in lib/Ops, OpRegistry.h) reads the types and known data of a node's operands through an
 // InferCtx and sets the types (and data) of its results. A rule that cannot
 // tell leaves a result unset; it never guesses. Shapes are lists of dim
 // expressions, null standing for an unknown dim.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ONNXIR_LIB_PASSES_SHAPEINFERENCERULES_H
-#define ONNXIR_LIB_PASSES_SHAPEINFERENCERULES_H
+#ifndef ONNXIR_OPS_INFERCTX_H
+#define ONNXIR_OPS_INFERCTX_H
 
 #include "onnxir/IR/Context.h"
 #include "onnxir/IR/Graph.h"
 #include "onnxir/IR/Node.h"
-#include "onnxir/IR/OpSchema.h"
+#include "onnxir/Ops/OpContext.h"
+#include "onnxir/Ops/OpRegistry.h"
+#include "onnxir/Ops/OpSchema.h"
 #include "onnxir/IR/Tensor.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -29,13 +31,13 @@ namespace infer {
 /// A shape: one expression per dim, null for an unknown dim.
 using Dims = std::vector<const DimExpr *>;
 
-class InferCtx {
+/// The engine (lib/Passes/ShapeInference.cpp) implements the virtuals.
+class InferCtx : public OpContext {
 public:
-  InferCtx(Context &ctx, Node &node, int64_t opset) : ctx(ctx), node(node), opset(opset) {}
-  virtual ~InferCtx() = default;
+  InferCtx(Context &ctx, Node &node, int64_t opset)
+      : OpContext(node.domain(), node.opType(), opset), ctx(ctx), node(node) {}
   Context &ctx;
   Node &node;
-  int64_t opset;
 
   unsigned numInputs() const { return node.numOperands(); }
   unsigned numOutputs() const { return node.numResults(); }
@@ -47,9 +49,9 @@ public:
   virtual const Dims *inData(unsigned i) const = 0;
   /// The tensor of a constant operand (an initializer or a Constant node's
   /// `value`), null otherwise. For float data that shape data does not track.
-  virtual const Tensor *inConstant(unsigned i) const = 0;
+  const Tensor *inConstant(unsigned i) const override = 0;
   /// An attribute, with references resolved at function call sites.
-  virtual const Attribute *attr(llvm::StringRef name) const = 0;
+  const Attribute *attr(llvm::StringRef name) const override = 0;
   virtual void setOutType(unsigned i, const Type *t) = 0;
   virtual void setOutData(unsigned i, Dims d) = 0;
   /// The operands contradict each other (`why`, e.g. a channel count that
@@ -68,24 +70,8 @@ public:
   std::optional<std::vector<int64_t>> inInts(unsigned i) const;
   /// Sets result i to tensor(elem, dims); elem < 0 sets nothing.
   void setTensor(unsigned i, int32_t elem, const std::optional<Dims> &dims);
-  int64_t getInt(llvm::StringRef name, int64_t dflt) const;
-  float getFloat(llvm::StringRef name, float dflt) const;
-  std::string getString(llvm::StringRef name, llvm::StringRef dflt) const;
-  std::optional<std::vector<int64_t>> getInts(llvm::StringRef name) const;
   const DimExpr *c(int64_t v) const { return dimConst(ctx, v); }
-  /// The schema the node resolves to at `opset` (null if none); attribute
-  /// getters above fall back to its defaults for absent attributes.
-  const OpSchema *schema() const;
-
-private:
-  const AttributeSchema *schemaDefault(llvm::StringRef name, AttrKind k) const;
-  mutable const OpSchema *schema_ = nullptr;
-  mutable bool schemaLooked_ = false;
 };
-
-using Rule = std::function<void(InferCtx &)>;
-/// Rules for the default domain, by op type.
-const llvm::StringMap<Rule> &defaultDomainRules();
 
 /// Broadcasts two shapes (numpy rules); nullopt if they cannot broadcast.
 std::optional<Dims> broadcast(Context &ctx, const Dims &a, const Dims &b);
@@ -103,19 +89,7 @@ std::optional<int64_t> normAxis(int64_t axis, int64_t rank);
 /// Contents of a small int32/int64 tensor (rank <= 1, <= 64 elements).
 std::optional<Dims> tensorData(Context &ctx, const Tensor &t);
 
-void addElementwiseRules(llvm::StringMap<Rule> &r);
-void addShapeRules(llvm::StringMap<Rule> &r);
-void addNNRules(llvm::StringMap<Rule> &r);
-void addMiscRules(llvm::StringMap<Rule> &r);
-void addExtraRules(llvm::StringMap<Rule> &r);
-/// Rules for ai.onnx.ml and ai.onnx.preview.
-const llvm::StringMap<Rule> &mlRules();
-const llvm::StringMap<Rule> &previewRules();
-/// Rules for ai.onnx.preview.training.
-void addTrainingRules(llvm::StringMap<Rule> &r);
-const llvm::StringMap<Rule> &trainingRules();
-
 } // namespace infer
 } // namespace onnxir
 
-#endif // ONNXIR_LIB_PASSES_SHAPEINFERENCERULES_H
+#endif // ONNXIR_OPS_INFERCTX_H

@@ -6,7 +6,8 @@
 // attribute or as an input, ArgMax/ArgMin, and arithmetic on shape data.
 //
 //===----------------------------------------------------------------------===//
-#include "ShapeInferenceRules.h"
+#include "onnxir/Ops/InferCtx.h"
+#include "Families.h"
 
 namespace onnxir {
 namespace infer {
@@ -217,7 +218,7 @@ void reduce(InferCtx &c, bool argReduce) {
 
 } // namespace
 
-void addElementwiseRules(llvm::StringMap<Rule> &r) {
+void addElementwiseRules(OpRegistrar &r) {
   for (const char *op : {"Add", "Sub", "Mul", "Div", "Mod"})
     r[op] = [op](InferCtx &c) { binary(c, 0, op); };
   for (const char *op : {"Pow", "PRelu", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor"})
@@ -275,7 +276,7 @@ void addElementwiseRules(llvm::StringMap<Rule> &r) {
     }
   };
   r["IsNaN"] = [](InferCtx &c) { c.setTensor(0, kBool, c.inShape(0)); };
-  r["IsInf"] = r["IsNaN"];
+  r["IsInf"] = [](InferCtx &c) { c.setTensor(0, kBool, c.inShape(0)); };
   r["Dropout"] = [](InferCtx &c) {
     sameAsInput(c);
     if (c.hasOutput(1)) c.setTensor(1, c.opset >= 12 ? kBool : c.inElem(0), c.inShape(0));
@@ -322,7 +323,7 @@ void addElementwiseRules(llvm::StringMap<Rule> &r) {
                          "ReduceSumSquare"})
     r[op] = [](InferCtx &c) { reduce(c, false); };
   r["ArgMax"] = [](InferCtx &c) { reduce(c, true); };
-  r["ArgMin"] = r["ArgMax"];
+  r["ArgMin"] = [](InferCtx &c) { reduce(c, true); };
   r["QuantizeLinear"] = [](InferCtx &c) {
     int32_t el = c.hasInput(2) ? c.inElem(2) : static_cast<int32_t>(DataType::Uint8);
     if (int64_t od = c.getInt("output_dtype", 0)) el = (int32_t)od;

@@ -66,8 +66,8 @@ StatusOr<std::vector<Tensor>> kGemm(const KernelCall &c) {
   if (!a.ok()) return a.status();
   if (!b.ok()) return b.status();
   if (a->dt != b->dt || a->rank() != 2 || b->rank() != 2) return invalid("Gemm operands");
-  bool ta = attrInt(c, "transA", 0), tb = attrInt(c, "transB", 0);
-  float alpha = attrFloat(c, "alpha", 1.0f), beta = attrFloat(c, "beta", 1.0f);
+  bool ta = c.getInt("transA", 0), tb = c.getInt("transB", 0);
+  float alpha = c.getFloat("alpha", 1.0f), beta = c.getFloat("beta", 1.0f);
   int64_t M = ta ? a->dims[1] : a->dims[0], K = ta ? a->dims[0] : a->dims[1];
   int64_t K2 = tb ? b->dims[1] : b->dims[0], N = tb ? b->dims[0] : b->dims[1];
   if (K != K2) return invalid("Gemm inner dims differ");
@@ -114,7 +114,7 @@ StatusOr<std::vector<Tensor>> kGemm(const KernelCall &c) {
 
 } // namespace
 
-void registerMatMulKernels(KernelTable &t) {
+void registerMatMulKernels(OpRegistrar &t) {
   t["MatMul"] = kMatMul;
   t["Gemm"] = kGemm;
 }

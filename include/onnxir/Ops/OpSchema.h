@@ -6,7 +6,7 @@
 // constraints, determinism, arity bounds, function bodies.
 //
 //   const OpSchema *s = schemaFor(node);             // the version the node resolves to
-//   int64_t axis = attrInt(node, "axis");            // its attribute, else the default
+//   int64_t axis = NodeContext(node).getInt("axis"); // its attribute, else the default (OpContext.h)
 //   const FormalParameter *p = s->inputFor(2);       // what operand #2 binds to
 //   const TypeConstraint *tc = s->typeConstraint(p->typeStr);
 //
@@ -22,10 +22,11 @@
 // isDefaultDomain.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ONNXIR_IR_OPSCHEMA_H
-#define ONNXIR_IR_OPSCHEMA_H
+#ifndef ONNXIR_OPS_OPSCHEMA_H
+#define ONNXIR_OPS_OPSCHEMA_H
 
 #include "onnxir/IR/Attribute.h"
+#include "onnxir/IR/Opset.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -153,6 +154,8 @@ public:
 
 private:
   friend struct SchemaTable;
+  friend class OpSchemaBuilder;
+  friend const OpSchema &registerSchema(class OpSchemaBuilder b);
   llvm::StringRef domain_, name_;
   int64_t since_ = 0, last_ = INT64_MAX;
   bool deprecated_ = false, experimental_ = false, hasFunction_ = false,
@@ -165,12 +168,43 @@ private:
   std::vector<FunctionBody> bodies_;
 };
 
+/// The schema of an operator the generated table does not hold (an
+/// extension or test domain), for registerSchema. Strings are copied.
+///
+///   registerSchema(OpSchemaBuilder("test.example", "Scale", 1)
+///                      .input("X", "T").output("Y", "T")
+///                      .attr("factor", AttrKind::Float, /*required=*/false).defaultFloat(1.0)
+///                      .typeConstraint("T", {"tensor(float)", "tensor(double)"}));
+class OpSchemaBuilder {
+public:
+  OpSchemaBuilder(llvm::StringRef domain, llvm::StringRef name, int64_t sinceVersion);
+  OpSchemaBuilder &input(llvm::StringRef name, llvm::StringRef typeStr,
+                         ParamOption option = ParamOption::Single);
+  OpSchemaBuilder &output(llvm::StringRef name, llvm::StringRef typeStr,
+                          ParamOption option = ParamOption::Single);
+  OpSchemaBuilder &attr(llvm::StringRef name, AttrKind kind, bool required = false);
+  /// The default of the attribute declared last.
+  OpSchemaBuilder &defaultInt(int64_t v);
+  OpSchemaBuilder &defaultFloat(double v);
+  OpSchemaBuilder &defaultString(llvm::StringRef v);
+  OpSchemaBuilder &typeConstraint(llvm::StringRef param, std::vector<llvm::StringRef> allowed);
+  OpSchemaBuilder &nondeterministic();
+
+private:
+  friend const OpSchema &registerSchema(OpSchemaBuilder b);
+  llvm::StringRef save(llvm::StringRef s);
+  OpSchema s_;
+};
+
+/// Adds a schema to the registry (OpRegistry.h): lookupSchema, the schema
+/// verifier, inference's fallback and the attribute defaults see it. A
+/// schema of the same (domain, name, since_version) is replaced; an op of
+/// the generated table cannot be redefined (its table entry wins). Not
+/// thread-safe: register before use.
+const OpSchema &registerSchema(OpSchemaBuilder b);
+
 //===--- The registry -----------------------------------------------------===//
 
-/// True for "" and "ai.onnx".
-bool isDefaultDomain(llvm::StringRef domain);
-/// "" for the default domain, else `domain` unchanged.
-llvm::StringRef canonicalDomain(llvm::StringRef domain);
 
 /// Every schema, sorted by (domain, name, since_version).
 llvm::ArrayRef<OpSchema> allSchemas();
@@ -197,19 +231,6 @@ int64_t importedOpsetVersion(const Node &n);
 /// op not in the imported version, domain not imported).
 const OpSchema *schemaFor(const Node &n, const Model &m);
 const OpSchema *schemaFor(const Node &n);
-
-/// The node's attribute `name` if present and of the right kind, else the
-/// default declared by its schema, else nullopt. T is one of int64_t, float,
-/// double, std::string, std::vector<int64_t>, std::vector<float>,
-/// std::vector<std::string>. References to function attributes are not
-/// values (nullopt unless the schema has a default).
-template <typename T> std::optional<T> getAttrOrDefault(const Node &n, llvm::StringRef name);
-
-/// Shorthands: the value as above, else `fallback`.
-int64_t attrInt(const Node &n, llvm::StringRef name, int64_t fallback = 0);
-float attrFloat(const Node &n, llvm::StringRef name, float fallback = 0);
-std::string attrString(const Node &n, llvm::StringRef name, llvm::StringRef fallback = "");
-std::vector<int64_t> attrInts(const Node &n, llvm::StringRef name);
 
 /// The type constraint of the node's operand #i (null if no schema, no such
 /// formal, or its type is concrete). Likewise for results.
@@ -252,4 +273,4 @@ bool isCommutative(const Node &n);
 
 } // namespace onnxir
 
-#endif // ONNXIR_IR_OPSCHEMA_H
+#endif // ONNXIR_OPS_OPSCHEMA_H

@@ -5,7 +5,8 @@
 // ai.onnx.preview.training optimizers (results typed like their inputs).
 //
 //===----------------------------------------------------------------------===//
-#include "ShapeInferenceRules.h"
+#include "onnxir/Ops/InferCtx.h"
+#include "Families.h"
 
 namespace onnxir {
 namespace infer {
@@ -57,7 +58,7 @@ const Type *seqElem(const Type *t) {
 
 } // namespace
 
-void addMiscRules(llvm::StringMap<Rule> &r) {
+void addMiscRules(OpRegistrar &r) {
   r["NegativeLogLikelihoodLoss"] = lossRule;
   r["SoftmaxCrossEntropyLoss"] = lossRule;
   r["GridSample"] = [](InferCtx &c) {
@@ -227,7 +228,7 @@ void addMiscRules(llvm::StringMap<Rule> &r) {
   };
 }
 
-void addTrainingRules(llvm::StringMap<Rule> &r) {
+void addTrainingRules(OpRegistrar &r) {
   // Optimizer results are typed like the tensors they update: Adagrad
   // (R, T, X..., G..., H...) -> (X_new..., H_new...), Momentum likewise with
   // V, Adam (R, T, X..., G..., V..., H...) -> (X_new..., V_new..., H_new...).

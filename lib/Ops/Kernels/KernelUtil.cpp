@@ -9,7 +9,7 @@
 
 #include <algorithm>
 
-#include "onnxir/IR/OpSchema.h"
+#include "onnxir/Ops/OpSchema.h"
 
 #include <cstring>
 #include <limits>
@@ -278,45 +278,11 @@ StatusOr<Arr> convertArr(const Arr &a, DataType dt) {
 
 //===--- Attributes ------------------------------------------------------===//
 
-int64_t attrInt(const KernelCall &c, llvm::StringRef name, int64_t dflt) {
-  const Attribute *a = c.attr(name);
-  return a && a->kind() == AttrKind::Int ? a->i : dflt;
-}
-float attrFloat(const KernelCall &c, llvm::StringRef name, float dflt) {
-  const Attribute *a = c.attr(name);
-  return a && a->kind() == AttrKind::Float ? a->f : dflt;
-}
-std::string attrString(const KernelCall &c, llvm::StringRef name, llvm::StringRef dflt) {
-  const Attribute *a = c.attr(name);
-  return a && a->kind() == AttrKind::String ? a->s : dflt.str();
-}
-std::optional<std::vector<int64_t>> attrInts(const KernelCall &c, llvm::StringRef name) {
-  const Attribute *a = c.attr(name);
-  if (!a || a->kind() != AttrKind::Ints) return std::nullopt;
-  return a->ints;
-}
-
 StatusOr<Arr> inputArr(const KernelCall &c, unsigned i) {
   const Tensor *t = c.input(i);
   if (!t) return invalid(absl::StrCat("missing input #", i));
   return fromTensor(*t);
 }
-
-namespace {
-const KernelTable &table() {
-  static const KernelTable *t = [] {
-    auto *tab = new KernelTable();
-    registerElementwiseKernels(*tab);
-    registerCastKernels(*tab);
-    registerShapeKernels(*tab);
-    registerReduceKernels(*tab);
-    registerMatMulKernels(*tab);
-    registerMiscKernels(*tab);
-    return tab;
-  }();
-  return *t;
-}
-} // namespace
 
 } // namespace kernels
 
@@ -327,9 +293,8 @@ absl::StatusOr<std::vector<Tensor>> evaluateKernel(const KernelCall &call) {
     return unsupported(absl::StrCat("no kernels for domain '", call.domain.str(), "'"));
   for (const Attribute *a : call.attributes)
     if (a && a->isReference()) return unsupported("attribute reference");
-  auto it = table().find(call.opType);
-  if (it == table().end())
-    return unsupported(absl::StrCat("no kernel for ", call.opType.str()));
+  const OpEntry *e = OpRegistry::get().lookup(call.domain, call.opType, call.opset);
+  if (!e || !e->kernel) return unsupported(absl::StrCat("no kernel for ", call.opType.str()));
   // Note [Empty inputs with huge dims]
   //   A tensor with a zero dim holds no data, so nothing bounds its other
   //   dims: [2^40, 0] is a few bytes in a model. Kernels loop over products
@@ -352,7 +317,7 @@ absl::StatusOr<std::vector<Tensor>> evaluateKernel(const KernelCall &call) {
       return absl::ResourceExhaustedError(
           "an empty input's other dims multiply past the fold size limit");
   }
-  auto r = it->second(call);
+  auto r = e->kernel(call);
   if (!r.ok()) return r.status();
   for (const Tensor &t : *r) {
     int64_t n = numElementsOf(t.dims());
@@ -365,7 +330,7 @@ absl::StatusOr<std::vector<Tensor>> evaluateKernel(const KernelCall &call) {
 }
 
 bool hasKernel(llvm::StringRef domain, llvm::StringRef opType) {
-  return isDefaultDomain(domain) && table().count(opType);
+  return isDefaultDomain(domain) && OpRegistry::get().hasKernel(domain, opType);
 }
 
 uint64_t tensorDataBytes(const Tensor &t) {

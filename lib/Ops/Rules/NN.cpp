@@ -5,7 +5,8 @@
 // transposes; RNN/GRU/LSTM result shapes.
 //
 //===----------------------------------------------------------------------===//
-#include "ShapeInferenceRules.h"
+#include "onnxir/Ops/InferCtx.h"
+#include "Families.h"
 
 namespace onnxir {
 namespace infer {
@@ -286,7 +287,7 @@ void rnnRule(InferCtx &c) {
 
 } // namespace
 
-void addNNRules(llvm::StringMap<Rule> &r) {
+void addNNRules(OpRegistrar &r) {
   r["Conv"] = convRule;
   r["ConvInteger"] = convRule;
   r["QLinearConv"] = convRule;

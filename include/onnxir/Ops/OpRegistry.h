@@ -1,0 +1,159 @@
+//===- OpRegistry.h - One home for what onnxir knows of each operator -----===//
+//
+// The registry holds one entry per (domain, op type, since-version): the
+// schema of that version (OpSchema.h), the operator's traits, its type and
+// shape rule (InferCtx.h) and its evaluation kernel (Kernels.h). Passes ask
+// it; they hold no tables of their own.
+//
+// Where the knowledge lives: lib/Ops/<Family>.cpp, one file per operator
+// family (Elementwise, Reduction, Shape, Tensor, NN, ControlFlow, Sequence,
+// Signal, Quantization, ML, ...), each with a `register<Family>Ops`
+// function that attaches that family's rules and kernels:
+//
+//   void registerElementwiseOps(OpRegistrar &r) {
+//     r["Relu"].infer(sameAsInput0).kernel(kRelu);
+//     r["Clip"].since(11).kernel(kClip11);   // versions 11 and later only
+//   }
+//
+// Schemas come from the generated table (scripts/gen_op_schemas.py); an
+// operator outside it (an extension or test domain) is declared with
+// registerSchema (OpSchema.h) and then given its rule and kernel the same
+// way, through OpRegistry::registrar. See README, "Adding an operator".
+//
+// Lookup is by the version in force (IR/Opset.h, Note [Opset in force]). An
+// op used at a version below its first schema (a malformed model) still
+// finds its rule and kernel, with no schema.
+//
+// Threading: the registry is built on first use; registering more (tests,
+// extensions) must happen before any pass runs, not concurrently with it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXIR_OPS_OPREGISTRY_H
+#define ONNXIR_OPS_OPREGISTRY_H
+
+#include "onnxir/IR/Tensor.h"
+
+#include "absl/status/statusor.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace onnxir {
+
+class Node;
+class OpSchema;
+struct KernelCall;
+namespace infer {
+class InferCtx;
+/// A type and shape rule (InferCtx.h).
+using Rule = std::function<void(InferCtx &)>;
+} // namespace infer
+
+/// An evaluation kernel (Kernels.h).
+using KernelFn = absl::StatusOr<std::vector<Tensor>> (*)(const KernelCall &);
+
+/// What onnxir knows of one version of one operator.
+struct OpEntry {
+  /// "" for the default domain.
+  llvm::StringRef domain;
+  llvm::StringRef opType;
+  /// The schema's since_version; 0 for the entry of an op used below its
+  /// first version or known without a schema.
+  int64_t sinceVersion = 0;
+  /// Null for an op without a schema at this version.
+  const OpSchema *schema = nullptr;
+  /// Type and shape rule; empty when inference falls back to the schema
+  /// (result types from the type constraints).
+  infer::Rule infer;
+  /// Constant evaluation; null when the folder leaves the op alone.
+  KernelFn kernel = nullptr;
+  /// Note [Op traits] (OpSchema.h): the operands may be swapped.
+  bool commutative = false;
+  /// Elementwise with numpy broadcasting over its operands (Add, Where, ...).
+  bool broadcasting = false;
+};
+
+/// Attaches rules, kernels and traits to the entries of one domain.
+class OpRegistrar {
+public:
+  /// The entries of one op: by default every version; `since(v)` narrows
+  /// to versions v and later (a later `since` wins for its versions).
+  class Op {
+  public:
+    Op &since(int64_t v) {
+      since_ = v;
+      return *this;
+    }
+    Op &infer(infer::Rule rule);
+    Op &kernel(KernelFn fn);
+    Op &commutative();
+    Op &broadcasting();
+    /// Shorthands of the rule and kernel tables: `r["Relu"] = rule;`.
+    Op &operator=(infer::Rule rule) { return infer(std::move(rule)); }
+    Op &operator=(KernelFn fn) { return kernel(fn); }
+
+  private:
+    friend class OpRegistrar;
+    Op(OpRegistrar &r, llvm::StringRef op) : r_(r), op_(op) {}
+    template <typename F> Op &apply(F &&f);
+    OpRegistrar &r_;
+    llvm::StringRef op_;
+    int64_t since_ = 0;
+  };
+
+  Op operator[](llvm::StringRef op) { return Op(*this, op); }
+  llvm::StringRef domain() const { return domain_; }
+
+private:
+  friend class OpRegistry;
+  OpRegistrar(class OpRegistry &reg, llvm::StringRef domain) : reg_(reg), domain_(domain) {}
+  class OpRegistry &reg_;
+  llvm::StringRef domain_;
+};
+
+class OpRegistry {
+public:
+  /// The registry, built on first use from the schema table and the family
+  /// files.
+  static OpRegistry &get();
+
+  /// The entry in force for `op` of `domain` at `version` (the newest whose
+  /// since_version is not above it; an op used below its first version
+  /// gets its version-0 entry); null for an op nobody knows.
+  const OpEntry *lookup(llvm::StringRef domain, llvm::StringRef op, int64_t version) const;
+  /// The entry in force for `n` (IR/Opset.h: opsetInForce).
+  const OpEntry *lookup(const Node &n) const;
+  /// Every entry of (domain, op), oldest first; empty if unknown.
+  llvm::ArrayRef<OpEntry> versions(llvm::StringRef domain, llvm::StringRef op) const;
+  /// True if some version of (domain, op) has a kernel.
+  bool hasKernel(llvm::StringRef domain, llvm::StringRef op) const;
+
+  /// Registration (family files, extensions, tests). An op of `domain`
+  /// without a schema gets a version-0 entry.
+  OpRegistrar registrar(llvm::StringRef domain = "") { return OpRegistrar(*this, domain); }
+  /// Adds the entries of schemas registered after the registry was built
+  /// (registerSchema in OpSchema.h calls it).
+  void addSchemaEntries(llvm::StringRef domain, llvm::StringRef op);
+
+private:
+  OpRegistry();
+  friend class OpRegistrar;
+  struct OpVersions {
+    /// versions[0] is the version-0 entry; the rest by since_version.
+    std::vector<OpEntry> versions;
+  };
+  OpVersions &at(llvm::StringRef domain, llvm::StringRef op);
+  const OpVersions *find(llvm::StringRef domain, llvm::StringRef op) const;
+  /// Domain ("" for the default one) -> op type -> versions.
+  llvm::StringMap<std::unique_ptr<llvm::StringMap<OpVersions>>> domains_;
+  llvm::StringMap<OpVersions> *defaultDomain_ = nullptr;
+};
+
+} // namespace onnxir
+
+#endif // ONNXIR_OPS_OPREGISTRY_H

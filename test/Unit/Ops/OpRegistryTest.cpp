@@ -1,0 +1,71 @@
+// The registry: one entry per (domain, op, since-version) holding schema,
+// traits, rule and kernel; the one attribute reader; an operator of one's own.
+#include "../IR/TestUtil.h"
+
+#include "onnxir/IR/Builder.h"
+#include "onnxir/Ops/Kernels.h"
+#include "onnxir/Ops/OpContext.h"
+#include "onnxir/Ops/OpRegistry.h"
+#include "onnxir/Ops/OpSchema.h"
+
+#include <gtest/gtest.h>
+
+using namespace onnxir;
+
+TEST(OpRegistryTest, EntryPerSinceVersion) {
+  OpRegistry &r = OpRegistry::get();
+  // Reshape: 1, 5, 13, 14, 19, 21, ... (whatever the table says, one entry each).
+  llvm::ArrayRef<OpEntry> vs = r.versions("", "Reshape");
+  ASSERT_EQ(vs.size(), schemaVersions("", "Reshape").size() + 1);
+  EXPECT_EQ(vs[0].sinceVersion, 0);
+  EXPECT_EQ(vs[0].schema, nullptr);
+  for (size_t i = 1; i < vs.size(); ++i) {
+    EXPECT_EQ(vs[i].schema, &schemaVersions("", "Reshape")[i - 1]);
+    EXPECT_EQ(vs[i].sinceVersion, vs[i].schema->sinceVersion());
+    // The family file attached its rule and kernel to every version.
+    EXPECT_TRUE(vs[i].infer) << vs[i].sinceVersion;
+    EXPECT_NE(vs[i].kernel, nullptr) << vs[i].sinceVersion;
+  }
+  const OpEntry *at13 = r.lookup("", "Reshape", 13);
+  ASSERT_NE(at13, nullptr);
+  EXPECT_EQ(at13->schema, lookupSchema("", "Reshape", 13));
+  EXPECT_EQ(r.lookup("ai.onnx", "Reshape", 13), at13); // one domain, two names
+  EXPECT_EQ(r.lookup("", "Reshape", 12), r.lookup("", "Reshape", 5));
+  EXPECT_EQ(r.lookup("", "NoSuchOp", 13), nullptr);
+  EXPECT_EQ(r.lookup("com.example", "Reshape", 1), nullptr);
+  // An op below its first version: the version-0 entry, with its rule.
+  const OpEntry *early = r.lookup("", "LayerNormalization", 13);
+  ASSERT_NE(early, nullptr);
+  EXPECT_EQ(early->schema, nullptr);
+  EXPECT_EQ(early->sinceVersion, 0);
+}
+
+TEST(OpRegistryTest, TraitsAndDomains) {
+  OpRegistry &r = OpRegistry::get();
+  EXPECT_TRUE(r.lookup("", "Add", 14)->commutative);
+  EXPECT_FALSE(r.lookup("", "Sub", 14)->commutative);
+  EXPECT_TRUE(r.lookup("ai.onnx.ml", "Normalizer", 1)->infer);
+  EXPECT_TRUE(r.lookup("ai.onnx.preview.training", "Adam", 1)->infer);
+  EXPECT_TRUE(r.hasKernel("", "Add"));
+  EXPECT_FALSE(r.hasKernel("", "Conv"));
+  EXPECT_FALSE(r.hasKernel("ai.onnx.ml", "Normalizer"));
+}
+
+TEST(OpRegistryTest, AttributeDefaultsFollowTheVersionInForce) {
+  // Softmax's axis default is 1 before opset 13 and -1 from 13 on.
+  KernelCall old("", "Softmax", 11, llvm::ArrayRef<const Attribute *>());
+  KernelCall now("", "Softmax", 13, llvm::ArrayRef<const Attribute *>());
+  EXPECT_EQ(old.getInt("axis", 99), 1);
+  EXPECT_EQ(now.getInt("axis", 99), -1);
+  // No schema (opset unknown): the caller's fallback.
+  KernelCall unknown("", "Softmax", 0, llvm::ArrayRef<const Attribute *>());
+  EXPECT_EQ(unknown.getInt("axis", 99), 99);
+  // Present: the attribute; present with another kind: the fallback.
+  auto axis = intAttr("axis", 0);
+  auto badAxis = floatAttr("axis", 0.5f);
+  const Attribute *given[] = {axis.get()};
+  const Attribute *bad[] = {badAxis.get()};
+  EXPECT_EQ(KernelCall("", "Softmax", 13, given).getInt("axis", 99), 0);
+  EXPECT_EQ(KernelCall("", "Softmax", 13, bad).getInt("axis", 99), 99);
+  EXPECT_EQ(KernelCall("", "Softmax", 13, bad).getInts("axis"), std::nullopt);
+}
