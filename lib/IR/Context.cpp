@@ -157,121 +157,172 @@ llvm::StringRef Context::findInterned(llvm::StringRef s, uint32_t h) const {
   }
 }
 
+// Note [Structural uniquing].
 namespace {
-// A canonical key. Every field is self-delimiting (fixed-width tags, numbers
-// ended by ';', strings length-prefixed), so the key of a spec can be read
-// back field by field: distinct specs never produce the same key.
-void appendInt(std::string &k, int64_t v) {
-  k += std::to_string(v);
-  k += ';';
+inline uint64_t mixHash(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  return h;
 }
-void appendStr(std::string &k, llvm::StringRef s) {
-  appendInt(k, (int64_t)s.size());
-  k.append(s.data(), s.size());
+inline uint64_t ptrBits(const void *p) { return reinterpret_cast<uintptr_t>(p); }
+inline uint64_t strHash(llvm::StringRef s) { return s.empty() ? 0 : uint64_t(llvm::hash_value(s)); }
+inline unsigned foldHash(uint64_t h) {
+  h *= 0xff51afd7ed558ccdULL;
+  return unsigned(h ^ (h >> 32));
 }
 } // namespace
 
-const Type *Context::getType(const TypeSpec &spec) {
-  std::string key;
-  key.reserve(32);
-  key += char('0' + (int)spec.kind);
-  key += spec.hasElem ? 'E' : 'e';
-  appendInt(key, spec.elem);
-  key += spec.hasShape ? 'S' : 's';
-  if (spec.hasShape) {
-    appendInt(key, (int64_t)spec.dims.size());
-    for (const Dim &d : spec.dims) {
-      key += char('0' + (int)d.kind);
-      if (d.kind == Dim::Kind::Known) appendInt(key, d.value);
-      if (d.kind == Dim::Kind::Symbolic) appendStr(key, d.param);
-      appendStr(key, d.denotation);
+bool Context::TypeKeyInfo::isEqual(const TypeKey &k, const Type *t) {
+  if (t == getEmptyKey() || t == getTombstoneKey()) return false;
+  if (t->hash_ != k.hash || t->kind_ != k.kind || t->hasElem_ != k.hasElem ||
+      t->elem_ != k.elem || t->hasShape_ != k.hasShape || t->inner_ != k.inner)
+    return false;
+  if (k.hasShape) {
+    if (t->dims_.size() != k.dims.size()) return false;
+    for (size_t i = 0; i < k.dims.size(); ++i) {
+      const Dim &a = k.dims[i], &b = t->dims_[i];
+      if (a.kind != b.kind) return false;
+      if (a.kind == Dim::Kind::Known && a.value != b.value) return false;
+      if (a.kind == Dim::Kind::Symbolic && k.syms[i] != b.expr) return false;
+      if (a.denotation != b.denotation) return false;
     }
   }
-  key += 'I';
-  // Inner types are uniqued: their address identifies them.
-  appendInt(key, (int64_t)reinterpret_cast<uintptr_t>(spec.inner));
-  appendStr(key, spec.opaqueDomain);
-  appendStr(key, spec.opaqueName);
-  appendStr(key, spec.denotation);
-  appendStr(key, spec.extras);
+  return t->opaqueDomain_ == k.opaqueDomain && t->opaqueName_ == k.opaqueName &&
+         t->denotation_ == k.denotation && t->extras_ == k.extras;
+}
 
-  auto it = types_.find(key);
-  if (it != types_.end()) return it->second;
+bool Context::ExprKeyInfo::isEqual(const ExprKey &k, const DimExpr *e) {
+  if (e == getEmptyKey() || e == getTombstoneKey()) return false;
+  return e->hash_ == k.hash && e->kind_ == k.kind && e->value_ == k.value &&
+         llvm::ArrayRef<const DimExpr *>(e->ops_) == k.ops && e->name_ == k.name;
+}
+
+unsigned Context::hashExprKey(DimExpr::Kind kind, int64_t value,
+                              llvm::ArrayRef<const DimExpr *> ops, llvm::StringRef name) {
+  uint64_t h = mixHash(uint64_t(kind) + 1, uint64_t(value));
+  for (const DimExpr *o : ops) h = mixHash(h, ptrBits(o));
+  h = mixHash(h, ops.size());
+  if (!name.empty()) h = mixHash(h, strHash(name));
+  return foldHash(h);
+}
+
+llvm::StringRef Context::paramOf(const DimExpr *e) {
+  if (!e->param_.data()) e->param_ = intern(e->dimParam());
+  return e->param_;
+}
+
+const DimExpr *Context::symbolicExpr(const Dim &d) {
+  const DimExpr *e = d.expr;
+  if (e && e->ownsParam_ &&
+      ((d.param.data() == e->param_.data() && d.param.size() == e->param_.size()) ||
+       d.param == e->param_))
+    return e;
+  return dimFromParam(*this, d.param);
+}
+
+const Type *Context::getType(const TypeSpec &spec) {
+  return getTypeImpl(spec.kind, spec.hasElem, spec.elem, spec.hasShape, spec.dims, spec.inner,
+                     spec.opaqueDomain, spec.opaqueName, spec.denotation, spec.extras);
+}
+
+const Type *Context::getTypeImpl(Type::Kind kind, bool hasElem, int32_t elem, bool hasShape,
+                                 llvm::ArrayRef<Dim> dims, const Type *inner,
+                                 llvm::StringRef opaqueDomain, llvm::StringRef opaqueName,
+                                 llvm::StringRef denotation, llvm::StringRef extras) {
+  // Only what identifies a type is hashed and compared: the dims only with a
+  // shape; of a dim, the value only when known, the expression only when
+  // symbolic (the type keeps nothing else either).
+  llvm::SmallVector<const DimExpr *, 8> syms;
+  uint64_t h = mixHash(uint64_t(kind) + 1, (uint64_t(uint32_t(elem)) << 2) |
+                                                (uint64_t(hasElem) << 1) | uint64_t(hasShape));
+  if (hasShape) {
+    syms.resize(dims.size());
+    for (size_t i = 0; i < dims.size(); ++i) {
+      const Dim &d = dims[i];
+      uint64_t v = uint64_t(d.kind);
+      if (d.kind == Dim::Kind::Known) v = mixHash(v, uint64_t(d.value));
+      else if (d.kind == Dim::Kind::Symbolic) v = mixHash(v, ptrBits(syms[i] = symbolicExpr(d)));
+      if (!d.denotation.empty()) v = mixHash(v, strHash(d.denotation));
+      h = mixHash(h, v);
+    }
+    h = mixHash(h, dims.size());
+  }
+  h = mixHash(h, ptrBits(inner));
+  if (!opaqueDomain.empty() || !opaqueName.empty() || !denotation.empty() || !extras.empty()) {
+    h = mixHash(h, strHash(opaqueDomain));
+    h = mixHash(h, strHash(opaqueName));
+    h = mixHash(h, strHash(denotation));
+    h = mixHash(h, strHash(extras));
+  }
+  TypeKey key{kind,  hasElem,      elem,       hasShape,   dims,          syms.data(),
+              inner, opaqueDomain, opaqueName, denotation, extras,        foldHash(h)};
+  auto it = types_.find_as(key);
+  if (it != types_.end()) return *it;
+
   auto t = std::unique_ptr<Type>(new Type());
-  t->kind_ = spec.kind;
-  t->hasElem_ = spec.hasElem;
-  t->elem_ = spec.elem;
-  t->hasShape_ = spec.hasShape;
-  t->dims_ = spec.dims;
+  t->kind_ = kind;
+  t->hasElem_ = hasElem;
+  t->elem_ = elem;
+  t->hasShape_ = hasShape;
+  t->dims_.assign(dims.begin(), dims.end());
   // Only what the key holds is kept, so equal keys mean equal types: a value
   // only for known dims, a symbol only for symbolic ones.
-  for (Dim &d : t->dims_) {
+  for (size_t i = 0; i < t->dims_.size(); ++i) {
+    Dim &d = t->dims_[i];
     if (d.kind != Dim::Kind::Known) d.value = 0;
-    d.param = d.kind == Dim::Kind::Symbolic ? intern(d.param) : llvm::StringRef();
-    d.expr = d.kind == Dim::Kind::Symbolic ? dimFromParam(*this, d.param) : nullptr;
+    if (d.kind == Dim::Kind::Symbolic) {
+      d.expr = hasShape ? syms[i] : symbolicExpr(d);
+      d.param = paramOf(d.expr);
+    } else {
+      d.expr = nullptr;
+      d.param = llvm::StringRef();
+    }
     d.denotation = intern(d.denotation);
   }
-  t->inner_ = spec.inner;
-  t->nesting_ = spec.inner ? spec.inner->nesting_ + 1 : 0;
+  t->inner_ = inner;
+  t->nesting_ = inner ? inner->nesting_ + 1 : 0;
   maxTypeNesting_ = std::max(maxTypeNesting_, t->nesting_);
-  t->opaqueDomain_ = intern(spec.opaqueDomain);
-  t->opaqueName_ = intern(spec.opaqueName);
-  t->denotation_ = intern(spec.denotation);
-  t->extras_ = intern(spec.extras);
+  t->opaqueDomain_ = intern(opaqueDomain);
+  t->opaqueName_ = intern(opaqueName);
+  t->denotation_ = intern(denotation);
+  t->extras_ = intern(extras);
+  t->hash_ = key.hash;
   Type *raw = t.get();
   typeStorage_.push_back(std::move(t));
-  types_[key] = raw;
+  types_.insert(raw);
   return raw;
 }
 
 const Type *Context::getTensorType(DataType elem,
                                    std::optional<llvm::ArrayRef<Dim>> dims) {
-  TypeSpec s;
-  s.kind = Type::Kind::Tensor;
-  s.hasElem = true;
-  s.elem = static_cast<int32_t>(elem);
-  if (dims) {
-    s.hasShape = true;
-    s.dims.assign(dims->begin(), dims->end());
-  }
-  return getType(s);
+  return getTypeImpl(Type::Kind::Tensor, true, static_cast<int32_t>(elem), dims.has_value(),
+                     dims ? *dims : llvm::ArrayRef<Dim>(), nullptr, {}, {}, {}, {});
 }
 
 const Type *Context::getTensorType(DataType elem, llvm::ArrayRef<int64_t> dims) {
-  std::vector<Dim> ds;
+  llvm::SmallVector<Dim, 8> ds;
   ds.reserve(dims.size());
   for (int64_t d : dims) ds.push_back(Dim::known(d));
   return getTensorType(elem, llvm::ArrayRef<Dim>(ds));
 }
 
 const Type *Context::getSequenceType(const Type *elem) {
-  TypeSpec s;
-  s.kind = Type::Kind::Sequence;
-  s.inner = elem;
-  return getType(s);
+  return getTypeImpl(Type::Kind::Sequence, false, 0, false, {}, elem, {}, {}, {}, {});
 }
 
 const Type *Context::getOptionalType(const Type *elem) {
-  TypeSpec s;
-  s.kind = Type::Kind::Optional;
-  s.inner = elem;
-  return getType(s);
+  return getTypeImpl(Type::Kind::Optional, false, 0, false, {}, elem, {}, {}, {}, {});
 }
 
 const Type *Context::getMapType(DataType key, const Type *value) {
-  TypeSpec s;
-  s.kind = Type::Kind::Map;
-  s.hasElem = true;
-  s.elem = static_cast<int32_t>(key);
-  s.inner = value;
-  return getType(s);
+  return getTypeImpl(Type::Kind::Map, true, static_cast<int32_t>(key), false, {}, value, {}, {},
+                     {}, {});
 }
 
 Dim Context::symbolicDim(llvm::StringRef param) {
   Dim d;
   d.kind = Dim::Kind::Symbolic;
-  d.param = intern(param);
-  d.expr = dimFromParam(*this, d.param);
+  d.expr = dimFromParam(*this, param);
+  d.param = paramOf(d.expr);
   return d;
 }
 

@@ -75,18 +75,32 @@ struct DimExprBuilder {
   /// size limit]); the public functions then make a fresh symbol.
   bool tooLarge = false;
 
-  const DimExpr *make(DimExpr::Kind k, int64_t v, std::vector<const DimExpr *> ops,
-                      std::string str, llvm::StringRef name = {}) {
+  /// The expression of kind `k` with number `v` (Constant: its value, Add:
+  /// the constant term, Mul: the coefficient), operands `ops` and, for a
+  /// symbol, `name`; `text` writes its canonical text, which is built only
+  /// for an expression not made before (Note [Structural uniquing] in
+  /// Context.h).
+  const DimExpr *make(DimExpr::Kind k, int64_t v, llvm::ArrayRef<const DimExpr *> ops,
+                      llvm::function_ref<void(std::string &)> text,
+                      llvm::StringRef name = {}) {
+    Context::ExprKey key{k, v, ops, name, Context::hashExprKey(k, v, ops, name)};
+    auto found = ctx.exprSet_.find_as(key);
+    if (found != ctx.exprSet_.end()) return *found;
+    std::string str;
+    text(str);
     if (k != DimExpr::Kind::Symbol && str.size() > kMaxDimExprChars) {
       tooLarge = true;
       return nullptr;
     }
+    // Text and structure determine each other for canonical expressions;
+    // should they not, the text decides, as it always did.
     auto it = ctx.exprs_.find(str);
     if (it != ctx.exprs_.end()) return it->second;
     auto e = std::unique_ptr<DimExpr>(new DimExpr());
     e->kind_ = k;
     e->value_ = v;
-    e->ops_ = std::move(ops);
+    e->ops_.assign(ops.begin(), ops.end());
+    e->hash_ = key.hash;
     e->ground_ = k == DimExpr::Kind::Constant;
     for (const DimExpr *o : e->ops_) e->ground_ &= o->ground_;
     if (k == DimExpr::Kind::Symbol) {
@@ -98,26 +112,34 @@ struct DimExprBuilder {
     auto ins = ctx.exprs_.try_emplace(str, raw);
     raw->str_ = ins.first->getKey();
     ctx.exprStorage_.push_back(std::move(e));
+    ctx.exprSet_.insert(raw);
     return raw;
   }
 
   const DimExpr *constant(int64_t v) {
-    return make(DimExpr::Kind::Constant, v, {}, std::to_string(v));
+    auto text = [&](std::string &s) { s = std::to_string(v); };
+    if (v >= 0 && v < Context::kSmallConstants) {
+      const DimExpr *&c = ctx.smallConstants_[v];
+      if (!c) c = make(DimExpr::Kind::Constant, v, {}, text);
+      return c;
+    }
+    return make(DimExpr::Kind::Constant, v, {}, text);
   }
 
   const DimExpr *symbol(llvm::StringRef name) {
-    std::string s;
-    if (isIdent(name)) {
-      s = name.str();
-    } else {
+    auto text = [&](std::string &s) {
+      if (isIdent(name)) {
+        s = name.str();
+        return;
+      }
       s = "{";
       for (char c : name) {
         if (c == '}' || c == '\\') s += '\\';
         s += c;
       }
       s += '}';
-    }
-    return make(DimExpr::Kind::Symbol, 0, {}, std::move(s), name);
+    };
+    return make(DimExpr::Kind::Symbol, 0, {}, text, name);
   }
 
   static bool isAtom(const DimExpr *e) {
@@ -180,40 +202,49 @@ struct DimExprBuilder {
 
   const DimExpr *monoExpr(int64_t coef, const Mono &m) {
     if (coef == 1 && m.size() == 1) return m[0];
-    std::string s;
-    if (coef == -1) s = "-";
-    else if (coef != 1) s = std::to_string(coef) + "*";
-    for (size_t i = 0; i < m.size(); ++i) {
-      if (i) s += '*';
-      s.append(m[i]->str().data(), m[i]->str().size());
-    }
-    return make(DimExpr::Kind::Mul, coef, std::vector<const DimExpr *>(m.begin(), m.end()),
-                std::move(s));
+    auto text = [&](std::string &s) {
+      if (coef == -1) s = "-";
+      else if (coef != 1) s = std::to_string(coef) + "*";
+      for (size_t i = 0; i < m.size(); ++i) {
+        if (i) s += '*';
+        s.append(m[i]->str().data(), m[i]->str().size());
+      }
+    };
+    return make(DimExpr::Kind::Mul, coef, m, text);
   }
 
   const DimExpr *fromLin(Lin l) {
     if (!normalize(l)) return nullptr;
     if (l.terms.empty()) return constant(l.c);
     if (l.terms.size() == 1 && l.c == 0) return monoExpr(l.terms[0].coef, l.terms[0].mono);
-    // Positive terms first, each sign in monomial order.
-    std::vector<const DimExpr *> ops;
-    std::string s;
+    // Positive terms first, each sign in monomial order. The text's length
+    // is counted as the terms are made, so an expression over the limit
+    // stops early (Note [Dim expression size limit]).
+    llvm::SmallVector<const DimExpr *, 8> ops;
+    size_t len = 0, positive = 0;
     for (bool negative : {false, true})
       for (const Term &t : l.terms) {
         if ((t.coef < 0) != negative) continue;
         const DimExpr *te = monoExpr(t.coef, t.mono);
         if (!te) return nullptr;
-        if (!s.empty() && t.coef > 0) s += '+';
-        s.append(te->str().data(), te->str().size());
-        if (s.size() > kMaxDimExprChars) {
+        if (len && t.coef > 0) ++len;
+        len += te->str().size();
+        if (len > kMaxDimExprChars) {
           tooLarge = true;
           return nullptr;
         }
         ops.push_back(te);
+        positive += t.coef > 0;
       }
-    if (l.c > 0) s += "+" + std::to_string(l.c);
-    else if (l.c < 0) s += std::to_string(l.c);
-    return make(DimExpr::Kind::Add, l.c, std::move(ops), std::move(s));
+    auto text = [&](std::string &s) {
+      for (size_t i = 0; i < ops.size(); ++i) {
+        if (i && i < positive) s += '+';
+        s.append(ops[i]->str().data(), ops[i]->str().size());
+      }
+      if (l.c > 0) s += "+" + std::to_string(l.c);
+      else if (l.c < 0) s += std::to_string(l.c);
+    };
+    return make(DimExpr::Kind::Add, l.c, ops, text);
   }
 
   static bool addLin(Lin &a, const Lin &b, int64_t scale) {
@@ -277,9 +308,11 @@ struct DimExprBuilder {
   }
 
   const DimExpr *binaryAtom(DimExpr::Kind k, const DimExpr *a, const DimExpr *b) {
-    std::string s = k == DimExpr::Kind::FloorDiv ? "floordiv(" : "mod(";
-    s += a->str().str() + "," + b->str().str() + ")";
-    return make(k, 0, {a, b}, std::move(s));
+    const DimExpr *ops[] = {a, b};
+    return make(k, 0, ops, [&](std::string &s) {
+      s = k == DimExpr::Kind::FloorDiv ? "floordiv(" : "mod(";
+      s += a->str().str() + "," + b->str().str() + ")";
+    });
   }
 
   const DimExpr *floorDiv(const DimExpr *a, const DimExpr *b) {
@@ -387,17 +420,22 @@ struct DimExprBuilder {
     if (args.size() == 1) return args[0];
     std::sort(args.begin(), args.end(),
               [](const DimExpr *x, const DimExpr *y) { return x->str() < y->str(); });
-    std::string s = isMin ? "min(" : "max(";
+    size_t len = 4; // "min(" or "max("
     for (size_t i = 0; i < args.size(); ++i) {
-      if (i) s += ',';
-      s.append(args[i]->str().data(), args[i]->str().size());
-      if (s.size() > kMaxDimExprChars) {
+      len += (i ? 1 : 0) + args[i]->str().size();
+      if (len > kMaxDimExprChars) {
         tooLarge = true;
         return nullptr;
       }
     }
-    s += ')';
-    return make(k, 0, std::move(args), std::move(s));
+    return make(k, 0, args, [&](std::string &s) {
+      s = isMin ? "min(" : "max(";
+      for (size_t i = 0; i < args.size(); ++i) {
+        if (i) s += ',';
+        s.append(args[i]->str().data(), args[i]->str().size());
+      }
+      s += ')';
+    });
   }
 
   const DimExpr *fromParam(llvm::StringRef param);
@@ -594,6 +632,10 @@ const DimExpr *DimExprBuilder::fromParam(llvm::StringRef param) {
   }
   if (!e) e = symbol(param);
   ctx.paramExprs_[key.data()] = e;
+  // The expression's dim_param is `param` (parsed back only when equal,
+  // else a symbol so named): a dim of it needs no lookup from now on.
+  if (!e->param_.data()) e->param_ = key;
+  e->ownsParam_ = e->param_.data() == key.data();
   return e;
 }
 
@@ -766,12 +808,13 @@ Dim Context::dimOf(const DimExpr *e) {
   if (e->isConstant()) return e->value() >= 0 ? Dim::known(e->value()) : Dim::unknown();
   Dim d;
   d.kind = Dim::Kind::Symbolic;
-  d.param = intern(e->dimParam());
+  d.param = paramOf(e);
   d.expr = e;
   // The dim_param of an expression reads back as that expression (Note
   // [Lossless dim_param]): record it, so that the types made from it find it
-  // without parsing the text again.
-  paramExprs_.try_emplace(d.param.data(), e);
+  // without parsing the text again. Once recorded (or found recorded), the
+  // expression owns its dim_param and later dims of it skip this.
+  if (!e->ownsParam_) e->ownsParam_ = paramExprs_.try_emplace(d.param.data(), e).first->second == e;
   return d;
 }
 

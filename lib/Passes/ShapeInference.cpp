@@ -20,6 +20,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include <cctype>
@@ -38,6 +39,18 @@ namespace {
 std::vector<Node *> topoOrder(Graph &g);
 
 
+/// Hashes a value by its address / 64, mixed only at 64 MiB steps: values
+/// are carved in order on line boundaries, so the values a walk in node
+/// order meets one after another sit in neighbouring buckets, and a table
+/// of shape data larger than the cache is read and filled nearly in order
+/// instead of one miss per access (Note [Data filter]).
+struct ValueOrderInfo : llvm::DenseMapInfo<Value *> {
+  static unsigned getHashValue(const Value *v) {
+    uintptr_t p = reinterpret_cast<uintptr_t>(v) >> 6;
+    return unsigned(p ^ (p >> 20));
+  }
+};
+
 /// Attribute frames for function call sites: a reference resolves in the
 /// innermost frame.
 struct Frame {
@@ -55,7 +68,7 @@ public:
   /// Infers without writing anything to the model.
   absl::Status dryRun();
   bool changed = false;
-  llvm::DenseMap<Value *, Dims> &data() { return data_; }
+  llvm::DenseMap<Value *, Dims, ValueOrderInfo> &data() { return data_; }
 
   // Used by NodeCtx.
   const Type *typeOf(Value *v) const {
@@ -67,6 +80,7 @@ public:
     return v->type();
   }
   const Dims *dataOf(Value *v) const {
+    if (!mayHaveData(v)) return nullptr;
     auto it = data_.find(v);
     return it == data_.end() ? nullptr : &it->second;
   }
@@ -80,7 +94,7 @@ public:
       data_.erase(v);
       return;
     }
-    data_[v] = std::move(d);
+    putData(v, std::move(d));
   }
   absl::Status setInferred(Value *v, const Type *t);
   /// A node whose operands contradict each other (InferCtx::disagree).
@@ -127,7 +141,39 @@ private:
   unsigned speculative_ = 0;
   llvm::DenseMap<Value *, const Type *> declaredInputs_; // before --input-shape
   llvm::DenseMap<Value *, const Type *> overlay_;
-  llvm::DenseMap<Value *, Dims> data_;
+  llvm::DenseMap<Value *, Dims, ValueOrderInfo> data_;
+  // Note [Data filter]: most values have no shape data, yet every rule asks
+  // for its operands' data: on a big model each such question was a probe
+  // into a table of megabytes, a cache miss. A bit per slot (a value's
+  // address / 64, modulo the filter's size: values are carved in order on
+  // line boundaries, so a walk in node order reads the filter in order) is
+  // set for every value given data; a clear bit answers "none" without the
+  // table. Bits stay set after an erase (only a needless probe). The filter
+  // has 16 bits per entry of data_ or more, rebuilt as data_ grows.
+  std::vector<uint64_t> dataFilter_;
+  size_t filterMask_ = 0; ///< bits - 1; 0 with no filter yet
+  static size_t filterSlot(const Value *v) { return ValueOrderInfo::getHashValue(v); }
+  bool mayHaveData(const Value *v) const {
+    if (!filterMask_) return false;
+    size_t b = filterSlot(v) & filterMask_;
+    return dataFilter_[b >> 6] >> (b & 63) & 1;
+  }
+  void putData(Value *v, Dims d) {
+    data_[v] = std::move(d);
+    if (data_.size() * 16 > filterMask_ + 1) {
+      size_t bits = 4096;
+      while (bits < data_.size() * 64) bits *= 2;
+      dataFilter_.assign(bits / 64, 0);
+      filterMask_ = bits - 1;
+      for (const auto &kv : data_) setFilterBit(kv.first);
+    } else {
+      setFilterBit(v);
+    }
+  }
+  void setFilterBit(const Value *v) {
+    size_t b = filterSlot(v) & filterMask_;
+    dataFilter_[b >> 6] |= uint64_t(1) << (b & 63);
+  }
   std::vector<Frame> frames_;
   std::vector<const Function *> callStack_;
   // Note [Call inference budget]: each call is inferred in its own body, so
@@ -197,10 +243,35 @@ private:
     workBudget_ = kWorkBudgetBase + 8 * nodes;
   }
   std::vector<Graph *> graphs_; ///< non-speculative graphs, for write-back
-  llvm::DenseMap<Value *, bool> touched_;
+  // The registry entry of each (domain, op type, opset) met so far, by the
+  // interned strings' addresses: nodes of one op resolve theirs once a run,
+  // not by hashing the op's name per node.
+  using EntryKey = std::pair<std::pair<const char *, const char *>, int64_t>;
+  mutable llvm::DenseMap<EntryKey, const OpEntry *> entries_;
+  struct RecentEntry {
+    EntryKey key;
+    const OpEntry *entry = nullptr;
+    bool valid = false;
+  };
+  static constexpr size_t kRecentEntries = 64;
+  mutable RecentEntry recentEntries_[kRecentEntries];
+
+public:
+  /// OpRegistry::get().lookup(n.domain(), n.opType(), opset), cached.
+  const OpEntry *entryOf(const Node &n, int64_t opset) const {
+    EntryKey key{{n.domain().data(), n.opType().data()}, opset};
+    // A direct-mapped front for the map: a graph mixes a few ops.
+    RecentEntry &r = recentEntries_[(reinterpret_cast<uintptr_t>(key.first.second) >> 3 ^
+                                     uint64_t(opset)) & (kRecentEntries - 1)];
+    if (r.valid && r.key == key) return r.entry;
+    auto [it, inserted] = entries_.try_emplace(key, nullptr);
+    if (inserted) it->second = OpRegistry::get().lookup(n.domain(), n.opType(), opset);
+    r = RecentEntry{key, it->second, true};
+    return it->second;
+  }
 };
 
-class NodeCtx : public InferCtx {
+class NodeCtx final : public InferCtx {
 public:
   NodeCtx(Engine &e, Context &ctx, Node &n, int64_t opset) : InferCtx(ctx, n, opset), e_(e) {}
   const Type *inType(unsigned i) const override {
@@ -401,7 +472,6 @@ absl::Status Engine::setInferred(Value *v, const Type *t) {
   if (!old) ++stats_.valuesTyped;
   else ++stats_.valuesRefined;
   v->setType(nt);
-  touched_[v] = true;
   changed = true;
   return absl::OkStatus();
 }
@@ -423,7 +493,7 @@ const Attribute *Engine::resolveAttr(const Node &n, llvm::StringRef name) const 
 }
 
 void Engine::seedConstant(Value *v, const Tensor &t) {
-  if (auto d = tensorData(ctx_, t)) data_[v] = std::move(*d);
+  if (auto d = tensorData(ctx_, t)) putData(v, std::move(*d));
 }
 
 absl::Status Engine::inferGraph(Graph &g, int64_t opset) {
@@ -443,18 +513,21 @@ absl::Status Engine::inferGraph(Graph &g, int64_t opset) {
   }
   // Node order, or a topological order when the list is not sorted (files
   // may break the rule): operands first.
-  std::vector<Node *> order;
-  order.reserve(g.numNodes());
+  // (Inference changes no node list, so a sorted list is walked as it is.)
   bool sorted = true;
   for (Node &n : g.nodes()) {
-    order.push_back(&n);
     for (unsigned i = 0; sorted && i < n.numOperands(); ++i)
       if (Node *d = n.operand(i) ? n.operand(i)->definingNode() : nullptr)
         sorted = d->getGraph() != &g || d->isBefore(&n);
+    if (!sorted) break;
   }
-  if (!sorted) order = topoOrder(g);
-  for (Node *n : order)
-    if (auto s = inferNode(*n, opset); !s.ok()) return s;
+  if (sorted) {
+    for (Node &n : g.nodes())
+      if (auto s = inferNode(n, opset); !s.ok()) return s;
+  } else {
+    for (Node *n : topoOrder(g))
+      if (auto s = inferNode(*n, opset); !s.ok()) return s;
+  }
   // Graph outputs that are outer values or inputs need nothing: their types
   // are already on the value.
   return absl::OkStatus();
@@ -540,7 +613,7 @@ absl::Status Engine::inferCall(Node &n, Function &f) {
   for (unsigned i = 0; i < n.numOperands(); ++i) {
     if (!n.operand(i)) continue;
     setOverlay(body.input(i), typeOf(n.operand(i)));
-    if (const Dims *d = dataOf(n.operand(i))) data_[body.input(i)] = *d;
+    if (const Dims *d = dataOf(n.operand(i))) putData(body.input(i), *d);
     else data_.erase(body.input(i));
   }
   absl::Status s = inferGraph(body, opset);
@@ -585,6 +658,22 @@ const Type *shapeless(Context &ctx, const Type *t) {
   }
 }
 
+/// Whether shapeless(t) is a type, without making it.
+bool hasShapelessForm(const Type *t) {
+  if (!t) return false;
+  switch (t->kind()) {
+  case Type::Kind::Tensor:
+  case Type::Kind::SparseTensor:
+    return t->hasElemType() && t->elemTypeRaw();
+  case Type::Kind::Sequence:
+  case Type::Kind::Optional:
+  case Type::Kind::Map:
+    return hasShapelessForm(t->elementType());
+  default:
+    return false;
+  }
+}
+
 /// The type a schema type string names (`tensor(int64)`, `seq(tensor(float))`,
 /// `optional(...)`), without shapes; null for anything else.
 const Type *typeFromString(Context &ctx, llvm::StringRef str) {
@@ -615,12 +704,14 @@ const Type *typeFromString(Context &ctx, llvm::StringRef str) {
 /// Types of results from the schema alone: a concrete formal type, a type
 /// variable with a single allowed type, or one bound by a typed operand.
 void schemaFallback(InferCtx &c, const Engine &e) {
-  const OpSchema *s = c.schema();
+  // c.schema(), through the engine's cache.
+  const OpEntry *en = e.entryOf(c.node, c.opset);
+  const OpSchema *s = en ? en->schema : nullptr;
   if (!s) return;
   for (unsigned i = 0; i < c.numOutputs(); ++i) {
     if (!c.hasOutput(i)) continue;
     const Type *have = e.typeOf(c.node.result(i));
-    if (have && shapeless(c.ctx, have)) continue;
+    if (hasShapelessForm(have)) continue;
     const FormalParameter *f = s->outputFor(i);
     // Actuals of a heterogeneous variadic do not share one type.
     if (!f || (f->isVariadic() && !f->homogeneous)) continue;
@@ -657,7 +748,7 @@ absl::Status Engine::inferNodeByRule(Node &n, int64_t opset) {
     if (Function *f = m_.findFunction(n)) return inferCall(n, *f);
     opset = opsetInForce(n);
   }
-  const OpEntry *e = OpRegistry::get().lookup(n.domain(), n.opType(), opset);
+  const OpEntry *e = entryOf(n, opset);
   // Subgraphs first (what an op without a rule computes still gets types),
   // unless the rule infers them itself (control flow).
   if (n.hasSubgraphs() && !(e && e->infer && e->infersSubgraphs))
@@ -817,6 +908,13 @@ absl::Status Engine::applyOptions() {
 }
 
 absl::Status Engine::writeBack() {
+  // Every value some graph returns: a value outside it is no graph output,
+  // known without walking its uses (isGraphOutput, a miss per value).
+  llvm::DenseSet<const Value *> returned;
+  m_.walkGraphs([&](Graph *g) {
+    for (unsigned i = 0; i < g->numOutputs(); ++i)
+      if (g->output(i)) returned.insert(g->output(i));
+  });
   for (Graph *g : graphs_) {
     for (unsigned i = 0; i < g->numOutputs(); ++i) {
       Value *v = g->output(i);
@@ -838,8 +936,9 @@ absl::Status Engine::writeBack() {
     }
     if (opts_.outputsOnly) continue;
     for (Node &n : g->nodes())
-      for (Value *v : n.results()) {
-        if (!v || !v->type() || v->isGraphOutput()) continue;
+      for (unsigned k = 0, e = n.numResults(); k < e; ++k) {
+        Value *v = n.result(k);
+        if (!v || !v->type() || (returned.count(v) && v->isGraphOutput())) continue;
         if (ValueInfoRecord *r = v->valueInfo()) {
           if (!r->hasType) {
             r->hasType = true;

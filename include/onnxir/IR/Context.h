@@ -42,6 +42,19 @@
 // same order as before, a node next to its results; only names, operand
 // and attribute arrays and attributes are in the other slabs.
 //
+// Note [Structural uniquing]
+// Types and dim expressions are uniqued by their structure, not by a text
+// key: a type by its kind, element type, dims and the other fields, where a
+// symbolic dim counts by the address of its uniqued DimExpr (which stands
+// for exactly one dim_param, Note [Lossless dim_param]) and an element type
+// by its address; an expression by its kind, number, operands' addresses
+// and (for a symbol) name. The key is hashed in place, so finding a type
+// or expression that exists builds no string and allocates nothing; only a
+// new expression builds its canonical text (it is its dim_param and orders
+// terms), and it is still looked up by that text before it is made, so
+// equal text means the same expression as before. Hashes mix addresses, but
+// only the tables' slot order depends on them: nothing iterates the tables.
+//
 // Note [Name records]
 // Each interned string is stored right after a small record (NameRecord):
 // how many values of the model are defined with that name, and, while there
@@ -63,6 +76,7 @@
 #include "onnxir/IR/Type.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseMapInfo.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Allocator.h"
@@ -123,7 +137,7 @@ public:
   /// A dim_param symbol.
   Dim symbolicDim(llvm::StringRef param);
   /// Number of distinct types created so far.
-  size_t numTypes() const { return types_.size(); }
+  size_t numTypes() const { return typeStorage_.size(); }
   /// The largest Type::nestingDepth of the types created so far (a verifier
   /// checking nesting limits needs no walk when this is within them).
   unsigned maxTypeNesting() const { return maxTypeNesting_; }
@@ -211,6 +225,54 @@ public:
 private:
   friend struct DimExprBuilder;
   friend class Graph;
+  /// What identifies a type (Note [Structural uniquing]); `syms` holds the
+  /// expression of each symbolic dim (null for the others).
+  struct TypeKey {
+    Type::Kind kind;
+    bool hasElem;
+    int32_t elem;
+    bool hasShape;
+    llvm::ArrayRef<Dim> dims;
+    const DimExpr *const *syms;
+    const Type *inner;
+    llvm::StringRef opaqueDomain, opaqueName, denotation, extras;
+    unsigned hash;
+  };
+  struct TypeKeyInfo {
+    static Type *getEmptyKey() { return llvm::DenseMapInfo<Type *>::getEmptyKey(); }
+    static Type *getTombstoneKey() { return llvm::DenseMapInfo<Type *>::getTombstoneKey(); }
+    static unsigned getHashValue(const Type *t) { return t->hash_; }
+    static unsigned getHashValue(const TypeKey &k) { return k.hash; }
+    static bool isEqual(const Type *a, const Type *b) { return a == b; }
+    static bool isEqual(const TypeKey &k, const Type *t);
+  };
+  /// What identifies a dim expression (Note [Structural uniquing]).
+  struct ExprKey {
+    DimExpr::Kind kind;
+    int64_t value;
+    llvm::ArrayRef<const DimExpr *> ops;
+    llvm::StringRef name; ///< a symbol's name, else empty
+    unsigned hash;
+  };
+  struct ExprKeyInfo {
+    static DimExpr *getEmptyKey() { return llvm::DenseMapInfo<DimExpr *>::getEmptyKey(); }
+    static DimExpr *getTombstoneKey() { return llvm::DenseMapInfo<DimExpr *>::getTombstoneKey(); }
+    static unsigned getHashValue(const DimExpr *e) { return e->hash_; }
+    static unsigned getHashValue(const ExprKey &k) { return k.hash; }
+    static bool isEqual(const DimExpr *a, const DimExpr *b) { return a == b; }
+    static bool isEqual(const ExprKey &k, const DimExpr *e);
+  };
+  static unsigned hashExprKey(DimExpr::Kind kind, int64_t value,
+                              llvm::ArrayRef<const DimExpr *> ops, llvm::StringRef name);
+  const Type *getTypeImpl(Type::Kind kind, bool hasElem, int32_t elem, bool hasShape,
+                          llvm::ArrayRef<Dim> dims, const Type *inner,
+                          llvm::StringRef opaqueDomain, llvm::StringRef opaqueName,
+                          llvm::StringRef denotation, llvm::StringRef extras);
+  /// The expression a symbolic dim stands for: its `expr` when that is the
+  /// one its dim_param reads as, else the dim_param read (dimFromParam).
+  const DimExpr *symbolicExpr(const Dim &d);
+  /// The interned dim_param of a non-constant expression.
+  llvm::StringRef paramOf(const DimExpr *e);
   /// What the model defines with one name (Note [Name records]); placed
   /// right before the characters of every interned string.
   struct NameRecord {
@@ -245,12 +307,18 @@ private:
   using SlotTable = std::vector<Slot, detail::LargePageStdAllocator<Slot>>;
   SlotTable slots_; ///< power-of-two size, at most half full
   size_t numStrings_ = 0;
-  llvm::StringMap<Type *> types_;
+  llvm::DenseSet<Type *, TypeKeyInfo> types_;
   std::vector<std::unique_ptr<Type>> typeStorage_;
   unsigned maxTypeNesting_ = 0;
   llvm::StringMap<unsigned> nextSuffix_;
-  // Dimension expressions: uniqued by canonical text; the expression of each
-  // interned dim_param; every symbol name seen; the fresh-symbol counter.
+  // Dimension expressions: uniqued by structure and by canonical text (Note
+  // [Structural uniquing]); the expression of each interned dim_param; every
+  // symbol name seen; the fresh-symbol counter.
+  llvm::DenseSet<DimExpr *, ExprKeyInfo> exprSet_;
+  /// The constants 0..kSmallConstants-1, once made (what inference asks
+  /// for most: every known dim read as an expression).
+  static constexpr int64_t kSmallConstants = 256;
+  const DimExpr *smallConstants_[kSmallConstants] = {};
   llvm::StringMap<DimExpr *> exprs_;
   std::vector<std::unique_ptr<DimExpr>> exprStorage_;
   llvm::DenseMap<const char *, const DimExpr *> paramExprs_;

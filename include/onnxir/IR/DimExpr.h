@@ -116,9 +116,17 @@ public:
 
 private:
   friend struct DimExprBuilder;
+  friend class Context;
   DimExpr() = default;
   Kind kind_ = Kind::Constant;
   bool ground_ = true;
+  /// Set once the Context's table of dim_params maps `param_` to this
+  /// expression (Context::dimOf): a dim of this expression then needs no
+  /// lookup of its dim_param.
+  mutable bool ownsParam_ = false;
+  unsigned hash_ = 0; ///< of its structure (Note [Structural uniquing], Context.h)
+  /// dimParam() interned, once a dim has been made of it.
+  mutable llvm::StringRef param_;
   int64_t value_ = 0;
   llvm::StringRef name_, str_;
   std::vector<const DimExpr *> ops_;

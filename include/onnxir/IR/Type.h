@@ -115,6 +115,7 @@ private:
   std::vector<Dim> dims_;
   const Type *inner_ = nullptr;
   unsigned nesting_ = 0;
+  unsigned hash_ = 0; ///< of its structure (Note [Structural uniquing], Context.h)
   llvm::StringRef opaqueDomain_, opaqueName_, denotation_, extras_;
 };
 
