@@ -1,4 +1,4 @@
-//===- Cast.cpp - Cast, CastLike, BitCast -----------------------------------===//
+//===- Cast.cpp - Cast, CastLike, BitCast ---------------------------------===//
 //
 // Elementwise, continued: the type conversions Cast, CastLike and BitCast
 // (the float8/float4 and E8M0 encodings, string <-> number).
@@ -416,15 +416,16 @@ void registerCastOps(OpRegistrar &r) {
       }
     }
   };
+  r["Cast"] = kernels::kCast;
   r["CastLike"] = [](InferCtx &c) {
     c.setTensor(0, c.inElem(1), c.inShape(0));
     if (const Dims *d = c.inData(0)) c.setOutData(0, *d);
   };
+  r["CastLike"] = kernels::kCastLike;
   r["BitCast"] = [](InferCtx &c) {
     int64_t to = c.getInt("to", 0);
     if (to > 0) c.setTensor(0, (int32_t)to, c.inShape(0));
   };
-  r["Cast"] = kernels::kCast; r["CastLike"] = kernels::kCastLike;
 }
 
 } // namespace onnxir

@@ -1,4 +1,4 @@
-//===- Elementwise.cpp - Unary, binary and variadic math, logic -------------===//
+//===- Elementwise.cpp - Unary, binary and variadic math, logic -----------===//
 //
 // Elementwise: Add Sub Mul Div Mod Pow PRelu, the comparisons (Equal Less Greater
 // LessOrEqual GreaterOrEqual), logic (And Or Xor Not), the bitwise ops (BitShift
@@ -831,6 +831,8 @@ void registerElementwiseOps(OpRegistrar &r) {
   using namespace infer;
   for (const char *op : {"Add", "Sub", "Mul", "Div", "Mod"})
     r[op] = [op](InferCtx &c) { binary(c, 0, op); };
+  r["Add"] = kernels::kAdd; r["Sub"] = kernels::kSub; r["Mul"] = kernels::kMul;
+  r["Div"] = kernels::kDiv; r["Mod"] = kernels::kMod;
   for (const char *op : {"Pow", "PRelu", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor"})
     r[op] = [op](InferCtx &c) {
       int32_t el = c.inElem(0);
@@ -838,20 +840,48 @@ void registerElementwiseOps(OpRegistrar &r) {
       (void)op;
       binary(c, el, "");
     };
+  r["Pow"] = kernels::kPow; r["PRelu"] = kernels::kPRelu; r["BitShift"] = kernels::kBitShift;
+  r["BitwiseAnd"] = kernels::kBitwiseAnd; r["BitwiseOr"] = kernels::kBitwiseOr;
+  r["BitwiseXor"] = kernels::kBitwiseXor;
   for (const char *op : {"And", "Or", "Xor", "Equal", "Less", "Greater", "LessOrEqual",
                          "GreaterOrEqual"})
     r[op] = [op](InferCtx &c) {
       binary(c, kBool, "");
       propagateCompare(c, op);
     };
+  r["And"] = kernels::kAnd; r["Or"] = kernels::kOr; r["Xor"] = kernels::kXor;
+  r["Equal"] = kernels::kEqual; r["Less"] = kernels::kLess; r["Greater"] = kernels::kGreater;
+  r["LessOrEqual"] = kernels::kLessOrEqual; r["GreaterOrEqual"] = kernels::kGreaterOrEqual;
   for (const char *op : {"Sum", "Max", "Min", "Mean"}) r[op] = variadic;
+  r["Sum"] = kernels::kSum; r["Max"] = kernels::kMax; r["Min"] = kernels::kMin;
+  r["Mean"] = kernels::kMean;
   r["Where"] = [](InferCtx &c) {
     int32_t el = c.inElem(1);
     if (el < 0) el = c.inElem(2);
     c.setTensor(0, el, broadcastInputs(c, 0, 3));
   };
-  for (const char *op : {"Relu", "Sigmoid", "Tanh", "Exp", "Log", "Neg", "Abs", "Sqrt", "Reciprocal", "Floor", "Ceil", "Round", "Sign", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "LeakyRelu", "Elu", "Selu", "HardSigmoid", "HardSwish", "Softplus", "Softsign", "Mish", "Gelu", "Celu", "ThresholdedRelu", "Clip", "Shrink", "BitwiseNot", "Swish", "Binarizer"})
+  r["Where"] = kernels::kWhere;
+  for (const char *op :
+       {"Relu", "Sigmoid", "Tanh", "Exp", "Log", "Neg", "Abs", "Sqrt", "Reciprocal", "Floor",
+        "Ceil", "Round", "Sign", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh",
+        "Cosh", "Asinh", "Acosh", "Atanh", "LeakyRelu", "Elu", "Selu", "HardSigmoid", "HardSwish",
+        "Softplus", "Softsign", "Mish", "Gelu", "Celu", "ThresholdedRelu", "Clip", "Shrink",
+        "BitwiseNot", "Swish", "Binarizer"})
     r[op] = sameAsInput;
+  r["Relu"] = kernels::kRelu; r["Sigmoid"] = kernels::kSigmoid; r["Tanh"] = kernels::kTanh;
+  r["Exp"] = kernels::kExp; r["Log"] = kernels::kLog; r["Neg"] = kernels::kNeg;
+  r["Abs"] = kernels::kAbs; r["Sqrt"] = kernels::kSqrt; r["Reciprocal"] = kernels::kReciprocal;
+  r["Floor"] = kernels::kFloor; r["Ceil"] = kernels::kCeil; r["Round"] = kernels::kRound;
+  r["Sign"] = kernels::kSign; r["Erf"] = kernels::kErf; r["Sin"] = kernels::kSin;
+  r["Cos"] = kernels::kCos; r["Tan"] = kernels::kTan; r["Asin"] = kernels::kAsin;
+  r["Acos"] = kernels::kAcos; r["Atan"] = kernels::kAtan; r["Sinh"] = kernels::kSinh;
+  r["Cosh"] = kernels::kCosh; r["Asinh"] = kernels::kAsinh; r["Acosh"] = kernels::kAcosh;
+  r["Atanh"] = kernels::kAtanh; r["LeakyRelu"] = kernels::kLeakyRelu; r["Elu"] = kernels::kElu;
+  r["Selu"] = kernels::kSelu; r["HardSigmoid"] = kernels::kHardSigmoid;
+  r["HardSwish"] = kernels::kHardSwish; r["Softplus"] = kernels::kSoftplus;
+  r["Softsign"] = kernels::kSoftsign; r["Celu"] = kernels::kCelu;
+  r["ThresholdedRelu"] = kernels::kThresholdedRelu; r["Clip"] = kernels::kClip;
+  r["Shrink"] = kernels::kShrink; r["BitwiseNot"] = kernels::kBitwiseNot;
   r["Not"] = [](InferCtx &c) {
     sameAsInput(c);
     if (const Dims *d = c.inData(0)) {
@@ -861,32 +891,11 @@ void registerElementwiseOps(OpRegistrar &r) {
       c.setOutData(0, o);
     }
   };
+  r["Not"] = kernels::kNot;
   r["IsNaN"] = [](InferCtx &c) { c.setTensor(0, kBool, c.inShape(0)); };
+  r["IsNaN"] = kernels::kIsNaN;
   r["IsInf"] = [](InferCtx &c) { c.setTensor(0, kBool, c.inShape(0)); };
-  r["Sqrt"] = kernels::kSqrt; r["Exp"] = kernels::kExp; r["Log"] = kernels::kLog;
-  r["Reciprocal"] = kernels::kReciprocal; r["Floor"] = kernels::kFloor; r["Ceil"] = kernels::kCeil;
-  r["Round"] = kernels::kRound; r["Sigmoid"] = kernels::kSigmoid; r["Tanh"] = kernels::kTanh;
-  r["Erf"] = kernels::kErf; r["Sin"] = kernels::kSin; r["Cos"] = kernels::kCos;
-  r["Tan"] = kernels::kTan; r["Asin"] = kernels::kAsin; r["Acos"] = kernels::kAcos;
-  r["Atan"] = kernels::kAtan; r["Sinh"] = kernels::kSinh; r["Cosh"] = kernels::kCosh;
-  r["Asinh"] = kernels::kAsinh; r["Acosh"] = kernels::kAcosh; r["Atanh"] = kernels::kAtanh;
-  r["Softplus"] = kernels::kSoftplus; r["Softsign"] = kernels::kSoftsign;
-  r["LeakyRelu"] = kernels::kLeakyRelu; r["Elu"] = kernels::kElu; r["Selu"] = kernels::kSelu;
-  r["Celu"] = kernels::kCelu; r["HardSigmoid"] = kernels::kHardSigmoid;
-  r["HardSwish"] = kernels::kHardSwish; r["ThresholdedRelu"] = kernels::kThresholdedRelu;
-  r["Neg"] = kernels::kNeg; r["Abs"] = kernels::kAbs; r["Sign"] = kernels::kSign;
-  r["Relu"] = kernels::kRelu; r["Shrink"] = kernels::kShrink; r["IsNaN"] = kernels::kIsNaN;
-  r["IsInf"] = kernels::kIsInf; r["Not"] = kernels::kNot; r["Add"] = kernels::kAdd;
-  r["Sub"] = kernels::kSub; r["Mul"] = kernels::kMul; r["Div"] = kernels::kDiv;
-  r["Mod"] = kernels::kMod; r["Pow"] = kernels::kPow; r["Equal"] = kernels::kEqual;
-  r["Less"] = kernels::kLess; r["Greater"] = kernels::kGreater;
-  r["LessOrEqual"] = kernels::kLessOrEqual; r["GreaterOrEqual"] = kernels::kGreaterOrEqual;
-  r["And"] = kernels::kAnd; r["Or"] = kernels::kOr; r["Xor"] = kernels::kXor;
-  r["BitwiseAnd"] = kernels::kBitwiseAnd; r["BitwiseOr"] = kernels::kBitwiseOr;
-  r["BitwiseXor"] = kernels::kBitwiseXor; r["BitwiseNot"] = kernels::kBitwiseNot;
-  r["BitShift"] = kernels::kBitShift; r["PRelu"] = kernels::kPRelu; r["Max"] = kernels::kMax;
-  r["Min"] = kernels::kMin; r["Sum"] = kernels::kSum; r["Mean"] = kernels::kMean;
-  r["Clip"] = kernels::kClip; r["Where"] = kernels::kWhere;
+  r["IsInf"] = kernels::kIsInf;
   // Note [Op traits]: the schemas do not say which ops commute; this list does.
   for (const char *op : {"Add", "Mul", "Max", "Min", "Sum", "Mean", "And", "Or", "Xor", "Equal",
                          "BitwiseAnd", "BitwiseOr", "BitwiseXor"})

@@ -1,4 +1,4 @@
-//===- ML.cpp - ai.onnx.ml --------------------------------------------------===//
+//===- ML.cpp - ai.onnx.ml ------------------------------------------------===//
 //
 // ML (domain ai.onnx.ml): ArrayFeatureExtractor Binarizer CastMap CategoryMapper
 // DictVectorizer FeatureVectorizer Imputer LabelEncoder LinearClassifier

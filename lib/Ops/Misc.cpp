@@ -1,4 +1,4 @@
-//===- Misc.cpp - Losses, strings, random generators, ImageDecoder ----------===//
+//===- Misc.cpp - Losses, strings, random generators, ImageDecoder --------===//
 //
 // Misc, the ops of no other family: the losses NegativeLogLikelihoodLoss
 // SoftmaxCrossEntropyLoss, the string ops StringNormalizer StringSplit

@@ -1,4 +1,4 @@
-//===- NN.cpp - Convolution, pooling, MatMul, normalization, ... ------------===//
+//===- NN.cpp - Convolution, pooling, MatMul, normalization, ... ----------===//
 //
 // NN: Conv ConvTranspose DeformConv, MaxPool AveragePool LpPool and their
 // Global forms, MaxUnpool MaxRoiPool RoiAlign, MatMul Gemm Einsum Det, RNN GRU
@@ -785,8 +785,12 @@ void registerPreviewOps(OpRegistrar &r) {
 
 void registerNNOps(OpRegistrar &r) {
   using namespace infer;
-  for (const char *op : {"Softmax", "LogSoftmax", "Hardmax", "LRN", "InstanceNormalization", "MeanVarianceNormalization", "GroupNormalization", "Det"})
+  for (const char *op :
+       {"Softmax", "LogSoftmax", "Hardmax", "LRN", "InstanceNormalization",
+        "MeanVarianceNormalization", "GroupNormalization", "Det"})
     r[op] = sameAsInput;
+  r["Softmax"] = kernels::kSoftmax; r["LogSoftmax"] = kernels::kLogSoftmax;
+  r["Hardmax"] = kernels::kHardmax;
   r["InstanceNormalization"] = [](InferCtx &c) {
     static const char *const names[] = {"scale", "B"};
     checkChannelOperands(c, 1, 2, names);
@@ -801,6 +805,7 @@ void registerNNOps(OpRegistrar &r) {
     sameAsInput(c);
     if (c.hasOutput(1)) c.setTensor(1, c.opset >= 12 ? kBool : c.inElem(0), c.inShape(0));
   };
+  r["Dropout"] = kernels::kDropout;
   r["BatchNormalization"] = [](InferCtx &c) {
     static const char *const names[] = {"scale", "B", "input_mean", "input_var"};
     checkChannelOperands(c, 1, 4, names);
@@ -828,10 +833,10 @@ void registerNNOps(OpRegistrar &r) {
   for (const char *op : {"MaxPool", "AveragePool", "LpPool"}) r[op] = poolRule;
   for (const char *op : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"})
     r[op] = globalPoolRule;
-  r["MatMul"] = matmulRule;
+  r["MatMul"].infer(matmulRule).kernel(kernels::kMatMul);
   r["MatMulInteger"] = matmulRule;
   r["QLinearMatMul"] = matmulRule;
-  r["Gemm"] = gemmRule;
+  r["Gemm"].infer(gemmRule).kernel(kernels::kGemm);
   for (const char *op : {"RNN", "GRU", "LSTM"}) r[op] = rnnRule;
   r["GridSample"] = [](InferCtx &c) {
     auto x = c.inShape(0), g = c.inShape(1);
@@ -897,9 +902,6 @@ void registerNNOps(OpRegistrar &r) {
   };
   r["Attention"] = attentionRule;
   r["LinearAttention"] = linearAttentionRule;
-  r["MatMul"] = kernels::kMatMul; r["Gemm"] = kernels::kGemm; r["Softmax"] = kernels::kSoftmax;
-  r["LogSoftmax"] = kernels::kLogSoftmax; r["Hardmax"] = kernels::kHardmax;
-  r["Dropout"] = kernels::kDropout;
 }
 
 } // namespace onnxir

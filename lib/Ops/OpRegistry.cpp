@@ -44,7 +44,6 @@ OpRegistry::OpRegistry() {
   auto own = std::make_unique<llvm::StringMap<OpVersions>>();
   defaultDomain_ = own.get();
   domains_[""] = std::move(own);
-  llvm::StringRef lastDomain, lastOp;
   for (const OpSchema &s : allSchemas()) {
     OpVersions &v = at(s.domain(), s.name());
     OpEntry e = v.versions.front();

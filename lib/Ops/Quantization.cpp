@@ -1,4 +1,4 @@
-//===- Quantization.cpp - QuantizeLinear, DequantizeLinear, ... -------------===//
+//===- Quantization.cpp - QuantizeLinear, DequantizeLinear, ... -----------===//
 //
 // Quantization: QuantizeLinear DequantizeLinear DynamicQuantizeLinear. The
 // quantized ConvInteger QLinearConv MatMulInteger QLinearMatMul share the Conv

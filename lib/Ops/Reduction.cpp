@@ -1,4 +1,4 @@
-//===- Reduction.cpp - Reduce*, ArgMax/ArgMin, CumSum, CumProd --------------===//
+//===- Reduction.cpp - Reduce*, ArgMax/ArgMin, CumSum, CumProd ------------===//
 //
 // Reduction: ReduceSum ReduceMean ReduceMax ReduceMin ReduceProd ReduceL1
 // ReduceL2 ReduceLogSum ReduceLogSumExp ReduceSumSquare, ArgMax ArgMin, and the
@@ -298,21 +298,22 @@ StatusOr<std::vector<Tensor>> kCumSum(const KernelCall &c) {
 
 void registerReductionOps(OpRegistrar &r) {
   using namespace infer;
-  r["CumSum"] = sameAsInput;
+  r["CumSum"].infer(sameAsInput).kernel(kernels::kCumSum);
   for (const char *op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
                          "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
                          "ReduceSumSquare"})
     r[op] = [](InferCtx &c) { reduce(c, false); };
-  r["ArgMax"] = [](InferCtx &c) { reduce(c, true); };
-  r["ArgMin"] = [](InferCtx &c) { reduce(c, true); };
-  r["CumProd"] = sameAsInput;
   r["ReduceSum"] = kernels::kReduceSum; r["ReduceMean"] = kernels::kReduceMean;
   r["ReduceMax"] = kernels::kReduceMax; r["ReduceMin"] = kernels::kReduceMin;
   r["ReduceProd"] = kernels::kReduceProd; r["ReduceL1"] = kernels::kReduceL1;
   r["ReduceL2"] = kernels::kReduceL2; r["ReduceLogSum"] = kernels::kReduceLogSum;
   r["ReduceLogSumExp"] = kernels::kReduceLogSumExp;
-  r["ReduceSumSquare"] = kernels::kReduceSumSquare; r["ArgMax"] = kernels::kArgMax;
-  r["ArgMin"] = kernels::kArgMin; r["CumSum"] = kernels::kCumSum;
+  r["ReduceSumSquare"] = kernels::kReduceSumSquare;
+  r["ArgMax"] = [](InferCtx &c) { reduce(c, true); };
+  r["ArgMax"] = kernels::kArgMax;
+  r["ArgMin"] = [](InferCtx &c) { reduce(c, true); };
+  r["ArgMin"] = kernels::kArgMin;
+  r["CumProd"] = sameAsInput;
 }
 
 } // namespace onnxir

@@ -1,4 +1,4 @@
-//===- Sequence.cpp - Sequence and Optional ---------------------------------===//
+//===- Sequence.cpp - Sequence and Optional -------------------------------===//
 //
 // Sequence: SequenceEmpty SequenceConstruct SequenceInsert SequenceErase
 // SequenceAt SequenceLength SplitToSequence ConcatFromSequence, and Optional

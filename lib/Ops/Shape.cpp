@@ -1,4 +1,4 @@
-//===- Shape.cpp - Shape, Reshape and friends, Constant ---------------------===//
+//===- Shape.cpp - Shape, Reshape and friends, Constant -------------------===//
 //
 // Shape: Shape Size Reshape Flatten Squeeze Unsqueeze Expand Identity, and the
 // generators Constant ConstantOfShape Range EyeLike; each in its attribute and
@@ -579,25 +579,22 @@ void registerShapeOps(OpRegistrar &r) {
     if (t) c.setOutType(0, t);
     if (const Dims *d = c.inData(0)) c.setOutData(0, *d);
   };
-  r["Shape"] = shapeRule;
-  r["Size"] = sizeRule;
-  r["Squeeze"] = squeezeRule;
-  r["Unsqueeze"] = unsqueezeRule;
-  r["Reshape"] = reshapeRule;
-  r["Expand"] = expandRule;
-  r["Flatten"] = flattenRule;
-  r["Constant"] = constantRule;
-  r["ConstantOfShape"] = constantOfShapeRule;
-  r["Range"] = rangeRule;
+  r["Identity"] = kernels::kIdentity;
+  r["Shape"].infer(shapeRule).kernel(kernels::kShape);
+  r["Size"].infer(sizeRule).kernel(kernels::kSize);
+  r["Squeeze"].infer(squeezeRule).kernel(kernels::kSqueeze);
+  r["Unsqueeze"].infer(unsqueezeRule).kernel(kernels::kUnsqueeze);
+  r["Reshape"].infer(reshapeRule).kernel(kernels::kReshape);
+  r["Expand"].infer(expandRule).kernel(kernels::kExpand);
+  r["Flatten"].infer(flattenRule).kernel(kernels::kFlatten);
+  r["Constant"].infer(constantRule).kernel(kernels::kConstant);
+  r["ConstantOfShape"].infer(constantOfShapeRule).kernel(kernels::kConstantOfShape);
+  r["Range"].infer(rangeRule).kernel(kernels::kRange);
   r["EyeLike"] = [](InferCtx &c) {
     int64_t dt = c.getInt("dtype", 0);
     c.setTensor(0, dt ? (int32_t)dt : c.inElem(0), c.inShape(0));
   };
-  r["Identity"] = kernels::kIdentity; r["Constant"] = kernels::kConstant;
-  r["ConstantOfShape"] = kernels::kConstantOfShape; r["Shape"] = kernels::kShape;
-  r["Size"] = kernels::kSize; r["Reshape"] = kernels::kReshape; r["Flatten"] = kernels::kFlatten;
-  r["Squeeze"] = kernels::kSqueeze; r["Unsqueeze"] = kernels::kUnsqueeze;
-  r["Expand"] = kernels::kExpand; r["Range"] = kernels::kRange; r["EyeLike"] = kernels::kEyeLike;
+  r["EyeLike"] = kernels::kEyeLike;
 }
 
 } // namespace onnxir

@@ -1,4 +1,4 @@
-//===- Signal.cpp - DFT, STFT, windows, MelWeightMatrix ---------------------===//
+//===- Signal.cpp - DFT, STFT, windows, MelWeightMatrix -------------------===//
 //
 // Signal: DFT (the opset-17 attribute and opset-20 input forms of the axis),
 // STFT, HannWindow HammingWindow BlackmanWindow, MelWeightMatrix.

@@ -1,4 +1,4 @@
-//===- Tensor.cpp - Data movement: Concat, Slice, Gather, ... ---------------===//
+//===- Tensor.cpp - Data movement: Concat, Slice, Gather, ... -------------===//
 //
 // Tensor (data movement): Concat Split Slice Gather GatherElements GatherND
 // Scatter ScatterElements ScatterND TensorScatter Pad Tile Transpose Compress
@@ -1052,21 +1052,24 @@ void registerTensorOps(OpRegistrar &r) {
   using namespace infer;
   for (const char *op : {"ReverseSequence", "Trilu", "Scatter", "ScatterElements", "ScatterND"})
     r[op] = sameAsInput;
-  r["Concat"] = concatRule;
-  r["Gather"] = gatherRule;
-  r["Slice"] = sliceRule;
-  r["Tile"] = tileRule;
-  r["Transpose"] = transposeRule;
-  r["Split"] = splitRule;
+  r["Trilu"] = kernels::kTrilu;
+  r["Concat"].infer(concatRule).kernel(kernels::kConcat);
+  r["Gather"].infer(gatherRule).kernel(kernels::kGather);
+  r["Slice"].infer(sliceRule).kernel(kernels::kSlice);
+  r["Tile"].infer(tileRule).kernel(kernels::kTile);
+  r["Transpose"].infer(transposeRule).kernel(kernels::kTranspose);
+  r["Split"].infer(splitRule).kernel(kernels::kSplit);
   r["Pad"] = padRule;
   r["Resize"] = resizeRule;
   r["Upsample"] = resizeRule;
   r["GatherElements"] = [](InferCtx &c) { c.setTensor(0, c.inElem(0), c.inShape(1)); };
+  r["GatherElements"] = kernels::kGatherElements;
   r["NonZero"] = [](InferCtx &c) {
     // A scalar input gives one row, like a 1-D input (see kNonZero).
     int64_t rank = c.inRank(0);
     c.setTensor(0, kInt64, Dims{rank >= 0 ? c.c(std::max<int64_t>(rank, 1)) : nullptr, nullptr});
   };
+  r["NonZero"] = kernels::kNonZero;
   r["TopK"] = [](InferCtx &c) {
     auto in = c.inShape(0);
     if (!in) {
@@ -1095,6 +1098,7 @@ void registerTensorOps(OpRegistrar &r) {
     in->insert(in->begin() + *ax, depth);
     c.setTensor(0, el, in);
   };
+  r["OneHot"] = kernels::kOneHot;
   r["DepthToSpace"] = [](InferCtx &c) {
     auto in = c.inShape(0);
     int64_t b = c.getInt("blocksize", 0);
@@ -1104,6 +1108,7 @@ void registerTensorOps(OpRegistrar &r) {
               dimMul(c.ctx, (*in)[3], c.c(b))};
     c.setTensor(0, c.inElem(0), o);
   };
+  r["DepthToSpace"] = kernels::kDepthToSpace;
   r["SpaceToDepth"] = [](InferCtx &c) {
     auto in = c.inShape(0);
     int64_t b = c.getInt("blocksize", 0);
@@ -1113,6 +1118,7 @@ void registerTensorOps(OpRegistrar &r) {
               dimFloorDiv(c.ctx, (*in)[3], c.c(b))};
     c.setTensor(0, c.inElem(0), o);
   };
+  r["SpaceToDepth"] = kernels::kSpaceToDepth;
   r["Compress"] = [](InferCtx &c) {
     auto in = c.inShape(0);
     const Attribute *a = c.attr("axis");
@@ -1123,6 +1129,7 @@ void registerTensorOps(OpRegistrar &r) {
     (*in)[*ax] = nullptr;
     c.setTensor(0, c.inElem(0), in);
   };
+  r["Compress"] = kernels::kCompress;
   r["GatherND"] = [](InferCtx &c) {
     auto d = c.inShape(0), ix = c.inShape(1);
     if (!d || !ix || ix->empty()) return c.setTensor(0, c.inElem(0), std::nullopt);
@@ -1138,12 +1145,6 @@ void registerTensorOps(OpRegistrar &r) {
   r["Unique"] = uniqueRule;
   r["CenterCropPad"] = centerCropPadRule;
   r["TensorScatter"] = sameAsInput;
-  r["Transpose"] = kernels::kTranspose; r["Concat"] = kernels::kConcat;
-  r["Split"] = kernels::kSplit; r["Slice"] = kernels::kSlice; r["Gather"] = kernels::kGather;
-  r["GatherElements"] = kernels::kGatherElements; r["Tile"] = kernels::kTile;
-  r["Trilu"] = kernels::kTrilu; r["NonZero"] = kernels::kNonZero; r["OneHot"] = kernels::kOneHot;
-  r["Compress"] = kernels::kCompress; r["DepthToSpace"] = kernels::kDepthToSpace;
-  r["SpaceToDepth"] = kernels::kSpaceToDepth;
 }
 
 } // namespace onnxir

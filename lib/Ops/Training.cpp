@@ -1,4 +1,4 @@
-//===- Training.cpp - ai.onnx.preview.training ------------------------------===//
+//===- Training.cpp - ai.onnx.preview.training ----------------------------===//
 //
 // Training (domain ai.onnx.preview.training): the optimizers Adagrad Momentum
 // Adam.
