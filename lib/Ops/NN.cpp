@@ -15,8 +15,8 @@
 #include "InferSupport.h"
 #include "KernelSupport.h"
 
-#include "onnxir/Ops/OpRegistry.h"
 #include "onnxir/Ops/InferCtx.h"
+#include "onnxir/Ops/OpRegistry.h"
 
 #include <algorithm>
 #include <cmath>

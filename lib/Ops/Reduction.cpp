@@ -9,8 +9,8 @@
 #include "InferSupport.h"
 #include "KernelSupport.h"
 
-#include "onnxir/Ops/OpRegistry.h"
 #include "onnxir/Ops/InferCtx.h"
+#include "onnxir/Ops/OpRegistry.h"
 
 #include <cmath>
 #include <limits>

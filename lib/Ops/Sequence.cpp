@@ -8,8 +8,8 @@
 #include "Families.h"
 #include "InferSupport.h"
 
-#include "onnxir/Ops/OpRegistry.h"
 #include "onnxir/Ops/InferCtx.h"
+#include "onnxir/Ops/OpRegistry.h"
 
 namespace onnxir {
 

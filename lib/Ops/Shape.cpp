@@ -9,9 +9,9 @@
 #include "InferSupport.h"
 #include "KernelSupport.h"
 
-#include "onnxir/Ops/OpRegistry.h"
 #include "onnxir/IR/ConstantValue.h"
 #include "onnxir/Ops/InferCtx.h"
+#include "onnxir/Ops/OpRegistry.h"
 
 #include <algorithm>
 #include <cmath>
