@@ -1,7 +1,8 @@
 //===- Families.h - The registration function of each family (internal) ---===//
 //
-// OpRegistry's constructor calls each once. A family file attaches the
-// rules, kernels and traits of its operators (OpRegistry.h).
+// OpRegistry's constructor calls each once. A family file (lib/Ops/<Family>.cpp)
+// holds the rules and kernels of its operators side by side and attaches them
+// and their traits in its register function (OpRegistry.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXIR_LIB_OPS_FAMILIES_H
@@ -11,35 +12,21 @@ namespace onnxir {
 
 class OpRegistrar;
 
-void registerElementwiseOps(OpRegistrar &r);
-void registerReductionOps(OpRegistrar &r);
-void registerShapeOps(OpRegistrar &r);
-void registerNNOps(OpRegistrar &r);
-void registerMiscOps(OpRegistrar &r);
-void registerControlFlowOps(OpRegistrar &r);
-void registerMLOps(OpRegistrar &r);       ///< ai.onnx.ml
-void registerPreviewOps(OpRegistrar &r);  ///< ai.onnx.preview
-void registerTrainingOps(OpRegistrar &r); ///< ai.onnx.preview.training
-
-namespace infer {
-void addElementwiseRules(OpRegistrar &r);
-void addShapeRules(OpRegistrar &r);
-void addNNRules(OpRegistrar &r);
-void addMiscRules(OpRegistrar &r);
-void addExtraRules(OpRegistrar &r);
-void addMLRules(OpRegistrar &r);
-void addPreviewRules(OpRegistrar &r);
-void addTrainingRules(OpRegistrar &r);
-} // namespace infer
-
-namespace kernels {
-void registerElementwiseKernels(OpRegistrar &t);
-void registerCastKernels(OpRegistrar &t);
-void registerShapeKernels(OpRegistrar &t);
-void registerReduceKernels(OpRegistrar &t);
-void registerMatMulKernels(OpRegistrar &t);
-void registerMiscKernels(OpRegistrar &t);
-} // namespace kernels
+// Default domain, in this order (no two register the same op).
+void registerElementwiseOps(OpRegistrar &r);  ///< Elementwise.cpp
+void registerCastOps(OpRegistrar &r);         ///< Cast.cpp
+void registerReductionOps(OpRegistrar &r);    ///< Reduction.cpp
+void registerShapeOps(OpRegistrar &r);        ///< Shape.cpp
+void registerTensorOps(OpRegistrar &r);       ///< Tensor.cpp
+void registerNNOps(OpRegistrar &r);           ///< NN.cpp
+void registerQuantizationOps(OpRegistrar &r); ///< Quantization.cpp
+void registerSequenceOps(OpRegistrar &r);     ///< Sequence.cpp
+void registerSignalOps(OpRegistrar &r);       ///< Signal.cpp
+void registerMiscOps(OpRegistrar &r);         ///< Misc.cpp
+void registerControlFlowOps(OpRegistrar &r);  ///< ControlFlow.cpp
+void registerMLOps(OpRegistrar &r);       ///< ai.onnx.ml (ML.cpp)
+void registerPreviewOps(OpRegistrar &r);  ///< ai.onnx.preview (NN.cpp)
+void registerTrainingOps(OpRegistrar &r); ///< ai.onnx.preview.training (Training.cpp)
 
 } // namespace onnxir
 

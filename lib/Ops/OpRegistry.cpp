@@ -56,9 +56,14 @@ OpRegistry::OpRegistry() {
   }
   OpRegistrar def = registrar("");
   registerElementwiseOps(def);
+  registerCastOps(def);
   registerReductionOps(def);
   registerShapeOps(def);
+  registerTensorOps(def);
   registerNNOps(def);
+  registerQuantizationOps(def);
+  registerSequenceOps(def);
+  registerSignalOps(def);
   registerMiscOps(def);
   registerControlFlowOps(def);
   OpRegistrar ml = registrar("ai.onnx.ml");

@@ -1,7 +1,7 @@
 //===- CastSmallFloatTest.cpp - Cast folding to float8/float4/E8M0 --------===//
 //
-// One test per rule of Note [Cast to small floats] (lib/Passes/Kernels/
-// Cast.cpp). Expected codes are worked out by hand from the ONNX spec's
+// One test per rule of Note [Cast to small floats] (lib/Ops/Cast.cpp).
+// Expected codes are worked out by hand from the ONNX spec's
 // tables and format definitions; each comment shows the arithmetic.
 //
 //===----------------------------------------------------------------------===//

@@ -1,17 +1,175 @@
-//===- Elementwise.cpp - Unary, binary and variadic element-wise kernels --===//
+//===- Elementwise.cpp - Unary, binary and variadic math, logic -----------===//
 //
-// Math (Add .. Pow, Mod), activations, comparisons, logic, Min/Max/Sum/Mean,
-// Clip and Where, with numpy broadcasting (and the legacy `broadcast`/`axis`
-// attributes of opset < 7).
+// Elementwise: Add Sub Mul Div Mod Pow PRelu, the comparisons (Equal Less Greater
+// LessOrEqual GreaterOrEqual), logic (And Or Xor Not), the bitwise ops (BitShift
+// BitwiseAnd BitwiseOr BitwiseXor BitwiseNot), Sum Max Min Mean, Where, Clip,
+// IsNaN IsInf, the unary math (Abs Neg Sign Sqrt Exp Log Reciprocal Floor Ceil
+// Round Erf and the trigonometric and hyperbolic functions) and the activations
+// (Relu Sigmoid Tanh LeakyRelu Elu Selu Celu HardSigmoid HardSwish Softplus
+// Softsign Mish Gelu Swish ThresholdedRelu Shrink). Cast, CastLike and BitCast
+// are in Cast.cpp.
 //
 //===----------------------------------------------------------------------===//
-#include "KernelUtil.h"
+#include "Families.h"
+#include "InferSupport.h"
+#include "KernelSupport.h"
+
+#include "onnxir/Ops/InferCtx.h"
+#include "onnxir/Ops/OpRegistry.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 namespace onnxir {
+
+//===----------------------------------------------------------------------===//
+// Type and shape rules
+//===----------------------------------------------------------------------===//
+
+namespace infer {
+namespace {
+
+/// Operand `i` cannot broadcast with the ones before it (from `first`): a
+/// constant dim of the accumulated shape comes from one earlier operand, so
+/// some earlier operand clashes with it on its own; names that pair.
+void reportClash(InferCtx &c, unsigned first, unsigned i) {
+  auto b = c.inShape(i);
+  if (!b) return;
+  for (unsigned j = first; j < i; ++j) {
+    auto a = c.hasInput(j) ? c.inShape(j) : std::nullopt;
+    if (!a) continue;
+    if (auto k = broadcastClash(*a, *b)) {
+      c.disagree("input " + std::to_string(j) + " " + typeStr(c, j) +
+                 " and input " + std::to_string(i) + " " + typeStr(c, i) +
+                 " do not broadcast: " + std::to_string((*a)[k->first]->value()) + " (dim " +
+                 std::to_string(k->first) + ") against " +
+                 std::to_string((*b)[k->second]->value()) + " (dim " +
+                 std::to_string(k->second) + "), neither is 1");
+      return;
+    }
+  }
+}
+
+/// The broadcast shape of operands [first, first+count), nullopt if a rank is
+/// unknown or they cannot broadcast.
+std::optional<Dims> broadcastInputs(InferCtx &c, unsigned first, unsigned count) {
+  std::optional<Dims> acc = Dims{};
+  for (unsigned i = first; i < first + count; ++i) {
+    if (!c.hasInput(i)) continue;
+    auto s = c.inShape(i);
+    if (!s) return std::nullopt;
+    acc = broadcast(c.ctx, *acc, *s);
+    if (!acc) {
+      reportClash(c, first, i);
+      return std::nullopt;
+    }
+  }
+  return acc;
+}
+
+/// Elementwise data for Add/Sub/Mul/Div/Mod/Max/Min on shape tensors.
+void propagateArith(InferCtx &c, llvm::StringRef op) {
+  const Dims *a = c.inData(0), *b = c.inData(1);
+  if (!a || !b) return;
+  auto sa = c.inShape(0), sb = c.inShape(1);
+  if (!sa || !sb || sa->size() > 1 || sb->size() > 1) return;
+  size_t n = std::max(a->size(), b->size());
+  if (a->size() != n && a->size() != 1) return;
+  if (b->size() != n && b->size() != 1) return;
+  Dims out;
+  for (size_t i = 0; i < n; ++i) {
+    const DimExpr *x = (*a)[a->size() == 1 ? 0 : i], *y = (*b)[b->size() == 1 ? 0 : i];
+    const DimExpr *r = nullptr;
+    if (x && y) {
+      if (op == "Add") r = dimAdd(c.ctx, x, y);
+      else if (op == "Sub") r = dimSub(c.ctx, x, y);
+      else if (op == "Mul") r = dimMul(c.ctx, x, y);
+      else if (op == "Div") {
+        // Integer Div truncates; floor is the same for non-negative values,
+        // which shape arithmetic on sizes is; only fold constants otherwise.
+        if (x->isConstant() && y->isConstant() && y->value() != 0)
+          r = dimConst(c.ctx, x->value() / y->value());
+        else if (y->isConstant() && y->value() > 0 && c.inElem(0) == kInt64)
+          r = dimFloorDiv(c.ctx, x, y);
+      } else if (op == "Mod") {
+        if (c.getInt("fmod", 0) == 0) r = dimMod(c.ctx, x, y);
+      } else if (op == "Max") r = dimMax(c.ctx, {x, y});
+      else if (op == "Min") r = dimMin(c.ctx, {x, y});
+    }
+    out.push_back(r);
+  }
+  c.setOutData(0, std::move(out));
+}
+
+/// Comparisons and logic on shape data give 0/1 data (bool tensors).
+void propagateCompare(InferCtx &c, llvm::StringRef op) {
+  const Dims *a = c.inData(0), *b = c.inData(1);
+  if (!a || !b) return;
+  size_t n = std::max(a->size(), b->size());
+  if ((a->size() != n && a->size() != 1) || (b->size() != n && b->size() != 1)) return;
+  Dims out;
+  for (size_t i = 0; i < n; ++i) {
+    const DimExpr *x = (*a)[a->size() == 1 ? 0 : i], *y = (*b)[b->size() == 1 ? 0 : i];
+    const DimExpr *r = nullptr;
+    if (x && y) {
+      const DimExpr *d = dimSub(c.ctx, x, y);
+      if (d && d->isConstant()) {
+        int64_t v = d->value();
+        bool t = op == "Equal" ? v == 0 : op == "Less" ? v < 0 : op == "Greater" ? v > 0
+               : op == "LessOrEqual" ? v <= 0 : v >= 0;
+        if (op == "And" || op == "Or" || op == "Xor") {
+          if (!x->isConstant() || !y->isConstant()) {
+            out.push_back(nullptr);
+            continue;
+          }
+          bool p = x->value() != 0, q = y->value() != 0;
+          t = op == "And" ? (p && q) : op == "Or" ? (p || q) : (p != q);
+        }
+        r = c.c(t ? 1 : 0);
+      }
+    }
+    out.push_back(r);
+  }
+  c.setOutData(0, std::move(out));
+}
+
+void binary(InferCtx &c, int32_t outElem, llvm::StringRef op) {
+  int32_t el = outElem ? outElem : c.inElem(0);
+  if (el < 0) el = c.inElem(1);
+  if (c.opset < 7 && (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow" ||
+                      op == "And" || op == "Or" || op == "Xor" || op == "Equal" ||
+                      op == "Less" || op == "Greater" || op == "PRelu")) {
+    // The legacy form: B is broadcast onto A when `broadcast` is set,
+    // otherwise both have A's shape.
+    c.setTensor(0, el, c.inShape(0));
+    return;
+  }
+  c.setTensor(0, el, broadcastInputs(c, 0, 2));
+  if (op != "") propagateArith(c, op);
+}
+
+void variadic(InferCtx &c) {
+  int32_t el = -1;
+  for (unsigned i = 0; i < c.numInputs() && el < 0; ++i) el = c.inElem(i);
+  if (c.opset < 8 && c.numInputs() > 1) {
+    // Before opset 8 the inputs of Sum/Max/Min/Mean have equal shapes.
+    for (unsigned i = 0; i < c.numInputs(); ++i)
+      if (auto s = c.inShape(i)) return c.setTensor(0, el, s);
+    return c.setTensor(0, el, std::nullopt);
+  }
+  c.setTensor(0, el, broadcastInputs(c, 0, c.numInputs()));
+  if (c.numInputs() == 2 && (c.node.opType() == "Max" || c.node.opType() == "Min"))
+    propagateArith(c, c.node.opType());
+}
+
+} // namespace
+} // namespace infer
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
 namespace kernels {
 namespace {
 
@@ -667,27 +825,81 @@ StatusOr<std::vector<Tensor>> kWhere(const KernelCall &c) {
 }
 
 } // namespace
+} // namespace kernels
 
-void registerElementwiseKernels(OpRegistrar &t) {
-  t["Sqrt"] = kSqrt; t["Exp"] = kExp; t["Log"] = kLog; t["Reciprocal"] = kReciprocal;
-  t["Floor"] = kFloor; t["Ceil"] = kCeil; t["Round"] = kRound; t["Sigmoid"] = kSigmoid;
-  t["Tanh"] = kTanh; t["Erf"] = kErf; t["Sin"] = kSin; t["Cos"] = kCos; t["Tan"] = kTan;
-  t["Asin"] = kAsin; t["Acos"] = kAcos; t["Atan"] = kAtan; t["Sinh"] = kSinh;
-  t["Cosh"] = kCosh; t["Asinh"] = kAsinh; t["Acosh"] = kAcosh; t["Atanh"] = kAtanh;
-  t["Softplus"] = kSoftplus; t["Softsign"] = kSoftsign; t["LeakyRelu"] = kLeakyRelu;
-  t["Elu"] = kElu; t["Selu"] = kSelu; t["Celu"] = kCelu; t["HardSigmoid"] = kHardSigmoid;
-  t["HardSwish"] = kHardSwish; t["ThresholdedRelu"] = kThresholdedRelu;
-  t["Neg"] = kNeg; t["Abs"] = kAbs; t["Sign"] = kSign; t["Relu"] = kRelu;
-  t["Shrink"] = kShrink; t["IsNaN"] = kIsNaN; t["IsInf"] = kIsInf; t["Not"] = kNot;
-  t["Add"] = kAdd; t["Sub"] = kSub; t["Mul"] = kMul; t["Div"] = kDiv; t["Mod"] = kMod;
-  t["Pow"] = kPow; t["Equal"] = kEqual; t["Less"] = kLess; t["Greater"] = kGreater;
-  t["LessOrEqual"] = kLessOrEqual; t["GreaterOrEqual"] = kGreaterOrEqual;
-  t["And"] = kAnd; t["Or"] = kOr; t["Xor"] = kXor; t["BitwiseAnd"] = kBitwiseAnd;
-  t["BitwiseOr"] = kBitwiseOr; t["BitwiseXor"] = kBitwiseXor; t["BitwiseNot"] = kBitwiseNot;
-  t["BitShift"] = kBitShift; t["PRelu"] = kPRelu;
-  t["Max"] = kMax; t["Min"] = kMin; t["Sum"] = kSum; t["Mean"] = kMean;
-  t["Clip"] = kClip; t["Where"] = kWhere;
+void registerElementwiseOps(OpRegistrar &r) {
+  using namespace infer;
+  for (const char *op : {"Add", "Sub", "Mul", "Div", "Mod"})
+    r[op] = [op](InferCtx &c) { binary(c, 0, op); };
+  r["Add"] = kernels::kAdd; r["Sub"] = kernels::kSub; r["Mul"] = kernels::kMul;
+  r["Div"] = kernels::kDiv; r["Mod"] = kernels::kMod;
+  for (const char *op : {"Pow", "PRelu", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor"})
+    r[op] = [op](InferCtx &c) {
+      int32_t el = c.inElem(0);
+      if (el < 0) return;
+      (void)op;
+      binary(c, el, "");
+    };
+  r["Pow"] = kernels::kPow; r["PRelu"] = kernels::kPRelu; r["BitShift"] = kernels::kBitShift;
+  r["BitwiseAnd"] = kernels::kBitwiseAnd; r["BitwiseOr"] = kernels::kBitwiseOr;
+  r["BitwiseXor"] = kernels::kBitwiseXor;
+  for (const char *op : {"And", "Or", "Xor", "Equal", "Less", "Greater", "LessOrEqual",
+                         "GreaterOrEqual"})
+    r[op] = [op](InferCtx &c) {
+      binary(c, kBool, "");
+      propagateCompare(c, op);
+    };
+  r["And"] = kernels::kAnd; r["Or"] = kernels::kOr; r["Xor"] = kernels::kXor;
+  r["Equal"] = kernels::kEqual; r["Less"] = kernels::kLess; r["Greater"] = kernels::kGreater;
+  r["LessOrEqual"] = kernels::kLessOrEqual; r["GreaterOrEqual"] = kernels::kGreaterOrEqual;
+  for (const char *op : {"Sum", "Max", "Min", "Mean"}) r[op] = variadic;
+  r["Sum"] = kernels::kSum; r["Max"] = kernels::kMax; r["Min"] = kernels::kMin;
+  r["Mean"] = kernels::kMean;
+  r["Where"] = [](InferCtx &c) {
+    int32_t el = c.inElem(1);
+    if (el < 0) el = c.inElem(2);
+    c.setTensor(0, el, broadcastInputs(c, 0, 3));
+  };
+  r["Where"] = kernels::kWhere;
+  for (const char *op :
+       {"Relu", "Sigmoid", "Tanh", "Exp", "Log", "Neg", "Abs", "Sqrt", "Reciprocal", "Floor",
+        "Ceil", "Round", "Sign", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh",
+        "Cosh", "Asinh", "Acosh", "Atanh", "LeakyRelu", "Elu", "Selu", "HardSigmoid", "HardSwish",
+        "Softplus", "Softsign", "Mish", "Gelu", "Celu", "ThresholdedRelu", "Clip", "Shrink",
+        "BitwiseNot", "Swish", "Binarizer"})
+    r[op] = sameAsInput;
+  r["Relu"] = kernels::kRelu; r["Sigmoid"] = kernels::kSigmoid; r["Tanh"] = kernels::kTanh;
+  r["Exp"] = kernels::kExp; r["Log"] = kernels::kLog; r["Neg"] = kernels::kNeg;
+  r["Abs"] = kernels::kAbs; r["Sqrt"] = kernels::kSqrt; r["Reciprocal"] = kernels::kReciprocal;
+  r["Floor"] = kernels::kFloor; r["Ceil"] = kernels::kCeil; r["Round"] = kernels::kRound;
+  r["Sign"] = kernels::kSign; r["Erf"] = kernels::kErf; r["Sin"] = kernels::kSin;
+  r["Cos"] = kernels::kCos; r["Tan"] = kernels::kTan; r["Asin"] = kernels::kAsin;
+  r["Acos"] = kernels::kAcos; r["Atan"] = kernels::kAtan; r["Sinh"] = kernels::kSinh;
+  r["Cosh"] = kernels::kCosh; r["Asinh"] = kernels::kAsinh; r["Acosh"] = kernels::kAcosh;
+  r["Atanh"] = kernels::kAtanh; r["LeakyRelu"] = kernels::kLeakyRelu; r["Elu"] = kernels::kElu;
+  r["Selu"] = kernels::kSelu; r["HardSigmoid"] = kernels::kHardSigmoid;
+  r["HardSwish"] = kernels::kHardSwish; r["Softplus"] = kernels::kSoftplus;
+  r["Softsign"] = kernels::kSoftsign; r["Celu"] = kernels::kCelu;
+  r["ThresholdedRelu"] = kernels::kThresholdedRelu; r["Clip"] = kernels::kClip;
+  r["Shrink"] = kernels::kShrink; r["BitwiseNot"] = kernels::kBitwiseNot;
+  r["Not"] = [](InferCtx &c) {
+    sameAsInput(c);
+    if (const Dims *d = c.inData(0)) {
+      Dims o;
+      for (const DimExpr *e : *d)
+        o.push_back(e && e->isConstant() ? c.c(e->value() == 0) : nullptr);
+      c.setOutData(0, o);
+    }
+  };
+  r["Not"] = kernels::kNot;
+  r["IsNaN"] = [](InferCtx &c) { c.setTensor(0, kBool, c.inShape(0)); };
+  r["IsNaN"] = kernels::kIsNaN;
+  r["IsInf"] = [](InferCtx &c) { c.setTensor(0, kBool, c.inShape(0)); };
+  r["IsInf"] = kernels::kIsInf;
+  // Note [Op traits]: the schemas do not say which ops commute; this list does.
+  for (const char *op : {"Add", "Mul", "Max", "Min", "Sum", "Mean", "And", "Or", "Xor", "Equal",
+                         "BitwiseAnd", "BitwiseOr", "BitwiseXor"})
+    r[op].commutative();
 }
 
-} // namespace kernels
 } // namespace onnxir

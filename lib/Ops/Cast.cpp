@@ -1,23 +1,30 @@
-//===- Cast.cpp - Cast and CastLike between every element type ------------===//
+//===- Cast.cpp - Cast, CastLike, BitCast ---------------------------------===//
 //
-// Numeric types convert through their compute kinds (float16, bfloat16,
-// float8 and float4 via float). Float to integer truncates toward zero and is
-// refused for NaN or out-of-range values (ONNX leaves them undefined). Float8,
-// float4 and E8M0 targets follow Note [Cast to small floats]. Strings parse like numpy (`INF`,
-// `NaN`) and print like numpy's str() of a float32 (shortest round trip).
+// Elementwise, continued: the type conversions Cast, CastLike and BitCast
+// (the float8/float4 and E8M0 encodings, string <-> number).
 //
 //===----------------------------------------------------------------------===//
-#include "KernelUtil.h"
+#include "Families.h"
+#include "InferSupport.h"
+#include "KernelSupport.h"
 
+#include "onnxir/Ops/InferCtx.h"
+#include "onnxir/Ops/OpRegistry.h"
+
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
 #include <limits>
 #include <optional>
 
 namespace onnxir {
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
 namespace kernels {
 namespace {
 
@@ -390,11 +397,35 @@ StatusOr<std::vector<Tensor>> kCastLike(const KernelCall &c) {
 }
 
 } // namespace
+} // namespace kernels
 
-void registerCastKernels(OpRegistrar &t) {
-  t["Cast"] = kCast;
-  t["CastLike"] = kCastLike;
+void registerCastOps(OpRegistrar &r) {
+  using namespace infer;
+  r["Cast"] = [](InferCtx &c) {
+    int64_t to = c.getInt("to", -1);
+    if (to <= 0) return;
+    c.setTensor(0, (int32_t)to, c.inShape(0));
+    if (const Dims *d = c.inData(0)) {
+      if (to == kInt64 || to == static_cast<int32_t>(DataType::Int32)) {
+        c.setOutData(0, *d);
+      } else if (to == kBool) {
+        Dims o;
+        for (const DimExpr *e : *d)
+          o.push_back(e && e->isConstant() ? c.c(e->value() != 0) : nullptr);
+        c.setOutData(0, o);
+      }
+    }
+  };
+  r["Cast"] = kernels::kCast;
+  r["CastLike"] = [](InferCtx &c) {
+    c.setTensor(0, c.inElem(1), c.inShape(0));
+    if (const Dims *d = c.inData(0)) c.setOutData(0, *d);
+  };
+  r["CastLike"] = kernels::kCastLike;
+  r["BitCast"] = [](InferCtx &c) {
+    int64_t to = c.getInt("to", 0);
+    if (to > 0) c.setTensor(0, (int32_t)to, c.inShape(0));
+  };
 }
 
-} // namespace kernels
 } // namespace onnxir

@@ -1,23 +1,27 @@
-//===- ShapeInferenceML.cpp - Rules for the ai.onnx.ml operators ----------===//
+//===- ML.cpp - ai.onnx.ml ------------------------------------------------===//
 //
-// Element types and shapes of the traditional-ML operators as their schemas
-// define them. Classifiers and regressors take [N,F] inputs (LinearClassifier
-// also [F], a batch of one); where the number of columns of a result depends
-// on the model's internals beyond its attributes (SVM scores), the dim stays
-// unknown.
+// ML (domain ai.onnx.ml): ArrayFeatureExtractor Binarizer CastMap CategoryMapper
+// DictVectorizer FeatureVectorizer Imputer LabelEncoder LinearClassifier
+// LinearRegressor Normalizer OneHotEncoder Scaler SVMClassifier SVMRegressor
+// TreeEnsembleClassifier TreeEnsembleRegressor TreeEnsemble ZipMap.
 //
 //===----------------------------------------------------------------------===//
-#include "onnxir/Ops/InferCtx.h"
 #include "Families.h"
+#include "InferSupport.h"
+
+#include "onnxir/Ops/InferCtx.h"
+#include "onnxir/Ops/OpRegistry.h"
+
+#include <algorithm>
 
 namespace onnxir {
+
+//===----------------------------------------------------------------------===//
+// Type and shape rules
+//===----------------------------------------------------------------------===//
+
 namespace infer {
-
 namespace {
-
-constexpr int32_t kInt64 = static_cast<int32_t>(DataType::Int64);
-constexpr int32_t kFloat = static_cast<int32_t>(DataType::Float);
-constexpr int32_t kString = static_cast<int32_t>(DataType::String);
 
 /// Number of elements of a list attribute (0 when absent).
 size_t attrLen(InferCtx &c, llvm::StringRef name) {
@@ -133,8 +137,10 @@ void featureVectorizer(InferCtx &c) {
 }
 
 } // namespace
+} // namespace infer
 
-void addMLRules(OpRegistrar &r) {
+void registerMLOps(OpRegistrar &r) {
+  using namespace infer;
   r["ArrayFeatureExtractor"] = arrayFeatureExtractor;
   for (const char *op : {"Binarizer", "Imputer"})
     r[op] = [](InferCtx &c) { sameShape(c, c.inElem(0)); };
@@ -182,5 +188,4 @@ void addMLRules(OpRegistrar &r) {
   };
 }
 
-} // namespace infer
 } // namespace onnxir

@@ -1,11 +1,11 @@
-//===- KernelUtil.cpp - Decoding, encoding, broadcasting, dispatch --------===//
+//===- KernelSupport.cpp - Decoding, encoding, broadcasting, dispatch -----===//
 //
 // The shared machinery of the folding kernels and the public entry point
-// evaluateKernel(), which looks the operator up in a table filled by each
-// kernel file.
+// evaluateKernel(), which looks the operator up in the registry (each family
+// file registers its kernels).
 //
 //===----------------------------------------------------------------------===//
-#include "KernelUtil.h"
+#include "KernelSupport.h"
 
 #include <algorithm>
 
@@ -277,6 +277,39 @@ StatusOr<Arr> convertArr(const Arr &a, DataType dt) {
 }
 
 //===--- Attributes ------------------------------------------------------===//
+
+Arr takeElems(const Arr &a, std::vector<int64_t> dims, const std::vector<int64_t> &idx) {
+  Arr r;
+  r.dt = a.dt;
+  r.dims = std::move(dims);
+  auto take = [&](auto &dst, const auto &src) {
+    dst.resize(idx.size());
+    for (size_t k = 0; k < idx.size(); ++k) dst[k] = src[(size_t)idx[k]];
+  };
+  switch (a.kind()) {
+  case CK::F32: take(r.f, a.f); break;
+  case CK::F64: take(r.d, a.d); break;
+  case CK::I64: take(r.i, a.i); break;
+  case CK::U64: take(r.u, a.u); break;
+  case CK::Str: take(r.s, a.s); break;
+  default: break;
+  }
+  return r;
+}
+
+void appendElems(Arr &a, const Arr &b, int64_t from, int64_t count) {
+  auto app = [&](auto &dst, const auto &src) {
+    dst.insert(dst.end(), src.begin() + from, src.begin() + from + count);
+  };
+  switch (a.kind()) {
+  case CK::F32: app(a.f, b.f); break;
+  case CK::F64: app(a.d, b.d); break;
+  case CK::I64: app(a.i, b.i); break;
+  case CK::U64: app(a.u, b.u); break;
+  case CK::Str: app(a.s, b.s); break;
+  default: break;
+  }
+}
 
 StatusOr<Arr> inputArr(const KernelCall &c, unsigned i) {
   const Tensor *t = c.input(i);

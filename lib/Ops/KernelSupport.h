@@ -1,11 +1,11 @@
-//===- KernelUtil.h - Internal helpers of the folding kernels -------------===//
+//===- KernelSupport.h - Internal helpers of the folding kernels ----------===//
 //
 // Arr: a decoded tensor in its compute kind (see Note [Kernel numerics] in
 // Kernels.h), with conversions from and to Tensor and broadcasting. Private to lib/Ops.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ONNXIR_LIB_OPS_KERNELS_KERNELUTIL_H
-#define ONNXIR_LIB_OPS_KERNELS_KERNELUTIL_H
+#ifndef ONNXIR_LIB_OPS_KERNELSUPPORT_H
+#define ONNXIR_LIB_OPS_KERNELSUPPORT_H
 
 #include "onnxir/Ops/Kernels.h"
 #include "onnxir/Ops/OpRegistry.h"
@@ -134,6 +134,13 @@ StatusOr<Arr> convertArr(const Arr &a, DataType dt);
 /// Input #i decoded; error if missing.
 StatusOr<Arr> inputArr(const KernelCall &c, unsigned i);
 
+/// out[k] = a[idx[k]] with out's dims `dims`: data movement for every
+/// element type.
+Arr takeElems(const Arr &a, std::vector<int64_t> dims, const std::vector<int64_t> &idx);
+
+/// Appends elements [from, from + count) of `b` to `a` (same kind).
+void appendElems(Arr &a, const Arr &b, int64_t from, int64_t count);
+
 /// Wraps one output.
 inline StatusOr<std::vector<Tensor>> one(const Arr &a) {
   std::vector<Tensor> r;
@@ -144,4 +151,4 @@ inline StatusOr<std::vector<Tensor>> one(const Arr &a) {
 } // namespace kernels
 } // namespace onnxir
 
-#endif // ONNXIR_LIB_OPS_KERNELS_KERNELUTIL_H
+#endif // ONNXIR_LIB_OPS_KERNELSUPPORT_H

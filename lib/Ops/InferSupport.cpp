@@ -1,4 +1,8 @@
-//===- InferCtx.cpp - Helpers the type and shape rules share --------------===//
+//===- InferSupport.cpp - Helpers the type and shape rules share ----------===//
+#include "InferSupport.h"
+
+#include "onnxir/IR/ConstantValue.h"
+#include "onnxir/IR/Tensor.h"
 #include "onnxir/Ops/InferCtx.h"
 
 #include <algorithm>
@@ -94,6 +98,40 @@ std::string typeStr(const InferCtx &c, unsigned i) {
 std::optional<int64_t> staticDim(const DimExpr *d) {
   if (d && d->isConstant()) return d->value();
   return std::nullopt;
+}
+
+/// The value of a known dim within [0, limit], else nullopt.
+std::optional<int64_t> smallDim(const DimExpr *e, int64_t limit) {
+  if (!e || !e->isConstant() || e->value() < 0 || e->value() > limit) return std::nullopt;
+  return e->value();
+}
+
+/// Ints from an attribute (older opsets) or an input (newer ones).
+std::optional<std::vector<int64_t>> intsFrom(InferCtx &c, bool fromInput, unsigned input,
+                                             llvm::StringRef attr) {
+  if (fromInput) return c.hasInput(input) ? c.inInts(input) : std::nullopt;
+  return c.getInts(attr);
+}
+
+void sameAsInput(InferCtx &c) { c.setTensor(0, c.inElem(0), c.inShape(0)); }
+
+std::optional<Dims> tensorData(Context &ctx, const Tensor &t) {
+  DataType dt = t.dataType();
+  if (dt != DataType::Int64 && dt != DataType::Int32) return std::nullopt;
+  if (t.dims().size() > 1) return std::nullopt;
+  auto n = t.numElements();
+  if (!n || *n > 64) return std::nullopt;
+  Dims d;
+  if (dt == DataType::Int64) {
+    auto vals = t.values<int64_t>();
+    if (!vals.ok() || (int64_t)vals->size() != *n) return std::nullopt;
+    for (int64_t x : *vals) d.push_back(dimConst(ctx, x));
+  } else {
+    auto vals = t.values<int32_t>();
+    if (!vals.ok() || (int64_t)vals->size() != *n) return std::nullopt;
+    for (int32_t x : *vals) d.push_back(dimConst(ctx, x));
+  }
+  return d;
 }
 
 } // namespace infer

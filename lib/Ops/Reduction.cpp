@@ -1,17 +1,81 @@
-//===- Reduce.cpp - Reductions and ArgMax/ArgMin --------------------------===//
+//===- Reduction.cpp - Reduce*, ArgMax/ArgMin, CumSum, CumProd ------------===//
 //
-// ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1, ReduceL2,
-// ReduceLogSum, ReduceLogSumExp, ReduceSumSquare: axes from the attribute
-// (before opset 13 for ReduceSum, 18 for the others) or the optional input,
-// keepdims, noop_with_empty_axes. Accumulation is in the compute kind.
+// Reduction: ReduceSum ReduceMean ReduceMax ReduceMin ReduceProd ReduceL1
+// ReduceL2 ReduceLogSum ReduceLogSumExp ReduceSumSquare, ArgMax ArgMin, and the
+// scans CumSum CumProd.
 //
 //===----------------------------------------------------------------------===//
-#include "KernelUtil.h"
+#include "Families.h"
+#include "InferSupport.h"
+#include "KernelSupport.h"
+
+#include "onnxir/Ops/InferCtx.h"
+#include "onnxir/Ops/OpRegistry.h"
 
 #include <cmath>
 #include <limits>
 
 namespace onnxir {
+
+//===----------------------------------------------------------------------===//
+// Type and shape rules
+//===----------------------------------------------------------------------===//
+
+namespace infer {
+namespace {
+
+void reduce(InferCtx &c, bool argReduce) {
+  int32_t el = argReduce ? kInt64 : c.inElem(0);
+  auto shape = c.inShape(0);
+  bool keep = c.getInt("keepdims", 1) != 0;
+  std::optional<std::vector<int64_t>> axes;
+  bool axesUnknown = false;
+  if (argReduce) {
+    axes = std::vector<int64_t>{c.getInt("axis", 0)};
+  } else {
+    llvm::StringRef op = c.node.opType();
+    bool axesInput = op == "ReduceSum" ? c.opset >= 13 : c.opset >= 18;
+    if (axesInput) {
+      if (c.hasInput(1)) {
+        axes = c.inInts(1);
+        axesUnknown = !axes;
+      }
+    } else {
+      axes = c.getInts("axes");
+    }
+    if (!axesUnknown && (!axes || axes->empty()) && c.getInt("noop_with_empty_axes", 0)) {
+      c.setTensor(0, el, shape);
+      return;
+    }
+  }
+  if (!shape) return c.setTensor(0, el, std::nullopt);
+  int64_t r = shape->size();
+  if (axesUnknown) {
+    if (keep) return c.setTensor(0, el, Dims(r, nullptr));
+    return c.setTensor(0, el, std::nullopt);
+  }
+  std::vector<bool> red(r, !axes || axes->empty());
+  if (axes)
+    for (int64_t a : *axes) {
+      auto n = normAxis(a, r);
+      if (!n) return;
+      red[*n] = true;
+    }
+  Dims out;
+  for (int64_t i = 0; i < r; ++i) {
+    if (!red[i]) out.push_back((*shape)[i]);
+    else if (keep) out.push_back(c.c(1));
+  }
+  c.setTensor(0, el, out);
+}
+
+} // namespace
+} // namespace infer
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
 namespace kernels {
 namespace {
 
@@ -197,15 +261,59 @@ StatusOr<std::vector<Tensor>> argReduce(const KernelCall &c, bool isMax) {
 StatusOr<std::vector<Tensor>> kArgMax(const KernelCall &c) { return argReduce(c, true); }
 StatusOr<std::vector<Tensor>> kArgMin(const KernelCall &c) { return argReduce(c, false); }
 
-} // namespace
-
-void registerReduceKernels(OpRegistrar &t) {
-  t["ReduceSum"] = kReduceSum; t["ReduceMean"] = kReduceMean; t["ReduceMax"] = kReduceMax;
-  t["ReduceMin"] = kReduceMin; t["ReduceProd"] = kReduceProd; t["ReduceL1"] = kReduceL1;
-  t["ReduceL2"] = kReduceL2; t["ReduceLogSum"] = kReduceLogSum;
-  t["ReduceLogSumExp"] = kReduceLogSumExp; t["ReduceSumSquare"] = kReduceSumSquare;
-  t["ArgMax"] = kArgMax; t["ArgMin"] = kArgMin;
+StatusOr<std::vector<Tensor>> kCumSum(const KernelCall &c) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  if (!c.input(1)) return invalid("CumSum without axis");
+  auto ax = intValues(*c.input(1));
+  if (!ax.ok() || ax->size() != 1) return invalid("CumSum axis");
+  auto axis = normAxis((*ax)[0], a->rank());
+  if (!axis) return invalid("CumSum axis");
+  bool excl = c.getInt("exclusive", 0), rev = c.getInt("reverse", 0);
+  int64_t outer = 1, dim = a->dims[*axis], inner = 1;
+  for (int64_t k = 0; k < *axis; ++k) outer *= a->dims[k];
+  for (int64_t k = *axis + 1; k < a->rank(); ++k) inner *= a->dims[k];
+  Status st = visitNumeric(a->kind(), [&](auto tag) -> Status {
+    using T = decltype(tag);
+    auto &v = a->template vec<T>();
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        T acc = T(0);
+        for (int64_t s = 0; s < dim; ++s) {
+          int64_t j = rev ? dim - 1 - s : s;
+          T &x = v[(o * dim + j) * inner + i];
+          T old = x;
+          if (excl) { x = acc; acc = addWrap(acc, old); }
+          else { acc = addWrap(acc, old); x = acc; }
+        }
+      }
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  return one(*a);
 }
 
+} // namespace
 } // namespace kernels
+
+void registerReductionOps(OpRegistrar &r) {
+  using namespace infer;
+  r["CumSum"].infer(sameAsInput).kernel(kernels::kCumSum);
+  for (const char *op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
+                         "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
+                         "ReduceSumSquare"})
+    r[op] = [](InferCtx &c) { reduce(c, false); };
+  r["ReduceSum"] = kernels::kReduceSum; r["ReduceMean"] = kernels::kReduceMean;
+  r["ReduceMax"] = kernels::kReduceMax; r["ReduceMin"] = kernels::kReduceMin;
+  r["ReduceProd"] = kernels::kReduceProd; r["ReduceL1"] = kernels::kReduceL1;
+  r["ReduceL2"] = kernels::kReduceL2; r["ReduceLogSum"] = kernels::kReduceLogSum;
+  r["ReduceLogSumExp"] = kernels::kReduceLogSumExp;
+  r["ReduceSumSquare"] = kernels::kReduceSumSquare;
+  r["ArgMax"] = [](InferCtx &c) { reduce(c, true); };
+  r["ArgMax"] = kernels::kArgMax;
+  r["ArgMin"] = [](InferCtx &c) { reduce(c, true); };
+  r["ArgMin"] = kernels::kArgMin;
+  r["CumProd"] = sameAsInput;
+}
+
 } // namespace onnxir

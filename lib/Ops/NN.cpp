@@ -1,0 +1,907 @@
+//===- NN.cpp - Convolution, pooling, MatMul, normalization, ... ----------===//
+//
+// NN: Conv ConvTranspose DeformConv, MaxPool AveragePool LpPool and their
+// Global forms, MaxUnpool MaxRoiPool RoiAlign, MatMul Gemm Einsum Det, RNN GRU
+// LSTM, Softmax LogSoftmax Hardmax, BatchNormalization InstanceNormalization
+// LayerNormalization GroupNormalization RMSNormalization LpNormalization
+// MeanVarianceNormalization LRN, Dropout, Attention LinearAttention
+// RotaryEmbedding SwiGLU CausalConvWithState, GridSample AffineGrid Col2Im,
+// NonMaxSuppression; the quantized ConvInteger QLinearConv MatMulInteger
+// QLinearMatMul (they share the Conv and MatMul rules); and FlexAttention of
+// ai.onnx.preview (registerPreviewOps).
+//
+//===----------------------------------------------------------------------===//
+#include "Families.h"
+#include "InferSupport.h"
+#include "KernelSupport.h"
+
+#include "onnxir/Ops/InferCtx.h"
+#include "onnxir/Ops/OpRegistry.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+namespace onnxir {
+
+//===----------------------------------------------------------------------===//
+// Type and shape rules
+//===----------------------------------------------------------------------===//
+
+namespace infer {
+namespace {
+
+/// The 1-D per-channel operands [first, last] of a normalization have the
+/// channel count (dim 1) of X.
+void checkChannelOperands(InferCtx &c, unsigned first, unsigned last, const char *const *names) {
+  auto x = c.inShape(0);
+  if (!x || x->size() < 2) return;
+  auto ch = staticDim((*x)[1]);
+  if (!ch) return;
+  for (unsigned i = first; i <= last; ++i) {
+    auto s = c.hasInput(i) ? c.inShape(i) : std::nullopt;
+    if (!s || s->size() != 1) continue;
+    if (auto v = staticDim((*s)[0]); v && *v != *ch) {
+      c.disagree("input X " + typeStr(c, 0) + " has " +
+                 std::to_string(*ch) + " channels (dim 1), but " + names[i - first] + " " +
+                 typeStr(c, i) + " has " + std::to_string(*v));
+      return;
+    }
+  }
+}
+
+/// Einsum: one term per operand (letters, at most one `...`), an explicit
+/// output after `->`, or else the implicit one (the broadcast `...` dims, then
+/// the letters used once, in alphabetical order).
+void einsumRule(InferCtx &c) {
+  int32_t el = c.inElem(0);
+  std::string eq;
+  for (char ch : c.getString("equation", "")) {
+    if (ch != ' ') eq += ch;
+  }
+  if (eq.empty()) return;
+  std::string lhs = eq, rhs;
+  bool explicitOut = false;
+  if (size_t p = eq.find("->"); p != std::string::npos) {
+    lhs = eq.substr(0, p);
+    rhs = eq.substr(p + 2);
+    explicitOut = true;
+  }
+  std::vector<std::string> terms;
+  llvm::SmallVector<llvm::StringRef, 4> parts;
+  llvm::StringRef(lhs).split(parts, ',');
+  for (llvm::StringRef t : parts) terms.push_back(t.str());
+  if (terms.size() != c.numInputs()) return;
+  auto isLetter = [](char ch) { return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z'); };
+  // Validates a term; counts its letters; false on bad text.
+  auto scan = [&](const std::string &t, size_t &letters, bool &ell) {
+    letters = 0;
+    ell = false;
+    for (size_t i = 0; i < t.size();) {
+      if (t.compare(i, 3, "...") == 0) {
+        if (ell) return false;
+        ell = true;
+        i += 3;
+      } else if (isLetter(t[i])) {
+        ++letters;
+        ++i;
+      } else {
+        return false;
+      }
+    }
+    return true;
+  };
+  std::map<char, const DimExpr *> dimOf;
+  std::map<char, int> uses;
+  std::optional<Dims> ellDims = Dims{};
+  bool allShapes = true;
+  int64_t ellRank = -1; // rank of the broadcast ellipsis dims, if known
+  for (size_t k = 0; k < terms.size(); ++k) {
+    size_t letters;
+    bool ell;
+    if (!scan(terms[k], letters, ell)) return;
+    auto s = c.inShape(k);
+    if (s && (s->size() < letters || (!ell && s->size() != letters))) return;
+    if (!s) allShapes = false;
+    size_t pos = 0;
+    for (size_t i = 0; i < terms[k].size();) {
+      if (terms[k].compare(i, 3, "...") == 0) {
+        size_t n = s ? s->size() - letters : 0;
+        if (s) {
+          Dims e(s->begin() + pos, s->begin() + pos + n);
+          if (ellDims) ellDims = broadcast(c.ctx, *ellDims, e);
+          if (!ellDims) return;
+          ellRank = std::max<int64_t>(ellRank, (int64_t)n);
+        }
+        pos += n;
+        i += 3;
+        continue;
+      }
+      char ch = terms[k][i++];
+      ++uses[ch];
+      const DimExpr *d = s ? (*s)[pos] : nullptr;
+      ++pos;
+      auto it = dimOf.find(ch);
+      if (it == dimOf.end()) {
+        dimOf[ch] = d;
+      } else if (d && it->second != d) {
+        const DimExpr *o = it->second;
+        if (!o || (!o->isConstant() && d->isConstant())) it->second = d;
+        else if (o->isConstant() && d->isConstant()) {
+          // Only a size-1 dim may differ (it broadcasts).
+          if (o->value() == 1) it->second = d;
+          else if (d->value() != 1) return;
+        }
+      }
+    }
+  }
+  bool anyEll = lhs.find("...") != std::string::npos;
+  std::optional<Dims> ellOut;
+  if (anyEll) {
+    if (allShapes) ellOut = ellDims;
+  } else {
+    ellOut = Dims{};
+  }
+  (void)ellRank;
+  Dims out;
+  if (explicitOut) {
+    size_t letters;
+    bool ell;
+    if (!scan(rhs, letters, ell)) return;
+    for (size_t i = 0; i < rhs.size();) {
+      if (rhs.compare(i, 3, "...") == 0) {
+        if (!ellOut) return c.setTensor(0, el, std::nullopt);
+        out.insert(out.end(), ellOut->begin(), ellOut->end());
+        i += 3;
+        continue;
+      }
+      char ch = rhs[i++];
+      auto it = dimOf.find(ch);
+      if (it == dimOf.end()) return;
+      out.push_back(it->second);
+    }
+  } else {
+    if (!ellOut) return c.setTensor(0, el, std::nullopt);
+    out = *ellOut;
+    for (auto &[ch, n] : uses) // std::map: alphabetical (upper case first)
+      if (n == 1) out.push_back(dimOf[ch]);
+  }
+  c.setTensor(0, el, out);
+}
+
+struct Window {
+  std::vector<int64_t> kernel, strides, dilations, pads;
+  std::string autoPad;
+};
+
+/// Reads the window attributes for `n` spatial dims; kernel from `kernelFrom`
+/// (the weight shape) when the attribute is absent. False if inconsistent.
+bool readWindow(InferCtx &c, size_t n, const std::optional<Dims> &weight, Window &w) {
+  if (auto k = c.getInts("kernel_shape")) w.kernel = *k;
+  else if (weight && weight->size() == n + 2) {
+    for (size_t i = 0; i < n; ++i) {
+      const DimExpr *d = (*weight)[i + 2];
+      if (!d || !d->isConstant()) return false;
+      w.kernel.push_back(d->value());
+    }
+  } else {
+    return false;
+  }
+  w.strides = c.getInts("strides").value_or(std::vector<int64_t>(n, 1));
+  w.dilations = c.getInts("dilations").value_or(std::vector<int64_t>(n, 1));
+  w.pads = c.getInts("pads").value_or(std::vector<int64_t>(2 * n, 0));
+  w.autoPad = c.getString("auto_pad", "NOTSET");
+  if (w.kernel.size() != n || w.strides.size() != n || w.dilations.size() != n ||
+      w.pads.size() != 2 * n)
+    return false;
+  // Bounds that keep the window arithmetic below far from overflow.
+  constexpr int64_t kMax = (int64_t)1 << 30;
+  for (size_t i = 0; i < n; ++i)
+    if (w.strides[i] <= 0 || w.dilations[i] <= 0 || w.kernel[i] <= 0 || w.strides[i] > kMax ||
+        w.dilations[i] > kMax || w.kernel[i] > kMax)
+      return false;
+  for (int64_t p : w.pads)
+    if (p < -kMax || p > kMax) return false;
+  return true;
+}
+
+/// Spatial output sizes of a convolution or pooling window.
+std::optional<Dims> windowOut(InferCtx &c, const Dims &in, const Window &w, bool ceilMode) {
+  Dims out;
+  for (size_t i = 0; i < w.kernel.size(); ++i) {
+    const DimExpr *x = in[i + 2];
+    int64_t s = w.strides[i], ek = w.dilations[i] * (w.kernel[i] - 1) + 1;
+    const DimExpr *o = nullptr;
+    if (w.autoPad == "SAME_UPPER" || w.autoPad == "SAME_LOWER") {
+      o = dimCeilDiv(c.ctx, x, c.c(s));
+    } else if (w.autoPad == "VALID") {
+      o = dimCeilDiv(c.ctx, dimSub(c.ctx, x, c.c(ek - 1)), c.c(s));
+    } else if (w.autoPad == "NOTSET") {
+      const DimExpr *span = dimAdd(c.ctx, x, c.c(w.pads[i] + w.pads[i + w.kernel.size()] - ek));
+      o = dimAdd(c.ctx, ceilMode ? dimCeilDiv(c.ctx, span, c.c(s)) : dimFloorDiv(c.ctx, span, c.c(s)),
+                 c.c(1));
+      // A window larger than the padded input (a negative static span):
+      // ONNX's reference inference and onnxruntime divide truncating toward
+      // zero, so a span above -stride still gives one output, not zero.
+      if (!ceilMode && span && span->isConstant() && span->value() < 0)
+        o = c.c(span->value() / s + 1);
+      // With ceil_mode, a last window starting in the end padding is dropped.
+      if (ceilMode && o && o->isConstant() && x && x->isConstant() &&
+          (__int128)(o->value() - 1) * s >= (__int128)x->value() + w.pads[i])
+        o = c.c(o->value() - 1);
+    } else {
+      return std::nullopt;
+    }
+    if (o && o->isConstant() && o->value() < 0) return std::nullopt;
+    out.push_back(o);
+  }
+  return out;
+}
+
+void convRule(InferCtx &c) {
+  int32_t el = c.inElem(0);
+  if (c.node.opType() == "ConvInteger") el = static_cast<int32_t>(DataType::Int32);
+  if (c.node.opType() == "QLinearConv") el = c.inElem(7);
+  unsigned wIdx = c.node.opType() == "QLinearConv" ? 3 : 1;
+  auto x = c.inShape(0), w = c.inShape(wIdx);
+  // X and W have the same rank.
+  if (!x && w) x = Dims(w->size(), nullptr);
+  if (!x || x->size() < 3) return c.setTensor(0, el, std::nullopt);
+  size_t n = x->size() - 2;
+  // X has group * W's input channels.
+  if (c.node.opType() == "Conv" && w && w->size() == x->size() && (*x)[1] && (*w)[1] &&
+      (*x)[1]->isConstant() && (*w)[1]->isConstant()) {
+    int64_t group = c.getInt("group", 1);
+    if (group > 0 && (*x)[1]->value() != (*w)[1]->value() * group)
+      c.disagree("input X has " + std::to_string((*x)[1]->value()) + " channels, but W has " +
+                 std::to_string((*w)[1]->value()) + " per group and group is " +
+                 std::to_string(group));
+  }
+  Window win;
+  if (!readWindow(c, n, w, win)) return c.setTensor(0, el, Dims(x->size(), nullptr));
+  auto sp = windowOut(c, *x, win, false);
+  if (!sp) return;
+  Dims out = {(*x)[0], w && w->size() == n + 2 ? (*w)[0] : nullptr};
+  out.insert(out.end(), sp->begin(), sp->end());
+  c.setTensor(0, el, out);
+}
+
+void poolRule(InferCtx &c) {
+  int32_t el = c.inElem(0);
+  auto x = c.inShape(0);
+  if (!x || x->size() < 3) {
+    c.setTensor(0, el, std::nullopt);
+    if (c.hasOutput(1)) c.setTensor(1, kInt64, std::nullopt);
+    return;
+  }
+  size_t n = x->size() - 2;
+  Window win;
+  if (!readWindow(c, n, std::nullopt, win)) return;
+  auto sp = windowOut(c, *x, win, c.getInt("ceil_mode", 0) != 0);
+  if (!sp) return;
+  Dims out = {(*x)[0], (*x)[1]};
+  out.insert(out.end(), sp->begin(), sp->end());
+  c.setTensor(0, el, out);
+  if (c.hasOutput(1)) c.setTensor(1, kInt64, out);
+}
+
+void globalPoolRule(InferCtx &c) {
+  auto x = c.inShape(0);
+  if (!x || x->size() < 2) return c.setTensor(0, c.inElem(0), std::nullopt);
+  Dims out = {(*x)[0], (*x)[1]};
+  out.resize(x->size(), c.c(1));
+  c.setTensor(0, c.inElem(0), out);
+}
+
+void convTransposeRule(InferCtx &c) {
+  int32_t el = c.inElem(0);
+  auto x = c.inShape(0), w = c.inShape(1);
+  if (!x && w) x = Dims(w->size(), nullptr);
+  if (!x || x->size() < 3) return c.setTensor(0, el, std::nullopt);
+  size_t n = x->size() - 2;
+  int64_t group = c.getInt("group", 1);
+  // X has as many channels as W's first dim.
+  if (w && w->size() == x->size()) {
+    auto xc = staticDim((*x)[1]), wc = staticDim((*w)[0]);
+    if (xc && wc && *xc != *wc)
+      c.disagree("input X has " + std::to_string(*xc) + " channels, but W " + typeStr(c, 1) +
+                 " has " + std::to_string(*wc) + " input channels (its dim 0)");
+  }
+  const DimExpr *ch =
+      w && w->size() == n + 2 && group > 0 ? dimMul(c.ctx, (*w)[1], c.c(group)) : nullptr;
+  Window win;
+  if (!readWindow(c, n, w, win)) return c.setTensor(0, el, Dims(x->size(), nullptr));
+  Dims out = {(*x)[0], ch};
+  if (auto os = c.getInts("output_shape")) {
+    if (os->size() != n) return;
+    for (int64_t v : *os) out.push_back(c.c(v));
+    return c.setTensor(0, el, out);
+  }
+  auto op = c.getInts("output_padding").value_or(std::vector<int64_t>(n, 0));
+  if (op.size() != n) return;
+  for (int64_t p : op)
+    if (p < -((int64_t)1 << 30) || p > ((int64_t)1 << 30)) return;
+  for (size_t i = 0; i < n; ++i) {
+    const DimExpr *xi = (*x)[i + 2];
+    int64_t s = win.strides[i], ek = win.dilations[i] * (win.kernel[i] - 1) + 1;
+    if (win.autoPad == "SAME_UPPER" || win.autoPad == "SAME_LOWER") {
+      out.push_back(dimMul(c.ctx, xi, c.c(s)));
+    } else {
+      int64_t pads = win.autoPad == "VALID" ? 0 : win.pads[i] + win.pads[i + n];
+      out.push_back(dimAdd(c.ctx, dimMul(c.ctx, dimSub(c.ctx, xi, c.c(1)), c.c(s)),
+                           c.c(op[i] + ek - pads)));
+    }
+  }
+  c.setTensor(0, el, out);
+}
+
+void matmulRule(InferCtx &c) {
+  int32_t el = c.inElem(0);
+  llvm::StringRef op = c.node.opType();
+  unsigned bIdx = 1;
+  if (op == "MatMulInteger") el = static_cast<int32_t>(DataType::Int32);
+  if (op == "QLinearMatMul") {
+    el = c.inElem(7);
+    bIdx = 3;
+  }
+  auto a = c.inShape(0), b = c.inShape(bIdx);
+  if (!a || !b || a->empty() || b->empty()) return c.setTensor(0, el, std::nullopt);
+  Dims aa = *a, bb = *b;
+  bool aVec = aa.size() == 1, bVec = bb.size() == 1;
+  if (aVec) aa.insert(aa.begin(), c.c(1));
+  if (bVec) bb.push_back(c.c(1));
+  // A's last dim and B's second-to-last (K) agree.
+  size_t ka = a->size() - 1, kb = bVec ? 0 : b->size() - 2;
+  auto kA = staticDim((*a)[ka]), kB = staticDim((*b)[kb]);
+  if (kA && kB && *kA != *kB)
+    c.disagree("A has K = " + std::to_string(*kA) + " (dim " + std::to_string(ka) +
+               " of " + typeStr(c, 0) + ") but B has K = " + std::to_string(*kB) + " (dim " +
+               std::to_string(kb) + " of " + typeStr(c, bIdx) + ")");
+  Dims ab(aa.begin(), aa.end() - 2), bbat(bb.begin(), bb.end() - 2);
+  auto batch = broadcast(c.ctx, ab, bbat);
+  if (!batch) {
+    if (auto k = broadcastClash(ab, bbat))
+      c.disagree("the batch dims of A " + typeStr(c, 0) + " and B " +
+                 typeStr(c, bIdx) + " do not broadcast: " +
+                 std::to_string(ab[k->first]->value()) + " (dim " + std::to_string(k->first) +
+                 " of A) against " + std::to_string(bbat[k->second]->value()) + " (dim " +
+                 std::to_string(k->second) + " of B), neither is 1");
+    return;
+  }
+  Dims out = *batch;
+  if (!aVec) out.push_back(aa[aa.size() - 2]);
+  if (!bVec) out.push_back(bb.back());
+  c.setTensor(0, el, out);
+}
+
+void gemmRule(InferCtx &c) {
+  int32_t el = c.inElem(0);
+  auto a = c.inShape(0), b = c.inShape(1);
+  if (!a || !b || a->size() != 2 || b->size() != 2) return c.setTensor(0, el, std::nullopt);
+  bool ta = c.getInt("transA", 0) != 0, tb = c.getInt("transB", 0) != 0;
+  const DimExpr *m = ta ? (*a)[1] : (*a)[0];
+  const DimExpr *n = tb ? (*b)[0] : (*b)[1];
+  // K of op(A) and of op(B) agree.
+  size_t ka = ta ? 0 : 1, kb = tb ? 1 : 0;
+  auto kA = staticDim((*a)[ka]), kB = staticDim((*b)[kb]);
+  if (kA && kB && *kA != *kB)
+    c.disagree("A has K = " + std::to_string(*kA) + " (dim " + std::to_string(ka) + " of " +
+               typeStr(c, 0) + (ta ? ", transA = 1" : "") + ") but B has K = " +
+               std::to_string(*kB) + " (dim " + std::to_string(kb) + " of " + typeStr(c, 1) +
+               (tb ? ", transB = 1" : "") + ")");
+  // C broadcasts (one way) to (M, N).
+  if (auto cs = c.hasInput(2) ? c.inShape(2) : std::nullopt) {
+    Dims mn = {m, n};
+    std::string why;
+    if (cs->size() > 2) {
+      why = "has rank " + std::to_string(cs->size());
+    } else {
+      for (size_t k = 1; k <= cs->size() && why.empty(); ++k) {
+        auto x = staticDim((*cs)[cs->size() - k]), y = staticDim(mn[2 - k]);
+        if (x && y && *x != 1 && *x != *y)
+          why = "has " + std::to_string(*x) + " at dim " + std::to_string(cs->size() - k) +
+                " where " + (k == 1 ? "N" : "M") + " is " + std::to_string(*y);
+      }
+    }
+    if (!why.empty())
+      c.disagree("C " + typeStr(c, 2) + " does not broadcast to the (M, N) result: it " + why);
+  }
+  c.setTensor(0, el, Dims{m, n});
+}
+
+void rnnRule(InferCtx &c) {
+  int32_t el = c.inElem(0);
+  auto x = c.inShape(0);
+  int64_t hidden = c.getInt("hidden_size", 0);
+  std::string dir = c.getString("direction", "forward");
+  int64_t numDir = dir == "bidirectional" ? 2 : 1;
+  int64_t layout = c.getInt("layout", 0);
+  const DimExpr *h = hidden > 0 ? c.c(hidden) : nullptr;
+  if (!h) {
+    // From R: [num_directions, gates*hidden, hidden].
+    auto r = c.inShape(2);
+    if (r && r->size() == 3) h = (*r)[2];
+  }
+  const DimExpr *seq = nullptr, *batch = nullptr;
+  if (x && x->size() == 3) {
+    seq = layout ? (*x)[1] : (*x)[0];
+    batch = layout ? (*x)[0] : (*x)[1];
+  }
+  const DimExpr *nd = c.c(numDir);
+  if (layout) {
+    c.setTensor(0, el, Dims{batch, seq, nd, h});
+    c.setTensor(1, el, Dims{batch, nd, h});
+    c.setTensor(2, el, Dims{batch, nd, h});
+  } else {
+    c.setTensor(0, el, Dims{seq, nd, batch, h});
+    c.setTensor(1, el, Dims{nd, batch, h});
+    c.setTensor(2, el, Dims{nd, batch, h});
+  }
+}
+
+void affineGridRule(InferCtx &c) {
+  int32_t el = c.inElem(0);
+  const Dims *size = c.inData(1);
+  if (!size || (size->size() != 4 && size->size() != 5)) {
+    auto s = c.inShape(1);
+    if (s && s->size() == 1 && (*s)[0] && (*s)[0]->isConstant()) {
+      int64_t k = (*s)[0]->value();
+      if (k == 4) return c.setTensor(0, el, Dims{nullptr, nullptr, nullptr, c.c(2)});
+      if (k == 5) return c.setTensor(0, el, Dims{nullptr, nullptr, nullptr, nullptr, c.c(3)});
+    }
+    return c.setTensor(0, el, std::nullopt);
+  }
+  Dims o{(*size)[0]};
+  o.insert(o.end(), size->begin() + 2, size->end());
+  o.push_back(c.c((int64_t)size->size() - 2));
+  c.setTensor(0, el, o);
+}
+
+/// Col2Im: [N, C*prod(block), L] -> [N, C, image_shape...].
+void col2imRule(InferCtx &c) {
+  int32_t el = c.inElem(0);
+  auto x = c.inShape(0);
+  const Dims *img = c.inData(1), *blk = c.inData(2);
+  if (!img) {
+    auto s = c.inShape(1);
+    if (s && s->size() == 1 && (*s)[0] && (*s)[0]->isConstant() && (*s)[0]->value() >= 0 &&
+        (*s)[0]->value() < 64)
+      return c.setTensor(0, el, Dims((*s)[0]->value() + 2, nullptr));
+    return c.setTensor(0, el, std::nullopt);
+  }
+  const DimExpr *n = x && x->size() == 3 ? (*x)[0] : nullptr;
+  const DimExpr *ch = nullptr;
+  if (x && x->size() == 3 && blk && blk->size() == img->size()) {
+    const DimExpr *p = c.c(1);
+    for (const DimExpr *b : *blk) p = dimMul(c.ctx, p, b);
+    if (p && p->isConstant() && p->value() > 0) ch = dimFloorDiv(c.ctx, (*x)[1], p);
+  }
+  Dims o{n, ch};
+  o.insert(o.end(), img->begin(), img->end());
+  c.setTensor(0, el, o);
+}
+
+void maxRoiPoolRule(InferCtx &c) {
+  auto x = c.inShape(0), rois = c.inShape(1);
+  auto ps = c.getInts("pooled_shape");
+  if (!ps || ps->size() != 2) return c.setTensor(0, c.inElem(0), std::nullopt);
+  c.setTensor(0, c.inElem(0),
+              Dims{rois && rois->size() == 2 ? (*rois)[0] : nullptr,
+                   x && x->size() == 4 ? (*x)[1] : nullptr, c.c((*ps)[0]), c.c((*ps)[1])});
+}
+
+/// Attention-23+: Y, present key/value (with a past), qk_matmul_output.
+void attentionRule(InferCtx &c) {
+  int32_t el = c.inElem(0);
+  auto q = c.inShape(0), k = c.inShape(1), v = c.inShape(2);
+  Dims y;
+  const DimExpr *kvSeq = nullptr;
+  bool qkKnown = false;
+  Dims qk;
+  if (q && v && q->size() == 4 && v->size() == 4) {
+    y = {(*q)[0], (*q)[1], (*q)[2], (*v)[3]};
+    kvSeq = (*v)[2];
+    qk = {(*q)[0], (*q)[1], (*q)[2], kvSeq};
+    qkKnown = true;
+    c.setTensor(0, el, y);
+  } else if (q && v && q->size() == 3 && v->size() == 3) {
+    int64_t qh = c.getInt("q_num_heads", 0), kvh = c.getInt("kv_num_heads", 0);
+    if (qh > 0 && kvh > 0 && qh < (1 << 20) && kvh < (1 << 20)) {
+      const DimExpr *vh = (*v)[2] && (*v)[2]->isConstant() && (*v)[2]->value() % kvh == 0
+                              ? c.c((*v)[2]->value() / kvh)
+                              : nullptr;
+      c.setTensor(0, el, Dims{(*q)[0], (*q)[1], dimMul(c.ctx, vh, c.c(qh))});
+      kvSeq = (*v)[1];
+      qk = {(*q)[0], c.c(qh), (*q)[1], kvSeq};
+      qkKnown = true;
+    } else {
+      c.setTensor(0, el, Dims{(*q)[0], (*q)[1], nullptr});
+    }
+  } else if (q && (q->size() == 3 || q->size() == 4)) {
+    c.setTensor(0, el, Dims(q->size(), nullptr));
+  } else {
+    c.setTensor(0, el, std::nullopt);
+  }
+  (void)k;
+  bool past = c.hasInput(4) && c.hasInput(5);
+  const DimExpr *total = kvSeq;
+  if (past) {
+    auto pk = c.inShape(4), pv = c.inShape(5);
+    total = pk && pk->size() == 4 ? dimAdd(c.ctx, (*pk)[2], kvSeq) : nullptr;
+    if (pk && pk->size() == 4) {
+      Dims o = *pk;
+      o[2] = total;
+      c.setTensor(1, c.inElem(4), o);
+    }
+    if (pv && pv->size() == 4) {
+      Dims o = *pv;
+      o[2] = pv && pk && pk->size() == 4 ? dimAdd(c.ctx, (*pv)[2], kvSeq) : nullptr;
+      c.setTensor(2, c.inElem(5), o);
+    }
+  } else if (k && v && k->size() == 4 && v->size() == 4) {
+    // Without a past, present key/value are K and V.
+    c.setTensor(1, c.inElem(1), k);
+    c.setTensor(2, c.inElem(2), v);
+  }
+  if (qkKnown && c.hasOutput(3)) {
+    qk[3] = total;
+    c.setTensor(3, el, qk);
+  }
+}
+
+/// LinearAttention-27: packed [B, T, H*D] query/key/value; output
+/// [B, T, Hq*Dv], present_state [B, Hkv, Dk, Dv].
+void linearAttentionRule(InferCtx &c) {
+  int64_t qh = c.getInt("q_num_heads", 0), kvh = c.getInt("kv_num_heads", 0);
+  if (qh <= 0 || kvh <= 0 || qh > (1 << 20) || kvh > (1 << 20) || qh % kvh) return;
+  auto q = c.inShape(0), k = c.inShape(1), v = c.inShape(2);
+  auto dim = [&](const std::optional<Dims> &s, size_t i) -> const DimExpr * {
+    return s && s->size() == 3 ? (*s)[i] : nullptr;
+  };
+  auto first = [](std::initializer_list<const DimExpr *> l) -> const DimExpr * {
+    const DimExpr *best = nullptr;
+    for (const DimExpr *e : l)
+      if (e && (!best || (!best->isConstant() && e->isConstant()))) best = e;
+    return best;
+  };
+  // The per-head size of a packed dim (exact division only).
+  auto perHead = [&](const DimExpr *packed, int64_t heads) -> const DimExpr * {
+    if (!packed) return nullptr;
+    if (packed->isConstant()) return packed->value() % heads ? nullptr : c.c(packed->value() / heads);
+    return dimFloorDiv(c.ctx, packed, c.c(heads));
+  };
+  const DimExpr *b = first({dim(q, 0), dim(k, 0), dim(v, 0)});
+  const DimExpr *t = first({dim(q, 1), dim(k, 1), dim(v, 1)});
+  const DimExpr *dk = first({perHead(dim(q, 2), qh), perHead(dim(k, 2), kvh)});
+  const DimExpr *dv = perHead(dim(v, 2), kvh);
+  c.setTensor(0, c.inElem(0), Dims{b, t, dimMul(c.ctx, dv, c.c(qh))});
+  int32_t st = c.hasInput(3) ? c.inElem(3) : c.inElem(0);
+  c.setTensor(1, st, Dims{b, c.c(kvh), dk, dv});
+}
+
+} // namespace
+} // namespace infer
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+namespace kernels {
+namespace {
+
+template <typename T> T madd(T acc, T x, T y) {
+  if constexpr (std::is_same_v<T, int64_t>)
+    return (T)((uint64_t)acc + (uint64_t)x * (uint64_t)y);
+  else return acc + x * y;
+}
+
+StatusOr<std::vector<Tensor>> kMatMul(const KernelCall &c) {
+  auto a = inputArr(c, 0), b = inputArr(c, 1);
+  if (!a.ok()) return a.status();
+  if (!b.ok()) return b.status();
+  if (a->dt != b->dt) return invalid("MatMul types differ");
+  if (a->rank() == 0 || b->rank() == 0) return invalid("MatMul of a scalar");
+  std::vector<int64_t> ad = a->dims, bd = b->dims;
+  bool aVec = ad.size() == 1, bVec = bd.size() == 1;
+  if (aVec) ad.insert(ad.begin(), 1);
+  if (bVec) bd.push_back(1);
+  int64_t M = ad[ad.size() - 2], K = ad.back(), N = bd.back();
+  if (bd[bd.size() - 2] != K) return invalid("MatMul inner dims differ");
+  std::vector<int64_t> abatch(ad.begin(), ad.end() - 2), bbatch(bd.begin(), bd.end() - 2);
+  auto batch = broadcastShapes(abatch, bbatch);
+  if (!batch) return invalid("MatMul batch dims");
+  std::vector<int64_t> od = *batch;
+  if (!aVec) od.push_back(M);
+  if (!bVec) od.push_back(N);
+  Status sz = checkOutputSize(c, a->dt, od);
+  if (!sz.ok()) return sz;
+  auto oa = broadcastOffsets(abatch, *batch), ob = broadcastOffsets(bbatch, *batch);
+  int64_t nb = numElementsOf(*batch);
+  Arr out = Arr::make(a->dt, od);
+  Status st = visitNumeric(a->kind(), [&](auto tag) -> Status {
+    using T = decltype(tag);
+    const auto &va = a->template vec<T>();
+    const auto &vb = b->template vec<T>();
+    auto &vo = out.template vec<T>();
+    for (int64_t p = 0; p < nb; ++p) {
+      const T *pa = va.data() + oa[p] * M * K;
+      const T *pb = vb.data() + ob[p] * K * N;
+      T *po = vo.data() + p * M * N;
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) {
+          T acc = T(0);
+          for (int64_t k = 0; k < K; ++k) acc = madd(acc, pa[i * K + k], pb[k * N + j]);
+          po[i * N + j] = acc;
+        }
+    }
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  return one(out);
+}
+
+StatusOr<std::vector<Tensor>> kGemm(const KernelCall &c) {
+  auto a = inputArr(c, 0), b = inputArr(c, 1);
+  if (!a.ok()) return a.status();
+  if (!b.ok()) return b.status();
+  if (a->dt != b->dt || a->rank() != 2 || b->rank() != 2) return invalid("Gemm operands");
+  bool ta = c.getInt("transA", 0), tb = c.getInt("transB", 0);
+  float alpha = c.getFloat("alpha", 1.0f), beta = c.getFloat("beta", 1.0f);
+  int64_t M = ta ? a->dims[1] : a->dims[0], K = ta ? a->dims[0] : a->dims[1];
+  int64_t K2 = tb ? b->dims[1] : b->dims[0], N = tb ? b->dims[0] : b->dims[1];
+  if (K != K2) return invalid("Gemm inner dims differ");
+  std::vector<int64_t> od = {M, N};
+  Status sz = checkOutputSize(c, a->dt, od);
+  if (!sz.ok()) return sz;
+  std::optional<Arr> cc;
+  std::vector<int64_t> co;
+  if (c.input(2)) {
+    auto x = inputArr(c, 2);
+    if (!x.ok()) return x.status();
+    if (x->dt != a->dt) return invalid("Gemm C type");
+    auto s = broadcastShapes(x->dims, od);
+    if (!s || *s != od) return invalid("Gemm C does not broadcast");
+    co = broadcastOffsets(x->dims, od);
+    cc = std::move(*x);
+  }
+  Arr out = Arr::make(a->dt, od);
+  Status st = visitNumeric(a->kind(), [&](auto tag) -> Status {
+    using T = decltype(tag);
+    const auto &va = a->template vec<T>();
+    const auto &vb = b->template vec<T>();
+    auto &vo = out.template vec<T>();
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        T acc = T(0);
+        for (int64_t k = 0; k < K; ++k)
+          acc = madd(acc, va[ta ? k * M + i : i * K + k], vb[tb ? j * K + k : k * N + j]);
+        T r;
+        if constexpr (std::is_floating_point_v<T>) {
+          r = (T)alpha * acc;
+          if (cc) r += (T)beta * cc->template vec<T>()[co[i * N + j]];
+        } else {
+          r = (T)((double)alpha * (double)acc);
+          if (cc) r = (T)((double)r + (double)beta * (double)cc->template vec<T>()[co[i * N + j]]);
+        }
+        vo[i * N + j] = r;
+      }
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  return one(out);
+}
+
+enum class SM { Softmax, LogSoftmax, Hardmax };
+
+StatusOr<std::vector<Tensor>> softmaxLike(const KernelCall &c, SM kind) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  if (a->kind() != CK::F32 && a->kind() != CK::F64) return unsupported("softmax of ints");
+  int64_t r = a->rank();
+  bool legacy = c.opset > 0 && c.opset < 13;
+  auto axis = normAxis(c.getInt("axis", legacy ? 1 : -1), r);
+  if (!axis) return invalid("softmax axis");
+  // Legacy: [prod(d[:axis]), prod(d[axis:])] with the reduction over the
+  // second; new: reduction over one axis.
+  int64_t outer = 1, dim = 1, inner = 1;
+  for (int64_t k = 0; k < *axis; ++k) outer *= a->dims[k];
+  if (legacy) {
+    for (int64_t k = *axis; k < r; ++k) dim *= a->dims[k];
+  } else {
+    dim = a->dims[*axis];
+    for (int64_t k = *axis + 1; k < r; ++k) inner *= a->dims[k];
+  }
+  Status st = visitNumeric(a->kind(), [&](auto tag) -> Status {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point_v<T>) {
+      auto &v = a->template vec<T>();
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i) {
+          auto at = [&](int64_t j) -> T & { return v[(o * dim + j) * inner + i]; };
+          T mx = -std::numeric_limits<T>::infinity();
+          int64_t arg = 0;
+          for (int64_t j = 0; j < dim; ++j)
+            if (at(j) > mx) { mx = at(j); arg = j; }
+          if (kind == SM::Hardmax) {
+            for (int64_t j = 0; j < dim; ++j) at(j) = j == arg ? T(1) : T(0);
+            continue;
+          }
+          T sum = 0;
+          for (int64_t j = 0; j < dim; ++j) sum += std::exp(at(j) - mx);
+          for (int64_t j = 0; j < dim; ++j)
+            at(j) = kind == SM::Softmax ? std::exp(at(j) - mx) / sum
+                                        : at(j) - mx - std::log(sum);
+        }
+    }
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  return one(*a);
+}
+
+StatusOr<std::vector<Tensor>> kSoftmax(const KernelCall &c) { return softmaxLike(c, SM::Softmax); }
+
+StatusOr<std::vector<Tensor>> kLogSoftmax(const KernelCall &c) { return softmaxLike(c, SM::LogSoftmax); }
+
+StatusOr<std::vector<Tensor>> kHardmax(const KernelCall &c) { return softmaxLike(c, SM::Hardmax); }
+
+/// Dropout in inference mode: identity, and an all-true mask.
+StatusOr<std::vector<Tensor>> kDropout(const KernelCall &c) {
+  if (!c.input(0)) return invalid("Dropout without input");
+  if (c.opset > 0 && c.opset < 7 && c.getInt("is_test", 0) == 0)
+    return unsupported("Dropout in training mode");
+  if (c.input(2)) {
+    auto t = intValues(*c.input(2));
+    if (!t.ok() || t->size() != 1) return invalid("training_mode");
+    if ((*t)[0]) return unsupported("Dropout in training mode");
+  }
+  std::vector<Tensor> r;
+  r.push_back(*c.input(0));
+  r.back().setName("");
+  if (c.numOutputs > 1) {
+    Arr m = Arr::make(DataType::Bool, c.input(0)->dims());
+    for (int64_t &v : m.i) v = 1;
+    r.push_back(toTensor(m));
+  }
+  return r;
+}
+
+} // namespace
+} // namespace kernels
+
+void registerPreviewOps(OpRegistrar &r) {
+  using namespace infer;
+  // FlexAttention: Q [B,Hq,Lq,E], K [B,Hkv,Lkv,E], V [B,Hkv,Lkv,Ev] ->
+  // [B,Hq,Lq,Ev].
+  r["FlexAttention"] = [](InferCtx &c) {
+    auto q = c.inShape(0), v = c.inShape(2);
+    if (!q || !v || q->size() != 4 || v->size() != 4)
+      return c.setTensor(0, c.inElem(0), std::nullopt);
+    const DimExpr *b = (*q)[0] ? (*q)[0] : (*v)[0];
+    c.setTensor(0, c.inElem(0), Dims{b, (*q)[1], (*q)[2], (*v)[3]});
+  };
+}
+
+void registerNNOps(OpRegistrar &r) {
+  using namespace infer;
+  for (const char *op :
+       {"Softmax", "LogSoftmax", "Hardmax", "LRN", "InstanceNormalization",
+        "MeanVarianceNormalization", "GroupNormalization", "Det"})
+    r[op] = sameAsInput;
+  r["Softmax"] = kernels::kSoftmax; r["LogSoftmax"] = kernels::kLogSoftmax;
+  r["Hardmax"] = kernels::kHardmax;
+  r["InstanceNormalization"] = [](InferCtx &c) {
+    static const char *const names[] = {"scale", "B"};
+    checkChannelOperands(c, 1, 2, names);
+    sameAsInput(c);
+  };
+  r["Det"] = [](InferCtx &c) {
+    auto s = c.inShape(0);
+    if (s && s->size() >= 2) s->resize(s->size() - 2);
+    c.setTensor(0, c.inElem(0), s);
+  };
+  r["Dropout"] = [](InferCtx &c) {
+    sameAsInput(c);
+    if (c.hasOutput(1)) c.setTensor(1, c.opset >= 12 ? kBool : c.inElem(0), c.inShape(0));
+  };
+  r["Dropout"] = kernels::kDropout;
+  r["BatchNormalization"] = [](InferCtx &c) {
+    static const char *const names[] = {"scale", "B", "input_mean", "input_var"};
+    checkChannelOperands(c, 1, 4, names);
+    sameAsInput(c);
+    // Running statistics (training mode) have the shape of the scale.
+    for (unsigned i = 1; i < c.numOutputs() && i < 5; ++i)
+      if (c.opset >= 14 && i <= 2) c.setTensor(i, c.inElem(3), c.inShape(3));
+  };
+  r["LayerNormalization"] = [](InferCtx &c) {
+    sameAsInput(c);
+    auto s = c.inShape(0);
+    if (!s) return;
+    auto ax = normAxis(c.getInt("axis", -1), s->size());
+    if (!ax) return;
+    for (size_t i = *ax; i < s->size(); ++i) (*s)[i] = c.c(1);
+    int32_t st = (int32_t)c.getInt("stash_type", 1);
+    for (unsigned i = 1; i < 3; ++i) c.setTensor(i, st, s);
+  };
+  r["NonMaxSuppression"] = [](InferCtx &c) { c.setTensor(0, kInt64, Dims{nullptr, c.c(3)}); };
+  r["Conv"] = convRule;
+  r["ConvInteger"] = convRule;
+  r["QLinearConv"] = convRule;
+  r["DeformConv"] = convRule; // X, W, offset, ...: sizes as Conv
+  r["ConvTranspose"] = convTransposeRule;
+  for (const char *op : {"MaxPool", "AveragePool", "LpPool"}) r[op] = poolRule;
+  for (const char *op : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"})
+    r[op] = globalPoolRule;
+  r["MatMul"].infer(matmulRule).kernel(kernels::kMatMul);
+  r["MatMulInteger"] = matmulRule;
+  r["QLinearMatMul"] = matmulRule;
+  r["Gemm"].infer(gemmRule).kernel(kernels::kGemm);
+  for (const char *op : {"RNN", "GRU", "LSTM"}) r[op] = rnnRule;
+  r["GridSample"] = [](InferCtx &c) {
+    auto x = c.inShape(0), g = c.inShape(1);
+    if (!x || !g || x->size() < 3 || g->size() != x->size())
+      return c.setTensor(0, c.inElem(0), x ? std::optional<Dims>(Dims(x->size(), nullptr)) : std::nullopt);
+    Dims o = {(*x)[0], (*x)[1]};
+    o.insert(o.end(), g->begin() + 1, g->end() - 1);
+    c.setTensor(0, c.inElem(0), o);
+  };
+  r["RoiAlign"] = [](InferCtx &c) {
+    auto x = c.inShape(0), rois = c.inShape(1);
+    const DimExpr *n = rois && rois->size() == 2 ? (*rois)[0] : nullptr;
+    const DimExpr *ch = x && x->size() == 4 ? (*x)[1] : nullptr;
+    c.setTensor(0, c.inElem(0),
+                Dims{n, ch, c.c(c.getInt("output_height", 1)), c.c(c.getInt("output_width", 1))});
+  };
+  r["MaxUnpool"] = [](InferCtx &c) {
+    auto x = c.inShape(0);
+    int32_t el = c.inElem(0);
+    if (c.hasInput(2)) {
+      if (const Dims *d = c.inData(2)) return c.setTensor(0, el, *d);
+      return c.setTensor(0, el, x ? std::optional<Dims>(Dims(x->size(), nullptr)) : std::nullopt);
+    }
+    auto k = c.getInts("kernel_shape");
+    if (!x || !k || x->size() != k->size() + 2) return c.setTensor(0, el, std::nullopt);
+    size_t n = k->size();
+    auto st = c.getInts("strides").value_or(std::vector<int64_t>(n, 1));
+    auto pads = c.getInts("pads").value_or(std::vector<int64_t>(2 * n, 0));
+    if (st.size() != n || pads.size() != 2 * n) return;
+    Dims o = {(*x)[0], (*x)[1]};
+    for (size_t i = 0; i < n; ++i) {
+      if (st[i] <= 0 || st[i] > (1 << 30) || (*k)[i] > (1 << 30) || pads[i] > (1 << 30) ||
+          pads[i + n] > (1 << 30) || pads[i] < 0 || pads[i + n] < 0)
+        return;
+      o.push_back(dimAdd(c.ctx, dimMul(c.ctx, dimSub(c.ctx, (*x)[i + 2], c.c(1)), c.c(st[i])),
+                         c.c((*k)[i] - pads[i] - pads[i + n])));
+    }
+    c.setTensor(0, el, o);
+  };
+  r["Einsum"] = einsumRule;
+  r["AffineGrid"] = affineGridRule;
+  r["Col2Im"] = col2imRule;
+  r["MaxRoiPool"] = maxRoiPoolRule;
+  for (const char *op : {"LpNormalization", "RotaryEmbedding"}) r[op] = sameAsInput;
+  r["RMSNormalization"] = [](InferCtx &c) { c.setTensor(0, c.inElem(1), c.inShape(0)); };
+  r["SwiGLU"] = [](InferCtx &c) {
+    // A and B have identical shapes: take the more precise dim of each pair.
+    auto a = c.inShape(0), b = c.inShape(1);
+    if (a && b && a->size() == b->size())
+      for (size_t i = 0; i < a->size(); ++i)
+        if (!(*a)[i] || (!(*a)[i]->isConstant() && (*b)[i] && (*b)[i]->isConstant()))
+          (*a)[i] = (*b)[i];
+    c.setTensor(0, c.inElem(0), a ? a : b);
+  };
+  r["CausalConvWithState"] = [](InferCtx &c) {
+    auto x = c.inShape(0), w = c.inShape(1);
+    c.setTensor(0, c.inElem(0), x);
+    // The carried state holds the last k-1 positions: [B, C, k-1].
+    if (x && x->size() == 3)
+      c.setTensor(1, c.inElem(0),
+                  Dims{(*x)[0], (*x)[1],
+                       w && w->size() == 3 ? dimSub(c.ctx, (*w)[2], c.c(1)) : nullptr});
+  };
+  r["Attention"] = attentionRule;
+  r["LinearAttention"] = linearAttentionRule;
+}
+
+} // namespace onnxir

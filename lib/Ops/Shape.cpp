@@ -1,0 +1,600 @@
+//===- Shape.cpp - Shape, Reshape and friends, Constant -------------------===//
+//
+// Shape: Shape Size Reshape Flatten Squeeze Unsqueeze Expand Identity, and the
+// generators Constant ConstantOfShape Range EyeLike; each in its attribute and
+// input forms across opset versions.
+//
+//===----------------------------------------------------------------------===//
+#include "Families.h"
+#include "InferSupport.h"
+#include "KernelSupport.h"
+
+#include "onnxir/IR/ConstantValue.h"
+#include "onnxir/Ops/InferCtx.h"
+#include "onnxir/Ops/OpRegistry.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace onnxir {
+
+//===----------------------------------------------------------------------===//
+// Type and shape rules
+//===----------------------------------------------------------------------===//
+
+namespace infer {
+namespace {
+
+const DimExpr *product(Context &ctx, const Dims &d, size_t from, size_t to) {
+  const DimExpr *p = dimConst(ctx, 1);
+  for (size_t i = from; i < to && i < d.size(); ++i) p = dimMul(ctx, p, d[i]);
+  return p;
+}
+
+void shapeRule(InferCtx &c) {
+  auto s = c.inShape(0);
+  if (!s) return c.setTensor(0, kInt64, Dims{nullptr});
+  int64_t r = s->size();
+  int64_t start = c.getInt("start", 0), end = c.getInt("end", r);
+  auto clampAxis = [&](int64_t a) {
+    if (a < 0) a += r;
+    return std::max<int64_t>(0, std::min(a, r));
+  };
+  start = clampAxis(start);
+  end = clampAxis(end);
+  Dims data;
+  for (int64_t i = start; i < end; ++i) data.push_back((*s)[i]);
+  c.setTensor(0, kInt64, Dims{c.c((int64_t)data.size())});
+  c.setOutData(0, std::move(data));
+}
+
+void sizeRule(InferCtx &c) {
+  c.setTensor(0, kInt64, Dims{});
+  if (auto s = c.inShape(0)) c.setOutData(0, Dims{product(c.ctx, *s, 0, s->size())});
+}
+
+void squeezeRule(InferCtx &c) {
+  auto s = c.inShape(0);
+  int32_t el = c.inElem(0);
+  std::optional<std::vector<int64_t>> axes;
+  bool axesGiven = c.opset >= 13 ? c.hasInput(1) : c.getInts("axes").has_value();
+  if (axesGiven) {
+    axes = intsFrom(c, c.opset >= 13, 1, "axes");
+    if (!axes) return c.setTensor(0, el, std::nullopt);
+  }
+  if (!s) return c.setTensor(0, el, std::nullopt);
+  int64_t r = s->size();
+  std::vector<bool> drop(r, false);
+  if (axes) {
+    for (int64_t a : *axes) {
+      auto n = normAxis(a, r);
+      if (!n) return;
+      drop[*n] = true;
+    }
+  } else {
+    for (int64_t i = 0; i < r; ++i) {
+      const DimExpr *d = (*s)[i];
+      if (!d || !d->isConstant()) return c.setTensor(0, el, std::nullopt);
+      drop[i] = d->value() == 1;
+    }
+  }
+  Dims out;
+  for (int64_t i = 0; i < r; ++i)
+    if (!drop[i]) out.push_back((*s)[i]);
+  c.setTensor(0, el, out);
+  if (const Dims *d = c.inData(0)) c.setOutData(0, *d);
+}
+
+void unsqueezeRule(InferCtx &c) {
+  auto s = c.inShape(0);
+  int32_t el = c.inElem(0);
+  auto axes = intsFrom(c, c.opset >= 13, 1, "axes");
+  if (!s || !axes) return c.setTensor(0, el, std::nullopt);
+  int64_t r = s->size() + axes->size();
+  std::vector<bool> ins(r, false);
+  for (int64_t a : *axes) {
+    auto n = normAxis(a, r);
+    if (!n || ins[*n]) return;
+    ins[*n] = true;
+  }
+  Dims out;
+  size_t j = 0;
+  for (int64_t i = 0; i < r; ++i) out.push_back(ins[i] ? c.c(1) : (*s)[j++]);
+  c.setTensor(0, el, out);
+  if (const Dims *d = c.inData(0)) c.setOutData(0, *d);
+}
+
+void reshapeRule(InferCtx &c) {
+  int32_t el = c.inElem(0);
+  std::optional<Dims> target;
+  if (c.opset < 5) {
+    if (auto sh = c.getInts("shape")) {
+      target = Dims{};
+      for (int64_t v : *sh) target->push_back(c.c(v));
+    }
+  } else if (const Dims *d = c.inData(1)) {
+    target = *d;
+  }
+  if (!target) {
+    auto ss = c.inShape(1);
+    if (auto k = ss && ss->size() == 1 ? smallDim((*ss)[0]) : std::nullopt)
+      return c.setTensor(0, el, Dims(*k, nullptr));
+    return c.setTensor(0, el, std::nullopt);
+  }
+  auto in = c.inShape(0);
+  bool allowZero = c.getInt("allowzero", 0) != 0;
+  Dims out;
+  int64_t minusOne = -1;
+  for (size_t i = 0; i < target->size(); ++i) {
+    const DimExpr *d = (*target)[i];
+    if (d && d->isConstant() && d->value() == 0 && !allowZero) {
+      d = in && i < in->size() ? (*in)[i] : nullptr;
+    } else if (d && d->isConstant() && d->value() == -1) {
+      if (minusOne >= 0) return;
+      minusOne = i;
+      d = nullptr;
+    } else if (d && d->isConstant() && d->value() < -1) {
+      return;
+    }
+    out.push_back(d);
+  }
+  // Known static sizes that cannot hold the same number of elements.
+  if (in) {
+    // Products of static dims, -1 once one is not static or grows too big.
+    auto product = [](const Dims &ds, int64_t skip) -> __int128 {
+      __int128 p = 1;
+      for (size_t i = 0; i < ds.size(); ++i) {
+        if ((int64_t)i == skip) continue;
+        auto v = staticDim(ds[i]);
+        if (!v || *v < 0) return -1;
+        p *= *v;
+        if (p > ((__int128)1 << 62)) return -1;
+      }
+      return p;
+    };
+    __int128 total = product(*in, -1), held = product(out, minusOne);
+    if (total >= 0 && held >= 0 &&
+        (minusOne < 0 ? total != held : held != 0 && total % held != 0)) {
+      std::string shape;
+      for (size_t i = 0; i < target->size(); ++i) {
+        auto v = staticDim((*target)[i]);
+        shape += (i ? "," : "") + (v ? std::to_string(*v) : std::string("?"));
+      }
+      c.disagree("data " + typeStr(c, 0) + " has " + std::to_string((int64_t)total) +
+                 " elements, which shape [" + shape + "] cannot hold (" +
+                 (minusOne < 0 ? "it has " + std::to_string((int64_t)held) + " elements"
+                               : std::to_string((int64_t)total) + " is not a multiple of the " +
+                                     std::to_string((int64_t)held) + " the other dims hold") +
+                 ")");
+    }
+  }
+  if (minusOne >= 0 && in) {
+    const DimExpr *total = product(c.ctx, *in, 0, in->size());
+    const DimExpr *rest = c.c(1);
+    for (size_t i = 0; i < out.size(); ++i)
+      if ((int64_t)i != minusOne) rest = dimMul(c.ctx, rest, out[i]);
+    if (total && rest && !(rest->isConstant() && rest->value() == 0))
+      out[minusOne] = dimFloorDiv(c.ctx, total, rest);
+  }
+  c.setTensor(0, el, out);
+  if (const Dims *d = c.inData(0)) c.setOutData(0, *d);
+}
+
+void expandRule(InferCtx &c) {
+  int32_t el = c.inElem(0);
+  auto in = c.inShape(0);
+  const Dims *shape = c.inData(1);
+  if (!shape || !in) {
+    auto ss = c.inShape(1);
+    if (auto k = in && ss && ss->size() == 1 ? smallDim((*ss)[0]) : std::nullopt)
+      return c.setTensor(0, el, Dims(std::max<int64_t>(*k, in->size()), nullptr));
+    return c.setTensor(0, el, std::nullopt);
+  }
+  auto out = broadcast(c.ctx, *in, *shape);
+  if (!out) return;
+  c.setTensor(0, el, out);
+}
+
+void flattenRule(InferCtx &c) {
+  int32_t el = c.inElem(0);
+  auto in = c.inShape(0);
+  if (!in) return c.setTensor(0, el, Dims{nullptr, nullptr});
+  int64_t r = in->size();
+  int64_t ax = c.getInt("axis", 1);
+  if (ax < 0) ax += r;
+  if (ax < 0 || ax > r) return;
+  c.setTensor(0, el, Dims{product(c.ctx, *in, 0, ax), product(c.ctx, *in, ax, r)});
+}
+
+void constantRule(InferCtx &c) {
+  const Attribute *a = nullptr;
+  const char *n = nullptr;
+  for (const char *name : {"value", "value_float", "value_floats", "value_int", "value_ints",
+                           "value_string", "value_strings", "sparse_value"})
+    if ((a = c.attr(n = name))) break;
+  if (!a) return;
+  if (llvm::StringRef(n) == "sparse_value") { // its type only: not densified here
+    if (a->kind() != AttrKind::SparseTensor || a->sparseTensors.empty()) return;
+    const SparseTensor &t = *a->sparseTensors[0];
+    Dims d;
+    for (int64_t x : t.dims) d.push_back(c.c(x));
+    return c.setTensor(0, t.values.dataTypeRaw(), d);
+  }
+  Tensor scratch;
+  auto v = decodeConstantAttr(n, *a, scratch); // Note [Constant values]
+  if (!v.ok()) return;
+  const Tensor &t = **v;
+  Dims d;
+  for (int64_t x : t.dims()) d.push_back(c.c(x));
+  c.setTensor(0, t.dataTypeRaw(), d);
+  if (auto data = tensorData(c.ctx, t)) c.setOutData(0, *data);
+}
+
+void constantOfShapeRule(InferCtx &c) {
+  int32_t el = static_cast<int32_t>(DataType::Float);
+  if (const Attribute *a = c.attr("value"); a && !a->tensors.empty())
+    el = a->tensors[0]->dataTypeRaw();
+  if (const Dims *d = c.inData(0)) {
+    c.setTensor(0, el, *d);
+    if (d->size() == 1 && el == kInt64)
+      if (const Attribute *a = c.attr("value"); a && !a->tensors.empty())
+        if (auto v = tensorData(c.ctx, *a->tensors[0]); v && v->size() == 1)
+          if (auto k = smallDim((*d)[0], 64)) c.setOutData(0, Dims(*k, (*v)[0]));
+    return;
+  }
+  auto ss = c.inShape(0);
+  if (auto k = ss && ss->size() == 1 ? smallDim((*ss)[0]) : std::nullopt)
+    return c.setTensor(0, el, Dims(*k, nullptr));
+  c.setTensor(0, el, std::nullopt);
+}
+
+void rangeRule(InferCtx &c) {
+  int32_t el = c.inElem(0);
+  const Dims *s = c.inData(0), *l = c.inData(1), *d = c.inData(2);
+  const DimExpr *n = nullptr;
+  if (s && l && d && s->size() == 1 && l->size() == 1 && d->size() == 1 && (*d)[0] &&
+      (*d)[0]->isConstant() && (*d)[0]->value() != 0 && (*d)[0]->value() != INT64_MIN) {
+    int64_t delta = (*d)[0]->value();
+    const DimExpr *diff = dimSub(c.ctx, (*l)[0], (*s)[0]);
+    if (delta > 0) n = dimMax(c.ctx, {dimCeilDiv(c.ctx, diff, c.c(delta)), c.c(0)});
+    else n = dimMax(c.ctx, {dimCeilDiv(c.ctx, dimNeg(c.ctx, diff), c.c(-delta)), c.c(0)});
+    if (auto k = smallDim(n, 64); k && (*s)[0] && (*s)[0]->isConstant()) {
+      Dims data;
+      for (int64_t i = 0; i < *k; ++i)
+        data.push_back(dimAdd(c.ctx, (*s)[0], dimMul(c.ctx, c.c(i), c.c(delta))));
+      c.setOutData(0, data);
+    }
+  }
+  c.setTensor(0, el, Dims{n});
+}
+
+} // namespace
+} // namespace infer
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+namespace kernels {
+namespace {
+
+StatusOr<std::vector<Tensor>> copyOut(const Tensor &t) {
+  std::vector<Tensor> r;
+  r.push_back(t);
+  r.back().setName("");
+  return r;
+}
+
+StatusOr<std::vector<Tensor>> kIdentity(const KernelCall &c) {
+  if (!c.input(0)) return invalid("Identity without input");
+  return copyOut(*c.input(0));
+}
+
+Arr int64Vec(std::vector<int64_t> v) {
+  Arr a;
+  a.dt = DataType::Int64;
+  a.dims = {(int64_t)v.size()};
+  a.i = std::move(v);
+  return a;
+}
+
+Arr int64Scalar(int64_t v) {
+  Arr a;
+  a.dt = DataType::Int64;
+  a.i = {v};
+  return a;
+}
+
+StatusOr<std::vector<Tensor>> kConstant(const KernelCall &c) {
+  Tensor scratch;
+  auto v = constantValue(c.attributes, scratch);
+  if (!v.ok()) return invalid(std::string(v.status().message()));
+  if (*v != &scratch) return copyOut(**v);
+  std::vector<Tensor> r;
+  r.push_back(std::move(scratch));
+  return r;
+}
+
+StatusOr<std::vector<Tensor>> kConstantOfShape(const KernelCall &c) {
+  if (!c.input(0)) return invalid("ConstantOfShape without shape");
+  auto shape = intValues(*c.input(0));
+  if (!shape.ok()) return shape.status();
+  for (int64_t d : *shape) if (d < 0) return invalid("negative dim");
+  Arr fill;
+  const Attribute *v = c.attr("value");
+  if (v && !v->tensors.empty()) {
+    auto f = fromTensor(*v->tensors[0]);
+    if (!f.ok()) return f.status();
+    if (f->size() != 1) return invalid("ConstantOfShape value must have one element");
+    fill = std::move(*f);
+  } else {
+    fill = Arr::make(DataType::Float, {1});
+  }
+  Status sz = checkOutputSize(c, fill.dt, *shape);
+  if (!sz.ok()) return sz;
+  int64_t n = numElementsOf(*shape);
+  return one(takeElems(fill, *shape, std::vector<int64_t>((size_t)n, 0)));
+}
+
+/// Shape of a tensor with opset-15 start/end; shared with the pass, which
+/// folds Shape from static types through a fake input.
+StatusOr<std::vector<Tensor>> kShape(const KernelCall &c) {
+  if (!c.input(0)) return invalid("Shape without input");
+  std::vector<int64_t> dims = c.input(0)->dims();
+  int64_t r = (int64_t)dims.size();
+  int64_t start = c.getInt("start", 0), end = c.getInt("end", r);
+  if (start < 0) start += r;
+  if (end < 0) end += r;
+  start = std::clamp<int64_t>(start, 0, r);
+  end = std::clamp<int64_t>(end, 0, r);
+  std::vector<int64_t> out;
+  for (int64_t k = start; k < end; ++k) out.push_back(dims[k]);
+  return one(int64Vec(out));
+}
+
+StatusOr<std::vector<Tensor>> kSize(const KernelCall &c) {
+  if (!c.input(0)) return invalid("Size without input");
+  int64_t n = numElementsOf(c.input(0)->dims());
+  if (n < 0) return invalid("bad dims");
+  return one(int64Scalar(n));
+}
+
+/// A reshaped copy of input 0 (no data movement).
+StatusOr<std::vector<Tensor>> reshapeTo(const KernelCall &c, std::vector<int64_t> dims) {
+  const Tensor *in = c.input(0);
+  if (numElementsOf(dims) != numElementsOf(in->dims())) return invalid("reshape size mismatch");
+  std::vector<Tensor> r;
+  r.push_back(*in);
+  r.back().setName("");
+  r.back().setDims(std::move(dims));
+  return r;
+}
+
+StatusOr<std::vector<Tensor>> kReshape(const KernelCall &c) {
+  const Tensor *in = c.input(0);
+  if (!in) return invalid("Reshape without data");
+  std::vector<int64_t> shape;
+  if (c.opset > 0 && c.opset < 5) {
+    auto s = c.getInts("shape");
+    if (!s) return invalid("Reshape-1 without shape");
+    shape = *s;
+  } else {
+    if (!c.input(1)) return invalid("Reshape without shape");
+    auto s = intValues(*c.input(1));
+    if (!s.ok()) return s.status();
+    shape = *s;
+  }
+  bool allowZero = c.getInt("allowzero", 0) != 0;
+  const auto &idims = in->dims();
+  int64_t inferred = -1, known = 1;
+  for (size_t k = 0; k < shape.size(); ++k) {
+    if (shape[k] == 0 && !allowZero) {
+      if (k >= idims.size()) return invalid("Reshape 0 past the input rank");
+      shape[k] = idims[k];
+    }
+    if (shape[k] == -1) {
+      if (inferred >= 0) return invalid("two -1 in Reshape");
+      inferred = (int64_t)k;
+    } else if (shape[k] < 0) {
+      return invalid("negative dim in Reshape");
+    } else {
+      if (shape[k] && known > INT64_MAX / shape[k]) return invalid("Reshape dims overflow");
+      known *= shape[k];
+    }
+  }
+  int64_t total = numElementsOf(idims);
+  if (total < 0) return invalid("bad dims");
+  if (inferred >= 0) {
+    if (known == 0 || total % known) return invalid("Reshape cannot infer -1");
+    shape[inferred] = total / known;
+  }
+  return reshapeTo(c, shape);
+}
+
+StatusOr<std::vector<Tensor>> kFlatten(const KernelCall &c) {
+  const Tensor *in = c.input(0);
+  if (!in) return invalid("Flatten without input");
+  int64_t r = (int64_t)in->dims().size();
+  int64_t axis = c.getInt("axis", 1);
+  if (axis < 0) axis += r;
+  if (axis < 0 || axis > r) return invalid("Flatten axis");
+  std::vector<int64_t> head(in->dims().begin(), in->dims().begin() + axis),
+      tail(in->dims().begin() + axis, in->dims().end());
+  int64_t a = numElementsOf(head), b = numElementsOf(tail);
+  if (a < 0 || b < 0) return invalid("Flatten dims overflow");
+  return reshapeTo(c, {a, b});
+}
+
+/// Axes from the attribute (old opsets) or input #1 (opset >= `inputSince`).
+StatusOr<std::optional<std::vector<int64_t>>> axesOf(const KernelCall &c, int64_t inputSince) {
+  if (c.opset >= inputSince || c.opset <= 0) {
+    if (c.inputs.size() > 1 && c.input(1)) {
+      auto v = intValues(*c.input(1));
+      if (!v.ok()) return v.status();
+      return std::optional<std::vector<int64_t>>(*v);
+    }
+    if (c.opset > 0 || !c.attr("axes")) return std::optional<std::vector<int64_t>>();
+  }
+  return c.getInts("axes");
+}
+
+StatusOr<std::vector<Tensor>> kSqueeze(const KernelCall &c) {
+  const Tensor *in = c.input(0);
+  if (!in) return invalid("Squeeze without input");
+  auto axes = axesOf(c, 13);
+  if (!axes.ok()) return axes.status();
+  const auto &d = in->dims();
+  int64_t r = (int64_t)d.size();
+  std::vector<bool> drop(r, false);
+  if (*axes) {
+    for (int64_t a : **axes) {
+      auto n = normAxis(a, r);
+      if (!n || d[*n] != 1) return invalid("Squeeze axis");
+      drop[*n] = true;
+    }
+  } else {
+    for (int64_t k = 0; k < r; ++k) drop[k] = d[k] == 1;
+  }
+  std::vector<int64_t> out;
+  for (int64_t k = 0; k < r; ++k) if (!drop[k]) out.push_back(d[k]);
+  return reshapeTo(c, out);
+}
+
+StatusOr<std::vector<Tensor>> kUnsqueeze(const KernelCall &c) {
+  const Tensor *in = c.input(0);
+  if (!in) return invalid("Unsqueeze without input");
+  auto axes = axesOf(c, 13);
+  if (!axes.ok()) return axes.status();
+  if (!*axes) return invalid("Unsqueeze without axes");
+  const auto &d = in->dims();
+  int64_t r = (int64_t)d.size() + (int64_t)(*axes)->size();
+  std::vector<bool> ins(r, false);
+  for (int64_t a : **axes) {
+    auto n = normAxis(a, r);
+    if (!n || ins[*n]) return invalid("Unsqueeze axis");
+    ins[*n] = true;
+  }
+  std::vector<int64_t> out;
+  size_t j = 0;
+  for (int64_t k = 0; k < r; ++k) out.push_back(ins[k] ? 1 : d[j++]);
+  return reshapeTo(c, out);
+}
+
+StatusOr<std::vector<Tensor>> kExpand(const KernelCall &c) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  if (!c.input(1)) return invalid("Expand without shape");
+  auto shape = intValues(*c.input(1));
+  if (!shape.ok()) return shape.status();
+  auto od = broadcastShapes(a->dims, *shape);
+  if (!od) return invalid("Expand shape");
+  Status sz = checkOutputSize(c, a->dt, *od);
+  if (!sz.ok()) return sz;
+  return one(takeElems(*a, *od, broadcastOffsets(a->dims, *od)));
+}
+
+StatusOr<std::vector<Tensor>> kRange(const KernelCall &c) {
+  auto s = inputArr(c, 0), l = inputArr(c, 1), d = inputArr(c, 2);
+  if (!s.ok()) return s.status();
+  if (!l.ok()) return l.status();
+  if (!d.ok()) return d.status();
+  if (s->size() != 1 || l->size() != 1 || d->size() != 1 || s->dt != l->dt || s->dt != d->dt)
+    return invalid("Range operands");
+  Arr out;
+  out.dt = s->dt;
+  Status st = visitNumeric(s->kind(), [&](auto tag) -> Status {
+    using T = decltype(tag);
+    T start = s->template vec<T>()[0], limit = l->template vec<T>()[0],
+      delta = d->template vec<T>()[0];
+    if (delta == T(0)) return invalid("Range delta 0");
+    // onnxruntime and numpy count in double: ceil((limit - start) / delta).
+    double cnt = std::ceil(((double)limit - (double)start) / (double)delta);
+    if (std::isnan(cnt)) return invalid("Range of NaN");
+    // Bound before converting: a double past 2^63 has no int64 value.
+    if (cnt > 9.0e18) return absl::ResourceExhaustedError("Range output too long");
+    int64_t n = cnt > 0 ? (int64_t)cnt : 0;
+    if constexpr (std::is_integral_v<T>) {
+      // The exact count can differ from the double one near the ends of
+      // int64 ((INT64_MAX - INT64_MIN) / INT64_MAX: 2 through a double, 3
+      // exactly, and the last value past the limit): the spec's formula and
+      // the runtimes disagree there, so such a node is not folded.
+      __int128 span = (__int128)limit - (__int128)start, dl = (__int128)delta;
+      __int128 q = span / dl;
+      if (q * dl != span && (span > 0) == (dl > 0)) ++q; // ceiling
+      if ((q > 0 ? q : 0) != (__int128)n)
+        return unsupported("Range count differs between exact and double arithmetic");
+    }
+    out.dims = {n};
+    Status sz = checkOutputSize(c, out.dt, out.dims);
+    if (!sz.ok()) return sz;
+    auto &v = out.template vec<T>();
+    for (int64_t k = 0; k < n; ++k) {
+      // Every value lies between start and limit, so the integer sum fits.
+      if constexpr (std::is_integral_v<T>)
+        v.push_back((T)((__int128)start + (__int128)k * (__int128)delta));
+      else
+        v.push_back((T)(start + (T)k * delta));
+    }
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  return one(out);
+}
+
+StatusOr<std::vector<Tensor>> kEyeLike(const KernelCall &c) {
+  if (!c.input(0)) return invalid("EyeLike without input");
+  const auto &d = c.input(0)->dims();
+  if (d.size() != 2) return invalid("EyeLike needs 2-D");
+  DataType dt = c.input(0)->dataType();
+  if (const Attribute *a = c.attr("dtype")) dt = (DataType)a->i;
+  int64_t k = c.getInt("k", 0);
+  // `dtype` may widen the elements (int8 to double is 8x the input).
+  Status sz = checkOutputSize(c, dt, d);
+  if (!sz.ok()) return sz;
+  Arr out = Arr::make(dt, d);
+  if (out.kind() == CK::None || out.kind() == CK::Str) return unsupported("EyeLike type");
+  for (int64_t i = 0; i < d[0]; ++i) {
+    // k can be anything (INT64_MAX): compare before adding.
+    if (k >= d[1] - i || k < -i) continue;
+    int64_t j = i + k;
+    int64_t o = i * d[1] + j;
+    switch (out.kind()) {
+    case CK::F32: out.f[o] = 1; break;
+    case CK::F64: out.d[o] = 1; break;
+    case CK::I64: out.i[o] = 1; break;
+    case CK::U64: out.u[o] = 1; break;
+    default: break;
+    }
+  }
+  return one(out);
+}
+
+} // namespace
+} // namespace kernels
+
+void registerShapeOps(OpRegistrar &r) {
+  using namespace infer;
+  r["Identity"] = [](InferCtx &c) {
+    const Type *t = c.inType(0);
+    if (t) c.setOutType(0, t);
+    if (const Dims *d = c.inData(0)) c.setOutData(0, *d);
+  };
+  r["Identity"] = kernels::kIdentity;
+  r["Shape"].infer(shapeRule).kernel(kernels::kShape).shapeOnly();
+  r["Size"].infer(sizeRule).kernel(kernels::kSize).shapeOnly();
+  r["Squeeze"].infer(squeezeRule).kernel(kernels::kSqueeze);
+  r["Unsqueeze"].infer(unsqueezeRule).kernel(kernels::kUnsqueeze);
+  r["Reshape"].infer(reshapeRule).kernel(kernels::kReshape);
+  r["Expand"].infer(expandRule).kernel(kernels::kExpand);
+  r["Flatten"].infer(flattenRule).kernel(kernels::kFlatten);
+  r["Constant"].infer(constantRule).kernel(kernels::kConstant);
+  r["ConstantOfShape"].infer(constantOfShapeRule).kernel(kernels::kConstantOfShape);
+  r["Range"].infer(rangeRule).kernel(kernels::kRange);
+  r["EyeLike"] = [](InferCtx &c) {
+    int64_t dt = c.getInt("dtype", 0);
+    c.setTensor(0, dt ? (int32_t)dt : c.inElem(0), c.inShape(0));
+  };
+  r["EyeLike"] = kernels::kEyeLike;
+}
+
+} // namespace onnxir

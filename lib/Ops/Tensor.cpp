@@ -1,0 +1,1150 @@
+//===- Tensor.cpp - Data movement: Concat, Slice, Gather, ... -------------===//
+//
+// Tensor (data movement): Concat Split Slice Gather GatherElements GatherND
+// Scatter ScatterElements ScatterND TensorScatter Pad Tile Transpose Compress
+// NonZero OneHot Trilu TopK Unique DepthToSpace SpaceToDepth ReverseSequence
+// Resize Upsample CenterCropPad. A kernel moves data as "take element idx[k]
+// of the input", which works for every element type.
+//
+//===----------------------------------------------------------------------===//
+#include "Families.h"
+#include "InferSupport.h"
+#include "KernelSupport.h"
+
+#include "onnxir/IR/ConstantValue.h"
+#include "onnxir/Ops/InferCtx.h"
+#include "onnxir/Ops/OpRegistry.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace onnxir {
+
+//===----------------------------------------------------------------------===//
+// Type and shape rules
+//===----------------------------------------------------------------------===//
+
+namespace infer {
+namespace {
+
+void concatRule(InferCtx &c) {
+  int32_t el = -1;
+  std::optional<Dims> out;
+  int64_t axisAttr = c.getInt("axis", c.opset < 4 ? 1 : 0);
+  int64_t axis = -1;
+  bool rankKnown = false;
+  unsigned first = 0;
+  // Per dim, the first input with a known static size there.
+  std::vector<int> staticFrom;
+  bool reported = false;
+  for (unsigned i = 0; i < c.numInputs(); ++i) {
+    if (el < 0) el = c.inElem(i);
+    auto s = c.inShape(i);
+    if (!s) {
+      continue;
+    }
+    if (!rankKnown) {
+      auto a = normAxis(axisAttr, s->size());
+      if (!a) return;
+      axis = *a;
+      rankKnown = true;
+      first = i;
+      staticFrom.assign(s->size(), -1);
+      out = Dims(s->size(), nullptr);
+      for (size_t k = 0; k < s->size(); ++k) (*out)[k] = (*s)[k];
+      (*out)[axis] = c.c(0);
+    } else if (s->size() != out->size()) {
+      c.disagree("input " + std::to_string(first) + " " + typeStr(c, first) +
+                 " has rank " + std::to_string(out->size()) + " but input " + std::to_string(i) +
+                 " " + typeStr(c, i) + " has rank " + std::to_string(s->size()));
+      return;
+    }
+    for (size_t k = 0; k < s->size(); ++k) {
+      if ((int64_t)k == axis) continue;
+      if (auto y = staticDim((*s)[k])) {
+        int j = staticFrom[k];
+        if (j < 0) {
+          staticFrom[k] = (int)i;
+        } else if (auto x = staticDim((*c.inShape(j))[k]); x && *x != *y && !reported) {
+          reported = true;
+          c.disagree("input " + std::to_string(j) + " " + typeStr(c, j) + " has " +
+                     std::to_string(*x) + " at dim " + std::to_string(k) + " but input " +
+                     std::to_string(i) + " " + typeStr(c, i) + " has " + std::to_string(*y) +
+                     " (the axis is " + std::to_string(axis) + ")");
+        }
+      }
+      const DimExpr *x = (*out)[k], *y = (*s)[k];
+      if (!x) (*out)[k] = y;
+      else if (x && y && x != y && x->isConstant() && !y->isConstant()) {
+      } else if (x && y && x != y && !x->isConstant() && y->isConstant()) (*out)[k] = y;
+    }
+  }
+  // The concatenated dim needs every input's shape.
+  if (rankKnown) {
+    // From the first input's dim, not from 0: each addition costs the size
+    // of its operands (Note [Dim expression size limit]).
+    const DimExpr *sum = nullptr;
+    for (unsigned i = 0; i < c.numInputs(); ++i) {
+      auto s = c.inShape(i);
+      if (!s || !(*s)[axis]) {
+        sum = nullptr;
+        break;
+      }
+      sum = i == 0 ? (*s)[axis] : dimAdd(c.ctx, sum, (*s)[axis]);
+    }
+    (*out)[axis] = c.numInputs() ? sum : c.c(0);
+  }
+  c.setTensor(0, el, out);
+  // Data: concatenation of 1-D shape tensors.
+  if (rankKnown && out->size() == 1) {
+    Dims data;
+    for (unsigned i = 0; i < c.numInputs(); ++i) {
+      const Dims *d = c.inData(i);
+      if (!d) {
+        auto s = c.inShape(i);
+        auto k = s ? smallDim((*s)[0], 64) : std::nullopt;
+        if (!k) return;
+        data.insert(data.end(), *k, nullptr);
+        continue;
+      }
+      data.insert(data.end(), d->begin(), d->end());
+    }
+    c.setOutData(0, std::move(data));
+  }
+}
+
+void gatherRule(InferCtx &c) {
+  auto d = c.inShape(0), ix = c.inShape(1);
+  int32_t el = c.inElem(0);
+  if (!d || !ix) return c.setTensor(0, el, std::nullopt);
+  auto ax = normAxis(c.getInt("axis", 0), d->size());
+  if (!ax) return;
+  Dims out(d->begin(), d->begin() + *ax);
+  out.insert(out.end(), ix->begin(), ix->end());
+  out.insert(out.end(), d->begin() + *ax + 1, d->end());
+  c.setTensor(0, el, out);
+  const Dims *data = c.inData(0);
+  auto idx = c.inInts(1);
+  if (data && idx && d->size() == 1 && ix->size() <= 1) {
+    Dims r;
+    int64_t n = data->size();
+    for (int64_t i : *idx) {
+      if (i < 0) i += n;
+      if (i < 0 || i >= n) return;
+      r.push_back((*data)[i]);
+    }
+    c.setOutData(0, std::move(r));
+  }
+}
+
+/// True if `e` cannot be negative (symbols stand for sizes).
+bool nonNeg(const DimExpr *e) {
+  if (!e) return false;
+  switch (e->kind()) {
+  case DimExpr::Kind::Constant:
+    return e->value() >= 0;
+  case DimExpr::Kind::Symbol:
+    return true;
+  case DimExpr::Kind::Add:
+    if (e->value() < 0) return false;
+    for (const DimExpr *t : e->operands())
+      if (!nonNeg(t)) return false;
+    return true;
+  case DimExpr::Kind::Mul:
+    if (e->value() < 0) return false;
+    for (const DimExpr *t : e->operands())
+      if (!nonNeg(t)) return false;
+    return true;
+  case DimExpr::Kind::FloorDiv:
+  case DimExpr::Kind::Mod:
+    return nonNeg(e->operands()[0]) && nonNeg(e->operands()[1]);
+  case DimExpr::Kind::Min:
+  case DimExpr::Kind::Max:
+    for (const DimExpr *t : e->operands())
+      if (!nonNeg(t)) return false;
+    return true;
+  }
+  return false;
+}
+
+/// A Slice bound clamped the way the operator does it, symbolic if need be.
+const DimExpr *clampIndex(Context &ctx, const DimExpr *v, const DimExpr *dim, int64_t step) {
+  if (!dim || !v) return nullptr;
+  const DimExpr *zero = dimConst(ctx, 0);
+  if (v->isConstant()) {
+    int64_t x = v->value();
+    if (step > 0 && x >= 0) {
+      if (x == 0) return zero;
+      if (x >= ((int64_t)1 << 31) && !dim->isConstant()) return dim;
+      return dimMin(ctx, {v, dim});
+    }
+    if (step < 0 && x >= ((int64_t)1 << 31)) return dimSub(ctx, dim, dimConst(ctx, 1));
+    if (step < 0 && x <= -((int64_t)1 << 31)) return dimConst(ctx, -1);
+    if (step > 0 && x <= -((int64_t)1 << 31)) return zero;
+    const DimExpr *e = x < 0 ? dimAdd(ctx, dim, v) : v;
+    if (step > 0) return dimMax(ctx, {e, zero});
+    return dimMin(ctx, {dimMax(ctx, {e, dimConst(ctx, -1)}), dimSub(ctx, dim, dimConst(ctx, 1))});
+  }
+  // A symbolic bound: non-negative ones are used as they are.
+  if (!nonNeg(v)) return nullptr;
+  if (step > 0) return dimMin(ctx, {v, dim});
+  return dimMin(ctx, {v, dimSub(ctx, dim, dimConst(ctx, 1))});
+}
+
+/// The values of a constant int operand read directly, INT64_MIN included
+/// (shape data has no DimExpr for it).
+std::optional<std::vector<int64_t>> constantInts(InferCtx &c, unsigned i) {
+  const Tensor *t = c.inConstant(i);
+  if (!t || t->dims().size() > 1) return std::nullopt;
+  if (t->dataType() == DataType::Int64) {
+    auto v = t->values<int64_t>();
+    if (v.ok()) return std::vector<int64_t>(v->begin(), v->end());
+  } else if (t->dataType() == DataType::Int32) {
+    auto v = t->values<int32_t>();
+    if (v.ok()) return std::vector<int64_t>(v->begin(), v->end());
+  }
+  return std::nullopt;
+}
+
+void sliceRule(InferCtx &c) {
+  auto s = c.inShape(0);
+  int32_t el = c.inElem(0);
+  if (!s) return c.setTensor(0, el, std::nullopt);
+  int64_t r = s->size();
+  bool inputs = c.opset >= 10;
+  std::optional<Dims> starts, ends;
+  if (inputs) {
+    if (const Dims *d = c.inData(1)) starts = *d;
+    if (const Dims *d = c.inData(2)) ends = *d;
+    // INT64_MIN has no DimExpr (its entry is null); as a bound it clamps
+    // like INT64_MIN + 1 does, so a constant one is read as that.
+    auto fillMin = [&](std::optional<Dims> &b, unsigned i) {
+      if (!b) return;
+      std::optional<std::vector<int64_t>> v;
+      for (size_t k = 0; k < b->size(); ++k) {
+        if ((*b)[k]) continue;
+        if (!v) v = constantInts(c, i);
+        if (v && v->size() == b->size() && (*v)[k] == INT64_MIN) (*b)[k] = c.c(INT64_MIN + 1);
+      }
+    };
+    fillMin(starts, 1);
+    fillMin(ends, 2);
+  } else {
+    auto toDims = [&](llvm::StringRef n) -> std::optional<Dims> {
+      auto v = c.getInts(n);
+      if (!v) return std::nullopt;
+      Dims d;
+      for (int64_t x : *v) d.push_back(c.c(x == INT64_MIN ? INT64_MIN + 1 : x)); // as above
+      return d;
+    };
+    starts = toDims("starts");
+    ends = toDims("ends");
+  }
+  std::optional<std::vector<int64_t>> axes, steps;
+  bool axesGiven = inputs ? c.hasInput(3) : c.getInts("axes").has_value();
+  bool stepsGiven = inputs && c.hasInput(4);
+  if (axesGiven) axes = intsFrom(c, inputs, 3, "axes");
+  if (stepsGiven) steps = c.inInts(4);
+  if (stepsGiven && !steps) steps = constantInts(c, 4);
+  if (!starts || !ends || (axesGiven && !axes) || (stepsGiven && !steps)) {
+    // Which axes change is unknown (or their bounds are): the rank stays.
+    Dims out(r, nullptr);
+    if (axes && !stepsGiven) {
+      out = *s;
+      for (int64_t a : *axes) {
+        auto n = normAxis(a, r);
+        if (!n) return;
+        out[*n] = nullptr;
+      }
+    }
+    return c.setTensor(0, el, out);
+  }
+  size_t k = starts->size();
+  if (ends->size() != k) return;
+  if (!axes) {
+    axes = std::vector<int64_t>(k);
+    for (size_t i = 0; i < k; ++i) (*axes)[i] = i;
+  }
+  if (!steps) steps = std::vector<int64_t>(k, 1);
+  if (axes->size() != k || steps->size() != k) return;
+  Dims out = *s;
+  for (size_t i = 0; i < k; ++i) {
+    auto ax = normAxis((*axes)[i], r);
+    int64_t st = (*steps)[i];
+    if (!ax || st == 0) return;
+    const DimExpr *dim = (*s)[*ax];
+    const DimExpr *b = clampIndex(c.ctx, (*starts)[i], dim, st);
+    const DimExpr *e = clampIndex(c.ctx, (*ends)[i], dim, st);
+    const DimExpr *len = nullptr;
+    // |step|; INT64_MIN's (2^63) is not an int64, but a span is at most
+    // INT64_MAX, and ceil(span / 2^63) == ceil(span / (2^63 - 1)) there.
+    int64_t ast = st > 0 ? st : (st == INT64_MIN ? INT64_MAX : -st);
+    if (b && e) {
+      const DimExpr *span = st > 0 ? dimSub(c.ctx, e, b) : dimSub(c.ctx, b, e);
+      if (span && span->isConstant()) {
+        // The count as the kernel computes it: never span + step - 1.
+        int64_t n = span->value();
+        len = c.c(n > 0 ? (n - 1) / ast + 1 : 0);
+      } else if (span) {
+        if (!nonNeg(span)) span = dimMax(c.ctx, {span, c.c(0)});
+        // (DimExpr arithmetic is checked: an overflow gives an unknown dim.)
+        len = dimCeilDiv(c.ctx, span, c.c(ast));
+      }
+    }
+    out[*ax] = len;
+  }
+  c.setTensor(0, el, out);
+  const Dims *data = c.inData(0);
+  if (data && r == 1 && k == 1 && (*starts)[0] && (*ends)[0] && (*starts)[0]->isConstant() &&
+      (*ends)[0]->isConstant()) {
+    int64_t n = data->size(), st = (*steps)[0];
+    int64_t b = (*starts)[0]->value(), e = (*ends)[0]->value();
+    if (b < 0) b = b < -n ? -n - 1 : b + n;
+    if (e < 0) e = e < -n ? -n - 1 : e + n;
+    Dims res;
+    // Stepping by counting, not by i += st (which overflows for huge steps).
+    if (st > 0) {
+      b = std::max<int64_t>(0, std::min(b, n));
+      e = std::max<int64_t>(0, std::min(e, n));
+      for (int64_t i = b; i < e; i = e - i > st ? i + st : e) res.push_back((*data)[i]);
+    } else {
+      uint64_t ast = 0 - (uint64_t)st;
+      b = std::max<int64_t>(-1, std::min(b, n - 1));
+      e = std::max<int64_t>(-1, std::min(e, n - 1));
+      for (int64_t i = b; i > e; i = (uint64_t)(i - e) > ast ? i - (int64_t)ast : e)
+        res.push_back((*data)[i]);
+    }
+    c.setOutData(0, std::move(res));
+  }
+}
+
+void tileRule(InferCtx &c) {
+  int32_t el = c.inElem(0);
+  auto in = c.inShape(0);
+  auto reps = c.inData(1);
+  if (!in) return c.setTensor(0, el, std::nullopt);
+  if (!reps || reps->size() != in->size()) return c.setTensor(0, el, Dims(in->size(), nullptr));
+  Dims out;
+  for (size_t i = 0; i < in->size(); ++i) out.push_back(dimMul(c.ctx, (*in)[i], (*reps)[i]));
+  c.setTensor(0, el, out);
+}
+
+void transposeRule(InferCtx &c) {
+  int32_t el = c.inElem(0);
+  auto in = c.inShape(0);
+  if (!in) return c.setTensor(0, el, std::nullopt);
+  auto perm = c.getInts("perm");
+  int64_t r = in->size();
+  std::vector<int64_t> p(r);
+  if (perm) {
+    if ((int64_t)perm->size() != r) return;
+    p = *perm;
+  } else {
+    for (int64_t i = 0; i < r; ++i) p[i] = r - 1 - i;
+  }
+  Dims out;
+  std::vector<bool> seen(r, false);
+  for (int64_t a : p) {
+    auto n = normAxis(a, r);
+    if (!n || seen[*n]) return;
+    seen[*n] = true;
+    out.push_back((*in)[*n]);
+  }
+  c.setTensor(0, el, out);
+}
+
+void splitRule(InferCtx &c) {
+  int32_t el = c.inElem(0);
+  auto in = c.inShape(0);
+  unsigned n = c.numOutputs();
+  if (!in) {
+    for (unsigned i = 0; i < n; ++i) c.setTensor(i, el, std::nullopt);
+    return;
+  }
+  auto ax = normAxis(c.getInt("axis", 0), in->size());
+  if (!ax) return;
+  std::optional<std::vector<int64_t>> split;
+  bool splitGiven;
+  if (c.opset >= 13) {
+    splitGiven = c.hasInput(1);
+    if (splitGiven) split = c.inInts(1);
+  } else {
+    split = c.getInts("split");
+    splitGiven = split.has_value();
+    if (!splitGiven && c.opset == 2 && c.hasInput(1)) {
+      splitGiven = true;
+      split = c.inInts(1);
+    }
+  }
+  const DimExpr *dim = (*in)[*ax];
+  std::vector<const DimExpr *> sizes(n, nullptr);
+  if (splitGiven) {
+    if (split) {
+      if (split->size() != n) return;
+      for (unsigned i = 0; i < n; ++i) sizes[i] = c.c((*split)[i]);
+    }
+  } else if (int64_t parts = c.getInt("num_outputs", 0); parts > 0 || n > 0) {
+    int64_t k = parts > 0 ? parts : n;
+    if (dim) {
+      // Equal parts (ceil), the last one possibly smaller (opset 18).
+      const DimExpr *chunk = dimCeilDiv(c.ctx, dim, c.c(k));
+      for (unsigned i = 0; i < n; ++i)
+        sizes[i] = i + 1 < n ? chunk : dimSub(c.ctx, dim, dimMul(c.ctx, chunk, c.c(n - 1)));
+      if (dim->isConstant() && dim->value() % k == 0)
+        for (unsigned i = 0; i < n; ++i) sizes[i] = c.c(dim->value() / k);
+      else if (!dim->isConstant() && c.opset < 18)
+        for (unsigned i = 0; i < n; ++i) sizes[i] = dimFloorDiv(c.ctx, dim, c.c(k));
+    }
+  }
+  for (unsigned i = 0; i < n; ++i) {
+    Dims o = *in;
+    o[*ax] = sizes[i];
+    c.setTensor(i, el, o);
+  }
+}
+
+void padRule(InferCtx &c) {
+  int32_t el = c.inElem(0);
+  auto in = c.inShape(0);
+  if (!in) return c.setTensor(0, el, std::nullopt);
+  int64_t r = in->size();
+  auto pads = c.opset >= 11 ? (c.hasInput(1) ? c.inInts(1) : std::nullopt)
+                            : c.getInts(c.opset < 2 ? "paddings" : "pads");
+  std::optional<std::vector<int64_t>> axes;
+  if (c.opset >= 18 && c.hasInput(3)) {
+    axes = c.inInts(3);
+    if (!axes) return c.setTensor(0, el, Dims(r, nullptr));
+  }
+  if (!pads) return c.setTensor(0, el, Dims(r, nullptr));
+  if (!axes) {
+    axes = std::vector<int64_t>(r);
+    for (int64_t i = 0; i < r; ++i) (*axes)[i] = i;
+  }
+  size_t k = axes->size();
+  if (pads->size() != 2 * k) return;
+  Dims out = *in;
+  for (size_t i = 0; i < k; ++i) {
+    auto ax = normAxis((*axes)[i], r);
+    if (!ax) return;
+    out[*ax] = dimAdd(c.ctx, out[*ax], dimAdd(c.ctx, c.c((*pads)[i]), c.c((*pads)[i + k])));
+  }
+  c.setTensor(0, el, out);
+}
+
+void resizeRule(InferCtx &c) {
+  int32_t el = c.inElem(0);
+  auto in = c.inShape(0);
+  if (!in) return c.setTensor(0, el, std::nullopt);
+  int64_t r = in->size();
+  bool isUpsample = c.node.opType() == "Upsample";
+  // Inputs: Resize-10 / Upsample-9 (X, scales); Resize-11+ (X, roi, scales, sizes).
+  unsigned scalesIdx = (c.opset >= 11 && !isUpsample) ? 2 : 1;
+  unsigned sizesIdx = 3;
+  std::optional<std::vector<int64_t>> axes = c.getInts("axes");
+  auto axisList = [&]() {
+    std::vector<int64_t> a;
+    if (axes) {
+      for (int64_t x : *axes) {
+        auto n = normAxis(x, r);
+        if (!n) return std::vector<int64_t>{};
+        a.push_back(*n);
+      }
+    } else {
+      for (int64_t i = 0; i < r; ++i) a.push_back(i);
+    }
+    return a;
+  };
+  std::vector<int64_t> ax = axisList();
+  if (ax.empty() && r > 0) return;
+  if (!isUpsample && c.opset >= 11 && c.hasInput(sizesIdx)) {
+    const Dims *sz = c.inData(sizesIdx);
+    if (!sz || sz->size() != ax.size()) return c.setTensor(0, el, Dims(r, nullptr));
+    Dims out = *in;
+    for (size_t i = 0; i < ax.size(); ++i) out[ax[i]] = (*sz)[i];
+    return c.setTensor(0, el, out);
+  }
+  std::optional<std::vector<float>> scales;
+  if (isUpsample && c.opset < 9) {
+    if (const Attribute *a = c.attr("scales")) scales = a->floats;
+  } else if (c.hasInput(scalesIdx)) {
+    // Scales are float data; only constants give them.
+    if (const Tensor *t = c.inConstant(scalesIdx); t && t->dataType() == DataType::Float)
+      if (auto v = t->values<float>(); v.ok()) scales = *v;
+    // Cropping resizes the roi, not the whole input.
+    if (c.getString("coordinate_transformation_mode", "") == "tf_crop_and_resize")
+      scales = std::nullopt;
+  }
+  if (!scales || scales->size() != ax.size()) return c.setTensor(0, el, Dims(r, nullptr));
+  Dims out = *in;
+  for (size_t i = 0; i < ax.size(); ++i) {
+    const DimExpr *d = (*in)[ax[i]];
+    if (!d || !d->isConstant()) {
+      out[ax[i]] = (*scales)[i] == 1.0f ? d : nullptr;
+      continue;
+    }
+    double v = std::floor((double)d->value() * (*scales)[i]);
+    out[ax[i]] = v >= 0 && v < (double)((int64_t)1 << 40) ? c.c((int64_t)v) : nullptr;
+  }
+  c.setTensor(0, el, out);
+}
+
+void uniqueRule(InferCtx &c) {
+  int32_t el = c.inElem(0);
+  auto x = c.inShape(0);
+  const Attribute *axis = c.attr("axis");
+  if (!axis) {
+    c.setTensor(0, el, Dims{nullptr});
+    c.setTensor(1, kInt64, Dims{nullptr});
+    // One inverse index per element of the flattened input.
+    const DimExpr *n = nullptr;
+    if (x) {
+      n = c.c(1);
+      for (const DimExpr *d : *x) n = dimMul(c.ctx, n, d);
+    }
+    c.setTensor(2, kInt64, Dims{n});
+    c.setTensor(3, kInt64, Dims{nullptr});
+    return;
+  }
+  if (!x) {
+    c.setTensor(0, el, std::nullopt);
+    for (unsigned i = 1; i < 4; ++i) c.setTensor(i, kInt64, Dims{nullptr});
+    return;
+  }
+  auto ax = normAxis(axis->i, x->size());
+  if (!ax) return;
+  Dims y = *x;
+  y[*ax] = nullptr;
+  c.setTensor(0, el, y);
+  c.setTensor(1, kInt64, Dims{nullptr});
+  c.setTensor(2, kInt64, Dims{(*x)[*ax]});
+  c.setTensor(3, kInt64, Dims{nullptr});
+}
+
+void centerCropPadRule(InferCtx &c) {
+  int32_t el = c.inElem(0);
+  auto x = c.inShape(0);
+  if (!x) return c.setTensor(0, el, std::nullopt);
+  int64_t r = x->size();
+  std::vector<int64_t> axes;
+  if (auto a = c.getInts("axes")) {
+    for (int64_t v : *a) {
+      auto n = normAxis(v, r);
+      if (!n) return;
+      axes.push_back(*n);
+    }
+  } else {
+    for (int64_t i = 0; i < r; ++i) axes.push_back(i);
+  }
+  const Dims *sh = c.inData(1);
+  if (!sh || sh->size() != axes.size()) return c.setTensor(0, el, Dims(r, nullptr));
+  Dims o = *x;
+  for (size_t i = 0; i < axes.size(); ++i) o[axes[i]] = (*sh)[i];
+  c.setTensor(0, el, o);
+}
+
+} // namespace
+} // namespace infer
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+namespace kernels {
+namespace {
+
+StatusOr<std::vector<Tensor>> kTranspose(const KernelCall &c) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  int64_t r = a->rank();
+  std::vector<int64_t> perm;
+  if (auto p = c.getInts("perm")) perm = *p;
+  else for (int64_t k = r - 1; k >= 0; --k) perm.push_back(k);
+  if ((int64_t)perm.size() != r) return invalid("Transpose perm");
+  std::vector<bool> seen(r, false);
+  std::vector<int64_t> od(r);
+  for (int64_t k = 0; k < r; ++k) {
+    if (perm[k] < 0 || perm[k] >= r || seen[perm[k]]) return invalid("Transpose perm");
+    seen[perm[k]] = true;
+    od[k] = a->dims[perm[k]];
+  }
+  auto ist = stridesOf(a->dims);
+  std::vector<int64_t> st(r);
+  for (int64_t k = 0; k < r; ++k) st[k] = ist[perm[k]];
+  int64_t n = a->size();
+  std::vector<int64_t> idx((size_t)n), cnt(r, 0);
+  int64_t off = 0;
+  for (int64_t e = 0; e < n; ++e) {
+    idx[e] = off;
+    for (int64_t k = r - 1; k >= 0; --k) {
+      if (++cnt[k] < od[k]) { off += st[k]; break; }
+      off -= st[k] * (cnt[k] - 1);
+      cnt[k] = 0;
+    }
+  }
+  return one(takeElems(*a, od, idx));
+}
+
+StatusOr<std::vector<Tensor>> kConcat(const KernelCall &c) {
+  if (c.inputs.empty()) return invalid("Concat without inputs");
+  std::vector<Arr> ins;
+  for (unsigned k = 0; k < c.inputs.size(); ++k) {
+    auto a = inputArr(c, k);
+    if (!a.ok()) return a.status();
+    ins.push_back(std::move(*a));
+  }
+  int64_t r = ins[0].rank();
+  int64_t axisAttr = c.getInt("axis", (c.opset > 0 && c.opset < 4) ? 1 : INT64_MIN);
+  if (axisAttr == INT64_MIN) return invalid("Concat without axis");
+  auto axis = normAxis(axisAttr, r);
+  if (!axis) return invalid("Concat axis");
+  std::vector<int64_t> od = ins[0].dims;
+  od[*axis] = 0;
+  for (const Arr &a : ins) {
+    if (a.dt != ins[0].dt || a.rank() != r) return invalid("Concat operands");
+    for (int64_t k = 0; k < r; ++k)
+      if (k != *axis && a.dims[k] != od[k]) return invalid("Concat shapes");
+    od[*axis] += a.dims[*axis];
+  }
+  Status sz = checkOutputSize(c, ins[0].dt, od);
+  if (!sz.ok()) return sz;
+  int64_t outer = 1;
+  for (int64_t k = 0; k < *axis; ++k) outer *= od[k];
+  Arr out;
+  out.dt = ins[0].dt;
+  out.dims = od;
+  for (int64_t o = 0; o < outer; ++o)
+    for (const Arr &a : ins) {
+      int64_t chunk = 1;
+      for (int64_t k = *axis; k < r; ++k) chunk *= a.dims[k];
+      appendElems(out, a, o * chunk, chunk);
+    }
+  return one(out);
+}
+
+/// Output of a slice along one axis of `a`: elements [start, start+len) of
+/// axis with step; used by Split and Slice.
+struct AxisSlice {
+  int64_t start, step, len;
+};
+
+Arr sliceArr(const Arr &a, const std::vector<AxisSlice> &sl) {
+  int64_t r = a.rank();
+  std::vector<int64_t> od(r);
+  for (int64_t k = 0; k < r; ++k) od[k] = sl[k].len;
+  auto ist = stridesOf(a.dims);
+  int64_t n = numElementsOf(od);
+  std::vector<int64_t> idx((size_t)std::max<int64_t>(n, 0)), cnt(r, 0);
+  int64_t base = 0;
+  for (int64_t k = 0; k < r; ++k) base += sl[k].start * ist[k];
+  int64_t off = base;
+  for (int64_t e = 0; e < n; ++e) {
+    idx[e] = off;
+    for (int64_t k = r - 1; k >= 0; --k) {
+      if (++cnt[k] < od[k]) { off += sl[k].step * ist[k]; break; }
+      off -= sl[k].step * ist[k] * (cnt[k] - 1);
+      cnt[k] = 0;
+    }
+  }
+  return takeElems(a, od, idx);
+}
+
+StatusOr<std::vector<Tensor>> kSplit(const KernelCall &c) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  int64_t r = a->rank();
+  auto axis = normAxis(c.getInt("axis", 0), r);
+  if (!axis) return invalid("Split axis");
+  int64_t dim = a->dims[*axis];
+  std::vector<int64_t> split;
+  if (c.opset >= 13 || c.opset <= 0) {
+    if (c.input(1)) {
+      auto s = intValues(*c.input(1));
+      if (!s.ok()) return s.status();
+      split = *s;
+    }
+  } else if (auto s = c.getInts("split")) {
+    split = *s;
+  } else if (c.input(1)) { // Split-2 and earlier took it as an input too
+    auto s2 = intValues(*c.input(1));
+    if (!s2.ok()) return s2.status();
+    split = *s2;
+  }
+  if (split.empty()) {
+    // The number of parts comes from the node's result count; an opset-18
+    // num_outputs must agree with it. Checked before anything is allocated:
+    // num_outputs = 2^31-1 on a one-result node must not build 2^31 sizes.
+    int64_t parts = c.numOutputs;
+    bool uneven = c.opset >= 18 && c.attr("num_outputs");
+    if (uneven && c.getInt("num_outputs", 0) != parts)
+      return invalid("Split num_outputs differs from the number of results");
+    if (parts <= 0) return invalid("Split parts");
+    if (uneven) {
+      int64_t chunk = (dim + parts - 1) / parts;
+      for (int64_t k = 0; k < parts; ++k)
+        split.push_back(std::max<int64_t>(0, std::min(chunk, dim - k * chunk)));
+    } else {
+      if (dim % parts) return invalid("Split not even");
+      split.assign(parts, dim / parts);
+    }
+  }
+  if (split.size() != c.numOutputs) return invalid("Split sizes");
+  int64_t total = 0;
+  for (int64_t s : split) {
+    if (s < 0 || s > dim - total) return invalid("Split sizes"); // no overflow
+    total += s;
+  }
+  if (total != dim) return invalid("Split sizes");
+  std::vector<Tensor> outs;
+  int64_t pos = 0;
+  for (int64_t s : split) {
+    std::vector<AxisSlice> sl;
+    for (int64_t k = 0; k < r; ++k)
+      sl.push_back(k == *axis ? AxisSlice{pos, 1, s} : AxisSlice{0, 1, a->dims[k]});
+    outs.push_back(toTensor(sliceArr(*a, sl)));
+    pos += s;
+  }
+  return outs;
+}
+
+StatusOr<std::vector<Tensor>> kSlice(const KernelCall &c) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  int64_t r = a->rank();
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (c.opset > 0 && c.opset < 10) {
+    auto s = c.getInts("starts"), e = c.getInts("ends");
+    if (!s || !e) return invalid("Slice-1 attributes");
+    starts = *s;
+    ends = *e;
+    if (auto ax = c.getInts("axes")) axes = *ax;
+  } else {
+    if (!c.input(1) || !c.input(2)) return invalid("Slice inputs");
+    auto s = intValues(*c.input(1)), e = intValues(*c.input(2));
+    if (!s.ok()) return s.status();
+    if (!e.ok()) return e.status();
+    starts = *s;
+    ends = *e;
+    if (c.input(3)) {
+      auto ax = intValues(*c.input(3));
+      if (!ax.ok()) return ax.status();
+      axes = *ax;
+    }
+    if (c.input(4)) {
+      auto st = intValues(*c.input(4));
+      if (!st.ok()) return st.status();
+      steps = *st;
+    }
+  }
+  if (starts.size() != ends.size()) return invalid("Slice starts/ends");
+  if (axes.empty()) for (size_t k = 0; k < starts.size(); ++k) axes.push_back((int64_t)k);
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (axes.size() != starts.size() || steps.size() != starts.size()) return invalid("Slice sizes");
+  std::vector<AxisSlice> sl;
+  for (int64_t k = 0; k < r; ++k) sl.push_back({0, 1, a->dims[k]});
+  std::vector<bool> seen(r, false);
+  for (size_t j = 0; j < axes.size(); ++j) {
+    auto ax = normAxis(axes[j], r);
+    if (!ax || seen[*ax]) return invalid("Slice axis");
+    seen[*ax] = true;
+    int64_t dim = a->dims[*ax], step = steps[j];
+    if (step == 0) return invalid("Slice step 0");
+    int64_t s = starts[j], e = ends[j];
+    if (s < 0) s += dim;
+    if (e < 0) e += dim;
+    // Clamped bounds lie in [-1, dim], so their difference cannot overflow;
+    // the step can be anything (INT64_MAX, INT64_MIN): the count is
+    // (span - 1) / |step| + 1 in unsigned arithmetic, never span + step - 1.
+    int64_t len;
+    uint64_t absStep = step > 0 ? (uint64_t)step : 0 - (uint64_t)step;
+    if (step > 0) {
+      s = std::clamp<int64_t>(s, 0, dim);
+      e = std::clamp<int64_t>(e, 0, dim);
+      len = e > s ? (int64_t)(((uint64_t)(e - s) - 1) / absStep + 1) : 0;
+    } else if (dim == 0) {
+      len = 0;
+    } else {
+      s = std::clamp<int64_t>(s, 0, dim - 1);
+      e = std::clamp<int64_t>(e, -1, dim - 1);
+      len = s > e ? (int64_t)(((uint64_t)(s - e) - 1) / absStep + 1) : 0;
+    }
+    // A one-element axis never moves by its step, and sliceArr multiplies
+    // the step by a stride: keep it small so that cannot overflow.
+    if (len <= 1) step = 1;
+    sl[*ax] = {len > 0 ? s : 0, step, len};
+  }
+  std::vector<int64_t> od;
+  for (auto &x : sl) od.push_back(x.len);
+  Status sz = checkOutputSize(c, a->dt, od);
+  if (!sz.ok()) return sz;
+  return one(sliceArr(*a, sl));
+}
+
+StatusOr<std::vector<Tensor>> kGather(const KernelCall &c) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  if (!c.input(1)) return invalid("Gather without indices");
+  auto ind = intValues(*c.input(1));
+  if (!ind.ok()) return ind.status();
+  const auto &idims = c.input(1)->dims();
+  int64_t r = a->rank();
+  auto axis = normAxis(c.getInt("axis", 0), r);
+  if (!axis) return invalid("Gather axis");
+  std::vector<int64_t> od(a->dims.begin(), a->dims.begin() + *axis);
+  od.insert(od.end(), idims.begin(), idims.end());
+  od.insert(od.end(), a->dims.begin() + *axis + 1, a->dims.end());
+  Status sz = checkOutputSize(c, a->dt, od);
+  if (!sz.ok()) return sz;
+  int64_t dim = a->dims[*axis], outer = 1, inner = 1;
+  for (int64_t k = 0; k < *axis; ++k) outer *= a->dims[k];
+  for (int64_t k = *axis + 1; k < r; ++k) inner *= a->dims[k];
+  std::vector<int64_t> idx;
+  idx.reserve((size_t)numElementsOf(od));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j : *ind) {
+      if (j < -dim || j >= dim) return invalid("Gather index out of range");
+      if (j < 0) j += dim;
+      for (int64_t i = 0; i < inner; ++i) idx.push_back((o * dim + j) * inner + i);
+    }
+  return one(takeElems(*a, od, idx));
+}
+
+StatusOr<std::vector<Tensor>> kGatherElements(const KernelCall &c) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  if (!c.input(1)) return invalid("GatherElements without indices");
+  auto ind = intValues(*c.input(1));
+  if (!ind.ok()) return ind.status();
+  std::vector<int64_t> od = c.input(1)->dims();
+  int64_t r = a->rank();
+  if ((int64_t)od.size() != r) return invalid("GatherElements rank");
+  auto axis = normAxis(c.getInt("axis", 0), r);
+  if (!axis) return invalid("GatherElements axis");
+  auto ist = stridesOf(a->dims);
+  int64_t n = numElementsOf(od);
+  std::vector<int64_t> idx((size_t)n), cnt(r, 0);
+  for (int64_t e = 0; e < n; ++e) {
+    int64_t off = 0;
+    for (int64_t k = 0; k < r; ++k) {
+      int64_t v = cnt[k];
+      if (k == *axis) {
+        v = (*ind)[e];
+        int64_t dim = a->dims[k];
+        if (v < -dim || v >= dim) return invalid("GatherElements index out of range");
+        if (v < 0) v += dim;
+      } else if (v >= a->dims[k]) {
+        return invalid("GatherElements shape");
+      }
+      off += v * ist[k];
+    }
+    idx[e] = off;
+    for (int64_t k = r - 1; k >= 0; --k) {
+      if (++cnt[k] < od[k]) break;
+      cnt[k] = 0;
+    }
+  }
+  return one(takeElems(*a, od, idx));
+}
+
+StatusOr<std::vector<Tensor>> kTile(const KernelCall &c) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  if (!c.input(1)) return invalid("Tile without repeats");
+  auto rep = intValues(*c.input(1));
+  if (!rep.ok()) return rep.status();
+  int64_t r = a->rank();
+  if ((int64_t)rep->size() != r) return invalid("Tile repeats");
+  std::vector<int64_t> od(r);
+  for (int64_t k = 0; k < r; ++k) {
+    if ((*rep)[k] < 0) return invalid("Tile negative repeat");
+    if (a->dims[k] && (*rep)[k] > INT64_MAX / a->dims[k])
+      return absl::ResourceExhaustedError("Tile output dims overflow");
+    od[k] = a->dims[k] * (*rep)[k];
+  }
+  Status sz = checkOutputSize(c, a->dt, od);
+  if (!sz.ok()) return sz;
+  auto ist = stridesOf(a->dims);
+  int64_t n = numElementsOf(od);
+  std::vector<int64_t> idx((size_t)n), cnt(r, 0);
+  for (int64_t e = 0; e < n; ++e) {
+    int64_t off = 0;
+    for (int64_t k = 0; k < r; ++k) off += (cnt[k] % a->dims[k]) * ist[k];
+    idx[e] = off;
+    for (int64_t k = r - 1; k >= 0; --k) {
+      if (++cnt[k] < od[k]) break;
+      cnt[k] = 0;
+    }
+  }
+  return one(takeElems(*a, od, idx));
+}
+
+StatusOr<std::vector<Tensor>> kTrilu(const KernelCall &c) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  if (a->rank() < 2) return invalid("Trilu rank");
+  int64_t k = 0;
+  if (c.input(1)) {
+    auto v = intValues(*c.input(1));
+    if (!v.ok() || v->size() != 1) return invalid("Trilu k");
+    k = (*v)[0];
+  }
+  bool upper = c.getInt("upper", 1) != 0;
+  int64_t R = a->dims[a->rank() - 2], C = a->dims.back();
+  int64_t n = a->size();
+  std::vector<int64_t> idx((size_t)n);
+  Arr zero = Arr::make(a->dt, {1});
+  // Index n points at the appended zero.
+  for (int64_t e = 0; e < n; ++e) {
+    int64_t j = e % C, i = (e / C) % R;
+    bool keep = upper ? (j - i >= k) : (j - i <= k);
+    idx[e] = keep ? e : n;
+  }
+  Arr ext = *a;
+  switch (ext.kind()) {
+  case CK::F32: ext.f.push_back(0); break;
+  case CK::F64: ext.d.push_back(0); break;
+  case CK::I64: ext.i.push_back(0); break;
+  case CK::U64: ext.u.push_back(0); break;
+  case CK::Str: ext.s.push_back(""); break;
+  default: return unsupported("Trilu type");
+  }
+  return one(takeElems(ext, a->dims, idx));
+}
+
+StatusOr<std::vector<Tensor>> kNonZero(const KernelCall &c) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  std::vector<int64_t> hits;
+  Status st = visitNumeric(a->kind(), [&](auto tag) -> Status {
+    using T = decltype(tag);
+    const auto &v = a->template vec<T>();
+    for (size_t k = 0; k < v.size(); ++k) if (v[k] != T(0)) hits.push_back((int64_t)k);
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  // A scalar counts as one element of a 1-D tensor (onnxruntime, and numpy's
+  // nonzero, which the ONNX reference calls): [1, 1] when it is nonzero.
+  int64_t r = std::max<int64_t>(a->rank(), 1), n = (int64_t)hits.size();
+  // rank x hits can be far more than the input (a rank-1000 tensor of ones).
+  Status sz = checkOutputSize(c, DataType::Int64, {r, n});
+  if (!sz.ok()) return sz;
+  Arr out = Arr::make(DataType::Int64, {r, n});
+  auto strides = a->rank() ? stridesOf(a->dims) : std::vector<int64_t>{1};
+  for (int64_t h = 0; h < n; ++h) {
+    int64_t rem = hits[h];
+    for (int64_t k = 0; k < r; ++k) {
+      out.i[k * n + h] = rem / strides[k];
+      rem %= strides[k];
+    }
+  }
+  return one(out);
+}
+
+StatusOr<std::vector<Tensor>> kOneHot(const KernelCall &c) {
+  if (!c.input(0) || !c.input(1) || !c.input(2)) return invalid("OneHot inputs");
+  auto ind = c.input(0)->values<double>();
+  auto depthV = c.input(1)->values<double>();
+  auto vals = fromTensor(*c.input(2));
+  if (!ind.ok()) return ind.status();
+  if (!depthV.ok() || depthV->size() != 1) return invalid("OneHot depth");
+  if (!vals.ok() || vals->size() != 2) return invalid("OneHot values");
+  double depthD = (*depthV)[0];
+  // Checked as a double: NaN or a value past 2^63 has no int64 value.
+  if (!(depthD >= 1) || depthD > 9.0e18) return invalid("OneHot depth");
+  int64_t depth = (int64_t)depthD;
+  std::vector<int64_t> id = c.input(0)->dims();
+  int64_t r = (int64_t)id.size() + 1;
+  auto axis = normAxis(c.getInt("axis", -1), r);
+  if (!axis) return invalid("OneHot axis");
+  std::vector<int64_t> od = id;
+  od.insert(od.begin() + *axis, depth);
+  Status sz = checkOutputSize(c, vals->dt, od);
+  if (!sz.ok()) return sz;
+  int64_t outer = 1, inner = 1;
+  for (int64_t k = 0; k < *axis; ++k) outer *= id[k];
+  for (int64_t k = *axis; k < (int64_t)id.size(); ++k) inner *= id[k];
+  std::vector<int64_t> idx((size_t)numElementsOf(od), 0);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t d = 0; d < depth; ++d)
+      for (int64_t i = 0; i < inner; ++i) {
+        double dv = (*ind)[o * inner + i];
+        // Out-of-range (and NaN) indices select no position.
+        int64_t v = std::isfinite(dv) && std::fabs(dv) < 9.0e18 ? (int64_t)dv : -1 - depth;
+        if (v < 0) v += depth;
+        idx[(o * depth + d) * inner + i] = v == d ? 1 : 0;
+      }
+  return one(takeElems(*vals, od, idx));
+}
+
+StatusOr<std::vector<Tensor>> kCompress(const KernelCall &c) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  if (!c.input(1)) return invalid("Compress without condition");
+  auto cond = intValues(*c.input(1));
+  if (!cond.ok()) return cond.status();
+  std::vector<int64_t> idx, od;
+  if (const Attribute *ax = c.attr("axis")) {
+    auto axis = normAxis(ax->i, a->rank());
+    if (!axis) return invalid("Compress axis");
+    int64_t dim = a->dims[*axis], outer = 1, inner = 1;
+    for (int64_t k = 0; k < *axis; ++k) outer *= a->dims[k];
+    for (int64_t k = *axis + 1; k < a->rank(); ++k) inner *= a->dims[k];
+    std::vector<int64_t> sel;
+    for (int64_t j = 0; j < dim && j < (int64_t)cond->size(); ++j) if ((*cond)[j]) sel.push_back(j);
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t j : sel)
+        for (int64_t i = 0; i < inner; ++i) idx.push_back((o * dim + j) * inner + i);
+    od = a->dims;
+    od[*axis] = (int64_t)sel.size();
+  } else {
+    for (int64_t j = 0; j < a->size() && j < (int64_t)cond->size(); ++j)
+      if ((*cond)[j]) idx.push_back(j);
+    od = {(int64_t)idx.size()};
+  }
+  return one(takeElems(*a, od, idx));
+}
+
+StatusOr<std::vector<Tensor>> depthSpace(const KernelCall &c, bool toSpace) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  if (a->rank() != 4) return invalid("needs 4-D");
+  int64_t b = c.getInt("blocksize", 0);
+  // b*b and H*b below must not overflow; no real block is this big.
+  if (b <= 0 || b > (int64_t(1) << 20)) return invalid("blocksize");
+  int64_t N = a->dims[0], C = a->dims[1], H = a->dims[2], W = a->dims[3];
+  bool crd = c.getString("mode", "DCR") == "CRD";
+  std::vector<int64_t> od, idx;
+  if (toSpace) {
+    if (C % (b * b)) return invalid("channels");
+    int64_t oc = C / (b * b);
+    od = {N, oc, H * b, W * b};
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t ch = 0; ch < oc; ++ch)
+        for (int64_t y = 0; y < H * b; ++y)
+          for (int64_t x = 0; x < W * b; ++x) {
+            int64_t by = y % b, bx = x % b;
+            int64_t ic = crd ? ch * b * b + by * b + bx : (by * b + bx) * oc + ch;
+            idx.push_back(((n * C + ic) * H + y / b) * W + x / b);
+          }
+  } else {
+    if (H % b || W % b) return invalid("spatial dims");
+    int64_t oh = H / b, ow = W / b, oc = C * b * b;
+    od = {N, oc, oh, ow};
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t ch = 0; ch < oc; ++ch)
+        for (int64_t y = 0; y < oh; ++y)
+          for (int64_t x = 0; x < ow; ++x) {
+            int64_t ic = ch % C, blk = ch / C, by = blk / b, bx = blk % b;
+            idx.push_back(((n * C + ic) * H + y * b + by) * W + x * b + bx);
+          }
+  }
+  return one(takeElems(*a, od, idx));
+}
+
+StatusOr<std::vector<Tensor>> kDepthToSpace(const KernelCall &c) { return depthSpace(c, true); }
+
+StatusOr<std::vector<Tensor>> kSpaceToDepth(const KernelCall &c) { return depthSpace(c, false); }
+
+} // namespace
+} // namespace kernels
+
+void registerTensorOps(OpRegistrar &r) {
+  using namespace infer;
+  for (const char *op : {"ReverseSequence", "Trilu", "Scatter", "ScatterElements", "ScatterND"})
+    r[op] = sameAsInput;
+  r["Trilu"] = kernels::kTrilu;
+  r["Concat"].infer(concatRule).kernel(kernels::kConcat);
+  r["Gather"].infer(gatherRule).kernel(kernels::kGather);
+  r["Slice"].infer(sliceRule).kernel(kernels::kSlice);
+  r["Tile"].infer(tileRule).kernel(kernels::kTile);
+  r["Transpose"].infer(transposeRule).kernel(kernels::kTranspose);
+  r["Split"].infer(splitRule).kernel(kernels::kSplit);
+  r["Pad"] = padRule;
+  r["Resize"] = resizeRule;
+  r["Upsample"] = resizeRule;
+  r["GatherElements"] = [](InferCtx &c) { c.setTensor(0, c.inElem(0), c.inShape(1)); };
+  r["GatherElements"] = kernels::kGatherElements;
+  r["NonZero"] = [](InferCtx &c) {
+    // A scalar input gives one row, like a 1-D input (see kNonZero).
+    int64_t rank = c.inRank(0);
+    c.setTensor(0, kInt64, Dims{rank >= 0 ? c.c(std::max<int64_t>(rank, 1)) : nullptr, nullptr});
+  };
+  r["NonZero"] = kernels::kNonZero;
+  r["TopK"] = [](InferCtx &c) {
+    auto in = c.inShape(0);
+    if (!in) {
+      c.setTensor(0, c.inElem(0), std::nullopt);
+      c.setTensor(1, kInt64, std::nullopt);
+      return;
+    }
+    auto ax = normAxis(c.getInt("axis", -1), in->size());
+    if (!ax) return;
+    const DimExpr *k = nullptr;
+    if (c.opset < 10) k = c.c(c.getInt("k", 0));
+    else if (const Dims *d = c.inData(1); d && d->size() == 1) k = (*d)[0];
+    (*in)[*ax] = k;
+    c.setTensor(0, c.inElem(0), in);
+    c.setTensor(1, kInt64, in);
+  };
+  r["OneHot"] = [](InferCtx &c) {
+    auto in = c.inShape(0);
+    int32_t el = c.inElem(2);
+    if (!in) return c.setTensor(0, el, std::nullopt);
+    int64_t rr = in->size() + 1;
+    auto ax = normAxis(c.getInt("axis", -1), rr);
+    if (!ax) return;
+    const DimExpr *depth = nullptr;
+    if (const Dims *d = c.inData(1); d && d->size() == 1) depth = (*d)[0];
+    in->insert(in->begin() + *ax, depth);
+    c.setTensor(0, el, in);
+  };
+  r["OneHot"] = kernels::kOneHot;
+  r["DepthToSpace"] = [](InferCtx &c) {
+    auto in = c.inShape(0);
+    int64_t b = c.getInt("blocksize", 0);
+    if (!in || in->size() != 4 || b <= 0) return c.setTensor(0, c.inElem(0), std::nullopt);
+    if (b > (1 << 20)) return;
+    Dims o = {(*in)[0], dimFloorDiv(c.ctx, (*in)[1], c.c(b * b)), dimMul(c.ctx, (*in)[2], c.c(b)),
+              dimMul(c.ctx, (*in)[3], c.c(b))};
+    c.setTensor(0, c.inElem(0), o);
+  };
+  r["DepthToSpace"] = kernels::kDepthToSpace;
+  r["SpaceToDepth"] = [](InferCtx &c) {
+    auto in = c.inShape(0);
+    int64_t b = c.getInt("blocksize", 0);
+    if (!in || in->size() != 4 || b <= 0) return c.setTensor(0, c.inElem(0), std::nullopt);
+    if (b > (1 << 20)) return;
+    Dims o = {(*in)[0], dimMul(c.ctx, (*in)[1], c.c(b * b)), dimFloorDiv(c.ctx, (*in)[2], c.c(b)),
+              dimFloorDiv(c.ctx, (*in)[3], c.c(b))};
+    c.setTensor(0, c.inElem(0), o);
+  };
+  r["SpaceToDepth"] = kernels::kSpaceToDepth;
+  r["Compress"] = [](InferCtx &c) {
+    auto in = c.inShape(0);
+    const Attribute *a = c.attr("axis");
+    if (!in) return c.setTensor(0, c.inElem(0), std::nullopt);
+    if (!a) return c.setTensor(0, c.inElem(0), Dims{nullptr});
+    auto ax = normAxis(a->i, in->size());
+    if (!ax) return;
+    (*in)[*ax] = nullptr;
+    c.setTensor(0, c.inElem(0), in);
+  };
+  r["Compress"] = kernels::kCompress;
+  r["GatherND"] = [](InferCtx &c) {
+    auto d = c.inShape(0), ix = c.inShape(1);
+    if (!d || !ix || ix->empty()) return c.setTensor(0, c.inElem(0), std::nullopt);
+    const DimExpr *last = ix->back();
+    int64_t b = c.getInt("batch_dims", 0);
+    if (!last || !last->isConstant()) return c.setTensor(0, c.inElem(0), std::nullopt);
+    int64_t k = last->value();
+    if (b + k > (int64_t)d->size()) return;
+    Dims o(ix->begin(), ix->end() - 1);
+    o.insert(o.end(), d->begin() + b + k, d->end());
+    c.setTensor(0, c.inElem(0), o);
+  };
+  r["Unique"] = uniqueRule;
+  r["CenterCropPad"] = centerCropPadRule;
+  r["TensorScatter"] = sameAsInput;
+}
+
+} // namespace onnxir
