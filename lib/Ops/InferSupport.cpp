@@ -5,6 +5,8 @@
 #include "onnxir/IR/Tensor.h"
 #include "onnxir/Ops/InferCtx.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #include <algorithm>
 
 namespace onnxir {
@@ -51,7 +53,7 @@ void InferCtx::setTensor(unsigned i, int32_t elem, const std::optional<Dims> &di
     setOutType(i, ctx.getTensorType(static_cast<DataType>(elem), std::nullopt));
     return;
   }
-  std::vector<Dim> ds;
+  llvm::SmallVector<Dim, 8> ds; // no allocation for the common ranks
   ds.reserve(dims->size());
   for (const DimExpr *e : *dims) ds.push_back(ctx.dimOf(e));
   setOutType(i, ctx.getTensorType(static_cast<DataType>(elem), llvm::ArrayRef<Dim>(ds)));

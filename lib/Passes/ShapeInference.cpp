@@ -273,7 +273,10 @@ public:
 
 class NodeCtx final : public InferCtx {
 public:
-  NodeCtx(Engine &e, Context &ctx, Node &n, int64_t opset) : InferCtx(ctx, n, opset), e_(e) {}
+  NodeCtx(Engine &e, Context &ctx, Node &n, int64_t opset, const OpEntry *entry = nullptr)
+      : InferCtx(ctx, n, opset), e_(e) {
+    if (entry) setEntry(entry);
+  }
   const Type *inType(unsigned i) const override {
     return hasInput(i) ? e_.typeOf(node.operand(i)) : nullptr;
   }
@@ -760,7 +763,7 @@ absl::Status Engine::inferNodeByRule(Node &n, int64_t opset) {
     ++stats_.nodesNotInferred;
     return absl::OkStatus();
   }
-  NodeCtx c(*this, ctx_, n, opset);
+  NodeCtx c(*this, ctx_, n, opset, e);
   e->infer(c);
   return c.status;
 }

@@ -81,6 +81,14 @@ public:
   std::optional<std::vector<float>> getFloats(llvm::StringRef name) const;
   std::optional<std::vector<std::string>> getStrings(llvm::StringRef name) const;
 
+protected:
+  /// For a caller that has looked the entry up already (the inference
+  /// engine): entry() and schema() then cost nothing.
+  void setEntry(const OpEntry *e) {
+    entry_ = e;
+    looked_ = true;
+  }
+
 private:
   /// The attribute `name` if present with kind `k`; `present` tells whether
   /// it was there at all.
