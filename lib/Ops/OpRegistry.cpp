@@ -9,10 +9,13 @@
 
 #include "Families.h"
 
+#include "onnxir/IR/CoreOps.h"
 #include "onnxir/IR/Graph.h"
 #include "onnxir/IR/Node.h"
 #include "onnxir/IR/Opset.h"
 #include "onnxir/Ops/OpSchema.h"
+
+#include <cassert>
 
 namespace onnxir {
 
@@ -36,6 +39,23 @@ OpRegistrar::Op &OpRegistrar::Op::infersSubgraphs() {
 }
 OpRegistrar::Op &OpRegistrar::Op::shapeOnly() {
   return apply([](OpEntry &e) { e.shapeOnly = true; });
+}
+
+OpRegistrar::Op &OpRegistrar::Op::upgrade(VersionAdapter fn) {
+  assert(since_ > 0 && "an adapter belongs to one version: since(v) first");
+  for (OpEntry &e : r_.reg_.at(r_.domain_, op_).versions)
+    if (e.sinceVersion == since_) e.upgrade = fn;
+  return *this;
+}
+OpRegistrar::Op &OpRegistrar::Op::downgrade(VersionAdapter fn) {
+  assert(since_ > 0 && "an adapter belongs to one version: since(v) first");
+  for (OpEntry &e : r_.reg_.at(r_.domain_, op_).versions)
+    if (e.sinceVersion == since_) e.downgrade = fn;
+  return *this;
+}
+
+Value *AdapterContext::constant(Node &n, llvm::StringRef base, Tensor t) {
+  return createConstantNode(*n.getGraph(), std::move(t), &n, base)->result(0);
 }
 
 OpRegistry &OpRegistry::get() {

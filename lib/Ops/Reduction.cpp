@@ -5,12 +5,19 @@
 // scans CumSum CumProd.
 //
 //===----------------------------------------------------------------------===//
+#include "AdapterSupport.h"
 #include "Families.h"
 #include "InferSupport.h"
 #include "KernelSupport.h"
 
+#include "onnxir/IR/Attribute.h"
+#include "onnxir/IR/Graph.h"
+#include "onnxir/IR/ConstantValue.h"
+#include "onnxir/IR/Node.h"
 #include "onnxir/Ops/InferCtx.h"
 #include "onnxir/Ops/OpRegistry.h"
+
+#include "absl/strings/str_cat.h"
 
 #include <cmath>
 #include <limits>
@@ -296,6 +303,38 @@ StatusOr<std::vector<Tensor>> kCumSum(const KernelCall &c) {
 } // namespace
 } // namespace kernels
 
+namespace {
+// ReduceSum-13 and the other Reduce*-18: the attribute `axes` became the
+// optional operand #1, and `noop_with_empty_axes` appeared (no axes, or an
+// empty list, reduce every axis unless it is 1). Up: the attribute moves (an
+// empty or absent list stays absent). Down: the operand must be a constant;
+// noop_with_empty_axes=1 without axes (an Identity) has no older form.
+absl::Status reduceAxesUp(Node &n, AdapterContext &c) {
+  return adapters::intsAttrToOperand(n, c, "axes", 1, /*dropEmpty=*/true);
+}
+absl::Status reduceAxesDown(Node &n, AdapterContext &c) {
+  if (const Attribute *a = n.getAttr("noop_with_empty_axes")) {
+    if (a->isReference())
+      return absl::FailedPreconditionError(
+          "attribute 'noop_with_empty_axes' refers to a function attribute");
+    if (a->i != 0) {
+      Tensor scratch;
+      const Tensor *t = n.numOperands() > 1 && n.operand(1) ? constantOf(n.operand(1), scratch)
+                                                            : nullptr;
+      bool noAxes = n.numOperands() < 2 || !n.operand(1) ||
+                    (t && t->numElements() && *t->numElements() == 0);
+      if (noAxes)
+        return absl::FailedPreconditionError(absl::StrCat(
+            "noop_with_empty_axes=1 without axes (no reduction) has no form at opset ", c.to));
+    }
+  }
+  if (absl::Status s = adapters::operandToIntsAttr(n, c, 1, "axes", /*dropEmpty=*/true); !s.ok())
+    return s;
+  if (!c.checkOnly) n.removeAttr("noop_with_empty_axes");
+  return absl::OkStatus();
+}
+} // namespace
+
 void registerReductionOps(OpRegistrar &r) {
   using namespace infer;
   r["CumSum"].infer(sameAsInput).kernel(kernels::kCumSum);
@@ -314,6 +353,10 @@ void registerReductionOps(OpRegistrar &r) {
   r["ArgMin"] = [](InferCtx &c) { reduce(c, true); };
   r["ArgMin"] = kernels::kArgMin;
   r["CumProd"] = sameAsInput;
+  r["ReduceSum"].since(13).upgrade(reduceAxesUp).downgrade(reduceAxesDown);
+  for (const char *op : {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
+                         "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"})
+    r[op].since(18).upgrade(reduceAxesUp).downgrade(reduceAxesDown);
 }
 
 } // namespace onnxir

@@ -5,6 +5,7 @@
 // input forms across opset versions.
 //
 //===----------------------------------------------------------------------===//
+#include "AdapterSupport.h"
 #include "Families.h"
 #include "InferSupport.h"
 #include "KernelSupport.h"
@@ -572,6 +573,23 @@ StatusOr<std::vector<Tensor>> kEyeLike(const KernelCall &c) {
 } // namespace
 } // namespace kernels
 
+namespace {
+// Squeeze/Unsqueeze-13: the attribute `axes` became operand #1 (optional for
+// Squeeze, where no axes and an empty list both mean every 1-sized dim).
+absl::Status squeezeUp13(Node &n, AdapterContext &c) {
+  return adapters::intsAttrToOperand(n, c, "axes", 1, /*dropEmpty=*/true);
+}
+absl::Status squeezeDown13(Node &n, AdapterContext &c) {
+  return adapters::operandToIntsAttr(n, c, 1, "axes", /*dropEmpty=*/true);
+}
+absl::Status unsqueezeUp13(Node &n, AdapterContext &c) {
+  return adapters::intsAttrToOperand(n, c, "axes", 1, /*dropEmpty=*/false);
+}
+absl::Status unsqueezeDown13(Node &n, AdapterContext &c) {
+  return adapters::operandToIntsAttr(n, c, 1, "axes", /*dropEmpty=*/false);
+}
+} // namespace
+
 void registerShapeOps(OpRegistrar &r) {
   using namespace infer;
   r["Identity"] = [](InferCtx &c) {
@@ -584,6 +602,11 @@ void registerShapeOps(OpRegistrar &r) {
   r["Size"].infer(sizeRule).kernel(kernels::kSize).shapeOnly();
   r["Squeeze"].infer(squeezeRule).kernel(kernels::kSqueeze);
   r["Unsqueeze"].infer(unsqueezeRule).kernel(kernels::kUnsqueeze);
+  // Constant-11 added sparse_value, Constant-12 the value_* forms.
+  r["Constant"].since(11).upgrade(adapters::noChange).downgrade(adapters::noNewAttributes);
+  r["Constant"].since(12).upgrade(adapters::noChange).downgrade(adapters::noNewAttributes);
+  r["Squeeze"].since(13).upgrade(squeezeUp13).downgrade(squeezeDown13);
+  r["Unsqueeze"].since(13).upgrade(unsqueezeUp13).downgrade(unsqueezeDown13);
   r["Reshape"].infer(reshapeRule).kernel(kernels::kReshape);
   r["Expand"].infer(expandRule).kernel(kernels::kExpand);
   r["Flatten"].infer(flattenRule).kernel(kernels::kFlatten);

@@ -330,6 +330,8 @@ void registerAllPasses() {
 
   registerShapeInferencePass(); // infer-shapes (ShapeInference.cpp)
 
+  r.registerPass(createConvertOpsetPass); // convert-opset (ConvertOpset.cpp)
+
   //===--- Further passes: one line each, above this banner ----------------===//
 
   // Composite pipelines last: they are built from the entries above.

@@ -47,6 +47,7 @@ namespace onnxir {
 
 class Node;
 class OpSchema;
+class Value;
 struct KernelCall;
 namespace infer {
 class InferCtx;
@@ -56,6 +57,33 @@ using Rule = std::function<void(InferCtx &)>;
 
 /// An evaluation kernel (Kernels.h).
 using KernelFn = absl::StatusOr<std::vector<Tensor>> (*)(const KernelCall &);
+
+//===--- Note [Version adapters] ------------------------------------------===//
+// An entry may carry two adapters for the version change INTO it: `upgrade`
+// rewrites a node from the form of the op's previous schema version (the
+// greatest since-version below this entry's) to this entry's form; `downgrade`
+// does the reverse. convert-opset (Passes/ConvertOpset.cpp) walks a node one
+// since-version at a time and calls them only where the two schemas differ in
+// more than widened type lists. An adapter is called twice: first with
+// `checkOnly` set, when it must change nothing and return the refusal the real
+// run would give (OkStatus if it can convert), then for real, which must then
+// succeed. A refusal's message says why (the pass adds node, op, versions).
+// The check sees the node as it is before any step of the conversion, so an
+// adapter's check reads only what the other steps of the same op keep (the
+// operand or attribute it moves).
+
+/// What an adapter may use besides the node.
+struct AdapterContext {
+  /// Validate only: change nothing.
+  bool checkOnly = false;
+  /// The opset versions of this step (from -> to).
+  int64_t from = 0, to = 0;
+  /// A new constant for `n` (a Constant node before `n` in its graph, its
+  /// result named freshly from `base`).
+  Value *constant(Node &n, llvm::StringRef base, Tensor t);
+};
+/// Rewrites `n` across one version step (Note [Version adapters]).
+using VersionAdapter = absl::Status (*)(Node &n, AdapterContext &c);
 
 /// What onnxir knows of one version of one operator.
 struct OpEntry {
@@ -81,6 +109,10 @@ struct OpEntry {
   /// InferCtx's subgraph calls); otherwise the engine infers every subgraph
   /// before the rule runs.
   bool infersSubgraphs = false;
+  /// Note [Version adapters]: from the previous version to this one, and
+  /// back; null where the step needs no rewrite or none is known.
+  VersionAdapter upgrade = nullptr;
+  VersionAdapter downgrade = nullptr;
 };
 
 /// Attaches rules, kernels and traits to the entries of one domain.
@@ -99,6 +131,10 @@ public:
     Op &commutative();
     Op &shapeOnly();
     Op &infersSubgraphs();
+    /// Version adapters (Note [Version adapters]) of exactly the entry
+    /// `since(v)` names: `r["Squeeze"].since(13).upgrade(f).downgrade(g)`.
+    Op &upgrade(VersionAdapter fn);
+    Op &downgrade(VersionAdapter fn);
     /// Shorthands of the rule and kernel tables: `r["Relu"] = rule;`.
     Op &operator=(infer::Rule rule) { return infer(std::move(rule)); }
     Op &operator=(KernelFn fn) { return kernel(fn); }

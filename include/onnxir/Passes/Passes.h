@@ -102,6 +102,14 @@ absl::StatusOr<bool> inlineFunctions(Model &m, int64_t *inlined = nullptr,
                                      uint64_t maxNodes = kDefaultInlineNodeBudget,
                                      std::vector<std::string> *remarks = nullptr);
 
+/// Converts the default domain of `m` to opset `target` (convert-opset,
+/// ConvertOpset.cpp): every node of the main graph and its subgraphs, then
+/// the model's import. A node that cannot be converted is an error naming it,
+/// and then nothing changed. Model-local function bodies are not converted
+/// yet (one relying on the model's import gets its own of the old version).
+/// `adapted` counts the nodes rewritten by adapters.
+absl::StatusOr<bool> convertOpset(Model &m, int64_t target, int64_t *adapted = nullptr);
+
 //===----------------------------------------------------------------------===//
 // Pass objects (registered by registerAllPasses(), see Pass.h). Each adapter
 // lives in its pass's file; its options are declared there, once.
@@ -117,6 +125,7 @@ std::unique_ptr<Pass> createLiftConstantsPass();                 ///< lift-const
 std::unique_ptr<Pass> createLowerInitializersPass();             ///< lower-initializers
 std::unique_ptr<Pass> createInlineFunctionsPass();               ///< inline-functions
 std::unique_ptr<Pass> createConstantFoldingPass();               ///< fold-constants
+std::unique_ptr<Pass> createConvertOpsetPass();                  ///< convert-opset
 
 std::unique_ptr<Pass> createFusePass();                          ///< fuse (Fusions.h)
 std::unique_ptr<Pass> createSimplifyPass();                      ///< simplify (Simplify.h)

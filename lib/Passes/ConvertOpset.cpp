@@ -1,0 +1,242 @@
+//===- ConvertOpset.cpp - Move the default domain to another opset --------===//
+//
+// convert-opset{target=N} (issue 27, first slice): rewrites every node of the
+// default domain in the main graph and its subgraphs so that it is valid at
+// opset N with the same meaning, then imports the default domain at N.
+//
+// A node walks from the schema it resolves to, to the schema in force at N,
+// one since-version at a time (Note [Version adapters], OpRegistry.h). A step
+// between two schemas that differ only in their type lists needs nothing
+// (going down, the node's known operand and result types must be allowed by
+// the older list); any other step needs the adapter of the newer entry, else
+// the pass refuses. Every step of every node is checked before anything
+// changes, so a refusal leaves the model untouched.
+//
+// Not yet: model-local function bodies are not converted (a function that
+// relied on the model's import keeps its meaning: it is given its own import
+// of the old version); ops that are added, removed or deprecated between the
+// versions are refused; other domains are left as they are.
+//
+//===----------------------------------------------------------------------===//
+#include "onnxir/IR/Function.h"
+#include "onnxir/IR/Graph.h"
+#include "onnxir/IR/Model.h"
+#include "onnxir/IR/Node.h"
+#include "onnxir/IR/Opset.h"
+#include "onnxir/IR/Value.h"
+#include "onnxir/Ops/OpRegistry.h"
+#include "onnxir/Ops/OpSchema.h"
+#include "onnxir/Passes/Pass.h"
+#include "onnxir/Passes/Passes.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <algorithm>
+
+namespace onnxir {
+
+namespace {
+
+bool sameAttrs(const AttributeSchema &x, const AttributeSchema &y) {
+  return x.name == y.name && x.kind == y.kind && x.required == y.required &&
+         x.hasDefault == y.hasDefault && x.defaultInt == y.defaultInt &&
+         x.defaultFloat == y.defaultFloat && x.defaultString == y.defaultString &&
+         x.defaultInts == y.defaultInts && x.defaultFloats == y.defaultFloats &&
+         x.defaultStrings == y.defaultStrings;
+}
+
+bool sameParams(llvm::ArrayRef<FormalParameter> a, llvm::ArrayRef<FormalParameter> b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].name != b[i].name || a[i].typeStr != b[i].typeStr || a[i].option != b[i].option ||
+        a[i].homogeneous != b[i].homogeneous || a[i].minArity != b[i].minArity)
+      return false;
+  return true;
+}
+
+/// True if `a` and `b` are the same signature but for the allowed types of
+/// their constraints.
+bool sameButTypes(const OpSchema &a, const OpSchema &b) {
+  if (a.minInputs() != b.minInputs() || a.maxInputs() != b.maxInputs() ||
+      a.minOutputs() != b.minOutputs() || a.maxOutputs() != b.maxOutputs() ||
+      !sameParams(a.inputs(), b.inputs()) || !sameParams(a.outputs(), b.outputs()) ||
+      a.attributes().size() != b.attributes().size() ||
+      a.typeConstraints().size() != b.typeConstraints().size())
+    return false;
+  for (size_t i = 0; i < a.attributes().size(); ++i)
+    if (!sameAttrs(a.attributes()[i], b.attributes()[i])) return false;
+  for (size_t i = 0; i < a.typeConstraints().size(); ++i)
+    if (a.typeConstraints()[i].param != b.typeConstraints()[i].param) return false;
+  return true;
+}
+
+/// True if every type `older` allows, `newer` allows too.
+bool typesWidened(const OpSchema &older, const OpSchema &newer) {
+  for (size_t i = 0; i < older.typeConstraints().size(); ++i)
+    for (llvm::StringRef t : older.typeConstraints()[i].allowed)
+      if (!newer.typeConstraints()[i].allows(t)) return false;
+  return true;
+}
+
+/// Going down to `older`: the node's known operand and result types must be
+/// allowed there; the why of a refusal otherwise.
+absl::Status typesAllowed(const Node &n, const OpSchema &older) {
+  auto check = [&](const Value *v, const FormalParameter *p, const char *what,
+                   unsigned i) -> absl::Status {
+    if (!v || !p || !v->type() || !p->constraint) return absl::OkStatus();
+    std::string ts = typeString(*v->type());
+    if (ts.empty() || p->constraint->allows(ts)) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrCat(what, " #", i, " ('", v->name().str(),
+                                                      "') has type ", ts, ", which ",
+                                                      older.str(), " does not allow"));
+  };
+  for (unsigned i = 0; i < n.numOperands(); ++i)
+    if (absl::Status s = check(n.operand(i), older.inputFor(i), "operand", i); !s.ok()) return s;
+  for (unsigned i = 0; i < n.numResults(); ++i)
+    if (absl::Status s = check(n.result(i), older.outputFor(i), "result", i); !s.ok()) return s;
+  return absl::OkStatus();
+}
+
+const OpEntry *entryOf(const OpSchema &s) {
+  for (const OpEntry &e : OpRegistry::get().versions("", s.name()))
+    if (e.schema == &s) return &e;
+  return nullptr;
+}
+
+struct Step {
+  Node *node;
+  VersionAdapter fn;
+  int64_t from, to;
+};
+
+/// Plans the steps of `n` from opset `cur` to `target` (appended to `steps`),
+/// checking each adapter; the why of a refusal otherwise.
+absl::Status planNode(Node &n, int64_t cur, int64_t target, std::vector<Step> &steps) {
+  llvm::StringRef op = n.opType();
+  const OpSchema *from = lookupSchema("", op, cur);
+  if (!from) return absl::FailedPreconditionError(absl::StrCat("no schema at opset ", cur));
+  const OpSchema *to = lookupSchema("", op, target);
+  if (!to)
+    return absl::FailedPreconditionError(
+        absl::StrCat("the op does not exist at opset ", target));
+  if (to->deprecated())
+    return absl::FailedPreconditionError(
+        absl::StrCat(to->str(), " is deprecated at opset ", target));
+  llvm::ArrayRef<OpSchema> vs = schemaVersions("", op);
+  auto indexOf = [&](const OpSchema *s) { return (size_t)(s - vs.data()); };
+  size_t i = indexOf(from), j = indexOf(to);
+  bool up = target > cur;
+  // Each step between schemas vs[k-1] (older) and vs[k] (newer).
+  auto step = [&](size_t k) -> absl::Status {
+    const OpSchema &older = vs[k - 1], &newer = vs[k];
+    int64_t stepFrom = up ? older.sinceVersion() : newer.sinceVersion();
+    int64_t stepTo = up ? newer.sinceVersion() : older.sinceVersion();
+    if (!up)
+      if (absl::Status s = typesAllowed(n, older); !s.ok()) return s;
+    if (sameButTypes(older, newer) && (!up || typesWidened(older, newer)))
+      return absl::OkStatus();
+    const OpEntry *e = entryOf(newer);
+    VersionAdapter fn = e ? (up ? e->upgrade : e->downgrade) : nullptr;
+    if (!fn)
+      return absl::UnimplementedError(absl::StrCat("no adapter from ", up ? older.str() : newer.str(),
+                                                   " to ", up ? newer.str() : older.str()));
+    AdapterContext c;
+    c.checkOnly = true;
+    c.from = stepFrom;
+    c.to = stepTo;
+    if (absl::Status s = fn(n, c); !s.ok())
+      return absl::Status(s.code(), absl::StrCat(up ? older.str() : newer.str(), " -> ",
+                                                 up ? newer.str() : older.str(), ": ",
+                                                 s.message()));
+    steps.push_back({&n, fn, stepFrom, stepTo});
+    return absl::OkStatus();
+  };
+  if (up) {
+    for (size_t k = i + 1; k <= j; ++k)
+      if (absl::Status s = step(k); !s.ok()) return s;
+  } else {
+    for (size_t k = i; k > j; --k)
+      if (absl::Status s = step(k); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+} // namespace
+
+absl::StatusOr<bool> convertOpset(Model &m, int64_t target, int64_t *adapted) {
+  int64_t latest = latestOpsetVersion("");
+  if (target < 1 || target > latest)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "convert-opset: target opset ", target, " is outside 1..", latest,
+        " (the default-domain versions onnxir knows); set it with target=N or --target-opset=N"));
+  int64_t modelVersion = opsetVersionIn(m.opsetImports, "");
+  if (modelVersion < 0)
+    return absl::FailedPreconditionError(
+        "convert-opset: the model does not import the default domain");
+  // Plan and check everything first: a refusal changes nothing.
+  std::vector<Step> steps;
+  absl::Status err;
+  int64_t nodesChanged = 0;
+  m.graph().walk([&](Node *n) {
+    if (!err.ok() || !isDefaultDomain(n->domain())) return;
+    int64_t cur = opsetInForce(*n);
+    if (cur == target) return;
+    size_t before = steps.size();
+    if (absl::Status s = planNode(*n, cur, target, steps); !s.ok()) {
+      err = absl::Status(s.code(), absl::StrCat("convert-opset: ", nodePath(n), ": cannot convert ",
+                                                n->opType().str(), " from opset ", cur,
+                                                " to opset ", target, ": ", s.message()));
+      return;
+    }
+    if (steps.size() != before) ++nodesChanged;
+  });
+  if (!err.ok()) return err;
+  for (const Step &s : steps) {
+    AdapterContext c;
+    c.from = s.from;
+    c.to = s.to;
+    if (absl::Status st = s.fn(*s.node, c); !st.ok())
+      return absl::InternalError(absl::StrCat("convert-opset: ", nodePath(s.node),
+                                              ": an adapter failed after its check passed "
+                                              "(the model is half-converted): ",
+                                              st.message()));
+  }
+  bool changed = modelVersion != target || !steps.empty();
+  // A function that read the default domain's version from the model keeps
+  // the old one (its body is not converted yet).
+  for (auto &f : m.functions())
+    if (opsetVersionIn(f->opsetImports, "") < 0) {
+      OpsetImport imp;
+      imp.version = modelVersion;
+      f->opsetImports.push_back(std::move(imp));
+    }
+  for (OpsetImport &imp : m.opsetImports)
+    if (isDefaultDomain(imp.domain)) imp.version = target;
+  if (adapted) *adapted += nodesChanged;
+  return changed;
+}
+
+namespace {
+class ConvertOpsetPass : public Pass {
+public:
+  llvm::StringRef argument() const override { return "convert-opset"; }
+  llvm::StringRef description() const override {
+    return "Convert the default domain's nodes to another opset version and import it (up or "
+           "down; refuses, changing nothing, what it cannot convert)";
+  }
+  absl::StatusOr<bool> run(Model &m) override {
+    int64_t n = 0;
+    auto r = convertOpset(m, *target_, &n);
+    addStat("nodes adapted", n);
+    return r;
+  }
+
+private:
+  Option<int64_t> target_{*this, "target", "the default-domain opset version to convert to", 0,
+                          "target-opset"};
+};
+} // namespace
+
+std::unique_ptr<Pass> createConvertOpsetPass() { return std::make_unique<ConvertOpsetPass>(); }
+
+} // namespace onnxir
