@@ -7,13 +7,21 @@
 // of the input", which works for every element type.
 //
 //===----------------------------------------------------------------------===//
+#include "AdapterSupport.h"
 #include "Families.h"
 #include "InferSupport.h"
 #include "KernelSupport.h"
 
+#include "onnxir/IR/Attribute.h"
 #include "onnxir/IR/ConstantValue.h"
+#include "onnxir/IR/Graph.h"
+#include "onnxir/IR/Node.h"
+#include "onnxir/IR/Type.h"
+#include "onnxir/IR/Value.h"
 #include "onnxir/Ops/InferCtx.h"
 #include "onnxir/Ops/OpRegistry.h"
+
+#include "absl/strings/str_cat.h"
 
 #include <algorithm>
 #include <cmath>
@@ -1048,6 +1056,63 @@ StatusOr<std::vector<Tensor>> kSpaceToDepth(const KernelCall &c) { return depthS
 } // namespace
 } // namespace kernels
 
+namespace {
+// Split-13: the attribute `split` became the optional operand #1.
+absl::Status splitUp13(Node &n, AdapterContext &c) {
+  return adapters::intsAttrToOperand(n, c, "split", 1, /*dropEmpty=*/true);
+}
+absl::Status splitDown13(Node &n, AdapterContext &c) {
+  return adapters::operandToIntsAttr(n, c, 1, "split", /*dropEmpty=*/true);
+}
+// Split-18 added num_outputs, which also allows an uneven last part
+// (ceil(d/k) each, the rest last). Up: an equal split says how many parts.
+// Down: num_outputs goes; the sizes become operand #1 when the axis' size is
+// known and not a multiple of it, and an unknown size is refused.
+absl::Status splitUp18(Node &n, AdapterContext &c) {
+  if ((n.numOperands() > 1 && n.operand(1)) || n.getAttr("num_outputs") || c.checkOnly)
+    return absl::OkStatus();
+  n.newAttr("num_outputs").setInt(n.numResults());
+  return absl::OkStatus();
+}
+absl::Status splitDown18(Node &n, AdapterContext &c) {
+  const Attribute *a = n.getAttr("num_outputs");
+  if (!a) return absl::OkStatus();
+  if (a->isReference())
+    return absl::FailedPreconditionError("attribute 'num_outputs' refers to a function attribute");
+  if (n.numOperands() > 1 && n.operand(1))
+    return absl::FailedPreconditionError("the node has both 'num_outputs' and operand #1");
+  int64_t k = a->i;
+  const Attribute *ax = n.getAttr("axis");
+  int64_t axis = ax ? ax->i : 0;
+  const Type *t = n.numOperands() ? (n.operand(0) ? n.operand(0)->type() : nullptr) : nullptr;
+  int64_t rank = t ? t->rank() : -1;
+  if (rank >= 0 && axis < 0) axis += rank;
+  if (k <= 0 || rank < 0 || axis < 0 || axis >= rank || !t->dims()[axis].isKnown())
+    return absl::FailedPreconditionError(absl::StrCat(
+        "num_outputs=", k, " may split axis ", axis,
+        " unevenly, and its size is unknown (infer shapes first)"));
+  int64_t d = t->dims()[axis].value;
+  int64_t chunk = (d + k - 1) / k;
+  if (d % k != 0 && d - chunk * (k - 1) <= 0)
+    return absl::FailedPreconditionError(
+        absl::StrCat("num_outputs=", k, " does not split a size of ", d));
+  if (c.checkOnly) return absl::OkStatus();
+  n.removeAttr("num_outputs");
+  if (d % k == 0) return absl::OkStatus();
+  std::vector<int64_t> sizes(k, chunk);
+  sizes.back() = d - chunk * (k - 1);
+  Tensor s;
+  s.setDataType(DataType::Int64);
+  s.setDims({k});
+  s.setTyped(Tensor::TypedField::Int64);
+  s.int64Data.mut() = std::move(sizes);
+  Value *v = c.constant(n, "split", std::move(s));
+  while (n.numOperands() < 1) n.addOperand(nullptr);
+  n.insertOperand(1, v);
+  return absl::OkStatus();
+}
+} // namespace
+
 void registerTensorOps(OpRegistrar &r) {
   using namespace infer;
   for (const char *op : {"ReverseSequence", "Trilu", "Scatter", "ScatterElements", "ScatterND"})
@@ -1059,6 +1124,8 @@ void registerTensorOps(OpRegistrar &r) {
   r["Tile"].infer(tileRule).kernel(kernels::kTile);
   r["Transpose"].infer(transposeRule).kernel(kernels::kTranspose);
   r["Split"].infer(splitRule).kernel(kernels::kSplit);
+  r["Split"].since(13).upgrade(splitUp13).downgrade(splitDown13);
+  r["Split"].since(18).upgrade(splitUp18).downgrade(splitDown18);
   r["Pad"] = padRule;
   r["Resize"] = resizeRule;
   r["Upsample"] = resizeRule;
