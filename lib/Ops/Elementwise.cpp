@@ -10,15 +10,27 @@
 // are in Cast.cpp.
 //
 //===----------------------------------------------------------------------===//
+#include "AdapterSupport.h"
 #include "Families.h"
 #include "InferSupport.h"
 #include "KernelSupport.h"
 
+#include "onnxir/IR/Attribute.h"
+#include "onnxir/IR/ConstantValue.h"
+#include "onnxir/IR/CoreOps.h"
+#include "onnxir/IR/DataType.h"
+#include "onnxir/IR/Graph.h"
+#include "onnxir/IR/Node.h"
+#include "onnxir/IR/Type.h"
+#include "onnxir/IR/Value.h"
 #include "onnxir/Ops/InferCtx.h"
 #include "onnxir/Ops/OpRegistry.h"
 
+#include "absl/strings/str_cat.h"
+
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace onnxir {
@@ -827,6 +839,99 @@ StatusOr<std::vector<Tensor>> kWhere(const KernelCall &c) {
 } // namespace
 } // namespace kernels
 
+namespace {
+// Clip-11: the float attributes min and max became the operands #1 and #2,
+// of the input's type. Clip-6 without an attribute clamps at -FLT_MAX and
+// FLT_MAX (so +-inf, and doubles beyond, change); Clip-11 without an operand
+// does not clamp. Up: both bounds become operands (the defaults written out).
+// Down: both must be constant scalars, and for a double input exactly
+// representable as float; a missing bound is refused.
+DataType clipElemType(const Node &n) {
+  const Type *t = n.numOperands() && n.operand(0) ? n.operand(0)->type() : nullptr;
+  return t && t->kind() == Type::Kind::Tensor ? t->elemType() : DataType::Undefined;
+}
+absl::Status clipUp11(Node &n, AdapterContext &c) {
+  DataType dt = clipElemType(n);
+  if (dt != DataType::Float && dt != DataType::Double && dt != DataType::Float16)
+    return absl::FailedPreconditionError(
+        "the bounds become operands of the input's element type, which is unknown (infer shapes "
+        "first)");
+  for (const char *name : {"min", "max"})
+    if (const Attribute *a = n.getAttr(name); a && (a->isReference() || a->kind() != AttrKind::Float))
+      return absl::FailedPreconditionError(
+          absl::StrCat("attribute '", name, "' is not a float (or refers to a function attribute)"));
+  if (n.numOperands() > 1)
+    return absl::FailedPreconditionError("Clip-6 with more than one operand");
+  if (c.checkOnly) return absl::OkStatus();
+  Value *bounds[2];
+  const char *names[2] = {"min", "max"};
+  for (int k = 0; k < 2; ++k) {
+    const Attribute *a = n.getAttr(names[k]);
+    float v = a ? a->f : (k == 0 ? std::numeric_limits<float>::lowest()
+                                 : std::numeric_limits<float>::max());
+    std::string raw;
+    if (dt == DataType::Float) {
+      raw.resize(sizeof v);
+      std::memcpy(raw.data(), &v, sizeof v);
+    } else if (dt == DataType::Double) {
+      double d = v;
+      raw.resize(sizeof d);
+      std::memcpy(raw.data(), &d, sizeof d);
+    } else {
+      uint16_t h = floatToHalf(v);
+      raw = {(char)(h & 0xff), (char)(h >> 8)};
+    }
+    Tensor t;
+    t.setDataType(dt);
+    t.setRaw(std::move(raw));
+    bounds[k] = c.constant(n, names[k], std::move(t));
+  }
+  n.removeAttr("min");
+  n.removeAttr("max");
+  n.addOperand(bounds[0]);
+  n.addOperand(bounds[1]);
+  return absl::OkStatus();
+}
+absl::Status clipDown11(Node &n, AdapterContext &c) {
+  DataType dt = clipElemType(n);
+  float vals[2];
+  const char *names[2] = {"min", "max"};
+  for (unsigned k = 0; k < 2; ++k) {
+    Value *v = n.numOperands() > k + 1 ? n.operand(k + 1) : nullptr;
+    if (!v)
+      return absl::FailedPreconditionError(absl::StrCat(
+          "no '", names[k], "' operand: Clip-6 always clamps (at ", k ? "" : "-",
+          "FLT_MAX), which changes infinities"));
+    Tensor scratch;
+    const Tensor *t = constantOf(v, scratch);
+    auto d = t && t->numElements() == 1 ? t->values<double>()
+                                        : absl::StatusOr<std::vector<double>>(absl::NotFoundError(""));
+    if (!d.ok() || d->size() != 1)
+      return absl::FailedPreconditionError(absl::StrCat(
+          "operand #", k + 1, " ('", v->name().str(), "') is not a constant scalar; opset ", c.to,
+          " needs it as attribute '", names[k], "'"));
+    vals[k] = (float)(*d)[0];
+    if (dt == DataType::Double && (double)vals[k] != (*d)[0])
+      return absl::FailedPreconditionError(absl::StrCat(
+          "operand #", k + 1, " ('", v->name().str(), "') = ", (*d)[0],
+          " is not exactly a float, as attribute '", names[k], "' must be"));
+  }
+  if (c.checkOnly) return absl::OkStatus();
+  Value *ops[2] = {n.operand(1), n.operand(2)};
+  n.removeOperand(2);
+  n.removeOperand(1);
+  for (int k = 0, e = ops[0] == ops[1] ? 1 : 2; k < e; ++k) { // one value may be both
+    Value *v = ops[k];
+    if (Node *def = v->definingNode(); def && v->useEmpty() && !v->isGraphOutput() &&
+                                        isConstantNode(*def) && !def->hasUses())
+      (void)def->erase();
+  }
+  n.newAttr("min").setFloat(vals[0]);
+  n.newAttr("max").setFloat(vals[1]);
+  return absl::OkStatus();
+}
+} // namespace
+
 void registerElementwiseOps(OpRegistrar &r) {
   using namespace infer;
   for (const char *op : {"Add", "Sub", "Mul", "Div", "Mod"})
@@ -881,6 +986,7 @@ void registerElementwiseOps(OpRegistrar &r) {
   r["HardSwish"] = kernels::kHardSwish; r["Softplus"] = kernels::kSoftplus;
   r["Softsign"] = kernels::kSoftsign; r["Celu"] = kernels::kCelu;
   r["ThresholdedRelu"] = kernels::kThresholdedRelu; r["Clip"] = kernels::kClip;
+  r["Clip"].since(11).upgrade(clipUp11).downgrade(clipDown11);
   r["Shrink"] = kernels::kShrink; r["BitwiseNot"] = kernels::kBitwiseNot;
   r["Not"] = [](InferCtx &c) {
     sameAsInput(c);
