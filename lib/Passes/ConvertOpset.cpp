@@ -18,6 +18,8 @@
 // versions are refused; other domains are left as they are.
 //
 //===----------------------------------------------------------------------===//
+#include "onnxir/IR/Attribute.h"
+#include "onnxir/IR/ConstantValue.h"
 #include "onnxir/IR/Function.h"
 #include "onnxir/IR/Graph.h"
 #include "onnxir/IR/Model.h"
@@ -97,11 +99,40 @@ absl::Status typesAllowed(const Node &n, const OpSchema &older) {
   return absl::OkStatus();
 }
 
+/// True if `n` has a negative `axis`/`axes` attribute, or a constant operand
+/// bound to the formal `axes` of `s` with a negative value.
+bool hasNegativeAxes(const Node &n, const OpSchema &s) {
+  for (const char *name : {"axis", "axes"})
+    if (const Attribute *a = n.getAttr(name); a && !a->isReference()) {
+      if (a->kind() == AttrKind::Int && a->i < 0) return true;
+      if (a->kind() == AttrKind::Ints)
+        for (int64_t v : a->ints)
+          if (v < 0) return true;
+    }
+  int i = s.inputIndex("axes");
+  if (i >= 0 && (unsigned)i < n.numOperands() && n.operand(i)) {
+    Tensor scratch;
+    if (const Tensor *t = constantOf(n.operand(i), scratch))
+      if (auto vals = t->values<int64_t>(); vals.ok())
+        for (int64_t v : *vals)
+          if (v < 0) return true;
+  }
+  return false;
+}
+
 const OpEntry *entryOf(const OpSchema &s) {
   for (const OpEntry &e : OpRegistry::get().versions("", s.name()))
     if (e.schema == &s) return &e;
   return nullptr;
 }
+
+// Note [Negative axes before 11]: ONNX 1.6 (opset 11) let Squeeze, Unsqueeze,
+// the Reduce*, Split, Concat, Gather, Flatten, ArgMax, Softmax, ... count axes
+// from the end, mostly without changing the schema's signature, so the steps
+// across 11 look type-only. Going below 11, a node with a negative axis or
+// axes (attribute, or the constant `axes` operand of its current form) is
+// refused rather than converted into a model older runtimes reject or
+// misread; ops that took negative axes before 11 are refused too (safe).
 
 struct Step {
   Node *node;
@@ -127,29 +158,41 @@ absl::Status planNode(Node &n, int64_t cur, int64_t target, std::vector<Step> &s
   size_t i = indexOf(from), j = indexOf(to);
   bool up = target > cur;
   // Each step between schemas vs[k-1] (older) and vs[k] (newer).
-  auto step = [&](size_t k) -> absl::Status {
+  auto stepImpl = [&](size_t k) -> absl::Status {
     const OpSchema &older = vs[k - 1], &newer = vs[k];
     int64_t stepFrom = up ? older.sinceVersion() : newer.sinceVersion();
     int64_t stepTo = up ? newer.sinceVersion() : older.sinceVersion();
     if (!up)
       if (absl::Status s = typesAllowed(n, older); !s.ok()) return s;
+    // Opset 11 allowed negative axes in many ops without a signature change
+    // (Note [Negative axes before 11]).
+    if (!up && older.sinceVersion() < 11 && newer.sinceVersion() >= 11 &&
+        hasNegativeAxes(n, *from))
+      return absl::FailedPreconditionError(
+          absl::StrCat("a negative axis, which ", older.str(),
+                       " may not accept (normalising it needs the rank; not done yet)"));
     if (sameButTypes(older, newer) && (!up || typesWidened(older, newer)))
       return absl::OkStatus();
     const OpEntry *e = entryOf(newer);
     VersionAdapter fn = e ? (up ? e->upgrade : e->downgrade) : nullptr;
     if (!fn)
-      return absl::UnimplementedError(absl::StrCat("no adapter from ", up ? older.str() : newer.str(),
-                                                   " to ", up ? newer.str() : older.str()));
+      return absl::UnimplementedError("no adapter");
     AdapterContext c;
     c.checkOnly = true;
     c.from = stepFrom;
     c.to = stepTo;
-    if (absl::Status s = fn(n, c); !s.ok())
-      return absl::Status(s.code(), absl::StrCat(up ? older.str() : newer.str(), " -> ",
-                                                 up ? newer.str() : older.str(), ": ",
-                                                 s.message()));
+    if (absl::Status s = fn(n, c); !s.ok()) return s;
     steps.push_back({&n, fn, stepFrom, stepTo});
     return absl::OkStatus();
+  };
+  // Every refusal of a step names it: `Squeeze-v13 -> Squeeze-v11: why`.
+  auto step = [&](size_t k) -> absl::Status {
+    absl::Status s = stepImpl(k);
+    if (s.ok()) return s;
+    const OpSchema &older = vs[k - 1], &newer = vs[k];
+    return absl::Status(s.code(), absl::StrCat(up ? older.str() : newer.str(), " -> ",
+                                               up ? newer.str() : older.str(), ": ",
+                                               s.message()));
   };
   if (up) {
     for (size_t k = i + 1; k <= j; ++k)
