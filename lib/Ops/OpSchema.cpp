@@ -237,9 +237,8 @@ static bool sameParams(llvm::ArrayRef<FormalParameter> a, llvm::ArrayRef<FormalP
   return true;
 }
 
-bool OpSchema::sameSignature(const OpSchema &o) const {
-  if (domain_ != o.domain_ || name_ != o.name_ || determinism_ != o.determinism_ ||
-      minIn_ != o.minIn_ || maxIn_ != o.maxIn_ || minOut_ != o.minOut_ || maxOut_ != o.maxOut_ ||
+bool OpSchema::sameFormals(const OpSchema &o) const {
+  if (minIn_ != o.minIn_ || maxIn_ != o.maxIn_ || minOut_ != o.minOut_ || maxOut_ != o.maxOut_ ||
       !sameParams(inputs_, o.inputs_) || !sameParams(outputs_, o.outputs_) ||
       attrs_.size() != o.attrs_.size() || constraints_.size() != o.constraints_.size())
     return false;
@@ -253,9 +252,24 @@ bool OpSchema::sameSignature(const OpSchema &o) const {
       return false;
   }
   for (size_t i = 0; i < constraints_.size(); ++i)
-    if (constraints_[i].param != o.constraints_[i].param ||
-        constraints_[i].allowed != o.constraints_[i].allowed)
-      return false;
+    if (constraints_[i].param != o.constraints_[i].param) return false;
+  return true;
+}
+
+bool OpSchema::sameSignature(const OpSchema &o) const {
+  if (domain_ != o.domain_ || name_ != o.name_ || determinism_ != o.determinism_ ||
+      !sameFormals(o))
+    return false;
+  for (size_t i = 0; i < constraints_.size(); ++i)
+    if (constraints_[i].allowed != o.constraints_[i].allowed) return false;
+  return true;
+}
+
+bool OpSchema::allowsEveryTypeOf(const OpSchema &o) const {
+  if (constraints_.size() != o.constraints_.size()) return false;
+  for (size_t i = 0; i < o.constraints_.size(); ++i)
+    for (llvm::StringRef t : o.constraints_[i].allowed)
+      if (!constraints_[i].allows(t)) return false;
   return true;
 }
 

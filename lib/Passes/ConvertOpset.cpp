@@ -39,47 +39,6 @@ namespace onnxir {
 
 namespace {
 
-bool sameAttrs(const AttributeSchema &x, const AttributeSchema &y) {
-  return x.name == y.name && x.kind == y.kind && x.required == y.required &&
-         x.hasDefault == y.hasDefault && x.defaultInt == y.defaultInt &&
-         x.defaultFloat == y.defaultFloat && x.defaultString == y.defaultString &&
-         x.defaultInts == y.defaultInts && x.defaultFloats == y.defaultFloats &&
-         x.defaultStrings == y.defaultStrings;
-}
-
-bool sameParams(llvm::ArrayRef<FormalParameter> a, llvm::ArrayRef<FormalParameter> b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i].name != b[i].name || a[i].typeStr != b[i].typeStr || a[i].option != b[i].option ||
-        a[i].homogeneous != b[i].homogeneous || a[i].minArity != b[i].minArity)
-      return false;
-  return true;
-}
-
-/// True if `a` and `b` are the same signature but for the allowed types of
-/// their constraints.
-bool sameButTypes(const OpSchema &a, const OpSchema &b) {
-  if (a.minInputs() != b.minInputs() || a.maxInputs() != b.maxInputs() ||
-      a.minOutputs() != b.minOutputs() || a.maxOutputs() != b.maxOutputs() ||
-      !sameParams(a.inputs(), b.inputs()) || !sameParams(a.outputs(), b.outputs()) ||
-      a.attributes().size() != b.attributes().size() ||
-      a.typeConstraints().size() != b.typeConstraints().size())
-    return false;
-  for (size_t i = 0; i < a.attributes().size(); ++i)
-    if (!sameAttrs(a.attributes()[i], b.attributes()[i])) return false;
-  for (size_t i = 0; i < a.typeConstraints().size(); ++i)
-    if (a.typeConstraints()[i].param != b.typeConstraints()[i].param) return false;
-  return true;
-}
-
-/// True if every type `older` allows, `newer` allows too.
-bool typesWidened(const OpSchema &older, const OpSchema &newer) {
-  for (size_t i = 0; i < older.typeConstraints().size(); ++i)
-    for (llvm::StringRef t : older.typeConstraints()[i].allowed)
-      if (!newer.typeConstraints()[i].allows(t)) return false;
-  return true;
-}
-
 /// Going down to `older`: the node's known operand and result types must be
 /// allowed there; the why of a refusal otherwise.
 absl::Status typesAllowed(const Node &n, const OpSchema &older) {
@@ -171,7 +130,7 @@ absl::Status planNode(Node &n, int64_t cur, int64_t target, std::vector<Step> &s
       return absl::FailedPreconditionError(
           absl::StrCat("a negative axis, which ", older.str(),
                        " may not accept (normalising it needs the rank; not done yet)"));
-    if (sameButTypes(older, newer) && (!up || typesWidened(older, newer)))
+    if (older.sameFormals(newer) && (!up || newer.allowsEveryTypeOf(older)))
       return absl::OkStatus();
     const OpEntry *e = entryOf(newer);
     VersionAdapter fn = e ? (up ? e->upgrade : e->downgrade) : nullptr;

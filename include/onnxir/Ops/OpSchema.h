@@ -152,6 +152,16 @@ public:
   /// since_version, deprecation and function bodies).
   bool sameSignature(const OpSchema &o) const;
 
+  /// Same formals, attributes (with defaults), constraint names and arity:
+  /// the signature of `o` but for the types each constraint allows (and for
+  /// determinism). Two versions of an operator related so differ only in the
+  /// types they accept (the opset converter's "type-list change" steps).
+  bool sameFormals(const OpSchema &o) const;
+
+  /// True if each constraint here allows every type the same-positioned
+  /// constraint of `o` allows (a widening from `o` to this schema).
+  bool allowsEveryTypeOf(const OpSchema &o) const;
+
 private:
   friend struct SchemaTable;
   friend class OpSchemaBuilder;
