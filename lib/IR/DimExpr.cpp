@@ -379,6 +379,32 @@ struct DimExprBuilder {
     return {llvm::ArrayRef<const DimExpr *>(e), 0};
   }
 
+  //===--- Note [Dims are non-negative] ----------------------------------===//
+  // Every symbol stands for a dimension (a dim_param, or a fresh symbol made
+  // for an unknown dim), so it is at least 0; so is any sum or product of
+  // such with non-negative coefficients and constant, a floor division or
+  // modulus of them, a min of them all or a max of any of them. Min and max
+  // use it to drop a constant bound at or below 0: the length of Range(0, N)
+  // is max(N, 0) by the formula and N by this fact, which lets a fusion see
+  // that a cache sliced to it has N rows.
+  static bool nonNegative(const DimExpr *e) {
+    switch (e->kind()) {
+    case DimExpr::Kind::Constant: return e->value() >= 0;
+    case DimExpr::Kind::Symbol: return true;
+    case DimExpr::Kind::Add:
+    case DimExpr::Kind::Mul:
+    case DimExpr::Kind::FloorDiv:
+    case DimExpr::Kind::Mod:
+    case DimExpr::Kind::Min:
+      if ((e->kind() == DimExpr::Kind::Add || e->kind() == DimExpr::Kind::Mul) && e->value() < 0)
+        return false;
+      return std::all_of(e->operands().begin(), e->operands().end(), nonNegative);
+    case DimExpr::Kind::Max:
+      return std::any_of(e->operands().begin(), e->operands().end(), nonNegative);
+    }
+    return false;
+  }
+
   const DimExpr *minMax(DimExpr::Kind k, llvm::ArrayRef<const DimExpr *> in) {
     bool isMin = k == DimExpr::Kind::Min;
     std::vector<const DimExpr *> args;
@@ -413,6 +439,12 @@ struct DimExprBuilder {
         continue;
       }
       kept.push_back(e);
+    }
+    // Note [Dims are non-negative]: a constant at or below 0 is dominated by
+    // a provably non-negative argument: max(N, 0) = N, min(N, -1) = -1.
+    if (cst && *cst <= 0) {
+      if (isMin && std::all_of(kept.begin(), kept.end(), nonNegative)) return constant(*cst);
+      if (!isMin && std::any_of(kept.begin(), kept.end(), nonNegative)) cst.reset();
     }
     if (cst) kept.push_back(constant(*cst));
     args = std::move(kept);

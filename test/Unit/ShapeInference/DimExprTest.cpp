@@ -169,6 +169,23 @@ TEST_F(DimExprTest, MinMaxDropArgumentsThatDifferByAConstant) {
   EXPECT_EQ(canon("max(min(N,3),N)"), "max(N,min(3,N))");
 }
 
+// Note [Dims are non-negative]: a constant bound at or below 0 goes where a
+// non-negative argument dominates it, and only there.
+TEST_F(DimExprTest, MinMaxKnowDimsAreNonNegative) {
+  EXPECT_EQ(canon("max(N,0)"), "N");          // Range(0, N)'s length
+  EXPECT_EQ(canon("max(0,2*N+M,-3)"), "M+2*N");
+  EXPECT_EQ(canon("max(0,floordiv(N,2))"), "floordiv(N,2)");
+  EXPECT_EQ(canon("min(N,M*K,0)"), "0");
+  EXPECT_EQ(canon("min(N,-1)"), "-1");
+  EXPECT_EQ(canon("max(0,N-1)"), "max(0,N-1)"); // N-1 may be -1
+  EXPECT_EQ(canon("max(0,M-N)"), "max(0,M-N)");
+  EXPECT_EQ(canon("max(-N,0)"), "max(-N,0)");
+  EXPECT_EQ(canon("min(N,M-1,0)"), "min(0,M-1,N)");
+  EXPECT_EQ(canon("max(N,1)"), "max(1,N)"); // 1 > 0: N may be 0
+  // A model's dim_param of that text stays its own symbol (lossless).
+  EXPECT_TRUE(dimFromParam(ctx, "max(N,0)")->isSymbol());
+}
+
 // The dim_param of the issue (max over 4,000 symbols, 23 KB) is longer than
 // any expression may be: an opaque symbol, read without parsing (it took
 // 7.7 s and 3 GB, comparing every pair of arguments).
