@@ -1006,6 +1006,43 @@ void registerElementwiseOps(OpRegistrar &r) {
   for (const char *op : {"Add", "Mul", "Max", "Min", "Sum", "Mean", "And", "Or", "Xor", "Equal",
                          "BitwiseAnd", "BitwiseOr", "BitwiseXor"})
     r[op].commutative();
+
+  // Version adapters up to opset 9 (Note [Version adapters]). Opset 6 dropped
+  // consumed_inputs (Note [consumed_inputs], AdapterSupport.h).
+  using adapters::dropConsumedInputs;
+  using adapters::noChange;
+  r["Abs"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Add"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Ceil"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Clip"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Div"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Elu"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Exp"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Floor"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["HardSigmoid"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["LeakyRelu"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Log"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Max"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Mean"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Min"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Mul"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Neg"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["PRelu"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Reciprocal"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Relu"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Selu"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Sigmoid"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Sqrt"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Sub"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Sum"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Tanh"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  // Opset 7: numpy broadcasting replaced broadcast/axis (Note [Legacy
+  // broadcast], AdapterSupport.h).
+  using adapters::legacyBroadcastDown;
+  using adapters::legacyBroadcastUp;
+  for (const char *op : {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal",
+                         "Greater", "Less"})
+    r[op].since(7).upgrade(legacyBroadcastUp).downgrade(legacyBroadcastDown);
 }
 
 } // namespace onnxir

@@ -1111,6 +1111,148 @@ absl::Status splitDown18(Node &n, AdapterContext &c) {
   n.insertOperand(1, v);
   return absl::OkStatus();
 }
+
+// Version adapters up to opset 9.
+// Concat-4 made axis required; Concat-1 defaulted it to 1.
+absl::Status concatUp4(Node &n, AdapterContext &c) {
+  if (!c.checkOnly && !n.getAttr("axis")) n.newAttr("axis").setInt(1);
+  return absl::OkStatus();
+}
+
+// Split-2 dropped the optional operand #1 (the sizes, of the input's type)
+// for the attribute `split`.
+absl::Status splitUp2(Node &n, AdapterContext &c) {
+  if (n.numOperands() < 2 || !n.operand(1)) return absl::OkStatus();
+  Value *v = n.operand(1);
+  if (n.getAttr("split"))
+    return absl::FailedPreconditionError(
+        absl::StrCat("the node has both attribute 'split' and operand #1 ('", v->name().str(), "')"));
+  Tensor scratch;
+  const Tensor *t = constantOf(v, scratch);
+  auto d = t ? t->values<double>() : absl::StatusOr<std::vector<double>>(absl::NotFoundError(""));
+  std::vector<int64_t> sizes;
+  if (d.ok())
+    for (double x : *d) {
+      if (x != std::floor(x) || x < 0 || x > 9.0e18) {
+        d = absl::InvalidArgumentError("");
+        break;
+      }
+      sizes.push_back((int64_t)x);
+    }
+  if (!d.ok())
+    return absl::FailedPreconditionError(absl::StrCat(
+        "operand #1 ('", v->name().str(),
+        "') is not a constant of sizes; opset 2 needs it as attribute 'split'"));
+  if (c.checkOnly) return absl::OkStatus();
+  n.removeOperand(1);
+  adapters::eraseIfDeadConstant(v);
+  n.newAttr("split").setInts(std::move(sizes));
+  return absl::OkStatus();
+}
+
+// Pad-2 renamed `paddings` (same layout: all begins, then all ends) `pads`.
+template <const char *From, const char *To>
+absl::Status renameAttr(Node &n, AdapterContext &c) {
+  if (Attribute *a = n.getAttr(From); a && !c.checkOnly) a->setName(To);
+  return absl::OkStatus();
+}
+constexpr char kPaddings[] = "paddings", kPads[] = "pads";
+
+// Tile-6: Tile-1's scalar operands `tiles` and `axis` (of the input's type)
+// became one int64 operand `repeats` with a count per axis.
+absl::Status tileUp6(Node &n, AdapterContext &c) {
+  if (n.numOperands() != 3 || !n.operand(1) || !n.operand(2))
+    return absl::FailedPreconditionError("Tile-1 needs operands 'tiles' and 'axis'");
+  int64_t vals[2];
+  for (unsigned k = 1; k <= 2; ++k) {
+    Tensor scratch;
+    const Tensor *t = constantOf(n.operand(k), scratch);
+    auto d = t && t->numElements() == 1 ? t->values<double>()
+                                        : absl::StatusOr<std::vector<double>>(absl::NotFoundError(""));
+    if (!d.ok() || (*d)[0] != std::floor((*d)[0]) || std::fabs((*d)[0]) > 1e15)
+      return absl::FailedPreconditionError(absl::StrCat(
+          "operand #", k, " ('", n.operand(k)->name().str(),
+          "') is not a constant integral scalar; opset 6 needs it in the constant 'repeats'"));
+    vals[k - 1] = (int64_t)(*d)[0];
+  }
+  const Type *t = n.operand(0) ? n.operand(0)->type() : nullptr;
+  int64_t rank = t && t->hasShape() ? t->rank() : -1;
+  if (rank < 0)
+    return absl::FailedPreconditionError(
+        "the rank of operand #0 is unknown; opset 6 needs a repeat count per axis (run "
+        "infer-shapes first)");
+  int64_t axis = vals[1] < 0 ? vals[1] + rank : vals[1];
+  if (axis < 0 || axis >= rank || vals[0] < 0)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "tiles=", vals[0], " along axis=", vals[1], " does not fit an input of rank ", rank));
+  if (c.checkOnly) return absl::OkStatus();
+  std::vector<int64_t> reps(rank, 1);
+  reps[axis] = vals[0];
+  Tensor rt;
+  rt.setDataType(DataType::Int64);
+  rt.setDims({rank});
+  rt.setTyped(Tensor::TypedField::Int64);
+  rt.int64Data.mut() = std::move(reps);
+  Value *old[2] = {n.operand(1), n.operand(2)};
+  Value *rv = c.constant(n, "repeats", std::move(rt));
+  n.setOperands({n.operand(0), rv});
+  for (int k = 0, e = old[0] == old[1] ? 1 : 2; k < e; ++k)
+    adapters::eraseIfDeadConstant(old[k]);
+  return absl::OkStatus();
+}
+
+// Down: repeats with at most one count other than 1 is one Tile-1 (several
+// would need a chain of Tiles: not done).
+absl::Status tileDown6(Node &n, AdapterContext &c) {
+  Value *v = n.numOperands() > 1 ? n.operand(1) : nullptr;
+  if (!v) return absl::FailedPreconditionError("no operand 'repeats'");
+  Tensor scratch;
+  const Tensor *t = constantOf(v, scratch);
+  auto reps = t ? t->values<int64_t>()
+                : absl::StatusOr<std::vector<int64_t>>(absl::NotFoundError(""));
+  if (!reps.ok())
+    return absl::FailedPreconditionError(absl::StrCat(
+        "operand #1 ('", v->name().str(), "') is not a constant; opset ", c.to,
+        " needs constant 'tiles' and 'axis'"));
+  int64_t axis = 0, tiles = 1, others = 0;
+  for (size_t i = 0; i < reps->size(); ++i)
+    if ((*reps)[i] != 1) {
+      axis = (int64_t)i;
+      tiles = (*reps)[i];
+      ++others;
+    }
+  if (others > 1)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "repeats has ", others, " counts other than 1; Tile-1 repeats along one axis (a chain "
+        "of Tiles is not done)"));
+  const Type *in = n.operand(0) ? n.operand(0)->type() : nullptr;
+  DataType dt = in && in->hasElemType() ? in->elemType() : DataType::Undefined;
+  if (dt != DataType::Float && dt != DataType::Double && dt != DataType::Float16)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "Tile-1's 'tiles' and 'axis' have the input's type, which must be a known float type, "
+        "not ", in && in->hasElemType() ? dataTypeName(dt).str() : std::string("unknown")));
+  if (c.checkOnly) return absl::OkStatus();
+  Value *sc[2];
+  int64_t vals[2] = {tiles, axis};
+  const char *names[2] = {"tiles", "axis"};
+  for (int k = 0; k < 2; ++k) {
+    Tensor s;
+    s.setDims({});
+    if (dt == DataType::Double) {
+      s.setDataType(DataType::Double);
+      s.setTyped(Tensor::TypedField::Double);
+      s.doubleData.mut() = {(double)vals[k]};
+    } else {
+      s.setDataType(DataType::Float);
+      s.setTyped(Tensor::TypedField::Float);
+      s.floatData.mut() = {(float)vals[k]};
+    }
+    sc[k] = c.constant(n, names[k], std::move(s));
+  }
+  n.setOperands({n.operand(0), sc[0], sc[1]});
+  adapters::eraseIfDeadConstant(v);
+  return absl::OkStatus();
+}
 } // namespace
 
 void registerTensorOps(OpRegistrar &r) {
@@ -1126,6 +1268,10 @@ void registerTensorOps(OpRegistrar &r) {
   r["Split"].infer(splitRule).kernel(kernels::kSplit);
   r["Split"].since(13).upgrade(splitUp13).downgrade(splitDown13);
   r["Split"].since(18).upgrade(splitUp18).downgrade(splitDown18);
+  r["Split"].since(2).upgrade(splitUp2).downgrade(adapters::noChange);
+  r["Concat"].since(4).upgrade(concatUp4).downgrade(adapters::noChange);
+  r["Pad"].since(2).upgrade(renameAttr<kPaddings, kPads>).downgrade(renameAttr<kPads, kPaddings>);
+  r["Tile"].since(6).upgrade(tileUp6).downgrade(tileDown6);
   r["Pad"] = padRule;
   r["Resize"] = resizeRule;
   r["Upsample"] = resizeRule;
