@@ -13,6 +13,8 @@
 
 #include "absl/strings/str_cat.h"
 
+#include <algorithm>
+
 namespace onnxir::adapters {
 
 absl::Status intsAttrToOperand(Node &n, AdapterContext &c, llvm::StringRef attr, unsigned index,
@@ -38,7 +40,7 @@ absl::Status intsAttrToOperand(Node &n, AdapterContext &c, llvm::StringRef attr,
   t.setDims({(int64_t)vals.size()});
   t.setTyped(Tensor::TypedField::Int64);
   t.int64Data.mut() = std::move(vals);
-  Value *v = c.constant(n, attr, std::move(t));
+  Value *v = newConstant(n, c, attr, std::move(t));
   while (n.numOperands() < index) n.addOperand(nullptr);
   n.addOperand(v);
   return absl::OkStatus();
@@ -91,6 +93,15 @@ absl::Status noNewAttributes(Node &n, AdapterContext &c) {
   return absl::OkStatus();
 }
 
+Value *newConstant(Node &n, AdapterContext &c, llvm::StringRef base, Tensor t) {
+  DataType dt = t.dataType();
+  if (c.to >= 9 || dt == DataType::Float || dt == DataType::Double || dt == DataType::Float16)
+    return c.constant(n, base, std::move(t));
+  Graph &g = *n.getGraph();
+  auto v = g.addInitializer(g.freshName(base), std::move(t));
+  return v.ok() ? *v : nullptr; // a fresh name does not clash
+}
+
 void eraseIfDeadConstant(Value *v) {
   if (Node *def = v ? v->definingNode() : nullptr;
       def && v->useEmpty() && !v->isGraphOutput() && isConstantNode(*def) && !def->hasUses())
@@ -133,9 +144,23 @@ absl::StatusOr<int64_t> intAttrOr(const Node &n, llvm::StringRef name, int64_t d
 
 namespace {
 
-const Type *shapedType(const Value *v) {
-  const Type *t = v ? v->type() : nullptr;
-  return t && t->isTensor() && t->hasShape() ? t : nullptr;
+/// The shape of `v`: its type's, else a constant's dims; false if unknown.
+bool shapeOf(const Value *v, std::vector<Dim> &out) {
+  out.clear();
+  if (!v) return false;
+  if (const Type *t = v->type(); t && t->isTensor() && t->hasShape()) {
+    out.assign(t->dims().begin(), t->dims().end());
+    return true;
+  }
+  Tensor scratch;
+  const Tensor *t = constantOf(v, scratch);
+  if (!t) return false;
+  for (int64_t d : t->dims()) out.push_back(Dim::known(d));
+  return true;
+}
+
+bool allKnown(llvm::ArrayRef<Dim> ds) {
+  return std::all_of(ds.begin(), ds.end(), [](const Dim &d) { return d.isKnown(); });
 }
 
 bool sameDim(const Dim &a, const Dim &b) {
@@ -156,19 +181,62 @@ std::string dimsString(llvm::ArrayRef<Dim> ds) {
 }
 
 /// Note [Legacy broadcast], down: operand #`bi` of `n` against the dims `a`
-/// of the result (`aWhat` names them): sets broadcast=1 where needed.
+/// of the result (`aWhat` names them): sets broadcast=1 where needed, and
+/// `allowAxis`: axis, with a constant B reshaped.
 absl::Status legacyBroadcastTo(Node &n, AdapterContext &c, unsigned bi,
-                               llvm::ArrayRef<Dim> a, const std::string &aWhat) {
-  const Type *tb = shapedType(n.operand(bi));
-  if (!tb)
+                               llvm::ArrayRef<Dim> a, const std::string &aWhat, bool allowAxis) {
+  std::vector<Dim> bd;
+  if (!shapeOf(n.operand(bi), bd))
     return absl::FailedPreconditionError(absl::StrCat(
         "opset ", c.to, " broadcasts only the legacy way (broadcast=1: operand #", bi,
         " a suffix of ", aWhat, "), which needs both operand shapes (run infer-shapes first)"));
-  llvm::ArrayRef<Dim> b = tb->dims();
+  llvm::ArrayRef<Dim> b = bd;
   bool suffix = b.size() <= a.size();
   for (size_t i = 0; suffix && i < b.size(); ++i)
     suffix = sameDim(b[i], a[a.size() - b.size() + i]);
-  bool one = b.size() <= a.size() && tb->numElements() == std::optional<int64_t>(1);
+  bool one = b.size() <= a.size() && allKnown(b) &&
+             std::all_of(b.begin(), b.end(), [](const Dim &d) { return d.value == 1; });
+  // A B that numpy stretches along dims of 1 at its ends (as
+  // legacyBroadcastUp makes of an `axis` form) is, without them, a legacy B
+  // placed by `axis`: a constant becomes a new constant, a Reshape that
+  // only added those dims is looked through.
+  if (!suffix && !one && allowAxis && b.size() <= a.size()) {
+    auto isOne = [](const Dim &d) { return d.isKnown() && d.value == 1; };
+    size_t lo = 0, hi = b.size(), off = a.size() - b.size();
+    while (lo < hi && isOne(b[lo]) && !isOne(a[off + lo])) ++lo;
+    while (hi > lo && isOne(b[hi - 1]) && !isOne(a[off + hi - 1])) --hi;
+    bool run = lo < hi;
+    for (size_t i = lo; run && i < hi; ++i) run = sameDim(b[i], a[off + i]);
+    Value *old = n.operand(bi);
+    Tensor scratch;
+    const Tensor *t = run ? constantOf(old, scratch) : nullptr;
+    Value *src = nullptr; // the Reshape's input
+    std::vector<Dim> sd;
+    if (Node *def = old->definingNode(); run && !t && def && def->is("Reshape") &&
+                                         def->numOperands() >= 1 &&
+                                         shapeOf(def->operand(0), sd) && sd.size() == hi - lo &&
+                                         std::equal(sd.begin(), sd.end(), b.begin() + lo, sameDim))
+      src = def->operand(0);
+    if (t || src) {
+      if (c.checkOnly) return absl::OkStatus();
+      if (t) {
+        Tensor nt = *t;
+        nt.setDims(std::vector<int64_t>(nt.dims().begin() + lo, nt.dims().begin() + hi));
+        n.setOperand(bi, newConstant(n, c, old->name(), std::move(nt)));
+        eraseIfDeadConstant(old);
+      } else {
+        n.setOperand(bi, src);
+        if (Node *def = old->definingNode(); old->useEmpty() && !old->isGraphOutput()) {
+          Value *shape = def->numOperands() > 1 ? def->operand(1) : nullptr;
+          (void)def->erase();
+          eraseIfDeadConstant(shape);
+        }
+      }
+      n.newAttr("broadcast").setInt(1);
+      n.newAttr("axis").setInt((int64_t)(off + lo));
+      return absl::OkStatus();
+    }
+  }
   if (!suffix && !one)
     return absl::FailedPreconditionError(absl::StrCat(
         "operand #", bi, " ('", n.operand(bi)->name().str(), "') of shape ", dimsString(b),
@@ -184,22 +252,23 @@ absl::Status legacyBroadcastTo(Node &n, AdapterContext &c, unsigned bi,
 absl::Status legacyBroadcastUp(Node &n, AdapterContext &c) {
   auto bc = intAttrOr(n, "broadcast", 0);
   if (!bc.ok()) return bc.status();
-  int64_t ones = 0; // dims of 1 to append to B
+  int64_t ones = 0, rankB = 0; // dims of 1 to append to B, of rank rankB
   if (*bc && n.getAttr("axis")) {
     auto ax = intAttrOr(n, "axis", 0);
     if (!ax.ok()) return ax.status();
-    const Type *ta = shapedType(n.operand(0)), *tb = shapedType(n.operand(1));
-    if (!ta || !tb)
+    std::vector<Dim> ad, bd;
+    if (!shapeOf(n.operand(0), ad) || !shapeOf(n.operand(1), bd))
       return absl::FailedPreconditionError(absl::StrCat(
           "broadcast=1 with axis=", *ax, " lines operand #1 up at dim ", *ax,
           " of operand #0, numpy broadcasting at the last dim: moving it needs the ranks of "
           "both operands (run infer-shapes first)"));
-    int64_t R = ta->rank(), r = tb->rank(), axis = *ax < 0 ? *ax + R : *ax;
+    int64_t R = (int64_t)ad.size(), r = (int64_t)bd.size(), axis = *ax < 0 ? *ax + R : *ax;
     if (axis < 0 || axis + r > R)
       return absl::FailedPreconditionError(
           absl::StrCat("axis=", *ax, " does not place operand #1 of rank ", r,
                        " inside operand #0 of rank ", R));
     ones = R - axis - r;
+    rankB = r;
   }
   if (c.checkOnly) return absl::OkStatus();
   n.removeAttr("broadcast");
@@ -212,31 +281,31 @@ absl::Status legacyBroadcastUp(Node &n, AdapterContext &c) {
     std::vector<int64_t> dims = nt.dims();
     dims.insert(dims.end(), ones, 1);
     nt.setDims(std::move(dims));
-    n.setOperand(1, c.constant(n, b->name(), std::move(nt)));
+    n.setOperand(1, newConstant(n, c, b->name(), std::move(nt)));
     eraseIfDeadConstant(b);
     return absl::OkStatus();
   }
   // Reshape-5 and later: 0 keeps the dim of the input.
-  std::vector<int64_t> shape(shapedType(b)->rank(), 0);
+  std::vector<int64_t> shape(rankB, 0);
   shape.insert(shape.end(), ones, 1);
   Tensor st;
   st.setDataType(DataType::Int64);
   st.setDims({(int64_t)shape.size()});
   st.setTyped(Tensor::TypedField::Int64);
   st.int64Data.mut() = std::move(shape);
-  Value *sv = c.constant(n, "shape", std::move(st));
+  Value *sv = newConstant(n, c, "shape", std::move(st));
   Node *rs = n.getGraph()->createNode("Reshape", {b, sv}, 1, &n, "", b->name());
   n.setOperand(1, rs->result(0));
   return absl::OkStatus();
 }
 
 absl::Status legacyBroadcastDown(Node &n, AdapterContext &c) {
-  const Type *ta = shapedType(n.operand(0));
-  if (!ta)
+  std::vector<Dim> ad;
+  if (!shapeOf(n.operand(0), ad))
     return absl::FailedPreconditionError(absl::StrCat(
         "opset ", c.to, " broadcasts only the legacy way (broadcast=1: operand #1 a suffix of "
         "operand #0's shape), which needs both operand shapes (run infer-shapes first)"));
-  return legacyBroadcastTo(n, c, 1, ta->dims(), "operand #0's shape");
+  return legacyBroadcastTo(n, c, 1, ad, "operand #0's shape", true);
 }
 
 absl::Status gemmBroadcastUp(Node &n, AdapterContext &c) {
@@ -248,21 +317,20 @@ absl::Status gemmBroadcastUp(Node &n, AdapterContext &c) {
 absl::Status gemmBroadcastDown(Node &n, AdapterContext &c) {
   if (n.numOperands() < 3 || !n.operand(2)) return absl::OkStatus();
   // The (M, N) of the result: from its type, else from A and B.
-  std::vector<Dim> y;
-  if (const Type *t = shapedType(n.result(0)); t && t->rank() == 2)
-    y.assign(t->dims().begin(), t->dims().end());
-  const Type *ta = shapedType(n.operand(0)), *tb = shapedType(n.operand(1));
-  if (y.empty() && ta && tb && ta->rank() == 2 && tb->rank() == 2) {
+  std::vector<Dim> y, ad, bd;
+  if (!shapeOf(n.result(0), y) || y.size() != 2) y.clear();
+  if (y.empty() && shapeOf(n.operand(0), ad) && shapeOf(n.operand(1), bd) && ad.size() == 2 &&
+      bd.size() == 2) {
     auto tA = intAttrOr(n, "transA", 0), tB = intAttrOr(n, "transB", 0);
     if (!tA.ok()) return tA.status();
     if (!tB.ok()) return tB.status();
-    y = {ta->dims()[*tA ? 1 : 0], tb->dims()[*tB ? 0 : 1]};
+    y = {ad[*tA ? 1 : 0], bd[*tB ? 0 : 1]};
   }
   if (y.empty())
     return absl::FailedPreconditionError(absl::StrCat(
         "opset ", c.to, " broadcasts C only the legacy way (broadcast=1: C's shape a suffix of "
         "(M, N)), which needs the shapes of A and B or of the result (run infer-shapes first)"));
-  return legacyBroadcastTo(n, c, 2, y, "the result's shape (M, N)");
+  return legacyBroadcastTo(n, c, 2, y, "the result's shape (M, N)", false);
 }
 
 } // namespace onnxir::adapters

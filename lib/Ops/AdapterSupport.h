@@ -28,6 +28,11 @@ absl::Status intsAttrToOperand(Node &n, AdapterContext &c, llvm::StringRef attr,
 absl::Status operandToIntsAttr(Node &n, AdapterContext &c, unsigned index, llvm::StringRef attr,
                                bool dropEmpty);
 
+/// A new constant operand for `n`: c.constant (a Constant node) where that is
+/// valid at the step's opset, else (Constant-1 takes only float types, until
+/// opset 9) an initializer of `n`'s graph.
+Value *newConstant(Node &n, AdapterContext &c, llvm::StringRef base, Tensor t);
+
 /// Erases the Constant node defining `v` if nothing reads `v` any more (an
 /// operand an adapter replaced; the node comes before the adapted one, so no
 /// later step of the conversion holds it).
@@ -66,7 +71,9 @@ absl::StatusOr<int64_t> intAttrOr(const Node &n, llvm::StringRef name, int64_t d
 /// ranks of A and B. Down: equal shapes need nothing; B's shape a suffix of
 /// A's, or one element of rank <= A's, sets broadcast=1; anything else (A
 /// stretched, dims of 1 stretched inside B, unknown shapes) has no legacy
-/// form and is refused. Gemm-6 `broadcast` of C against the (M, N) result is
+/// form and is refused, but for a constant B whose dims of 1 numpy stretches
+/// at its ends: it becomes a new constant without them, placed by `axis`
+/// (the form legacyBroadcastUp turns into a numpy one). Gemm-6 `broadcast` of C against the (M, N) result is
 /// the same rule (`gemmBroadcastUp/Down`).
 absl::Status legacyBroadcastUp(Node &n, AdapterContext &c);
 absl::Status legacyBroadcastDown(Node &n, AdapterContext &c);

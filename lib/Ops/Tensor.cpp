@@ -1194,7 +1194,7 @@ absl::Status tileUp6(Node &n, AdapterContext &c) {
   rt.setTyped(Tensor::TypedField::Int64);
   rt.int64Data.mut() = std::move(reps);
   Value *old[2] = {n.operand(1), n.operand(2)};
-  Value *rv = c.constant(n, "repeats", std::move(rt));
+  Value *rv = adapters::newConstant(n, c, "repeats", std::move(rt));
   n.setOperands({n.operand(0), rv});
   for (int k = 0, e = old[0] == old[1] ? 1 : 2; k < e; ++k)
     adapters::eraseIfDeadConstant(old[k]);
