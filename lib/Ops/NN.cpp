@@ -953,7 +953,7 @@ absl::Status gruDown3(Node &n, AdapterContext &c) {
   if (n.numResults() < 2 || !n.result(1)) { // Y_h is required at opset 1
     n.trimTrailingEmptyResults();
     if (n.numResults() == 0) n.addEmptyResult();
-    (void)n.addResult("");
+    (void)n.addResult(n.getGraph()->freshName("y_h"));
   }
   return absl::OkStatus();
 }
