@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace onnxir {
 
@@ -1253,6 +1254,96 @@ absl::Status tileDown6(Node &n, AdapterContext &c) {
   adapters::eraseIfDeadConstant(v);
   return absl::OkStatus();
 }
+// Upsample's scales from whichever form the node has (a step's check sees
+// the node before the other steps: Note [Version adapters]): attribute
+// `scales`, a constant float operand #1, or height_scale/width_scale.
+std::optional<std::vector<float>> upsampleScales(const Node &n) {
+  if (const Attribute *a = n.getAttr("scales"))
+    if (!a->isReference() && a->kind() == AttrKind::Floats)
+      return std::vector<float>(a->floats.begin(), a->floats.end());
+  if (n.numOperands() > 1 && n.operand(1)) {
+    Tensor scratch;
+    const Tensor *t = constantOf(n.operand(1), scratch);
+    if (t && t->dataType() == DataType::Float)
+      if (auto v = t->values<double>(); v.ok()) return std::vector<float>(v->begin(), v->end());
+    return std::nullopt;
+  }
+  const Attribute *h = n.getAttr("height_scale"), *w = n.getAttr("width_scale");
+  if (h && w && !h->isReference() && !w->isReference() && h->kind() == AttrKind::Float &&
+      w->kind() == AttrKind::Float)
+    return std::vector<float>{1.f, 1.f, h->f, w->f};
+  return std::nullopt;
+}
+
+// Upsample-7: Upsample-1's height_scale and width_scale (of an NCHW input)
+// became `scales`, one per axis; mode "bilinear" became "linear".
+absl::Status upsampleUp7(Node &n, AdapterContext &c) {
+  const Attribute *h = n.getAttr("height_scale"), *w = n.getAttr("width_scale");
+  for (const Attribute *a : {h, w})
+    if (!a || a->isReference() || a->kind() != AttrKind::Float)
+      return absl::FailedPreconditionError(
+          "height_scale and width_scale must both be set, as floats");
+  Attribute *mode = n.getAttr("mode");
+  if (mode && mode->isReference())
+    return absl::FailedPreconditionError("attribute 'mode' refers to a function attribute");
+  if (c.checkOnly) return absl::OkStatus();
+  std::vector<float> scales = {1.f, 1.f, h->f, w->f};
+  n.removeAttr("height_scale");
+  n.removeAttr("width_scale");
+  n.newAttr("scales").setFloats(std::move(scales));
+  if (mode && mode->kind() == AttrKind::String && mode->s == "bilinear") mode->setString("linear");
+  return absl::OkStatus();
+}
+absl::Status upsampleDown7(Node &n, AdapterContext &c) {
+  auto scales = upsampleScales(n);
+  if (!scales)
+    return absl::FailedPreconditionError("the scales are not a constant list of floats");
+  if (scales->size() != 4 || (*scales)[0] != 1.f || (*scales)[1] != 1.f)
+    return absl::FailedPreconditionError(
+        "Upsample-1 scales only the last two axes of an NCHW input: scales must be [1, 1, h, w]");
+  Attribute *mode = n.getAttr("mode");
+  if (mode && (mode->isReference() || mode->kind() != AttrKind::String))
+    return absl::FailedPreconditionError("attribute 'mode' is not a string");
+  if (c.checkOnly) return absl::OkStatus();
+  n.removeAttr("scales");
+  n.newAttr("height_scale").setFloat((*scales)[2]);
+  n.newAttr("width_scale").setFloat((*scales)[3]);
+  if (mode && mode->s == "linear") mode->setString("bilinear");
+  return absl::OkStatus();
+}
+
+// Upsample-9: `scales` became the float operand #1.
+absl::Status upsampleUp9(Node &n, AdapterContext &c) {
+  if (n.numOperands() > 1 && n.operand(1))
+    return n.getAttr("scales") ? absl::FailedPreconditionError(
+                                     "the node has both attribute 'scales' and operand #1")
+                               : absl::OkStatus();
+  auto scales = upsampleScales(n);
+  if (!scales) return absl::FailedPreconditionError("no attribute 'scales' of floats");
+  if (c.checkOnly) return absl::OkStatus();
+  Tensor t;
+  t.setDataType(DataType::Float);
+  t.setDims({(int64_t)scales->size()});
+  t.setTyped(Tensor::TypedField::Float);
+  t.floatData.mut() = std::move(*scales);
+  n.removeAttr("scales");
+  n.addOperand(adapters::newConstant(n, c, "scales", std::move(t)));
+  return absl::OkStatus();
+}
+absl::Status upsampleDown9(Node &n, AdapterContext &c) {
+  Value *v = n.numOperands() > 1 ? n.operand(1) : nullptr;
+  if (!v) return absl::FailedPreconditionError("no operand 'scales'");
+  auto scales = upsampleScales(n);
+  if (!scales)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "operand #1 ('", v->name().str(), "') is not a float constant; opset ", c.to,
+        " needs it as attribute 'scales'"));
+  if (c.checkOnly) return absl::OkStatus();
+  n.removeOperand(1);
+  adapters::eraseIfDeadConstant(v);
+  n.newAttr("scales").setFloats(std::move(*scales));
+  return absl::OkStatus();
+}
 } // namespace
 
 void registerTensorOps(OpRegistrar &r) {
@@ -1272,6 +1363,8 @@ void registerTensorOps(OpRegistrar &r) {
   r["Concat"].since(4).upgrade(concatUp4).downgrade(adapters::noChange);
   r["Pad"].since(2).upgrade(renameAttr<kPaddings, kPads>).downgrade(renameAttr<kPads, kPaddings>);
   r["Tile"].since(6).upgrade(tileUp6).downgrade(tileDown6);
+  r["Upsample"].since(7).upgrade(upsampleUp7).downgrade(upsampleDown7);
+  r["Upsample"].since(9).upgrade(upsampleUp9).downgrade(upsampleDown9);
   r["Pad"] = padRule;
   r["Resize"] = resizeRule;
   r["Upsample"] = resizeRule;
