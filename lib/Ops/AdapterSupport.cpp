@@ -110,17 +110,32 @@ void eraseIfDeadConstant(Value *v) {
 
 absl::Status noNewOperands(Node &n, AdapterContext &c) {
   const OpSchema *older = lookupSchema(n.domain(), n.opType(), c.to);
+  const OpSchema *newer = lookupSchema(n.domain(), n.opType(), c.from);
   if (!older) return absl::OkStatus();
+  // `#i (formal, 'value')`
+  auto slot = [&](const FormalParameter *p, unsigned i, const Value *v) {
+    return absl::StrCat("#", i, " (", p ? p->name.str() + ", " : std::string(), "'",
+                        v->name().str(), "')");
+  };
   for (unsigned i = 0; i < n.numOperands(); ++i)
     if (n.operand(i) && !older->inputFor(i))
       return absl::FailedPreconditionError(
-          absl::StrCat("operand #", i, " ('", n.operand(i)->name().str(),
-                       "') does not exist at opset ", c.to));
-  for (unsigned i = 0; i < n.numResults(); ++i)
-    if (n.result(i) && !older->outputFor(i))
+          absl::StrCat("operand ", slot(newer ? newer->inputFor(i) : nullptr, i, n.operand(i)),
+                       " does not exist at opset ", c.to));
+  bool drop = false;
+  for (unsigned i = 0; i < n.numResults(); ++i) {
+    Value *v = n.result(i);
+    if (!v || older->outputFor(i)) continue;
+    if (!v->useEmpty() || v->isGraphOutput())
       return absl::FailedPreconditionError(
-          absl::StrCat("result #", i, " ('", n.result(i)->name().str(),
-                       "') does not exist at opset ", c.to));
+          absl::StrCat("result ", slot(newer ? newer->outputFor(i) : nullptr, i, v),
+                       " does not exist at opset ", c.to));
+    drop = true;
+  }
+  if (c.checkOnly || !drop) return absl::OkStatus();
+  for (unsigned i = 0; i < n.numResults(); ++i)
+    if (n.result(i) && !older->outputFor(i)) (void)n.eraseResult(i);
+  n.trimTrailingEmptyResults();
   return absl::OkStatus();
 }
 

@@ -43,9 +43,10 @@ void eraseIfDeadConstant(Value *v);
 /// a node that sets an attribute the older schema (at c.to) lacks.
 absl::Status noChange(Node &n, AdapterContext &c);
 absl::Status noNewAttributes(Node &n, AdapterContext &c);
-/// Down: refuses a node that fills an operand or result slot the older
-/// schema (at c.to) lacks (an optional input or output added by the newer
-/// version). Empty slots are fine.
+/// Down, for optional operands and results the newer version added: refuses
+/// a node that fills an operand slot the older schema (at c.to) lacks, or
+/// has such a result that is read (a use or a graph output); unread ones are
+/// emptied. Empty slots are fine.
 absl::Status noNewOperands(Node &n, AdapterContext &c);
 
 /// Note [consumed_inputs]: opset 6 removed the legacy attribute

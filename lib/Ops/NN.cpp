@@ -893,11 +893,7 @@ absl::Status averagePoolDown7(Node &n, AdapterContext &c) {
 // Indices).
 absl::Status maxPoolDown8(Node &n, AdapterContext &c) {
   if (auto so = adapters::intAttrOr(n, "storage_order", 0); !so.ok()) return so.status();
-  if (resultRead(n, 1))
-    return refuse(absl::StrCat("result #1 (Indices, '", n.result(1)->name().str(),
-                               "') does not exist at opset ", c.to));
-  if (c.checkOnly) return absl::OkStatus();
-  dropResultsFrom(n, 1);
+  if (absl::Status s = adapters::noNewOperands(n, c); !s.ok() || c.checkOnly) return s;
   n.removeAttr("storage_order");
   return absl::OkStatus();
 }
