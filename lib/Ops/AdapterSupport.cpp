@@ -348,4 +348,21 @@ absl::Status gemmBroadcastDown(Node &n, AdapterContext &c) {
   return legacyBroadcastTo(n, c, 2, y, "the result's shape (M, N)", false);
 }
 
+absl::Status sameShapesDown(Node &n, AdapterContext &c) {
+  std::vector<Dim> first, d;
+  for (unsigned i = 0; i < n.numOperands(); ++i) {
+    if (!shapeOf(n.operand(i), i ? d : first))
+      return absl::FailedPreconditionError(absl::StrCat(
+          "opset ", c.to, " needs every operand of the same shape (no broadcasting), and the "
+          "shape of operand #", i, " ('", n.operand(i)->name().str(),
+          "') is unknown (run infer-shapes first)"));
+    if (i && !(d.size() == first.size() && std::equal(d.begin(), d.end(), first.begin(), sameDim)))
+      return absl::FailedPreconditionError(absl::StrCat(
+          "opset ", c.to, " needs every operand of the same shape (no broadcasting): operand #",
+          i, " ('", n.operand(i)->name().str(), "') has shape ", dimsString(d),
+          ", operand #0 ", dimsString(first)));
+  }
+  return absl::OkStatus();
+}
+
 } // namespace onnxir::adapters

@@ -81,6 +81,11 @@ absl::Status legacyBroadcastDown(Node &n, AdapterContext &c);
 absl::Status gemmBroadcastUp(Node &n, AdapterContext &c);
 absl::Status gemmBroadcastDown(Node &n, AdapterContext &c);
 
+/// Down across the step where a variadic op (Max, Min, Sum, Mean at 8) began
+/// to broadcast the numpy way: the older form needs every operand of one
+/// shape, so every shape must be known and equal.
+absl::Status sameShapesDown(Node &n, AdapterContext &c);
+
 } // namespace onnxir::adapters
 
 #endif // ONNXIR_LIB_OPS_ADAPTERSUPPORT_H

@@ -932,6 +932,33 @@ absl::Status clipDown11(Node &n, AdapterContext &c) {
 }
 } // namespace
 
+namespace {
+// PRelu-7 broadcasts the slope to X the numpy way; PRelu-6 defines a slope of
+// one element or (implicitly) of X's shape only (Caffe2 applied a [C] slope
+// per channel of NCHW, which numpy broadcasting would put on the last axis).
+// Both ways a node converts when its slope is one of those two.
+absl::Status preluSlopeLegacy(Node &n, AdapterContext &) {
+  const Type *tx = n.numOperands() > 0 && n.operand(0) ? n.operand(0)->type() : nullptr;
+  const Type *ts = n.numOperands() > 1 && n.operand(1) ? n.operand(1)->type() : nullptr;
+  Tensor scratch;
+  const Tensor *k = n.numOperands() > 1 ? constantOf(n.operand(1), scratch) : nullptr;
+  if ((k && k->numElements() == 1) || (ts && ts->hasShape() && ts->numElements() == 1))
+    return absl::OkStatus();
+  auto noUnknown = [](const Type *t) {
+    return std::none_of(t->dims().begin(), t->dims().end(),
+                        [](const Dim &d) { return d.kind == Dim::Kind::Unknown; });
+  };
+  if (tx && ts && tx->hasShape() && ts->hasShape() && noUnknown(tx) && tx->dims() == ts->dims())
+    return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "PRelu-6 defines only a slope of one element or of X's shape, PRelu-7 broadcasts it the "
+      "numpy way; the slope ",
+      ts && ts->hasShape() ? "of type " + ts->str() : std::string("of unknown shape"),
+      " with X ", tx && tx->hasShape() ? "of type " + tx->str() : std::string("of unknown shape"),
+      " may mean otherwise (run infer-shapes first if the shapes are unknown)"));
+}
+} // namespace
+
 void registerElementwiseOps(OpRegistrar &r) {
   using namespace infer;
   for (const char *op : {"Add", "Sub", "Mul", "Div", "Mod"})
@@ -1043,6 +1070,11 @@ void registerElementwiseOps(OpRegistrar &r) {
   for (const char *op : {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal",
                          "Greater", "Less"})
     r[op].since(7).upgrade(legacyBroadcastUp).downgrade(legacyBroadcastDown);
+  r["PRelu"].since(7).upgrade(preluSlopeLegacy).downgrade(preluSlopeLegacy);
+  // Opset 8 let Max, Min, Sum and Mean broadcast (their schemas did not
+  // change): going down, every operand must have the same shape.
+  for (const char *op : {"Max", "Min", "Sum", "Mean"})
+    r[op].since(8).upgrade(noChange).downgrade(adapters::sameShapesDown);
 }
 
 } // namespace onnxir
