@@ -11,6 +11,7 @@
 #include "onnxir/Ops/OpRegistry.h"
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "llvm/ADT/StringRef.h"
 
 namespace onnxir::adapters {
@@ -27,11 +28,63 @@ absl::Status intsAttrToOperand(Node &n, AdapterContext &c, llvm::StringRef attr,
 absl::Status operandToIntsAttr(Node &n, AdapterContext &c, unsigned index, llvm::StringRef attr,
                                bool dropEmpty);
 
+/// A new constant operand for `n`: c.constant (a Constant node) where that is
+/// valid at the step's opset, else (Constant-1 takes only float types, until
+/// opset 9) an initializer of `n`'s graph.
+Value *newConstant(Node &n, AdapterContext &c, llvm::StringRef base, Tensor t);
+
+/// Erases the Constant node defining `v` if nothing reads `v` any more (an
+/// operand an adapter replaced; the node comes before the adapted one, so no
+/// later step of the conversion holds it).
+void eraseIfDeadConstant(Value *v);
+
 /// For a step that only added optional attributes whose absence keeps the old
 /// meaning: up is nothing to do (`noChange`); down (`noNewAttributes`) refuses
 /// a node that sets an attribute the older schema (at c.to) lacks.
 absl::Status noChange(Node &n, AdapterContext &c);
 absl::Status noNewAttributes(Node &n, AdapterContext &c);
+/// Down, for optional operands and results the newer version added: refuses
+/// a node that fills an operand slot the older schema (at c.to) lacks, or
+/// has such a result that is read (a use or a graph output); unread ones are
+/// emptied. Empty slots are fine.
+absl::Status noNewOperands(Node &n, AdapterContext &c);
+
+/// Note [consumed_inputs]: opset 6 removed the legacy attribute
+/// `consumed_inputs` of some 30 operators, a hint to old runtimes of which
+/// operands an output may overwrite in place; it never changed the values
+/// computed. Up: it is dropped (`dropConsumedInputs`); down: nothing to do
+/// (`noChange`; BatchNormalization-1, where it is required, sets it itself).
+absl::Status dropConsumedInputs(Node &n, AdapterContext &c);
+
+/// The int value of attribute `name`, `dflt` when absent; a refusal if it is
+/// a reference to a function attribute or not an int.
+absl::StatusOr<int64_t> intAttrOr(const Node &n, llvm::StringRef name, int64_t dflt);
+
+/// Note [Legacy broadcast]: before opset 7, binary ops (Add, Sub, Mul, Div,
+/// Pow, And, Or, Xor, Equal, Greater, Less) took `broadcast` (default 0: the
+/// shapes are equal) and `axis`; with broadcast=1 operand B is broadcast to
+/// A's shape, B's shape being a contiguous run of A's dims starting at
+/// `axis`, or a suffix of A's shape when axis is absent, or one element.
+/// Opset 7 broadcasts both operands the numpy way (right-aligned, dims of 1
+/// stretch). Up: every legacy form is a numpy form once B's dims line up at
+/// the right: B with `axis` not at the end is reshaped (a constant B as a new
+/// constant, otherwise a Reshape that appends dims of 1), which needs the
+/// ranks of A and B. Down: equal shapes need nothing; B's shape a suffix of
+/// A's, or one element of rank <= A's, sets broadcast=1; anything else (A
+/// stretched, dims of 1 stretched inside B, unknown shapes) has no legacy
+/// form and is refused, but for a constant B whose dims of 1 numpy stretches
+/// at its ends: it becomes a new constant without them, placed by `axis`
+/// (the form legacyBroadcastUp turns into a numpy one). Gemm-6 `broadcast` of C against the (M, N) result is
+/// the same rule (`gemmBroadcastUp/Down`).
+absl::Status legacyBroadcastUp(Node &n, AdapterContext &c);
+absl::Status legacyBroadcastDown(Node &n, AdapterContext &c);
+absl::Status gemmBroadcastUp(Node &n, AdapterContext &c);
+absl::Status gemmBroadcastDown(Node &n, AdapterContext &c);
+
+/// Down across the step where a variadic op (Max, Min, Sum, Mean at 8) began
+/// to broadcast the numpy way: the older form needs every operand of one
+/// shape, so every shape must be known and equal.
+absl::Status sameShapesDown(Node &n, AdapterContext &c);
 
 } // namespace onnxir::adapters
 

@@ -4,12 +4,16 @@
 // (the float8/float4 and E8M0 encodings, string <-> number).
 //
 //===----------------------------------------------------------------------===//
+#include "AdapterSupport.h"
 #include "Families.h"
 #include "InferSupport.h"
 #include "KernelSupport.h"
 
 #include "onnxir/Ops/InferCtx.h"
 #include "onnxir/Ops/OpRegistry.h"
+#include "onnxir/Ops/OpSchema.h"
+
+#include "absl/strings/ascii.h"
 
 #include <algorithm>
 #include <cmath>
@@ -399,6 +403,44 @@ StatusOr<std::vector<Tensor>> kCastLike(const KernelCall &c) {
 } // namespace
 } // namespace kernels
 
+namespace {
+// Cast-6: `to` became the TensorProto data type number; Cast-1 named it
+// ("FLOAT", "INT64", ...: TensorProto.DataType's names).
+absl::Status castUp6(Node &n, AdapterContext &c) {
+  Attribute *a = n.getAttr("to");
+  if (!a) return absl::FailedPreconditionError("no attribute 'to'");
+  if (a->isReference())
+    return absl::FailedPreconditionError(
+        absl::StrCat("attribute 'to' refers to the function attribute '", a->refAttrName.get(),
+                     "'; opset 6 needs a type number"));
+  if (a->kind() == AttrKind::Int) return absl::OkStatus(); // already a number
+  std::optional<DataType> dt;
+  if (a->kind() == AttrKind::String) dt = dataTypeFromName(absl::AsciiStrToLower(a->s));
+  if (!dt)
+    return absl::FailedPreconditionError(
+        absl::StrCat("to='", a->kind() == AttrKind::String ? a->s : std::string("?"),
+                     "' names no TensorProto data type"));
+  if (!c.checkOnly) a->setInt((int64_t)*dt);
+  return absl::OkStatus();
+}
+absl::Status castDown6(Node &n, AdapterContext &c) {
+  Attribute *a = n.getAttr("to");
+  if (!a) return absl::FailedPreconditionError("no attribute 'to'");
+  auto to = adapters::intAttrOr(n, "to", 0);
+  if (!to.ok()) return to.status();
+  const OpSchema *older = lookupSchema("", "Cast", c.to);
+  const FormalParameter *out = older ? older->outputFor(0) : nullptr;
+  llvm::StringRef name = isKnownDataType((int32_t)*to) ? dataTypeName((DataType)*to) : "";
+  if (name.empty() || !out || !out->constraint ||
+      !out->constraint->allows(absl::StrCat("tensor(", name.str(), ")")))
+    return absl::FailedPreconditionError(
+        absl::StrCat("to=", *to, (name.empty() ? std::string() : " (" + name.str() + ")"),
+                     " is not a type Cast-1 casts to"));
+  if (!c.checkOnly) a->setString(absl::AsciiStrToUpper(name.str()));
+  return absl::OkStatus();
+}
+} // namespace
+
 void registerCastOps(OpRegistrar &r) {
   using namespace infer;
   r["Cast"] = [](InferCtx &c) {
@@ -417,6 +459,7 @@ void registerCastOps(OpRegistrar &r) {
     }
   };
   r["Cast"] = kernels::kCast;
+  r["Cast"].since(6).upgrade(castUp6).downgrade(castDown6);
   r["CastLike"] = [](InferCtx &c) {
     c.setTensor(0, c.inElem(1), c.inShape(0));
     if (const Dims *d = c.inData(0)) c.setOutData(0, *d);

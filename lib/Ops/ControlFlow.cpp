@@ -332,10 +332,29 @@ void sequenceMapRule(InferCtx &c) {
 } // namespace
 } // namespace infer
 
+namespace {
+// Scan-9 dropped Scan-8's batch axis (every scan input and output had a
+// leading batch dimension, with optional per-batch sequence_lens) and added
+// per-input and per-output scan axes. Moving between them rewrites the body
+// (a loop over the batch, or Unsqueeze/Squeeze of every input and output):
+// not done, refused with that why.
+absl::Status scanUp9(Node &, AdapterContext &) {
+  return absl::UnimplementedError(
+      "Scan-8 scans a leading batch axis (with optional sequence_lens), which Scan-9 does not "
+      "have; rewriting it (a loop over the batch) is not done");
+}
+absl::Status scanDown9(Node &, AdapterContext &) {
+  return absl::UnimplementedError(
+      "Scan-8 needs a leading batch axis on every scan input and output, which Scan-9 does "
+      "not have; adding it (Unsqueeze/Squeeze around the node) is not done");
+}
+} // namespace
+
 void registerControlFlowOps(OpRegistrar &r) {
   r["If"].infer(infer::ifRule).infersSubgraphs();
   r["Loop"].infer(infer::loopRule).infersSubgraphs();
   r["Scan"].infer(infer::scanRule).infersSubgraphs();
+  r["Scan"].since(9).upgrade(scanUp9).downgrade(scanDown9);
   r["SequenceMap"].infer(infer::sequenceMapRule).infersSubgraphs();
 }
 

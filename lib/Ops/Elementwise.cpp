@@ -932,6 +932,33 @@ absl::Status clipDown11(Node &n, AdapterContext &c) {
 }
 } // namespace
 
+namespace {
+// PRelu-7 broadcasts the slope to X the numpy way; PRelu-6 defines a slope of
+// one element or (implicitly) of X's shape only (Caffe2 applied a [C] slope
+// per channel of NCHW, which numpy broadcasting would put on the last axis).
+// Both ways a node converts when its slope is one of those two.
+absl::Status preluSlopeLegacy(Node &n, AdapterContext &) {
+  const Type *tx = n.numOperands() > 0 && n.operand(0) ? n.operand(0)->type() : nullptr;
+  const Type *ts = n.numOperands() > 1 && n.operand(1) ? n.operand(1)->type() : nullptr;
+  Tensor scratch;
+  const Tensor *k = n.numOperands() > 1 ? constantOf(n.operand(1), scratch) : nullptr;
+  if ((k && k->numElements() == 1) || (ts && ts->hasShape() && ts->numElements() == 1))
+    return absl::OkStatus();
+  auto noUnknown = [](const Type *t) {
+    return std::none_of(t->dims().begin(), t->dims().end(),
+                        [](const Dim &d) { return d.kind == Dim::Kind::Unknown; });
+  };
+  if (tx && ts && tx->hasShape() && ts->hasShape() && noUnknown(tx) && tx->dims() == ts->dims())
+    return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "PRelu-6 defines only a slope of one element or of X's shape, PRelu-7 broadcasts it the "
+      "numpy way; the slope ",
+      ts && ts->hasShape() ? "of type " + ts->str() : std::string("of unknown shape"),
+      " with X ", tx && tx->hasShape() ? "of type " + tx->str() : std::string("of unknown shape"),
+      " may mean otherwise (run infer-shapes first if the shapes are unknown)"));
+}
+} // namespace
+
 void registerElementwiseOps(OpRegistrar &r) {
   using namespace infer;
   for (const char *op : {"Add", "Sub", "Mul", "Div", "Mod"})
@@ -1006,6 +1033,48 @@ void registerElementwiseOps(OpRegistrar &r) {
   for (const char *op : {"Add", "Mul", "Max", "Min", "Sum", "Mean", "And", "Or", "Xor", "Equal",
                          "BitwiseAnd", "BitwiseOr", "BitwiseXor"})
     r[op].commutative();
+
+  // Version adapters up to opset 9 (Note [Version adapters]). Opset 6 dropped
+  // consumed_inputs (Note [consumed_inputs], AdapterSupport.h).
+  using adapters::dropConsumedInputs;
+  using adapters::noChange;
+  r["Abs"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Add"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Ceil"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Clip"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Div"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Elu"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Exp"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Floor"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["HardSigmoid"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["LeakyRelu"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Log"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Max"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Mean"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Min"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Mul"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Neg"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["PRelu"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Reciprocal"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Relu"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Selu"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Sigmoid"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Sqrt"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Sub"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Sum"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Tanh"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  // Opset 7: numpy broadcasting replaced broadcast/axis (Note [Legacy
+  // broadcast], AdapterSupport.h).
+  using adapters::legacyBroadcastDown;
+  using adapters::legacyBroadcastUp;
+  for (const char *op : {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal",
+                         "Greater", "Less"})
+    r[op].since(7).upgrade(legacyBroadcastUp).downgrade(legacyBroadcastDown);
+  r["PRelu"].since(7).upgrade(preluSlopeLegacy).downgrade(preluSlopeLegacy);
+  // Opset 8 let Max, Min, Sum and Mean broadcast (their schemas did not
+  // change): going down, every operand must have the same shape.
+  for (const char *op : {"Max", "Min", "Sum", "Mean"})
+    r[op].since(8).upgrade(noChange).downgrade(adapters::sameShapesDown);
 }
 
 } // namespace onnxir

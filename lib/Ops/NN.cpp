@@ -11,6 +11,7 @@
 // ai.onnx.preview (registerPreviewOps).
 //
 //===----------------------------------------------------------------------===//
+#include "AdapterSupport.h"
 #include "Families.h"
 #include "InferSupport.h"
 #include "KernelSupport.h"
@@ -783,6 +784,178 @@ void registerPreviewOps(OpRegistrar &r) {
   };
 }
 
+namespace {
+// Version adapters up to opset 9 (Note [Version adapters], OpRegistry.h).
+
+absl::Status refuse(std::string why) { return absl::FailedPreconditionError(std::move(why)); }
+
+/// True if result #i exists and is read (a use, or a graph output).
+bool resultRead(const Node &n, unsigned i) {
+  Value *v = i < n.numResults() ? n.result(i) : nullptr;
+  return v && (!v->useEmpty() || v->isGraphOutput());
+}
+
+/// Empties the (unread) result slots from #first on.
+void dropResultsFrom(Node &n, unsigned first) {
+  for (unsigned i = first; i < n.numResults(); ++i)
+    if (n.result(i)) (void)n.eraseResult(i);
+  n.trimTrailingEmptyResults();
+}
+
+bool hasResultsFrom(const Node &n, unsigned first) {
+  for (unsigned i = first; i < n.numResults(); ++i)
+    if (n.result(i)) return true;
+  return false;
+}
+
+// BatchNormalization-1 requires consumed_inputs: in training mode the running
+// mean and variance (operands #3, #4) are updated in place.
+absl::Status batchNormDown6(Node &n, AdapterContext &c) {
+  if (c.checkOnly) return absl::OkStatus();
+  bool training = hasResultsFrom(n, 1);
+  n.newAttr("consumed_inputs").setInts({0, 0, 0, training ? 1 : 0, training ? 1 : 0});
+  return absl::OkStatus();
+}
+
+// BatchNormalization-7 dropped is_test: the mode follows the results (Y alone:
+// test mode, running statistics; more: training mode, batch statistics).
+absl::Status batchNormUp7(Node &n, AdapterContext &c) {
+  auto test = adapters::intAttrOr(n, "is_test", 0);
+  if (!test.ok()) return test.status();
+  if (*test) {
+    for (unsigned i = 1; i < n.numResults(); ++i)
+      if (resultRead(n, i))
+        return refuse(absl::StrCat("is_test=1 leaves result #", i, " ('",
+                                   n.result(i)->name().str(),
+                                   "') unfilled; at opset 7 it would select training mode"));
+  } else if (!hasResultsFrom(n, 1)) {
+    return refuse("is_test=0 (the default) normalises with the batch's own statistics (training "
+                  "mode); at opset 7 a node with result Y alone uses the running mean and "
+                  "variance (test mode): set is_test=1 if the model is for inference");
+  }
+  if (c.checkOnly) return absl::OkStatus();
+  if (*test) dropResultsFrom(n, 1);
+  n.removeAttr("is_test");
+  return absl::OkStatus();
+}
+
+absl::Status batchNormDown7(Node &n, AdapterContext &c) {
+  if (!c.checkOnly && !hasResultsFrom(n, 1)) n.newAttr("is_test").setInt(1);
+  return absl::OkStatus();
+}
+
+// BatchNormalization-9 dropped spatial: statistics are per channel (spatial=1).
+absl::Status batchNormUp9(Node &n, AdapterContext &c) {
+  auto spatial = adapters::intAttrOr(n, "spatial", 1);
+  if (!spatial.ok()) return spatial.status();
+  const Type *t = n.numOperands() && n.operand(0) ? n.operand(0)->type() : nullptr;
+  bool rank2 = t && t->hasShape() && t->rank() == 2; // per activation = per channel
+  if (!*spatial && !rank2)
+    return refuse("spatial=0 (statistics per activation: scale, B, mean and var of shape C x D1 "
+                  "x ...) has no form at opset 9, which normalises per channel (flattening the "
+                  "input to N x C*D1*... first is not done); an input of rank 2 would do");
+  if (!c.checkOnly) n.removeAttr("spatial");
+  return absl::OkStatus();
+}
+
+// Dropout-7 dropped is_test: the runtime's mode decides (an inference runtime
+// copies the input). Down, is_test=1 keeps that meaning for opset-6 runtimes,
+// which do not fill the mask then.
+absl::Status dropoutUp7(Node &n, AdapterContext &c) {
+  if (auto t = adapters::intAttrOr(n, "is_test", 0); !t.ok()) return t.status();
+  if (!c.checkOnly) n.removeAttr("is_test");
+  return absl::OkStatus();
+}
+
+absl::Status dropoutDown7(Node &n, AdapterContext &c) {
+  if (resultRead(n, 1))
+    return refuse(absl::StrCat("result #1 (mask, '", n.result(1)->name().str(),
+                               "') is not filled at opset 6 in test mode (is_test=1), the "
+                               "mode of an inference runtime"));
+  if (c.checkOnly) return absl::OkStatus();
+  dropResultsFrom(n, 1);
+  n.newAttr("is_test").setInt(1);
+  return absl::OkStatus();
+}
+
+// AveragePool-7 added count_include_pad (default 0: the old behaviour).
+absl::Status averagePoolDown7(Node &n, AdapterContext &c) {
+  auto cip = adapters::intAttrOr(n, "count_include_pad", 0);
+  if (!cip.ok()) return cip.status();
+  if (*cip)
+    return refuse(absl::StrCat("count_include_pad=", *cip, ": opset ", c.to,
+                               " never counts the padding in the average"));
+  if (!c.checkOnly) n.removeAttr("count_include_pad");
+  return absl::OkStatus();
+}
+
+// MaxPool-8 added the Indices result and storage_order (which only concerns
+// Indices).
+absl::Status maxPoolDown8(Node &n, AdapterContext &c) {
+  if (auto so = adapters::intAttrOr(n, "storage_order", 0); !so.ok()) return so.status();
+  if (absl::Status s = adapters::noNewOperands(n, c); !s.ok() || c.checkOnly) return s;
+  n.removeAttr("storage_order");
+  return absl::OkStatus();
+}
+
+// LpPool-2 and GlobalLpPool-2: p became an int (default 2 in both); LpPool-2
+// also requires kernel_shape.
+absl::Status lpPoolUp2(Node &n, AdapterContext &c) {
+  if (n.opType() == "LpPool" && !n.getAttr("kernel_shape"))
+    return refuse("no 'kernel_shape', which opset 2 requires");
+  Attribute *p = n.getAttr("p");
+  if (!p) return absl::OkStatus();
+  if (p->isReference())
+    return refuse(absl::StrCat("attribute 'p' refers to the function attribute '",
+                               p->refAttrName.get(), "'; opset 2 needs an int"));
+  if (p->kind() != AttrKind::Float || std::floor(p->f) != p->f || p->f < 1 || p->f > 1e9)
+    return refuse(absl::StrCat("p=", p->kind() == AttrKind::Float ? p->f : 0.0,
+                               " is not a positive integer, as opset 2 needs"));
+  if (!c.checkOnly) p->setInt((int64_t)p->f);
+  return absl::OkStatus();
+}
+
+absl::Status lpPoolDown2(Node &n, AdapterContext &c) {
+  Attribute *p = n.getAttr("p");
+  if (!p) return absl::OkStatus();
+  if (auto v = adapters::intAttrOr(n, "p", 2); !v.ok()) return v.status();
+  if (!c.checkOnly) p->setFloat((float)p->i);
+  return absl::OkStatus();
+}
+
+// RNN-7, GRU-7, LSTM-7 dropped output_sequence: Y is computed when the node
+// has that result.
+absl::Status rnnUp7(Node &n, AdapterContext &c) {
+  if (auto o = adapters::intAttrOr(n, "output_sequence", 0); !o.ok()) return o.status();
+  if (!c.checkOnly) n.removeAttr("output_sequence");
+  return absl::OkStatus();
+}
+
+absl::Status rnnDown7(Node &n, AdapterContext &c) {
+  if (!c.checkOnly && n.numResults() && n.result(0)) n.newAttr("output_sequence").setInt(1);
+  return absl::OkStatus();
+}
+
+// GRU-3 added linear_before_reset (default 0: the old formula) and made Y_h
+// optional.
+absl::Status gruDown3(Node &n, AdapterContext &c) {
+  auto lbr = adapters::intAttrOr(n, "linear_before_reset", 0);
+  if (!lbr.ok()) return lbr.status();
+  if (*lbr)
+    return refuse(absl::StrCat("linear_before_reset=", *lbr, " does not exist at opset ", c.to,
+                               " (the reset gate is applied before the linear map)"));
+  if (c.checkOnly) return absl::OkStatus();
+  n.removeAttr("linear_before_reset");
+  if (n.numResults() < 2 || !n.result(1)) { // Y_h is required at opset 1
+    n.trimTrailingEmptyResults();
+    if (n.numResults() == 0) n.addEmptyResult();
+    (void)n.addResult(n.getGraph()->freshName("y_h"));
+  }
+  return absl::OkStatus();
+}
+
+} // namespace
+
 void registerNNOps(OpRegistrar &r) {
   using namespace infer;
   for (const char *op :
@@ -902,6 +1075,24 @@ void registerNNOps(OpRegistrar &r) {
   };
   r["Attention"] = attentionRule;
   r["LinearAttention"] = linearAttentionRule;
+  // Version adapters up to opset 9 (Note [Version adapters]).
+  using adapters::dropConsumedInputs;
+  using adapters::noChange;
+  r["BatchNormalization"].since(6).upgrade(dropConsumedInputs).downgrade(batchNormDown6);
+  r["BatchNormalization"].since(7).upgrade(batchNormUp7).downgrade(batchNormDown7);
+  r["BatchNormalization"].since(9).upgrade(batchNormUp9).downgrade(noChange);
+  r["InstanceNormalization"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Dropout"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
+  r["Dropout"].since(7).upgrade(dropoutUp7).downgrade(dropoutDown7);
+  r["AveragePool"].since(7).upgrade(noChange).downgrade(averagePoolDown7);
+  r["MaxPool"].since(8).upgrade(noChange).downgrade(maxPoolDown8);
+  r["LpPool"].since(2).upgrade(lpPoolUp2).downgrade(lpPoolDown2);
+  r["GlobalLpPool"].since(2).upgrade(lpPoolUp2).downgrade(lpPoolDown2);
+  r["GRU"].since(3).upgrade(noChange).downgrade(gruDown3);
+  r["GRU"].since(7).upgrade(rnnUp7).downgrade(rnnDown7);
+  r["RNN"].since(7).upgrade(rnnUp7).downgrade(rnnDown7);
+  r["LSTM"].since(7).upgrade(rnnUp7).downgrade(rnnDown7);
+  r["Gemm"].since(7).upgrade(adapters::gemmBroadcastUp).downgrade(adapters::gemmBroadcastDown);
 }
 
 } // namespace onnxir

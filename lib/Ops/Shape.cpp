@@ -590,6 +590,22 @@ absl::Status unsqueezeDown13(Node &n, AdapterContext &c) {
 }
 } // namespace
 
+namespace {
+// Reshape-5: the attribute `shape` became operand #1 (same meaning of 0 and
+// -1); consumed_inputs went too (Note [consumed_inputs]).
+absl::Status reshapeUp5(Node &n, AdapterContext &c) {
+  if (!n.getAttr("shape") && (n.numOperands() < 2 || !n.operand(1)))
+    return absl::FailedPreconditionError("no attribute 'shape'");
+  if (absl::Status s = adapters::intsAttrToOperand(n, c, "shape", 1, /*dropEmpty=*/false);
+      !s.ok())
+    return s;
+  return adapters::dropConsumedInputs(n, c);
+}
+absl::Status reshapeDown5(Node &n, AdapterContext &c) {
+  return adapters::operandToIntsAttr(n, c, 1, "shape", /*dropEmpty=*/false);
+}
+} // namespace
+
 void registerShapeOps(OpRegistrar &r) {
   using namespace infer;
   r["Identity"] = [](InferCtx &c) {
@@ -607,6 +623,7 @@ void registerShapeOps(OpRegistrar &r) {
   r["Constant"].since(12).upgrade(adapters::noChange).downgrade(adapters::noNewAttributes);
   r["Squeeze"].since(13).upgrade(squeezeUp13).downgrade(squeezeDown13);
   r["Unsqueeze"].since(13).upgrade(unsqueezeUp13).downgrade(unsqueezeDown13);
+  r["Reshape"].since(5).upgrade(reshapeUp5).downgrade(reshapeDown5);
   r["Reshape"].infer(reshapeRule).kernel(kernels::kReshape);
   r["Expand"].infer(expandRule).kernel(kernels::kExpand);
   r["Flatten"].infer(flattenRule).kernel(kernels::kFlatten);

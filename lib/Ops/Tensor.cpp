@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace onnxir {
 
@@ -1111,6 +1112,238 @@ absl::Status splitDown18(Node &n, AdapterContext &c) {
   n.insertOperand(1, v);
   return absl::OkStatus();
 }
+
+// Version adapters up to opset 9.
+// Concat-4 made axis required; Concat-1 defaulted it to 1.
+absl::Status concatUp4(Node &n, AdapterContext &c) {
+  if (!c.checkOnly && !n.getAttr("axis")) n.newAttr("axis").setInt(1);
+  return absl::OkStatus();
+}
+
+// Split-2 dropped the optional operand #1 (the sizes, of the input's type)
+// for the attribute `split`.
+absl::Status splitUp2(Node &n, AdapterContext &c) {
+  if (n.numOperands() < 2 || !n.operand(1)) return absl::OkStatus();
+  Value *v = n.operand(1);
+  if (n.getAttr("split"))
+    return absl::FailedPreconditionError(
+        absl::StrCat("the node has both attribute 'split' and operand #1 ('", v->name().str(), "')"));
+  Tensor scratch;
+  const Tensor *t = constantOf(v, scratch);
+  auto d = t ? t->values<double>() : absl::StatusOr<std::vector<double>>(absl::NotFoundError(""));
+  std::vector<int64_t> sizes;
+  if (d.ok())
+    for (double x : *d) {
+      if (x != std::floor(x) || x < 0 || x > 9.0e18) {
+        d = absl::InvalidArgumentError("");
+        break;
+      }
+      sizes.push_back((int64_t)x);
+    }
+  if (!d.ok())
+    return absl::FailedPreconditionError(absl::StrCat(
+        "operand #1 ('", v->name().str(),
+        "') is not a constant of sizes; opset 2 needs it as attribute 'split'"));
+  if (c.checkOnly) return absl::OkStatus();
+  n.removeOperand(1);
+  adapters::eraseIfDeadConstant(v);
+  n.newAttr("split").setInts(std::move(sizes));
+  return absl::OkStatus();
+}
+
+// Pad-2 renamed `paddings` (same layout: all begins, then all ends) `pads`.
+template <const char *From, const char *To>
+absl::Status renameAttr(Node &n, AdapterContext &c) {
+  if (Attribute *a = n.getAttr(From); a && !c.checkOnly) a->setName(To);
+  return absl::OkStatus();
+}
+constexpr char kPaddings[] = "paddings", kPads[] = "pads";
+
+// Tile-6: Tile-1's scalar operands `tiles` and `axis` (of the input's type)
+// became one int64 operand `repeats` with a count per axis.
+absl::Status tileUp6(Node &n, AdapterContext &c) {
+  if (n.numOperands() != 3 || !n.operand(1) || !n.operand(2))
+    return absl::FailedPreconditionError("Tile-1 needs operands 'tiles' and 'axis'");
+  int64_t vals[2];
+  for (unsigned k = 1; k <= 2; ++k) {
+    Tensor scratch;
+    const Tensor *t = constantOf(n.operand(k), scratch);
+    auto d = t && t->numElements() == 1 ? t->values<double>()
+                                        : absl::StatusOr<std::vector<double>>(absl::NotFoundError(""));
+    if (!d.ok() || (*d)[0] != std::floor((*d)[0]) || std::fabs((*d)[0]) > 1e15)
+      return absl::FailedPreconditionError(absl::StrCat(
+          "operand #", k, " ('", n.operand(k)->name().str(),
+          "') is not a constant integral scalar; opset 6 needs it in the constant 'repeats'"));
+    vals[k - 1] = (int64_t)(*d)[0];
+  }
+  const Type *t = n.operand(0) ? n.operand(0)->type() : nullptr;
+  int64_t rank = t && t->hasShape() ? t->rank() : -1;
+  if (rank < 0)
+    return absl::FailedPreconditionError(
+        "the rank of operand #0 is unknown; opset 6 needs a repeat count per axis (run "
+        "infer-shapes first)");
+  int64_t axis = vals[1] < 0 ? vals[1] + rank : vals[1];
+  if (axis < 0 || axis >= rank || vals[0] < 0)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "tiles=", vals[0], " along axis=", vals[1], " does not fit an input of rank ", rank));
+  if (c.checkOnly) return absl::OkStatus();
+  std::vector<int64_t> reps(rank, 1);
+  reps[axis] = vals[0];
+  Tensor rt;
+  rt.setDataType(DataType::Int64);
+  rt.setDims({rank});
+  rt.setTyped(Tensor::TypedField::Int64);
+  rt.int64Data.mut() = std::move(reps);
+  Value *old[2] = {n.operand(1), n.operand(2)};
+  Value *rv = adapters::newConstant(n, c, "repeats", std::move(rt));
+  n.setOperands({n.operand(0), rv});
+  for (int k = 0, e = old[0] == old[1] ? 1 : 2; k < e; ++k)
+    adapters::eraseIfDeadConstant(old[k]);
+  return absl::OkStatus();
+}
+
+// Down: repeats with at most one count other than 1 is one Tile-1 (several
+// would need a chain of Tiles: not done).
+absl::Status tileDown6(Node &n, AdapterContext &c) {
+  Value *v = n.numOperands() > 1 ? n.operand(1) : nullptr;
+  if (!v) return absl::FailedPreconditionError("no operand 'repeats'");
+  Tensor scratch;
+  const Tensor *t = constantOf(v, scratch);
+  auto reps = t ? t->values<int64_t>()
+                : absl::StatusOr<std::vector<int64_t>>(absl::NotFoundError(""));
+  if (!reps.ok())
+    return absl::FailedPreconditionError(absl::StrCat(
+        "operand #1 ('", v->name().str(), "') is not a constant; opset ", c.to,
+        " needs constant 'tiles' and 'axis'"));
+  int64_t axis = 0, tiles = 1, others = 0;
+  for (size_t i = 0; i < reps->size(); ++i)
+    if ((*reps)[i] != 1) {
+      axis = (int64_t)i;
+      tiles = (*reps)[i];
+      ++others;
+    }
+  if (others > 1)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "repeats has ", others, " counts other than 1; Tile-1 repeats along one axis (a chain "
+        "of Tiles is not done)"));
+  const Type *in = n.operand(0) ? n.operand(0)->type() : nullptr;
+  DataType dt = in && in->hasElemType() ? in->elemType() : DataType::Undefined;
+  if (dt != DataType::Float && dt != DataType::Double && dt != DataType::Float16)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "Tile-1's 'tiles' and 'axis' have the input's type, which must be a known float type, "
+        "not ", in && in->hasElemType() ? dataTypeName(dt).str() : std::string("unknown")));
+  if (c.checkOnly) return absl::OkStatus();
+  Value *sc[2];
+  int64_t vals[2] = {tiles, axis};
+  const char *names[2] = {"tiles", "axis"};
+  for (int k = 0; k < 2; ++k) {
+    Tensor s;
+    s.setDims({});
+    if (dt == DataType::Double) {
+      s.setDataType(DataType::Double);
+      s.setTyped(Tensor::TypedField::Double);
+      s.doubleData.mut() = {(double)vals[k]};
+    } else {
+      s.setDataType(DataType::Float);
+      s.setTyped(Tensor::TypedField::Float);
+      s.floatData.mut() = {(float)vals[k]};
+    }
+    sc[k] = c.constant(n, names[k], std::move(s));
+  }
+  n.setOperands({n.operand(0), sc[0], sc[1]});
+  adapters::eraseIfDeadConstant(v);
+  return absl::OkStatus();
+}
+// Upsample's scales from whichever form the node has (a step's check sees
+// the node before the other steps: Note [Version adapters]): attribute
+// `scales`, a constant float operand #1, or height_scale/width_scale.
+std::optional<std::vector<float>> upsampleScales(const Node &n) {
+  if (const Attribute *a = n.getAttr("scales"))
+    if (!a->isReference() && a->kind() == AttrKind::Floats)
+      return std::vector<float>(a->floats.begin(), a->floats.end());
+  if (n.numOperands() > 1 && n.operand(1)) {
+    Tensor scratch;
+    const Tensor *t = constantOf(n.operand(1), scratch);
+    if (t && t->dataType() == DataType::Float)
+      if (auto v = t->values<double>(); v.ok()) return std::vector<float>(v->begin(), v->end());
+    return std::nullopt;
+  }
+  const Attribute *h = n.getAttr("height_scale"), *w = n.getAttr("width_scale");
+  if (h && w && !h->isReference() && !w->isReference() && h->kind() == AttrKind::Float &&
+      w->kind() == AttrKind::Float)
+    return std::vector<float>{1.f, 1.f, h->f, w->f};
+  return std::nullopt;
+}
+
+// Upsample-7: Upsample-1's height_scale and width_scale (of an NCHW input)
+// became `scales`, one per axis; mode "bilinear" became "linear".
+absl::Status upsampleUp7(Node &n, AdapterContext &c) {
+  const Attribute *h = n.getAttr("height_scale"), *w = n.getAttr("width_scale");
+  for (const Attribute *a : {h, w})
+    if (!a || a->isReference() || a->kind() != AttrKind::Float)
+      return absl::FailedPreconditionError(
+          "height_scale and width_scale must both be set, as floats");
+  Attribute *mode = n.getAttr("mode");
+  if (mode && mode->isReference())
+    return absl::FailedPreconditionError("attribute 'mode' refers to a function attribute");
+  if (c.checkOnly) return absl::OkStatus();
+  std::vector<float> scales = {1.f, 1.f, h->f, w->f};
+  n.removeAttr("height_scale");
+  n.removeAttr("width_scale");
+  n.newAttr("scales").setFloats(std::move(scales));
+  if (mode && mode->kind() == AttrKind::String && mode->s == "bilinear") mode->setString("linear");
+  return absl::OkStatus();
+}
+absl::Status upsampleDown7(Node &n, AdapterContext &c) {
+  auto scales = upsampleScales(n);
+  if (!scales)
+    return absl::FailedPreconditionError("the scales are not a constant list of floats");
+  if (scales->size() != 4 || (*scales)[0] != 1.f || (*scales)[1] != 1.f)
+    return absl::FailedPreconditionError(
+        "Upsample-1 scales only the last two axes of an NCHW input: scales must be [1, 1, h, w]");
+  Attribute *mode = n.getAttr("mode");
+  if (mode && (mode->isReference() || mode->kind() != AttrKind::String))
+    return absl::FailedPreconditionError("attribute 'mode' is not a string");
+  if (c.checkOnly) return absl::OkStatus();
+  n.removeAttr("scales");
+  n.newAttr("height_scale").setFloat((*scales)[2]);
+  n.newAttr("width_scale").setFloat((*scales)[3]);
+  if (mode && mode->s == "linear") mode->setString("bilinear");
+  return absl::OkStatus();
+}
+
+// Upsample-9: `scales` became the float operand #1.
+absl::Status upsampleUp9(Node &n, AdapterContext &c) {
+  if (n.numOperands() > 1 && n.operand(1))
+    return n.getAttr("scales") ? absl::FailedPreconditionError(
+                                     "the node has both attribute 'scales' and operand #1")
+                               : absl::OkStatus();
+  auto scales = upsampleScales(n);
+  if (!scales) return absl::FailedPreconditionError("no attribute 'scales' of floats");
+  if (c.checkOnly) return absl::OkStatus();
+  Tensor t;
+  t.setDataType(DataType::Float);
+  t.setDims({(int64_t)scales->size()});
+  t.setTyped(Tensor::TypedField::Float);
+  t.floatData.mut() = std::move(*scales);
+  n.removeAttr("scales");
+  n.addOperand(adapters::newConstant(n, c, "scales", std::move(t)));
+  return absl::OkStatus();
+}
+absl::Status upsampleDown9(Node &n, AdapterContext &c) {
+  Value *v = n.numOperands() > 1 ? n.operand(1) : nullptr;
+  if (!v) return absl::FailedPreconditionError("no operand 'scales'");
+  auto scales = upsampleScales(n);
+  if (!scales)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "operand #1 ('", v->name().str(), "') is not a float constant; opset ", c.to,
+        " needs it as attribute 'scales'"));
+  if (c.checkOnly) return absl::OkStatus();
+  n.removeOperand(1);
+  adapters::eraseIfDeadConstant(v);
+  n.newAttr("scales").setFloats(std::move(*scales));
+  return absl::OkStatus();
+}
 } // namespace
 
 void registerTensorOps(OpRegistrar &r) {
@@ -1126,6 +1359,12 @@ void registerTensorOps(OpRegistrar &r) {
   r["Split"].infer(splitRule).kernel(kernels::kSplit);
   r["Split"].since(13).upgrade(splitUp13).downgrade(splitDown13);
   r["Split"].since(18).upgrade(splitUp18).downgrade(splitDown18);
+  r["Split"].since(2).upgrade(splitUp2).downgrade(adapters::noChange);
+  r["Concat"].since(4).upgrade(concatUp4).downgrade(adapters::noChange);
+  r["Pad"].since(2).upgrade(renameAttr<kPaddings, kPads>).downgrade(renameAttr<kPads, kPaddings>);
+  r["Tile"].since(6).upgrade(tileUp6).downgrade(tileDown6);
+  r["Upsample"].since(7).upgrade(upsampleUp7).downgrade(upsampleDown7);
+  r["Upsample"].since(9).upgrade(upsampleUp9).downgrade(upsampleDown9);
   r["Pad"] = padRule;
   r["Resize"] = resizeRule;
   r["Upsample"] = resizeRule;

@@ -130,10 +130,12 @@ absl::Status planNode(Node &n, int64_t cur, int64_t target, std::vector<Step> &s
       return absl::FailedPreconditionError(
           absl::StrCat("a negative axis, which ", older.str(),
                        " may not accept (normalising it needs the rank; not done yet)"));
-    if (older.sameFormals(newer) && (!up || newer.allowsEveryTypeOf(older)))
-      return absl::OkStatus();
+    // A step that looks type-only may still change the meaning (Max-8's
+    // broadcasting): an adapter registered there is called.
     const OpEntry *e = entryOf(newer);
     VersionAdapter fn = e ? (up ? e->upgrade : e->downgrade) : nullptr;
+    if (!fn && older.sameFormals(newer) && (!up || newer.allowsEveryTypeOf(older)))
+      return absl::OkStatus();
     if (!fn)
       return absl::UnimplementedError("no adapter");
     AdapterContext c;

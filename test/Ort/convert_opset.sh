@@ -6,7 +6,12 @@
 #    original on random inputs (ort_compare.js default tolerance); a located
 #    refusal is allowed (counted), a crash or a wrong model is not;
 #  - a few ONNX backend node tests of the converted ops (opset 13), converted
-#    up to 21, give their expected outputs (test_data_set_0).
+#    up to 21, give their expected outputs (test_data_set_0);
+#  - legacy_models.py's models below opset 7 (which onnxruntime does not
+#    run; the v<N>-* adapter tests are left to lit for the same reason),
+#    converted to 9 (every step up to 9 must convert) and to 21 (a located
+#    refusal is allowed), give the outputs numpy computes from the legacy
+#    definitions (needs $PYTHON, default /usr/bin/python3, with onnx).
 # Exit 77 (skipped) without node and onnxruntime-node ($ORT_NODE_MODULES).
 set -uo pipefail
 OPT=$1; SHARED=$2; SRC=$3; DATA=$4; WORK=$5
@@ -22,7 +27,8 @@ for t in "$SRC"/test/Passes/convert-opset/*.onnxtxt; do
   # Refusals are lit tests; the function test's input is a model onnxruntime
   # rejects on purpose (a function relying on the model's import); onnxruntime
   # has no double Clip-6 or Clip-11 (clip-double).
-  case $name in refuse-*|subgraph-and-function|clip-double) continue ;; esac
+  # v<N>-*: models or targets below opset 7 (the legacy section below).
+  case $name in refuse-*|subgraph-and-function|clip-double|v[0-9]*-*) continue ;; esac
   a="$WORK/$name.onnx"
   "$OPT" "$t" -o "$a" || { echo "FAIL: $name does not load"; fail=$((fail+1)); continue; }
   for v in 6 11 13 21; do
@@ -49,6 +55,23 @@ if [ -d "$DATA/node" ]; then
     if $CMP "$b" --expected "$d/test_data_set_0" >"$WORK/cmp.log" 2>&1; then pass=$((pass+1)); rm -f "$b"
     else echo "FAIL: $name -> 21"; tail -5 "$WORK/cmp.log"; fail=$((fail+1)); fi
   done
+fi
+PY=${PYTHON:-/usr/bin/python3}
+if "$PY" -c "import onnx" 2>/dev/null && "$PY" "$SRC/test/Ort/legacy_models.py" "$WORK/legacy"; then
+  for d in "$WORK"/legacy/*/; do
+    name=$(basename "$d")
+    for v in 9 21; do
+      b="$WORK/$name.$v.onnx"
+      if ! "$OPT" "$d/model.onnx" -convert-opset --target-opset=$v -o "$b" 2>"$WORK/err.log"; then
+        if [ $v != 9 ] && grep -q "convert-opset: graph" "$WORK/err.log"; then refused=$((refused+1)); continue; fi
+        echo "FAIL: $name -> $v"; cat "$WORK/err.log"; fail=$((fail+1)); continue
+      fi
+      if $CMP "$b" --expected "$d/test_data_set_0" >"$WORK/cmp.log" 2>&1; then pass=$((pass+1)); rm -f "$b"
+      else echo "FAIL: $name -> $v"; tail -5 "$WORK/cmp.log"; fail=$((fail+1)); fi
+    done
+  done
+else
+  echo "ort-convert-opset: no python onnx ($PY): legacy models skipped"
 fi
 echo "ort-convert-opset: $pass matched, $refused refused, $fail failed"
 [ "$fail" -eq 0 ]

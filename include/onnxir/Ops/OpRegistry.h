@@ -63,11 +63,12 @@ using KernelFn = absl::StatusOr<std::vector<Tensor>> (*)(const KernelCall &);
 // rewrites a node from the form of the op's previous schema version (the
 // greatest since-version below this entry's) to this entry's form; `downgrade`
 // does the reverse. convert-opset (Passes/ConvertOpset.cpp) walks a node one
-// since-version at a time and calls them only where the two schemas differ in
-// more than widened type lists. An adapter is called twice: first with
-// `checkOnly` set, when it must change nothing and return the refusal the real
-// run would give (OkStatus if it can convert), then for real, which must then
-// succeed. A refusal's message says why (the pass adds node, op, versions).
+// since-version at a time and calls them where the two schemas differ in
+// more than widened type lists, and where an entry has one although they do
+// not (a meaning change the signature does not show: Max-8 broadcasts). An
+// adapter is called twice: first with `checkOnly` set, when it must change
+// nothing and return the refusal the real run would give (OkStatus if it can
+// convert), then for real, which must then succeed. A refusal's message says why (the pass adds node, op, versions).
 // The check sees the node as it is before any step of the conversion, so an
 // adapter's check reads only what the other steps of the same op keep (the
 // operand or attribute it moves).
