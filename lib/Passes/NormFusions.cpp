@@ -622,11 +622,9 @@ Value *tanhArgument(Value *arg, const Graph *g, llvm::SmallVectorImpl<Node *> &i
 // the product -> Gelu(x, approximate = "none" | "tanh").
 bool fuseGelu(Node &root, PatternRewriter &rw) {
   if (root.numOperands() != 2 || root.numResults() != 1) return false;
-  // The outermost Mul only: a Mul whose single user is a Mul is inside a
-  // larger product (tried from there).
-  if (PatternRewriter::hasSingleLocalUse(root.result(0)) &&
-      root.result(0)->firstUse()->getOwner()->is("Mul"))
-    return false;
+  // Every Mul is tried: an inner Mul of the product has fewer than three
+  // leaves, a product the GELU is part of (a GEGLU gate) more; neither is
+  // a candidate.
   const Graph *g = root.getGraph();
   llvm::SmallVector<Value *, 4> leaves;
   llvm::SmallVector<Node *, 4> muls;
