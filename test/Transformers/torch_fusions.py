@@ -17,6 +17,7 @@ Exit 77 (skipped) without torch, node or onnxruntime-node.
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -282,7 +283,10 @@ def main():
     print(f"torch-fusions: {len(MODELS) * len(OPSETS)} exports, {len(failures)} failures, "
           f"{len(pending)} pending shortfalls, {len(awaited)} awaiting adapters, "
           f"{time.time() - t0:.1f} s")
-    return 1 if failures else 0
+    if failures:
+        return 1
+    shutil.rmtree(WORK, ignore_errors=True)  # kept for a look when something failed
+    return 0
 
 
 if __name__ == "__main__":
