@@ -395,7 +395,7 @@ private:
       for (Node &n : g.nodes()) {
         auto it = misses_.find(&n);
         if (it == misses_.end()) continue;
-        std::string path = nodePath(&n);
+        std::string path = stableLabel(n);
         for (Miss &m : it->second)
           st_.nearMisses.push_back(
               {std::string(ps_.all()[m.pattern]->name()), path, std::move(m.guard), std::move(m.why)});
@@ -403,6 +403,17 @@ private:
       misses_.clear();
     }
     return changed;
+  }
+
+  /// The root of a near-miss as the user finds it, and the same in every
+  /// -O2 round (unlike its index, which the other passes shift): graph path
+  /// and name, or the name of its first result for an unnamed node.
+  static std::string stableLabel(const Node &n) {
+    std::string s = n.getGraph()->path() + " > node ";
+    if (!n.name().empty()) return s + "\"" + n.name().str() + "\" (" + n.opType().str() + ")";
+    s += "(" + n.opType().str() + ")";
+    if (n.numResults() && n.result(0)) s += " -> '" + n.result(0)->name().str() + "'";
+    return s;
   }
 
   /// Drops the near-misses of pattern `p` at `n` (it is being tried again).

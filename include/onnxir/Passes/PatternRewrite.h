@@ -238,7 +238,8 @@ struct GreedyRewriteConfig {
 /// point (Note [Near-miss reports]).
 struct NearMiss {
   std::string pattern;
-  /// nodePath() of the root: graph, index, name and op.
+  /// The root: graph path, then its name and op, or for an unnamed node
+  /// its op and first result (stable across -O2 rounds, unlike an index).
   std::string node;
   std::string guard, why;
 };
