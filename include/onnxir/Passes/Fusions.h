@@ -26,6 +26,9 @@ struct FusionOptions {
   bool batchNormToMulAdd = false;
   /// Patterns not to apply, comma-separated (`fuse-conv-mul,remove-dropout`).
   std::string disabledPatterns;
+  /// Collect near-misses (Note [Near-miss reports], PatternRewrite.h) into
+  /// RewriteStatistics::nearMisses.
+  bool explain = false;
 };
 
 /// Adds the fusion patterns:
@@ -37,7 +40,18 @@ struct FusionOptions {
 ///   remove-dropout          Dropout in inference mode -> its input
 ///   remove-identity         Identity -> its input
 ///   bn-to-mul-add           BatchNormalization -> Mul + Add (if asked)
+/// and those of populateNormFusionPatterns.
 void populateFusionPatterns(PatternSet &ps, const FusionOptions &opts = {});
+
+/// The transformer normalisations and activations (NormFusions.cpp, issue
+/// 28; guards in Note [Norm guards]):
+///   fuse-layernorm          ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div
+///                           [*scale] [+bias] -> LayerNormalization (>= 17)
+///   fuse-rmsnorm            Pow/ReduceMean/Add/Sqrt/Div [*scale]
+///                           -> RMSNormalization (>= 23)
+///   fuse-gelu               x*0.5*(1+erf(x/sqrt2)) and the tanh form
+///                           -> Gelu{approximate} (>= 20)
+void populateNormFusionPatterns(PatternSet &ps);
 
 /// Applies the fusion patterns greedily in every graph.
 absl::StatusOr<bool> fuseOperators(Model &m, const FusionOptions &opts = {},
