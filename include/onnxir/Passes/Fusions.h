@@ -37,7 +37,11 @@ struct FusionOptions {
 ///   remove-dropout          Dropout in inference mode -> its input
 ///   remove-identity         Identity -> its input
 ///   bn-to-mul-add           BatchNormalization -> Mul + Add (if asked)
+///   fuse-attention          softmax(Q·Kᵀ*scale [+mask])·V -> Attention (opset >= 23)
 void populateFusionPatterns(PatternSet &ps, const FusionOptions &opts = {});
+
+/// Adds the attention patterns (lib/Passes/AttentionFusion.cpp).
+void populateAttentionPatterns(PatternSet &ps);
 
 /// Applies the fusion patterns greedily in every graph.
 absl::StatusOr<bool> fuseOperators(Model &m, const FusionOptions &opts = {},

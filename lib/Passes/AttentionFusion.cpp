@@ -1,0 +1,510 @@
+//===- AttentionFusion.cpp - Scaled dot-product attention -> Attention ----===//
+//
+// The pattern `fuse-attention` (populateAttentionPatterns, Fusions.h) turns
+// softmax(Q·Kᵀ * scale [+ mask]) · V into ONNX Attention (opset 23 and
+// later), in the forms exporters produce:
+//  - Kᵀ a Transpose of K (any perm that swaps the last two axes of the
+//    tensor it reads, so a head split fused into it is seen through) or K
+//    given already transposed (a Transpose is made for Attention);
+//  - the scale a scalar constant multiplying or dividing the scores, or
+//    split over Q and Kᵀ (each a Mul or Div by a scalar constant), or none;
+//  - an additive mask (Add to the scores, either order), or a boolean mask
+//    through Where with -inf (masked_fill), in either branch order; a mask
+//    that is provably the lower triangle of a square Q/K sequence becomes
+//    is_causal = 1 instead;
+//  - the 4-D form (batch, heads, seq, head_size); 3-D (batch * heads, seq,
+//    head_size) scores (nn.MultiheadAttention) as a 4-D Attention of batch 1
+//    through Unsqueeze/Squeeze;
+//  - the head split (Reshape [B,S,H*D] -> [B,S,H,D], Transpose [0,2,1,3])
+//    and merge (Transpose [0,2,1,3], Reshape -> [B,S,H*Dv]) absorbed into the
+//    3-D form with q_num_heads/kv_num_heads when all of them are there.
+//
+// Note [Attention numerical contract]
+//   Attention-23 computes softmax((Q*sqrt(s)) (K*sqrt(s))ᵀ + bias) V with s
+//   the `scale` attribute, softmax in the input's precision (no
+//   softmax_precision is set, so none is changed). Against the unfused
+//   graph: (1) the scale is applied once, as the product of the matched
+//   constants rounded once to float, where the graph divided or multiplied
+//   (one or two roundings of each score): a relative difference of a few
+//   ulps in each score before softmax; (2) a boolean mask means a bias of
+//   -inf exactly where the graph filled -inf (other fill values are not
+//   fused); (3) a fully masked row, which is NaN in the graph (softmax of
+//   all -inf), is a zero row in Attention: only NaN outputs change;
+//   (4) is_causal is set only when the mask provably is the lower triangle
+//   j <= i of a square sequence (no past), which is what is_causal means
+//   then. An additive mask is added to the scaled scores as in the graph.
+//
+//===----------------------------------------------------------------------===//
+#include "onnxir/Passes/Fusions.h"
+
+#include "onnxir/IR/Model.h"
+#include "onnxir/Ops/OpContext.h"
+#include "onnxir/Ops/OpSchema.h"
+
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+
+namespace onnxir {
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Guards and their reasons
+//===----------------------------------------------------------------------===//
+
+/// A candidate that a guard rejected: `guard` names the guard (a short
+/// stable word), `why` names the nodes and values. Returns false (nothing
+/// changed) so that `return miss(...)` ends a pattern.
+bool miss(PatternRewriter &rw, llvm::StringRef guard, const std::string &why) {
+  (void)rw;
+  (void)guard;
+  (void)why;
+  return false;
+}
+
+std::string q(const Node *n) { return "'" + (n ? n->name().str() : std::string()) + "'"; }
+std::string q(const Value *v) { return "'" + (v ? v->name().str() : std::string()) + "'"; }
+
+const Type *tensorType(const Value *v) {
+  return v && v->type() && v->type()->isTensor() ? v->type() : nullptr;
+}
+int64_t rankOf(const Value *v) {
+  const Type *t = tensorType(v);
+  return t ? t->rank() : -1;
+}
+/// Dim `i` of `v` (counted from the end if negative); unknown if none.
+Dim dimOf(const Value *v, int64_t i) {
+  const Type *t = tensorType(v);
+  if (!t || t->rank() < 0) return Dim::unknown();
+  int64_t r = t->rank();
+  if (i < 0) i += r;
+  return i >= 0 && i < r ? t->dims()[i] : Dim::unknown();
+}
+/// Provably equal dims: the same known value or the same symbol.
+bool sameDim(const Dim &a, const Dim &b) {
+  if (a.isKnown() && b.isKnown()) return a.value == b.value;
+  return a.isSymbolic() && b.isSymbolic() && a.param == b.param;
+}
+bool isOne(const Dim &d) { return d.isKnown() && d.value == 1; }
+std::string dimStr(const Dim &d) {
+  if (d.isKnown()) return std::to_string(d.value);
+  if (d.isSymbolic()) return d.param.str();
+  return "?";
+}
+std::optional<DataType> elemOf(const Value *v) {
+  const Type *t = tensorType(v);
+  if (t && t->hasElemType()) return t->elemType();
+  return std::nullopt;
+}
+bool attentionFloat(std::optional<DataType> t) {
+  return t && (*t == DataType::Float || *t == DataType::Float16 || *t == DataType::Double ||
+               *t == DataType::BFloat16);
+}
+
+/// The value of a constant with exactly one element (a scalar or [1, ...]).
+std::optional<double> scalarConstant(const Value *v) {
+  const Tensor *t = PatternRewriter::constantTensor(v);
+  if (!t) return std::nullopt;
+  for (int64_t d : t->dims())
+    if (d != 1) return std::nullopt;
+  DataType dt = t->dataType();
+  if (dt != DataType::Float && dt != DataType::Double && dt != DataType::Float16 &&
+      dt != DataType::BFloat16)
+    return std::nullopt;
+  auto vals = t->values<double>();
+  if (!vals.ok() || vals->size() != 1) return std::nullopt;
+  return (*vals)[0];
+}
+
+/// No attribute of `n` refers to a function attribute (we read their values).
+bool plainAttributes(const Node &n) {
+  for (unsigned a = 0; a < n.numAttributes(); ++a)
+    if (n.attribute(a).isReference()) return false;
+  return true;
+}
+
+/// Peels a Mul or Div of `v` by a scalar float constant (single local use):
+/// returns the other operand and multiplies `scale` by the factor.
+Value *peelScale(Value *v, PatternRewriter &rw, double &scale, std::vector<Node *> &seen) {
+  Node *d = v ? v->definingNode() : nullptr;
+  if (!d || d->getGraph() != rw.root()->getGraph() || d->numOperands() != 2 ||
+      !PatternRewriter::hasSingleLocalUse(v))
+    return v;
+  if (d->is("Mul")) {
+    for (unsigned i = 0; i < 2; ++i)
+      if (auto c = scalarConstant(d->operand(1 - i)); c && !PatternRewriter::constantTensor(d->operand(i))) {
+        scale *= *c;
+        seen.push_back(d);
+        return d->operand(i);
+      }
+  } else if (d->is("Div")) {
+    if (auto c = scalarConstant(d->operand(1))) {
+      scale /= *c;
+      seen.push_back(d);
+      return d->operand(0);
+    }
+  }
+  return v;
+}
+
+/// A tensor seen as Transpose(src, perm) (perm empty: src itself).
+struct Permuted {
+  Value *src = nullptr;
+  std::vector<int64_t> perm;
+  bool identity() const {
+    for (size_t i = 0; i < perm.size(); ++i)
+      if (perm[i] != (int64_t)i) return false;
+    return true;
+  }
+};
+
+/// The permutation of a Transpose node (its default reverses the axes).
+std::optional<std::vector<int64_t>> transposePerm(const Node &t) {
+  if (!plainAttributes(t) || t.numOperands() != 1) return std::nullopt;
+  if (const Attribute *p = t.getAttr("perm")) return p->ints;
+  int64_t r = rankOf(t.operand(0));
+  if (r < 0) return std::nullopt;
+  std::vector<int64_t> perm;
+  for (int64_t i = r - 1; i >= 0; --i) perm.push_back(i);
+  return perm;
+}
+
+/// `v` as a permutation of another value: through a Transpose with a single
+/// local use, or itself.
+Permuted asPermuted(Value *v, PatternRewriter &rw) {
+  Node *d = v ? v->definingNode() : nullptr;
+  if (d && d->is("Transpose") && d->getGraph() == rw.root()->getGraph() &&
+      PatternRewriter::hasSingleLocalUse(v))
+    if (auto p = transposePerm(*d)) return {d->operand(0), *p};
+  Permuted p{v, {}};
+  for (int64_t i = 0, r = rankOf(v); i < r; ++i) p.perm.push_back(i);
+  return p;
+}
+
+//===----------------------------------------------------------------------===//
+// Causal masks
+//===----------------------------------------------------------------------===//
+
+/// True if the boolean `attend` (true = attend) is provably the lower
+/// triangle j <= i of a [Sq, Skv] matrix with Sq = Skv the sequence dims of
+/// the scores: Trilu(upper = 0, k = 0 or absent) of an all-true
+/// ConstantOfShape, or a constant bool [n, n] tensor that is exactly that.
+bool provablyCausal(const Value *attend, const Dim &sq, const Dim &skv) {
+  if (!sameDim(sq, skv) || rankOf(attend) != 2 || !sameDim(dimOf(attend, 0), sq) ||
+      !sameDim(dimOf(attend, 1), skv))
+    return false;
+  if (const Tensor *t = PatternRewriter::constantTensor(attend)) {
+    if (t->dataType() != DataType::Bool || t->dims().size() != 2) return false;
+    auto vals = t->values<int64_t>();
+    int64_t n = t->dims()[0];
+    if (!vals.ok() || t->dims()[1] != n || (int64_t)vals->size() != n * n) return false;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        if (((*vals)[i * n + j] != 0) != (j <= i)) return false;
+    return true;
+  }
+  Node *tr = attend->definingNode();
+  if (!tr || !tr->is("Trilu") || !plainAttributes(*tr) || NodeContext(*tr).getInt("upper", 1) != 0)
+    return false;
+  if (tr->numOperands() > 1 && tr->operand(1)) {
+    const Tensor *k = PatternRewriter::constantTensor(tr->operand(1));
+    auto kv = k ? k->values<int64_t>() : absl::StatusOr<std::vector<int64_t>>(absl::UnknownError(""));
+    if (!kv.ok() || kv->size() != 1 || (*kv)[0] != 0) return false;
+  }
+  Node *ones = tr->operand(0) ? tr->operand(0)->definingNode() : nullptr;
+  if (!ones || !ones->is("ConstantOfShape") || !plainAttributes(*ones)) return false;
+  const Attribute *val = ones->getAttr("value");
+  if (!val || val->kind() != AttrKind::Tensor || val->tensors.empty() || !val->tensors.get()[0])
+    return false;
+  const Tensor &vt = *val->tensors.get()[0];
+  if (vt.dataType() != DataType::Bool) return false;
+  auto vv = vt.values<int64_t>();
+  return vv.ok() && vv->size() == 1 && (*vv)[0] != 0;
+}
+
+//===----------------------------------------------------------------------===//
+// The pattern
+//===----------------------------------------------------------------------===//
+
+/// What matched, from the root MatMul (probabilities · V) up.
+struct AttentionMatch {
+  Node *softmax = nullptr;
+  Value *q = nullptr;  ///< Q (scale factors peeled off)
+  Permuted k;          ///< K = Transpose(k.src, k.perm) (the un-transposed Kᵀ)
+  Value *v = nullptr;  ///< V
+  double scale = 1.0;
+  Value *mask = nullptr; ///< the attn_mask operand (bool: true = attend)
+  bool boolMask = false;
+  bool maskNegated = false; ///< attend = Not(mask)
+  bool causal = false;
+};
+
+/// Peels the mask off the softmax input `s`; returns the scores below it.
+Value *peelMask(Value *s, PatternRewriter &rw, AttentionMatch &m) {
+  Node *d = s->definingNode();
+  if (!d || d->getGraph() != rw.root()->getGraph() || !PatternRewriter::hasSingleLocalUse(s))
+    return s;
+  auto isScores = [&](Value *x) {
+    double unused = 1;
+    std::vector<Node *> seen;
+    Value *y = peelScale(x, rw, unused, seen);
+    Node *mm = y ? y->definingNode() : nullptr;
+    return mm && mm->is("MatMul") && PatternRewriter::hasSingleLocalUse(y);
+  };
+  if (d->is("Add") && d->numOperands() == 2) {
+    for (unsigned i = 0; i < 2; ++i)
+      if (isScores(d->operand(i))) {
+        m.mask = d->operand(1 - i);
+        return d->operand(i);
+      }
+  } else if (d->is("Where") && d->numOperands() == 3) {
+    for (unsigned i = 1; i < 3; ++i) {
+      auto fill = scalarConstant(d->operand(3 - i));
+      if (!fill || !isScores(d->operand(i))) continue;
+      if (!(std::isinf(*fill) && *fill < 0)) {
+        miss(rw, "mask-fill",
+             "Where " + q(d) + " fills " + std::to_string(*fill) +
+                 ", not -inf: Attention's boolean mask is a bias of -inf");
+        return nullptr;
+      }
+      m.mask = d->operand(0);
+      m.boolMask = true;
+      // Where(c, S, -inf) attends where c; Where(c, -inf, S) where !c.
+      m.maskNegated = i == 2;
+      if (m.maskNegated)
+        if (Node *n = m.mask->definingNode(); n && n->is("Not") && n->numOperands() == 1) {
+          m.mask = n->operand(0);
+          m.maskNegated = false;
+        }
+      return d->operand(i);
+    }
+  }
+  return s;
+}
+
+/// The mask's dims broadcast to `scores` (right-aligned, each 1 or equal)
+/// without changing its shape, as Attention broadcasts attn_mask.
+bool maskBroadcasts(const Value *mask, const Value *scores, std::string &why) {
+  int64_t r = rankOf(mask), rs = rankOf(scores);
+  if (r < 0 || r > rs) {
+    why = "mask " + q(mask) + " has " + (r < 0 ? std::string("unknown rank") : "rank " + std::to_string(r)) +
+          " against scores of rank " + std::to_string(rs);
+    return false;
+  }
+  for (int64_t i = 1; i <= r; ++i) {
+    Dim a = dimOf(mask, -i), b = dimOf(scores, -i);
+    if (!isOne(a) && !sameDim(a, b)) {
+      why = "mask " + q(mask) + " dim " + dimStr(a) + " does not provably broadcast to scores dim " +
+            dimStr(b);
+      return false;
+    }
+  }
+  return true;
+}
+
+/// The head split `x` = Transpose(Reshape(x3, [B,S,H,D]), [0,2,1,3]) seen as
+/// `p`: returns x3 ([B,S,H*D]) and H, or null.
+Value *headSplitSource(const Permuted &p, PatternRewriter &rw, int64_t &heads) {
+  if (p.perm != std::vector<int64_t>{0, 2, 1, 3}) return nullptr;
+  Value *r = p.src;
+  Node *rs = r ? r->definingNode() : nullptr;
+  if (!rs || !rs->is("Reshape") || rs->getGraph() != rw.root()->getGraph() ||
+      !PatternRewriter::hasSingleLocalUse(r) || rs->numOperands() < 1)
+    return nullptr;
+  Value *x3 = rs->operand(0);
+  if (rankOf(x3) != 3 || rankOf(r) != 4) return nullptr;
+  Dim h = dimOf(r, 2), d = dimOf(r, 3), e = dimOf(x3, 2);
+  if (!sameDim(dimOf(x3, 0), dimOf(r, 0)) || !sameDim(dimOf(x3, 1), dimOf(r, 1)) || !h.isKnown() ||
+      !d.isKnown() || !e.isKnown() || h.value * d.value != e.value)
+    return nullptr;
+  heads = h.value;
+  return x3;
+}
+
+bool fuseAttention(Node &root, PatternRewriter &rw) {
+  if (root.numOperands() != 2 || root.numResults() != 1) return false;
+  Node *sm = rw.singleUseProducer(root, 0, "Softmax");
+  if (!sm || sm->numOperands() != 1) return false;
+  AttentionMatch m;
+  m.softmax = sm;
+  m.v = root.operand(1);
+  // Opset: Attention exists from 23 (Softmax's axis is per-axis from 13).
+  if (rw.opsetVersion() < 23)
+    return miss(rw, "opset",
+                "Softmax " + q(sm) + " -> MatMul " + q(&root) + ": Attention needs opset 23, the graph imports " +
+                    std::to_string(rw.opsetVersion()));
+  Value *s = sm->operand(0);
+  int64_t rank = rankOf(s);
+  if (!plainAttributes(*sm)) return false;
+  int64_t axis = NodeContext(*sm).getInt("axis", -1);
+  if (rank < 0) return miss(rw, "rank", "scores " + q(s) + " of unknown rank");
+  if (axis != -1 && axis != rank - 1)
+    return miss(rw, "softmax-axis", "Softmax " + q(sm) + " over axis " + std::to_string(axis) +
+                                        ", not the last of rank " + std::to_string(rank));
+
+  // Mask, scale, Q·Kᵀ.
+  Value *scores = peelMask(s, rw, m);
+  if (!scores) return false;
+  std::vector<Node *> scaleNodes;
+  Value *qk = peelScale(scores, rw, m.scale, scaleNodes);
+  Node *mm = qk ? qk->definingNode() : nullptr;
+  if (!mm || !mm->is("MatMul") || mm->numOperands() != 2 || mm->getGraph() != root.getGraph() ||
+      !PatternRewriter::hasSingleLocalUse(qk))
+    return false; // not an attention
+  m.q = peelScale(mm->operand(0), rw, m.scale, scaleNodes);
+  Value *kt = peelScale(mm->operand(1), rw, m.scale, scaleNodes);
+  Permuted ktp = asPermuted(kt, rw);
+  if (ktp.src != kt) { // a scale may sit under the Transpose too
+    Value *inner = peelScale(ktp.src, rw, m.scale, scaleNodes);
+    if (inner != ktp.src) ktp.src = inner;
+  }
+  if (ktp.perm.size() < 2) return miss(rw, "rank", "Kᵀ " + q(kt) + " of unknown rank");
+  m.k = ktp;
+  if (rankOf(m.k.src) != (int64_t)m.k.perm.size())
+    return miss(rw, "rank", "K " + q(m.k.src) + " of unknown rank");
+  std::swap(m.k.perm[m.k.perm.size() - 1], m.k.perm[m.k.perm.size() - 2]);
+
+  // Ranks: Q, Kᵀ, V and the scores all 4-D, or all 3-D.
+  if ((rank != 4 && rank != 3) || rankOf(m.q) != rank || rankOf(kt) != rank || rankOf(m.v) != rank)
+    return miss(rw, "rank",
+                "MatMul " + q(mm) + " -> Softmax " + q(sm) + " -> MatMul " + q(&root) + ": ranks Q " +
+                    std::to_string(rankOf(m.q)) + ", Kᵀ " + std::to_string(rankOf(kt)) + ", V " +
+                    std::to_string(rankOf(m.v)) + ", scores " + std::to_string(rank) +
+                    "; Attention takes 4-D (or 3-D batch*heads) operands");
+  auto et = elemOf(m.q);
+  if (!attentionFloat(et) || elemOf(kt) != et || elemOf(m.v) != et)
+    return miss(rw, "type", "Q, K, V of " + q(mm) + "/" + q(&root) +
+                                " are not all of one of Attention's float types");
+
+  // Shapes. 4-D: Q [b,hq,sq,d], Kᵀ [b,hk,d,skv], V [b,hk,skv,dv]; 3-D the
+  // same without b (its batch is Attention's head axis).
+  int64_t o = rank == 4 ? 1 : 0; // the heads axis
+  if (rank == 4 && (!sameDim(dimOf(m.q, 0), dimOf(kt, 0)) || !sameDim(dimOf(m.q, 0), dimOf(m.v, 0))))
+    return miss(rw, "batch", "batch dims of Q " + q(m.q) + ", Kᵀ " + q(kt) + ", V " + q(m.v) +
+                                 " not provably equal");
+  Dim hq = dimOf(m.q, o), hk = dimOf(kt, o), hv = dimOf(m.v, o);
+  if (!sameDim(hk, hv) || !(sameDim(hq, hk) || isOne(hk)))
+    return miss(rw, "heads", "heads of Q " + dimStr(hq) + ", K " + dimStr(hk) + ", V " + dimStr(hv) +
+                                 ": not equal, nor K and V one head");
+  Dim sq = dimOf(m.q, -2), skv = dimOf(kt, -1);
+  if (!sameDim(skv, dimOf(m.v, -2)))
+    return miss(rw, "seq", "sequence of Kᵀ " + dimStr(skv) + " and V " + dimStr(dimOf(m.v, -2)) +
+                               " not provably equal");
+
+  // The scale: positive and finite (Attention multiplies Q and K by its
+  // square root).
+  if (!(m.scale > 0) || !std::isfinite(m.scale) || !std::isfinite((float)m.scale))
+    return miss(rw, "scale", "scale " + std::to_string(m.scale) + " of " + q(mm) +
+                                 " is not a positive finite float");
+
+  // The mask.
+  if (m.mask) {
+    auto mt = elemOf(m.mask);
+    if (m.boolMask ? mt != DataType::Bool : mt != et)
+      return miss(rw, "mask-type", "mask " + q(m.mask) + (m.boolMask ? " is not bool" : " is not of Q's type"));
+    std::string why;
+    if (!maskBroadcasts(m.mask, scores, why)) return miss(rw, "mask-shape", why);
+    if (m.boolMask && !m.maskNegated && provablyCausal(m.mask, sq, skv)) m.causal = true;
+  }
+
+  // The 3-D form when the head split of Q, K, V and the merge of the
+  // result are all there.
+  Value *q3 = nullptr, *k3 = nullptr, *v3 = nullptr;
+  Node *mergeR = nullptr;
+  int64_t qHeads = 0, kvHeads = 0, vHeads = 0;
+  if (rank == 4) {
+    Permuted qp = asPermuted(m.q, rw), vp = asPermuted(m.v, rw);
+    q3 = headSplitSource(qp, rw, qHeads);
+    k3 = q3 ? headSplitSource(m.k, rw, kvHeads) : nullptr;
+    v3 = k3 ? headSplitSource(vp, rw, vHeads) : nullptr;
+    Value *y = root.result(0);
+    if (v3 && vHeads == kvHeads && qHeads % kvHeads == 0 && PatternRewriter::hasSingleLocalUse(y)) {
+      Node *t = y->uses().begin()->getOwner();
+      auto perm = t->is("Transpose") ? transposePerm(*t) : std::nullopt;
+      if (perm && *perm == std::vector<int64_t>{0, 2, 1, 3} &&
+          PatternRewriter::hasSingleLocalUse(t->result(0))) {
+        Node *r = t->result(0)->uses().begin()->getOwner();
+        Value *out = r->result(0);
+        Dim hd = dimOf(y, 3);
+        if (r->is("Reshape") && r->operand(0) == t->result(0) && rankOf(out) == 3 &&
+            sameDim(dimOf(out, 0), dimOf(y, 0)) && sameDim(dimOf(out, 1), dimOf(y, 2)) &&
+            hd.isKnown() && dimOf(out, 2).isKnown() && dimOf(out, 2).value == qHeads * hd.value) {
+          mergeR = r;
+        }
+      }
+    }
+  }
+
+  // Rewrite.
+  Value *mask = m.causal ? nullptr : m.mask;
+  if (mask && m.maskNegated) {
+    Node *n = rw.create("Not", {mask});
+    n->result(0)->setType(mask->type());
+    mask = n->result(0);
+  }
+  auto setAttrs = [&](Node *a) {
+    a->setAttr(floatAttr("scale", (float)m.scale));
+    if (m.causal) a->setAttr(intAttr("is_causal", 1));
+  };
+  if (mergeR) {
+    std::vector<Value *> ops{q3, k3, v3};
+    if (mask) ops.push_back(mask);
+    Node *a = rw.create("Attention", ops);
+    setAttrs(a);
+    a->setAttr(intAttr("q_num_heads", qHeads));
+    a->setAttr(intAttr("kv_num_heads", kvHeads));
+    PatternRewriter::copyNodeInfo(root, *a);
+    a->result(0)->setType(mergeR->result(0)->type());
+    return rw.replaceNode(mergeR, {a->result(0)});
+  }
+  Value *k = m.k.src;
+  if (!m.k.identity()) {
+    Node *t = rw.create("Transpose", {k});
+    t->setAttr(intsAttr("perm", m.k.perm));
+    std::vector<Dim> dims;
+    for (int64_t p : m.k.perm) dims.push_back(dimOf(k, p));
+    t->result(0)->setType(rw.getModel().getContext().getTensorType(*et, llvm::ArrayRef<Dim>(dims)));
+    k = t->result(0);
+  }
+  Value *qv = m.q, *vv = m.v;
+  Value *axes0 = nullptr;
+  auto unsqueeze = [&](Value *x) {
+    Node *u = rw.create("Unsqueeze", {x, axes0});
+    std::vector<Dim> dims{Dim::known(1)};
+    for (const Dim &d : tensorType(x)->dims()) dims.push_back(d);
+    u->result(0)->setType(rw.getModel().getContext().getTensorType(*et, llvm::ArrayRef<Dim>(dims)));
+    return u->result(0);
+  };
+  if (rank == 3) {
+    axes0 = rw.createConstant(root.result(0)->name().str() + "_axes", makeInt64Tensor({1}, {0}));
+    qv = unsqueeze(qv);
+    k = unsqueeze(k);
+    vv = unsqueeze(vv);
+  }
+  std::vector<Value *> ops{qv, k, vv};
+  if (mask) ops.push_back(mask);
+  Node *a = rw.create("Attention", ops);
+  setAttrs(a);
+  if (rank == 4) {
+    PatternRewriter::copyNodeInfo(root, *a);
+    a->result(0)->setType(root.result(0)->type());
+    return rw.replaceNode(&root, {a->result(0)});
+  }
+  std::vector<Dim> dims{Dim::known(1)};
+  for (const Dim &d : tensorType(root.result(0))->dims()) dims.push_back(d);
+  a->result(0)->setType(rw.getModel().getContext().getTensorType(*et, llvm::ArrayRef<Dim>(dims)));
+  Node *sq0 = rw.create("Squeeze", {a->result(0), axes0});
+  PatternRewriter::copyNodeInfo(root, *sq0);
+  sq0->result(0)->setType(root.result(0)->type());
+  return rw.replaceNode(&root, {sq0->result(0)});
+}
+
+} // namespace
+
+void populateAttentionPatterns(PatternSet &ps) {
+  ps.add("fuse-attention", "MatMul", fuseAttention, 3);
+}
+
+} // namespace onnxir
