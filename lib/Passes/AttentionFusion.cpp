@@ -285,10 +285,25 @@ Value *peelMask(Value *s, PatternRewriter &rw, AttentionMatch &m) {
 }
 
 /// The mask's dims broadcast to `scores` (right-aligned, each 1 or equal)
-/// without changing its shape, as Attention broadcasts attn_mask.
+/// without changing its shape, as Attention broadcasts attn_mask; its last
+/// two are the q and kv sequence lengths themselves.
+// Note [Attention mask shape]
+//   Attention-23 says attn_mask broadcasts to (batch, q_heads, q_seq,
+//   total_seq), but onnxruntime 1.30's CPU kernel requires its last two
+//   dims to be q_seq and total_seq (a [B, 1, 1, T] key-padding mask is
+//   refused at run time: "inconsistent q_sequence_length"). A fused model
+//   that the main runtime cannot run is no gain, so such masks are not fused
+//   (a near-miss) rather than expanded.
 bool maskBroadcasts(const Value *mask, const Value *scores, std::string &why) {
   int64_t r = rankOf(mask), rs = rankOf(scores);
-  if (r < 0 || r > rs) {
+  if (r >= 2 && (!sameDim(dimOf(mask, -1), dimOf(scores, -1)) ||
+                 !sameDim(dimOf(mask, -2), dimOf(scores, -2)))) {
+    why = "mask " + q(mask) + " is [.., " + dimStr(dimOf(mask, -2)) + ", " + dimStr(dimOf(mask, -1)) +
+          "], not [.., q_seq, kv_seq] = [.., " + dimStr(dimOf(scores, -2)) + ", " +
+          dimStr(dimOf(scores, -1)) + "] (Note [Attention mask shape])";
+    return false;
+  }
+  if (r < 2 || r > rs) {
     why = "mask " + q(mask) + " has " + (r < 0 ? std::string("unknown rank") : "rank " + std::to_string(r)) +
           " against scores of rank " + std::to_string(rs);
     return false;

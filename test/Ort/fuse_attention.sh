@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# fuse_attention.sh ONNX_OPT SHARED_DIR SOURCE_DIR WORK_DIR
+# fuse-attention keeps meaning on onnxruntime (issue 28): each fusing lit
+# model of test/Passes/fuse/attention-*.onnxtxt, fused with -infer-shapes
+# -fuse, gives the outputs of the unfused model on random inputs (B = 2,
+# T = 5, N = 6; ort_compare.js default tolerance), and holds an Attention
+# (so onnxruntime really ran Attention-23). The boolean input `keep` of
+# attention-causal is all false: a random one would fully mask some rows,
+# NaN unfused and zero in Attention (Note [Attention numerical contract]).
+# Exit 77 (skipped) without node and onnxruntime-node ($ORT_NODE_MODULES).
+set -uo pipefail
+OPT=$1; SHARED=$2; SRC=$3; WORK=$4
+if ! command -v node >/dev/null || [ ! -d "${ORT_NODE_MODULES:-}/onnxruntime-node" ]; then
+  echo "ort-fuse-attention: node or onnxruntime-node (\$ORT_NODE_MODULES) not available: skipped"
+  exit 77
+fi
+rm -rf "$WORK"; mkdir -p "$WORK"
+CMP="node $SHARED/tools/ort_compare.js"
+pass=0; fail=0
+for t in "$SRC"/test/Passes/fuse/attention-*.onnxtxt; do
+  name=$(basename "$t" .onnxtxt)
+  a="$WORK/$name.onnx"; b="$WORK/$name.fused.onnx"
+  if ! "$OPT" "$t" -o "$a" || ! "$OPT" "$t" -infer-shapes -fuse -o "$b"; then
+    echo "FAIL: $name does not load or fuse"; fail=$((fail+1)); continue
+  fi
+  if ! "$OPT" "$b" --emit=text -o - | grep -q "= Attention"; then
+    echo "FAIL: $name: no Attention after -fuse"; fail=$((fail+1)); continue
+  fi
+  if $CMP "$a" "$b" --dim B=2 --dim T=5 --dim N=6 --value keep=0 >"$WORK/cmp.log" 2>&1; then
+    pass=$((pass+1))
+  else
+    echo "FAIL: $name"; tail -5 "$WORK/cmp.log"; fail=$((fail+1))
+  fi
+done
+echo "ort-fuse-attention: $pass models keep their outputs, $fail failures"
+[ "$pass" -gt 0 ] && [ "$fail" -eq 0 ]
