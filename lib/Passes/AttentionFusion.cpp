@@ -516,10 +516,177 @@ bool fuseAttention(Node &root, PatternRewriter &rw) {
   return rw.replaceNode(&root, {sq0->result(0)});
 }
 
+//===----------------------------------------------------------------------===//
+// Rotary embedding
+//===----------------------------------------------------------------------===//
+
+/// The constant int64 values of `v` (null if not a constant).
+std::optional<std::vector<int64_t>> intConstant(const Value *v) {
+  const Tensor *t = PatternRewriter::constantTensor(v);
+  if (!t || (t->dataType() != DataType::Int64 && t->dataType() != DataType::Int32)) return std::nullopt;
+  auto vals = t->values<int64_t>();
+  if (!vals.ok()) return std::nullopt;
+  return *vals;
+}
+
+/// `s` slices the last axis of a rank-`rank` tensor whose last dim is `d`
+/// with step 1: returns the clamped [begin, end) (Slice-10+ semantics), or
+/// nullopt. Every operand must be a constant of one element.
+std::optional<std::pair<int64_t, int64_t>> lastAxisSlice(const Node &s, int64_t rank, int64_t d) {
+  if (s.numOperands() < 3) return std::nullopt;
+  auto one = [&](unsigned i) -> std::optional<int64_t> {
+    if (i >= s.numOperands() || !s.operand(i)) return std::nullopt;
+    auto v = intConstant(s.operand(i));
+    if (!v || v->size() != 1) return std::nullopt;
+    return (*v)[0];
+  };
+  auto b = one(1), e = one(2);
+  if (!b || !e) return std::nullopt;
+  auto ax = one(3);
+  if (s.numOperands() > 3 && s.operand(3) && !ax) return std::nullopt;
+  int64_t axis = ax ? *ax : 0;
+  if (axis < 0) axis += rank;
+  if (axis != rank - 1) return std::nullopt;
+  if (s.numOperands() > 4 && s.operand(4)) {
+    auto st = one(4);
+    if (!st || *st != 1) return std::nullopt;
+  }
+  auto clamp = [&](int64_t x) {
+    if (x < 0) x += d;
+    return x < 0 ? 0 : (x > d ? d : x);
+  };
+  return std::make_pair(clamp(*b), clamp(*e));
+}
+
+/// The cache operand: cos = Unsqueeze(Gather(C, pos, axis 0), axes [1])
+/// with C a constant [P, D] whose two halves of each row are equal (the
+/// rotate-half form repeats the frequencies). Returns C's first half as a
+/// new constant's data, and pos.
+struct RopeCache {
+  Tensor half;
+  Value *pos = nullptr;
+};
+std::optional<RopeCache> ropeCache(Value *c, int64_t d, PatternRewriter &rw, std::string &why) {
+  Node *u = c ? c->definingNode() : nullptr;
+  if (!u || !u->is("Unsqueeze") || u->numOperands() != 2 || u->getGraph() != rw.root()->getGraph()) {
+    why = "cos/sin " + q(c) + " is not Unsqueeze(Gather(cache, position_ids), 1)";
+    return std::nullopt;
+  }
+  auto axes = intConstant(u->operand(1));
+  Node *g = u->operand(0) ? u->operand(0)->definingNode() : nullptr;
+  if (!axes || *axes != std::vector<int64_t>{1} || !g || !g->is("Gather") || g->numOperands() != 2 ||
+      !plainAttributes(*g) || NodeContext(*g).getInt("axis", 0) != 0) {
+    why = "cos/sin " + q(c) + " is not Unsqueeze(Gather(cache, position_ids), 1)";
+    return std::nullopt;
+  }
+  const Tensor *t = PatternRewriter::constantTensor(g->operand(0));
+  if (!t || t->dims().size() != 2 || t->dims()[1] != d ||
+      (t->dataType() != DataType::Float && t->dataType() != DataType::Float16)) {
+    why = "cache of " + q(g) + " is not a constant float [positions, " + std::to_string(d) + "]";
+    return std::nullopt;
+  }
+  Value *pos = g->operand(1);
+  if (elemOf(pos) != DataType::Int64 || rankOf(pos) != 2) {
+    why = "position ids " + q(pos) + " are not int64 [batch, seq]";
+    return std::nullopt;
+  }
+  auto vals = t->values<double>();
+  if (!vals.ok()) return std::nullopt;
+  int64_t rows = t->dims()[0], h = d / 2;
+  std::vector<float> half;
+  half.reserve((size_t)(rows * h));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < h; ++j) {
+      if ((*vals)[r * d + j] != (*vals)[r * d + h + j]) {
+        why = "cache of " + q(g) + " row " + std::to_string(r) + " has unequal halves";
+        return std::nullopt;
+      }
+      half.push_back((float)(*vals)[r * d + j]);
+    }
+  if (t->dataType() != DataType::Float) {
+    why = "cache of " + q(g) + " is not float";
+    return std::nullopt;
+  }
+  return RopeCache{makeFloatTensor({rows, h}, half), pos};
+}
+
+// x * cos + rotate_half(x) * sin -> RotaryEmbedding-23 (rotate-half form,
+// interleaved = 0), x 4-D [B, H, S, D] with D known and even,
+// rotate_half(x) = Concat(Neg(x[..., D/2:]), x[..., :D/2], axis -1), cos and
+// sin Unsqueeze(Gather(cache, position_ids), 1) of constant [P, D] caches
+// whose row halves are equal; operands of Add and Mul in any order.
+// Contract: RotaryEmbedding computes cos*x1 - sin*x2 and sin*x1 + cos*x2 on
+// the halves; the graph computes x1*cos + (-x2)*sin and x2*cos + x1*sin:
+// the same products and sums (a + (-b) is a - b exactly), so equal up to a
+// runtime's choice of fused multiply-add. A position id out of the cache's
+// range is an error in both. (onnxruntime 1.30 also refuses a cache with
+// fewer rows than the sequence length, which real caches, sized for the
+// longest sequence, do not have.)
+bool fuseRotaryEmbedding(Node &add, PatternRewriter &rw) {
+  if (add.numOperands() != 2 || add.numResults() != 1 || rw.opsetVersion() < 23) return false;
+  for (unsigned i = 0; i < 2; ++i) {
+    Node *m1 = rw.singleUseProducer(add, i, "Mul"), *m2 = rw.singleUseProducer(add, 1 - i, "Mul");
+    if (!m1 || !m2 || m1->numOperands() != 2 || m2->numOperands() != 2) continue;
+    // m2 = rotate_half(x) * sin.
+    for (unsigned j = 0; j < 2; ++j) {
+      Node *cat = rw.singleUseProducer(*m2, j, "Concat");
+      if (!cat || cat->numOperands() != 2 || !plainAttributes(*cat)) continue;
+      Value *sin = m2->operand(1 - j);
+      Node *neg = rw.singleUseProducer(*cat, 0, "Neg");
+      Node *lo = cat->operand(1) ? cat->operand(1)->definingNode() : nullptr;
+      Node *hi = neg && neg->operand(0) ? neg->operand(0)->definingNode() : nullptr;
+      if (!neg || !lo || !hi || !lo->is("Slice") || !hi->is("Slice") || lo->operand(0) != hi->operand(0))
+        continue;
+      Value *x = lo->operand(0);
+      // m1 = x * cos.
+      Value *cos = m1->operand(0) == x ? m1->operand(1) : m1->operand(1) == x ? m1->operand(0) : nullptr;
+      if (!cos) continue;
+      int64_t rank = rankOf(x);
+      Dim dd = dimOf(x, -1);
+      if (rank != 4 || !dd.isKnown() || dd.value % 2 || dd.value <= 0)
+        return miss(rw, "rank", "rotary input " + q(x) + " is not 4-D with a known even head size");
+      int64_t d = dd.value;
+      int64_t axis = NodeContext(*cat).getInt("axis", 0);
+      auto a = lastAxisSlice(*lo, rank, d), b = lastAxisSlice(*hi, rank, d);
+      if ((axis != -1 && axis != rank - 1) || !a || !b || *a != std::make_pair((int64_t)0, d / 2) ||
+          *b != std::make_pair(d / 2, d))
+        return miss(rw, "rotate-half", "Concat " + q(cat) + " of Slices " + q(lo) + ", " + q(hi) +
+                                           " is not rotate_half over the last axis");
+      auto et = elemOf(x);
+      if (et != DataType::Float || elemOf(add.result(0)) != et)
+        return miss(rw, "type", "rotary input " + q(x) + " is not float");
+      std::string why;
+      auto c = ropeCache(cos, d, rw, why);
+      if (!c) return miss(rw, "cache", why);
+      auto s = ropeCache(sin, d, rw, why);
+      if (!s) return miss(rw, "cache", why);
+      if (c->pos != s->pos) return miss(rw, "cache", "cos and sin gathered at different position ids");
+      if (!sameDim(dimOf(c->pos, 0), dimOf(x, 0)) || !sameDim(dimOf(c->pos, 1), dimOf(x, 2)))
+        return miss(rw, "cache", "position ids " + q(c->pos) + " are not [batch, seq] of " + q(x));
+      // Result shape: x's (the Add must not broadcast it up).
+      const Type *xt = tensorType(x), *yt = tensorType(add.result(0));
+      if (!yt || yt->rank() != 4)
+        return miss(rw, "shape", "result of " + q(&add) + " has no known 4-D shape");
+      for (int64_t k = 0; k < 4; ++k)
+        if (!sameDim(xt->dims()[k], yt->dims()[k]))
+          return miss(rw, "shape", "result of " + q(&add) + " is not of " + q(x) + "'s shape");
+      std::string base = add.result(0)->name().str();
+      Value *cc = rw.createConstant(base + "_cos_cache", std::move(c->half));
+      Value *sc = rw.createConstant(base + "_sin_cache", std::move(s->half));
+      Node *r = rw.create("RotaryEmbedding", {x, cc, sc, c->pos});
+      PatternRewriter::copyNodeInfo(add, *r);
+      r->result(0)->setType(add.result(0)->type());
+      return rw.replaceNode(&add, {r->result(0)});
+    }
+  }
+  return false;
+}
+
 } // namespace
 
 void populateAttentionPatterns(PatternSet &ps) {
   ps.add("fuse-attention", "MatMul", fuseAttention, 3);
+  ps.add("fuse-rotary-embedding", "Add", fuseRotaryEmbedding, 3);
 }
 
 } // namespace onnxir
