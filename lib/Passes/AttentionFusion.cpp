@@ -338,6 +338,49 @@ Value *headSplitSource(const Permuted &p, PatternRewriter &rw, int64_t &heads) {
   return x3;
 }
 
+std::optional<std::vector<int64_t>> intConstant(const Value *v);
+
+/// The packed head split of timm's ViT: Q, K, V the three Squeeze(axes 0)
+/// of Split(axis 0) of Transpose(Reshape(x3 [B,S,3*H*D] -> [B,S,3,H,D]),
+/// [2,0,3,1,4]), in that order, nothing else using any of them. Returns x3
+/// and H: Q, K, V are then x3's three equal parts of its last axis.
+Value *packedHeadSplitSource(Value *q, Value *k, Value *v, int64_t &heads) {
+  Value *parts[3] = {q, k, v};
+  Node *split = nullptr;
+  for (unsigned i = 0; i < 3; ++i) {
+    Node *sq = parts[i] ? parts[i]->definingNode() : nullptr;
+    if (!sq || !sq->is("Squeeze") || sq->numOperands() != 2 || !PatternRewriter::hasSingleLocalUse(parts[i]))
+      return nullptr;
+    auto axes = intConstant(sq->operand(1));
+    Value *part = sq->operand(0);
+    Node *sp = part ? part->definingNode() : nullptr;
+    if (!axes || *axes != std::vector<int64_t>{0} || !sp || !sp->is("Split") ||
+        sp->numResults() != 3 || sp->result(i) != part || !PatternRewriter::hasSingleLocalUse(part) ||
+        !isOne(dimOf(part, 0)) || (split && split != sp))
+      return nullptr;
+    split = sp;
+  }
+  if (!plainAttributes(*split) || NodeContext(*split).getInt("axis", 0) != 0 || split->numOperands() < 1)
+    return nullptr;
+  Node *tr = split->operand(0) ? split->operand(0)->definingNode() : nullptr;
+  auto perm = tr && tr->is("Transpose") ? transposePerm(*tr) : std::nullopt;
+  if (!perm || *perm != std::vector<int64_t>{2, 0, 3, 1, 4} ||
+      !PatternRewriter::hasSingleLocalUse(split->operand(0)))
+    return nullptr;
+  Value *r = tr->operand(0);
+  Node *rs = r ? r->definingNode() : nullptr;
+  if (!rs || !rs->is("Reshape") || !PatternRewriter::hasSingleLocalUse(r) || rs->numOperands() < 1)
+    return nullptr;
+  Value *x3 = rs->operand(0);
+  Dim h = dimOf(r, 3), d = dimOf(r, 4), e = dimOf(x3, 2);
+  if (rankOf(x3) != 3 || rankOf(r) != 5 || !sameDim(dimOf(x3, 0), dimOf(r, 0)) ||
+      !sameDim(dimOf(x3, 1), dimOf(r, 1)) || !dimOf(r, 2).isKnown() || dimOf(r, 2).value != 3 ||
+      !h.isKnown() || !d.isKnown() || !e.isKnown() || 3 * h.value * d.value != e.value)
+    return nullptr;
+  heads = h.value;
+  return x3;
+}
+
 bool fuseAttention(Node &root, PatternRewriter &rw) {
   if (root.numOperands() != 2 || root.numResults() != 1) return false;
   Node *sm = rw.singleUseProducer(root, 0, "Softmax");
@@ -428,12 +471,18 @@ bool fuseAttention(Node &root, PatternRewriter &rw) {
   // result are all there.
   Value *q3 = nullptr, *k3 = nullptr, *v3 = nullptr;
   Node *mergeR = nullptr;
+  Value *packed = nullptr; // Q, K, V are the thirds of its last axis
   int64_t qHeads = 0, kvHeads = 0, vHeads = 0;
   if (rank == 4) {
     Permuted qp = asPermuted(m.q, rw), vp = asPermuted(m.v, rw);
     q3 = headSplitSource(qp, rw, qHeads);
     k3 = q3 ? headSplitSource(m.k, rw, kvHeads) : nullptr;
     v3 = k3 ? headSplitSource(vp, rw, vHeads) : nullptr;
+    if (!q3 && m.k.identity())
+      if ((packed = packedHeadSplitSource(m.q, m.k.src, m.v, qHeads))) {
+        q3 = k3 = v3 = packed;
+        kvHeads = vHeads = qHeads;
+      }
     Value *y = root.result(0);
     if (v3 && vHeads == kvHeads && qHeads % kvHeads == 0 && PatternRewriter::hasSingleLocalUse(y)) {
       Node *t = y->uses().begin()->getOwner();
@@ -464,6 +513,20 @@ bool fuseAttention(Node &root, PatternRewriter &rw) {
     if (m.causal) a->setAttr(intAttr("is_causal", 1));
   };
   if (mergeR) {
+    if (packed) {
+      int64_t e = dimOf(packed, 2).value / 3;
+      Value *sizes = rw.createConstant(root.result(0)->name().str() + "_qkv_split",
+                                       makeInt64Tensor({3}, {e, e, e}));
+      Node *sp = rw.create("Split", {packed, sizes}, 3);
+      sp->setAttr(intAttr("axis", 2));
+      std::vector<Dim> dims(tensorType(packed)->dims().begin(), tensorType(packed)->dims().end());
+      dims[2] = Dim::known(e);
+      const Type *t = rw.getModel().getContext().getTensorType(*et, llvm::ArrayRef<Dim>(dims));
+      for (unsigned i = 0; i < 3; ++i) sp->result(i)->setType(t);
+      q3 = sp->result(0);
+      k3 = sp->result(1);
+      v3 = sp->result(2);
+    }
     std::vector<Value *> ops{q3, k3, v3};
     if (mask) ops.push_back(mask);
     Node *a = rw.create("Attention", ops);
