@@ -8,7 +8,7 @@ PKGS=(cmake ninja-build g++ libprotobuf-dev protobuf-compiler libabsl-dev llvm-1
       llvm-14-tools libgtest-dev python3-dev pybind11-dev python3-pybind11)
 if [ "${1:-}" = "--test" ]; then
   # Independent references and tools the test suite uses.
-  PKGS+=(libonnx-dev libonnx-testdata python3-onnx python3-numpy python3-pytest clang-14 libclang-rt-14-dev valgrind strace)
+  PKGS+=(libonnx-dev libonnx-testdata python3-onnx python3-numpy python3-pytest python3-torch clang-14 libclang-rt-14-dev valgrind strace)
   if ! command -v node >/dev/null 2>&1; then PKGS+=(nodejs npm); fi
 fi
 missing=()

@@ -394,6 +394,7 @@ void populateFusionPatterns(PatternSet &ps, const FusionOptions &opts) {
   ps.add("remove-identity", "Identity", removeIdentity);
   if (opts.batchNormToMulAdd) ps.add("bn-to-mul-add", "BatchNormalization", bnToMulAdd);
   populateAttentionPatterns(ps);
+  populateNormFusionPatterns(ps); // NormFusions.cpp
 }
 
 absl::StatusOr<bool> fuseOperators(Model &m, const FusionOptions &opts, RewriteStatistics *stats) {
@@ -401,7 +402,9 @@ absl::StatusOr<bool> fuseOperators(Model &m, const FusionOptions &opts, RewriteS
   populateFusionPatterns(ps, opts);
   if (!opts.disabledPatterns.empty())
     if (absl::Status s = ps.disable(opts.disabledPatterns); !s.ok()) return s;
-  return applyPatternsGreedily(m, ps, {}, stats);
+  GreedyRewriteConfig cfg;
+  cfg.explain = opts.explain;
+  return applyPatternsGreedily(m, ps, cfg, stats);
 }
 
 //===----------------------------------------------------------------------===//
@@ -413,17 +416,25 @@ class FusePass : public Pass {
 public:
   llvm::StringRef argument() const override { return "fuse"; }
   llvm::StringRef description() const override {
-    return "Fuse Conv+BatchNormalization/Add/Mul, MatMul+Add into Gemm, Transpose into Gemm; "
+    return "Fuse Conv+BatchNormalization/Add/Mul, MatMul+Add into Gemm, Transpose into Gemm, "
+           "LayerNorm/RMSNorm/GELU chains into LayerNormalization/RMSNormalization/Gelu; "
            "remove inference-mode Dropout and Identity";
   }
   absl::StatusOr<bool> run(Model &m) override {
     FusionOptions o;
     o.batchNormToMulAdd = *bnToMulAdd_;
     o.disabledPatterns = *disable_;
+    o.explain = *explain_;
     RewriteStatistics s;
     auto r = fuseOperators(m, o, &s);
     for (auto &[name, n] : s.applications) addStat(name, n);
+    // The census (Note [Fusion census]): `-stats` and `--summary` print it.
+    for (auto &[op, n] : s.made) addStat("made " + op, n);
     addStat("dead nodes erased", s.deadNodesErased);
+    // Each distinct line is printed once however many -O2 rounds repeat it.
+    for (const NearMiss &nm : s.nearMisses)
+      remark("fusion report: " + nm.pattern + " not applied at " + nm.node + ": " + nm.guard +
+             ": " + nm.why);
     return r;
   }
 
@@ -433,6 +444,10 @@ private:
                            "fuse-bn-to-mul-add"};
   Option<std::string> disable_{*this, "disable", "patterns not to apply (comma-separated names)",
                                "", "fuse-disable"};
+  Option<bool> explain_{*this, "explain",
+                        "report each candidate a pattern matched partly and the guard that "
+                        "rejected it (node and reason)",
+                        false, "fusion-report"};
 };
 } // namespace
 

@@ -18,6 +18,7 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
+#include <map>
 
 namespace onnxir {
 
@@ -300,7 +301,14 @@ public:
     for (auto &p : ps.all()) index_[p.get()] = index_.size();
     counts_.assign(ps.all().size(), 0);
     rw_.onRequeue_ = [this](Node *n) { push(n); };
-    rw_.onErase_ = [this](Node *n) { inList_.erase(n); };
+    rw_.onErase_ = [this](Node *n) {
+      inList_.erase(n);
+      if (cfg_.explain) misses_.erase(n);
+    };
+    if (cfg_.explain)
+      rw_.onReject_ = [this](llvm::StringRef guard, const std::string &why) {
+        misses_[rw_.root()].push_back({currentPattern_, guard.str(), why});
+      };
   }
 
   bool run() {
@@ -313,6 +321,9 @@ public:
     for (auto it = graphs.rbegin(); it != graphs.rend(); ++it) changed |= runGraph(**it);
     for (size_t i = 0; i < counts_.size(); ++i)
       addCount(std::string(ps_.all()[i]->name()), counts_[i]);
+    std::map<std::string, int64_t> made(st_.made.begin(), st_.made.end());
+    for (auto &[op, n] : made_) made[op] += n;
+    st_.made.assign(made.begin(), made.end());
     st_.deadNodesErased += rw_.deadErased_;
     return changed;
   }
@@ -350,7 +361,12 @@ private:
         if (!inList_.erase(n)) continue; // erased meanwhile
         for (const RewritePattern *p : ps_.patternsFor(*n)) {
           rw_.begin(n);
+          currentPattern_ = index_[p];
+          if (cfg_.explain) forgetMisses(n, currentPattern_);
           bool did = p->matchAndRewrite(*n, rw_);
+          if (did)
+            for (Node *c : rw_.created_)
+              if (!c->is("Constant")) ++made_[c->opType().str()];
           rw_.finish();
           if (!did) continue;
           ++counts_[index_[p]];
@@ -374,7 +390,27 @@ private:
     }
     st_.iterations = std::max(st_.iterations, scan);
     current_ = nullptr;
+    if (cfg_.explain) {
+      // What is left at the fixed point, in node order (Note [Near-miss reports]).
+      for (Node &n : g.nodes()) {
+        auto it = misses_.find(&n);
+        if (it == misses_.end()) continue;
+        std::string path = nodePath(&n);
+        for (Miss &m : it->second)
+          st_.nearMisses.push_back(
+              {std::string(ps_.all()[m.pattern]->name()), path, std::move(m.guard), std::move(m.why)});
+      }
+      misses_.clear();
+    }
     return changed;
+  }
+
+  /// Drops the near-misses of pattern `p` at `n` (it is being tried again).
+  void forgetMisses(Node *n, size_t p) {
+    auto it = misses_.find(n);
+    if (it == misses_.end()) return;
+    llvm::erase_if(it->second, [&](const Miss &m) { return m.pattern == p; });
+    if (it->second.empty()) misses_.erase(it);
   }
 
   Model &m_;
@@ -384,6 +420,15 @@ private:
   PatternRewriter rw_;
   llvm::DenseMap<const RewritePattern *, size_t> index_;
   std::vector<int64_t> counts_;
+  /// Nodes created by rewrites, per op type (Note [Fusion census]).
+  std::map<std::string, int64_t> made_;
+  /// Near-misses per root, latest per pattern (Note [Near-miss reports]).
+  struct Miss {
+    size_t pattern;
+    std::string guard, why;
+  };
+  llvm::DenseMap<Node *, std::vector<Miss>> misses_;
+  size_t currentPattern_ = 0;
   std::deque<Node *> queue_;
   llvm::DenseSet<Node *> inList_;
   Graph *current_ = nullptr;

@@ -271,16 +271,27 @@ void printSummary(const Summary &a, const Summary &b) {
   if (a.fileSize >= 0 && b.fileSize >= 0) row("file size (bytes)", a.fileSize, b.fileSize);
 }
 
-/// --summary: what each rewrite pattern did (counters of the pattern passes).
+/// --summary: what each rewrite pattern did (counters of the pattern passes),
+/// then the fusion census: the nodes the fusions made, per op
+/// (Note [Fusion census], PatternRewrite.h).
 void printPatternSummary(const PassStatistics &stats) {
   bool header = false;
+  std::vector<std::pair<std::string, int64_t>> made;
   for (auto &[key, n] : stats) {
     llvm::StringRef k(key);
     if (!n || !(k.startswith("fuse: ") || k.startswith("simplify: "))) continue;
+    if (k.startswith("fuse: made ")) {
+      made.emplace_back(k.drop_front(strlen("fuse: made ")).str(), n);
+      continue;
+    }
     if (!header) llvm::errs() << "pattern applications:\n";
     header = true;
     llvm::errs() << llvm::format("  %-40s %10lld\n", key.c_str(), (long long)n);
   }
+  if (made.empty()) return;
+  llvm::errs() << "fused ops made:\n";
+  for (auto &[op, n] : made)
+    llvm::errs() << llvm::format("  %-40s %10lld\n", op.c_str(), (long long)n);
 }
 
 } // namespace
@@ -423,6 +434,21 @@ int onnxOptMain(int argc, char **argv) {
     pipeline = std::move(*p);
   } else {
     for (unsigned i = 0; i < gPasses.size(); ++i) pipeline.push_back(gPasses[i]->factory());
+  }
+  // The opset policy (issue 28): with --target-opset=N, -O1 and -O2 work on
+  // the model converted to N, so that the fusions of opset N apply
+  // (`--target-opset=23 -O2` on an opset-14 export fuses); a convert-opset
+  // goes before the first of them unless the pipeline converts already.
+  if (auto it = passOptByFlag.find("target-opset");
+      it != passOptByFlag.end() && it->second->getNumOccurrences()) {
+    for (size_t i = 0; i < pipeline.size(); ++i) {
+      llvm::StringRef a = pipeline[i]->argument();
+      if (a == "convert-opset") break;
+      if (a != "O1" && a != "O2") continue;
+      const PassInfo *convert = PassRegistry::instance().lookup("convert-opset");
+      if (convert) pipeline.insert(pipeline.begin() + i, convert->factory());
+      break;
+    }
   }
   {
     // Global pass-option flags reach every pass instance that declares them

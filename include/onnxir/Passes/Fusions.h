@@ -26,6 +26,9 @@ struct FusionOptions {
   bool batchNormToMulAdd = false;
   /// Patterns not to apply, comma-separated (`fuse-conv-mul,remove-dropout`).
   std::string disabledPatterns;
+  /// Collect near-misses (Note [Near-miss reports], PatternRewrite.h) into
+  /// RewriteStatistics::nearMisses.
+  bool explain = false;
 };
 
 /// Adds the fusion patterns:
@@ -37,10 +40,23 @@ struct FusionOptions {
 ///   remove-dropout          Dropout in inference mode -> its input
 ///   remove-identity         Identity -> its input
 ///   bn-to-mul-add           BatchNormalization -> Mul + Add (if asked)
-///   fuse-attention          softmax(Q·Kᵀ*scale [+mask])·V -> Attention (opset >= 23)
+/// and those of populateNormFusionPatterns and populateAttentionPatterns.
 void populateFusionPatterns(PatternSet &ps, const FusionOptions &opts = {});
 
-/// Adds the attention patterns (lib/Passes/AttentionFusion.cpp).
+/// The transformer normalisations and activations (NormFusions.cpp, issue
+/// 28; guards in Note [Norm guards]):
+///   fuse-layernorm          ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div
+///                           [*scale] [+bias] -> LayerNormalization (>= 17)
+///   fuse-rmsnorm            Pow/ReduceMean/Add/Sqrt/Div [*scale]
+///                           -> RMSNormalization (>= 23)
+///   fuse-gelu               x*0.5*(1+erf(x/sqrt2)) and the tanh form
+///                           -> Gelu{approximate} (>= 20)
+void populateNormFusionPatterns(PatternSet &ps);
+
+/// Attention and rotary embedding (AttentionFusion.cpp, issue 28; contract
+/// in Note [Attention numerical contract]):
+///   fuse-attention          softmax(Q·Kᵀ*scale [+mask])·V -> Attention (>= 23)
+///   fuse-rotary-embedding   x*cos + rotate_half(x)*sin -> RotaryEmbedding (>= 23)
 void populateAttentionPatterns(PatternSet &ps);
 
 /// Applies the fusion patterns greedily in every graph.

@@ -30,6 +30,26 @@
 //    them; check it first with rw.canReplace() when a pattern must not
 //    build anything in vain.
 //
+// Note [Near-miss reports]
+//  A pattern that recognised its structure at the root but will not rewrite
+//  it because a guard fails says so with
+//      return rw.rejected("keepdims", "ReduceMean 'rm' has keepdims=0");
+//  (the guard's short name, then why, naming the nodes and values; the
+//  call changes nothing and returns false). Only partial matches are
+//  reported: a root that is plainly not the pattern's structure returns
+//  false silently. The driver keeps, per (root, pattern), the latest
+//  rejection, drops it when the root is erased or the pattern is tried
+//  there again, and hands what is left at the fixed point to the caller
+//  (RewriteStatistics::nearMisses) when GreedyRewriteConfig::explain is set;
+//  otherwise rejected() costs a branch (build a costly message only when
+//  rw.explaining()). `onnx-opt --fusion-report` (-fuse{explain}) prints them.
+//
+// Note [Fusion census]
+//  Every node a successful rewrite created and that is still alive when the
+//  rewrite ends is counted by op type (RewriteStatistics::made, Constant
+//  nodes aside): the fuse pass reports these as `made <Op>` counters, which
+//  `-stats` and `--summary` print. Patterns need do nothing for it.
+//
 //===----------------------------------------------------------------------===//
 #ifndef ONNXIR_PASSES_PATTERNREWRITE_H
 #define ONNXIR_PASSES_PATTERNREWRITE_H
@@ -112,6 +132,18 @@ class PatternRewriter {
 public:
   explicit PatternRewriter(Model &m) : model_(m) {}
 
+  //===--- Near-miss reports (Note [Near-miss reports]) -------------------===//
+  /// True if near-misses are collected (a pattern may skip building a costly
+  /// message otherwise).
+  bool explaining() const { return static_cast<bool>(onReject_); }
+  /// Records that the current pattern matched partly at the root and the
+  /// guard `guard` rejected it, `why` naming the nodes and values. Changes
+  /// nothing; returns false.
+  bool rejected(llvm::StringRef guard, const std::string &why) const {
+    if (onReject_) onReject_(guard, why);
+    return false;
+  }
+
   Model &getModel() const { return model_; }
   /// The root being rewritten and its graph.
   Node *root() const { return root_; }
@@ -185,6 +217,7 @@ private:
   std::vector<Value *> needValueInfo_;
   /// Driver hooks.
   std::function<void(Node *)> onRequeue_, onErase_;
+  std::function<void(llvm::StringRef, const std::string &)> onReject_;
   int64_t deadErased_ = 0;
   bool deadConstants_ = false;
 };
@@ -197,12 +230,28 @@ struct GreedyRewriteConfig {
   /// Rewrites per graph and scan at most, as a multiple of the graph's node
   /// count (a guard against patterns that undo each other).
   unsigned maxRewritesPerNode = 8;
+  /// Collect near-misses (Note [Near-miss reports]).
+  bool explain = false;
+};
+
+/// A candidate a pattern matched partly and a guard rejected, at the fixed
+/// point (Note [Near-miss reports]).
+struct NearMiss {
+  std::string pattern;
+  /// nodePath() of the root: graph, index, name and op.
+  std::string node;
+  std::string guard, why;
 };
 
 /// What a greedy run did.
 struct RewriteStatistics {
   /// Applications per pattern name, in the set's order.
   std::vector<std::pair<std::string, int64_t>> applications;
+  /// Nodes the rewrites created, per op type, sorted (Note [Fusion census]).
+  std::vector<std::pair<std::string, int64_t>> made;
+  /// With GreedyRewriteConfig::explain: the near-misses left, graph by graph
+  /// in node order.
+  std::vector<NearMiss> nearMisses;
   int64_t deadNodesErased = 0;
   /// Scans of the busiest graph.
   unsigned iterations = 0;

@@ -175,3 +175,97 @@ F (a) => (b)
 }
 
 } // namespace
+
+namespace {
+/// Neg(Neg(x)) -> x unless the inner Neg is named "keep": then a near-miss.
+bool negNegGuarded(Node &outer, PatternRewriter &rw) {
+  Node *inner = rw.singleUseProducer(outer, 0, "Neg");
+  if (!inner) return false;
+  if (inner->name() == "keep") return rw.rejected("name", "the inner Neg is named keep");
+  return rw.replaceNode(&outer, {inner->operand(0)});
+}
+} // namespace
+
+TEST(GreedyDriver, NearMissesLeftAtTheFixedPointAreReported) {
+  // Note [Near-miss reports]: n2's pair is rejected and stays (reported);
+  // y's pair is rejected first (its inner Neg is `keep` until the Relu
+  // after it renames it), then applies: not reported.
+  auto m = parse(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2] x) => (float[2] y, float[2] z, float[2] w)
+{
+  [keep] n1 = Neg (x)
+  n2 = Neg (n1)
+  a = Abs (x)
+  [keep] n3 = Neg (a)
+  y = Neg (n3)
+  z = Relu (n2)
+  [renamer] w = Relu (y)
+}
+)");
+  ASSERT_TRUE(m);
+  PatternSet ps;
+  ps.add("neg-neg", "Neg", negNegGuarded);
+  // The Relu named renamer renames the inner Neg of the pair it reads,
+  // after neg-neg rejected that pair once (it comes later in the scan).
+  ps.add("rename", "Relu", [](Node &relu, PatternRewriter &rw) {
+    if (relu.name() != "renamer") return false;
+    Node *outer = relu.operand(0)->definingNode();
+    Node *inner = outer ? outer->operand(0)->definingNode() : nullptr;
+    if (!inner || inner->name() != "keep") return false;
+    inner->setName("free");
+    rw.modified(outer);
+    return true;
+  });
+  GreedyRewriteConfig cfg;
+  cfg.explain = true;
+  RewriteStatistics st;
+  auto r = applyPatternsGreedily(*m, ps, cfg, &st);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(st.nearMisses.size(), 1u);
+  EXPECT_EQ(st.nearMisses[0].pattern, "neg-neg");
+  EXPECT_EQ(st.nearMisses[0].guard, "name");
+  EXPECT_EQ(st.nearMisses[0].why, "the inner Neg is named keep");
+  EXPECT_NE(st.nearMisses[0].node.find("(Neg)"), std::string::npos) << st.nearMisses[0].node;
+  EXPECT_EQ(applications(st, "neg-neg"), 1);
+  EXPECT_EQ(applications(st, "rename"), 1);
+  // Without explain nothing is collected.
+  auto m2 = parse(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2] x) => (float[2] y)
+{
+  [keep] n1 = Neg (x)
+  y = Neg (n1)
+}
+)");
+  RewriteStatistics st2;
+  ASSERT_TRUE(applyPatternsGreedily(*m2, ps, {}, &st2).ok());
+  EXPECT_TRUE(st2.nearMisses.empty());
+}
+
+TEST(GreedyDriver, CountsTheNodesRewritesMadePerOp) {
+  // Note [Fusion census]: Relu(Relu(x)) -> one new Relu + a Constant node
+  // that is not counted.
+  auto m = parse(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2] x) => (float[2] y)
+{
+  r = Relu (x)
+  y = Relu (r)
+  r2 = Relu (x)
+}
+)");
+  ASSERT_TRUE(m);
+  PatternSet ps;
+  ps.add("relu-relu", "Relu", [](Node &outer, PatternRewriter &rw) {
+    Node *inner = rw.singleUseProducer(outer, 0, "Relu");
+    if (!inner) return false;
+    Node *n = rw.create("Relu", {inner->operand(0)});
+    return rw.replaceNode(&outer, {n->result(0)});
+  });
+  RewriteStatistics st;
+  ASSERT_TRUE(applyPatternsGreedily(*m, ps, {}, &st).ok());
+  ASSERT_EQ(st.made.size(), 1u);
+  EXPECT_EQ(st.made[0].first, "Relu");
+  EXPECT_EQ(st.made[0].second, 1);
+}

@@ -1,0 +1,720 @@
+//===- NormFusions.cpp - LayerNorm, RMSNorm and GELU into standard ops ----===//
+//
+// Issue 28: the normalisations and activations of transformer exports,
+// written out as elementwise chains, into LayerNormalization (opset 17),
+// RMSNormalization (23) and Gelu (20). Each pattern recognises its structure
+// first and returns false silently when the root is not one; once the
+// structure is there, every guard that refuses says why
+// (Note [Near-miss reports], PatternRewrite.h), so `--fusion-report` tells a
+// user why a LayerNorm was not fused. The numerical contract of each fusion
+// is next to its code.
+//
+// Note [Norm guards]
+//  What inference must prove before a chain becomes a normalisation op:
+//  - the fused op exists at the default-domain opset in force (the registry
+//    has its schema; `--target-opset=N -O2` converts first);
+//  - the reduced axes, read from the attribute (ReduceMean < 18) or the
+//    constant operand (>= 18), are, for an input of known rank r, the
+//    trailing set {a, ..., r-1}: exactly what `axis = a` normalises;
+//  - keepdims = 1 (with keepdims = 0 the mean would broadcast against the
+//    wrong axes: the chain is not a normalisation at all, or is one over
+//    other axes), and both ReduceMeans of a LayerNorm reduce the same axes;
+//  - epsilon is a constant of one element whose rank does not exceed the
+//    input's (so the Add does not broadcast the result up);
+//  - the square is Pow(d, 2) with a constant exponent of exactly 2, or
+//    Mul(d, d);
+//  - every intermediate has no use outside the chain and is not a graph
+//    output (the chain disappears);
+//  - the element type is allowed by the fused op's schema at the model's
+//    opset, and is not double (the statistics would be computed in float:
+//    stash_type allows only float and bfloat16);
+//  - a scale (bias) is absorbed only if its shape is exactly the normalised
+//    shape X.shape[a:] (known dims) and its type is the input's; otherwise
+//    the Mul (Add) stays after the fused op (still exact).
+//
+//===----------------------------------------------------------------------===//
+#include "onnxir/Passes/Fusions.h"
+
+#include "onnxir/IR/Model.h"
+#include "onnxir/Ops/OpContext.h"
+#include "onnxir/Ops/OpSchema.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <set>
+
+namespace onnxir {
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+/// The node defining `v` if it is `op` (default domain) in graph `g`.
+Node *def(const Value *v, llvm::StringRef op, const Graph *g) {
+  Node *d = v ? v->definingNode() : nullptr;
+  if (!d || !d->is(op) || d->getGraph() != g) return nullptr;
+  return d;
+}
+
+/// True if every use of `v` is by a node in `users`, in v's graph, and v is
+/// not a graph output.
+bool usedOnlyBy(const Value *v, std::initializer_list<const Node *> users) {
+  if (!v || v->isGraphOutput() || v->useEmpty()) return false;
+  for (const Use &u : v->uses()) {
+    const Node *o = u.getOwner();
+    if (o->isReturn() || o->getGraph() != v->getGraph()) return false;
+    if (std::find(users.begin(), users.end(), o) == users.end()) return false;
+  }
+  return true;
+}
+
+/// `Op "name"` for messages, or `Op -> 'result'` for an unnamed node.
+std::string what(const Node *n) {
+  if (!n->name().empty()) return absl::StrCat(n->opType().str(), " \"", n->name().str(), "\"");
+  return absl::StrCat(n->opType().str(), " -> '",
+                      n->numResults() && n->result(0) ? n->result(0)->name().str() : "", "'");
+}
+std::string what(const Value *v) { return absl::StrCat("'", v->name().str(), "'"); }
+
+/// The one value of a constant of one element (any numeric type).
+std::optional<double> scalarConstant(const Value *v, int64_t *rank = nullptr) {
+  const Tensor *t = PatternRewriter::constantTensor(v);
+  if (!t) return std::nullopt;
+  auto n = t->numElements();
+  if (!n || *n != 1) return std::nullopt;
+  auto vals = t->values<double>();
+  if (!vals.ok() || vals->size() != 1) return std::nullopt;
+  if (rank) *rank = (int64_t)t->dims().size();
+  return (*vals)[0];
+}
+
+/// True if `x` is `want` within a relative tolerance `rel`.
+bool near(double x, double want, double rel) {
+  return std::isfinite(x) && std::fabs(x - want) <= rel * std::fabs(want);
+}
+
+/// The two operands of a binary `n` in the orders it may be read: both if
+/// the registry says the op is commutative, else as written.
+std::vector<std::pair<Value *, Value *>> operandOrders(const Node &n) {
+  std::vector<std::pair<Value *, Value *>> out;
+  if (n.numOperands() != 2 || !n.operand(0) || !n.operand(1)) return out;
+  out.push_back({n.operand(0), n.operand(1)});
+  if (isCommutative(n)) out.push_back({n.operand(1), n.operand(0)});
+  return out;
+}
+
+/// The element type string of `v` for schema checks (`tensor(float)`), or
+/// "" when unknown.
+const Type *tensorType(const Value *v) {
+  return v && v->type() && v->type()->isTensor() && v->type()->hasElemType() ? v->type() : nullptr;
+}
+
+/// Checks the fused op's existence at the opset in force and the element
+/// type of `x` against its schema's constraint `T`; a non-empty string says
+/// what fails (guard name first, then ": " and why).
+std::string opAndTypeGuard(PatternRewriter &rw, llvm::StringRef op, int64_t since,
+                           const Value *x, bool refuseDouble) {
+  int64_t v = rw.opsetVersion();
+  const OpSchema *s = v > 0 ? lookupSchema("", op, v) : nullptr;
+  if (!s)
+    return absl::StrCat("opset: the model's default-domain opset is ", v, "; ", op.str(),
+                        " needs ", since, " (convert with --target-opset=", since,
+                        " or later)");
+  const Type *t = tensorType(x);
+  if (!t) return absl::StrCat("type: the element type of ", what(x), " is unknown");
+  std::string ts = typeString(*t);
+  const TypeConstraint *tc = s->typeConstraint("T");
+  if (tc && !tc->allows(ts))
+    return absl::StrCat("type: ", s->str(), " does not take ", ts);
+  if (refuseDouble && t->elemType() == DataType::Double)
+    return absl::StrCat("type: ", ts, " would be normalised in float (", op.str(),
+                        "'s stash_type is float or bfloat16)");
+  return "";
+}
+
+/// Reports a guard message "guard: why".
+bool reject(PatternRewriter &rw, llvm::StringRef msg) {
+  auto [guard, why] = msg.split(':');
+  return rw.rejected(guard, why.ltrim().str());
+}
+
+/// The axes a ReduceMean reduces, normalised for rank `r`; a non-empty
+/// `err` says why they are not known.
+std::optional<std::set<int64_t>> reducedAxes(const Node &rm, int64_t r, std::string &err) {
+  NodeContext c(rm);
+  std::optional<std::vector<int64_t>> axes;
+  if (c.opset >= 18) {
+    if (rm.numOperands() > 1 && rm.operand(1)) {
+      const Tensor *t = PatternRewriter::constantTensor(rm.operand(1));
+      if (!t) {
+        err = absl::StrCat("axes: the axes of ", what(&rm), " are not a constant");
+        return std::nullopt;
+      }
+      auto v = t->values<int64_t>();
+      if (!v.ok()) {
+        err = absl::StrCat("axes: the axes of ", what(&rm), " cannot be read");
+        return std::nullopt;
+      }
+      axes = std::move(*v);
+    }
+  } else {
+    if (const Attribute *a = rm.getAttr("axes"); a && a->isReference()) {
+      err = absl::StrCat("axes: the axes of ", what(&rm), " are a function attribute");
+      return std::nullopt;
+    }
+    axes = c.getInts("axes");
+  }
+  std::set<int64_t> out;
+  if (!axes || axes->empty()) {
+    if (c.opset >= 18 && c.getInt("noop_with_empty_axes", 0) != 0) {
+      err = absl::StrCat("axes: ", what(&rm), " reduces nothing (noop_with_empty_axes)");
+      return std::nullopt;
+    }
+    for (int64_t i = 0; i < r; ++i) out.insert(i);
+    return out;
+  }
+  for (int64_t a : *axes) {
+    if (a < -r || a >= r) {
+      err = absl::StrCat("axes: axis ", a, " of ", what(&rm), " is out of range for rank ", r);
+      return std::nullopt;
+    }
+    out.insert(a < 0 ? a + r : a);
+  }
+  return out;
+}
+
+/// The first axis `a` if `axes` is {a, ..., r-1}; -1 otherwise.
+int64_t trailingStart(const std::set<int64_t> &axes, int64_t r) {
+  if (axes.empty() || *axes.rbegin() != r - 1) return -1;
+  int64_t a = *axes.begin();
+  return (int64_t)axes.size() == r - a ? a : -1;
+}
+
+/// The known dims X.shape[a:], or nullopt if one is not known.
+std::optional<std::vector<int64_t>> normalizedShape(const Value *x, int64_t a) {
+  const Type *t = tensorType(x);
+  if (!t || t->rank() < 0) return std::nullopt;
+  std::vector<int64_t> out;
+  for (int64_t i = a; i < t->rank(); ++i) {
+    const Dim &d = t->dims()[i];
+    if (!d.isKnown()) return std::nullopt;
+    out.push_back(d.value);
+  }
+  return out;
+}
+
+/// True if `s` has exactly the dims `shape` and the element type of `x`.
+bool isAffineOperand(const Value *s, const std::vector<int64_t> &shape, const Value *x) {
+  const Tensor *c = PatternRewriter::constantTensor(s);
+  const Type *xt = tensorType(x);
+  if (!xt) return false;
+  if (c) return c->dims() == shape && c->dataType() == xt->elemType();
+  const Type *t = tensorType(s);
+  if (!t || t->elemType() != xt->elemType() || t->rank() != (int64_t)shape.size()) return false;
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (!t->dims()[i].isKnown() || t->dims()[i].value != shape[i]) return false;
+  return true;
+}
+
+/// A tensor of ones of type `dt` (float, float16, bfloat16) and `dims`.
+std::optional<Tensor> ones(DataType dt, const std::vector<int64_t> &dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  std::string raw;
+  if (dt == DataType::Float) {
+    float one = 1.0f;
+    for (int64_t i = 0; i < n; ++i) raw.append(reinterpret_cast<const char *>(&one), 4);
+  } else if (dt == DataType::Float16 || dt == DataType::BFloat16) {
+    uint16_t one = dt == DataType::Float16 ? 0x3C00 : 0x3F80;
+    for (int64_t i = 0; i < n; ++i) raw.append(reinterpret_cast<const char *>(&one), 2);
+  } else {
+    return std::nullopt;
+  }
+  return makeTensor(dt, dims, std::move(raw));
+}
+
+//===----------------------------------------------------------------------===//
+// The normalisation core: num / sqrt(ReduceMean(num^2) + eps)
+//===----------------------------------------------------------------------===//
+
+/// The chain every normalisation shares, rooted at the Div (or the Mul by
+/// a reciprocal) that divides `num` by the root mean square.
+struct NormCore {
+  Value *num = nullptr;
+  Node *root = nullptr, *recip = nullptr, *sqrt = nullptr, *add = nullptr, *mean = nullptr,
+       *square = nullptr;
+  Value *epsValue = nullptr;
+};
+
+/// 1 / s as Reciprocal(s) or Div(1, s): the Sqrt under it, else null.
+Node *reciprocalOfSqrt(Value *v, const Graph *g, Node *&recip) {
+  recip = def(v, "Reciprocal", g);
+  if (recip) return def(recip->operand(0), "Sqrt", g);
+  recip = def(v, "Div", g);
+  if (!recip || recip->numOperands() != 2) return nullptr;
+  auto one = scalarConstant(recip->operand(0));
+  if (!one || *one != 1.0) return nullptr;
+  return def(recip->operand(1), "Sqrt", g);
+}
+
+/// Recognises the structure (silently: nullopt when `root` is not one).
+std::optional<NormCore> matchNormCore(Node &root) {
+  const Graph *g = root.getGraph();
+  if (root.numOperands() != 2 || root.numResults() != 1) return std::nullopt;
+  NormCore c;
+  c.root = &root;
+  if (root.is("Div")) {
+    c.num = root.operand(0);
+    c.sqrt = def(root.operand(1), "Sqrt", g);
+  } else if (root.is("Mul")) {
+    for (auto [a, b] : operandOrders(root)) {
+      Node *recip = nullptr;
+      if (Node *s = reciprocalOfSqrt(b, g, recip)) {
+        c.num = a;
+        c.sqrt = s;
+        c.recip = recip;
+        break;
+      }
+    }
+  }
+  if (!c.num || !c.sqrt) return std::nullopt;
+  c.add = def(c.sqrt->operand(0), "Add", g);
+  if (!c.add) return std::nullopt;
+  for (auto [a, b] : operandOrders(*c.add))
+    if (Node *m = def(a, "ReduceMean", g)) {
+      c.mean = m;
+      c.epsValue = b;
+      break;
+    }
+  if (!c.mean || c.mean->numOperands() < 1) return std::nullopt;
+  Node *sq = c.mean->operand(0) ? c.mean->operand(0)->definingNode() : nullptr;
+  if (!sq || sq->getGraph() != g || sq->numOperands() != 2) return std::nullopt;
+  if (sq->is("Pow") && sq->operand(0) == c.num) c.square = sq;
+  if (sq->is("Mul") && sq->operand(0) == c.num && sq->operand(1) == c.num) c.square = sq;
+  if (!c.square) return std::nullopt;
+  return c;
+}
+
+/// The guards of the core (Note [Norm guards]) for an input of rank `r`;
+/// returns the first axis normalised and sets `eps`, or -1 after reporting.
+int64_t checkNormCore(const NormCore &c, PatternRewriter &rw, int64_t r, double &eps,
+                      std::initializer_list<const Node *> numUsers) {
+  auto no = [&](llvm::StringRef guard, const std::string &why) {
+    rw.rejected(guard, why);
+    return int64_t(-1);
+  };
+  if (c.square->is("Pow")) {
+    auto e = scalarConstant(c.square->operand(1));
+    if (!e || *e != 2.0)
+      return no("exponent", absl::StrCat("the exponent of ", what(c.square),
+                                                  " is not a constant 2"));
+  }
+  int64_t epsRank = 0;
+  auto e = scalarConstant(c.epsValue, &epsRank);
+  if (!e || !std::isfinite(*e) || epsRank > r)
+    return no("epsilon", absl::StrCat(what(c.epsValue), " added by ", what(c.add),
+                                               " is not a finite constant of one element "
+                                               "and rank <= ", r));
+  eps = *e;
+  if (NodeContext(*c.mean).getInt("keepdims", 1) != 1)
+    return no("keepdims", absl::StrCat(what(c.mean), " has keepdims=0"));
+  std::string err;
+  auto axes = reducedAxes(*c.mean, r, err);
+  if (!axes) {
+    reject(rw, err);
+    return -1;
+  }
+  int64_t a = trailingStart(*axes, r);
+  if (a < 0)
+    return no("axes", absl::StrCat(what(c.mean),
+                                            " does not reduce a trailing set of axes"));
+  // Intermediates used only inside the chain.
+  const std::pair<const Value *, const Node *> only[] = {
+      {c.square->result(0), c.mean}, {c.mean->result(0), c.add}, {c.add->result(0), c.sqrt}};
+  for (auto &[v, user] : only)
+    if (!usedOnlyBy(v, {user}))
+      return no("single use", absl::StrCat(what(v), " is used outside the chain"));
+  if (c.recip && !usedOnlyBy(c.recip->result(0), {c.root}))
+    return no("single use", absl::StrCat(what(c.recip->result(0)),
+                                                  " is used outside the chain"));
+  if (!usedOnlyBy(c.sqrt->result(0), {c.recip ? c.recip : c.root}))
+    return no("single use", absl::StrCat(what(c.sqrt->result(0)),
+                                                  " is used outside the chain"));
+  if (numUsers.size() && !usedOnlyBy(c.num, numUsers))
+    return no("single use", absl::StrCat(what(c.num), " is used outside the chain"));
+  return a;
+}
+
+/// The scale Mul and bias Add after the normalised value `n` that the fused
+/// op can absorb (Note [Norm guards]); each null if none.
+void affineAfter(Value *n, const Value *x, const std::vector<int64_t> *shape, bool wantBias,
+                 Node *&mul, Value *&scale, Node *&add, Value *&bias) {
+  mul = add = nullptr;
+  scale = bias = nullptr;
+  if (!shape || !PatternRewriter::hasSingleLocalUse(n)) return;
+  Node *u = n->firstUse()->getOwner();
+  if (u->is("Mul") && u->numResults() == 1)
+    for (auto [a, b] : operandOrders(*u))
+      if (a == n && b != n && isAffineOperand(b, *shape, x)) {
+        mul = u;
+        scale = b;
+        break;
+      }
+  Value *scaled = mul ? mul->result(0) : n;
+  if (!wantBias || !PatternRewriter::hasSingleLocalUse(scaled)) return;
+  u = scaled->firstUse()->getOwner();
+  if (!u->is("Add") || u->numResults() != 1) return;
+  for (auto [a, b] : operandOrders(*u))
+    if (a == scaled && isAffineOperand(b, *shape, x)) {
+      add = u;
+      bias = b;
+      break;
+    }
+}
+
+/// Replaces the chain's last node by `fused` and erases the chain (the
+/// rewriter takes the producers that die with it along).
+bool replaceChain(PatternRewriter &rw, Node *last, Node *fused) {
+  fused->result(0)->setType(last->result(0)->type());
+  return rw.replaceNode(last, {fused->result(0)});
+}
+
+//===----------------------------------------------------------------------===//
+// LayerNorm -> LayerNormalization (opset 17)
+//===----------------------------------------------------------------------===//
+
+// mean = ReduceMean(x, axes), d = Sub(x, mean), var = ReduceMean(d^2, axes),
+// y = d / Sqrt(var + eps) (or d * Reciprocal(Sqrt(..))), then optionally
+// * scale and + bias -> LayerNormalization(x, scale or ones, bias, axis = a,
+// epsilon = eps) (Note [Norm guards]).
+// Contract: LayerNormalization-17 with stash_type = 1 computes the mean and
+// 1/sqrt(var + eps) in float32 with the population variance E[(x-mean)^2],
+// exactly the chain's formula. For float inputs the result differs from
+// the chain only by the order of the roundings (a few ulps); for float16
+// and bfloat16 inputs the fused op is more accurate (the chain rounds every
+// intermediate to 16 bits): differences of the order of the 16-bit ulp.
+// epsilon is rounded to float (the attribute's type): for a float or 16-bit
+// chain that is its exact value.
+bool fuseLayerNorm(Node &root, PatternRewriter &rw) {
+  auto c = matchNormCore(root);
+  if (!c) return false;
+  const Graph *g = root.getGraph();
+  Node *sub = def(c->num, "Sub", g);
+  if (!sub || sub->numOperands() != 2) return false;
+  Value *x = sub->operand(0);
+  Node *mean = def(sub->operand(1), "ReduceMean", g);
+  if (!mean || mean->operand(0) != x) return false;
+  // The structure is a LayerNorm from here on: every refusal is reported.
+  if (std::string e = opAndTypeGuard(rw, "LayerNormalization", 17, x, true); !e.empty())
+    return reject(rw, e);
+  const Type *xt = tensorType(x);
+  int64_t r = xt->rank();
+  if (r < 1) return rw.rejected("rank", absl::StrCat("the rank of ", what(x), " is unknown"));
+  double eps = 0;
+  int64_t a = checkNormCore(*c, rw, r, eps, {c->square, &root});
+  if (a < 0) return false;
+  if (NodeContext(*mean).getInt("keepdims", 1) != 1)
+    return rw.rejected("keepdims", absl::StrCat(what(mean), " has keepdims=0"));
+  std::string err;
+  auto axes = reducedAxes(*mean, r, err);
+  if (!axes) return reject(rw, err);
+  if (trailingStart(*axes, r) != a)
+    return rw.rejected("axes", absl::StrCat(what(mean), " and ", what(c->mean),
+                                            " reduce different axes"));
+  if (!usedOnlyBy(mean->result(0), {sub}))
+    return rw.rejected("single use",
+                       absl::StrCat(what(mean->result(0)), " is used outside the chain"));
+  auto shape = normalizedShape(x, a);
+  Node *mul, *add;
+  Value *scale, *bias;
+  affineAfter(root.result(0), x, shape ? &*shape : nullptr, true, mul, scale, add, bias);
+  if (!scale) {
+    if (!shape)
+      return rw.rejected("scale shape", absl::StrCat("the normalised dims of ", what(x),
+                                                     " are not all known (a ones scale "
+                                                     "needs them)"));
+    auto t = ones(xt->elemType(), *shape);
+    if (!t) return rw.rejected("type", "no ones scale of this element type");
+    scale = rw.createConstant(root.result(0)->name().str() + "_scale", std::move(*t));
+  }
+  // The fused node's result takes the last node's type: it can always
+  // take over a graph output (PatternRewriter::canReplace).
+  Node *last = add ? add : mul ? mul : &root;
+  rw.setInsertionPoint(last);
+  std::vector<Value *> ops{x, scale};
+  if (bias) ops.push_back(bias);
+  Node *ln = rw.create("LayerNormalization", ops);
+  PatternRewriter::copyNodeInfo(*last, *ln);
+  ln->setAttr(intAttr("axis", a - r));
+  ln->setAttr(floatAttr("epsilon", (float)eps));
+  return replaceChain(rw, last, ln);
+}
+
+//===----------------------------------------------------------------------===//
+// RMSNorm -> RMSNormalization (opset 23)
+//===----------------------------------------------------------------------===//
+
+// y = x / Sqrt(ReduceMean(x^2, axes) + eps) (or x * Reciprocal(Sqrt(..)),
+// or x * (1 / Sqrt(..))), then optionally * scale -> RMSNormalization(x,
+// scale or ones, axis = a, epsilon = eps) (Note [Norm guards]). A numerator
+// that is itself x - ReduceMean(x) is left to the LayerNorm pattern.
+// Contract: RMSNormalization-23 with stash_type = 1 computes
+// 1/sqrt(mean(x^2) + eps) in float32, the chain's formula: a few ulps for
+// float; for 16-bit types more accurate than the chain (16-bit ulps).
+bool fuseRMSNorm(Node &root, PatternRewriter &rw) {
+  auto c = matchNormCore(root);
+  if (!c) return false;
+  const Graph *g = root.getGraph();
+  Value *x = c->num;
+  if (Node *sub = def(x, "Sub", g))
+    if (Node *m = def(sub->operand(1), "ReduceMean", g); m && m->operand(0) == sub->operand(0))
+      return false; // a LayerNorm
+  if (std::string e = opAndTypeGuard(rw, "RMSNormalization", 23, x, true); !e.empty())
+    return reject(rw, e);
+  const Type *xt = tensorType(x);
+  int64_t r = xt->rank();
+  if (r < 1) return rw.rejected("rank", absl::StrCat("the rank of ", what(x), " is unknown"));
+  double eps = 0;
+  int64_t a = checkNormCore(*c, rw, r, eps, {});
+  if (a < 0) return false;
+  auto shape = normalizedShape(x, a);
+  Node *mul, *add;
+  Value *scale, *bias;
+  affineAfter(root.result(0), x, shape ? &*shape : nullptr, false, mul, scale, add, bias);
+  if (!scale) {
+    if (!shape)
+      return rw.rejected("scale shape", absl::StrCat("the normalised dims of ", what(x),
+                                                     " are not all known (a ones scale "
+                                                     "needs them)"));
+    auto t = ones(xt->elemType(), *shape);
+    if (!t) return rw.rejected("type", "no ones scale of this element type");
+    scale = rw.createConstant(root.result(0)->name().str() + "_scale", std::move(*t));
+  }
+  Node *last = mul ? mul : &root;
+  rw.setInsertionPoint(last);
+  Node *n = rw.create("RMSNormalization", {x, scale});
+  PatternRewriter::copyNodeInfo(*last, *n);
+  n->setAttr(intAttr("axis", a - r));
+  n->setAttr(floatAttr("epsilon", (float)eps));
+  return replaceChain(rw, last, n);
+}
+
+
+//===----------------------------------------------------------------------===//
+// GELU -> Gelu (opset 20)
+//===----------------------------------------------------------------------===//
+
+// Note [GELU forms]
+//  The product of three factors x, 0.5 and (1 + F), associated in any way
+//  (Mul is commutative, and single-use inner Muls are flattened), where
+//    exact: F = Erf(x / c) with c = sqrt(2), or Erf(x * c) with c = 1/sqrt(2);
+//    tanh:  F = Tanh(c * (x + k * x^3)) with c = sqrt(2/pi), k = 0.044715,
+//           x^3 as Pow(x, 3), Mul(x, Mul(x, x)) or Mul(Mul(x, x), x), and
+//           k * x^3 + x in any order; also c * x + (c * k) * x^3 written
+//           as c * (x + k * x^3) only (the distributed form is not matched).
+//  Constants match within a relative tolerance of kGeluTol = 1e-4 (exporters
+//  print sqrt(2) as 1.4142135 or 1.41421356; a hand-written 0.7071 is 1.5e-5
+//  off): the fused op uses the exact constants, so the result may differ
+//  from the chain by up to that relative change of the Erf/Tanh argument,
+//  |dy| <= 1e-4 * |x| * |x| * 0.4 roughly, far inside atol 1e-4 for the
+//  activations of trained models; 0.5 and 1 and the exponent 3 must be
+//  exact.
+// Contract: Gelu-20 computes the same formula (approximate = "none" or
+// "tanh") with exact constants; in float the roundings differ (a few ulps).
+
+const double kGeluTol = 1e-4;
+
+/// The leaves of the product rooted at `n`: Mul operands, descending into
+/// operands that are Muls of a single local use.
+void mulLeaves(Node *n, llvm::SmallVectorImpl<Value *> &leaves, llvm::SmallVectorImpl<Node *> &muls) {
+  muls.push_back(n);
+  for (unsigned i = 0; i < 2; ++i) {
+    Value *v = n->operand(i);
+    Node *d = v ? v->definingNode() : nullptr;
+    if (d && d->is("Mul") && d->getGraph() == n->getGraph() && d->numOperands() == 2 &&
+        PatternRewriter::hasSingleLocalUse(v) && leaves.size() + muls.size() < 8)
+      mulLeaves(d, leaves, muls);
+    else
+      leaves.push_back(v);
+  }
+}
+
+/// The value x if `arg` is x / sqrt(2) or x * (1/sqrt(2)) (exact form).
+Value *erfArgument(Value *arg, const Graph *g, Node *&op, std::string &bad) {
+  op = arg ? arg->definingNode() : nullptr;
+  if (!op || op->getGraph() != g || op->numOperands() != 2) return nullptr;
+  if (op->is("Div")) {
+    auto c = scalarConstant(op->operand(1));
+    if (!c) return nullptr;
+    if (!near(*c, std::sqrt(2.0), kGeluTol))
+      bad = absl::StrCat(what(op), " divides by ", *c, ", not sqrt(2) (tolerance 1e-4)");
+    return op->operand(0);
+  }
+  if (op->is("Mul"))
+    for (auto [a, b] : operandOrders(*op))
+      if (auto c = scalarConstant(b)) {
+        if (!near(*c, std::sqrt(0.5), kGeluTol))
+          bad = absl::StrCat(what(op), " multiplies by ", *c, ", not 1/sqrt(2) (tolerance 1e-4)");
+        return a;
+      }
+  return nullptr;
+}
+
+/// True if `v` is x^3: Pow(x, 3) or a product of three x (Muls of single use).
+bool isCube(Value *v, Value *x, const Graph *g, llvm::SmallVectorImpl<Node *> &chain) {
+  Node *d = v ? v->definingNode() : nullptr;
+  if (!d || d->getGraph() != g || d->numOperands() != 2) return false;
+  if (d->is("Pow")) {
+    auto e = scalarConstant(d->operand(1));
+    if (d->operand(0) != x || !e || *e != 3.0) return false;
+    chain.push_back(d);
+    return true;
+  }
+  if (!d->is("Mul")) return false;
+  for (auto [a, b] : operandOrders(*d)) {
+    Node *sq = def(b, "Mul", g);
+    if (a == x && sq && sq->operand(0) == x && sq->operand(1) == x) {
+      chain.push_back(d);
+      chain.push_back(sq);
+      return true;
+    }
+  }
+  return false;
+}
+
+/// The value x if `arg` is c * (x + k * x^3) (tanh form); `inner` gets the
+/// nodes of the argument.
+Value *tanhArgument(Value *arg, const Graph *g, llvm::SmallVectorImpl<Node *> &inner,
+                    std::string &bad) {
+  Node *outer = def(arg, "Mul", g);
+  if (!outer) return nullptr;
+  for (auto [cv, sv] : operandOrders(*outer)) {
+    auto c = scalarConstant(cv);
+    Node *sum = def(sv, "Add", g);
+    if (!c || !sum) continue;
+    for (auto [xv, kv] : operandOrders(*sum)) {
+      Node *kmul = def(kv, "Mul", g);
+      if (!kmul) continue;
+      for (auto [k, cube] : operandOrders(*kmul)) {
+        auto kc = scalarConstant(k);
+        llvm::SmallVector<Node *, 2> cubeNodes;
+        if (!kc || !isCube(cube, xv, g, cubeNodes)) continue;
+        if (!near(*c, std::sqrt(2.0 / M_PI), kGeluTol))
+          bad = absl::StrCat(what(outer), " multiplies by ", *c,
+                             ", not sqrt(2/pi) (tolerance 1e-4)");
+        else if (!near(*kc, 0.044715, kGeluTol))
+          bad = absl::StrCat(what(kmul), " multiplies by ", *kc, ", not 0.044715 (tolerance 1e-4)");
+        inner.append({outer, sum, kmul});
+        inner.append(cubeNodes.begin(), cubeNodes.end());
+        return xv;
+      }
+    }
+  }
+  return nullptr;
+}
+
+// GELU, exact and tanh (Note [GELU forms]), rooted at the outermost Mul of
+// the product -> Gelu(x, approximate = "none" | "tanh").
+bool fuseGelu(Node &root, PatternRewriter &rw) {
+  if (root.numOperands() != 2 || root.numResults() != 1) return false;
+  // Every Mul is tried: an inner Mul of the product has fewer than three
+  // leaves, a product the GELU is part of (a GEGLU gate) more; neither is
+  // a candidate.
+  const Graph *g = root.getGraph();
+  llvm::SmallVector<Value *, 4> leaves;
+  llvm::SmallVector<Node *, 4> muls;
+  mulLeaves(&root, leaves, muls);
+  // Find the 1 + F factor.
+  Node *onePlus = nullptr, *fn = nullptr;
+  for (Value *l : leaves) {
+    Node *add = def(l, "Add", g);
+    if (!add) continue;
+    for (auto [f, one] : operandOrders(*add)) {
+      Node *e = def(f, "Erf", g);
+      if (!e) e = def(f, "Tanh", g);
+      auto o = scalarConstant(one);
+      if (e && o && *o == 1.0) {
+        onePlus = add;
+        fn = e;
+        break;
+      }
+    }
+    if (onePlus) break;
+  }
+  if (!onePlus) return false;
+  bool exact = fn->is("Erf");
+  std::string bad;
+  llvm::SmallVector<Node *, 6> inner;
+  Value *x = nullptr;
+  if (exact) {
+    Node *op = nullptr;
+    x = erfArgument(fn->operand(0), g, op, bad);
+    if (op) inner.push_back(op);
+  } else {
+    x = tanhArgument(fn->operand(0), g, inner, bad);
+  }
+  if (!x) return false;
+  // The other leaves must be x and a constant 0.5 (the product of three).
+  if (leaves.size() != 3) return false;
+  bool haveX = false;
+  std::optional<double> half;
+  for (Value *l : leaves) {
+    if (l == onePlus->result(0)) continue;
+    if (l == x && !haveX) haveX = true;
+    else if (auto c = scalarConstant(l)) half = c;
+  }
+  if (!haveX || !half) return false;
+  // A GELU from here on: refusals are reported.
+  if (!bad.empty()) return rw.rejected("constant", bad);
+  if (*half != 0.5)
+    return rw.rejected("constant", absl::StrCat("the product's constant factor is ", *half,
+                                                ", not 0.5"));
+  if (std::string e = opAndTypeGuard(rw, "Gelu", 20, x, false); !e.empty())
+    return reject(rw, e);
+  // The constants must not broadcast x up: one element and rank <= x's.
+  const Type *xt = tensorType(x);
+  for (Node *n : llvm::concat<Node *>(muls, inner))
+    for (Value *v : n->operands()) {
+      int64_t cr = 0;
+      if (PatternRewriter::constantTensor(v) && scalarConstant(v, &cr) && (xt->rank() < 0 || cr > xt->rank()))
+        return rw.rejected("broadcast", absl::StrCat("the constant ", what(v), " of ", what(n),
+                                                     " could broadcast ", what(x), " up"));
+    }
+  // Every intermediate is used only inside the chain.
+  llvm::SmallVector<Node *, 12> chain(muls.begin() + 1, muls.end());
+  chain.append({onePlus, fn});
+  chain.append(inner.begin(), inner.end());
+  for (Node *n : chain) {
+    Value *v = n->result(0);
+    bool inside = !v->isGraphOutput();
+    for (const Use &u : v->uses())
+      if (std::find(chain.begin(), chain.end(), u.getOwner()) == chain.end() &&
+          u.getOwner() != &root)
+        inside = false;
+    if (!inside)
+      return rw.rejected("single use", absl::StrCat(what(v), " is used outside the chain"));
+  }
+  Node *gelu = rw.create("Gelu", {x});
+  PatternRewriter::copyNodeInfo(root, *gelu);
+  if (!exact) gelu->setAttr(stringAttr("approximate", "tanh"));
+  return replaceChain(rw, &root, gelu);
+}
+
+} // namespace
+
+void populateNormFusionPatterns(PatternSet &ps) {
+  // Rooted at the division by the root mean square (Div, or Mul by its
+  // reciprocal); LayerNorm first (benefit), RMSNorm leaves it alone anyway.
+  ps.add("fuse-layernorm", "Div", fuseLayerNorm, 3);
+  ps.add("fuse-layernorm", "Mul", fuseLayerNorm, 3);
+  ps.add("fuse-rmsnorm", "Div", fuseRMSNorm, 2);
+  ps.add("fuse-rmsnorm", "Mul", fuseRMSNorm, 2);
+  ps.add("fuse-gelu", "Mul", fuseGelu, 2);
+}
+
+} // namespace onnxir

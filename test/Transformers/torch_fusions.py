@@ -1,0 +1,283 @@
+#!/usr/bin/python3
+"""torch_fusions.py ONNX_OPT ORT_COMPARE WORK_DIR
+
+The transformer fusions of issue 28 on models exported by PyTorch's own
+exporter (python3-torch): for each small seeded model, exported at opset 14
+and 17 with dynamic batch (and sequence) axes,
+  - `onnx-opt --target-opset=23 -O2` must leave as many LayerNormalization,
+    RMSNormalization, Gelu, Attention and RotaryEmbedding nodes as the module
+    holds such structures -- counted from the module tree (LayerNorm and
+    RMSNorm modules, GELU activations, attention blocks, rotary applications),
+    never from our output;
+  - onnxruntime must give the outputs of the export (atol 1e-4).
+The check is per op kind, so the report says which kinds fall short. Kinds
+listed in PENDING are fused by patterns not on this branch yet: a shortfall
+there is reported but does not fail (remove a kind once its pattern lands).
+Exit 77 (skipped) without torch, node or onnxruntime-node.
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+FUSED = ["LayerNormalization", "RMSNormalization", "Gelu", "Attention", "RotaryEmbedding"]
+# Attention and RotaryEmbedding come with the fuse-attn branch (AttentionFusion.cpp).
+PENDING = {"Attention", "RotaryEmbedding"}
+# convert-opset steps these exports need that have no adapter on this branch
+# yet (others are adding them): a conversion refused at one of them is
+# reported as AWAITED, not failed. Remove a step once its adapter lands.
+AWAITED_ADAPTERS = ["Shape-v13 -> Shape-v15", "Cast-v13 -> Cast-v19"]
+OPSETS = [14, 17]
+
+try:
+    import torch
+    import torch.nn as nn
+except ImportError:
+    print("torch-fusions: python3-torch is not installed (apt-get install python3-torch): skipped")
+    sys.exit(77)
+
+import onnx  # python3-onnx, for counting nodes
+
+if len(sys.argv) != 4:
+    sys.exit(__doc__)
+OPT, CMP, WORK = sys.argv[1:]
+if not os.environ.get("ORT_NODE_MODULES") or not os.path.isdir(
+        os.path.join(os.environ["ORT_NODE_MODULES"], "onnxruntime-node")):
+    print("torch-fusions: onnxruntime-node ($ORT_NODE_MODULES) not available: skipped")
+    sys.exit(77)
+
+D, H, F = 16, 2, 32  # model width, heads, MLP width: tiny
+
+
+# --- Modules, each with the census of the structures it holds --------------
+
+class Census(nn.Module):
+    """A module that can count the structures it holds (fused op -> count)."""
+
+    def census(self):
+        c = {}
+        for m in self.modules():
+            for k, v in getattr(m, "structures", {}).items():
+                c[k] = c.get(k, 0) + v
+        return c
+
+
+class RMSNorm(nn.Module):
+    """RMSNorm by hand (torch 1.13 has none), as LLaMA-style code writes it."""
+    structures = {"RMSNormalization": 1}
+
+    def __init__(self, d, eps=1e-6):
+        super().__init__()
+        self.w = nn.Parameter(torch.rand(d) + 0.5)
+        self.eps = eps
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.w
+
+
+class LayerNorm(nn.LayerNorm):
+    structures = {"LayerNormalization": 1}
+
+    def __init__(self, d):
+        super().__init__(d)
+        with torch.no_grad():  # non-trivial affine parts
+            self.weight.uniform_(0.5, 1.5)
+            self.bias.uniform_(-0.5, 0.5)
+
+
+class GELU(nn.GELU):
+    structures = {"Gelu": 1}
+
+
+class SelfAttention(nn.Module):
+    """Scaled dot-product attention written out: Q.K^T * scale, an optional
+    causal mask by masked_fill, softmax, .V, with the head split and merge;
+    with `rotary`, rotary embeddings on Q and K (rotate-half form)."""
+
+    def __init__(self, causal=False, rotary=False):
+        super().__init__()
+        self.qkv = nn.Linear(D, 3 * D)
+        self.out = nn.Linear(D, D)
+        self.causal, self.rotary = causal, rotary
+        self.structures = {"Attention": 1}
+        if rotary:
+            self.structures["RotaryEmbedding"] = 2  # one for Q, one for K
+
+    def rope(self, t):
+        s, hd = t.shape[-2], t.shape[-1]
+        inv = 1.0 / (10000 ** (torch.arange(0, hd, 2).float() / hd))
+        ang = torch.arange(s).float()[:, None] * inv[None, :]
+        cos = torch.cat([ang.cos(), ang.cos()], -1)
+        sin = torch.cat([ang.sin(), ang.sin()], -1)
+        t1, t2 = t[..., : hd // 2], t[..., hd // 2:]
+        return t * cos + torch.cat([-t2, t1], -1) * sin
+
+    def forward(self, x):
+        b, s, _ = x.shape
+        q, k, v = self.qkv(x).split(D, -1)
+        q, k, v = [t.reshape(b, s, H, D // H).transpose(1, 2) for t in (q, k, v)]
+        if self.rotary:
+            q, k = self.rope(q), self.rope(k)
+        a = q @ k.transpose(-2, -1) / (D // H) ** 0.5
+        if self.causal:
+            mask = torch.triu(torch.ones(s, s, dtype=torch.bool), 1)
+            a = a.masked_fill(mask, float("-inf"))
+        y = a.softmax(-1) @ v
+        return self.out(y.transpose(1, 2).reshape(b, s, D))
+
+
+class Block(nn.Module):
+    """Pre-norm transformer block: x + attn(norm(x)), x + mlp(norm(x))."""
+
+    def __init__(self, norm, act, causal=False, rotary=False):
+        super().__init__()
+        self.n1, self.n2 = norm(D), norm(D)
+        self.attn = SelfAttention(causal, rotary)
+        self.mlp = nn.Sequential(nn.Linear(D, F), act(), nn.Linear(F, D))
+
+    def forward(self, x):
+        x = x + self.attn(self.n1(x))
+        return x + self.mlp(self.n2(x))
+
+
+class Encoder(Census):
+    """nn.TransformerEncoderLayer's structure (post-norm, GELU), by hand."""
+
+    def __init__(self):
+        super().__init__()
+        self.attn = SelfAttention()
+        self.n1, self.n2 = LayerNorm(D), LayerNorm(D)
+        self.mlp = nn.Sequential(nn.Linear(D, F), GELU(), nn.Linear(F, D))
+
+    def forward(self, x):
+        x = self.n1(x + self.attn(x))
+        return self.n2(x + self.mlp(x))
+
+
+class Decoder(Census):
+    """GPT-style: causal attention, tanh GELU, a final LayerNorm."""
+
+    def __init__(self):
+        super().__init__()
+        self.block = Block(LayerNorm, lambda: GELU(approximate="tanh"), causal=True)
+        self.norm = LayerNorm(D)
+
+    def forward(self, x):
+        return self.norm(self.block(x))
+
+
+class ViT(Census):
+    """A tiny ViT: 4x4 patches of a 16x16 image, class token, position
+    embedding, one pre-norm block, final LayerNorm, head on the class token."""
+
+    def __init__(self):
+        super().__init__()
+        self.patch = nn.Conv2d(3, D, 4, 4)
+        self.cls = nn.Parameter(torch.randn(1, 1, D))
+        self.pos = nn.Parameter(torch.randn(1, 17, D) * 0.1)
+        self.block = Block(LayerNorm, GELU)
+        self.norm = LayerNorm(D)
+        self.head = nn.Linear(D, 10)
+
+    def forward(self, img):
+        x = self.patch(img).flatten(2).transpose(1, 2)
+        x = torch.cat([self.cls.expand(x.shape[0], -1, -1), x], 1) + self.pos
+        return self.head(self.norm(self.block(x))[:, 0])
+
+
+class MHA(Census):
+    """nn.MultiheadAttention, self-attention."""
+
+    def __init__(self):
+        super().__init__()
+        self.mha = nn.MultiheadAttention(D, H, batch_first=True)
+        self.structures = {"Attention": 1}
+
+    def forward(self, x):
+        return self.mha(x, x, x, need_weights=False)[0]
+
+
+class RMSDecoder(Census):
+    """LLaMA-style: RMSNorm, causal attention with rotary embeddings, SiLU
+    MLP, a final RMSNorm."""
+
+    def __init__(self):
+        super().__init__()
+        self.block = Block(RMSNorm, nn.SiLU, causal=True, rotary=True)
+        self.norm = RMSNorm(D)
+
+    def forward(self, x):
+        return self.norm(self.block(x))
+
+
+MODELS = {
+    "encoder": (Encoder, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
+    "decoder": (Decoder, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
+    "vit": (ViT, lambda: torch.randn(2, 3, 16, 16), {0: "batch"}),
+    "mha": (MHA, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
+    "rmsnorm-decoder": (RMSDecoder, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
+}
+
+
+def count(path):
+    c = {}
+    for n in onnx.load(path).graph.node:
+        c[n.op_type] = c.get(n.op_type, 0) + 1
+    return c
+
+
+def main():
+    os.makedirs(WORK, exist_ok=True)
+    t0 = time.time()
+    failures, pending, awaited = [], [], []
+    for name, (cls, example, axes) in MODELS.items():
+        torch.manual_seed(0)
+        model = cls().eval()
+        expected = model.census()
+        x = example()
+        for opset in OPSETS:
+            tag = f"{name}-opset{opset}"
+            a = os.path.join(WORK, tag + ".onnx")
+            b = os.path.join(WORK, tag + ".O2.onnx")
+            # (Gradients on: under no_grad nn.MultiheadAttention takes its
+            # fused fast path, which does not export.)
+            torch.onnx.export(model, (x,), a, opset_version=opset, input_names=["x"],
+                              output_names=["y"], dynamic_axes={"x": axes, "y": {0: "batch"}})
+            r = subprocess.run([OPT, "--target-opset=23", "-O2", a, "-o", b],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                err = r.stderr.strip()
+                step = next((s for s in AWAITED_ADAPTERS if s + ": no adapter" in err), None)
+                (awaited if step else failures).append(f"{tag}: onnx-opt failed: {err}")
+                continue
+            got = count(b)
+            for kind in FUSED:
+                want, have = expected.get(kind, 0), got.get(kind, 0)
+                if want == have:
+                    continue
+                line = f"{tag}: {kind}: the module holds {want}, -O2 made {have}"
+                (pending if kind in PENDING and have < want else failures).append(line)
+            r = subprocess.run(["node", CMP, a, b, "--dim", "batch=2", "--dim", "seq=5",
+                                "--atol", "1e-4", "--rtol", "1e-4", "--quiet"],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                failures.append(f"{tag}: onnxruntime outputs differ or failed: "
+                                f"{(r.stdout + r.stderr).strip()}")
+            print(f"{tag}: expected {expected}, fused "
+                  f"{ {k: got.get(k, 0) for k in FUSED if got.get(k, 0)} }, "
+                  f"{sum(got.values())} nodes")
+    for p in pending:
+        print("PENDING (pattern not on this branch):", p)
+    for a in awaited:
+        print("AWAITED (convert-opset adapter not on this branch):", a)
+    for f in failures:
+        print("FAIL:", f)
+    print(f"torch-fusions: {len(MODELS) * len(OPSETS)} exports, {len(failures)} failures, "
+          f"{len(pending)} pending shortfalls, {len(awaited)} awaiting adapters, "
+          f"{time.time() - t0:.1f} s")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
