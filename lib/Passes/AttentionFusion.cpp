@@ -44,6 +44,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <sstream>
 #include <string>
 
 namespace onnxir {
@@ -63,7 +64,17 @@ bool miss(PatternRewriter &rw, llvm::StringRef guard, const std::string &why) {
   return rw.rejected(guard, why);
 }
 
-std::string q(const Node *n) { return "'" + (n ? n->name().str() : std::string()) + "'"; }
+/// A node in a report: its name, or the value it makes (`-> 'p'`).
+std::string q(const Node *n) {
+  if (!n) return "''";
+  if (!n->name().empty() || n->numResults() == 0 || !n->result(0)) return "'" + n->name().str() + "'";
+  return "-> '" + n->result(0)->name().str() + "'";
+}
+std::string num(double x) {
+  std::ostringstream os;
+  os << x;
+  return os.str();
+}
 std::string q(const Value *v) { return "'" + (v ? v->name().str() : std::string()) + "'"; }
 
 const Type *tensorType(const Value *v) {
@@ -264,7 +275,7 @@ Value *peelMask(Value *s, PatternRewriter &rw, AttentionMatch &m) {
       if (!fill || !isScores(d->operand(i))) continue;
       if (!(std::isinf(*fill) && *fill < 0)) {
         miss(rw, "mask-fill",
-             "Where " + q(d) + " fills " + std::to_string(*fill) +
+             "Where " + q(d) + " fills " + num(*fill) +
                  ", not -inf: Attention's boolean mask is a bias of -inf");
         return nullptr;
       }
@@ -383,14 +394,20 @@ Value *packedHeadSplitSource(Value *q, Value *k, Value *v, int64_t &heads) {
 bool fuseAttention(Node &root, PatternRewriter &rw) {
   if (root.numOperands() != 2 || root.numResults() != 1) return false;
   Node *sm = rw.singleUseProducer(root, 0, "Softmax");
-  if (!sm || sm->numOperands() != 1) return false;
+  if (!sm) {
+    Node *d = root.operand(0) ? root.operand(0)->definingNode() : nullptr;
+    if (d && d->is("Softmax") && d->getGraph() == root.getGraph())
+      return miss(rw, "single-use", "Softmax " + q(d) + " has another use than MatMul " + q(&root));
+    return false;
+  }
+  if (sm->numOperands() != 1) return false;
   AttentionMatch m;
   m.softmax = sm;
   m.v = root.operand(1);
   // Opset: Attention exists from 23 (Softmax's axis is per-axis from 13).
   if (rw.opsetVersion() < 23)
     return miss(rw, "opset",
-                "Softmax " + q(sm) + " -> MatMul " + q(&root) + ": Attention needs opset 23, the graph imports " +
+                "Softmax " + q(sm) + ", MatMul " + q(&root) + ": Attention needs opset 23, the graph imports " +
                     std::to_string(rw.opsetVersion()));
   Value *s = sm->operand(0);
   int64_t rank = rankOf(s);
@@ -407,8 +424,15 @@ bool fuseAttention(Node &root, PatternRewriter &rw) {
   std::vector<Node *> scaleNodes;
   Value *qk = peelScale(scores, rw, m.scale, scaleNodes);
   Node *mm = qk ? qk->definingNode() : nullptr;
-  if (!mm || !mm->is("MatMul") || mm->numOperands() != 2 || mm->getGraph() != root.getGraph() ||
-      !PatternRewriter::hasSingleLocalUse(qk))
+  if (mm && mm->is("MatMul") && !PatternRewriter::hasSingleLocalUse(qk))
+    return miss(rw, "single-use", "scores MatMul " + q(mm) + " have another use");
+  if (mm && (mm->is("Mul") || mm->is("Div")) && mm->numOperands() == 2) {
+    Node *below = mm->operand(0) ? mm->operand(0)->definingNode() : nullptr;
+    if (below && below->is("MatMul"))
+      return miss(rw, "scale", mm->opType().str() + " " + q(mm) + " scales the scores by " +
+                                   q(mm->operand(1)) + ", not a scalar constant");
+  }
+  if (!mm || !mm->is("MatMul") || mm->numOperands() != 2 || mm->getGraph() != root.getGraph())
     return false; // not an attention
   m.q = peelScale(mm->operand(0), rw, m.scale, scaleNodes);
   Value *kt = peelScale(mm->operand(1), rw, m.scale, scaleNodes);
@@ -426,7 +450,7 @@ bool fuseAttention(Node &root, PatternRewriter &rw) {
   // Ranks: Q, Kᵀ, V and the scores all 4-D, or all 3-D.
   if ((rank != 4 && rank != 3) || rankOf(m.q) != rank || rankOf(kt) != rank || rankOf(m.v) != rank)
     return miss(rw, "rank",
-                "MatMul " + q(mm) + " -> Softmax " + q(sm) + " -> MatMul " + q(&root) + ": ranks Q " +
+                "MatMul " + q(mm) + ", Softmax " + q(sm) + ", MatMul " + q(&root) + ": ranks Q " +
                     std::to_string(rankOf(m.q)) + ", Kᵀ " + std::to_string(rankOf(kt)) + ", V " +
                     std::to_string(rankOf(m.v)) + ", scores " + std::to_string(rank) +
                     "; Attention takes 4-D (or 3-D batch*heads) operands");
@@ -453,7 +477,7 @@ bool fuseAttention(Node &root, PatternRewriter &rw) {
   // The scale: positive and finite (Attention multiplies Q and K by its
   // square root).
   if (!(m.scale > 0) || !std::isfinite(m.scale) || !std::isfinite((float)m.scale))
-    return miss(rw, "scale", "scale " + std::to_string(m.scale) + " of " + q(mm) +
+    return miss(rw, "scale", "scale " + num(m.scale) + " of MatMul " + q(mm) +
                                  " is not a positive finite float");
 
   // The mask.
@@ -644,7 +668,7 @@ std::optional<RopeCache> ropeCache(Value *c, int64_t d, PatternRewriter &rw, std
   const Tensor *t = PatternRewriter::constantTensor(g->operand(0));
   if (!t || t->dims().size() != 2 || t->dims()[1] != d ||
       (t->dataType() != DataType::Float && t->dataType() != DataType::Float16)) {
-    why = "cache of " + q(g) + " is not a constant float [positions, " + std::to_string(d) + "]";
+    why = "cache of Gather " + q(g) + " is not a constant float [positions, " + std::to_string(d) + "]";
     return std::nullopt;
   }
   Value *pos = g->operand(1);
@@ -660,13 +684,13 @@ std::optional<RopeCache> ropeCache(Value *c, int64_t d, PatternRewriter &rw, std
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t j = 0; j < h; ++j) {
       if ((*vals)[r * d + j] != (*vals)[r * d + h + j]) {
-        why = "cache of " + q(g) + " row " + std::to_string(r) + " has unequal halves";
+        why = "cache of Gather " + q(g) + " row " + std::to_string(r) + " has unequal halves";
         return std::nullopt;
       }
       half.push_back((float)(*vals)[r * d + j]);
     }
   if (t->dataType() != DataType::Float) {
-    why = "cache of " + q(g) + " is not float";
+    why = "cache of Gather " + q(g) + " is not float";
     return std::nullopt;
   }
   return RopeCache{makeFloatTensor({rows, h}, half), pos};
@@ -685,7 +709,7 @@ std::optional<RopeCache> ropeCache(Value *c, int64_t d, PatternRewriter &rw, std
 // fewer rows than the sequence length, which real caches, sized for the
 // longest sequence, do not have.)
 bool fuseRotaryEmbedding(Node &add, PatternRewriter &rw) {
-  if (add.numOperands() != 2 || add.numResults() != 1 || rw.opsetVersion() < 23) return false;
+  if (add.numOperands() != 2 || add.numResults() != 1) return false;
   for (unsigned i = 0; i < 2; ++i) {
     Node *m1 = rw.singleUseProducer(add, i, "Mul"), *m2 = rw.singleUseProducer(add, 1 - i, "Mul");
     if (!m1 || !m2 || m1->numOperands() != 2 || m2->numOperands() != 2) continue;
@@ -703,6 +727,10 @@ bool fuseRotaryEmbedding(Node &add, PatternRewriter &rw) {
       // m1 = x * cos.
       Value *cos = m1->operand(0) == x ? m1->operand(1) : m1->operand(1) == x ? m1->operand(0) : nullptr;
       if (!cos) continue;
+      if (rw.opsetVersion() < 23)
+        return miss(rw, "opset", "Concat " + q(cat) + " rotates " + q(x) +
+                                     " by half: RotaryEmbedding needs opset 23, the graph imports " +
+                                     std::to_string(rw.opsetVersion()));
       int64_t rank = rankOf(x);
       Dim dd = dimOf(x, -1);
       if (rank != 4 || !dd.isKnown() || dd.value % 2 || dd.value <= 0)
