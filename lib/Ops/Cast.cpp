@@ -4,6 +4,7 @@
 // (the float8/float4 and E8M0 encodings, string <-> number).
 //
 //===----------------------------------------------------------------------===//
+#include "AdapterSupport.h"
 #include "Families.h"
 #include "InferSupport.h"
 #include "KernelSupport.h"
@@ -417,6 +418,9 @@ void registerCastOps(OpRegistrar &r) {
     }
   };
   r["Cast"] = kernels::kCast;
+  // Cast-19 added saturate, which only float8 targets read (types Cast-13
+  // does not have; the converter checks the types going down).
+  r["Cast"].since(19).upgrade(adapters::noChange).downgrade(adapters::noNewAttributes);
   r["CastLike"] = [](InferCtx &c) {
     c.setTensor(0, c.inElem(1), c.inShape(0));
     if (const Dims *d = c.inData(0)) c.setOutData(0, *d);

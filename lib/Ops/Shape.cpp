@@ -605,6 +605,8 @@ void registerShapeOps(OpRegistrar &r) {
   // Constant-11 added sparse_value, Constant-12 the value_* forms.
   r["Constant"].since(11).upgrade(adapters::noChange).downgrade(adapters::noNewAttributes);
   r["Constant"].since(12).upgrade(adapters::noChange).downgrade(adapters::noNewAttributes);
+  // Shape-15 added start/end; their absence is the whole shape.
+  r["Shape"].since(15).upgrade(adapters::noChange).downgrade(adapters::noNewAttributes);
   r["Squeeze"].since(13).upgrade(squeezeUp13).downgrade(squeezeDown13);
   r["Unsqueeze"].since(13).upgrade(unsqueezeUp13).downgrade(unsqueezeDown13);
   r["Reshape"].infer(reshapeRule).kernel(kernels::kReshape);

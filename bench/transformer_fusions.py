@@ -1,0 +1,100 @@
+#!/usr/bin/python3
+"""transformer_fusions.py ONNX_OPT WORK_DIR [--runs N] [--batch B] [--seq S]
+
+The table of bench/README.md "2026-11-27: transformer fusions (issue 28)":
+the models of the torch-fusions test (test/Transformers/torch_fusions.py:
+encoder, causal decoder, ViT, nn.MultiheadAttention, RMSNorm decoder, tiny
+and seeded), exported by python3-torch at opset 14 and 17, and for each
+  - the node count of the export, after onnxruntime's basic and extended
+    levels (SessionOptions.graphOptimizationLevel + optimizedModelFilePath,
+    the saved model counted), and after `onnx-opt --target-opset=23 -O2`;
+  - the fused ops of ORT extended (its contrib ops) and of ours;
+  - onnxruntime's run time of each result: median of N runs in one process
+    (CPU, one thread, the result loaded with optimizations disabled so that
+    each column times its own graph), input [B, S, 16] (ViT: [B, 3, 16, 16]).
+Needs torch, node and $ORT_NODE_MODULES (onnxruntime-node). Prints markdown.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "test", "Transformers"))
+import torch_fusions as tf  # noqa: E402  (the models and their export)
+import onnx  # noqa: E402
+
+FUSED = {"LayerNormalization", "RMSNormalization", "Gelu", "Attention", "RotaryEmbedding",
+         # onnxruntime's contrib ops (com.microsoft)
+         "SkipLayerNormalization", "SimplifiedLayerNormalization", "SkipSimplifiedLayerNormalization",
+         "FastGelu", "BiasGelu", "MultiHeadAttention", "RotaryEmbedding", "BiasSoftmax"}
+
+
+def nodes(path):
+    ops = {}
+    for n in onnx.load(path).graph.node:
+        ops[n.op_type] = ops.get(n.op_type, 0) + 1
+    return sum(ops.values()), ops
+
+
+def fused(ops):
+    return ", ".join(f"{k} {v}" for k, v in sorted(ops.items()) if k in FUSED) or "-"
+
+
+def ort(level, inp, out, shape, runs):
+    r = subprocess.run(["node", os.path.join(HERE, "ort_optimize_run.js"), level, inp, out,
+                        ",".join(map(str, shape)), str(runs)], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"onnxruntime failed: {r.stderr.strip()}")
+    return json.loads(r.stdout.strip().splitlines()[-1])["median_ms"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("onnx_opt")
+    ap.add_argument("work")
+    ap.add_argument("--runs", type=int, default=200)
+    ap.add_argument("--batch", type=int, default=4)
+    ap.add_argument("--seq", type=int, default=64)
+    a = ap.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    rows = []
+    for name in tf.MODELS:
+        for opset in tf.OPSETS:
+            tag = f"{name}-opset{opset}"
+            src = os.path.join(a.work, tag + ".onnx")
+            tf.export(name, opset, src)
+            shape = [a.batch, 3, 16, 16] if name == "vit" else [a.batch, a.seq, tf.D]
+            res = {}
+            for level in ("basic", "extended"):
+                out = os.path.join(a.work, f"{tag}.ort-{level}.onnx")
+                ort(level, src, out, shape, 1)
+                res[level] = out
+            ours = os.path.join(a.work, tag + ".O2.onnx")
+            r = subprocess.run([a.onnx_opt, "--target-opset=23", "-O2", src, "-o", ours],
+                               capture_output=True, text=True)
+            res["ours"] = ours if r.returncode == 0 else None
+            err = r.stderr.strip().splitlines()[-1] if r.returncode else ""
+            row = {"model": tag, "export": nodes(src)[0], "t_export": ort("all", src, "-", shape, a.runs)}
+            for k in ("basic", "extended", "ours"):
+                if res[k] is None:
+                    row[k], row["f_" + k], row["t_" + k] = "refused", err, None
+                    continue
+                n, ops = nodes(res[k])
+                row[k], row["f_" + k] = n, fused(ops)
+                row["t_" + k] = ort("disabled", res[k], "-", shape, a.runs)
+            rows.append(row)
+            print(f"{tag}: done", file=sys.stderr)
+    ms = lambda t: "-" if t is None else f"{t:.3f}"  # noqa: E731
+    print("| model | nodes: export | ORT basic | ORT extended | ours | fused: ORT extended | fused: ours "
+          "| ms: export (ORT all) | ORT basic | ORT extended | ours |")
+    print("|---|---:|---:|---:|---:|---|---|---:|---:|---:|---:|")
+    for r in rows:
+        print(f"| {r['model']} | {r['export']} | {r['basic']} | {r['extended']} | {r['ours']} "
+              f"| {r['f_extended']} | {r['f_ours']} | {ms(r['t_export'])} | {ms(r['t_basic'])} "
+              f"| {ms(r['t_extended'])} | {ms(r['t_ours'])} |")
+
+
+if __name__ == "__main__":
+    main()
