@@ -201,7 +201,10 @@ Permuted asPermuted(Value *v, PatternRewriter &rw) {
 /// triangle j <= i of a [Sq, Skv] matrix with Sq = Skv the sequence dims of
 /// the scores: Trilu(upper = 0, k = 0 or absent) of an all-true
 /// ConstantOfShape, or a constant bool [n, n] tensor that is exactly that.
-bool provablyCausal(const Value *attend, const Dim &sq, const Dim &skv) {
+/// With `negated`, `attend` is the mask of what is NOT attended, and must
+/// be the strict upper triangle: Trilu(upper = 1, k = 1) of all-true (torch's
+/// triu(ones, 1) filled with -inf), or such a constant.
+bool provablyCausal(const Value *attend, const Dim &sq, const Dim &skv, bool negated = false) {
   if (!sameDim(sq, skv) || rankOf(attend) != 2 || !sameDim(dimOf(attend, 0), sq) ||
       !sameDim(dimOf(attend, 1), skv))
     return false;
@@ -212,17 +215,21 @@ bool provablyCausal(const Value *attend, const Dim &sq, const Dim &skv) {
     if (!vals.ok() || t->dims()[1] != n || (int64_t)vals->size() != n * n) return false;
     for (int64_t i = 0; i < n; ++i)
       for (int64_t j = 0; j < n; ++j)
-        if (((*vals)[i * n + j] != 0) != (j <= i)) return false;
+        if (((*vals)[i * n + j] != 0) != (negated ? j > i : j <= i)) return false;
     return true;
   }
   Node *tr = attend->definingNode();
-  if (!tr || !tr->is("Trilu") || !plainAttributes(*tr) || NodeContext(*tr).getInt("upper", 1) != 0)
+  if (!tr || !tr->is("Trilu") || !plainAttributes(*tr) ||
+      NodeContext(*tr).getInt("upper", 1) != (negated ? 1 : 0))
     return false;
+  int64_t k = 0;
   if (tr->numOperands() > 1 && tr->operand(1)) {
-    const Tensor *k = PatternRewriter::constantTensor(tr->operand(1));
-    auto kv = k ? k->values<int64_t>() : absl::StatusOr<std::vector<int64_t>>(absl::UnknownError(""));
-    if (!kv.ok() || kv->size() != 1 || (*kv)[0] != 0) return false;
+    const Tensor *kt = PatternRewriter::constantTensor(tr->operand(1));
+    auto kv = kt ? kt->values<int64_t>() : absl::StatusOr<std::vector<int64_t>>(absl::UnknownError(""));
+    if (!kv.ok() || kv->size() != 1) return false;
+    k = (*kv)[0];
   }
+  if (k != (negated ? 1 : 0)) return false;
   Node *ones = tr->operand(0) ? tr->operand(0)->definingNode() : nullptr;
   if (!ones || !ones->is("ConstantOfShape") || !plainAttributes(*ones)) return false;
   const Attribute *val = ones->getAttr("value");
@@ -487,7 +494,7 @@ bool fuseAttention(Node &root, PatternRewriter &rw) {
       return miss(rw, "mask-type", "mask " + q(m.mask) + (m.boolMask ? " is not bool" : " is not of Q's type"));
     std::string why;
     if (!maskBroadcasts(m.mask, scores, why)) return miss(rw, "mask-shape", why);
-    if (m.boolMask && !m.maskNegated && provablyCausal(m.mask, sq, skv)) m.causal = true;
+    if (m.boolMask && provablyCausal(m.mask, sq, skv, m.maskNegated)) m.causal = true;
   }
 
   // The 3-D form when the head split of Q, K, V and the merge of the
