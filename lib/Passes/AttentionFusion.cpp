@@ -255,6 +255,7 @@ struct AttentionMatch {
   Value *mask = nullptr; ///< the attn_mask operand (bool: true = attend)
   bool boolMask = false;
   bool maskNegated = false; ///< attend = Not(mask)
+  bool expandQ = false;     ///< the mask is 1 along q_seq (Note [Attention mask shape])
   bool causal = false;
 };
 
@@ -303,20 +304,24 @@ Value *peelMask(Value *s, PatternRewriter &rw, AttentionMatch &m) {
 
 /// The mask's dims broadcast to `scores` (right-aligned, each 1 or equal)
 /// without changing its shape, as Attention broadcasts attn_mask; its last
-/// two are the q and kv sequence lengths themselves.
+/// dim is the kv sequence length itself, its last but one the q sequence
+/// length or 1 (`expandQ`: it must be expanded for onnxruntime).
 // Note [Attention mask shape]
 //   Attention-23 says attn_mask broadcasts to (batch, q_heads, q_seq,
 //   total_seq), but onnxruntime 1.30's CPU kernel requires its last two
 //   dims to be q_seq and total_seq (a [B, 1, 1, T] key-padding mask is
 //   refused at run time: "inconsistent q_sequence_length"). A fused model
-//   that the main runtime cannot run is no gain, so such masks are not fused
-//   (a near-miss) rather than expanded.
-bool maskBroadcasts(const Value *mask, const Value *scores, std::string &why) {
+//   that the main runtime cannot run is no gain: a mask with 1 for q_seq
+//   (the key-padding masks of encoders) is expanded along it first
+//   (Expand to [q_seq, 1], q_seq read by Shape from Q: exact, the same
+//   values repeated); one with 1 for the kv sequence is not fused.
+bool maskBroadcasts(const Value *mask, const Value *scores, bool &expandQ, std::string &why) {
   int64_t r = rankOf(mask), rs = rankOf(scores);
+  expandQ = false;
   if (r >= 2 && (!sameDim(dimOf(mask, -1), dimOf(scores, -1)) ||
-                 !sameDim(dimOf(mask, -2), dimOf(scores, -2)))) {
+                 !(sameDim(dimOf(mask, -2), dimOf(scores, -2)) || isOne(dimOf(mask, -2))))) {
     why = "mask " + q(mask) + " is [.., " + dimStr(dimOf(mask, -2)) + ", " + dimStr(dimOf(mask, -1)) +
-          "], not [.., q_seq, kv_seq] = [.., " + dimStr(dimOf(scores, -2)) + ", " +
+          "], not [.., q_seq or 1, kv_seq] = [.., " + dimStr(dimOf(scores, -2)) + ", " +
           dimStr(dimOf(scores, -1)) + "] (Note [Attention mask shape])";
     return false;
   }
@@ -333,6 +338,7 @@ bool maskBroadcasts(const Value *mask, const Value *scores, std::string &why) {
       return false;
     }
   }
+  expandQ = !sameDim(dimOf(mask, -2), dimOf(scores, -2));
   return true;
 }
 
@@ -493,7 +499,7 @@ bool fuseAttention(Node &root, PatternRewriter &rw) {
     if (m.boolMask ? mt != DataType::Bool : mt != et)
       return miss(rw, "mask-type", "mask " + q(m.mask) + (m.boolMask ? " is not bool" : " is not of Q's type"));
     std::string why;
-    if (!maskBroadcasts(m.mask, scores, why)) return miss(rw, "mask-shape", why);
+    if (!maskBroadcasts(m.mask, scores, m.expandQ, why)) return miss(rw, "mask-shape", why);
     if (m.boolMask && provablyCausal(m.mask, sq, skv, m.maskNegated)) m.causal = true;
   }
 
@@ -537,6 +543,26 @@ bool fuseAttention(Node &root, PatternRewriter &rw) {
     Node *n = rw.create("Not", {mask});
     n->result(0)->setType(mask->type());
     mask = n->result(0);
+  }
+  if (mask && m.expandQ) {
+    // [.., 1, kv] -> [.., q_seq, kv]: Expand to Concat(Shape(Q)[-2], [1]);
+    // every form's Q operand (4-D, 3-D [B, S, hidden], packed, batch*heads)
+    // has q_seq as its last but one dim.
+    Value *qv = mergeR ? (packed ? packed : q3) : m.q;
+    Node *sh = rw.create("Shape", {qv});
+    sh->setAttr(intAttr("start", -2));
+    sh->setAttr(intAttr("end", -1));
+    auto &ctx = rw.getModel().getContext();
+    sh->result(0)->setType(ctx.getTensorType(DataType::Int64, llvm::ArrayRef<int64_t>{1}));
+    Value *one = rw.createConstant(root.result(0)->name().str() + "_one", makeInt64Tensor({1}, {1}));
+    Node *cat = rw.create("Concat", {sh->result(0), one});
+    cat->setAttr(intAttr("axis", 0));
+    cat->result(0)->setType(ctx.getTensorType(DataType::Int64, llvm::ArrayRef<int64_t>{2}));
+    Node *ex = rw.create("Expand", {mask, cat->result(0)});
+    std::vector<Dim> dims(tensorType(mask)->dims().begin(), tensorType(mask)->dims().end());
+    dims[dims.size() - 2] = sq;
+    ex->result(0)->setType(ctx.getTensorType(*elemOf(mask), llvm::ArrayRef<Dim>(dims)));
+    mask = ex->result(0);
   }
   auto setAttrs = [&](Node *a) {
     a->setAttr(floatAttr("scale", (float)m.scale));
