@@ -10,14 +10,23 @@
 //    split over Q and Kᵀ (each a Mul or Div by a scalar constant), or none;
 //  - an additive mask (Add to the scores, either order), or a boolean mask
 //    through Where with -inf (masked_fill), in either branch order; a mask
-//    that is provably the lower triangle of a square Q/K sequence becomes
-//    is_causal = 1 instead;
-//  - the 4-D form (batch, heads, seq, head_size); 3-D (batch * heads, seq,
-//    head_size) scores (nn.MultiheadAttention) as a 4-D Attention of batch 1
-//    through Unsqueeze/Squeeze;
-//  - the head split (Reshape [B,S,H*D] -> [B,S,H,D], Transpose [0,2,1,3])
-//    and merge (Transpose [0,2,1,3], Reshape -> [B,S,H*Dv]) absorbed into the
-//    3-D form with q_num_heads/kv_num_heads when all of them are there.
+//    that is provably the lower triangle of a square Q/K sequence (or, when
+//    it says what to fill, the strict upper one) becomes is_causal = 1; a
+//    mask of 1 along q_seq is expanded (Note [Attention mask shape]);
+//  - the 4-D form (batch, heads, seq, head_size), with one K/V head
+//    broadcast over Q's heads (multi-query); 3-D (batch * heads, seq,
+//    head_size) scores (nn.MultiheadAttention) as a 4-D Attention of batch
+//    1 through Unsqueeze/Squeeze;
+//  - the head split (Reshape [B,S,H*D] -> [B,S,H,D], Transpose [0,2,1,3],
+//    or timm's packed Reshape [B,S,3,H,D] / Transpose / Split / Squeeze)
+//    and merge (Transpose [0,2,1,3], Reshape -> [B,S,H*Dv]) absorbed into
+//    the 3-D form with q_num_heads/kv_num_heads when all of them are there.
+// Not fused (near-misses or no candidates): K/V heads repeated by
+// Expand/Reshape (repeat_kv: the Expand's shape is not known), masks sliced
+// from a fixed-size buffer (dims min(P, T), not provably T), attention with
+// a past (KV cache) or softcap.
+//
+// The pattern `fuse-rotary-embedding` is described above its code.
 //
 // Note [Attention numerical contract]
 //   Attention-23 computes softmax((Q*sqrt(s)) (K*sqrt(s))ᵀ + bias) V with s
