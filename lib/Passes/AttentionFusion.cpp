@@ -413,6 +413,67 @@ Value *packedHeadSplitSource(Value *q, Value *k, Value *v, int64_t &heads) {
   return x3;
 }
 
+/// The head merge of a 4-D attention result `y` [B,H,S,Dv]: the Reshape
+/// of its only use, Transpose [0,2,1,3], to [B,S,H*Dv] (H = `heads`).
+Node *headMerge(Value *y, int64_t heads) {
+  if (!PatternRewriter::hasSingleLocalUse(y)) return nullptr;
+  Node *t = y->uses().begin()->getOwner();
+  auto perm = t->is("Transpose") ? transposePerm(*t) : std::nullopt;
+  if (!perm || *perm != std::vector<int64_t>{0, 2, 1, 3} || !PatternRewriter::hasSingleLocalUse(t->result(0)))
+    return nullptr;
+  Node *r = t->result(0)->uses().begin()->getOwner();
+  Value *out = r->result(0);
+  Dim hd = dimOf(y, 3);
+  if (r->is("Reshape") && r->operand(0) == t->result(0) && rankOf(out) == 3 &&
+      sameDim(dimOf(out, 0), dimOf(y, 0)) && sameDim(dimOf(out, 1), dimOf(y, 2)) && hd.isKnown() &&
+      dimOf(out, 2).isKnown() && dimOf(out, 2).value == heads * hd.value)
+    return r;
+  return nullptr;
+}
+
+// Note [Rotary before the head split]
+//   RotaryEmbedding of 4-D heads [B,H,S,D] = Transpose(Reshape(x3)) is
+//   RotaryEmbedding of x3 [B,S,H*D] itself with num_heads = H, split after:
+//   the operator reads a 4-D input as [B,H,S,D] transposed to [B,S,H,D] and
+//   a 3-D one as [B,S,H*D] reshaped to [B,S,H,D], the same tensor, so the
+//   rotation is the same arithmetic on the same elements (exact). So a Q or
+//   K rotated after its head split (fuse-rotary-embedding on a LLaMA-style
+//   export) does not stop the 3-D form: the rotation moves before the
+//   split, which the 3-D Attention then absorbs.
+
+/// headSplitSource, also through a RotaryEmbedding (4-D input, no
+/// num_heads, single use) applied to the split heads: then `rope` is it.
+Value *headSplitThroughRope(const Permuted &p, PatternRewriter &rw, int64_t &heads, Node *&rope) {
+  rope = nullptr;
+  Node *r = p.identity() && p.src ? p.src->definingNode() : nullptr;
+  if (!r || !r->is("RotaryEmbedding")) return headSplitSource(p, rw, heads);
+  if (r->numOperands() < 3 || r->numResults() != 1 || !plainAttributes(*r) || r->getAttr("num_heads") ||
+      rankOf(p.src) != 4 || !PatternRewriter::hasSingleLocalUse(p.src) || r->getGraph() != rw.root()->getGraph())
+    return nullptr;
+  for (unsigned a = 0; a < r->numAttributes(); ++a)
+    if (r->attribute(a).name() != "interleaved" && r->attribute(a).name() != "rotary_embedding_dim")
+      return nullptr;
+  Value *x3 = headSplitSource(asPermuted(r->operand(0), rw), rw, heads);
+  if (x3) rope = r;
+  return x3;
+}
+
+/// RotaryEmbedding `r` (of split heads) applied to x3 [B,S,H*D] instead.
+Value *ropeOnHidden(Node *r, Value *x3, int64_t heads, PatternRewriter &rw) {
+  std::vector<Value *> ops;
+  ops.push_back(x3);
+  for (unsigned i = 1; i < r->numOperands(); ++i) ops.push_back(r->operand(i));
+  Node *n = rw.create("RotaryEmbedding", ops);
+  NodeContext c(*r);
+  if (r->getAttr("interleaved")) n->setAttr(intAttr("interleaved", c.getInt("interleaved", 0)));
+  if (r->getAttr("rotary_embedding_dim"))
+    n->setAttr(intAttr("rotary_embedding_dim", c.getInt("rotary_embedding_dim", 0)));
+  n->setAttr(intAttr("num_heads", heads));
+  PatternRewriter::copyNodeInfo(*r, *n);
+  n->result(0)->setType(x3->type());
+  return n->result(0);
+}
+
 bool fuseAttention(Node &root, PatternRewriter &rw) {
   if (root.numOperands() != 2 || root.numResults() != 1) return false;
   Node *sm = rw.singleUseProducer(root, 0, "Softmax");
@@ -517,33 +578,19 @@ bool fuseAttention(Node &root, PatternRewriter &rw) {
   Value *q3 = nullptr, *k3 = nullptr, *v3 = nullptr;
   Node *mergeR = nullptr;
   Value *packed = nullptr; // Q, K, V are the thirds of its last axis
+  Node *qRope = nullptr, *kRope = nullptr; // rotary embeddings on split heads
   int64_t qHeads = 0, kvHeads = 0, vHeads = 0;
   if (rank == 4) {
-    Permuted qp = asPermuted(m.q, rw), vp = asPermuted(m.v, rw);
-    q3 = headSplitSource(qp, rw, qHeads);
-    k3 = q3 ? headSplitSource(m.k, rw, kvHeads) : nullptr;
+    Permuted vp = asPermuted(m.v, rw);
+    q3 = headSplitThroughRope(asPermuted(m.q, rw), rw, qHeads, qRope);
+    k3 = q3 ? headSplitThroughRope(m.k, rw, kvHeads, kRope) : nullptr;
     v3 = k3 ? headSplitSource(vp, rw, vHeads) : nullptr;
     if (!q3 && m.k.identity())
       if ((packed = packedHeadSplitSource(m.q, m.k.src, m.v, qHeads))) {
         q3 = k3 = v3 = packed;
         kvHeads = vHeads = qHeads;
       }
-    Value *y = root.result(0);
-    if (v3 && vHeads == kvHeads && qHeads % kvHeads == 0 && PatternRewriter::hasSingleLocalUse(y)) {
-      Node *t = y->uses().begin()->getOwner();
-      auto perm = t->is("Transpose") ? transposePerm(*t) : std::nullopt;
-      if (perm && *perm == std::vector<int64_t>{0, 2, 1, 3} &&
-          PatternRewriter::hasSingleLocalUse(t->result(0))) {
-        Node *r = t->result(0)->uses().begin()->getOwner();
-        Value *out = r->result(0);
-        Dim hd = dimOf(y, 3);
-        if (r->is("Reshape") && r->operand(0) == t->result(0) && rankOf(out) == 3 &&
-            sameDim(dimOf(out, 0), dimOf(y, 0)) && sameDim(dimOf(out, 1), dimOf(y, 2)) &&
-            hd.isKnown() && dimOf(out, 2).isKnown() && dimOf(out, 2).value == qHeads * hd.value) {
-          mergeR = r;
-        }
-      }
-    }
+    if (v3 && vHeads == kvHeads && qHeads % kvHeads == 0) mergeR = headMerge(root.result(0), qHeads);
   }
 
   // Rewrite.
@@ -592,6 +639,9 @@ bool fuseAttention(Node &root, PatternRewriter &rw) {
       k3 = sp->result(1);
       v3 = sp->result(2);
     }
+    // Note [Rotary before the head split]
+    if (qRope) q3 = ropeOnHidden(qRope, q3, qHeads, rw);
+    if (kRope) k3 = ropeOnHidden(kRope, k3, kvHeads, rw);
     std::vector<Value *> ops{q3, k3, v3};
     if (mask) ops.push_back(mask);
     Node *a = rw.create("Attention", ops);
@@ -814,10 +864,48 @@ bool fuseRotaryEmbedding(Node &add, PatternRewriter &rw) {
   return false;
 }
 
+// A 4-D Attention (made before fuse-rotary-embedding rotated its Q and K,
+// say: -O2 fuses again after simplify made the rotations' slices constant)
+// whose Q, K, V are head splits (through rotations, Note [Rotary before the
+// head split]) and whose result is merged: the 3-D form, as fuse-attention
+// makes it when it sees all of them at once. Exact (the same operator on
+// the same elements).
+bool attentionHeads(Node &a, PatternRewriter &rw) {
+  if (a.numOperands() < 3 || a.numOperands() > 4 || a.numResults() != 1 || !plainAttributes(a) ||
+      a.getAttr("q_num_heads") || a.getAttr("kv_num_heads") || rankOf(a.operand(0)) != 4)
+    return false;
+  for (unsigned i = 0; i < a.numAttributes(); ++i)
+    if (a.attribute(i).name() != "scale" && a.attribute(i).name() != "is_causal") return false;
+  int64_t qHeads = 0, kvHeads = 0, vHeads = 0;
+  Node *qRope = nullptr, *kRope = nullptr, *vRope = nullptr;
+  Value *q3 = headSplitThroughRope(asPermuted(a.operand(0), rw), rw, qHeads, qRope);
+  Value *k3 = q3 ? headSplitThroughRope(asPermuted(a.operand(1), rw), rw, kvHeads, kRope) : nullptr;
+  Value *v3 = k3 ? headSplitSource(asPermuted(a.operand(2), rw), rw, vHeads) : nullptr;
+  (void)vRope;
+  if (!v3 || vHeads != kvHeads || qHeads % kvHeads) return false;
+  Node *merge = headMerge(a.result(0), qHeads);
+  if (!merge) return false;
+  rw.setInsertionPoint(&a);
+  if (qRope) q3 = ropeOnHidden(qRope, q3, qHeads, rw);
+  if (kRope) k3 = ropeOnHidden(kRope, k3, kvHeads, rw);
+  std::vector<Value *> ops{q3, k3, v3};
+  if (a.numOperands() == 4 && a.operand(3)) ops.push_back(a.operand(3));
+  Node *n = rw.create("Attention", ops);
+  NodeContext c(a);
+  if (a.getAttr("scale")) n->setAttr(floatAttr("scale", c.getFloat("scale", 1.0f)));
+  if (a.getAttr("is_causal")) n->setAttr(intAttr("is_causal", c.getInt("is_causal", 0)));
+  n->setAttr(intAttr("q_num_heads", qHeads));
+  n->setAttr(intAttr("kv_num_heads", kvHeads));
+  PatternRewriter::copyNodeInfo(a, *n);
+  n->result(0)->setType(merge->result(0)->type());
+  return rw.replaceNode(merge, {n->result(0)});
+}
+
 } // namespace
 
 void populateAttentionPatterns(PatternSet &ps) {
   ps.add("fuse-attention", "MatMul", fuseAttention, 3);
+  ps.add("fuse-attention-heads", "Attention", attentionHeads, 3);
   ps.add("fuse-rotary-embedding", "Add", fuseRotaryEmbedding, 3);
 }
 
