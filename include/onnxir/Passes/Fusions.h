@@ -56,6 +56,8 @@ void populateNormFusionPatterns(PatternSet &ps);
 /// Attention and rotary embedding (AttentionFusion.cpp, issue 28; contract
 /// in Note [Attention numerical contract]):
 ///   fuse-attention          softmax(Q·Kᵀ*scale [+mask])·V -> Attention (>= 23)
+///   fuse-attention-heads    4-D Attention between a head split and merge
+///                           -> the 3-D form (q_num_heads/kv_num_heads)
 ///   fuse-rotary-embedding   x*cos + rotate_half(x)*sin -> RotaryEmbedding (>= 23)
 void populateAttentionPatterns(PatternSet &ps);
 
