@@ -9,9 +9,11 @@ and seeded), exported by python3-torch at opset 14 and 17, and for each
     levels (SessionOptions.graphOptimizationLevel + optimizedModelFilePath,
     the saved model counted), and after `onnx-opt --target-opset=23 -O2`;
   - the fused ops of ORT extended (its contrib ops) and of ours;
-  - onnxruntime's run time of each result: median of N runs in one process
-    (CPU, one thread, the result loaded with optimizations disabled so that
-    each column times its own graph), input [B, S, 16] (ViT: [B, 3, 16, 16]).
+  - onnxruntime's run time of each result: median of N runs, all four
+    models of a row in one process and run round-robin (CPU, one thread;
+    the export at ORT's default level `all`, each result with optimizations
+    disabled so that each column times its own graph), input [B, S, 16]
+    (ViT: [B, 3, 16, 16]).
 Needs torch, node and $ORT_NODE_MODULES (onnxruntime-node). Prints markdown.
 """
 import argparse
@@ -42,12 +44,12 @@ def fused(ops):
     return ", ".join(f"{k} {v}" for k, v in sorted(ops.items()) if k in FUSED) or "-"
 
 
-def ort(level, inp, out, shape, runs):
-    r = subprocess.run(["node", os.path.join(HERE, "ort_optimize_run.js"), level, inp, out,
-                        ",".join(map(str, shape)), str(runs)], capture_output=True, text=True)
+def node(*args):
+    r = subprocess.run(["node", os.path.join(HERE, "ort_optimize_run.js"), *map(str, args)],
+                       capture_output=True, text=True)
     if r.returncode != 0:
         raise SystemExit(f"onnxruntime failed: {r.stderr.strip()}")
-    return json.loads(r.stdout.strip().splitlines()[-1])["median_ms"]
+    return r.stdout.strip()
 
 
 def main():
@@ -68,32 +70,37 @@ def main():
             shape = [a.batch, 3, 16, 16] if name == "vit" else [a.batch, a.seq, tf.D]
             res = {}
             for level in ("basic", "extended"):
-                out = os.path.join(a.work, f"{tag}.ort-{level}.onnx")
-                ort(level, src, out, shape, 1)
-                res[level] = out
+                res[level] = os.path.join(a.work, f"{tag}.ort-{level}.onnx")
+                node("optimize", level, src, res[level])
             ours = os.path.join(a.work, tag + ".O2.onnx")
             r = subprocess.run([a.onnx_opt, "--target-opset=23", "-O2", src, "-o", ours],
                                capture_output=True, text=True)
             res["ours"] = ours if r.returncode == 0 else None
             err = r.stderr.strip().splitlines()[-1] if r.returncode else ""
-            row = {"model": tag, "export": nodes(src)[0], "t_export": ort("all", src, "-", shape, a.runs)}
+            # Timed together, round-robin: the export at ORT's default level,
+            # each result with optimizations disabled (its own graph).
+            timed = [("export", "all", src)] + [(k, "disabled", res[k]) for k in
+                                                  ("basic", "extended", "ours") if res[k]]
+            ms = json.loads(node("time", ",".join(map(str, shape)), a.runs,
+                                 *[f"{lvl}:{p}" for _, lvl, p in timed]))
+            t = {k: v for (k, _, _), v in zip(timed, ms)}
+            row = {"model": tag, "export": nodes(src)[0], "t_export": t["export"]}
             for k in ("basic", "extended", "ours"):
                 if res[k] is None:
                     row[k], row["f_" + k], row["t_" + k] = "refused", err, None
                     continue
                 n, ops = nodes(res[k])
-                row[k], row["f_" + k] = n, fused(ops)
-                row["t_" + k] = ort("disabled", res[k], "-", shape, a.runs)
+                row[k], row["f_" + k], row["t_" + k] = n, fused(ops), t[k]
             rows.append(row)
             print(f"{tag}: done", file=sys.stderr)
-    ms = lambda t: "-" if t is None else f"{t:.3f}"  # noqa: E731
+    fmt = lambda t: "-" if t is None else f"{t:.3f}"  # noqa: E731
     print("| model | nodes: export | ORT basic | ORT extended | ours | fused: ORT extended | fused: ours "
           "| ms: export (ORT all) | ORT basic | ORT extended | ours |")
     print("|---|---:|---:|---:|---:|---|---|---:|---:|---:|---:|")
     for r in rows:
         print(f"| {r['model']} | {r['export']} | {r['basic']} | {r['extended']} | {r['ours']} "
-              f"| {r['f_extended']} | {r['f_ours']} | {ms(r['t_export'])} | {ms(r['t_basic'])} "
-              f"| {ms(r['t_extended'])} | {ms(r['t_ours'])} |")
+              f"| {r['f_extended']} | {r['f_ours']} | {fmt(r['t_export'])} | {fmt(r['t_basic'])} "
+              f"| {fmt(r['t_extended'])} | {fmt(r['t_ours'])} |")
 
 
 if __name__ == "__main__":
