@@ -393,6 +393,7 @@ void populateFusionPatterns(PatternSet &ps, const FusionOptions &opts) {
   ps.add("remove-dropout", "Dropout", removeDropout);
   ps.add("remove-identity", "Identity", removeIdentity);
   if (opts.batchNormToMulAdd) ps.add("bn-to-mul-add", "BatchNormalization", bnToMulAdd);
+  populateAttentionPatterns(ps);
   populateNormFusionPatterns(ps); // NormFusions.cpp
 }
 

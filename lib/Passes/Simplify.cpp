@@ -265,6 +265,49 @@ bool reshapeChain(Node &n, PatternRewriter &rw) {
   return true;
 }
 
+// Reshape whose shape is computed (Shape/Gather/Concat chains around
+// attention with symbolic batch and sequence dims), when shape inference
+// named every dim of its result: the shape becomes a constant, each dim
+// written as its known integer, as 0 (copy) where it is the same symbol as
+// the input's dim at that position, or as -1 for a single dim that is
+// neither, and only when every other dim is a known positive integer (a
+// symbolic dim may be 0 at run time, where -1 is ambiguous). A known 0 is
+// not written (0 means copy with allowzero = 0). Exact: the result has the
+// inferred shape either way (a symbolic dim, DimExpr.h, is one value
+// throughout the model at run time).
+bool reshapeSymbolicShape(Node &n, PatternRewriter &rw) {
+  if (n.numOperands() != 2 || hasRefs(n) || rw.opsetVersion() < 5 || !n.operand(1) ||
+      PatternRewriter::constantTensor(n.operand(1)) || NodeContext(n).getInt("allowzero", 0) != 0)
+    return false;
+  const Value *x = n.operand(0), *y = n.result(0);
+  const Type *xt = x ? x->type() : nullptr, *yt = y ? y->type() : nullptr;
+  if (!xt || !yt || !xt->isTensor() || !yt->isTensor() || xt->rank() < 0 || yt->rank() < 0)
+    return false;
+  std::vector<int64_t> shape;
+  int64_t minusAt = -1;
+  bool symbolic = false;
+  for (int64_t i = 0; i < yt->rank(); ++i) {
+    const Dim &d = yt->dims()[i];
+    if (d.isKnown()) {
+      if (d.value <= 0) return false;
+      shape.push_back(d.value);
+    } else if (d.isSymbolic() && i < xt->rank() && xt->dims()[i].isSymbolic() &&
+               xt->dims()[i].param == d.param) {
+      shape.push_back(0);
+      symbolic = true;
+    } else {
+      if (minusAt >= 0) return false;
+      minusAt = i;
+      shape.push_back(-1);
+    }
+  }
+  if (minusAt >= 0 && symbolic) return false;
+  Value *c = rw.createConstant(n.operand(1)->name().str().empty() ? "shape" : n.operand(1)->name().str(),
+                               makeInt64Tensor({(int64_t)shape.size()}, shape));
+  rw.setOperand(&n, 1, c);
+  return true;
+}
+
 // Squeeze(Unsqueeze(x, a), a) -> x, and Unsqueeze(Squeeze(x, a), a) -> x
 // when x is known to be 1 at those axes (Squeeze requires it anyway). Axes
 // must be explicit and non-negative (negative ones depend on ranks).
@@ -359,6 +402,7 @@ void populateSimplifyPatterns(PatternSet &ps) {
     return neutralOperand(n, rw, 1.0, isCommutative(n));
   });
   ps.add("reshape-chain", "Reshape", reshapeChain);
+  ps.add("reshape-symbolic-shape", "Reshape", reshapeSymbolicShape);
   ps.add("squeeze-unsqueeze", "Squeeze",
          [](Node &n, PatternRewriter &rw) { return squeezePair(n, rw, true); });
   ps.add("unsqueeze-squeeze", "Unsqueeze",

@@ -40,7 +40,7 @@ struct FusionOptions {
 ///   remove-dropout          Dropout in inference mode -> its input
 ///   remove-identity         Identity -> its input
 ///   bn-to-mul-add           BatchNormalization -> Mul + Add (if asked)
-/// and those of populateNormFusionPatterns.
+/// and those of populateNormFusionPatterns and populateAttentionPatterns.
 void populateFusionPatterns(PatternSet &ps, const FusionOptions &opts = {});
 
 /// The transformer normalisations and activations (NormFusions.cpp, issue
@@ -52,6 +52,14 @@ void populateFusionPatterns(PatternSet &ps, const FusionOptions &opts = {});
 ///   fuse-gelu               x*0.5*(1+erf(x/sqrt2)) and the tanh form
 ///                           -> Gelu{approximate} (>= 20)
 void populateNormFusionPatterns(PatternSet &ps);
+
+/// Attention and rotary embedding (AttentionFusion.cpp, issue 28; contract
+/// in Note [Attention numerical contract]):
+///   fuse-attention          softmax(Q·Kᵀ*scale [+mask])·V -> Attention (>= 23)
+///   fuse-attention-heads    4-D Attention between a head split and merge
+///                           -> the 3-D form (q_num_heads/kv_num_heads)
+///   fuse-rotary-embedding   x*cos + rotate_half(x)*sin -> RotaryEmbedding (>= 23)
+void populateAttentionPatterns(PatternSet &ps);
 
 /// Applies the fusion patterns greedily in every graph.
 absl::StatusOr<bool> fuseOperators(Model &m, const FusionOptions &opts = {},

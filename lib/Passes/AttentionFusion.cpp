@@ -1,0 +1,912 @@
+//===- AttentionFusion.cpp - Scaled dot-product attention -> Attention ----===//
+//
+// The pattern `fuse-attention` (populateAttentionPatterns, Fusions.h) turns
+// softmax(Q·Kᵀ * scale [+ mask]) · V into ONNX Attention (opset 23 and
+// later), in the forms exporters produce:
+//  - Kᵀ a Transpose of K (any perm that swaps the last two axes of the
+//    tensor it reads, so a head split fused into it is seen through) or K
+//    given already transposed (a Transpose is made for Attention);
+//  - the scale a scalar constant multiplying or dividing the scores, or
+//    split over Q and Kᵀ (each a Mul or Div by a scalar constant), or none;
+//  - an additive mask (Add to the scores, either order), or a boolean mask
+//    through Where with -inf (masked_fill), in either branch order; a mask
+//    that is provably the lower triangle of a square Q/K sequence (or, when
+//    it says what to fill, the strict upper one) becomes is_causal = 1; a
+//    mask of 1 along q_seq is expanded (Note [Attention mask shape]);
+//  - the 4-D form (batch, heads, seq, head_size), with one K/V head
+//    broadcast over Q's heads (multi-query); 3-D (batch * heads, seq,
+//    head_size) scores (nn.MultiheadAttention) as a 4-D Attention of batch
+//    1 through Unsqueeze/Squeeze;
+//  - the head split (Reshape [B,S,H*D] -> [B,S,H,D], Transpose [0,2,1,3],
+//    or timm's packed Reshape [B,S,3,H,D] / Transpose / Split / Squeeze)
+//    and merge (Transpose [0,2,1,3], Reshape -> [B,S,H*Dv]) absorbed into
+//    the 3-D form with q_num_heads/kv_num_heads when all of them are there.
+// Not fused (near-misses or no candidates): K/V heads repeated by
+// Expand/Reshape (repeat_kv: the Expand's shape is not known), masks sliced
+// from a fixed-size buffer (dims min(P, T), not provably T), attention with
+// a past (KV cache) or softcap.
+//
+// The pattern `fuse-rotary-embedding` is described above its code.
+//
+// Note [Attention numerical contract]
+//   Attention-23 computes softmax((Q*sqrt(s)) (K*sqrt(s))ᵀ + bias) V with s
+//   the `scale` attribute, softmax in the input's precision (no
+//   softmax_precision is set, so none is changed). Against the unfused
+//   graph: (1) the scale is applied once, as the product of the matched
+//   constants rounded once to float, where the graph divided or multiplied
+//   (one or two roundings of each score): a relative difference of a few
+//   ulps in each score before softmax; (2) a boolean mask means a bias of
+//   -inf exactly where the graph filled -inf (other fill values are not
+//   fused); (3) a fully masked row, which is NaN in the graph (softmax of
+//   all -inf), is a zero row in Attention: only NaN outputs change;
+//   (4) is_causal is set only when the mask provably is the lower triangle
+//   j <= i of a square sequence (no past), which is what is_causal means
+//   then. An additive mask is added to the scaled scores as in the graph.
+//
+//===----------------------------------------------------------------------===//
+#include "onnxir/Passes/Fusions.h"
+
+#include "onnxir/IR/Model.h"
+#include "onnxir/Ops/OpContext.h"
+#include "onnxir/Ops/OpSchema.h"
+
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <sstream>
+#include <string>
+
+namespace onnxir {
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Guards and their reasons
+//===----------------------------------------------------------------------===//
+
+/// A candidate that a guard rejected (Note [Near-miss reports]): `guard`
+/// names the guard (a short stable word), `why` names the nodes and values.
+/// Returns false (nothing changed) so that `return miss(...)` ends a
+/// pattern. Candidates are rare (a Softmax feeding a MatMul, an Add of two
+/// Muls over a Concat), so the messages are built unconditionally.
+bool miss(PatternRewriter &rw, llvm::StringRef guard, const std::string &why) {
+  return rw.rejected(guard, why);
+}
+
+/// A node in a report: its name, or the value it makes (`-> 'p'`).
+std::string q(const Node *n) {
+  if (!n) return "''";
+  if (!n->name().empty() || n->numResults() == 0 || !n->result(0)) return "'" + n->name().str() + "'";
+  return "-> '" + n->result(0)->name().str() + "'";
+}
+std::string num(double x) {
+  std::ostringstream os;
+  os << x;
+  return os.str();
+}
+std::string q(const Value *v) { return "'" + (v ? v->name().str() : std::string()) + "'"; }
+
+const Type *tensorType(const Value *v) {
+  return v && v->type() && v->type()->isTensor() ? v->type() : nullptr;
+}
+int64_t rankOf(const Value *v) {
+  const Type *t = tensorType(v);
+  return t ? t->rank() : -1;
+}
+/// Dim `i` of `v` (counted from the end if negative); unknown if none.
+Dim dimOf(const Value *v, int64_t i) {
+  const Type *t = tensorType(v);
+  if (!t || t->rank() < 0) return Dim::unknown();
+  int64_t r = t->rank();
+  if (i < 0) i += r;
+  return i >= 0 && i < r ? t->dims()[i] : Dim::unknown();
+}
+/// Provably equal dims: the same known value or the same symbol.
+bool sameDim(const Dim &a, const Dim &b) {
+  if (a.isKnown() && b.isKnown()) return a.value == b.value;
+  return a.isSymbolic() && b.isSymbolic() && a.param == b.param;
+}
+bool isOne(const Dim &d) { return d.isKnown() && d.value == 1; }
+std::string dimStr(const Dim &d) {
+  if (d.isKnown()) return std::to_string(d.value);
+  if (d.isSymbolic()) return d.param.str();
+  return "?";
+}
+std::optional<DataType> elemOf(const Value *v) {
+  const Type *t = tensorType(v);
+  if (t && t->hasElemType()) return t->elemType();
+  return std::nullopt;
+}
+bool attentionFloat(std::optional<DataType> t) {
+  return t && (*t == DataType::Float || *t == DataType::Float16 || *t == DataType::Double ||
+               *t == DataType::BFloat16);
+}
+
+/// The value of a constant with exactly one element (a scalar or [1, ...]).
+std::optional<double> scalarConstant(const Value *v) {
+  const Tensor *t = PatternRewriter::constantTensor(v);
+  if (!t) return std::nullopt;
+  for (int64_t d : t->dims())
+    if (d != 1) return std::nullopt;
+  DataType dt = t->dataType();
+  if (dt != DataType::Float && dt != DataType::Double && dt != DataType::Float16 &&
+      dt != DataType::BFloat16)
+    return std::nullopt;
+  auto vals = t->values<double>();
+  if (!vals.ok() || vals->size() != 1) return std::nullopt;
+  return (*vals)[0];
+}
+
+/// No attribute of `n` refers to a function attribute (we read their values).
+bool plainAttributes(const Node &n) {
+  for (unsigned a = 0; a < n.numAttributes(); ++a)
+    if (n.attribute(a).isReference()) return false;
+  return true;
+}
+
+/// Peels a Mul or Div of `v` by a scalar float constant (single local use):
+/// returns the other operand and multiplies `scale` by the factor.
+Value *peelScale(Value *v, PatternRewriter &rw, double &scale, std::vector<Node *> &seen) {
+  Node *d = v ? v->definingNode() : nullptr;
+  if (!d || d->getGraph() != rw.root()->getGraph() || d->numOperands() != 2 ||
+      !PatternRewriter::hasSingleLocalUse(v))
+    return v;
+  if (d->is("Mul")) {
+    for (unsigned i = 0; i < 2; ++i)
+      if (auto c = scalarConstant(d->operand(1 - i)); c && !PatternRewriter::constantTensor(d->operand(i))) {
+        scale *= *c;
+        seen.push_back(d);
+        return d->operand(i);
+      }
+  } else if (d->is("Div")) {
+    if (auto c = scalarConstant(d->operand(1))) {
+      scale /= *c;
+      seen.push_back(d);
+      return d->operand(0);
+    }
+  }
+  return v;
+}
+
+/// A tensor seen as Transpose(src, perm) (perm empty: src itself).
+struct Permuted {
+  Value *src = nullptr;
+  std::vector<int64_t> perm;
+  bool identity() const {
+    for (size_t i = 0; i < perm.size(); ++i)
+      if (perm[i] != (int64_t)i) return false;
+    return true;
+  }
+};
+
+/// The permutation of a Transpose node (its default reverses the axes).
+std::optional<std::vector<int64_t>> transposePerm(const Node &t) {
+  if (!plainAttributes(t) || t.numOperands() != 1) return std::nullopt;
+  if (const Attribute *p = t.getAttr("perm")) return p->ints;
+  int64_t r = rankOf(t.operand(0));
+  if (r < 0) return std::nullopt;
+  std::vector<int64_t> perm;
+  for (int64_t i = r - 1; i >= 0; --i) perm.push_back(i);
+  return perm;
+}
+
+/// `v` as a permutation of another value: through a Transpose with a single
+/// local use, or itself.
+Permuted asPermuted(Value *v, PatternRewriter &rw) {
+  Node *d = v ? v->definingNode() : nullptr;
+  if (d && d->is("Transpose") && d->getGraph() == rw.root()->getGraph() &&
+      PatternRewriter::hasSingleLocalUse(v))
+    if (auto p = transposePerm(*d)) return {d->operand(0), *p};
+  Permuted p{v, {}};
+  for (int64_t i = 0, r = rankOf(v); i < r; ++i) p.perm.push_back(i);
+  return p;
+}
+
+//===----------------------------------------------------------------------===//
+// Causal masks
+//===----------------------------------------------------------------------===//
+
+/// True if the boolean `attend` (true = attend) is provably the lower
+/// triangle j <= i of a [Sq, Skv] matrix with Sq = Skv the sequence dims of
+/// the scores: Trilu(upper = 0, k = 0 or absent) of an all-true
+/// ConstantOfShape, or a constant bool [n, n] tensor that is exactly that.
+/// With `negated`, `attend` is the mask of what is NOT attended, and must
+/// be the strict upper triangle: Trilu(upper = 1, k = 1) of all-true (torch's
+/// triu(ones, 1) filled with -inf), or such a constant.
+bool provablyCausal(const Value *attend, const Dim &sq, const Dim &skv, bool negated = false) {
+  if (!sameDim(sq, skv) || rankOf(attend) != 2 || !sameDim(dimOf(attend, 0), sq) ||
+      !sameDim(dimOf(attend, 1), skv))
+    return false;
+  if (const Tensor *t = PatternRewriter::constantTensor(attend)) {
+    if (t->dataType() != DataType::Bool || t->dims().size() != 2) return false;
+    auto vals = t->values<int64_t>();
+    int64_t n = t->dims()[0];
+    if (!vals.ok() || t->dims()[1] != n || (int64_t)vals->size() != n * n) return false;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        if (((*vals)[i * n + j] != 0) != (negated ? j > i : j <= i)) return false;
+    return true;
+  }
+  Node *tr = attend->definingNode();
+  if (!tr || !tr->is("Trilu") || !plainAttributes(*tr) ||
+      NodeContext(*tr).getInt("upper", 1) != (negated ? 1 : 0))
+    return false;
+  int64_t k = 0;
+  if (tr->numOperands() > 1 && tr->operand(1)) {
+    const Tensor *kt = PatternRewriter::constantTensor(tr->operand(1));
+    auto kv = kt ? kt->values<int64_t>() : absl::StatusOr<std::vector<int64_t>>(absl::UnknownError(""));
+    if (!kv.ok() || kv->size() != 1) return false;
+    k = (*kv)[0];
+  }
+  if (k != (negated ? 1 : 0)) return false;
+  Node *ones = tr->operand(0) ? tr->operand(0)->definingNode() : nullptr;
+  if (!ones || !ones->is("ConstantOfShape") || !plainAttributes(*ones)) return false;
+  const Attribute *val = ones->getAttr("value");
+  if (!val || val->kind() != AttrKind::Tensor || val->tensors.empty() || !val->tensors.get()[0])
+    return false;
+  const Tensor &vt = *val->tensors.get()[0];
+  if (vt.dataType() != DataType::Bool) return false;
+  auto vv = vt.values<int64_t>();
+  return vv.ok() && vv->size() == 1 && (*vv)[0] != 0;
+}
+
+//===----------------------------------------------------------------------===//
+// The pattern
+//===----------------------------------------------------------------------===//
+
+/// What matched, from the root MatMul (probabilities · V) up.
+struct AttentionMatch {
+  Node *softmax = nullptr;
+  Value *q = nullptr;  ///< Q (scale factors peeled off)
+  Permuted k;          ///< K = Transpose(k.src, k.perm) (the un-transposed Kᵀ)
+  Value *v = nullptr;  ///< V
+  double scale = 1.0;
+  Value *mask = nullptr; ///< the attn_mask operand (bool: true = attend)
+  bool boolMask = false;
+  bool maskNegated = false; ///< attend = Not(mask)
+  bool expandQ = false;     ///< the mask is 1 along q_seq (Note [Attention mask shape])
+  bool causal = false;
+};
+
+/// Peels the mask off the softmax input `s`; returns the scores below it.
+Value *peelMask(Value *s, PatternRewriter &rw, AttentionMatch &m) {
+  Node *d = s->definingNode();
+  if (!d || d->getGraph() != rw.root()->getGraph() || !PatternRewriter::hasSingleLocalUse(s))
+    return s;
+  auto isScores = [&](Value *x) {
+    double unused = 1;
+    std::vector<Node *> seen;
+    Value *y = peelScale(x, rw, unused, seen);
+    Node *mm = y ? y->definingNode() : nullptr;
+    return mm && mm->is("MatMul") && PatternRewriter::hasSingleLocalUse(y);
+  };
+  if (d->is("Add") && d->numOperands() == 2) {
+    for (unsigned i = 0; i < 2; ++i)
+      if (isScores(d->operand(i))) {
+        m.mask = d->operand(1 - i);
+        return d->operand(i);
+      }
+  } else if (d->is("Where") && d->numOperands() == 3) {
+    for (unsigned i = 1; i < 3; ++i) {
+      auto fill = scalarConstant(d->operand(3 - i));
+      if (!fill || !isScores(d->operand(i))) continue;
+      if (!(std::isinf(*fill) && *fill < 0)) {
+        miss(rw, "mask-fill",
+             "Where " + q(d) + " fills " + num(*fill) +
+                 ", not -inf: Attention's boolean mask is a bias of -inf");
+        return nullptr;
+      }
+      m.mask = d->operand(0);
+      m.boolMask = true;
+      // Where(c, S, -inf) attends where c; Where(c, -inf, S) where !c.
+      m.maskNegated = i == 2;
+      if (m.maskNegated)
+        if (Node *n = m.mask->definingNode(); n && n->is("Not") && n->numOperands() == 1) {
+          m.mask = n->operand(0);
+          m.maskNegated = false;
+        }
+      return d->operand(i);
+    }
+  }
+  return s;
+}
+
+/// The mask's dims broadcast to `scores` (right-aligned, each 1 or equal)
+/// without changing its shape, as Attention broadcasts attn_mask; its last
+/// dim is the kv sequence length itself, its last but one the q sequence
+/// length or 1 (`expandQ`: it must be expanded for onnxruntime).
+// Note [Attention mask shape]
+//   Attention-23 says attn_mask broadcasts to (batch, q_heads, q_seq,
+//   total_seq), but onnxruntime 1.30's CPU kernel requires its last two
+//   dims to be q_seq and total_seq (a [B, 1, 1, T] key-padding mask is
+//   refused at run time: "inconsistent q_sequence_length"). A fused model
+//   that the main runtime cannot run is no gain: a mask with 1 for q_seq
+//   (the key-padding masks of encoders) is expanded along it first
+//   (Expand to [q_seq, 1], q_seq read by Shape from Q: exact, the same
+//   values repeated); one with 1 for the kv sequence is not fused.
+bool maskBroadcasts(const Value *mask, const Value *scores, bool &expandQ, std::string &why) {
+  int64_t r = rankOf(mask), rs = rankOf(scores);
+  expandQ = false;
+  if (r >= 2 && (!sameDim(dimOf(mask, -1), dimOf(scores, -1)) ||
+                 !(sameDim(dimOf(mask, -2), dimOf(scores, -2)) || isOne(dimOf(mask, -2))))) {
+    why = "mask " + q(mask) + " is [.., " + dimStr(dimOf(mask, -2)) + ", " + dimStr(dimOf(mask, -1)) +
+          "], not [.., q_seq or 1, kv_seq] = [.., " + dimStr(dimOf(scores, -2)) + ", " +
+          dimStr(dimOf(scores, -1)) + "] (Note [Attention mask shape])";
+    return false;
+  }
+  if (r < 2 || r > rs) {
+    why = "mask " + q(mask) + " has " + (r < 0 ? std::string("unknown rank") : "rank " + std::to_string(r)) +
+          " against scores of rank " + std::to_string(rs);
+    return false;
+  }
+  for (int64_t i = 1; i <= r; ++i) {
+    Dim a = dimOf(mask, -i), b = dimOf(scores, -i);
+    if (!isOne(a) && !sameDim(a, b)) {
+      why = "mask " + q(mask) + " dim " + dimStr(a) + " does not provably broadcast to scores dim " +
+            dimStr(b);
+      return false;
+    }
+  }
+  expandQ = !sameDim(dimOf(mask, -2), dimOf(scores, -2));
+  return true;
+}
+
+/// The head split `x` = Transpose(Reshape(x3, [B,S,H,D]), [0,2,1,3]) seen as
+/// `p`: returns x3 ([B,S,H*D]) and H, or null.
+Value *headSplitSource(const Permuted &p, PatternRewriter &rw, int64_t &heads) {
+  if (p.perm != std::vector<int64_t>{0, 2, 1, 3}) return nullptr;
+  Value *r = p.src;
+  Node *rs = r ? r->definingNode() : nullptr;
+  if (!rs || !rs->is("Reshape") || rs->getGraph() != rw.root()->getGraph() ||
+      !PatternRewriter::hasSingleLocalUse(r) || rs->numOperands() < 1)
+    return nullptr;
+  Value *x3 = rs->operand(0);
+  if (rankOf(x3) != 3 || rankOf(r) != 4) return nullptr;
+  Dim h = dimOf(r, 2), d = dimOf(r, 3), e = dimOf(x3, 2);
+  if (!sameDim(dimOf(x3, 0), dimOf(r, 0)) || !sameDim(dimOf(x3, 1), dimOf(r, 1)) || !h.isKnown() ||
+      !d.isKnown() || !e.isKnown() || h.value * d.value != e.value)
+    return nullptr;
+  heads = h.value;
+  return x3;
+}
+
+std::optional<std::vector<int64_t>> intConstant(const Value *v);
+
+/// The packed head split of timm's ViT: Q, K, V the three Squeeze(axes 0)
+/// of Split(axis 0) of Transpose(Reshape(x3 [B,S,3*H*D] -> [B,S,3,H,D]),
+/// [2,0,3,1,4]), in that order, nothing else using any of them. Returns x3
+/// and H: Q, K, V are then x3's three equal parts of its last axis.
+Value *packedHeadSplitSource(Value *q, Value *k, Value *v, int64_t &heads) {
+  Value *parts[3] = {q, k, v};
+  Node *split = nullptr;
+  for (unsigned i = 0; i < 3; ++i) {
+    Node *sq = parts[i] ? parts[i]->definingNode() : nullptr;
+    if (!sq || !sq->is("Squeeze") || sq->numOperands() != 2 || !PatternRewriter::hasSingleLocalUse(parts[i]))
+      return nullptr;
+    auto axes = intConstant(sq->operand(1));
+    Value *part = sq->operand(0);
+    Node *sp = part ? part->definingNode() : nullptr;
+    if (!axes || *axes != std::vector<int64_t>{0} || !sp || !sp->is("Split") ||
+        sp->numResults() != 3 || sp->result(i) != part || !PatternRewriter::hasSingleLocalUse(part) ||
+        !isOne(dimOf(part, 0)) || (split && split != sp))
+      return nullptr;
+    split = sp;
+  }
+  if (!plainAttributes(*split) || NodeContext(*split).getInt("axis", 0) != 0 || split->numOperands() < 1)
+    return nullptr;
+  Node *tr = split->operand(0) ? split->operand(0)->definingNode() : nullptr;
+  auto perm = tr && tr->is("Transpose") ? transposePerm(*tr) : std::nullopt;
+  if (!perm || *perm != std::vector<int64_t>{2, 0, 3, 1, 4} ||
+      !PatternRewriter::hasSingleLocalUse(split->operand(0)))
+    return nullptr;
+  Value *r = tr->operand(0);
+  Node *rs = r ? r->definingNode() : nullptr;
+  if (!rs || !rs->is("Reshape") || !PatternRewriter::hasSingleLocalUse(r) || rs->numOperands() < 1)
+    return nullptr;
+  Value *x3 = rs->operand(0);
+  Dim h = dimOf(r, 3), d = dimOf(r, 4), e = dimOf(x3, 2);
+  if (rankOf(x3) != 3 || rankOf(r) != 5 || !sameDim(dimOf(x3, 0), dimOf(r, 0)) ||
+      !sameDim(dimOf(x3, 1), dimOf(r, 1)) || !dimOf(r, 2).isKnown() || dimOf(r, 2).value != 3 ||
+      !h.isKnown() || !d.isKnown() || !e.isKnown() || 3 * h.value * d.value != e.value)
+    return nullptr;
+  heads = h.value;
+  return x3;
+}
+
+/// The head merge of a 4-D attention result `y` [B,H,S,Dv]: the Reshape
+/// of its only use, Transpose [0,2,1,3], to [B,S,H*Dv] (H = `heads`).
+Node *headMerge(Value *y, int64_t heads) {
+  if (!PatternRewriter::hasSingleLocalUse(y)) return nullptr;
+  Node *t = y->uses().begin()->getOwner();
+  auto perm = t->is("Transpose") ? transposePerm(*t) : std::nullopt;
+  if (!perm || *perm != std::vector<int64_t>{0, 2, 1, 3} || !PatternRewriter::hasSingleLocalUse(t->result(0)))
+    return nullptr;
+  Node *r = t->result(0)->uses().begin()->getOwner();
+  Value *out = r->result(0);
+  Dim hd = dimOf(y, 3);
+  if (r->is("Reshape") && r->operand(0) == t->result(0) && rankOf(out) == 3 &&
+      sameDim(dimOf(out, 0), dimOf(y, 0)) && sameDim(dimOf(out, 1), dimOf(y, 2)) && hd.isKnown() &&
+      dimOf(out, 2).isKnown() && dimOf(out, 2).value == heads * hd.value)
+    return r;
+  return nullptr;
+}
+
+// Note [Rotary before the head split]
+//   RotaryEmbedding of 4-D heads [B,H,S,D] = Transpose(Reshape(x3)) is
+//   RotaryEmbedding of x3 [B,S,H*D] itself with num_heads = H, split after:
+//   the operator reads a 4-D input as [B,H,S,D] transposed to [B,S,H,D] and
+//   a 3-D one as [B,S,H*D] reshaped to [B,S,H,D], the same tensor, so the
+//   rotation is the same arithmetic on the same elements (exact). So a Q or
+//   K rotated after its head split (fuse-rotary-embedding on a LLaMA-style
+//   export) does not stop the 3-D form: the rotation moves before the
+//   split, which the 3-D Attention then absorbs.
+
+/// headSplitSource, also through a RotaryEmbedding (4-D input, no
+/// num_heads, single use) applied to the split heads: then `rope` is it.
+Value *headSplitThroughRope(const Permuted &p, PatternRewriter &rw, int64_t &heads, Node *&rope) {
+  rope = nullptr;
+  Node *r = p.identity() && p.src ? p.src->definingNode() : nullptr;
+  if (!r || !r->is("RotaryEmbedding")) return headSplitSource(p, rw, heads);
+  if (r->numOperands() < 3 || r->numResults() != 1 || !plainAttributes(*r) || r->getAttr("num_heads") ||
+      rankOf(p.src) != 4 || !PatternRewriter::hasSingleLocalUse(p.src) || r->getGraph() != rw.root()->getGraph())
+    return nullptr;
+  for (unsigned a = 0; a < r->numAttributes(); ++a)
+    if (r->attribute(a).name() != "interleaved" && r->attribute(a).name() != "rotary_embedding_dim")
+      return nullptr;
+  Value *x3 = headSplitSource(asPermuted(r->operand(0), rw), rw, heads);
+  if (x3) rope = r;
+  return x3;
+}
+
+/// RotaryEmbedding `r` (of split heads) applied to x3 [B,S,H*D] instead.
+Value *ropeOnHidden(Node *r, Value *x3, int64_t heads, PatternRewriter &rw) {
+  std::vector<Value *> ops;
+  ops.push_back(x3);
+  for (unsigned i = 1; i < r->numOperands(); ++i) ops.push_back(r->operand(i));
+  Node *n = rw.create("RotaryEmbedding", ops);
+  NodeContext c(*r);
+  if (r->getAttr("interleaved")) n->setAttr(intAttr("interleaved", c.getInt("interleaved", 0)));
+  if (r->getAttr("rotary_embedding_dim"))
+    n->setAttr(intAttr("rotary_embedding_dim", c.getInt("rotary_embedding_dim", 0)));
+  n->setAttr(intAttr("num_heads", heads));
+  PatternRewriter::copyNodeInfo(*r, *n);
+  n->result(0)->setType(x3->type());
+  return n->result(0);
+}
+
+bool fuseAttention(Node &root, PatternRewriter &rw) {
+  if (root.numOperands() != 2 || root.numResults() != 1) return false;
+  Node *sm = rw.singleUseProducer(root, 0, "Softmax");
+  if (!sm) {
+    Node *d = root.operand(0) ? root.operand(0)->definingNode() : nullptr;
+    if (d && d->is("Softmax") && d->getGraph() == root.getGraph())
+      return miss(rw, "single-use", "Softmax " + q(d) + " has another use than MatMul " + q(&root));
+    return false;
+  }
+  if (sm->numOperands() != 1) return false;
+  AttentionMatch m;
+  m.softmax = sm;
+  m.v = root.operand(1);
+  // Opset: Attention exists from 23 (Softmax's axis is per-axis from 13).
+  if (rw.opsetVersion() < 23)
+    return miss(rw, "opset",
+                "Softmax " + q(sm) + ", MatMul " + q(&root) + ": Attention needs opset 23, the graph imports " +
+                    std::to_string(rw.opsetVersion()));
+  Value *s = sm->operand(0);
+  int64_t rank = rankOf(s);
+  if (!plainAttributes(*sm)) return false;
+  int64_t axis = NodeContext(*sm).getInt("axis", -1);
+  if (rank < 0) return miss(rw, "rank", "scores " + q(s) + " of unknown rank");
+  if (axis != -1 && axis != rank - 1)
+    return miss(rw, "softmax-axis", "Softmax " + q(sm) + " over axis " + std::to_string(axis) +
+                                        ", not the last of rank " + std::to_string(rank));
+
+  // Mask, scale, Q·Kᵀ.
+  Value *scores = peelMask(s, rw, m);
+  if (!scores) return false;
+  std::vector<Node *> scaleNodes;
+  Value *qk = peelScale(scores, rw, m.scale, scaleNodes);
+  Node *mm = qk ? qk->definingNode() : nullptr;
+  if (mm && mm->is("MatMul") && !PatternRewriter::hasSingleLocalUse(qk))
+    return miss(rw, "single-use", "scores MatMul " + q(mm) + " have another use");
+  if (mm && (mm->is("Mul") || mm->is("Div")) && mm->numOperands() == 2) {
+    Node *below = mm->operand(0) ? mm->operand(0)->definingNode() : nullptr;
+    if (below && below->is("MatMul"))
+      return miss(rw, "scale", mm->opType().str() + " " + q(mm) + " scales the scores by " +
+                                   q(mm->operand(1)) + ", not a scalar constant");
+  }
+  if (!mm || !mm->is("MatMul") || mm->numOperands() != 2 || mm->getGraph() != root.getGraph())
+    return false; // not an attention
+  m.q = peelScale(mm->operand(0), rw, m.scale, scaleNodes);
+  Value *kt = peelScale(mm->operand(1), rw, m.scale, scaleNodes);
+  Permuted ktp = asPermuted(kt, rw);
+  if (ktp.src != kt) { // a scale may sit under the Transpose too
+    Value *inner = peelScale(ktp.src, rw, m.scale, scaleNodes);
+    if (inner != ktp.src) ktp.src = inner;
+  }
+  if (ktp.perm.size() < 2) return miss(rw, "rank", "Kᵀ " + q(kt) + " of unknown rank");
+  m.k = ktp;
+  if (rankOf(m.k.src) != (int64_t)m.k.perm.size())
+    return miss(rw, "rank", "K " + q(m.k.src) + " of unknown rank");
+  std::swap(m.k.perm[m.k.perm.size() - 1], m.k.perm[m.k.perm.size() - 2]);
+
+  // Ranks: Q, Kᵀ, V and the scores all 4-D, or all 3-D.
+  if ((rank != 4 && rank != 3) || rankOf(m.q) != rank || rankOf(kt) != rank || rankOf(m.v) != rank)
+    return miss(rw, "rank",
+                "MatMul " + q(mm) + ", Softmax " + q(sm) + ", MatMul " + q(&root) + ": ranks Q " +
+                    std::to_string(rankOf(m.q)) + ", Kᵀ " + std::to_string(rankOf(kt)) + ", V " +
+                    std::to_string(rankOf(m.v)) + ", scores " + std::to_string(rank) +
+                    "; Attention takes 4-D (or 3-D batch*heads) operands");
+  auto et = elemOf(m.q);
+  if (!attentionFloat(et) || elemOf(kt) != et || elemOf(m.v) != et)
+    return miss(rw, "type", "Q, K, V of " + q(mm) + "/" + q(&root) +
+                                " are not all of one of Attention's float types");
+
+  // Shapes. 4-D: Q [b,hq,sq,d], Kᵀ [b,hk,d,skv], V [b,hk,skv,dv]; 3-D the
+  // same without b (its batch is Attention's head axis).
+  int64_t o = rank == 4 ? 1 : 0; // the heads axis
+  if (rank == 4 && (!sameDim(dimOf(m.q, 0), dimOf(kt, 0)) || !sameDim(dimOf(m.q, 0), dimOf(m.v, 0))))
+    return miss(rw, "batch", "batch dims of Q " + q(m.q) + ", Kᵀ " + q(kt) + ", V " + q(m.v) +
+                                 " not provably equal");
+  Dim hq = dimOf(m.q, o), hk = dimOf(kt, o), hv = dimOf(m.v, o);
+  if (!sameDim(hk, hv) || !(sameDim(hq, hk) || isOne(hk)))
+    return miss(rw, "heads", "heads of Q " + dimStr(hq) + ", K " + dimStr(hk) + ", V " + dimStr(hv) +
+                                 ": not equal, nor K and V one head");
+  // The kv sequence of Kᵀ and V need not be proven equal: the scores'
+  // last dim is Kᵀ's (no broadcasting in a product's matrix dims; a mask
+  // may not widen it, see maskBroadcasts), and P·V needs V's to be it.
+  Dim sq = dimOf(m.q, -2), skv = dimOf(kt, -1);
+
+  // The scale: positive and finite (Attention multiplies Q and K by its
+  // square root).
+  if (!(m.scale > 0) || !std::isfinite(m.scale) || !std::isfinite((float)m.scale))
+    return miss(rw, "scale", "scale " + num(m.scale) + " of MatMul " + q(mm) +
+                                 " is not a positive finite float");
+
+  // The mask.
+  if (m.mask) {
+    auto mt = elemOf(m.mask);
+    if (m.boolMask ? mt != DataType::Bool : mt != et)
+      return miss(rw, "mask-type", "mask " + q(m.mask) + (m.boolMask ? " is not bool" : " is not of Q's type"));
+    std::string why;
+    if (!maskBroadcasts(m.mask, scores, m.expandQ, why)) return miss(rw, "mask-shape", why);
+    if (m.boolMask && provablyCausal(m.mask, sq, skv, m.maskNegated)) m.causal = true;
+  }
+
+  // The 3-D form when the head split of Q, K, V and the merge of the
+  // result are all there.
+  Value *q3 = nullptr, *k3 = nullptr, *v3 = nullptr;
+  Node *mergeR = nullptr;
+  Value *packed = nullptr; // Q, K, V are the thirds of its last axis
+  Node *qRope = nullptr, *kRope = nullptr; // rotary embeddings on split heads
+  int64_t qHeads = 0, kvHeads = 0, vHeads = 0;
+  if (rank == 4) {
+    Permuted vp = asPermuted(m.v, rw);
+    q3 = headSplitThroughRope(asPermuted(m.q, rw), rw, qHeads, qRope);
+    k3 = q3 ? headSplitThroughRope(m.k, rw, kvHeads, kRope) : nullptr;
+    v3 = k3 ? headSplitSource(vp, rw, vHeads) : nullptr;
+    if (!q3 && m.k.identity())
+      if ((packed = packedHeadSplitSource(m.q, m.k.src, m.v, qHeads))) {
+        q3 = k3 = v3 = packed;
+        kvHeads = vHeads = qHeads;
+      }
+    if (v3 && vHeads == kvHeads && qHeads % kvHeads == 0) mergeR = headMerge(root.result(0), qHeads);
+  }
+
+  // Rewrite.
+  Value *mask = m.causal ? nullptr : m.mask;
+  if (mask && m.maskNegated) {
+    Node *n = rw.create("Not", {mask});
+    n->result(0)->setType(mask->type());
+    mask = n->result(0);
+  }
+  if (mask && m.expandQ) {
+    // [.., 1, kv] -> [.., q_seq, kv]: Expand to Concat(Shape(Q)[-2], [1]);
+    // every form's Q operand (4-D, 3-D [B, S, hidden], packed, batch*heads)
+    // has q_seq as its last but one dim.
+    Value *qv = mergeR ? (packed ? packed : q3) : m.q;
+    Node *sh = rw.create("Shape", {qv});
+    sh->setAttr(intAttr("start", -2));
+    sh->setAttr(intAttr("end", -1));
+    auto &ctx = rw.getModel().getContext();
+    sh->result(0)->setType(ctx.getTensorType(DataType::Int64, llvm::ArrayRef<int64_t>{1}));
+    Value *one = rw.createConstant(root.result(0)->name().str() + "_one", makeInt64Tensor({1}, {1}));
+    Node *cat = rw.create("Concat", {sh->result(0), one});
+    cat->setAttr(intAttr("axis", 0));
+    cat->result(0)->setType(ctx.getTensorType(DataType::Int64, llvm::ArrayRef<int64_t>{2}));
+    Node *ex = rw.create("Expand", {mask, cat->result(0)});
+    std::vector<Dim> dims(tensorType(mask)->dims().begin(), tensorType(mask)->dims().end());
+    dims[dims.size() - 2] = sq;
+    ex->result(0)->setType(ctx.getTensorType(*elemOf(mask), llvm::ArrayRef<Dim>(dims)));
+    mask = ex->result(0);
+  }
+  auto setAttrs = [&](Node *a) {
+    a->setAttr(floatAttr("scale", (float)m.scale));
+    if (m.causal) a->setAttr(intAttr("is_causal", 1));
+  };
+  if (mergeR) {
+    if (packed) {
+      int64_t e = dimOf(packed, 2).value / 3;
+      Value *sizes = rw.createConstant(root.result(0)->name().str() + "_qkv_split",
+                                       makeInt64Tensor({3}, {e, e, e}));
+      Node *sp = rw.create("Split", {packed, sizes}, 3);
+      sp->setAttr(intAttr("axis", 2));
+      std::vector<Dim> dims(tensorType(packed)->dims().begin(), tensorType(packed)->dims().end());
+      dims[2] = Dim::known(e);
+      const Type *t = rw.getModel().getContext().getTensorType(*et, llvm::ArrayRef<Dim>(dims));
+      for (unsigned i = 0; i < 3; ++i) sp->result(i)->setType(t);
+      q3 = sp->result(0);
+      k3 = sp->result(1);
+      v3 = sp->result(2);
+    }
+    // Note [Rotary before the head split]
+    if (qRope) q3 = ropeOnHidden(qRope, q3, qHeads, rw);
+    if (kRope) k3 = ropeOnHidden(kRope, k3, kvHeads, rw);
+    std::vector<Value *> ops{q3, k3, v3};
+    if (mask) ops.push_back(mask);
+    Node *a = rw.create("Attention", ops);
+    setAttrs(a);
+    a->setAttr(intAttr("q_num_heads", qHeads));
+    a->setAttr(intAttr("kv_num_heads", kvHeads));
+    PatternRewriter::copyNodeInfo(root, *a);
+    a->result(0)->setType(mergeR->result(0)->type());
+    return rw.replaceNode(mergeR, {a->result(0)});
+  }
+  Value *k = m.k.src;
+  if (!m.k.identity()) {
+    Node *t = rw.create("Transpose", {k});
+    t->setAttr(intsAttr("perm", m.k.perm));
+    std::vector<Dim> dims;
+    for (int64_t p : m.k.perm) dims.push_back(dimOf(k, p));
+    t->result(0)->setType(rw.getModel().getContext().getTensorType(*et, llvm::ArrayRef<Dim>(dims)));
+    k = t->result(0);
+  }
+  Value *qv = m.q, *vv = m.v;
+  Value *axes0 = nullptr;
+  auto unsqueeze = [&](Value *x) {
+    Node *u = rw.create("Unsqueeze", {x, axes0});
+    std::vector<Dim> dims{Dim::known(1)};
+    for (const Dim &d : tensorType(x)->dims()) dims.push_back(d);
+    u->result(0)->setType(rw.getModel().getContext().getTensorType(*et, llvm::ArrayRef<Dim>(dims)));
+    return u->result(0);
+  };
+  if (rank == 3) {
+    axes0 = rw.createConstant(root.result(0)->name().str() + "_axes", makeInt64Tensor({1}, {0}));
+    qv = unsqueeze(qv);
+    k = unsqueeze(k);
+    vv = unsqueeze(vv);
+  }
+  std::vector<Value *> ops{qv, k, vv};
+  if (mask) ops.push_back(mask);
+  Node *a = rw.create("Attention", ops);
+  setAttrs(a);
+  if (rank == 4) {
+    PatternRewriter::copyNodeInfo(root, *a);
+    a->result(0)->setType(root.result(0)->type());
+    return rw.replaceNode(&root, {a->result(0)});
+  }
+  std::vector<Dim> dims{Dim::known(1)};
+  for (const Dim &d : tensorType(root.result(0))->dims()) dims.push_back(d);
+  a->result(0)->setType(rw.getModel().getContext().getTensorType(*et, llvm::ArrayRef<Dim>(dims)));
+  Node *sq0 = rw.create("Squeeze", {a->result(0), axes0});
+  PatternRewriter::copyNodeInfo(root, *sq0);
+  sq0->result(0)->setType(root.result(0)->type());
+  return rw.replaceNode(&root, {sq0->result(0)});
+}
+
+//===----------------------------------------------------------------------===//
+// Rotary embedding
+//===----------------------------------------------------------------------===//
+
+/// The constant int64 values of `v` (null if not a constant).
+std::optional<std::vector<int64_t>> intConstant(const Value *v) {
+  const Tensor *t = PatternRewriter::constantTensor(v);
+  if (!t || (t->dataType() != DataType::Int64 && t->dataType() != DataType::Int32)) return std::nullopt;
+  auto vals = t->values<int64_t>();
+  if (!vals.ok()) return std::nullopt;
+  return *vals;
+}
+
+/// `s` slices the last axis of a rank-`rank` tensor whose last dim is `d`
+/// with step 1: returns the clamped [begin, end) (Slice-10+ semantics), or
+/// nullopt. Every operand must be a constant of one element.
+std::optional<std::pair<int64_t, int64_t>> lastAxisSlice(const Node &s, int64_t rank, int64_t d) {
+  if (s.numOperands() < 3) return std::nullopt;
+  auto one = [&](unsigned i) -> std::optional<int64_t> {
+    if (i >= s.numOperands() || !s.operand(i)) return std::nullopt;
+    auto v = intConstant(s.operand(i));
+    if (!v || v->size() != 1) return std::nullopt;
+    return (*v)[0];
+  };
+  auto b = one(1), e = one(2);
+  if (!b || !e) return std::nullopt;
+  auto ax = one(3);
+  if (s.numOperands() > 3 && s.operand(3) && !ax) return std::nullopt;
+  int64_t axis = ax ? *ax : 0;
+  if (axis < 0) axis += rank;
+  if (axis != rank - 1) return std::nullopt;
+  if (s.numOperands() > 4 && s.operand(4)) {
+    auto st = one(4);
+    if (!st || *st != 1) return std::nullopt;
+  }
+  auto clamp = [&](int64_t x) {
+    if (x < 0) x += d;
+    return x < 0 ? 0 : (x > d ? d : x);
+  };
+  return std::make_pair(clamp(*b), clamp(*e));
+}
+
+/// The cache operand: cos = Unsqueeze(Gather(C, pos, axis 0), axes [1])
+/// with C a constant [P, D] whose two halves of each row are equal (the
+/// rotate-half form repeats the frequencies). Returns C's first half as a
+/// new constant's data, and pos.
+struct RopeCache {
+  Tensor half;
+  Value *pos = nullptr;
+};
+std::optional<RopeCache> ropeCache(Value *c, int64_t d, PatternRewriter &rw, std::string &why) {
+  Node *u = c ? c->definingNode() : nullptr;
+  if (!u || !u->is("Unsqueeze") || u->numOperands() != 2 || u->getGraph() != rw.root()->getGraph()) {
+    why = "cos/sin " + q(c) + " is not Unsqueeze(Gather(cache, position_ids), 1)";
+    return std::nullopt;
+  }
+  auto axes = intConstant(u->operand(1));
+  Node *g = u->operand(0) ? u->operand(0)->definingNode() : nullptr;
+  if (!axes || *axes != std::vector<int64_t>{1} || !g || !g->is("Gather") || g->numOperands() != 2 ||
+      !plainAttributes(*g) || NodeContext(*g).getInt("axis", 0) != 0) {
+    why = "cos/sin " + q(c) + " is not Unsqueeze(Gather(cache, position_ids), 1)";
+    return std::nullopt;
+  }
+  const Tensor *t = PatternRewriter::constantTensor(g->operand(0));
+  if (!t || t->dims().size() != 2 || t->dims()[1] != d ||
+      (t->dataType() != DataType::Float && t->dataType() != DataType::Float16)) {
+    why = "cache of Gather " + q(g) + " is not a constant float [positions, " + std::to_string(d) + "]";
+    return std::nullopt;
+  }
+  Value *pos = g->operand(1);
+  if (elemOf(pos) != DataType::Int64 || rankOf(pos) != 2) {
+    why = "position ids " + q(pos) + " are not int64 [batch, seq]";
+    return std::nullopt;
+  }
+  auto vals = t->values<double>();
+  if (!vals.ok()) return std::nullopt;
+  int64_t rows = t->dims()[0], h = d / 2;
+  std::vector<float> half;
+  half.reserve((size_t)(rows * h));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < h; ++j) {
+      if ((*vals)[r * d + j] != (*vals)[r * d + h + j]) {
+        why = "cache of Gather " + q(g) + " row " + std::to_string(r) + " has unequal halves";
+        return std::nullopt;
+      }
+      half.push_back((float)(*vals)[r * d + j]);
+    }
+  if (t->dataType() != DataType::Float) {
+    why = "cache of Gather " + q(g) + " is not float";
+    return std::nullopt;
+  }
+  return RopeCache{makeFloatTensor({rows, h}, half), pos};
+}
+
+// x * cos + rotate_half(x) * sin -> RotaryEmbedding-23 (rotate-half form,
+// interleaved = 0), x 4-D [B, H, S, D] with D known and even,
+// rotate_half(x) = Concat(Neg(x[..., D/2:]), x[..., :D/2], axis -1), cos and
+// sin Unsqueeze(Gather(cache, position_ids), 1) of constant [P, D] caches
+// whose row halves are equal; operands of Add and Mul in any order.
+// Contract: RotaryEmbedding computes cos*x1 - sin*x2 and sin*x1 + cos*x2 on
+// the halves; the graph computes x1*cos + (-x2)*sin and x2*cos + x1*sin:
+// the same products and sums (a + (-b) is a - b exactly), so equal up to a
+// runtime's choice of fused multiply-add. A position id out of the cache's
+// range is an error in both. (onnxruntime 1.30 also refuses a cache with
+// fewer rows than the sequence length, which real caches, sized for the
+// longest sequence, do not have.)
+bool fuseRotaryEmbedding(Node &add, PatternRewriter &rw) {
+  if (add.numOperands() != 2 || add.numResults() != 1) return false;
+  for (unsigned i = 0; i < 2; ++i) {
+    Node *m1 = rw.singleUseProducer(add, i, "Mul"), *m2 = rw.singleUseProducer(add, 1 - i, "Mul");
+    if (!m1 || !m2 || m1->numOperands() != 2 || m2->numOperands() != 2) continue;
+    // m2 = rotate_half(x) * sin.
+    for (unsigned j = 0; j < 2; ++j) {
+      Node *cat = rw.singleUseProducer(*m2, j, "Concat");
+      if (!cat || cat->numOperands() != 2 || !plainAttributes(*cat)) continue;
+      Value *sin = m2->operand(1 - j);
+      Node *neg = rw.singleUseProducer(*cat, 0, "Neg");
+      Node *lo = cat->operand(1) ? cat->operand(1)->definingNode() : nullptr;
+      Node *hi = neg && neg->operand(0) ? neg->operand(0)->definingNode() : nullptr;
+      if (!neg || !lo || !hi || !lo->is("Slice") || !hi->is("Slice") || lo->operand(0) != hi->operand(0))
+        continue;
+      Value *x = lo->operand(0);
+      // m1 = x * cos.
+      Value *cos = m1->operand(0) == x ? m1->operand(1) : m1->operand(1) == x ? m1->operand(0) : nullptr;
+      if (!cos) continue;
+      if (rw.opsetVersion() < 23)
+        return miss(rw, "opset", "Concat " + q(cat) + " rotates " + q(x) +
+                                     " by half: RotaryEmbedding needs opset 23, the graph imports " +
+                                     std::to_string(rw.opsetVersion()));
+      int64_t rank = rankOf(x);
+      Dim dd = dimOf(x, -1);
+      if (rank != 4 || !dd.isKnown() || dd.value % 2 || dd.value <= 0)
+        return miss(rw, "rank", "rotary input " + q(x) + " is not 4-D with a known even head size");
+      int64_t d = dd.value;
+      int64_t axis = NodeContext(*cat).getInt("axis", 0);
+      auto a = lastAxisSlice(*lo, rank, d), b = lastAxisSlice(*hi, rank, d);
+      if ((axis != -1 && axis != rank - 1) || !a || !b || *a != std::make_pair((int64_t)0, d / 2) ||
+          *b != std::make_pair(d / 2, d))
+        return miss(rw, "rotate-half", "Concat " + q(cat) + " of Slices " + q(lo) + ", " + q(hi) +
+                                           " is not rotate_half over the last axis");
+      auto et = elemOf(x);
+      if (et != DataType::Float || elemOf(add.result(0)) != et)
+        return miss(rw, "type", "rotary input " + q(x) + " is not float");
+      std::string why;
+      auto c = ropeCache(cos, d, rw, why);
+      if (!c) return miss(rw, "cache", why);
+      auto s = ropeCache(sin, d, rw, why);
+      if (!s) return miss(rw, "cache", why);
+      if (c->pos != s->pos) return miss(rw, "cache", "cos and sin gathered at different position ids");
+      if (!sameDim(dimOf(c->pos, 0), dimOf(x, 0)) || !sameDim(dimOf(c->pos, 1), dimOf(x, 2)))
+        return miss(rw, "cache", "position ids " + q(c->pos) + " are not [batch, seq] of " + q(x));
+      // Result shape: x's (the Add must not broadcast it up).
+      const Type *xt = tensorType(x), *yt = tensorType(add.result(0));
+      if (!yt || yt->rank() != 4)
+        return miss(rw, "shape", "result of " + q(&add) + " has no known 4-D shape");
+      for (int64_t k = 0; k < 4; ++k)
+        if (!sameDim(xt->dims()[k], yt->dims()[k]))
+          return miss(rw, "shape", "result of " + q(&add) + " is not of " + q(x) + "'s shape");
+      std::string base = add.result(0)->name().str();
+      Value *cc = rw.createConstant(base + "_cos_cache", std::move(c->half));
+      Value *sc = rw.createConstant(base + "_sin_cache", std::move(s->half));
+      Node *r = rw.create("RotaryEmbedding", {x, cc, sc, c->pos});
+      PatternRewriter::copyNodeInfo(add, *r);
+      r->result(0)->setType(add.result(0)->type());
+      return rw.replaceNode(&add, {r->result(0)});
+    }
+  }
+  return false;
+}
+
+// A 4-D Attention (made before fuse-rotary-embedding rotated its Q and K,
+// say: -O2 fuses again after simplify made the rotations' slices constant)
+// whose Q, K, V are head splits (through rotations, Note [Rotary before the
+// head split]) and whose result is merged: the 3-D form, as fuse-attention
+// makes it when it sees all of them at once. Exact (the same operator on
+// the same elements).
+bool attentionHeads(Node &a, PatternRewriter &rw) {
+  if (a.numOperands() < 3 || a.numOperands() > 4 || a.numResults() != 1 || !plainAttributes(a) ||
+      a.getAttr("q_num_heads") || a.getAttr("kv_num_heads") || rankOf(a.operand(0)) != 4)
+    return false;
+  for (unsigned i = 0; i < a.numAttributes(); ++i)
+    if (a.attribute(i).name() != "scale" && a.attribute(i).name() != "is_causal") return false;
+  int64_t qHeads = 0, kvHeads = 0, vHeads = 0;
+  Node *qRope = nullptr, *kRope = nullptr, *vRope = nullptr;
+  Value *q3 = headSplitThroughRope(asPermuted(a.operand(0), rw), rw, qHeads, qRope);
+  Value *k3 = q3 ? headSplitThroughRope(asPermuted(a.operand(1), rw), rw, kvHeads, kRope) : nullptr;
+  Value *v3 = k3 ? headSplitSource(asPermuted(a.operand(2), rw), rw, vHeads) : nullptr;
+  (void)vRope;
+  if (!v3 || vHeads != kvHeads || qHeads % kvHeads) return false;
+  Node *merge = headMerge(a.result(0), qHeads);
+  if (!merge) return false;
+  rw.setInsertionPoint(&a);
+  if (qRope) q3 = ropeOnHidden(qRope, q3, qHeads, rw);
+  if (kRope) k3 = ropeOnHidden(kRope, k3, kvHeads, rw);
+  std::vector<Value *> ops{q3, k3, v3};
+  if (a.numOperands() == 4 && a.operand(3)) ops.push_back(a.operand(3));
+  Node *n = rw.create("Attention", ops);
+  NodeContext c(a);
+  if (a.getAttr("scale")) n->setAttr(floatAttr("scale", c.getFloat("scale", 1.0f)));
+  if (a.getAttr("is_causal")) n->setAttr(intAttr("is_causal", c.getInt("is_causal", 0)));
+  n->setAttr(intAttr("q_num_heads", qHeads));
+  n->setAttr(intAttr("kv_num_heads", kvHeads));
+  PatternRewriter::copyNodeInfo(a, *n);
+  n->result(0)->setType(merge->result(0)->type());
+  return rw.replaceNode(merge, {n->result(0)});
+}
+
+} // namespace
+
+void populateAttentionPatterns(PatternSet &ps) {
+  ps.add("fuse-attention", "MatMul", fuseAttention, 3);
+  ps.add("fuse-attention-heads", "Attention", attentionHeads, 3);
+  ps.add("fuse-rotary-embedding", "Add", fuseRotaryEmbedding, 3);
+}
+
+} // namespace onnxir
