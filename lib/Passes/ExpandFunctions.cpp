@@ -261,7 +261,7 @@ private:
   Option<std::string> ops_{*this, "ops",
                            "comma-separated op types to expand (default: every op whose body is "
                            "usable at the model's opset)",
-                           ""};
+                           "", "expand-ops"};
 };
 } // namespace
 

@@ -271,16 +271,24 @@ void printSummary(const Summary &a, const Summary &b) {
   if (a.fileSize >= 0 && b.fileSize >= 0) row("file size (bytes)", a.fileSize, b.fileSize);
 }
 
-/// --summary: what each rewrite pattern did (counters of the pattern passes).
+/// --summary: what each rewrite pattern did (counters of the pattern passes),
+/// then what convert-opset and expand-functions did per op (adapted,
+/// expanded, unchanged).
 void printPatternSummary(const PassStatistics &stats) {
-  bool header = false;
-  for (auto &[key, n] : stats) {
-    llvm::StringRef k(key);
-    if (!n || !(k.startswith("fuse: ") || k.startswith("simplify: "))) continue;
-    if (!header) llvm::errs() << "pattern applications:\n";
-    header = true;
-    llvm::errs() << llvm::format("  %-40s %10lld\n", key.c_str(), (long long)n);
-  }
+  auto section = [&](const char *title, std::initializer_list<llvm::StringRef> prefixes) {
+    bool header = false;
+    for (auto &[key, n] : stats) {
+      llvm::StringRef k(key);
+      bool match = false;
+      for (llvm::StringRef p : prefixes) match |= k.startswith(p);
+      if (!n || !match) continue;
+      if (!header) llvm::errs() << title << ":\n";
+      header = true;
+      llvm::errs() << llvm::format("  %-40s %10lld\n", key.c_str(), (long long)n);
+    }
+  };
+  section("pattern applications", {"fuse: ", "simplify: "});
+  section("opset conversion (nodes per op)", {"convert-opset: ", "expand-functions: "});
 }
 
 } // namespace
