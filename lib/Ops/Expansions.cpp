@@ -132,13 +132,27 @@ struct Emitter {
   }
 };
 
-/// Checks shared by the normalizations: the element types (T of X, U the
-/// stash type) and the axes [axis, rank) as the opset can say them.
+/// The element type of the first of `vs` that has a known one (values the
+/// schema gives the same type constraint).
+std::optional<DataType> firstElemType(std::initializer_list<const Value *> vs) {
+  for (const Value *v : vs)
+    if (std::optional<DataType> t = elemTypeOf(v)) return t;
+  return std::nullopt;
+}
+
+const Value *operandOr(const Node &n, unsigned i) { return i < n.numOperands() ? n.operand(i) : nullptr; }
+const Value *resultOr(const Node &n, unsigned i) { return i < n.numResults() ? n.result(i) : nullptr; }
+
+/// Checks shared by the normalizations: the element types (T of X, known
+/// from X or from `sameType`, values of the same constraint; U the stash
+/// type) and the axes [axis, rank) as the opset can say them.
 absl::Status normalizationPlan(Node &n, const ExpandContext &c, int64_t axis, int64_t stash,
+                               std::initializer_list<const Value *> sameType,
                                std::optional<DataType> &t, std::vector<int64_t> &axes) {
   if (!isFloatType((DataType)stash))
     return refuse(absl::StrCat("stash_type ", stash, " is not a floating-point type"));
   t = elemTypeOf(n.operand(0));
+  if (!t) t = firstElemType(sameType);
   if (!t && c.opset < 15)
     return refuse(absl::StrCat("the element type of X ('", n.operand(0)->name().str(),
                                "') is unknown, and CastLike does not exist at opset ", c.opset));
@@ -167,7 +181,12 @@ absl::Status expandLayerNormalization(Node &n, ExpandContext &c, std::vector<Val
   float eps = nc.getFloat("epsilon", 1e-5f);
   std::optional<DataType> t;
   std::vector<int64_t> axes;
-  if (absl::Status s = normalizationPlan(n, c, axis, stash, t, axes); !s.ok()) return s;
+  // LayerNormalization-17: X, Scale, B and Y share T.
+  if (absl::Status s = normalizationPlan(n, c, axis, stash,
+                                         {operandOr(n, 1), operandOr(n, 2), resultOr(n, 0)}, t,
+                                         axes);
+      !s.ok())
+    return s;
   if (absl::Status s = requireOps(c, {"ReduceMean", "Sub", "Mul", "Add", "Sqrt", "Reciprocal",
                                       "Cast"});
       !s.ok())
@@ -201,7 +220,8 @@ absl::Status expandRMSNormalization(Node &n, ExpandContext &c, std::vector<Value
   float eps = nc.getFloat("epsilon", 1e-5f);
   std::optional<DataType> t;
   std::vector<int64_t> axes;
-  if (absl::Status s = normalizationPlan(n, c, axis, stash, t, axes); !s.ok()) return s;
+  // RMSNormalization-23: only X has T (scale and Y have V).
+  if (absl::Status s = normalizationPlan(n, c, axis, stash, {}, t, axes); !s.ok()) return s;
   if (absl::Status s = requireOps(c, {"ReduceMean", "Mul", "Add", "Sqrt", "Reciprocal", "Cast"});
       !s.ok())
     return s;
@@ -226,7 +246,7 @@ absl::Status expandGelu(Node &n, ExpandContext &c, std::vector<Value *> &results
   std::string approximate = nc.getString("approximate", "none");
   if (approximate != "none" && approximate != "tanh")
     return refuse(absl::StrCat("approximate \"", approximate, "\" is neither \"none\" nor \"tanh\""));
-  std::optional<DataType> t = elemTypeOf(n.operand(0));
+  std::optional<DataType> t = firstElemType({n.operand(0), resultOr(n, 0)}); // X and Y: T
   if (!t && c.opset < 15)
     return refuse(absl::StrCat("the element type of X ('", n.operand(0)->name().str(),
                                "') is unknown, and CastLike does not exist at opset ", c.opset));
