@@ -257,9 +257,11 @@ absl::Status applyPlan(Model &m, const Plan &p, int64_t target) {
                                               "(the model is half-converted): ",
                                               st.message()));
   }
+  opset::ExpansionSession session(m);
   for (Node *n : p.expansions) {
-    std::string where = nodePath(n);
-    if (absl::Status st = opset::expandNode(m, *n, target); !st.ok())
+    // (Not nodePath up front: it counts the node's position, O(graph).)
+    std::string where = absl::StrCat(n->opType().str(), " node '", n->name().str(), "'");
+    if (absl::Status st = opset::expandNode(session, *n, target); !st.ok())
       return absl::InternalError(absl::StrCat("convert-opset: ", where,
                                               ": an expansion failed after its check passed "
                                               "(the model is half-converted): ",

@@ -5,7 +5,7 @@
 // the node is) in the main graph and its subgraphs is replaced by the op's
 // function body:
 //  - a static body of the schema data (OpSchema::functionBodies, ONNX text
-//    syntax) is parsed once per (body, opset) and run, as a model-local
+//    syntax) is parsed once per run and opset and run, as a model-local
 //    function, through the opset converter to the version in force where the
 //    node is (the body's key is the version of the ops it uses; a key above
 //    it needs down-conversion, which may refuse), then inlined by the inliner
@@ -44,6 +44,8 @@
 #include "llvm/ADT/StringSet.h"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 
 namespace onnxir {
 
@@ -137,6 +139,29 @@ bool opset::hasExpansion(const Node &n) {
   return e && (e->expand || !e->schema->functionBodies().empty());
 }
 
+// Checking a static body's conversion depends on the body and the opset only
+// (its values are untyped), so the answer is kept for the process.
+absl::Status checkBodyConversion(const OpSchema &s, const FunctionBody &b, int64_t version) {
+  static std::mutex mu;
+  static std::map<std::pair<const char *, int64_t>, absl::Status> cache;
+  std::pair<const char *, int64_t> key{b.text.data(), version};
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  Model scratch;
+  absl::Status st;
+  auto f = parseBody(scratch, s, b);
+  if (!f.ok()) st = f.status();
+  else if (absl::Status c = opset::convertFunction(scratch, **f, version, nullptr, true); !c.ok())
+    st = absl::Status(c.code(), absl::StrCat("its function body (at opset ", b.opset,
+                                             ") does not convert to opset ", version, ": ",
+                                             c.message()));
+  std::lock_guard<std::mutex> lock(mu);
+  cache.emplace(key, st);
+  return st;
+}
+
 absl::Status opset::checkExpansion(Node &n, int64_t version) {
   const OpEntry *e = entryOf(n);
   if (!e) return absl::FailedPreconditionError("no schema");
@@ -157,18 +182,30 @@ absl::Status opset::checkExpansion(Node &n, int64_t version) {
             : absl::StrCat(s.str(), " has no function body"));
   if (b->opset == version) return absl::OkStatus();
   // The body's ops are at its key: they must convert to `version`.
-  Model scratch;
-  auto f = parseBody(scratch, s, *b);
-  if (!f.ok()) return f.status();
-  if (absl::Status st = convertFunction(scratch, **f, version, nullptr, /*checkOnly=*/true);
-      !st.ok())
-    return absl::Status(st.code(), absl::StrCat("its function body (at opset ", b->opset,
-                                                ") does not convert to opset ", version, ": ",
-                                                st.message()));
-  return absl::OkStatus();
+  return checkBodyConversion(s, *b, version);
 }
 
-absl::Status opset::expandNode(Model &m, Node &n, int64_t version) {
+opset::ExpansionSession::~ExpansionSession() {
+  for (auto &entry : fns_) removeFunction(m_, entry.second);
+}
+
+absl::StatusOr<Function *> opset::ExpansionSession::body(const OpSchema &s, const FunctionBody &b,
+                                                         int64_t version) {
+  std::pair<const void *, int64_t> key{b.text.data(), version};
+  for (auto &entry : fns_)
+    if (entry.first == key) return entry.second;
+  auto f = parseBody(m_, s, b);
+  if (!f.ok()) return f.status();
+  if (b.opset != version)
+    if (absl::Status st = convertFunction(m_, **f, version); !st.ok()) {
+      removeFunction(m_, *f);
+      return st;
+    }
+  fns_.emplace_back(key, *f);
+  return *f;
+}
+
+absl::Status opset::expandNode(ExpansionSession &session, Node &n, int64_t version) {
   const OpEntry *e = entryOf(n);
   if (!e) return absl::InternalError("no schema");
   if (e->expand) {
@@ -181,12 +218,9 @@ absl::Status opset::expandNode(Model &m, Node &n, int64_t version) {
   const OpSchema &s = *e->schema;
   const FunctionBody *b = bodyFor(s, opsetInForce(n));
   if (!b) return absl::InternalError(absl::StrCat(s.str(), " has no function body"));
-  auto f = parseBody(m, s, *b);
+  auto f = session.body(s, *b, version);
   if (!f.ok()) return f.status();
-  absl::Status st = b->opset == version ? absl::OkStatus() : convertFunction(m, **f, version);
-  if (st.ok()) st = inlineBody(m, &n, **f);
-  removeFunction(m, *f);
-  return st;
+  return inlineBody(session.model(), &n, **f);
 }
 
 absl::StatusOr<bool> expandFunctions(Model &m, const std::vector<std::string> &ops,
@@ -222,9 +256,11 @@ absl::StatusOr<bool> expandFunctions(Model &m, const std::vector<std::string> &o
     else if (remarks && s && opset::hasExpansion(*n)) remarks->push_back(why);
   });
   if (!err.ok()) return err;
+  opset::ExpansionSession session(m);
   for (Node *n : todo) {
-    std::string op = n->opType().str(), where = nodePath(n);
-    if (absl::Status s = opset::expandNode(m, *n, opsetInForce(*n)); !s.ok())
+    // (Not nodePath up front: it counts the node's position, O(graph).)
+    std::string op = n->opType().str(), where = absl::StrCat(op, " node '", n->name().str(), "'");
+    if (absl::Status s = opset::expandNode(session, *n, opsetInForce(*n)); !s.ok())
       return absl::InternalError(absl::StrCat("expand-functions: ", where,
                                               ": an expansion failed after its check passed "
                                               "(the model is half-expanded): ",

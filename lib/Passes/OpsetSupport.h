@@ -14,9 +14,12 @@
 #include "onnxir/Passes/Passes.h"
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 namespace onnxir {
 
@@ -39,9 +42,29 @@ bool hasExpansion(const Node &n);
 /// Checks (changing nothing) that `n` can be expanded into nodes valid at
 /// default-domain opset `opset`; the why of a refusal otherwise.
 absl::Status checkExpansion(Node &n, int64_t opset);
+/// The static bodies one run has parsed into a model and converted, by
+/// (body, opset): each is parsed once per run, inlined at every node that
+/// uses it, and removed from the model when the session ends.
+class ExpansionSession {
+public:
+  explicit ExpansionSession(Model &m) : m_(m) {}
+  ~ExpansionSession();
+  ExpansionSession(const ExpansionSession &) = delete;
+  ExpansionSession &operator=(const ExpansionSession &) = delete;
+  Model &model() { return m_; }
+  /// The function for `body` (of schema `s`) at `opset`, parsed and
+  /// converted on first use.
+  absl::StatusOr<Function *> body(const class OpSchema &s, const struct FunctionBody &body,
+                                  int64_t opset);
+
+private:
+  Model &m_;
+  std::vector<std::pair<std::pair<const void *, int64_t>, Function *>> fns_;
+};
+
 /// Expands `n` into nodes valid at `opset` and erases it; must follow a
 /// successful checkExpansion of the same node (a failure here is internal).
-absl::Status expandNode(Model &m, Node &n, int64_t opset);
+absl::Status expandNode(ExpansionSession &session, Node &n, int64_t opset);
 
 /// Converts the default-domain nodes of `f`'s body to `target` and makes
 /// `f` import the default domain at `target`; checks everything first (a
