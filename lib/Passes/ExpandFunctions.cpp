@@ -228,6 +228,7 @@ absl::StatusOr<bool> expandFunctions(Model &m, const std::vector<std::string> &o
   llvm::StringSet<> listed;
   for (const std::string &op : ops) listed.insert(op);
   std::vector<Node *> todo;
+  std::vector<std::string> unchanged; // nodes with a body that stay
   absl::Status err;
   m.graph().walk([&](Node *n) {
     if (!err.ok() || !isDefaultDomain(n->domain())) return;
@@ -252,10 +253,16 @@ absl::StatusOr<bool> expandFunctions(Model &m, const std::vector<std::string> &o
     }
     std::string why = absl::StrCat("expand-functions: ", nodePath(n), ": cannot expand ",
                                    n->opType().str(), " at opset ", version, ": ", st.message());
-    if (isListed) err = absl::Status(st.code(), why);
-    else if (remarks && s && opset::hasExpansion(*n)) remarks->push_back(why);
+    if (isListed) {
+      err = absl::Status(st.code(), why);
+    } else if (s && opset::hasExpansion(*n)) {
+      if (remarks) remarks->push_back(why);
+      unchanged.push_back(n->opType().str());
+    }
   });
   if (!err.ok()) return err;
+  if (counts)
+    for (const std::string &op : unchanged) ++counts->unchanged[op];
   opset::ExpansionSession session(m);
   for (Node *n : todo) {
     // (Not nodePath up front: it counts the node's position, O(graph).)
