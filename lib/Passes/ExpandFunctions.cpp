@@ -17,8 +17,7 @@
 // The results of the node keep their names. Every node is checked before
 // anything changes: a listed op that cannot be expanded is a located error
 // and the model is untouched; without `ops`, such nodes stay (a remark each).
-// One level: nodes an expansion creates are not expanded again (run the pass
-// twice for that).
+// Nodes an expansion creates are expanded in turn (Note [Expansion rounds]).
 //
 // convert-opset uses the same expansion (checkExpansion, expandNode) for ops
 // that have no form at its target.
@@ -41,6 +40,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <algorithm>
@@ -223,58 +223,79 @@ absl::Status opset::expandNode(ExpansionSession &session, Node &n, int64_t versi
   return inlineBody(session.model(), &n, **f);
 }
 
+// Note [Expansion rounds]
+// A body may use ops that are themselves to be expanded (HardSwish's body
+// uses HardSigmoid, Mish's Softplus), so the pass repeats over the nodes the
+// previous round made, up to kMaxRounds. The first round is checked as a
+// whole before anything changes (a listed op that cannot be expanded is an
+// error and nothing changed); later rounds only meet nodes the pass itself
+// made, and one of those that cannot be expanded stays, with a remark.
+constexpr int kMaxRounds = 8;
+
 absl::StatusOr<bool> expandFunctions(Model &m, const std::vector<std::string> &ops,
                                      OpsetCounts *counts, std::vector<std::string> *remarks) {
   llvm::StringSet<> listed;
   for (const std::string &op : ops) listed.insert(op);
-  std::vector<Node *> todo;
-  std::vector<std::string> unchanged; // nodes with a body that stay
-  absl::Status err;
-  m.graph().walk([&](Node *n) {
-    if (!err.ok() || !isDefaultDomain(n->domain())) return;
-    bool isListed = listed.count(n->opType());
-    if (!listed.empty() && !isListed) return;
-    int64_t version = opsetInForce(*n);
-    const OpSchema *s = schemaOf(*n);
-    absl::Status st;
-    if (!s)
-      st = absl::FailedPreconditionError(absl::StrCat("no schema at opset ", version));
-    else if (!opset::hasExpansion(*n))
-      st = absl::FailedPreconditionError(
-          s->hasContextDependentFunction()
-              ? absl::StrCat(s->str(), " has a context-dependent function body, and onnxir has "
-                                       "no builder for it")
-              : absl::StrCat(s->str(), " has no function body"));
-    else
-      st = opset::checkExpansion(*n, version);
-    if (st.ok()) {
-      todo.push_back(n);
-      return;
-    }
-    std::string why = absl::StrCat("expand-functions: ", nodePath(n), ": cannot expand ",
-                                   n->opType().str(), " at opset ", version, ": ", st.message());
-    if (isListed) {
-      err = absl::Status(st.code(), why);
-    } else if (s && opset::hasExpansion(*n)) {
+  // Nodes left as they are (never erased, so their addresses stay theirs).
+  llvm::DenseSet<const Node *> kept;
+  bool changed = false;
+  for (int round = 0; round < kMaxRounds; ++round) {
+    std::vector<Node *> todo;
+    std::vector<std::string> unchanged; // nodes with a body that stay
+    absl::Status err;
+    m.graph().walk([&](Node *n) {
+      if (!err.ok() || !isDefaultDomain(n->domain()) || kept.count(n)) return;
+      bool isListed = listed.count(n->opType());
+      if (!listed.empty() && !isListed) return;
+      int64_t version = opsetInForce(*n);
+      const OpSchema *s = schemaOf(*n);
+      bool expandable = s && opset::hasExpansion(*n);
+      if (!isListed && !expandable) return;
+      absl::Status st;
+      if (!s)
+        st = absl::FailedPreconditionError(absl::StrCat("no schema at opset ", version));
+      else if (!expandable)
+        st = absl::FailedPreconditionError(
+            s->hasContextDependentFunction()
+                ? absl::StrCat(s->str(), " has a context-dependent function body, and onnxir "
+                                         "has no builder for it")
+                : absl::StrCat(s->str(), " has no function body"));
+      else
+        st = opset::checkExpansion(*n, version);
+      if (st.ok()) {
+        todo.push_back(n);
+        return;
+      }
+      std::string why = absl::StrCat("expand-functions: ", nodePath(n), ": cannot expand ",
+                                     n->opType().str(), " at opset ", version, ": ",
+                                     st.message());
+      if (isListed && round == 0) {
+        err = absl::Status(st.code(), why);
+        return;
+      }
       if (remarks) remarks->push_back(why);
       unchanged.push_back(n->opType().str());
+      kept.insert(n);
+    });
+    if (!err.ok()) return err;
+    if (counts)
+      for (const std::string &op : unchanged) ++counts->unchanged[op];
+    if (todo.empty()) break;
+    opset::ExpansionSession session(m);
+    for (Node *n : todo) {
+      // (Not nodePath up front: it counts the node's position, O(graph).)
+      std::string op = n->opType().str(),
+                  where = absl::StrCat(op, " node '", n->name().str(), "'");
+      if (absl::Status s = opset::expandNode(session, *n, opsetInForce(*n)); !s.ok())
+        return absl::InternalError(absl::StrCat("expand-functions: ", where,
+                                                ": an expansion failed after its check passed "
+                                                "(the model is half-expanded): ",
+                                                s.message()));
+      if (counts) ++counts->expanded[op];
     }
-  });
-  if (!err.ok()) return err;
-  if (counts)
-    for (const std::string &op : unchanged) ++counts->unchanged[op];
-  opset::ExpansionSession session(m);
-  for (Node *n : todo) {
-    // (Not nodePath up front: it counts the node's position, O(graph).)
-    std::string op = n->opType().str(), where = absl::StrCat(op, " node '", n->name().str(), "'");
-    if (absl::Status s = opset::expandNode(session, *n, opsetInForce(*n)); !s.ok())
-      return absl::InternalError(absl::StrCat("expand-functions: ", where,
-                                              ": an expansion failed after its check passed "
-                                              "(the model is half-expanded): ",
-                                              s.message()));
-    if (counts) ++counts->expanded[op];
+    changed = true;
   }
-  return !todo.empty();
+  return changed;
 }
 
 namespace {

@@ -141,7 +141,9 @@ absl::StatusOr<bool> convertOpset(Model &m, int64_t target, const ConvertOpsetOp
 /// references bound to the node's attributes or the schema's defaults, fresh
 /// names, results keeping their names. A listed op that cannot be expanded
 /// is an error naming the node, and then nothing changed; with `ops` empty,
-/// such nodes are left (a remark each in `remarks`, when given).
+/// such nodes are left (a remark each in `remarks`, when given). Nodes an
+/// expansion makes are expanded in turn, up to 8 rounds (one that cannot be
+/// is left, with a remark).
 absl::StatusOr<bool> expandFunctions(Model &m, const std::vector<std::string> &ops = {},
                                      OpsetCounts *counts = nullptr,
                                      std::vector<std::string> *remarks = nullptr);
