@@ -93,9 +93,11 @@ inline constexpr uint64_t kDefaultInlineNodeBudget = 10'000'000;
 
 /// Inlines calls of model-local functions (attribute references and defaults
 /// substituted, fresh names, node names prefixed with the call's name);
-/// recursive calls are an error, and so is a body that imports a different
-/// version of an opset than the model (its nodes would change meaning).
-/// Refused (ResourceExhausted, before any change) when the main graph would
+/// recursive calls are an error. A function importing another version of
+/// the default domain than the model is first converted (in place) to the
+/// model's by the opset converter; one whose body would otherwise change
+/// meaning (another domain's version, or a conversion refused) is not
+/// inlined. Refused (ResourceExhausted, before any change) when the main graph would
 /// grow past `maxNodes` nodes, counting nodes in subgraphs too. A call left
 /// because its function imports another opset version than the model is a
 /// remark appended to `remarks` (`left the call PATH: why`), when given.
