@@ -345,6 +345,14 @@ absl::StatusOr<bool> convertOpset(Model &m, int64_t target, const ConvertOpsetOp
   return changed;
 }
 
+absl::StatusOr<bool> convertOpset(Model &m, int64_t target, int64_t *adapted) {
+  OpsetCounts counts;
+  auto r = convertOpset(m, target, ConvertOpsetOptions(), &counts);
+  if (adapted)
+    for (auto &[op, n] : counts.adapted) *adapted += n;
+  return r;
+}
+
 namespace {
 class ConvertOpsetPass : public Pass {
 public:

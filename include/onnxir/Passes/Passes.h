@@ -134,6 +134,9 @@ struct ConvertOpsetOptions {
 absl::StatusOr<bool> convertOpset(Model &m, int64_t target, const ConvertOpsetOptions &opts = {},
                                   OpsetCounts *counts = nullptr,
                                   std::vector<std::string> *remarks = nullptr);
+/// As above with the default options; `adapted` counts the nodes rewritten by
+/// version adapters (all ops together).
+absl::StatusOr<bool> convertOpset(Model &m, int64_t target, int64_t *adapted);
 
 /// Replaces each default-domain node of the ops in `ops` (every op with a
 /// usable body when empty) in the main graph and its subgraphs by its

@@ -159,4 +159,19 @@ g (float[2,3,4] x, float[4] s, float[4] b) => (float[2,3,4] y, float[2,3,4] z, f
   }
 }
 
+TEST(ConvertOpset, AdaptedCountOverload) {
+  auto m = parse(R"(<ir_version: 7, opset_import: ["" : 11]>
+g (float[1,3] x) => (float[3] y, float[1,1,3] z)
+{
+  y = Squeeze<axes = [0]>(x)
+  z = Unsqueeze<axes = [0]>(x)
+}
+)");
+  ASSERT_TRUE(m);
+  int64_t adapted = 0;
+  auto r = convertOpset(*m, 13, &adapted);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(adapted, 2);
+}
+
 } // namespace
