@@ -54,6 +54,13 @@ OpRegistrar::Op &OpRegistrar::Op::downgrade(VersionAdapter fn) {
   return *this;
 }
 
+OpRegistrar::Op &OpRegistrar::Op::expand(ExpansionBuilder fn) {
+  assert(since_ > 0 && "a builder belongs to one version: since(v) first");
+  for (OpEntry &e : r_.reg_.at(r_.domain_, op_).versions)
+    if (e.sinceVersion == since_) e.expand = fn;
+  return *this;
+}
+
 Value *AdapterContext::constant(Node &n, llvm::StringRef base, Tensor t) {
   return createConstantNode(*n.getGraph(), std::move(t), &n, base)->result(0);
 }
@@ -86,6 +93,7 @@ OpRegistry::OpRegistry() {
   registerSignalOps(def);
   registerMiscOps(def);
   registerControlFlowOps(def);
+  registerExpansions(def);
   OpRegistrar ml = registrar("ai.onnx.ml");
   registerMLOps(ml);
   OpRegistrar preview = registrar("ai.onnx.preview");

@@ -12,10 +12,18 @@
 // the pass refuses. Every step of every node is checked before anything
 // changes, so a refusal leaves the model untouched.
 //
-// Not yet: model-local function bodies are not converted (a function that
-// relied on the model's import keeps its meaning: it is given its own import
-// of the old version); ops that are added, removed or deprecated between the
-// versions are refused; other domains are left as they are.
+// An op that has no form at N (its first version is above N) is expanded
+// into its function body (ExpandFunctions.cpp: a static body of the schema
+// data converted to N, or a builder's nodes made for N); the expansion is
+// checked with the rest before anything changes.
+//
+// Model-local functions (Note [Functions across opsets]): a function that
+// reads the default domain's version from the model is converted with it; one
+// importing its own version keeps it unless `functions` asks to convert it
+// to N too.
+//
+// Not yet: ops removed or deprecated between the versions are refused unless
+// they expand; other domains (ai.onnx.ml, ...) are left as they are.
 //
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/Attribute.h"
@@ -31,7 +39,10 @@
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/Passes.h"
 
+#include "OpsetSupport.h"
+
 #include "absl/strings/str_cat.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <algorithm>
 
@@ -165,9 +176,137 @@ absl::Status planNode(Node &n, int64_t cur, int64_t target, std::vector<Step> &s
   return absl::OkStatus();
 }
 
+// Note [Functions across opsets]
+// A model-local function's nodes mean what its own opset_import says, else
+// what the model's says. Converting the model therefore converts the bodies
+// of the functions that rely on the model's import (they would change meaning
+// otherwise); if one of them cannot be converted, it keeps its meaning by
+// importing the old version itself (a remark says why). A function with an
+// import of its own already means the same thing in the converted model, so
+// it is left alone, unless the `functions` option asks for every function
+// at the target (one opset for a back end): then its refusal is an error.
+
+/// Nodes counted per op type while planning.
+struct Counts {
+  llvm::StringMap<int64_t> adapted, expanded, unchanged;
+  void addTo(OpsetCounts &c) const {
+    for (auto &e : adapted) c.adapted[e.getKey().str()] += e.getValue();
+    for (auto &e : expanded) c.expanded[e.getKey().str()] += e.getValue();
+    for (auto &e : unchanged) c.unchanged[e.getKey().str()] += e.getValue();
+  }
+};
+
+/// Everything a conversion will do, checked.
+struct Plan {
+  std::vector<Step> steps;
+  std::vector<Node *> expansions;
+  Counts counts;
+  void append(Plan &&o) {
+    steps.insert(steps.end(), o.steps.begin(), o.steps.end());
+    expansions.insert(expansions.end(), o.expansions.begin(), o.expansions.end());
+    for (auto &e : o.counts.adapted) counts.adapted[e.getKey()] += e.getValue();
+    for (auto &e : o.counts.expanded) counts.expanded[e.getKey()] += e.getValue();
+    for (auto &e : o.counts.unchanged) counts.unchanged[e.getKey()] += e.getValue();
+  }
+};
+
+/// Plans the conversion of every default-domain node of `g` (nested graphs
+/// included) to `target`; the located refusal otherwise.
+absl::Status planGraph(Graph &g, int64_t target, Plan &p) {
+  absl::Status err;
+  g.walk([&](Node *n) {
+    if (!err.ok() || !isDefaultDomain(n->domain())) return;
+    int64_t cur = opsetInForce(*n);
+    llvm::StringRef op = n->opType();
+    if (cur == target) {
+      ++p.counts.unchanged[op];
+      return;
+    }
+    auto fail = [&](const absl::Status &s) {
+      err = absl::Status(s.code(), absl::StrCat("convert-opset: ", nodePath(n), ": cannot convert ",
+                                                op.str(), " from opset ", cur, " to opset ", target,
+                                                ": ", s.message()));
+    };
+    // An op with no form at the target is expanded into its body.
+    const OpSchema *to = lookupSchema("", op, target);
+    if ((!to || to->deprecated()) && lookupSchema("", op, cur) && opset::hasExpansion(*n)) {
+      if (absl::Status s = opset::checkExpansion(*n, target); !s.ok())
+        return fail(absl::Status(s.code(), absl::StrCat(to ? to->str() + " is deprecated"
+                                                           : "the op does not exist at opset " +
+                                                                 std::to_string(target),
+                                                        ", and its expansion is refused: ",
+                                                        s.message())));
+      p.expansions.push_back(n);
+      ++p.counts.expanded[op];
+      return;
+    }
+    size_t before = p.steps.size();
+    if (absl::Status s = planNode(*n, cur, target, p.steps); !s.ok()) return fail(s);
+    ++(p.steps.size() != before ? p.counts.adapted : p.counts.unchanged)[op];
+  });
+  return err;
+}
+
+/// Applies a checked plan (a failure now leaves a half-converted model).
+absl::Status applyPlan(Model &m, const Plan &p, int64_t target) {
+  for (const Step &s : p.steps) {
+    AdapterContext c;
+    c.from = s.from;
+    c.to = s.to;
+    if (absl::Status st = s.fn(*s.node, c); !st.ok())
+      return absl::InternalError(absl::StrCat("convert-opset: ", nodePath(s.node),
+                                              ": an adapter failed after its check passed "
+                                              "(the model is half-converted): ",
+                                              st.message()));
+  }
+  opset::ExpansionSession session(m);
+  for (Node *n : p.expansions) {
+    // (Not nodePath up front: it counts the node's position, O(graph).)
+    std::string where = absl::StrCat(n->opType().str(), " node '", n->name().str(), "'");
+    if (absl::Status st = opset::expandNode(session, *n, target); !st.ok())
+      return absl::InternalError(absl::StrCat("convert-opset: ", where,
+                                              ": an expansion failed after its check passed "
+                                              "(the model is half-converted): ",
+                                              st.message()));
+  }
+  return absl::OkStatus();
+}
+
+/// Makes `imports` import the default domain at `version`.
+void setDefaultImport(std::vector<OpsetImport> &imports, int64_t version) {
+  bool found = false;
+  for (OpsetImport &imp : imports)
+    if (isDefaultDomain(imp.domain)) imp.version = version, found = true;
+  if (!found) {
+    OpsetImport imp;
+    imp.version = version;
+    imports.push_back(std::move(imp));
+  }
+}
+
 } // namespace
 
-absl::StatusOr<bool> convertOpset(Model &m, int64_t target, int64_t *adapted) {
+absl::Status opset::convertFunction(Model &m, Function &f, int64_t target, OpsetCounts *counts,
+                                    bool checkOnly) {
+  Plan p;
+  if (absl::Status s = planGraph(f.body(), target, p); !s.ok()) return s;
+  if (checkOnly) return absl::OkStatus();
+  if (absl::Status s = applyPlan(m, p, target); !s.ok()) return s;
+  setDefaultImport(f.opsetImports, target);
+  if (counts) p.counts.addTo(*counts);
+  return absl::OkStatus();
+}
+
+PassStatistics opset::countsAsStats(const OpsetCounts &c) {
+  PassStatistics r;
+  for (auto &[op, n] : c.adapted) r.emplace_back("adapted " + op, n);
+  for (auto &[op, n] : c.expanded) r.emplace_back("expanded " + op, n);
+  for (auto &[op, n] : c.unchanged) r.emplace_back("unchanged " + op, n);
+  return r;
+}
+
+absl::StatusOr<bool> convertOpset(Model &m, int64_t target, const ConvertOpsetOptions &opts,
+                                  OpsetCounts *counts, std::vector<std::string> *remarks) {
   int64_t latest = latestOpsetVersion("");
   if (target < 1 || target > latest)
     return absl::InvalidArgumentError(absl::StrCat(
@@ -178,46 +317,42 @@ absl::StatusOr<bool> convertOpset(Model &m, int64_t target, int64_t *adapted) {
     return absl::FailedPreconditionError(
         "convert-opset: the model does not import the default domain");
   // Plan and check everything first: a refusal changes nothing.
-  std::vector<Step> steps;
-  absl::Status err;
-  int64_t nodesChanged = 0;
-  m.graph().walk([&](Node *n) {
-    if (!err.ok() || !isDefaultDomain(n->domain())) return;
-    int64_t cur = opsetInForce(*n);
-    if (cur == target) return;
-    size_t before = steps.size();
-    if (absl::Status s = planNode(*n, cur, target, steps); !s.ok()) {
-      err = absl::Status(s.code(), absl::StrCat("convert-opset: ", nodePath(n), ": cannot convert ",
-                                                n->opType().str(), " from opset ", cur,
-                                                " to opset ", target, ": ", s.message()));
-      return;
+  Plan p;
+  if (absl::Status s = planGraph(m.graph(), target, p); !s.ok()) return s;
+  std::vector<Function *> pinned, retargeted;
+  for (auto &f : m.functions()) {
+    int64_t own = opsetVersionIn(f->opsetImports, "");
+    if (own >= 0 && (!opts.functions || own == target)) continue;
+    Plan fp;
+    if (absl::Status s = planGraph(f->body(), target, fp); !s.ok()) {
+      if (own >= 0) return s;
+      // Note [Functions across opsets]: it keeps the old version.
+      if (remarks)
+        remarks->push_back(absl::StrCat("function \"", f->qualifiedName(), "\" keeps opset ",
+                                        modelVersion, " as its own import: ", s.message()));
+      pinned.push_back(f.get());
+      continue;
     }
-    if (steps.size() != before) ++nodesChanged;
-  });
-  if (!err.ok()) return err;
-  for (const Step &s : steps) {
-    AdapterContext c;
-    c.from = s.from;
-    c.to = s.to;
-    if (absl::Status st = s.fn(*s.node, c); !st.ok())
-      return absl::InternalError(absl::StrCat("convert-opset: ", nodePath(s.node),
-                                              ": an adapter failed after its check passed "
-                                              "(the model is half-converted): ",
-                                              st.message()));
+    if (own >= 0) retargeted.push_back(f.get());
+    p.append(std::move(fp));
   }
-  bool changed = modelVersion != target || !steps.empty();
-  // A function that read the default domain's version from the model keeps
-  // the old one (its body is not converted yet).
-  for (auto &f : m.functions())
-    if (opsetVersionIn(f->opsetImports, "") < 0) {
-      OpsetImport imp;
-      imp.version = modelVersion;
-      f->opsetImports.push_back(std::move(imp));
-    }
+  if (absl::Status s = applyPlan(m, p, target); !s.ok()) return s;
+  bool changed = modelVersion != target || !p.steps.empty() || !p.expansions.empty() ||
+                 !retargeted.empty();
+  for (Function *f : pinned) setDefaultImport(f->opsetImports, modelVersion);
+  for (Function *f : retargeted) setDefaultImport(f->opsetImports, target);
   for (OpsetImport &imp : m.opsetImports)
     if (isDefaultDomain(imp.domain)) imp.version = target;
-  if (adapted) *adapted += nodesChanged;
+  if (counts) p.counts.addTo(*counts);
   return changed;
+}
+
+absl::StatusOr<bool> convertOpset(Model &m, int64_t target, int64_t *adapted) {
+  OpsetCounts counts;
+  auto r = convertOpset(m, target, ConvertOpsetOptions(), &counts);
+  if (adapted)
+    for (auto &[op, n] : counts.adapted) *adapted += n;
+  return r;
 }
 
 namespace {
@@ -229,13 +364,21 @@ public:
            "down; refuses, changing nothing, what it cannot convert)";
   }
   absl::StatusOr<bool> run(Model &m) override {
-    int64_t n = 0;
-    auto r = convertOpset(m, *target_, &n);
-    addStat("nodes adapted", n);
+    OpsetCounts counts;
+    std::vector<std::string> remarks;
+    ConvertOpsetOptions opts;
+    opts.functions = *functions_;
+    auto r = convertOpset(m, *target_, opts, &counts, &remarks);
+    for (std::string &s : remarks) remark(std::move(s));
+    for (auto &[name, n] : opset::countsAsStats(counts)) addStat(name, n);
     return r;
   }
 
 private:
+  Option<bool> functions_{*this, "functions",
+                          "also convert model-local functions that import another version of "
+                          "the default domain themselves",
+                          false};
   Option<int64_t> target_{*this, "target", "the default-domain opset version to convert to", 0,
                           "target-opset"};
 };

@@ -8,7 +8,10 @@
 // (direct or through other functions) is an error naming the chain, and so
 // is an expansion over the node budget (Note [Inlining budget]). A function
 // importing another version of a domain than the model is inlined only when
-// every op of the body resolves to the same schema at both versions;
+// every op of the body resolves to the same schema at both versions, or,
+// for the default domain, once the opset converter has converted the
+// function's body to the model's version (convert-opset; the function is
+// converted in place, so it keeps its meaning for any other caller);
 // otherwise the call stays, with a remark (the pass manager prints it).
 //
 //===----------------------------------------------------------------------===//
@@ -17,6 +20,8 @@
 #include "onnxir/Ops/OpSchema.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/Passes.h"
+
+#include "OpsetSupport.h"
 
 #include "absl/strings/str_cat.h"
 #include "llvm/ADT/DenseMap.h"
@@ -249,7 +254,19 @@ std::string opsetMismatch(Model &m, Function &f) {
   return "";
 }
 
+/// Converts `f` to the model's version of the default domain when it imports
+/// another one; "" or the converter's why.
+std::string convertToModel(Model &m, Function &f) {
+  int64_t have = m.opsetVersion("");
+  int64_t own = opsetVersionIn(f.opsetImports, "");
+  if (have < 0 || own < 0 || own == have) return "";
+  absl::Status s = opset::convertFunction(m, f, have);
+  return s.ok() ? "" : std::string(s.message());
+}
+
 } // namespace
+
+absl::Status opset::inlineBody(Model &m, Node *call, Function &f) { return inlineCall(m, call, f); }
 
 absl::StatusOr<bool> inlineFunctions(Model &m, int64_t *inlined, uint64_t maxNodes,
                                      std::vector<std::string> *remarks) {
@@ -266,7 +283,9 @@ absl::StatusOr<bool> inlineFunctions(Model &m, int64_t *inlined, uint64_t maxNod
     });
     if (calls.empty()) break;
     for (auto &[n, f] : calls) {
+      std::string converted = convertToModel(m, *f);
       if (std::string why = opsetMismatch(m, *f); !why.empty()) {
+        if (!converted.empty()) absl::StrAppend(&why, " (the opset converter refused: ", converted, ")");
         if (remarks) remarks->push_back("left the call " + nodePath(n) + ": " + why);
         left.insert(n);
         continue;

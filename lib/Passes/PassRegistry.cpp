@@ -331,6 +331,7 @@ void registerAllPasses() {
   registerShapeInferencePass(); // infer-shapes (ShapeInference.cpp)
 
   r.registerPass(createConvertOpsetPass); // convert-opset (ConvertOpset.cpp)
+  r.registerPass(createExpandFunctionsPass); // expand-functions (ExpandFunctions.cpp)
 
   //===--- Further passes: one line each, above this banner ----------------===//
 

@@ -274,6 +274,7 @@ public:
       : src_(src), file_(file), lex_(src, annots_), session_(session) {}
 
   absl::StatusOr<std::unique_ptr<Model>> parseModel();
+  absl::StatusOr<Function *> parseFunctionInto(Model &m);
 
 private:
   //===--- Tokens and errors ----------------------------------------------===//
@@ -2167,6 +2168,21 @@ absl::StatusOr<std::unique_ptr<Model>> Parser::parseModel() {
   return m;
 }
 
+absl::StatusOr<Function *> Parser::parseFunctionInto(Model &m) {
+  model_ = &m;
+  ctx_ = &m.getContext();
+  size_t before = m.functions().size();
+  bool ok = parseFunction(m);
+  if (ok && peek().kind != Token::Eof) ok = failHere("expected the end of the text after the function");
+  if (ok) ok = consume();
+  if (!ok) {
+    m.functions().resize(before);
+    if (err_.empty()) err_ = file_.str() + ": error: parse failed";
+    return absl::InvalidArgumentError(err_);
+  }
+  return m.functions().back().get();
+}
+
 #undef REC_FAIL
 
 } // namespace
@@ -2203,6 +2219,13 @@ absl::StatusOr<std::unique_ptr<Model>> parseModelText(llvm::StringRef text,
   detail::LoadSession session(opts.baseDir, opts.allowExternalLinks);
   return detail::parseModelText(text, opts.sourceName.empty() ? "<text>" : opts.sourceName,
                                 session);
+}
+
+absl::StatusOr<Function *> parseFunctionText(Model &m, llvm::StringRef text,
+                                             llvm::StringRef fileName) {
+  detail::LoadSession session("", false);
+  Parser p(text, fileName, session);
+  return p.parseFunctionInto(m);
 }
 
 } // namespace onnxir

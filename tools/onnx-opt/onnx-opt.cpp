@@ -273,25 +273,29 @@ void printSummary(const Summary &a, const Summary &b) {
 
 /// --summary: what each rewrite pattern did (counters of the pattern passes),
 /// then the fusion census: the nodes the fusions made, per op
-/// (Note [Fusion census], PatternRewrite.h).
+/// (Note [Fusion census], PatternRewrite.h); then what convert-opset and
+/// expand-functions did per op (adapted, expanded, unchanged).
 void printPatternSummary(const PassStatistics &stats) {
-  bool header = false;
-  std::vector<std::pair<std::string, int64_t>> made;
-  for (auto &[key, n] : stats) {
-    llvm::StringRef k(key);
-    if (!n || !(k.startswith("fuse: ") || k.startswith("simplify: "))) continue;
-    if (k.startswith("fuse: made ")) {
-      made.emplace_back(k.drop_front(strlen("fuse: made ")).str(), n);
-      continue;
+  auto section = [&](const char *title, std::initializer_list<llvm::StringRef> prefixes,
+                     llvm::StringRef strip = "") {
+    bool header = false;
+    for (auto &[key, n] : stats) {
+      llvm::StringRef k(key);
+      bool match = false;
+      for (llvm::StringRef p : prefixes) match |= k.startswith(p);
+      // The census has a section of its own.
+      if (!n || !match || (strip.empty() && k.startswith("fuse: made ")) ||
+          (!strip.empty() && !k.startswith(strip)))
+        continue;
+      if (!header) llvm::errs() << title << ":\n";
+      header = true;
+      std::string shown = strip.empty() ? key : k.drop_front(strip.size()).str();
+      llvm::errs() << llvm::format("  %-40s %10lld\n", shown.c_str(), (long long)n);
     }
-    if (!header) llvm::errs() << "pattern applications:\n";
-    header = true;
-    llvm::errs() << llvm::format("  %-40s %10lld\n", key.c_str(), (long long)n);
-  }
-  if (made.empty()) return;
-  llvm::errs() << "fused ops made:\n";
-  for (auto &[op, n] : made)
-    llvm::errs() << llvm::format("  %-40s %10lld\n", op.c_str(), (long long)n);
+  };
+  section("pattern applications", {"fuse: ", "simplify: "});
+  section("fused ops made", {"fuse: made "}, "fuse: made ");
+  section("opset conversion (nodes per op)", {"convert-opset: ", "expand-functions: "});
 }
 
 } // namespace

@@ -86,6 +86,34 @@ struct AdapterContext {
 /// Rewrites `n` across one version step (Note [Version adapters]).
 using VersionAdapter = absl::Status (*)(Node &n, AdapterContext &c);
 
+//===--- Note [Expansion builders] ----------------------------------------===//
+// An entry whose schema has a context-dependent function body (its nodes
+// depend on the node's attributes and operand types, so the schema data has
+// no text for it) may carry an `expand` builder: it inserts before `n` nodes
+// of the default domain that compute `n`'s results, each valid at opset
+// `c.opset` (the version in force where they land: a builder picks the form
+// of each op it uses at that version, e.g. ReduceMean's axes as attribute
+// below 18 and as operand from 18), and returns those values, one per
+// result of `n` (null for an absent optional result). The caller rewires the
+// uses, keeps the result names and erases `n`. Like an adapter it is called
+// first with `checkOnly` (change nothing; return the refusal, e.g. "needs
+// the rank of X" or "Erf does not exist at opset 8") and then for real,
+// which must then succeed. expand-functions and convert-opset's
+// down-conversion below the op's first version use them
+// (Passes/ExpandFunctions.cpp); static bodies need none.
+
+/// What an expansion builder may use besides the node.
+struct ExpandContext {
+  /// Validate only: change nothing.
+  bool checkOnly = false;
+  /// The opset version of the default domain the new nodes must be valid at.
+  int64_t opset = 0;
+};
+/// Expands `n` (Note [Expansion builders]); `results` gets one value per
+/// result of `n`.
+using ExpansionBuilder = absl::Status (*)(Node &n, ExpandContext &c,
+                                          std::vector<Value *> &results);
+
 /// What onnxir knows of one version of one operator.
 struct OpEntry {
   /// "" for the default domain.
@@ -114,6 +142,9 @@ struct OpEntry {
   /// back; null where the step needs no rewrite or none is known.
   VersionAdapter upgrade = nullptr;
   VersionAdapter downgrade = nullptr;
+  /// Note [Expansion builders]: the node as nodes of other ops; null where
+  /// the schema has no context-dependent body or none is written.
+  ExpansionBuilder expand = nullptr;
 };
 
 /// Attaches rules, kernels and traits to the entries of one domain.
@@ -136,6 +167,9 @@ public:
     /// `since(v)` names: `r["Squeeze"].since(13).upgrade(f).downgrade(g)`.
     Op &upgrade(VersionAdapter fn);
     Op &downgrade(VersionAdapter fn);
+    /// The expansion builder (Note [Expansion builders]) of exactly the
+    /// entry `since(v)` names: `r["Gelu"].since(20).expand(f)`.
+    Op &expand(ExpansionBuilder fn);
     /// Shorthands of the rule and kernel tables: `r["Relu"] = rule;`.
     Op &operator=(infer::Rule rule) { return infer(std::move(rule)); }
     Op &operator=(KernelFn fn) { return kernel(fn); }

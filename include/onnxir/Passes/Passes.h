@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -92,9 +93,11 @@ inline constexpr uint64_t kDefaultInlineNodeBudget = 10'000'000;
 
 /// Inlines calls of model-local functions (attribute references and defaults
 /// substituted, fresh names, node names prefixed with the call's name);
-/// recursive calls are an error, and so is a body that imports a different
-/// version of an opset than the model (its nodes would change meaning).
-/// Refused (ResourceExhausted, before any change) when the main graph would
+/// recursive calls are an error. A function importing another version of
+/// the default domain than the model is first converted (in place) to the
+/// model's by the opset converter; one whose body would otherwise change
+/// meaning (another domain's version, or a conversion refused) is not
+/// inlined. Refused (ResourceExhausted, before any change) when the main graph would
 /// grow past `maxNodes` nodes, counting nodes in subgraphs too. A call left
 /// because its function imports another opset version than the model is a
 /// remark appended to `remarks` (`left the call PATH: why`), when given.
@@ -102,13 +105,53 @@ absl::StatusOr<bool> inlineFunctions(Model &m, int64_t *inlined = nullptr,
                                      uint64_t maxNodes = kDefaultInlineNodeBudget,
                                      std::vector<std::string> *remarks = nullptr);
 
+/// What convert-opset and expand-functions did, per op type (the op's name
+/// as the node spells it): nodes rewritten by version adapters, nodes
+/// replaced by their function body, and default-domain nodes left as they
+/// are.
+struct OpsetCounts {
+  std::map<std::string, int64_t> adapted, expanded, unchanged;
+};
+
+struct ConvertOpsetOptions {
+  /// Also convert the model-local functions that import the default domain
+  /// themselves (at another version than `target`) to `target`. Without it
+  /// they keep their own import (they mean the same either way); functions
+  /// that read the model's import are always converted with the model.
+  bool functions = false;
+};
+
 /// Converts the default domain of `m` to opset `target` (convert-opset,
-/// ConvertOpset.cpp): every node of the main graph and its subgraphs, then
-/// the model's import. A node that cannot be converted is an error naming it,
-/// and then nothing changed. Model-local function bodies are not converted
-/// yet (one relying on the model's import gets its own of the old version).
-/// `adapted` counts the nodes rewritten by adapters.
-absl::StatusOr<bool> convertOpset(Model &m, int64_t target, int64_t *adapted = nullptr);
+/// ConvertOpset.cpp): every node of the main graph and its subgraphs, the
+/// bodies of model-local functions that rely on the model's import (and with
+/// `opts.functions` those importing another version), then the model's
+/// import. An op that has no form at `target` (its first version is above
+/// it) is expanded into its function body (expand-functions), whose nodes are
+/// then converted too. A node that cannot be converted is an error naming it,
+/// and then nothing changed; a function relying on the model's import that
+/// cannot be converted keeps the old version as its own import (a remark in
+/// `remarks`, when given).
+absl::StatusOr<bool> convertOpset(Model &m, int64_t target, const ConvertOpsetOptions &opts = {},
+                                  OpsetCounts *counts = nullptr,
+                                  std::vector<std::string> *remarks = nullptr);
+/// As above with the default options; `adapted` counts the nodes rewritten by
+/// version adapters (all ops together).
+absl::StatusOr<bool> convertOpset(Model &m, int64_t target, int64_t *adapted);
+
+/// Replaces each default-domain node of the ops in `ops` (every op with a
+/// usable body when empty) in the main graph and its subgraphs by its
+/// function body (expand-functions, ExpandFunctions.cpp): a static body of
+/// the schema data (converted to the model's opset when its key differs) or
+/// a builder's (Note [Expansion builders], OpRegistry.h), attribute
+/// references bound to the node's attributes or the schema's defaults, fresh
+/// names, results keeping their names. A listed op that cannot be expanded
+/// is an error naming the node, and then nothing changed; with `ops` empty,
+/// such nodes are left (a remark each in `remarks`, when given). Nodes an
+/// expansion makes are expanded in turn, up to 8 rounds (one that cannot be
+/// is left, with a remark).
+absl::StatusOr<bool> expandFunctions(Model &m, const std::vector<std::string> &ops = {},
+                                     OpsetCounts *counts = nullptr,
+                                     std::vector<std::string> *remarks = nullptr);
 
 //===----------------------------------------------------------------------===//
 // Pass objects (registered by registerAllPasses(), see Pass.h). Each adapter
@@ -126,6 +169,7 @@ std::unique_ptr<Pass> createLowerInitializersPass();             ///< lower-init
 std::unique_ptr<Pass> createInlineFunctionsPass();               ///< inline-functions
 std::unique_ptr<Pass> createConstantFoldingPass();               ///< fold-constants
 std::unique_ptr<Pass> createConvertOpsetPass();                  ///< convert-opset
+std::unique_ptr<Pass> createExpandFunctionsPass();               ///< expand-functions
 
 std::unique_ptr<Pass> createFusePass();                          ///< fuse (Fusions.h)
 std::unique_ptr<Pass> createSimplifyPass();                      ///< simplify (Simplify.h)

@@ -45,6 +45,12 @@ absl::StatusOr<std::unique_ptr<Model>> parseModelText(llvm::StringRef text,
 /// `sourceName` for messages (default `<text>`) and `allowExternalLinks`.
 absl::StatusOr<std::unique_ptr<Model>> parseModelText(llvm::StringRef text,
                                                       const LiftOptions &opts);
+/// Parses one function in text syntax (`<domain: "", opset_import: [...]>
+/// Name <attrs> (inputs) => (outputs) { ... }`) into `m` (its context, its
+/// list of functions, where it is appended); errors as above, and then `m`
+/// is unchanged.
+absl::StatusOr<Function *> parseFunctionText(Model &m, llvm::StringRef text,
+                                             llvm::StringRef fileName = "<function>");
 /// Prints a model; deterministic, and print(parse(print(m))) == print(m).
 std::string printModelText(const Model &m, const PrintOptions &opts = {});
 /// Prints one graph (for -print-ir-after).

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/Builder.h"
 #include "onnxir/IR/Model.h"
+#include "onnxir/IR/Opset.h"
 #include "onnxir/IR/Verifier.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/Passes.h"
@@ -502,7 +503,7 @@ TEST(TopologicalSort, StableAndCountsMoves) {
 // A function importing opset 13 in an opset 17 model: inlined when its ops
 // resolve to the same schemas at both versions (Neg-13), else the call stays
 // (Add is Add-13 at 13 but Add-14 at 17) and the run goes on.
-TEST(InlineFunctions, OpsetMismatchInlinesOnlyWhenSchemasAgree) {
+TEST(InlineFunctions, OpsetMismatchConvertsTheFunctionOrLeavesTheCall) {
   const char *text = R"(
 <ir_version: 8, opset_import: ["" : 17, "local" : 1]>
 g (float[2] x) => (float[2] y)
@@ -522,14 +523,39 @@ F (u) => (v)
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(*r);
   EXPECT_EQ(m->graph().nodes().front().opType(), "Neg");
+  // Add-13 at 13, Add-14 at 17: the converter moves F to 17, then it inlines.
   std::string differ = std::string(text).replace(std::string(text).find("OP(u, u)"), 8, "Add(u, u)");
   m = parse(differ.c_str());
   ASSERT_TRUE(m);
-  std::string before = printModelText(*m);
   r = inlineFunctions(*m);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(*r);
+  EXPECT_EQ(m->graph().nodes().front().opType(), "Add");
+  EXPECT_EQ(opsetVersionIn(m->functions().front()->opsetImports, ""), 17);
+  // A computed ReduceMax axes operand has no form at 17 (an attribute there):
+  // the converter refuses and the call stays.
+  m = parse(R"(
+<ir_version: 8, opset_import: ["" : 17, "local" : 1]>
+g (float[2] x) => (float[1] y)
+{
+  y = local.F(x)
+}
+<domain: "local", opset_import: ["" : 18]>
+F (u) => (v)
+{
+  s = Shape(u)
+  v = ReduceMax(u, s)
+}
+)");
+  ASSERT_TRUE(m);
+  std::string before = printModelText(*m);
+  std::vector<std::string> remarks;
+  r = inlineFunctions(*m, nullptr, kDefaultInlineNodeBudget, &remarks);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_FALSE(*r);
   EXPECT_EQ(printModelText(*m), before); // the call stays
+  ASSERT_EQ(remarks.size(), 1u);
+  EXPECT_NE(remarks[0].find("the opset converter refused"), std::string::npos) << remarks[0];
 }
 
 TEST(InlineFunctions, CallInsideLoopBodyGetsFreshNames) {

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# expand_functions.sh ONNX_OPT SHARED_DIR SOURCE_DIR TESTDATA_DIR WORK_DIR
+# expand-functions keeps meaning (issue 27, item 2), checked on onnxruntime:
+# each model of test/Passes/expand-functions (refusal tests excluded) with
+# every usable function op expanded gives the outputs of the original on
+# random inputs (ort_compare.js default tolerance); so does each model of
+# test/Passes/convert-opset/expand-* converted down to 13 (by expansion), and
+# two ONNX backend node tests of LayerNormalization-17 converted to 13 give
+# their expected outputs (test_data_set_0).
+# Exit 77 (skipped) without node and onnxruntime-node ($ORT_NODE_MODULES).
+set -uo pipefail
+OPT=$1; SHARED=$2; SRC=$3; DATA=$4; WORK=$5
+if ! command -v node >/dev/null || [ ! -d "${ORT_NODE_MODULES:-}/onnxruntime-node" ]; then
+  echo "ort-expand-functions: node or onnxruntime-node (\$ORT_NODE_MODULES) not available: skipped"
+  exit 77
+fi
+rm -rf "$WORK"; mkdir -p "$WORK"
+CMP="node $SHARED/tools/ort_compare.js"
+pass=0; fail=0
+for t in "$SRC"/test/Passes/expand-functions/*.onnxtxt; do
+  name=$(basename "$t" .onnxtxt)
+  case $name in refuse*) continue ;; esac
+  a="$WORK/$name.onnx"; b="$WORK/$name.expanded.onnx"
+  if ! "$OPT" "$t" -o "$a" || ! "$OPT" "$a" -expand-functions -o "$b" 2>"$WORK/err.log"; then
+    echo "FAIL: $name"; cat "$WORK/err.log"; fail=$((fail+1)); continue
+  fi
+  if $CMP "$a" "$b" >"$WORK/cmp.log" 2>&1; then pass=$((pass+1))
+  else echo "FAIL: $name"; tail -5 "$WORK/cmp.log"; fail=$((fail+1)); fi
+done
+for t in "$SRC"/test/Passes/convert-opset/expand-*.onnxtxt; do
+  name=$(basename "$t" .onnxtxt)
+  a="$WORK/$name.onnx"; b="$WORK/$name.13.onnx"
+  if ! "$OPT" "$t" -o "$a" || ! "$OPT" "$a" -convert-opset --target-opset=13 -o "$b" 2>"$WORK/err.log"; then
+    echo "FAIL: $name -> 13"; cat "$WORK/err.log"; fail=$((fail+1)); continue
+  fi
+  if $CMP "$a" "$b" >"$WORK/cmp.log" 2>&1; then pass=$((pass+1))
+  else echo "FAIL: $name -> 13"; tail -5 "$WORK/cmp.log"; fail=$((fail+1)); fi
+done
+if [ -d "$DATA/node" ]; then
+  for t in test_layer_normalization_3d_axis1_epsilon test_layer_normalization_4d_axis_negative_2; do
+    d="$DATA/node/$t"
+    [ -f "$d/model.onnx" ] || continue
+    b="$WORK/$t.13.onnx"
+    if ! "$OPT" "$d/model.onnx" -convert-opset --target-opset=13 -o "$b" 2>"$WORK/err.log"; then
+      echo "FAIL: $t -> 13"; cat "$WORK/err.log"; fail=$((fail+1)); continue
+    fi
+    if $CMP "$b" --expected "$d/test_data_set_0" >"$WORK/cmp.log" 2>&1; then pass=$((pass+1))
+    else echo "FAIL: $t -> 13"; tail -5 "$WORK/cmp.log"; fail=$((fail+1)); fi
+  done
+fi
+echo "ort-expand-functions: $pass matched, $fail failed"
+[ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]
