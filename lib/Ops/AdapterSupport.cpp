@@ -230,4 +230,55 @@ void dropOperand(Node &n, unsigned i) {
     (void)def->erase();
 }
 
+void setIntAttr(Node &n, llvm::StringRef name, int64_t v) {
+  n.removeAttr(name);
+  n.newAttr(name).setInt(v);
+}
+
+void setStringAttr(Node &n, llvm::StringRef name, std::string v) {
+  n.removeAttr(name);
+  n.newAttr(name).setString(std::move(v));
+}
+
+absl::StatusOr<int64_t> intAttrOr(const Node &n, llvm::StringRef name, int64_t dflt) {
+  const Attribute *a = n.getAttr(name);
+  if (!a) return dflt;
+  if (a->isReference() || a->kind() != AttrKind::Int)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "attribute '", name.str(), "' is not an integer (or refers to a function attribute)"));
+  return a->i;
+}
+
+absl::StatusOr<std::string> stringAttrOr(const Node &n, llvm::StringRef name,
+                                         llvm::StringRef dflt) {
+  const Attribute *a = n.getAttr(name);
+  if (!a) return dflt.str();
+  if (a->isReference() || a->kind() != AttrKind::String)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "attribute '", name.str(), "' is not a string (or refers to a function attribute)"));
+  return a->s;
+}
+
+Node *wrapResult(Node &n, llvm::StringRef op, llvm::ArrayRef<Value *> extra) {
+  Graph &g = *n.getGraph();
+  Value *y = n.result(0);
+  std::vector<Value *> ops{y};
+  ops.insert(ops.end(), extra.begin(), extra.end());
+  // Created with a placeholder first operand so that replaceAllUsesWith does
+  // not reach the new node's own use.
+  std::vector<Value *> tmp = ops;
+  tmp[0] = extra.empty() ? nullptr : extra[0];
+  Node *w = g.createNode(op, tmp, 1, &n);
+  (void)w->moveAfter(&n);
+  Value *r = w->result(0);
+  y->replaceAllUsesWith(r);
+  w->setOperand(0, y);
+  std::string name = y->name().str();
+  r->setType(y->type());
+  y->setType(nullptr);
+  y->setNameOrFresh(name + "_inner");
+  (void)r->setName(name);
+  return w;
+}
+
 } // namespace onnxir::adapters

@@ -15,9 +15,11 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <initializer_list>
+#include <string>
 #include <vector>
 
 namespace onnxir::adapters {
@@ -73,6 +75,19 @@ absl::StatusOr<std::vector<double>> constantOperandValues(const Node &n, Adapter
 /// Removes operand `i` (trailing empty slots with it) and erases its defining
 /// Constant node when that was the only use.
 void dropOperand(Node &n, unsigned i);
+
+/// Sets (replaces) an int or string attribute.
+void setIntAttr(Node &n, llvm::StringRef name, int64_t v);
+void setStringAttr(Node &n, llvm::StringRef name, std::string v);
+/// The value of int attribute `name`, `dflt` when absent; an error for a
+/// reference to a function attribute or another kind.
+absl::StatusOr<int64_t> intAttrOr(const Node &n, llvm::StringRef name, int64_t dflt);
+absl::StatusOr<std::string> stringAttrOr(const Node &n, llvm::StringRef name, llvm::StringRef dflt);
+/// Routes result #0 of `n` through a new single-result node `op`(result,
+/// extra operands...) placed after `n`: the new node's result takes the old
+/// result's name and uses, the old result is renamed freshly (its type is
+/// cleared: the wrapped node's result changes shape). Returns the new node.
+Node *wrapResult(Node &n, llvm::StringRef op, llvm::ArrayRef<Value *> extra);
 
 } // namespace onnxir::adapters
 
