@@ -97,7 +97,7 @@ const OpEntry *entryOf(const OpSchema &s) {
 struct Step {
   Node *node;
   VersionAdapter fn;
-  int64_t from, to;
+  int64_t from, to, target;
 };
 
 /// Plans the steps of `n` from opset `cur` to `target` (appended to `steps`),
@@ -161,8 +161,9 @@ absl::Status planNode(Node &n, int64_t cur, int64_t target, std::vector<Step> &s
       c.checkOnly = true;
       c.from = stepFrom;
       c.to = stepTo;
+      c.target = target;
       if (absl::Status s = fn(n, c); !s.ok()) return s;
-      steps.push_back({&n, fn, stepFrom, stepTo});
+      steps.push_back({&n, fn, stepFrom, stepTo, target});
       if (!c.newOpType.empty()) {
         newOp = c.newOpType.str();
         cur = stepTo;
@@ -227,6 +228,7 @@ absl::StatusOr<bool> convertOpset(Model &m, int64_t target, int64_t *adapted) {
     AdapterContext c;
     c.from = s.from;
     c.to = s.to;
+    c.target = s.target;
     if (absl::Status st = s.fn(*s.node, c); !st.ok())
       return absl::InternalError(absl::StrCat("convert-opset: ", nodePath(s.node),
                                               ": an adapter failed after its check passed "

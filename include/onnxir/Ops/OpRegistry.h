@@ -87,6 +87,9 @@ struct AdapterContext {
   bool checkOnly = false;
   /// The opset versions of this step (from -> to).
   int64_t from = 0, to = 0;
+  /// The opset the whole conversion goes to (new nodes an adapter creates
+  /// must be valid there: they are not converted).
+  int64_t target = 0;
   /// Set by an adapter that turns the node into another op (see above).
   llvm::StringRef newOpType;
   /// A new constant for `n` (a Constant node before `n` in its graph, its
