@@ -151,16 +151,25 @@ absl::Status olderFormOnly(Node &n, AdapterContext &c, llvm::StringRef op,
   return absl::OkStatus();
 }
 
+// A constant's own tensor says its type and shape where the value has no
+// type yet (an initializer read without value_info, a Constant node).
 DataType operandElemType(const Node &n, unsigned i) {
-  const Value *v = i < n.numOperands() ? n.operand(i) : nullptr;
+  Value *v = i < n.numOperands() ? n.operand(i) : nullptr;
   const Type *t = v ? v->type() : nullptr;
-  return t && t->kind() == Type::Kind::Tensor ? t->elemType() : DataType::Undefined;
+  if (t && t->kind() == Type::Kind::Tensor && t->elemType() != DataType::Undefined)
+    return t->elemType();
+  Tensor scratch;
+  const Tensor *c = v ? constantOf(v, scratch) : nullptr;
+  return c ? c->dataType() : DataType::Undefined;
 }
 
 int64_t operandRank(const Node &n, unsigned i) {
-  const Value *v = i < n.numOperands() ? n.operand(i) : nullptr;
+  Value *v = i < n.numOperands() ? n.operand(i) : nullptr;
   const Type *t = v ? v->type() : nullptr;
-  return t && t->kind() == Type::Kind::Tensor ? t->rank() : -1;
+  if (t && t->kind() == Type::Kind::Tensor && t->rank() >= 0) return t->rank();
+  Tensor scratch;
+  const Tensor *c = v ? constantOf(v, scratch) : nullptr;
+  return c ? (int64_t)c->dims().size() : -1;
 }
 
 Value *scalarConstant(Node &n, AdapterContext &c, llvm::StringRef base, DataType dt, double v) {

@@ -72,6 +72,17 @@ absl::Status quantizeDown23(Node &n, AdapterContext &c) {
       {{"precision", AttrKind::Int,
         (DataType)*p == adapters::operandElemType(n, 1) ? *p : 0}});
 }
+// DequantizeLinear-19 allows float16/bfloat16 scales (and outputs); -13
+// takes float only.
+absl::Status dequantizeDown19(Node &n, AdapterContext &) {
+  DataType t = adapters::operandElemType(n, 1);
+  if (t != DataType::Float)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the scale is ", t == DataType::Undefined ? std::string("of unknown type")
+                                                  : dataTypeName(t).str(),
+        "; DequantizeLinear-13 takes a float scale only"));
+  return absl::OkStatus();
+}
 absl::Status dequantizeDown21(Node &n, AdapterContext &c) {
   return adapters::olderFormOnly(n, c, "DequantizeLinear", {{"block_size", AttrKind::Int, 0}});
 }
@@ -92,6 +103,7 @@ void registerQuantizationAdapters(OpRegistrar &r) {
   r["QuantizeLinear"].since(19).upgrade(noChange).downgrade(quantizeDown19);
   r["QuantizeLinear"].since(21).upgrade(noChange).downgrade(quantizeDown21);
   r["QuantizeLinear"].since(23).upgrade(noChange).downgrade(quantizeDown23);
+  r["DequantizeLinear"].since(19).upgrade(noChange).downgrade(dequantizeDown19);
   r["DequantizeLinear"].since(21).upgrade(noChange).downgrade(dequantizeDown21);
   r["DequantizeLinear"].since(23).upgrade(noChange).downgrade(dequantizeDown23);
 }
