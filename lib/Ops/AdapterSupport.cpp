@@ -268,9 +268,9 @@ absl::StatusOr<std::string> stringAttrOr(const Node &n, llvm::StringRef name,
   return a->s;
 }
 
-Node *wrapResult(Node &n, llvm::StringRef op, llvm::ArrayRef<Value *> extra) {
+Node *wrapResult(Node &n, llvm::StringRef op, llvm::ArrayRef<Value *> extra, unsigned index) {
   Graph &g = *n.getGraph();
-  Value *y = n.result(0);
+  Value *y = n.result(index);
   std::vector<Value *> ops{y};
   ops.insert(ops.end(), extra.begin(), extra.end());
   // Created with a placeholder first operand so that replaceAllUsesWith does

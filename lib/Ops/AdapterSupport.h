@@ -83,11 +83,12 @@ void setStringAttr(Node &n, llvm::StringRef name, std::string v);
 /// reference to a function attribute or another kind.
 absl::StatusOr<int64_t> intAttrOr(const Node &n, llvm::StringRef name, int64_t dflt);
 absl::StatusOr<std::string> stringAttrOr(const Node &n, llvm::StringRef name, llvm::StringRef dflt);
-/// Routes result #0 of `n` through a new single-result node `op`(result,
-/// extra operands...) placed after `n`: the new node's result takes the old
-/// result's name and uses, the old result is renamed freshly (its type is
-/// cleared: the wrapped node's result changes shape). Returns the new node.
-Node *wrapResult(Node &n, llvm::StringRef op, llvm::ArrayRef<Value *> extra);
+/// Routes result #`index` of `n` through a new single-result node
+/// `op`(result, extra operands...) placed after `n`: the new node's result
+/// takes the old result's name and uses, the old result is renamed freshly
+/// (its type is cleared: the wrapped node's result changes shape). Returns
+/// the new node.
+Node *wrapResult(Node &n, llvm::StringRef op, llvm::ArrayRef<Value *> extra, unsigned index = 0);
 
 } // namespace onnxir::adapters
 

@@ -1028,8 +1028,49 @@ absl::Status poolDown(Node &n, AdapterContext &c, llvm::StringRef op) {
   return adapters::olderFormOnly(n, c, op, {{"ceil_mode", AttrKind::Int, 0},
                                             {"dilations", AttrKind::Ints, 1}});
 }
+// GRU/LSTM/RNN-14 added layout: 1 puts the batch first in X, the initial
+// and final states and Y. Going down, layout 1 becomes Transposes around the
+// node (X [batch, seq, in] -> [seq, batch, in]; initial_h/c [batch, dirs,
+// hidden] -> [dirs, batch, hidden]; Y [seq, dirs, batch, hidden] -> [batch,
+// seq, dirs, hidden]; Y_h/Y_c back like the initial states).
 absl::Status rnnDown14(Node &n, AdapterContext &c, llvm::StringRef op) {
-  return adapters::olderFormOnly(n, c, op, {{"layout", AttrKind::Int, 0}});
+  auto layout = adapters::intAttrOr(n, "layout", 0);
+  if (!layout.ok()) return layout.status();
+  if (*layout == 0) return adapters::olderFormOnly(n, c, op, {{"layout", AttrKind::Int, 0}});
+  if (*layout != 1)
+    return absl::FailedPreconditionError(absl::StrCat("layout ", *layout, " is not 0 or 1"));
+  if (c.checkOnly) return absl::OkStatus();
+  n.removeAttr("layout");
+  Graph &g = *n.getGraph();
+  auto transposeOperand = [&](unsigned i, std::vector<int64_t> perm) {
+    if (i >= n.numOperands() || !n.operand(i)) return;
+    Node *t = g.createNode("Transpose", {n.operand(i)}, 1, &n);
+    t->newAttr("perm").setInts(std::move(perm));
+    n.setOperand(i, t->result(0));
+  };
+  transposeOperand(0, {1, 0, 2});
+  transposeOperand(5, {1, 0, 2}); // initial_h
+  if (op == "LSTM") transposeOperand(6, {1, 0, 2}); // initial_c
+  for (unsigned i = 0; i < n.numResults(); ++i) {
+    if (!n.result(i)) continue;
+    Node *t = adapters::wrapResult(n, "Transpose", {}, i);
+    t->newAttr("perm").setInts(i == 0 ? std::vector<int64_t>{2, 0, 1, 3}
+                                      : std::vector<int64_t>{1, 0, 2});
+  }
+  return absl::OkStatus();
+}
+// QLinearMatMul-21 allows float16/bfloat16 scales (and float8 data); -10
+// takes float scales.
+absl::Status qlinearMatMulDown21(Node &n, AdapterContext &) {
+  for (unsigned i : {1u, 4u, 6u}) {
+    DataType t = adapters::operandElemType(n, i);
+    if (i < n.numOperands() && n.operand(i) && t != DataType::Float)
+      return absl::FailedPreconditionError(absl::StrCat(
+          "operand #", i, " ('", n.operand(i)->name().str(), "') is ",
+          t == DataType::Undefined ? std::string("of unknown type") : dataTypeName(t).str(),
+          "; QLinearMatMul-10 takes float scales only"));
+  }
+  return absl::OkStatus();
 }
 } // namespace
 
@@ -1064,7 +1105,7 @@ void registerNNAdapters(OpRegistrar &r) {
   r["Attention"].since(24).upgrade(noChange).downgrade(attentionDown24);
   r["Attention"].since(25).upgrade(noChange).downgrade(attentionDown25);
   // Type-list changes only; the pass checks the types going down.
-  r["QLinearMatMul"].since(21).upgrade(noChange);
+  r["QLinearMatMul"].since(21).upgrade(noChange).downgrade(qlinearMatMulDown21);
 }
 
 void registerPreviewOps(OpRegistrar &r) {

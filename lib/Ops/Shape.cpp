@@ -652,8 +652,8 @@ void registerShapeAdapters(OpRegistrar &r) {
   r["Range"].since(27).upgrade(noChange).downgrade(rangeDown27);
   // Identity-14 and -16 only widened the types (sequences, optionals) under a
   // renamed type parameter; the pass checks the types going down.
-  r["Identity"].since(14).upgrade(noChange);
-  r["Identity"].since(16).upgrade(noChange);
+  r["Identity"].since(14).upgrade(noChange).downgrade(noChange);
+  r["Identity"].since(16).upgrade(noChange).downgrade(noChange);
 }
 
 void registerShapeOps(OpRegistrar &r) {
