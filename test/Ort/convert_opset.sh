@@ -27,10 +27,11 @@ for t in "$SRC"/test/Passes/convert-opset/*.onnxtxt; do
   case $name in refuse-*|subgraph-and-function|clip-double) continue ;; esac
   # The adapters of the steps at 10 and later: each model to the one target
   # it is about (below), to keep the time down; cast-19-down's saturate on a
-  # non-float8 cast is refused by onnxruntime itself.
+  # non-float8 cast and rnn-14-down's layout 1 are refused by onnxruntime itself
+  # (the backend tests *_batchwise checked the latter by hand).
   case $name in
     defaults-*|pad-11-*|topk-slice-10-*|softmax-13-*|upsample-resize-up|resize-upsample-down|\
-    misc-down|cast-19-down|gridsample-dft-20-*) continue ;;
+    misc-down|cast-19-down|gridsample-dft-20-*|rnn-14-down) continue ;;
   esac
   a="$WORK/$name.onnx"
   "$OPT" "$t" -o "$a" || { echo "FAIL: $name does not load"; fail=$((fail+1)); continue; }
