@@ -19,6 +19,7 @@
 #include "onnxir/Ops/InferCtx.h"
 #include "onnxir/Ops/OpRegistry.h"
 
+#include "AdapterSupport.h"
 #include "Families.h"
 
 #include "onnxir/IR/Context.h"
@@ -332,7 +333,20 @@ void sequenceMapRule(InferCtx &c) {
 } // namespace
 } // namespace infer
 
+// Adapters of the steps at opset 10 and later (Note [Version adapters]).
+namespace {
+// Loop-11 allows a loop without loop-carried values (2 operands: M and
+// cond); Loop-1 needs at least one. The meaning is the same otherwise.
+absl::Status loopDown11(Node &n, AdapterContext &) {
+  if (n.numOperands() < 3)
+    return absl::FailedPreconditionError(
+        "no loop-carried value; Loop-1 needs at least one");
+  return absl::OkStatus();
+}
+} // namespace
+
 void registerControlFlowOps(OpRegistrar &r) {
+  r["Loop"].since(11).upgrade(adapters::noChange).downgrade(loopDown11);
   r["If"].infer(infer::ifRule).infersSubgraphs();
   r["Loop"].infer(infer::loopRule).infersSubgraphs();
   r["Scan"].infer(infer::scanRule).infersSubgraphs();
