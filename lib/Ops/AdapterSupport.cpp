@@ -121,10 +121,13 @@ absl::Status olderFormOnly(Node &n, AdapterContext &c, llvm::StringRef op,
   const OpSchema *older = lookupSchema("", op, c.to);
   if (!older)
     return absl::FailedPreconditionError(absl::StrCat(op.str(), " has no schema at opset ", c.to));
+  // The check sees the node before the steps above this one (Note [Version
+  // adapters]): what the newer schema lacks too is theirs.
+  const OpSchema *newer = lookupSchema("", op, c.from);
   std::vector<std::string> drop;
   for (unsigned k = 0; k < n.numAttributes(); ++k) {
     const Attribute &a = n.attribute(k);
-    if (older->attribute(a.name())) continue;
+    if (older->attribute(a.name()) || (newer && !newer->attribute(a.name()))) continue;
     const AttrDefault *d = nullptr;
     for (const AttrDefault &x : defaults)
       if (x.name == a.name()) d = &x;
@@ -138,6 +141,7 @@ absl::Status olderFormOnly(Node &n, AdapterContext &c, llvm::StringRef op,
     drop.push_back(a.name());
   }
   unsigned keep = n.numOperands();
+  if (newer && newer->maxInputs() >= 0) keep = std::min(keep, (unsigned)newer->maxInputs());
   while (keep && !n.operand(keep - 1)) --keep;
   if (older->maxInputs() >= 0 && keep > (unsigned)older->maxInputs())
     return absl::FailedPreconditionError(absl::StrCat(
