@@ -930,6 +930,11 @@ template <const char *Op> absl::Status softmaxDown13(Node &n, AdapterContext &c)
   if (r < 0 && *a != -1)
     return absl::FailedPreconditionError(absl::StrCat(
         "axis ", *a, " may not be the last, and the input's rank is unknown (infer shapes first)"));
+  // Note [Negative axes before 11]: the last axis by number needs the rank.
+  if (r < 0 && c.target < 11)
+    return absl::FailedPreconditionError(
+        "the last axis must be written as a number below opset 11, and the input's rank is "
+        "unknown (infer shapes first)");
   if (c.checkOnly) return absl::OkStatus();
   int64_t ax = *a < 0 && r >= 0 ? *a + r : *a;
   if (r < 0 || ax == r - 1) {
