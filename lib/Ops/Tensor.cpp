@@ -1337,7 +1337,7 @@ absl::Status resizeToUpsample(Node &n, AdapterContext &c) {
 // (and Upsample) maps output x to input x / scale ("asymmetric"); its
 // nearest takes floor when upsampling and ceil when downsampling (the
 // reference of onnxruntime), so nearest needs constant scales all >= 1 or
-// all <= 1.
+// all <= 1 (or a node that was an Upsample, whose scales are >= 1).
 absl::StatusOr<std::string> resize10Nearest(const Node &n, AdapterContext &c, unsigned scalesAt) {
   auto sc = adapters::constantOperandValues(n, c, scalesAt, "constant scales (to choose the "
                                             "nearest rounding)");
@@ -1358,7 +1358,9 @@ absl::Status resizeUp11(Node &n, AdapterContext &c) {
   if (!mode.ok()) return mode.status();
   std::string nearest;
   if (*mode == "nearest") {
-    auto m = resize10Nearest(n, c, 1);
+    // Upsample's scales are >= 1 by its definition.
+    auto m = c.sourceOp == "Upsample" ? absl::StatusOr<std::string>("floor")
+                                      : resize10Nearest(n, c, 1);
     if (!m.ok()) return m.status();
     nearest = *m;
   }

@@ -98,6 +98,8 @@ struct Step {
   Node *node;
   VersionAdapter fn;
   int64_t from, to, target;
+  /// The node's op type before the conversion (a schema's name: stable).
+  llvm::StringRef sourceOp;
 };
 
 /// Plans the steps of `n` from opset `cur` to `target` (appended to `steps`),
@@ -162,8 +164,9 @@ absl::Status planNode(Node &n, int64_t cur, int64_t target, std::vector<Step> &s
       c.from = stepFrom;
       c.to = stepTo;
       c.target = target;
+      c.sourceOp = from0->name();
       if (absl::Status s = fn(n, c); !s.ok()) return s;
-      steps.push_back({&n, fn, stepFrom, stepTo, target});
+      steps.push_back({&n, fn, stepFrom, stepTo, target, from0->name()});
       if (!c.newOpType.empty()) {
         newOp = c.newOpType.str();
         cur = stepTo;
@@ -229,6 +232,7 @@ absl::StatusOr<bool> convertOpset(Model &m, int64_t target, int64_t *adapted) {
     c.from = s.from;
     c.to = s.to;
     c.target = s.target;
+    c.sourceOp = s.sourceOp;
     if (absl::Status st = s.fn(*s.node, c); !st.ok())
       return absl::InternalError(absl::StrCat("convert-opset: ", nodePath(s.node),
                                               ": an adapter failed after its check passed "

@@ -90,6 +90,9 @@ struct AdapterContext {
   /// The opset the whole conversion goes to (new nodes an adapter creates
   /// must be valid there: they are not converted).
   int64_t target = 0;
+  /// The op type the node had before the conversion (Upsample for a node
+  /// that became Resize), the same in the check and the real run.
+  llvm::StringRef sourceOp;
   /// Set by an adapter that turns the node into another op (see above).
   llvm::StringRef newOpType;
   /// A new constant for `n` (a Constant node before `n` in its graph, its
