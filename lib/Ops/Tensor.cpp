@@ -1413,13 +1413,26 @@ absl::Status resizeDown11(Node &n, AdapterContext &c) {
   return absl::OkStatus();
 }
 // Resize-13 made roi and scales optional and dropped the mode
-// tf_half_pixel_for_nn.
-absl::Status resizeUp13(Node &n, AdapterContext &) {
+// tf_half_pixel_for_nn (x / scale + 0.5 / scale, where half_pixel is that
+// - 0.5): rounding y is rounding y' = y - 0.5 one way up, so
+// round_prefer_floor(y) = ceil(y') and floor(y) = round_prefer_ceil(y').
+absl::Status resizeUp13(Node &n, AdapterContext &c) {
   auto ctm = adapters::stringAttrOr(n, "coordinate_transformation_mode", "half_pixel");
   if (!ctm.ok()) return ctm.status();
-  if (*ctm == "tf_half_pixel_for_nn")
-    return absl::FailedPreconditionError(
-        "coordinate_transformation_mode tf_half_pixel_for_nn does not exist at opset 13");
+  if (*ctm != "tf_half_pixel_for_nn") return absl::OkStatus();
+  auto mode = adapters::stringAttrOr(n, "mode", "nearest");
+  if (!mode.ok()) return mode.status();
+  auto nm = adapters::stringAttrOr(n, "nearest_mode", "round_prefer_floor");
+  if (!nm.ok()) return nm.status();
+  const char *to = *nm == "round_prefer_floor" ? "ceil" : *nm == "floor" ? "round_prefer_ceil" : "";
+  if (*mode != "nearest" || !*to)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "coordinate_transformation_mode tf_half_pixel_for_nn with mode ", *mode,
+        " and nearest_mode ", *nm, " has no form at opset 13 (only nearest with "
+        "round_prefer_floor or floor: half_pixel with ceil or round_prefer_ceil)"));
+  if (c.checkOnly) return absl::OkStatus();
+  adapters::setStringAttr(n, "coordinate_transformation_mode", "half_pixel");
+  adapters::setStringAttr(n, "nearest_mode", to);
   return absl::OkStatus();
 }
 absl::Status resizeDown13(Node &n, AdapterContext &c) {
