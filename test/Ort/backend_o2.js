@@ -43,7 +43,7 @@ async function main() {
       console.log(`FAIL: ${b}: ${e.message}`);
     }
   }
-  console.log(`backend-o2: ${pass} passed, ${skip} skipped (onnxruntime cannot run the original), ${fail} failed`);
+  console.log(`${process.env.LABEL || 'backend-o2'}: ${pass} passed, ${skip} skipped (onnxruntime cannot run the original), ${fail} failed`);
   return fail ? 1 : 0;
 }
 main().then((c) => { process.exitCode = c; }, (e) => { console.error(e); process.exitCode = 2; });

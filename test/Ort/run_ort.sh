@@ -69,15 +69,11 @@ run_once() { # model args...
   EXPECTED=$dir run "$model" O2
   rm -rf "$dir"
 }
-declare -A ARGS=(
-  [ppocr_v4_det]="--shape x=1,3,320,320"
-  [ppocr_v4_rec]="--shape x=1,3,48,320"
-  [silero_vad_v5]="--shape input=1,512 --shape state=2,1,128 --value sr=16000"
-  [oww_melspectrogram]="--shape input=1,1280"
-  [oww_embedding]="--shape input_1=1,76,32,1"
-  [oww_hey_jarvis_v0.1]="--range x.1=-0.1:0.1"
-  [isnet_quint8]="--sets 1 --no-sensitivity"
-)
+declare -A ARGS=()
+while read -r name rest; do
+  case $name in ''|'#'*) continue ;; esac
+  rest=${rest%%#*}; ARGS[$name]=${rest% once}
+done < "$(dirname "$0")/real_model_args.txt"
 for model in "$REAL"/*.onnx; do
   base=$(basename "$model" .onnx)
   args=${ARGS[$base]:-}
