@@ -10,9 +10,17 @@
 
 #include "onnxir/Ops/OpRegistry.h"
 
+#include "onnxir/IR/Attribute.h"
+#include "onnxir/IR/Tensor.h"
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
+
+#include <initializer_list>
+#include <string>
+#include <vector>
 
 namespace onnxir::adapters {
 
@@ -85,6 +93,53 @@ absl::Status gemmBroadcastDown(Node &n, AdapterContext &c);
 /// to broadcast the numpy way: the older form needs every operand of one
 /// shape, so every shape must be known and equal.
 absl::Status sameShapesDown(Node &n, AdapterContext &c);
+
+//===--- Helpers of the steps at opset 10 and later (adapt-modern) ------===//
+
+/// An attribute added by a newer version and the value its absence means;
+/// `kind` Int (`i`), String (`s`) or Ints (every element `i`, any length:
+/// dilations of ones).
+struct AttrDefault {
+  llvm::StringRef name;
+  AttrKind kind;
+  int64_t i = 0;
+  llvm::StringRef s = "";
+};
+/// Going down to the older form (at c.to) of a step that only added optional
+/// attributes and operands whose absence keeps the old meaning: an attribute
+/// the older schema lacks is dropped when it holds its listed default and
+/// refused otherwise; an operand beyond the older schema's inputs is refused
+/// (empty trailing slots are dropped). `op` names the older schema's op
+/// (adapters never read the node's op type).
+absl::Status olderFormOnly(Node &n, AdapterContext &c, llvm::StringRef op,
+                           std::initializer_list<AttrDefault> defaults);
+/// The element type of operand `i` when known (DataType::Undefined else).
+DataType operandElemType(const Node &n, unsigned i);
+/// The rank of operand `i` when known (-1 else).
+int64_t operandRank(const Node &n, unsigned i);
+/// A scalar constant of element type `dt` holding `v` (float types, or an
+/// integer type for an integral v); null for another type.
+Value *scalarConstant(Node &n, AdapterContext &c, llvm::StringRef base, DataType dt, double v);
+/// The values of constant operand `i` as doubles; an error naming the operand
+/// (and that opset c.to needs it as `what`) otherwise.
+absl::StatusOr<std::vector<double>> constantOperandValues(const Node &n, AdapterContext &c,
+                                                          unsigned i, llvm::StringRef what);
+/// Removes operand `i` (trailing empty slots with it) and erases its defining
+/// Constant node when that was the only use.
+void dropOperand(Node &n, unsigned i);
+
+/// Sets (replaces) an int or string attribute.
+void setIntAttr(Node &n, llvm::StringRef name, int64_t v);
+void setStringAttr(Node &n, llvm::StringRef name, std::string v);
+/// The value of string attribute `name`, `dflt` when absent (intAttrOr, above,
+/// for ints); an error for a reference to a function attribute or another kind.
+absl::StatusOr<std::string> stringAttrOr(const Node &n, llvm::StringRef name, llvm::StringRef dflt);
+/// Routes result #`index` of `n` through a new single-result node
+/// `op`(result, extra operands...) placed after `n`: the new node's result
+/// takes the old result's name and uses, the old result is renamed freshly
+/// (its type is cleared: the wrapped node's result changes shape). Returns
+/// the new node.
+Node *wrapResult(Node &n, llvm::StringRef op, llvm::ArrayRef<Value *> extra, unsigned index = 0);
 
 } // namespace onnxir::adapters
 

@@ -9,11 +9,14 @@
 #include "InferSupport.h"
 #include "KernelSupport.h"
 
+#include "onnxir/IR/Node.h"
 #include "onnxir/Ops/InferCtx.h"
 #include "onnxir/Ops/OpRegistry.h"
 #include "onnxir/Ops/OpSchema.h"
 
 #include "absl/strings/ascii.h"
+
+#include "absl/strings/str_cat.h"
 
 #include <algorithm>
 #include <cmath>
@@ -441,6 +444,48 @@ absl::Status castDown6(Node &n, AdapterContext &c) {
 }
 } // namespace
 
+// Adapters of the steps at opset 10 and later (Note [Version adapters]).
+namespace {
+bool isFloat8(DataType t) {
+  return t == DataType::Float8E4M3FN || t == DataType::Float8E4M3FNUZ ||
+         t == DataType::Float8E5M2 || t == DataType::Float8E5M2FNUZ;
+}
+/// Cast/CastLike-19 added saturate (float8 targets only), -24 round_mode
+/// (float8e8m0 targets only): going down they go when the target type is
+/// not one they apply to (the older versions cannot cast to it anyway).
+absl::Status castDown(Node &n, AdapterContext &c, bool like, const char *attr) {
+  if (!n.getAttr(attr)) return absl::OkStatus();
+  DataType to = DataType::Undefined;
+  if (like) {
+    to = adapters::operandElemType(n, 1);
+  } else {
+    auto t = adapters::intAttrOr(n, "to", 0);
+    if (!t.ok()) return t.status();
+    to = (DataType)*t;
+  }
+  bool applies = std::string(attr) == "saturate" ? isFloat8(to) || to == DataType::Float8E8M0
+                                                 : to == DataType::Float8E8M0;
+  if (to == DataType::Undefined || applies)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "attribute '", attr, "' does not exist at opset ", c.to, " and the target type is ",
+        to == DataType::Undefined ? std::string("unknown") : dataTypeName(to).str()));
+  if (!c.checkOnly) n.removeAttr(attr);
+  return absl::OkStatus();
+}
+} // namespace
+
+void registerCastAdapters(OpRegistrar &r) {
+  using adapters::noChange;
+  r["Cast"].since(19).upgrade(noChange).downgrade(
+      [](Node &n, AdapterContext &c) { return castDown(n, c, false, "saturate"); });
+  r["Cast"].since(24).upgrade(noChange).downgrade(
+      [](Node &n, AdapterContext &c) { return castDown(n, c, false, "round_mode"); });
+  r["CastLike"].since(19).upgrade(noChange).downgrade(
+      [](Node &n, AdapterContext &c) { return castDown(n, c, true, "saturate"); });
+  r["CastLike"].since(24).upgrade(noChange).downgrade(
+      [](Node &n, AdapterContext &c) { return castDown(n, c, true, "round_mode"); });
+}
+
 void registerCastOps(OpRegistrar &r) {
   using namespace infer;
   r["Cast"] = [](InferCtx &c) {
@@ -460,9 +505,6 @@ void registerCastOps(OpRegistrar &r) {
   };
   r["Cast"] = kernels::kCast;
   r["Cast"].since(6).upgrade(castUp6).downgrade(castDown6);
-  // Cast-19 added saturate, which only float8 targets read (types Cast-13
-  // does not have; the converter checks the types going down).
-  r["Cast"].since(19).upgrade(adapters::noChange).downgrade(adapters::noNewAttributes);
   r["CastLike"] = [](InferCtx &c) {
     c.setTensor(0, c.inElem(1), c.inShape(0));
     if (const Dims *d = c.inData(0)) c.setOutData(0, *d);
@@ -472,6 +514,7 @@ void registerCastOps(OpRegistrar &r) {
     int64_t to = c.getInt("to", 0);
     if (to > 0) c.setTensor(0, (int32_t)to, c.inShape(0));
   };
+  registerCastAdapters(r);
 }
 
 } // namespace onnxir

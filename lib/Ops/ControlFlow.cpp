@@ -19,6 +19,7 @@
 #include "onnxir/Ops/InferCtx.h"
 #include "onnxir/Ops/OpRegistry.h"
 
+#include "AdapterSupport.h"
 #include "Families.h"
 
 #include "onnxir/IR/Context.h"
@@ -348,9 +349,19 @@ absl::Status scanDown9(Node &, AdapterContext &) {
       "Scan-8 needs a leading batch axis on every scan input and output, which Scan-9 does "
       "not have; adding it (Unsqueeze/Squeeze around the node) is not done");
 }
+// Adapters of the steps at opset 10 and later (Note [Version adapters]).
+// Loop-11 allows a loop without loop-carried values (2 operands: M and
+// cond); Loop-1 needs at least one. The meaning is the same otherwise.
+absl::Status loopDown11(Node &n, AdapterContext &) {
+  if (n.numOperands() < 3)
+    return absl::FailedPreconditionError(
+        "no loop-carried value; Loop-1 needs at least one");
+  return absl::OkStatus();
+}
 } // namespace
 
 void registerControlFlowOps(OpRegistrar &r) {
+  r["Loop"].since(11).upgrade(adapters::noChange).downgrade(loopDown11);
   r["If"].infer(infer::ifRule).infersSubgraphs();
   r["Loop"].infer(infer::loopRule).infersSubgraphs();
   r["Scan"].infer(infer::scanRule).infersSubgraphs();

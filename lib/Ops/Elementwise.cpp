@@ -930,6 +930,16 @@ absl::Status clipDown11(Node &n, AdapterContext &c) {
   n.newAttr("max").setFloat(vals[1]);
   return absl::OkStatus();
 }
+
+// Pow-12 lets the exponent have its own type; Pow-7 has one type for both.
+absl::Status powDown12(Node &n, AdapterContext &) {
+  DataType x = adapters::operandElemType(n, 0), y = adapters::operandElemType(n, 1);
+  if (x != DataType::Undefined && y != DataType::Undefined && x != y)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the base is ", dataTypeName(x).str(), " and the exponent ", dataTypeName(y).str(),
+        "; Pow-7 needs one type"));
+  return absl::OkStatus();
+}
 } // namespace
 
 namespace {
@@ -1014,6 +1024,7 @@ void registerElementwiseOps(OpRegistrar &r) {
   r["Softsign"] = kernels::kSoftsign; r["Celu"] = kernels::kCelu;
   r["ThresholdedRelu"] = kernels::kThresholdedRelu; r["Clip"] = kernels::kClip;
   r["Clip"].since(11).upgrade(clipUp11).downgrade(clipDown11);
+  r["Pow"].since(12).upgrade(adapters::noChange).downgrade(powDown12);
   r["Shrink"] = kernels::kShrink; r["BitwiseNot"] = kernels::kBitwiseNot;
   r["Not"] = [](InferCtx &c) {
     sameAsInput(c);

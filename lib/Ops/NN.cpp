@@ -16,8 +16,14 @@
 #include "InferSupport.h"
 #include "KernelSupport.h"
 
+#include "onnxir/IR/Graph.h"
+#include "onnxir/IR/Node.h"
+#include "onnxir/IR/Type.h"
+#include "onnxir/IR/Value.h"
 #include "onnxir/Ops/InferCtx.h"
 #include "onnxir/Ops/OpRegistry.h"
+
+#include "absl/strings/str_cat.h"
 
 #include <algorithm>
 #include <cmath>
@@ -771,6 +777,342 @@ StatusOr<std::vector<Tensor>> kDropout(const KernelCall &c) {
 } // namespace
 } // namespace kernels
 
+//===----------------------------------------------------------------------===//
+// Version adapters of the steps at opset 10 and later (Note [Version
+// adapters], OpRegistry.h)
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The results beyond #0 that are present (a non-empty slot).
+bool hasExtraResults(const Node &n) {
+  for (unsigned i = 1; i < n.numResults(); ++i)
+    if (n.result(i)) return true;
+  return false;
+}
+
+// Gemm-11 made C optional; Gemm-9 needs it: a scalar zero of A's type.
+absl::Status gemmDown11(Node &n, AdapterContext &c) {
+  if (n.numOperands() > 2 && n.operand(2)) return absl::OkStatus();
+  DataType dt = adapters::operandElemType(n, 0);
+  if (dt == DataType::Undefined)
+    return absl::FailedPreconditionError(
+        "no operand C, which Gemm-9 needs: a zero of A's element type, which is unknown (infer "
+        "shapes first)");
+  if (c.checkOnly) return absl::OkStatus();
+  Value *z = adapters::scalarConstant(n, c, "C", dt, 0);
+  while (n.numOperands() < 2) n.addOperand(nullptr);
+  if (n.numOperands() > 2)
+    n.setOperand(2, z);
+  else
+    n.addOperand(z);
+  return absl::OkStatus();
+}
+
+// BatchNormalization-14 replaced the five training outputs of -9 (mean, var,
+// saved_mean, saved_var, chosen by the runtime) by training_mode and two
+// outputs; the inference form (one result) is the same.
+absl::Status batchNormUp14(Node &n, AdapterContext &) {
+  if (hasExtraResults(n))
+    return absl::FailedPreconditionError(
+        "the training outputs (mean, var, saved_mean, saved_var) of BatchNormalization-9 have "
+        "no BatchNormalization-14 form");
+  return absl::OkStatus();
+}
+absl::Status batchNormDown14(Node &n, AdapterContext &c) {
+  if (hasExtraResults(n))
+    return absl::FailedPreconditionError(
+        "the outputs running_mean/running_var (training_mode) have no BatchNormalization-9 form");
+  return adapters::olderFormOnly(n, c, "BatchNormalization", {{"training_mode", AttrKind::Int, 0}});
+}
+// BatchNormalization-15 lets scale/B and mean/var have their own types;
+// -14 has one type for all five.
+absl::Status batchNormDown15(Node &n, AdapterContext &) {
+  DataType x = adapters::operandElemType(n, 0);
+  for (unsigned i = 1; i < n.numOperands() && i < 5; ++i) {
+    DataType t = adapters::operandElemType(n, i);
+    if (x == DataType::Undefined || t == DataType::Undefined)
+      return absl::FailedPreconditionError(
+          "BatchNormalization-14 needs one element type for all operands, and some are unknown "
+          "(infer shapes first)");
+    if (t != x)
+      return absl::FailedPreconditionError(absl::StrCat(
+          "operand #", i, " ('", n.operand(i)->name().str(), "') is ", dataTypeName(t).str(),
+          " and X is ", dataTypeName(x).str(), "; BatchNormalization-14 needs one type"));
+  }
+  return absl::OkStatus();
+}
+
+// Dropout-10 made the mask output bool (it had the data's type).
+absl::Status dropoutMask10(Node &n, AdapterContext &c) {
+  if (n.numResults() > 1 && n.result(1) &&
+      (!n.result(1)->useEmpty() || n.result(1)->isGraphOutput()))
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the mask result ('", n.result(1)->name().str(), "') is used, and its type is ",
+        c.to >= 10 ? "bool from opset 10" : "the data's before opset 10"));
+  if (c.checkOnly) return absl::OkStatus();
+  if (n.numResults() > 1 && n.result(1)) n.result(1)->setType(nullptr);
+  return absl::OkStatus();
+}
+// Dropout-12: ratio became operand #1 (a scalar of a float type),
+// training_mode operand #2 (bool), seed an attribute.
+absl::Status dropoutUp12(Node &n, AdapterContext &c) {
+  auto ratio = n.getAttr("ratio");
+  if (ratio && (ratio->isReference() || ratio->kind() != AttrKind::Float))
+    return absl::FailedPreconditionError(
+        "attribute 'ratio' is not a float (or refers to a function attribute)");
+  if (c.checkOnly || !ratio) return absl::OkStatus();
+  Value *v = adapters::scalarConstant(n, c, "ratio", DataType::Float, ratio->f);
+  n.removeAttr("ratio");
+  n.addOperand(v);
+  return absl::OkStatus();
+}
+absl::Status dropoutDown12(Node &n, AdapterContext &c) {
+  if (n.numOperands() > 2 && n.operand(2)) {
+    auto tm = adapters::constantOperandValues(n, c, 2, "no training_mode (inference)");
+    if (!tm.ok()) return tm.status();
+    if (tm->size() != 1 || (*tm)[0] != 0)
+      return absl::FailedPreconditionError(
+          "training_mode is true; Dropout-10 has no training_mode operand");
+  }
+  float r = 0.5f;
+  bool hasRatio = n.numOperands() > 1 && n.operand(1);
+  if (hasRatio) {
+    auto v = adapters::constantOperandValues(n, c, 1, "attribute 'ratio'");
+    if (!v.ok()) return v.status();
+    if (v->size() != 1)
+      return absl::FailedPreconditionError("operand #1 (ratio) is not a scalar");
+    r = (float)(*v)[0];
+  }
+  if (c.checkOnly) return absl::OkStatus();
+  adapters::dropOperand(n, 2);
+  if (hasRatio) {
+    adapters::dropOperand(n, 1);
+    n.removeAttr("ratio");
+    n.newAttr("ratio").setFloat(r);
+  }
+  // The seed only matters in training, which Dropout-10 leaves to the
+  // runtime.
+  n.removeAttr("seed");
+  return absl::OkStatus();
+}
+
+// Softmax, LogSoftmax, Hardmax-13: before, the input was coerced to 2-D at
+// `axis` (default 1: [d0*..*d(axis-1), d(axis)*..*dn]) and the op ran over
+// each row; from 13 it runs along the one axis `axis` (default -1). The two
+// agree when the axis is the last: then only the default has to be written
+// out. Up otherwise: Flatten(axis) -> op(axis=1) -> Reshape(Shape(x)), any
+// rank. Down otherwise: Transpose the axis to the end and back (needs the
+// rank).
+template <const char *Op> absl::Status softmaxUp13(Node &n, AdapterContext &c) {
+  auto a = adapters::intAttrOr(n, "axis", 1);
+  if (!a.ok()) return a.status();
+  int64_t r = adapters::operandRank(n, 0);
+  if (c.checkOnly) return absl::OkStatus();
+  if (*a == -1 || (r >= 0 && (*a == r - 1 || *a + r == r - 1))) {
+    adapters::setIntAttr(n, "axis", *a);
+    return absl::OkStatus();
+  }
+  Graph &g = *n.getGraph();
+  Value *x = n.operand(0);
+  Node *flat = g.createNode("Flatten", {x}, 1, &n);
+  adapters::setIntAttr(*flat, "axis", *a);
+  Node *shape = g.createNode("Shape", {x}, 1, &n);
+  n.setOperand(0, flat->result(0));
+  adapters::setIntAttr(n, "axis", 1);
+  adapters::wrapResult(n, "Reshape", {shape->result(0)});
+  (void)Op;
+  return absl::OkStatus();
+}
+template <const char *Op> absl::Status softmaxDown13(Node &n, AdapterContext &c) {
+  auto a = adapters::intAttrOr(n, "axis", -1);
+  if (!a.ok()) return a.status();
+  int64_t r = adapters::operandRank(n, 0);
+  if (r < 0 && *a != -1)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "axis ", *a, " may not be the last, and the input's rank is unknown (infer shapes first)"));
+  // Note [Negative axes before 11]: the last axis by number needs the rank.
+  if (r < 0 && c.target < 11)
+    return absl::FailedPreconditionError(
+        "the last axis must be written as a number below opset 11, and the input's rank is "
+        "unknown (infer shapes first)");
+  if (c.checkOnly) return absl::OkStatus();
+  int64_t ax = *a < 0 && r >= 0 ? *a + r : *a;
+  if (r < 0 || ax == r - 1) {
+    adapters::setIntAttr(n, "axis", ax);
+    return absl::OkStatus();
+  }
+  std::vector<int64_t> perm;
+  for (int64_t k = 0; k < r; ++k) perm.push_back(k);
+  std::swap(perm[ax], perm[r - 1]);
+  Graph &g = *n.getGraph();
+  Node *t = g.createNode("Transpose", {n.operand(0)}, 1, &n);
+  t->newAttr("perm").setInts(perm);
+  n.setOperand(0, t->result(0));
+  adapters::setIntAttr(n, "axis", r - 1);
+  Node *back = adapters::wrapResult(n, "Transpose", {});
+  back->newAttr("perm").setInts(perm);
+  (void)Op;
+  return absl::OkStatus();
+}
+constexpr char kSoftmax[] = "Softmax", kLogSoftmax[] = "LogSoftmax", kHardmax[] = "Hardmax";
+
+// RoiAlign-16 added coordinate_transformation_mode, default half_pixel; -10
+// behaves as output_half_pixel, which up writes out and down requires.
+absl::Status roiAlignUp16(Node &n, AdapterContext &c) {
+  if (!c.checkOnly) adapters::setStringAttr(n, "coordinate_transformation_mode", "output_half_pixel");
+  return absl::OkStatus();
+}
+absl::Status roiAlignDown16(Node &n, AdapterContext &c) {
+  auto m = adapters::stringAttrOr(n, "coordinate_transformation_mode", "half_pixel");
+  if (!m.ok()) return m.status();
+  if (*m != "output_half_pixel")
+    return absl::FailedPreconditionError(absl::StrCat(
+        "coordinate_transformation_mode is ", *m,
+        "; RoiAlign-10 behaves as output_half_pixel only"));
+  if (!c.checkOnly) n.removeAttr("coordinate_transformation_mode");
+  return absl::OkStatus();
+}
+
+// GridSample-20 renamed the modes bilinear/bicubic to linear/cubic and took
+// any rank; -16 takes 4-D only.
+absl::Status gridSampleUp20(Node &n, AdapterContext &c) {
+  auto m = adapters::stringAttrOr(n, "mode", "bilinear");
+  if (!m.ok()) return m.status();
+  if (c.checkOnly || !n.getAttr("mode")) return absl::OkStatus();
+  if (*m == "bilinear") adapters::setStringAttr(n, "mode", "linear");
+  if (*m == "bicubic") adapters::setStringAttr(n, "mode", "cubic");
+  return absl::OkStatus();
+}
+absl::Status gridSampleDown20(Node &n, AdapterContext &c) {
+  auto m = adapters::stringAttrOr(n, "mode", "linear");
+  if (!m.ok()) return m.status();
+  int64_t r = adapters::operandRank(n, 0);
+  if (r != 4)
+    return absl::FailedPreconditionError(
+        r < 0 ? "GridSample-16 takes 4-D input only, and the input's rank is unknown (infer "
+                "shapes first)"
+              : absl::StrCat("the input is ", r, "-D; GridSample-16 takes 4-D input only"));
+  if (c.checkOnly || !n.getAttr("mode")) return absl::OkStatus();
+  if (*m == "linear") adapters::setStringAttr(n, "mode", "bilinear");
+  if (*m == "cubic") adapters::setStringAttr(n, "mode", "bicubic");
+  return absl::OkStatus();
+}
+
+// GroupNormalization-21: scale and bias have one entry per channel (C), in
+// -18 one per group (num_groups); stash_type added (default 1). Only C ==
+// num_groups converts without rewriting the operands.
+absl::Status groupNormShapes(Node &n, AdapterContext &c) {
+  auto g = adapters::intAttrOr(n, "num_groups", -1);
+  if (!g.ok()) return g.status();
+  const Type *t = n.numOperands() && n.operand(0) ? n.operand(0)->type() : nullptr;
+  int64_t channels = -1;
+  if (t && t->kind() == Type::Kind::Tensor && t->rank() >= 2 && t->dims()[1].isKnown())
+    channels = t->dims()[1].value;
+  if (channels < 0 || channels != *g)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "scale and bias have one entry per ", c.to >= 21 ? "channel" : "group", " at opset ",
+        c.to, " (per ", c.to >= 21 ? "group" : "channel", " before): converts only when the "
+        "channel count (", channels < 0 ? std::string("unknown") : absl::StrCat(channels),
+        ") equals num_groups (", *g, ")"));
+  return absl::OkStatus();
+}
+absl::Status groupNormUp21(Node &n, AdapterContext &c) { return groupNormShapes(n, c); }
+absl::Status groupNormDown21(Node &n, AdapterContext &c) {
+  if (absl::Status s = groupNormShapes(n, c); !s.ok()) return s;
+  return adapters::olderFormOnly(n, c, "GroupNormalization", {{"stash_type", AttrKind::Int, 1}});
+}
+
+absl::Status attentionDown24(Node &n, AdapterContext &c) {
+  return adapters::olderFormOnly(n, c, "Attention", {});
+}
+absl::Status attentionDown25(Node &n, AdapterContext &c) {
+  return adapters::olderFormOnly(n, c, "Attention", {{"left_window_size", AttrKind::Int, -1},
+                                                     {"right_window_size", AttrKind::Int, -1}});
+}
+absl::Status poolDown(Node &n, AdapterContext &c, llvm::StringRef op) {
+  return adapters::olderFormOnly(n, c, op, {{"ceil_mode", AttrKind::Int, 0},
+                                            {"dilations", AttrKind::Ints, 1}});
+}
+// GRU/LSTM/RNN-14 added layout: 1 puts the batch first in X, the initial
+// and final states and Y. Going down, layout 1 becomes Transposes around the
+// node (X [batch, seq, in] -> [seq, batch, in]; initial_h/c [batch, dirs,
+// hidden] -> [dirs, batch, hidden]; Y [seq, dirs, batch, hidden] -> [batch,
+// seq, dirs, hidden]; Y_h/Y_c back like the initial states).
+absl::Status rnnDown14(Node &n, AdapterContext &c, llvm::StringRef op) {
+  auto layout = adapters::intAttrOr(n, "layout", 0);
+  if (!layout.ok()) return layout.status();
+  if (*layout == 0) return adapters::olderFormOnly(n, c, op, {{"layout", AttrKind::Int, 0}});
+  if (*layout != 1)
+    return absl::FailedPreconditionError(absl::StrCat("layout ", *layout, " is not 0 or 1"));
+  if (c.checkOnly) return absl::OkStatus();
+  n.removeAttr("layout");
+  Graph &g = *n.getGraph();
+  auto transposeOperand = [&](unsigned i, std::vector<int64_t> perm) {
+    if (i >= n.numOperands() || !n.operand(i)) return;
+    Node *t = g.createNode("Transpose", {n.operand(i)}, 1, &n);
+    t->newAttr("perm").setInts(std::move(perm));
+    n.setOperand(i, t->result(0));
+  };
+  transposeOperand(0, {1, 0, 2});
+  transposeOperand(5, {1, 0, 2}); // initial_h
+  if (op == "LSTM") transposeOperand(6, {1, 0, 2}); // initial_c
+  for (unsigned i = 0; i < n.numResults(); ++i) {
+    if (!n.result(i)) continue;
+    Node *t = adapters::wrapResult(n, "Transpose", {}, i);
+    t->newAttr("perm").setInts(i == 0 ? std::vector<int64_t>{2, 0, 1, 3}
+                                      : std::vector<int64_t>{1, 0, 2});
+  }
+  return absl::OkStatus();
+}
+// QLinearMatMul-21 allows float16/bfloat16 scales (and float8 data); -10
+// takes float scales.
+absl::Status qlinearMatMulDown21(Node &n, AdapterContext &) {
+  for (unsigned i : {1u, 4u, 6u}) {
+    DataType t = adapters::operandElemType(n, i);
+    if (i < n.numOperands() && n.operand(i) && t != DataType::Float)
+      return absl::FailedPreconditionError(absl::StrCat(
+          "operand #", i, " ('", n.operand(i)->name().str(), "') is ",
+          t == DataType::Undefined ? std::string("of unknown type") : dataTypeName(t).str(),
+          "; QLinearMatMul-10 takes float scales only"));
+  }
+  return absl::OkStatus();
+}
+} // namespace
+
+void registerNNAdapters(OpRegistrar &r) {
+  using adapters::noChange;
+  r["AveragePool"].since(10).upgrade(noChange).downgrade(
+      [](Node &n, AdapterContext &c) { return poolDown(n, c, "AveragePool"); });
+  r["AveragePool"].since(19).upgrade(noChange).downgrade(
+      [](Node &n, AdapterContext &c) { return poolDown(n, c, "AveragePool"); });
+  r["MaxPool"].since(10).upgrade(noChange).downgrade(
+      [](Node &n, AdapterContext &c) { return poolDown(n, c, "MaxPool"); });
+  r["LpPool"].since(18).upgrade(noChange).downgrade(
+      [](Node &n, AdapterContext &c) { return poolDown(n, c, "LpPool"); });
+  r["GRU"].since(14).upgrade(noChange).downgrade(
+      [](Node &n, AdapterContext &c) { return rnnDown14(n, c, "GRU"); });
+  r["LSTM"].since(14).upgrade(noChange).downgrade(
+      [](Node &n, AdapterContext &c) { return rnnDown14(n, c, "LSTM"); });
+  r["RNN"].since(14).upgrade(noChange).downgrade(
+      [](Node &n, AdapterContext &c) { return rnnDown14(n, c, "RNN"); });
+  r["Gemm"].since(11).upgrade(noChange).downgrade(gemmDown11);
+  r["BatchNormalization"].since(14).upgrade(batchNormUp14).downgrade(batchNormDown14);
+  r["BatchNormalization"].since(15).upgrade(noChange).downgrade(batchNormDown15);
+  r["Dropout"].since(10).upgrade(dropoutMask10).downgrade(dropoutMask10);
+  r["Dropout"].since(12).upgrade(dropoutUp12).downgrade(dropoutDown12);
+  r["Softmax"].since(13).upgrade(softmaxUp13<kSoftmax>).downgrade(softmaxDown13<kSoftmax>);
+  r["LogSoftmax"].since(13).upgrade(softmaxUp13<kLogSoftmax>).downgrade(
+      softmaxDown13<kLogSoftmax>);
+  r["Hardmax"].since(13).upgrade(softmaxUp13<kHardmax>).downgrade(softmaxDown13<kHardmax>);
+  r["RoiAlign"].since(16).upgrade(roiAlignUp16).downgrade(roiAlignDown16);
+  r["GridSample"].since(20).upgrade(gridSampleUp20).downgrade(gridSampleDown20);
+  r["GroupNormalization"].since(21).upgrade(groupNormUp21).downgrade(groupNormDown21);
+  r["Attention"].since(24).upgrade(noChange).downgrade(attentionDown24);
+  r["Attention"].since(25).upgrade(noChange).downgrade(attentionDown25);
+  // Type-list changes only; the pass checks the types going down.
+  r["QLinearMatMul"].since(21).upgrade(noChange).downgrade(qlinearMatMulDown21);
+}
+
 void registerPreviewOps(OpRegistrar &r) {
   using namespace infer;
   // FlexAttention: Q [B,Hq,Lq,E], K [B,Hkv,Lkv,E], V [B,Hkv,Lkv,Ev] ->
@@ -1093,6 +1435,7 @@ void registerNNOps(OpRegistrar &r) {
   r["RNN"].since(7).upgrade(rnnUp7).downgrade(rnnDown7);
   r["LSTM"].since(7).upgrade(rnnUp7).downgrade(rnnDown7);
   r["Gemm"].since(7).upgrade(adapters::gemmBroadcastUp).downgrade(adapters::gemmBroadcastDown);
+  registerNNAdapters(r);
 }
 
 } // namespace onnxir

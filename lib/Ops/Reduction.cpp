@@ -357,6 +357,13 @@ void registerReductionOps(OpRegistrar &r) {
   for (const char *op : {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
                          "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"})
     r[op].since(18).upgrade(reduceAxesUp).downgrade(reduceAxesDown);
+  // ArgMax/ArgMin-12 added select_last_index (0: the first index, as before).
+  r["ArgMax"].since(12).upgrade(adapters::noChange).downgrade([](Node &n, AdapterContext &c) {
+    return adapters::olderFormOnly(n, c, "ArgMax", {{"select_last_index", AttrKind::Int, 0}});
+  });
+  r["ArgMin"].since(12).upgrade(adapters::noChange).downgrade([](Node &n, AdapterContext &c) {
+    return adapters::olderFormOnly(n, c, "ArgMin", {{"select_last_index", AttrKind::Int, 0}});
+  });
 }
 
 } // namespace onnxir

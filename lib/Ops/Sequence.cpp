@@ -5,9 +5,11 @@
 // OptionalHasElement OptionalGetElement.
 //
 //===----------------------------------------------------------------------===//
+#include "AdapterSupport.h"
 #include "Families.h"
 #include "InferSupport.h"
 
+#include "onnxir/IR/Node.h"
 #include "onnxir/Ops/InferCtx.h"
 #include "onnxir/Ops/OpRegistry.h"
 
@@ -52,6 +54,17 @@ const Type *seqElem(const Type *t) {
 
 } // namespace
 } // namespace infer
+
+
+// Adapters of the steps at opset 10 and later (Note [Version adapters]).
+namespace {
+// OptionalHasElement-18 made its operand optional (absent: false).
+absl::Status optionalHasElementDown18(Node &n, AdapterContext &) {
+  if (n.numOperands() == 0 || !n.operand(0))
+    return absl::FailedPreconditionError("no operand, which OptionalHasElement-15 needs");
+  return absl::OkStatus();
+}
+} // namespace
 
 void registerSequenceOps(OpRegistrar &r) {
   using namespace infer;
@@ -123,6 +136,7 @@ void registerSequenceOps(OpRegistrar &r) {
     else d[*ax] = nullptr;
     c.setTensor(0, e->elemTypeRaw(), d);
   };
+  r["OptionalHasElement"].since(18).upgrade(adapters::noChange).downgrade(optionalHasElementDown18);
 }
 
 } // namespace onnxir

@@ -10,11 +10,16 @@
 #include "InferSupport.h"
 #include "KernelSupport.h"
 
+#include "onnxir/IR/Attribute.h"
 #include "onnxir/IR/ConstantValue.h"
+#include "onnxir/IR/Node.h"
 #include "onnxir/Ops/InferCtx.h"
 #include "onnxir/Ops/OpRegistry.h"
 
+#include "absl/strings/str_cat.h"
+
 #include <algorithm>
+#include <limits>
 #include <cmath>
 
 namespace onnxir {
@@ -606,6 +611,67 @@ absl::Status reshapeDown5(Node &n, AdapterContext &c) {
 }
 } // namespace
 
+
+// Adapters of the steps at opset 10 and later (Note [Version adapters]).
+namespace {
+// Shape-15 added start and end: the older form is the whole shape, so a
+// slice of it becomes Shape -> Slice (Slice-10 and later: the target must be
+// 10 or more).
+absl::Status shapeDown15(Node &n, AdapterContext &c) {
+  auto start = adapters::intAttrOr(n, "start", 0);
+  if (!start.ok()) return start.status();
+  auto end = adapters::intAttrOr(n, "end", std::numeric_limits<int64_t>::max());
+  if (!end.ok()) return end.status();
+  int64_t r = adapters::operandRank(n, 0);
+  bool whole = (*start == 0 || (r >= 0 && *start <= -r)) &&
+               (!n.getAttr("end") || (r >= 0 && *end >= r));
+  if (!whole && c.target < 10)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "start/end select part of the shape, which needs a Slice of its operand form (opset 10 "
+        "or later; the target is ", c.target, ")"));
+  if (c.checkOnly) return absl::OkStatus();
+  n.removeAttr("start");
+  n.removeAttr("end");
+  if (whole) return absl::OkStatus();
+  auto ints = [&](llvm::StringRef base, int64_t v) {
+    Tensor t;
+    t.setDataType(DataType::Int64);
+    t.setDims({1});
+    t.setTyped(Tensor::TypedField::Int64);
+    t.int64Data.mut() = {v};
+    return c.constant(n, base, std::move(t));
+  };
+  Value *s0 = ints("start", *start), *e0 = ints("end", *end);
+  adapters::wrapResult(n, "Slice", {s0, e0});
+  return absl::OkStatus();
+}
+// Range-27 added stash_type (default 1: float), which matters for float16
+// and bfloat16 only.
+absl::Status rangeDown27(Node &n, AdapterContext &c) {
+  DataType dt = adapters::operandElemType(n, 0);
+  auto st = adapters::intAttrOr(n, "stash_type", 1);
+  if (!st.ok()) return st.status();
+  if (*st != 1 && (dt == DataType::Float16 || dt == DataType::BFloat16 || dt == DataType::Undefined))
+    return absl::FailedPreconditionError(
+        absl::StrCat("stash_type ", *st, " does not exist at opset ", c.to));
+  if (!c.checkOnly) n.removeAttr("stash_type");
+  return absl::OkStatus();
+}
+} // namespace
+
+void registerShapeAdapters(OpRegistrar &r) {
+  using adapters::noChange;
+  r["Reshape"].since(14).upgrade(noChange).downgrade([](Node &n, AdapterContext &c) {
+    return adapters::olderFormOnly(n, c, "Reshape", {{"allowzero", AttrKind::Int, 0}});
+  });
+  r["Shape"].since(15).upgrade(noChange).downgrade(shapeDown15);
+  r["Range"].since(27).upgrade(noChange).downgrade(rangeDown27);
+  // Identity-14 and -16 only widened the types (sequences, optionals) under a
+  // renamed type parameter; the pass checks the types going down.
+  r["Identity"].since(14).upgrade(noChange).downgrade(noChange);
+  r["Identity"].since(16).upgrade(noChange).downgrade(noChange);
+}
+
 void registerShapeOps(OpRegistrar &r) {
   using namespace infer;
   r["Identity"] = [](InferCtx &c) {
@@ -621,8 +687,6 @@ void registerShapeOps(OpRegistrar &r) {
   // Constant-11 added sparse_value, Constant-12 the value_* forms.
   r["Constant"].since(11).upgrade(adapters::noChange).downgrade(adapters::noNewAttributes);
   r["Constant"].since(12).upgrade(adapters::noChange).downgrade(adapters::noNewAttributes);
-  // Shape-15 added start/end; their absence is the whole shape.
-  r["Shape"].since(15).upgrade(adapters::noChange).downgrade(adapters::noNewAttributes);
   r["Squeeze"].since(13).upgrade(squeezeUp13).downgrade(squeezeDown13);
   r["Unsqueeze"].since(13).upgrade(unsqueezeUp13).downgrade(unsqueezeDown13);
   r["Reshape"].since(5).upgrade(reshapeUp5).downgrade(reshapeDown5);
@@ -637,6 +701,7 @@ void registerShapeOps(OpRegistrar &r) {
     c.setTensor(0, dt ? (int32_t)dt : c.inElem(0), c.inShape(0));
   };
   r["EyeLike"] = kernels::kEyeLike;
+  registerShapeAdapters(r);
 }
 
 } // namespace onnxir

@@ -4,9 +4,11 @@
 // STFT, HannWindow HammingWindow BlackmanWindow, MelWeightMatrix.
 //
 //===----------------------------------------------------------------------===//
+#include "AdapterSupport.h"
 #include "Families.h"
 #include "InferSupport.h"
 
+#include "onnxir/IR/Node.h"
 #include "onnxir/Ops/InferCtx.h"
 #include "onnxir/Ops/OpRegistry.h"
 
@@ -60,6 +62,36 @@ void melRule(InferCtx &c) {
 } // namespace
 } // namespace infer
 
+
+// Adapters of the steps at opset 10 and later (Note [Version adapters]).
+namespace {
+// DFT-20: the attribute axis (default 1) became operand #2 (int64 scalar,
+// default -2).
+absl::Status dftUp20(Node &n, AdapterContext &c) {
+  auto a = adapters::intAttrOr(n, "axis", 1);
+  if (!a.ok()) return a.status();
+  if (c.checkOnly) return absl::OkStatus();
+  Value *v = adapters::scalarConstant(n, c, "axis", DataType::Int64, (double)*a);
+  n.removeAttr("axis");
+  while (n.numOperands() < 2) n.addOperand(nullptr);
+  n.addOperand(v);
+  return absl::OkStatus();
+}
+absl::Status dftDown20(Node &n, AdapterContext &c) {
+  int64_t axis = -2;
+  if (n.numOperands() > 2 && n.operand(2)) {
+    auto v = adapters::constantOperandValues(n, c, 2, "attribute 'axis'");
+    if (!v.ok()) return v.status();
+    if (v->size() != 1) return absl::FailedPreconditionError("operand #2 (axis) is not a scalar");
+    axis = (int64_t)(*v)[0];
+  }
+  if (c.checkOnly) return absl::OkStatus();
+  adapters::dropOperand(n, 2);
+  adapters::setIntAttr(n, "axis", axis);
+  return absl::OkStatus();
+}
+} // namespace
+
 void registerSignalOps(OpRegistrar &r) {
   using namespace infer;
   // DFT-17 (axis attribute, default 1) and DFT-20 (axis input, default -2).
@@ -112,6 +144,7 @@ void registerSignalOps(OpRegistrar &r) {
   for (const char *op : {"HannWindow", "HammingWindow", "BlackmanWindow"}) r[op] = windowRule;
   r["STFT"] = stftRule;
   r["MelWeightMatrix"] = melRule;
+  r["DFT"].since(20).upgrade(dftUp20).downgrade(dftDown20);
 }
 
 } // namespace onnxir

@@ -14,6 +14,7 @@
 
 #include "onnxir/IR/Attribute.h"
 #include "onnxir/IR/ConstantValue.h"
+#include "onnxir/IR/CoreOps.h"
 #include "onnxir/IR/Graph.h"
 #include "onnxir/IR/Node.h"
 #include "onnxir/IR/Type.h"
@@ -1346,6 +1347,390 @@ absl::Status upsampleDown9(Node &n, AdapterContext &c) {
 }
 } // namespace
 
+
+//===----------------------------------------------------------------------===//
+// Version adapters of the steps at opset 10 and later (Note [Version
+// adapters], OpRegistry.h)
+//===----------------------------------------------------------------------===//
+
+namespace {
+using adapters::AttrDefault;
+
+/// An int64 constant of shape [vals.size()] (or a scalar).
+Value *int64Constant(Node &n, AdapterContext &c, llvm::StringRef base, std::vector<int64_t> vals,
+                     bool scalar = false) {
+  Tensor t;
+  t.setDataType(DataType::Int64);
+  if (!scalar) t.setDims({(int64_t)vals.size()});
+  t.setTyped(Tensor::TypedField::Int64);
+  t.int64Data.mut() = std::move(vals);
+  return c.constant(n, base, std::move(t));
+}
+Value *emptyFloatConstant(Node &n, AdapterContext &c, llvm::StringRef base) {
+  Tensor t;
+  t.setDataType(DataType::Float);
+  t.setDims({0});
+  t.setRaw(std::string());
+  return c.constant(n, base, std::move(t));
+}
+/// The integer values of constant operand `i` (`what`: what opset c.to needs
+/// it as, for the refusal).
+absl::StatusOr<std::vector<int64_t>> constantInts(const Node &n, AdapterContext &c, unsigned i,
+                                                  llvm::StringRef what) {
+  auto v = adapters::constantOperandValues(n, c, i, what);
+  if (!v.ok()) return v.status();
+  std::vector<int64_t> out;
+  for (double d : *v) {
+    if (d != std::floor(d))
+      return absl::FailedPreconditionError(absl::StrCat("operand #", i, " is not integral"));
+    out.push_back((int64_t)d);
+  }
+  return out;
+}
+const Attribute *plainAttr(const Node &n, llvm::StringRef name, AttrKind k, absl::Status &err) {
+  const Attribute *a = n.getAttr(name);
+  if (a && (a->isReference() || a->kind() != k)) {
+    err = absl::FailedPreconditionError(absl::StrCat(
+        "attribute '", name.str(), "' is not a ", attrKindName(k).str(),
+        " (or refers to a function attribute)"));
+    return nullptr;
+  }
+  return a;
+}
+
+// TopK-10: the attribute k became the operand K (int64, shape [1]).
+absl::Status topkUp10(Node &n, AdapterContext &c) {
+  absl::Status err;
+  const Attribute *k = plainAttr(n, "k", AttrKind::Int, err);
+  if (!err.ok()) return err;
+  if (!k) return absl::FailedPreconditionError("no attribute 'k'");
+  if (c.checkOnly) return absl::OkStatus();
+  Value *v = int64Constant(n, c, "k", {k->i});
+  n.removeAttr("k");
+  n.addOperand(v);
+  return absl::OkStatus();
+}
+absl::Status topkDown10(Node &n, AdapterContext &c) {
+  auto k = constantInts(n, c, 1, "attribute 'k'");
+  if (!k.ok()) return k.status();
+  if (k->size() != 1) return absl::FailedPreconditionError("operand #1 (K) has not one element");
+  if (c.checkOnly) return absl::OkStatus();
+  adapters::dropOperand(n, 1);
+  adapters::setIntAttr(n, "k", (*k)[0]);
+  return absl::OkStatus();
+}
+
+// Slice-10: starts, ends, axes became operands #1-#3 (int64) and steps #4
+// was added.
+absl::Status sliceUp10(Node &n, AdapterContext &c) {
+  absl::Status err;
+  const Attribute *a[3];
+  const char *names[3] = {"starts", "ends", "axes"};
+  for (int k = 0; k < 3; ++k) {
+    a[k] = plainAttr(n, names[k], AttrKind::Ints, err);
+    if (!err.ok()) return err;
+  }
+  if (!a[0] || !a[1]) return absl::FailedPreconditionError("no attribute 'starts' or 'ends'");
+  if (n.numOperands() > 1) return absl::FailedPreconditionError("Slice-1 with operands beyond #0");
+  if (c.checkOnly) return absl::OkStatus();
+  for (int k = 0; k < 3; ++k) {
+    if (!a[k]) continue;
+    Value *v = int64Constant(n, c, names[k], std::vector<int64_t>(a[k]->ints.begin(), a[k]->ints.end()));
+    n.addOperand(v);
+    n.removeAttr(names[k]);
+  }
+  return absl::OkStatus();
+}
+absl::Status sliceDown10(Node &n, AdapterContext &c) {
+  std::vector<int64_t> vals[3];
+  const char *names[3] = {"starts", "ends", "axes"};
+  for (unsigned k = 0; k < 3; ++k) {
+    if (n.numOperands() <= k + 1 || !n.operand(k + 1)) {
+      if (k < 2) return absl::FailedPreconditionError(absl::StrCat("no operand ", names[k]));
+      continue;
+    }
+    auto v = constantInts(n, c, k + 1, absl::StrCat("attribute '", names[k], "'"));
+    if (!v.ok()) return v.status();
+    vals[k] = std::move(*v);
+  }
+  if (n.numOperands() > 4 && n.operand(4)) {
+    auto st = constantInts(n, c, 4, "no steps (Slice-1 steps by 1)");
+    if (!st.ok()) return st.status();
+    for (int64_t v : *st)
+      if (v != 1)
+        return absl::FailedPreconditionError(
+            absl::StrCat("a step of ", v, "; Slice-1 steps by 1 only"));
+  }
+  if (c.checkOnly) return absl::OkStatus();
+  bool hasAxes = n.numOperands() > 3 && n.operand(3);
+  for (unsigned k = 5; k-- > 1;) adapters::dropOperand(n, k);
+  for (unsigned k = 0; k < 3; ++k)
+    if (k < 2 || hasAxes) n.newAttr(names[k]).setInts(std::move(vals[k]));
+  return absl::OkStatus();
+}
+
+// Pad-11: pads became operand #1 (int64), value operand #2 (a scalar of the
+// data's type).
+absl::Status padUp11(Node &n, AdapterContext &c) {
+  absl::Status err;
+  const Attribute *pads = plainAttr(n, "pads", AttrKind::Ints, err);
+  if (!err.ok()) return err;
+  const Attribute *value = plainAttr(n, "value", AttrKind::Float, err);
+  if (!err.ok()) return err;
+  if (!pads) return absl::FailedPreconditionError("no attribute 'pads'");
+  DataType dt = adapters::operandElemType(n, 0);
+  if (value && value->f != 0 && dt == DataType::Undefined)
+    return absl::FailedPreconditionError(
+        "the value becomes an operand of the data's element type, which is unknown (infer "
+        "shapes first)");
+  if (c.checkOnly) return absl::OkStatus();
+  n.addOperand(int64Constant(n, c, "pads", std::vector<int64_t>(pads->ints.begin(), pads->ints.end())));
+  if (value && value->f != 0) n.addOperand(adapters::scalarConstant(n, c, "value", dt, value->f));
+  n.removeAttr("pads");
+  n.removeAttr("value");
+  return absl::OkStatus();
+}
+absl::Status padDown11(Node &n, AdapterContext &c) {
+  auto pads = constantInts(n, c, 1, "attribute 'pads'");
+  if (!pads.ok()) return pads.status();
+  float value = 0;
+  bool hasValue = n.numOperands() > 2 && n.operand(2);
+  if (hasValue) {
+    auto v = adapters::constantOperandValues(n, c, 2, "attribute 'value'");
+    if (!v.ok()) return v.status();
+    if (v->size() != 1) return absl::FailedPreconditionError("operand #2 (constant_value) is not one value");
+    value = (float)(*v)[0];
+    if ((double)value != (*v)[0] && !std::isnan((*v)[0]))
+      return absl::FailedPreconditionError(absl::StrCat(
+          "constant_value ", (*v)[0], " is not exactly a float, as attribute 'value' must be"));
+  }
+  if (n.numOperands() > 3 && n.operand(3))
+    return absl::FailedPreconditionError("operand #3 (axes) does not exist at opset 2");
+  if (c.checkOnly) return absl::OkStatus();
+  adapters::dropOperand(n, 2);
+  adapters::dropOperand(n, 1);
+  n.newAttr("pads").setInts(std::move(*pads));
+  if (hasValue && value != 0) n.newAttr("value").setFloat(value);
+  return absl::OkStatus();
+}
+// Pad-19 added mode "wrap".
+absl::Status padDown19(Node &n, AdapterContext &) {
+  auto m = adapters::stringAttrOr(n, "mode", "constant");
+  if (!m.ok()) return m.status();
+  if (*m == "wrap") return absl::FailedPreconditionError("mode \"wrap\" first exists at opset 19");
+  return absl::OkStatus();
+}
+// ScatterElements/ScatterND-18 added the reductions max and min.
+absl::Status scatterDown18(Node &n, AdapterContext &) {
+  auto m = adapters::stringAttrOr(n, "reduction", "none");
+  if (!m.ok()) return m.status();
+  if (*m == "max" || *m == "min")
+    return absl::FailedPreconditionError(
+        absl::StrCat("reduction \"", *m, "\" first exists at opset 18"));
+  return absl::OkStatus();
+}
+
+// Note [Replaced ops]: Scatter-11 and Upsample-10 are deprecated in favour of
+// ScatterElements-11 and Resize-10, which have the same operands and
+// attributes as Scatter-9 and Upsample-9. The deprecated entry's upgrade and
+// the successor's first downgrade only change the op type
+// (AdapterContext::newOpType, Note [Version adapters]).
+absl::Status scatterToElements(Node &n, AdapterContext &c) {
+  c.newOpType = "ScatterElements";
+  if (!c.checkOnly) n.setOpType("ScatterElements");
+  return absl::OkStatus();
+}
+absl::Status elementsToScatter(Node &n, AdapterContext &c) {
+  // The pass's check of negative axes does not see this step (there is no
+  // older ScatterElements).
+  auto a = adapters::intAttrOr(n, "axis", 0);
+  if (!a.ok()) return a.status();
+  if (*a < 0)
+    return absl::FailedPreconditionError(
+        "a negative axis, which Scatter-9 may not accept (normalising it needs the rank; not "
+        "done yet)");
+  c.newOpType = "Scatter";
+  if (!c.checkOnly) n.setOpType("Scatter");
+  return absl::OkStatus();
+}
+absl::Status upsampleToResize(Node &n, AdapterContext &c) {
+  c.newOpType = "Resize";
+  if (!c.checkOnly) n.setOpType("Resize");
+  return absl::OkStatus();
+}
+absl::Status resizeToUpsample(Node &n, AdapterContext &c) {
+  c.newOpType = "Upsample";
+  if (!c.checkOnly) n.setOpType("Upsample");
+  return absl::OkStatus();
+}
+
+// Resize-11 added roi (operand #1, scales moves to #2), sizes, and the
+// coordinate_transformation_mode (default half_pixel), nearest_mode,
+// cubic_coeff_a, exclude_outside, extrapolation_value attributes. Resize-10
+// (and Upsample) maps output x to input x / scale ("asymmetric"); its
+// nearest takes floor when upsampling and ceil when downsampling (the
+// reference of onnxruntime), so nearest needs constant scales all >= 1 or
+// all <= 1 (or a node that was an Upsample, whose scales are >= 1).
+absl::StatusOr<std::string> resize10Nearest(const Node &n, AdapterContext &c, unsigned scalesAt) {
+  auto sc = adapters::constantOperandValues(n, c, scalesAt, "constant scales (to choose the "
+                                            "nearest rounding)");
+  if (!sc.ok()) return sc.status();
+  bool up = true, down = true;
+  for (double v : *sc) {
+    up = up && v >= 1;
+    down = down && v <= 1;
+  }
+  if (up) return std::string("floor");
+  if (down) return std::string("ceil");
+  return absl::FailedPreconditionError(
+      "mode nearest with scales both above and below 1: Resize-10 rounds down when upsampling "
+      "and up when downsampling, which no one nearest_mode of Resize-11 does");
+}
+absl::Status resizeUp11(Node &n, AdapterContext &c) {
+  auto mode = adapters::stringAttrOr(n, "mode", "nearest");
+  if (!mode.ok()) return mode.status();
+  std::string nearest;
+  if (*mode == "nearest") {
+    // Upsample's scales are >= 1 by its definition.
+    auto m = c.sourceOp == "Upsample" ? absl::StatusOr<std::string>("floor")
+                                      : resize10Nearest(n, c, 1);
+    if (!m.ok()) return m.status();
+    nearest = *m;
+  }
+  if (n.numOperands() != 2 || !n.operand(1))
+    return absl::FailedPreconditionError("Resize-10 without exactly two operands");
+  if (c.checkOnly) return absl::OkStatus();
+  Value *roi = emptyFloatConstant(n, c, "roi");
+  n.insertOperand(1, roi);
+  adapters::setStringAttr(n, "coordinate_transformation_mode", "asymmetric");
+  if (!nearest.empty()) adapters::setStringAttr(n, "nearest_mode", nearest);
+  return absl::OkStatus();
+}
+absl::Status resizeDown11(Node &n, AdapterContext &c) {
+  auto mode = adapters::stringAttrOr(n, "mode", "nearest");
+  if (!mode.ok()) return mode.status();
+  auto ctm = adapters::stringAttrOr(n, "coordinate_transformation_mode", "half_pixel");
+  if (!ctm.ok()) return ctm.status();
+  if (*mode != "nearest" && *mode != "linear")
+    return absl::FailedPreconditionError(absl::StrCat("mode ", *mode, " first exists at opset 11"));
+  if (*ctm != "asymmetric")
+    return absl::FailedPreconditionError(absl::StrCat(
+        "coordinate_transformation_mode is ", *ctm, "; Resize-10 behaves as asymmetric only"));
+  if (n.numOperands() > 3 && n.operand(3))
+    return absl::FailedPreconditionError("operand #3 (sizes) first exists at opset 11");
+  auto exclude = adapters::intAttrOr(n, "exclude_outside", 0);
+  if (!exclude.ok()) return exclude.status();
+  if (*exclude != 0)
+    return absl::FailedPreconditionError("exclude_outside = 1 first exists at opset 11");
+  if (*mode == "nearest") {
+    auto m = resize10Nearest(n, c, 2);
+    if (!m.ok()) return m.status();
+    auto nm = adapters::stringAttrOr(n, "nearest_mode", "round_prefer_floor");
+    if (!nm.ok()) return nm.status();
+    if (*nm != *m)
+      return absl::FailedPreconditionError(absl::StrCat(
+          "nearest_mode is ", *nm, "; Resize-10 rounds as ", *m, " with these scales"));
+  }
+  if (n.numOperands() < 3 || !n.operand(2))
+    return absl::FailedPreconditionError("no operand #2 (scales)");
+  if (c.checkOnly) return absl::OkStatus();
+  for (const char *a : {"coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a",
+                        "exclude_outside", "extrapolation_value"})
+    n.removeAttr(a);
+  adapters::dropOperand(n, 3);
+  Value *roi = n.operand(1);
+  n.removeOperand(1);
+  if (Node *def = roi ? roi->definingNode() : nullptr;
+      def && roi->useEmpty() && !roi->isGraphOutput() && isConstantNode(*def) && !def->hasUses())
+    (void)def->erase();
+  return absl::OkStatus();
+}
+// Resize-13 made roi and scales optional and dropped the mode
+// tf_half_pixel_for_nn (x / scale + 0.5 / scale, where half_pixel is that
+// - 0.5): rounding y is rounding y' = y - 0.5 one way up, so
+// round_prefer_floor(y) = ceil(y') and floor(y) = round_prefer_ceil(y').
+absl::Status resizeUp13(Node &n, AdapterContext &c) {
+  auto ctm = adapters::stringAttrOr(n, "coordinate_transformation_mode", "half_pixel");
+  if (!ctm.ok()) return ctm.status();
+  if (*ctm != "tf_half_pixel_for_nn") return absl::OkStatus();
+  auto mode = adapters::stringAttrOr(n, "mode", "nearest");
+  if (!mode.ok()) return mode.status();
+  auto nm = adapters::stringAttrOr(n, "nearest_mode", "round_prefer_floor");
+  if (!nm.ok()) return nm.status();
+  const char *to = *nm == "round_prefer_floor" ? "ceil" : *nm == "floor" ? "round_prefer_ceil" : "";
+  if (*mode != "nearest" || !*to)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "coordinate_transformation_mode tf_half_pixel_for_nn with mode ", *mode,
+        " and nearest_mode ", *nm, " has no form at opset 13 (only nearest with "
+        "round_prefer_floor or floor: half_pixel with ceil or round_prefer_ceil)"));
+  if (c.checkOnly) return absl::OkStatus();
+  adapters::setStringAttr(n, "coordinate_transformation_mode", "half_pixel");
+  adapters::setStringAttr(n, "nearest_mode", to);
+  return absl::OkStatus();
+}
+absl::Status resizeDown13(Node &n, AdapterContext &c) {
+  if (c.checkOnly) return absl::OkStatus();
+  bool hasRoi = n.numOperands() > 1 && n.operand(1);
+  bool hasScales = n.numOperands() > 2 && n.operand(2);
+  if (hasRoi && hasScales) return absl::OkStatus();
+  while (n.numOperands() < 3) n.addOperand(nullptr);
+  if (!hasRoi) n.setOperand(1, emptyFloatConstant(n, c, "roi"));
+  if (!hasScales) n.setOperand(2, emptyFloatConstant(n, c, "scales"));
+  return absl::OkStatus();
+}
+absl::Status resizeDown18(Node &n, AdapterContext &c) {
+  return adapters::olderFormOnly(n, c, "Resize",
+                                 {{"antialias", AttrKind::Int, 0},
+                                  {"keep_aspect_ratio_policy", AttrKind::String, 0, "stretch"}});
+}
+// Resize-19 added coordinate_transformation_mode half_pixel_symmetric.
+absl::Status resizeDown19(Node &n, AdapterContext &) {
+  auto ctm = adapters::stringAttrOr(n, "coordinate_transformation_mode", "half_pixel");
+  if (!ctm.ok()) return ctm.status();
+  if (*ctm == "half_pixel_symmetric")
+    return absl::FailedPreconditionError(
+        "coordinate_transformation_mode half_pixel_symmetric first exists at opset 19");
+  return absl::OkStatus();
+}
+} // namespace
+
+void registerTensorAdapters(OpRegistrar &r) {
+  using adapters::noChange;
+  r["GatherND"].since(12).upgrade(noChange).downgrade([](Node &n, AdapterContext &c) {
+    return adapters::olderFormOnly(n, c, "GatherND", {{"batch_dims", AttrKind::Int, 0}});
+  });
+  r["ScatterElements"].since(16).upgrade(noChange).downgrade([](Node &n, AdapterContext &c) {
+    return adapters::olderFormOnly(n, c, "ScatterElements",
+                                   {{"reduction", AttrKind::String, 0, "none"}});
+  });
+  r["ScatterND"].since(16).upgrade(noChange).downgrade([](Node &n, AdapterContext &c) {
+    return adapters::olderFormOnly(n, c, "ScatterND", {{"reduction", AttrKind::String, 0, "none"}});
+  });
+  r["ScatterElements"].since(18).upgrade(noChange).downgrade(scatterDown18);
+  r["ScatterND"].since(18).upgrade(noChange).downgrade(scatterDown18);
+  r["Scatter"].since(11).upgrade(scatterToElements);
+  r["ScatterElements"].since(11).downgrade(elementsToScatter);
+  r["DepthToSpace"].since(11).upgrade(noChange).downgrade([](Node &n, AdapterContext &c) {
+    return adapters::olderFormOnly(n, c, "DepthToSpace", {{"mode", AttrKind::String, 0, "DCR"}});
+  });
+  r["TopK"].since(10).upgrade(topkUp10).downgrade(topkDown10);
+  r["TopK"].since(11).upgrade(noChange).downgrade([](Node &n, AdapterContext &c) {
+    return adapters::olderFormOnly(n, c, "TopK",
+                                   {{"largest", AttrKind::Int, 1}, {"sorted", AttrKind::Int, 1}});
+  });
+  r["Slice"].since(10).upgrade(sliceUp10).downgrade(sliceDown10);
+  r["Pad"].since(11).upgrade(padUp11).downgrade(padDown11);
+  r["Pad"].since(18).upgrade(noChange).downgrade(
+      [](Node &n, AdapterContext &c) { return adapters::olderFormOnly(n, c, "Pad", {}); });
+  r["Pad"].since(19).upgrade(noChange).downgrade(padDown19);
+  r["Upsample"].since(10).upgrade(upsampleToResize);
+  r["Resize"].since(10).downgrade(resizeToUpsample);
+  r["Resize"].since(11).upgrade(resizeUp11).downgrade(resizeDown11);
+  r["Resize"].since(13).upgrade(resizeUp13).downgrade(resizeDown13);
+  r["Resize"].since(18).upgrade(noChange).downgrade(resizeDown18);
+  r["Resize"].since(19).upgrade(noChange).downgrade(resizeDown19);
+}
+
 void registerTensorOps(OpRegistrar &r) {
   using namespace infer;
   for (const char *op : {"ReverseSequence", "Trilu", "Scatter", "ScatterElements", "ScatterND"})
@@ -1451,6 +1836,7 @@ void registerTensorOps(OpRegistrar &r) {
   r["Unique"] = uniqueRule;
   r["CenterCropPad"] = centerCropPadRule;
   r["TensorScatter"] = sameAsInput;
+  registerTensorAdapters(r);
 }
 
 } // namespace onnxir

@@ -22,8 +22,9 @@
 // importing its own version keeps it unless `functions` asks to convert it
 // to N too.
 //
-// Not yet: ops removed or deprecated between the versions are refused unless
-// they expand; other domains (ai.onnx.ml, ...) are left as they are.
+// An op removed or deprecated between the versions is refused unless an
+// adapter replaces it (Upsample <-> Resize, Scatter <-> ScatterElements) or
+// it expands. Other domains (ai.onnx.ml, ...) are left as they are.
 //
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/Attribute.h"
@@ -107,73 +108,107 @@ const OpEntry *entryOf(const OpSchema &s) {
 struct Step {
   Node *node;
   VersionAdapter fn;
-  int64_t from, to;
+  int64_t from, to, target;
+  /// The node's op type before the conversion (a schema's name: stable).
+  llvm::StringRef sourceOp;
 };
 
 /// Plans the steps of `n` from opset `cur` to `target` (appended to `steps`),
-/// checking each adapter; the why of a refusal otherwise.
+/// checking each adapter; the why of a refusal otherwise. An adapter that
+/// replaces the op (Note [Version adapters]) moves the walk to the other op's
+/// versions.
 absl::Status planNode(Node &n, int64_t cur, int64_t target, std::vector<Step> &steps) {
-  llvm::StringRef op = n.opType();
-  const OpSchema *from = lookupSchema("", op, cur);
-  if (!from) return absl::FailedPreconditionError(absl::StrCat("no schema at opset ", cur));
-  const OpSchema *to = lookupSchema("", op, target);
-  if (!to)
-    return absl::FailedPreconditionError(
-        absl::StrCat("the op does not exist at opset ", target));
-  if (to->deprecated())
-    return absl::FailedPreconditionError(
-        absl::StrCat(to->str(), " is deprecated at opset ", target));
-  llvm::ArrayRef<OpSchema> vs = schemaVersions("", op);
-  auto indexOf = [&](const OpSchema *s) { return (size_t)(s - vs.data()); };
-  size_t i = indexOf(from), j = indexOf(to);
+  std::string op = n.opType().str();
+  const OpSchema *from0 = lookupSchema("", op, cur);
+  if (!from0) return absl::FailedPreconditionError(absl::StrCat("no schema at opset ", cur));
   bool up = target > cur;
-  // Each step between schemas vs[k-1] (older) and vs[k] (newer).
-  auto stepImpl = [&](size_t k) -> absl::Status {
-    const OpSchema &older = vs[k - 1], &newer = vs[k];
-    int64_t stepFrom = up ? older.sinceVersion() : newer.sinceVersion();
-    int64_t stepTo = up ? newer.sinceVersion() : older.sinceVersion();
-    if (!up)
-      if (absl::Status s = typesAllowed(n, older); !s.ok()) return s;
-    // Opset 11 allowed negative axes in many ops without a signature change
-    // (Note [Negative axes before 11]).
-    if (!up && older.sinceVersion() < 11 && newer.sinceVersion() >= 11 &&
-        hasNegativeAxes(n, *from))
+  for (int renames = 0;; ++renames) {
+    if (renames > 4) return absl::InternalError("the op is renamed back and forth");
+    const OpSchema *from = lookupSchema("", op, cur);
+    if (!from) return absl::FailedPreconditionError(absl::StrCat("no schema at opset ", cur));
+    llvm::ArrayRef<OpSchema> vs = schemaVersions("", op);
+    auto indexOf = [&](const OpSchema *s) { return (size_t)(s - vs.data()); };
+    const OpSchema *to = lookupSchema("", op, target);
+    // Below the op's first version the walk goes to index 0, whose downgrade
+    // may turn it into its predecessor op.
+    const OpEntry *first = entryOf(vs.front());
+    if (!to && !(first && first->downgrade))
       return absl::FailedPreconditionError(
-          absl::StrCat("a negative axis, which ", older.str(),
-                       " may not accept (normalising it needs the rank; not done yet)"));
-    // A step that looks type-only may still change the meaning (Max-8's
-    // broadcasting): an adapter registered there is called.
-    const OpEntry *e = entryOf(newer);
-    VersionAdapter fn = e ? (up ? e->upgrade : e->downgrade) : nullptr;
-    if (!fn && older.sameFormals(newer) && (!up || newer.allowsEveryTypeOf(older)))
+          absl::StrCat("the op does not exist at opset ", target));
+    const OpEntry *last = to ? entryOf(*to) : nullptr;
+    if (to && to->deprecated() && !(up && last && last->upgrade))
+      return absl::FailedPreconditionError(
+          absl::StrCat(to->str(), " is deprecated at opset ", target));
+    size_t i = indexOf(from), j = to ? indexOf(to) : 0;
+    std::string newOp;
+    // Each step between schemas vs[k-1] (older) and vs[k] (newer); k == 0
+    // going down: out of the op's first version.
+    auto stepImpl = [&](size_t k) -> absl::Status {
+      const OpSchema *older = k ? &vs[k - 1] : nullptr, &newer = vs[k];
+      int64_t olderVersion = older ? older->sinceVersion() : newer.sinceVersion() - 1;
+      int64_t stepFrom = up ? olderVersion : newer.sinceVersion();
+      int64_t stepTo = up ? newer.sinceVersion() : olderVersion;
+      if (!up && older)
+        if (absl::Status s = typesAllowed(n, *older); !s.ok()) return s;
+      // Opset 11 allowed negative axes in many ops without a signature change
+      // (Note [Negative axes before 11]).
+      if (!up && older && older->sinceVersion() < 11 && newer.sinceVersion() >= 11 &&
+          hasNegativeAxes(n, *from0))
+        return absl::FailedPreconditionError(
+            absl::StrCat("a negative axis, which ", older->str(),
+                         " may not accept (normalising it needs the rank; not done yet)"));
+      const OpEntry *e = entryOf(newer);
+      VersionAdapter fn = e ? (up ? e->upgrade : e->downgrade) : nullptr;
+      // A registered adapter always runs: some steps change the meaning
+      // without changing the signature (Softmax-13's axis).
+      if (!fn && older && !newer.deprecated() && older->sameFormals(newer)) {
+        if (!up || newer.allowsEveryTypeOf(*older)) return absl::OkStatus();
+        // A narrowed type list going up (Erf-13 dropped the integer types):
+        // the node's known types must fit the newer list.
+        return typesAllowed(n, newer);
+      }
+      if (!fn) {
+        if (!older) return absl::FailedPreconditionError("the op does not exist there");
+        if (newer.deprecated())
+          return absl::FailedPreconditionError(absl::StrCat(newer.str(), " is deprecated"));
+        return absl::UnimplementedError("no adapter");
+      }
+      AdapterContext c;
+      c.checkOnly = true;
+      c.from = stepFrom;
+      c.to = stepTo;
+      c.target = target;
+      c.sourceOp = from0->name();
+      if (absl::Status s = fn(n, c); !s.ok()) return s;
+      steps.push_back({&n, fn, stepFrom, stepTo, target, from0->name()});
+      if (!c.newOpType.empty()) {
+        newOp = c.newOpType.str();
+        cur = stepTo;
+      }
       return absl::OkStatus();
-    if (!fn)
-      return absl::UnimplementedError("no adapter");
-    AdapterContext c;
-    c.checkOnly = true;
-    c.from = stepFrom;
-    c.to = stepTo;
-    if (absl::Status s = fn(n, c); !s.ok()) return s;
-    steps.push_back({&n, fn, stepFrom, stepTo});
-    return absl::OkStatus();
-  };
-  // Every refusal of a step names it: `Squeeze-v13 -> Squeeze-v11: why`.
-  auto step = [&](size_t k) -> absl::Status {
-    absl::Status s = stepImpl(k);
-    if (s.ok()) return s;
-    const OpSchema &older = vs[k - 1], &newer = vs[k];
-    return absl::Status(s.code(), absl::StrCat(up ? older.str() : newer.str(), " -> ",
-                                               up ? newer.str() : older.str(), ": ",
-                                               s.message()));
-  };
-  if (up) {
-    for (size_t k = i + 1; k <= j; ++k)
-      if (absl::Status s = step(k); !s.ok()) return s;
-  } else {
-    for (size_t k = i; k > j; --k)
-      if (absl::Status s = step(k); !s.ok()) return s;
+    };
+    // Every refusal of a step names it: `Squeeze-v13 -> Squeeze-v11: why`.
+    auto step = [&](size_t k) -> absl::Status {
+      absl::Status s = stepImpl(k);
+      if (s.ok()) return s;
+      std::string older = k ? vs[k - 1].str() : absl::StrCat("opset ", vs[k].sinceVersion() - 1);
+      std::string newer = vs[k].str();
+      return absl::Status(s.code(), absl::StrCat(up ? older : newer, " -> ", up ? newer : older,
+                                                 ": ", s.message()));
+    };
+    if (up) {
+      for (size_t k = i + 1; k <= j && newOp.empty(); ++k)
+        if (absl::Status s = step(k); !s.ok()) return s;
+    } else {
+      for (size_t k = i; (k > j || (!to && k == 0)) && newOp.empty(); --k) {
+        if (absl::Status s = step(k); !s.ok()) return s;
+        if (k == 0) break;
+      }
+    }
+    if (newOp.empty()) return absl::OkStatus();
+    op = std::move(newOp);
+    if (cur == target) return absl::OkStatus();
   }
-  return absl::OkStatus();
 }
 
 // Note [Functions across opsets]
@@ -253,6 +288,8 @@ absl::Status applyPlan(Model &m, const Plan &p, int64_t target) {
     AdapterContext c;
     c.from = s.from;
     c.to = s.to;
+    c.target = s.target;
+    c.sourceOp = s.sourceOp;
     if (absl::Status st = s.fn(*s.node, c); !st.ok())
       return absl::InternalError(absl::StrCat("convert-opset: ", nodePath(s.node),
                                               ": an adapter failed after its check passed "

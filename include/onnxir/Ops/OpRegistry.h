@@ -72,6 +72,15 @@ using KernelFn = absl::StatusOr<std::vector<Tensor>> (*)(const KernelCall &);
 // The check sees the node as it is before any step of the conversion, so an
 // adapter's check reads only what the other steps of the same op keep (the
 // operand or attribute it moves).
+//
+// An op replaced by another (Upsample-10 and Scatter-11 are deprecated in
+// favour of Resize and ScatterElements): the deprecated entry's `upgrade` and
+// the successor's first entry's `downgrade` turn the node into the other op
+// (Node::setOpType) and name it in AdapterContext::newOpType, in the check
+// too; the walk goes on along the other op's versions from that step's
+// version (going down from the successor's first entry, the step is to
+// since-version - 1). A check that follows a rename still sees the node under
+// its old op type, so adapters never read Node::opType().
 
 /// What an adapter may use besides the node.
 struct AdapterContext {
@@ -79,6 +88,14 @@ struct AdapterContext {
   bool checkOnly = false;
   /// The opset versions of this step (from -> to).
   int64_t from = 0, to = 0;
+  /// The opset the whole conversion goes to (new nodes an adapter creates
+  /// must be valid there: they are not converted).
+  int64_t target = 0;
+  /// The op type the node had before the conversion (Upsample for a node
+  /// that became Resize), the same in the check and the real run.
+  llvm::StringRef sourceOp;
+  /// Set by an adapter that turns the node into another op (see above).
+  llvm::StringRef newOpType;
   /// A new constant for `n` (a Constant node before `n` in its graph, its
   /// result named freshly from `base`).
   Value *constant(Node &n, llvm::StringRef base, Tensor t);

@@ -174,4 +174,54 @@ g (float[1,3] x) => (float[3] y, float[1,1,3] z)
   EXPECT_EQ(adapted, 2);
 }
 
+// Note [Version adapters]: an adapter may replace the op (Upsample-9 ->
+// Resize-10, Scatter-9 -> ScatterElements-11); the walk goes on along the
+// other op's versions and comes back the same way.
+TEST(ConvertOpset, ReplacedOpsGoUpAndComeBack) {
+  auto m = parse(R"(<ir_version: 4, opset_import: ["" : 9]>
+g (float[1,1,2,2] x, float[2,3] d, int64[1,3] i, float[1,3] u) => (float[1,1,4,6] y, float[2,3] s)
+<float[4] sc = {1.0, 1.0, 2.0, 3.0}>
+{
+  y = Upsample<mode = "linear">(x, sc)
+  s = Scatter<axis = 1>(d, i, u)
+}
+)");
+  ASSERT_TRUE(m);
+  std::string before = printModelText(*m);
+  auto up = convertOpset(*m, 21);
+  ASSERT_TRUE(up.ok()) << up.status();
+  std::string text = printModelText(*m);
+  EXPECT_EQ(schemaErrors(*m), "") << text;
+  EXPECT_NE(text.find("y = Resize"), std::string::npos) << text;
+  EXPECT_NE(text.find("s = ScatterElements"), std::string::npos) << text;
+  auto down = convertOpset(*m, 9);
+  ASSERT_TRUE(down.ok()) << down.status();
+  EXPECT_EQ(schemaErrors(*m), "") << printModelText(*m);
+  EXPECT_EQ(printModelText(*m), before);
+}
+
+// The rename happens only in the real run: a refusal of a later node leaves
+// the Upsample an Upsample.
+TEST(ConvertOpset, RefusalAfterAReplacementLeavesModelUntouched) {
+  // Pad-11's constant value must be of the data's type, unknown here (no
+  // shape inference).
+  auto m = parse(R"(<ir_version: 4, opset_import: ["" : 9]>
+g (float[1,1,2,2] x, float[2,3] a) => (float[1,1,4,6] y, float[?,?] z)
+<float[4] sc = {1.0, 1.0, 2.0, 3.0}>
+{
+  y = Upsample<mode = "nearest">(x, sc)
+  r = Relu(a)
+  z = Pad<pads = [1, 1, 1, 1], value = 2.0>(r)
+}
+)");
+  ASSERT_TRUE(m);
+  std::string before = printModelText(*m);
+  auto r = convertOpset(*m, 13);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(std::string(r.status().message()).find("node #2 (Pad)"), std::string::npos)
+      << r.status();
+  EXPECT_EQ(printModelText(*m), before);
+}
+
+
 } // namespace
