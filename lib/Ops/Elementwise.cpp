@@ -852,10 +852,15 @@ DataType clipElemType(const Node &n) {
 }
 absl::Status clipUp11(Node &n, AdapterContext &c) {
   DataType dt = clipElemType(n);
+  // An input of unknown type: at a target of 15 or later the float bounds
+  // take its type through CastLike (Clip-6 takes float types only, and
+  // compares with the float attributes cast to them).
+  bool castLike = dt == DataType::Undefined && c.target >= 15;
+  if (castLike) dt = DataType::Float;
   if (dt != DataType::Float && dt != DataType::Double && dt != DataType::Float16)
     return absl::FailedPreconditionError(
         "the bounds become operands of the input's element type, which is unknown (infer shapes "
-        "first)");
+        "first, or convert to opset 15 or later, where CastLike gives them its type)");
   for (const char *name : {"min", "max"})
     if (const Attribute *a = n.getAttr(name); a && (a->isReference() || a->kind() != AttrKind::Float))
       return absl::FailedPreconditionError(
@@ -885,6 +890,11 @@ absl::Status clipUp11(Node &n, AdapterContext &c) {
     t.setDataType(dt);
     t.setRaw(std::move(raw));
     bounds[k] = c.constant(n, names[k], std::move(t));
+    if (castLike)
+      bounds[k] = n.getGraph()
+                      ->createNode("CastLike", {bounds[k], n.operand(0)}, 1, &n, "",
+                                   std::string(names[k]) + "_like")
+                      ->result(0);
   }
   n.removeAttr("min");
   n.removeAttr("max");
@@ -966,6 +976,52 @@ absl::Status preluSlopeLegacy(Node &n, AdapterContext &) {
       ts && ts->hasShape() ? "of type " + ts->str() : std::string("of unknown shape"),
       " with X ", tx && tx->hasShape() ? "of type " + tx->str() : std::string("of unknown shape"),
       " may mean otherwise (run infer-shapes first if the shapes are unknown)"));
+}
+// Up, a slope of X's channel count [C] (as Caffe2 and PyTorch's opset-6
+// exports meant it: per channel of X's axis 1, which their reference outputs
+// show) becomes the numpy form [C, 1, ..., 1]; for X of rank 2 the two
+// readings agree already.
+absl::Status preluUp7(Node &n, AdapterContext &c) {
+  if (preluSlopeLegacy(n, c).ok()) return absl::OkStatus();
+  const Type *tx = n.numOperands() > 0 && n.operand(0) ? n.operand(0)->type() : nullptr;
+  const Type *ts = n.numOperands() > 1 && n.operand(1) ? n.operand(1)->type() : nullptr;
+  Tensor scratch;
+  const Tensor *k = n.numOperands() > 1 ? constantOf(n.operand(1), scratch) : nullptr;
+  int64_t channels = k && k->dims().size() == 1 ? k->dims()[0]
+                     : ts && ts->hasShape() && ts->rank() == 1 && ts->dims()[0].isKnown()
+                         ? ts->dims()[0].value
+                         : -1;
+  if (tx && tx->hasShape() && tx->rank() >= 2 && tx->dims()[1].isKnown() && channels >= 0 &&
+      channels == tx->dims()[1].value) {
+    if (c.checkOnly || tx->rank() == 2) return absl::OkStatus();
+    std::vector<int64_t> d{channels};
+    d.resize(tx->rank() - 1, 1);
+    Value *old = n.operand(1);
+    if (k) { // a constant slope: a constant of the new shape
+      Tensor t = *k;
+      t.setDims(d);
+      Value *v = adapters::newConstant(n, c, old->name().str() + "_per_channel", std::move(t));
+      if (!v) return absl::InternalError("no constant for the per-channel slope");
+      n.setOperand(1, v);
+      adapters::eraseIfDeadConstant(old);
+      return absl::OkStatus();
+    }
+    // A slope fed at run time (an input, or an initializer an input may
+    // override): reshaped in the graph (Reshape-5 on: an operand shape).
+    Tensor shape;
+    shape.setDataType(DataType::Int64);
+    shape.setDims({(int64_t)d.size()});
+    shape.setTyped(Tensor::TypedField::Int64);
+    shape.int64Data.mut() = d;
+    Value *sv = adapters::newConstant(n, c, old->name().str() + "_per_channel_shape",
+                                      std::move(shape));
+    if (!sv) return absl::InternalError("no constant for the per-channel shape");
+    Node *rs = n.getGraph()->createNode("Reshape", {old, sv}, 1, &n, "",
+                                        old->name().str() + "_per_channel");
+    n.setOperand(1, rs->result(0));
+    return absl::OkStatus();
+  }
+  return preluSlopeLegacy(n, c);
 }
 } // namespace
 
@@ -1081,7 +1137,7 @@ void registerElementwiseOps(OpRegistrar &r) {
   for (const char *op : {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal",
                          "Greater", "Less"})
     r[op].since(7).upgrade(legacyBroadcastUp).downgrade(legacyBroadcastDown);
-  r["PRelu"].since(7).upgrade(preluSlopeLegacy).downgrade(preluSlopeLegacy);
+  r["PRelu"].since(7).upgrade(preluUp7).downgrade(preluSlopeLegacy);
   // Opset 8 let Max, Min, Sum and Mean broadcast (their schemas did not
   // change): going down, every operand must have the same shape.
   for (const char *op : {"Max", "Min", "Sum", "Mean"})
