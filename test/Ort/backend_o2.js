@@ -18,7 +18,12 @@ async function main() {
   const lines = fs.readFileSync(process.argv[2], 'utf8').split('\n').filter((l) => l.trim());
   const opts = { opt: 'disabled', threads: 1 };
   const tol = { atol: 1e-5, rtol: 1e-4 };
-  let pass = 0; let skip = 0; let fail = 0;
+  let pass = 0; let skip = 0; let fail = 0; let noKernel = 0;
+  // KERNEL_GAPS_OK=1 (convert-opset's corpus run): a converted model that
+  // onnxruntime rejects for want of a kernel of an op version it does not
+  // implement (RoiAlign-22 in 1.30) is counted apart, not failed: the model
+  // is schema-valid at the target (onnx-opt checked), the oracle is silent.
+  const kernelGapsOk = process.env.KERNEL_GAPS_OK === '1';
   for (const line of lines) {
     const [a, b, dir] = line.split(' ');
     let sA; let outA; let feeds;
@@ -39,11 +44,17 @@ async function main() {
       }
       pass++;
     } catch (e) {
+      if (kernelGapsOk && /Could not find an implementation for/.test(e.message)) {
+        noKernel++;
+        console.log(`NO KERNEL: ${b}: ${e.message.split('\n')[0]}`);
+        continue;
+      }
       fail++;
       console.log(`FAIL: ${b}: ${e.message}`);
     }
   }
-  console.log(`${process.env.LABEL || 'backend-o2'}: ${pass} passed, ${skip} skipped (onnxruntime cannot run the original), ${fail} failed`);
+  console.log(`${process.env.LABEL || 'backend-o2'}: ${pass} passed, ${skip} skipped (onnxruntime cannot run the original), ${fail} failed` +
+              (kernelGapsOk ? `, ${noKernel} without an onnxruntime kernel at the target` : ''));
   return fail ? 1 : 0;
 }
 main().then((c) => { process.exitCode = c; }, (e) => { console.error(e); process.exitCode = 2; });
