@@ -68,7 +68,8 @@ using KernelFn = absl::StatusOr<std::vector<Tensor>> (*)(const KernelCall &);
 // not (a meaning change the signature does not show: Max-8 broadcasts). An
 // adapter is called twice: first with `checkOnly` set, when it must change
 // nothing and return the refusal the real run would give (OkStatus if it can
-// convert), then for real, which must then succeed. A refusal's message says why (the pass adds node, op, versions).
+// convert), then for real, which must then succeed. A refusal's message says
+// why (the pass adds node, op, versions).
 // The check sees the node as it is before any step of the conversion, so an
 // adapter's check reads only what the other steps of the same op keep (the
 // operand or attribute it moves).
