@@ -22,8 +22,15 @@
 #include "AdapterSupport.h"
 #include "Families.h"
 
+#include "onnxir/IR/Attribute.h"
 #include "onnxir/IR/Context.h"
 #include "onnxir/IR/Graph.h"
+#include "onnxir/IR/Node.h"
+#include "onnxir/IR/Tensor.h"
+#include "onnxir/IR/Type.h"
+#include "onnxir/IR/Value.h"
+
+#include "absl/strings/str_cat.h"
 
 #include <algorithm>
 
@@ -336,13 +343,65 @@ void sequenceMapRule(InferCtx &c) {
 namespace {
 // Scan-9 dropped Scan-8's batch axis (every scan input and output had a
 // leading batch dimension, with optional per-batch sequence_lens) and added
-// per-input and per-output scan axes. Moving between them rewrites the body
-// (a loop over the batch, or Unsqueeze/Squeeze of every input and output):
-// not done, refused with that why.
-absl::Status scanUp9(Node &, AdapterContext &) {
-  return absl::UnimplementedError(
-      "Scan-8 scans a leading batch axis (with optional sequence_lens), which Scan-9 does not "
-      "have; rewriting it (a loop over the batch) is not done");
+// per-input and per-output scan axes; the body (one batch element) is the
+// same. A batch of one without sequence_lens converts up: every operand
+// loses its leading 1 (Squeeze), every result gets it back (Unsqueeze), and
+// `directions` becomes `scan_input_directions`. A larger or unknown batch
+// would need a loop over it: refused with that why, as is the way down.
+absl::Status scanUp9(Node &n, AdapterContext &c) {
+  const char *why = "Scan-8 scans a leading batch axis (with optional sequence_lens), which Scan-9 "
+                    "does not have; ";
+  if (n.numOperands() > 0 && n.operand(0))
+    return absl::UnimplementedError(absl::StrCat(
+        why, "per-batch sequence_lens ('", n.operand(0)->name().str(),
+        "') have no Scan-9 form (only a batch of one without them converts)"));
+  for (unsigned i = 1; i < n.numOperands(); ++i) {
+    const Value *v = n.operand(i);
+    const Type *t = v ? v->type() : nullptr;
+    if (!t || !t->isTensor() || !t->hasShape() || t->rank() < 1 || !t->dims()[0].isKnown() ||
+        t->dims()[0].value != 1)
+      return absl::UnimplementedError(absl::StrCat(
+          why, "operand #", i, " ('", v ? v->name().str() : std::string(),
+          "') does not have a known batch of one (a larger batch needs a loop over it: not done; "
+          "infer shapes first if the shape is unknown)"));
+  }
+  if (c.checkOnly) return absl::OkStatus();
+  Graph &g = *n.getGraph();
+  auto axesOperand = [&]() {
+    Tensor t;
+    t.setDataType(DataType::Int64);
+    t.setDims({1});
+    t.setTyped(Tensor::TypedField::Int64);
+    t.int64Data.mut() = {0};
+    return adapters::newConstant(n, c, "axes", std::move(t));
+  };
+  // Squeeze/Unsqueeze in the form of the target (axes an operand from 13,
+  // one constant before the Scan and the Squeezes for all of them).
+  Value *axes = c.target >= 13 ? axesOperand() : nullptr;
+  auto batchOp = [&](Node &op) {
+    if (axes)
+      op.addOperand(axes);
+    else
+      op.newAttr("axes").setInts({0});
+  };
+  for (unsigned i = 1; i < n.numOperands(); ++i) {
+    Value *v = n.operand(i);
+    Node *sq = g.createNode("Squeeze", {v}, 1, &n, "", v->name().str() + "_unbatched");
+    batchOp(*sq);
+    n.setOperand(i, sq->result(0));
+  }
+  n.removeOperand(0);
+  if (Attribute *d = n.getAttr("directions")) {
+    std::vector<int64_t> dirs = d->ints;
+    n.removeAttr("directions");
+    n.newAttr("scan_input_directions").setInts(std::move(dirs));
+  }
+  for (unsigned r = 0; r < n.numResults(); ++r) {
+    if (!n.result(r)) continue;
+    Node *un = adapters::wrapResult(n, "Unsqueeze", {}, r);
+    batchOp(*un);
+  }
+  return absl::OkStatus();
 }
 absl::Status scanDown9(Node &, AdapterContext &) {
   return absl::UnimplementedError(

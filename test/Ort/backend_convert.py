@@ -39,11 +39,8 @@ except ImportError:
 
 
 # Up-conversions refused on purpose, each with the words its refusal must
-# hold (README, convert-opset): Scan-8's batch axis has no Scan-9 form short
-# of rewriting the body as a loop over the batch.
-KNOWN_UP_REFUSALS = {
-    "node_test_scan_sum": "Scan-v8 -> Scan-v9: Scan-8 scans a leading batch axis",
-}
+# hold (say why in README, convert-opset): none at present.
+KNOWN_UP_REFUSALS = {}
 
 
 def default_opset(model):
