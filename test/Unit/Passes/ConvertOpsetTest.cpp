@@ -12,6 +12,8 @@
 #include "onnxir/Passes/Passes.h"
 #include "onnxir/Serialize/Text.h"
 
+#include "PassTestUtil.h"
+
 #include "gtest/gtest.h"
 
 #include <string>
@@ -21,17 +23,8 @@ using namespace onnxir;
 
 namespace {
 
-std::unique_ptr<Model> parse(const char *text) {
-  auto m = parseModelText(text, "<test>");
-  EXPECT_TRUE(m.ok()) << m.status();
-  return m.ok() ? std::move(*m) : nullptr;
-}
-
-std::string schemaErrors(const Model &m) {
-  std::string out;
-  for (const Diagnostic &d : verifySchemaAll(m)) out += d.message + "\n";
-  return out;
-}
+using passtest::parse;
+using passtest::schemaErrors;
 
 TEST(ConvertOpset, RefusalLeavesModelUntouched) {
   // The Squeeze and the first ReduceMax could go to 13; the second cannot
