@@ -17,6 +17,8 @@
 #include "onnxir/Passes/ShapeInference.h"
 #include "onnxir/Serialize/Text.h"
 
+#include "PassTestUtil.h"
+
 #include "gtest/gtest.h"
 
 #include <string>
@@ -24,6 +26,9 @@
 using namespace onnxir;
 
 namespace {
+
+using passtest::parse;
+using passtest::schemaErrorCount;
 
 /// The model with the given opset_import list; y and z squeeze a [1,3,1]
 /// tensor with axes [0] given as an input (Squeeze-13's form); z's operand
@@ -38,22 +43,13 @@ g (float[1,3,1] x) => (y, z)
   z = Squeeze (c, ax)
 }
 )";
-  auto m = parseModelText(text, "<test>");
-  EXPECT_TRUE(m.ok()) << m.status();
-  return m.ok() ? std::move(*m) : nullptr;
+  return parse(text);
 }
 
 Node *squeezeNamed(Model &m, llvm::StringRef result) {
   for (Node &n : m.graph().nodes())
     if (n.is("Squeeze") && n.result(0)->name() == result) return &n;
   return nullptr;
-}
-
-unsigned schemaErrors(const Model &m) {
-  unsigned k = 0;
-  for (const Diagnostic &d : verifySchemaAll(m))
-    if (d.kind == Diagnostic::Kind::Schema) ++k;
-  return k;
 }
 
 /// The versions the rewriter reports while visiting Squeeze nodes.
@@ -81,7 +77,7 @@ TEST(OpsetInForce, DuplicatedImportLastEntryWinsEverywhere) {
   EXPECT_EQ(opsetInForce(*y), 13);
   EXPECT_EQ(importedOpsetVersion(*y), 13);
   // Schema check: Squeeze-13 takes (data, axes).
-  EXPECT_EQ(schemaErrors(*m), 0u);
+  EXPECT_EQ(schemaErrorCount(*m), 0u);
   // The rewriter.
   EXPECT_EQ(rewriterVersions(*m), std::vector<int64_t>({13, 13}));
   // Inference: axes [0] from the input, so [3,1] (Squeeze-11 would squeeze
@@ -107,7 +103,7 @@ TEST(OpsetInForce, ReversedDuplicateGivesTheOtherVersionEverywhere) {
   EXPECT_EQ(opsetInForce(*y), 11);
   EXPECT_EQ(m->opsetVersion("ai.onnx"), 11);
   // Squeeze-11 has one input: both Squeezes break the schema.
-  EXPECT_EQ(schemaErrors(*m), 2u);
+  EXPECT_EQ(schemaErrorCount(*m), 2u);
   EXPECT_EQ(rewriterVersions(*m), std::vector<int64_t>({11, 11}));
   auto inf = inferShapes(*m);
   ASSERT_TRUE(inf.ok()) << inf.status();
@@ -121,7 +117,7 @@ TEST(OpsetInForce, ReversedDuplicateGivesTheOtherVersionEverywhere) {
 }
 
 TEST(OpsetInForce, FunctionBodyUsesItsOwnLastImportThenTheModels) {
-  auto m = parseModelText(R"(
+  auto m = parse(R"(
 <ir_version: 8, opset_import: ["" : 13, "local" : 1, "local" : 2]>
 g (float[1,3,1] x) => (y, w)
 {
@@ -135,10 +131,9 @@ F (a) => (b, t)
   t = If (c) <then_branch = t () => (o) { o = Squeeze <axes = [2]> (a) },
               else_branch = e () => (p) { p = Identity (a) }>
 }
-)",
-                          "<test>");
-  ASSERT_TRUE(m.ok()) << m.status();
-  Model &model = **m;
+)");
+  ASSERT_TRUE(m);
+  Model &model = *m;
   ASSERT_EQ(model.functions().size(), 1u);
   Graph &body = model.functions()[0]->body();
   EXPECT_EQ(opsetInForce(body, ""), 11);
@@ -153,7 +148,7 @@ F (a) => (b, t)
   Graph *then = iff.getAttr("then_branch")->graph();
   EXPECT_EQ(opsetInForce(then->nodes().front()), 11);
   // Squeeze-11 with an axes attribute is valid there; the rewriter agrees.
-  EXPECT_EQ(schemaErrors(model), 0u);
+  EXPECT_EQ(schemaErrorCount(model), 0u);
   EXPECT_EQ(rewriterVersions(model), std::vector<int64_t>({11, 11}));
 }
 

@@ -13,6 +13,8 @@
 #include "onnxir/Passes/Passes.h"
 #include "onnxir/Serialize/Text.h"
 
+#include "PassTestUtil.h"
+
 #include "gtest/gtest.h"
 
 #include <string>
@@ -22,16 +24,8 @@ using namespace onnxir;
 
 namespace {
 
-std::unique_ptr<Model> parse(const char *text) {
-  auto m = parseModelText(text, "<test>");
-  EXPECT_TRUE(m.ok()) << m.status();
-  return m.ok() ? std::move(*m) : nullptr;
-}
-
-void expectValid(const Model &m) {
-  absl::Status s = verify(m);
-  EXPECT_TRUE(s.ok()) << s;
-}
+using passtest::expectValid;
+using passtest::parse;
 
 int countOps(Model &m, llvm::StringRef op) {
   int n = 0;

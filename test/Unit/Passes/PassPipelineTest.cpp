@@ -12,6 +12,8 @@
 #include "onnxir/Passes/Passes.h"
 #include "onnxir/Serialize/Text.h"
 
+#include "PassTestUtil.h"
+
 #include "gtest/gtest.h"
 
 using namespace onnxir;
@@ -153,7 +155,7 @@ TEST(PassPipeline, ParsesInstancesWithTheirOptions) {
 
 TEST(CompositePass, ChildrenRunAsPassesOfTheirOwn) {
   registerAllPasses();
-  auto m = parseModelText(R"(
+  auto m = passtest::parse(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[2] x) => (float[2] y)
 {
@@ -161,9 +163,8 @@ g (float[2] x) => (float[2] y)
   d = Neg (x)
   y = Relu (i)
 }
-)",
-                          "<test>");
-  ASSERT_TRUE(m.ok()) << m.status();
+)");
+  ASSERT_TRUE(m);
   std::string log;
   llvm::raw_string_ostream os(log);
   PassManagerOptions o;
@@ -172,7 +173,7 @@ g (float[2] x) => (float[2] y)
   o.printStatistics = true;
   PassManager pm(o);
   ASSERT_TRUE(pm.addPipeline("O1{max-iterations=3}").ok());
-  auto r = pm.run(**m);
+  auto r = pm.run(*m);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(*r);
   os.flush();
@@ -181,7 +182,7 @@ g (float[2] x) => (float[2] y)
   EXPECT_NE(log.find("O1: rounds = 2"), std::string::npos) << log;
   // The timing report lists the children, not the composite.
   EXPECT_NE(log.find("  fold-constants  (no change)"), std::string::npos) << log;
-  EXPECT_EQ((*m)->graph().numNodes(), 1u);
+  EXPECT_EQ(m->graph().numNodes(), 1u);
 }
 
 } // namespace

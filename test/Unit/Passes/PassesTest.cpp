@@ -10,6 +10,8 @@
 #include "onnxir/Passes/Passes.h"
 #include "onnxir/Serialize/Text.h"
 
+#include "PassTestUtil.h"
+
 #include "gtest/gtest.h"
 
 #include <algorithm>
@@ -20,11 +22,8 @@ using namespace onnxir;
 
 namespace {
 
-std::unique_ptr<Model> parse(const char *text) {
-  auto m = parseModelText(text, "<test>");
-  EXPECT_TRUE(m.ok()) << m.status();
-  return m.ok() ? std::move(*m) : nullptr;
-}
+using passtest::expectValid;
+using passtest::parse;
 
 std::set<std::string> opTypes(Graph &g) {
   std::set<std::string> ops;
@@ -39,11 +38,6 @@ Node *findNode(Model &m, llvm::StringRef op) {
       if (!found && n.opType() == op) found = &n;
   });
   return found;
-}
-
-void expectValid(const Model &m) {
-  absl::Status s = verify(m);
-  EXPECT_TRUE(s.ok()) << s;
 }
 
 TEST(DeadCode, NestedUseOfOuterInitializerDiesWithItsNode) {

@@ -12,6 +12,8 @@
 #include "onnxir/Passes/Passes.h"
 #include "onnxir/Serialize/Text.h"
 
+#include "PassTestUtil.h"
+
 #include "gtest/gtest.h"
 
 #include <map>
@@ -20,11 +22,7 @@ using namespace onnxir;
 
 namespace {
 
-std::unique_ptr<Model> parse(const char *text) {
-  auto m = parseModelText(text, "test");
-  EXPECT_TRUE(m.ok()) << m.status();
-  return m.ok() ? std::move(*m) : nullptr;
-}
+using passtest::parse;
 
 /// Gives the first node an attribute its schema does not have.
 class BadAttrPass : public Pass {

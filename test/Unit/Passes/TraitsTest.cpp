@@ -10,17 +10,15 @@
 #include "onnxir/Passes/Passes.h"
 #include "onnxir/Serialize/Text.h"
 
+#include "PassTestUtil.h"
+
 #include "gtest/gtest.h"
 
 using namespace onnxir;
 
 namespace {
 
-std::unique_ptr<Model> parse(const char *text) {
-  auto m = parseModelText(text, "<test>");
-  EXPECT_TRUE(m.ok()) << m.status();
-  return m.ok() ? std::move(*m) : nullptr;
-}
+using passtest::parse;
 
 int64_t cse(Model &m) {
   int64_t merged = 0;
