@@ -143,22 +143,49 @@ std::optional<DataType> firstElemType(std::initializer_list<const Value *> vs) {
 const Value *operandOr(const Node &n, unsigned i) { return i < n.numOperands() ? n.operand(i) : nullptr; }
 const Value *resultOr(const Node &n, unsigned i) { return i < n.numResults() ? n.result(i) : nullptr; }
 
-/// Checks shared by the normalizations: the element types (T of X, known
-/// from X or from `sameType`, values of the same constraint; U the stash
-/// type) and the axes [axis, rank) as the opset can say them.
-absl::Status normalizationPlan(Node &n, const ExpandContext &c, int64_t axis, int64_t stash,
+/// What the normalizations (LayerNormalization-17, RMSNormalization-23)
+/// share: their attributes, T (the element type of X, known from X or from
+/// values of the same constraint), U (stash_type) and the axes [axis, rank)
+/// as the opset can say them.
+struct NormalizationPlan {
+  std::optional<DataType> t;
+  DataType u = DataType::Float;
+  float eps = 1e-5f;
+  std::vector<int64_t> axes;
+
+  bool sameType() const { return t && *t == u; }
+  /// X in the stash type.
+  Value *toStash(Emitter &e, Value *x) const { return sameType() ? x : e.cast(x, u); }
+  /// `v` (of type U) back in T, X's type.
+  Value *fromStash(Emitter &e, Value *v, Value *x) const {
+    return sameType() ? v : t ? e.cast(v, *t) : e.op("CastLike", {v, x});
+  }
+};
+
+/// The checks shared by the normalizations, in this order: no attribute
+/// refers to a function attribute; X and the scale operand (named `scale`
+/// in the refusal) are given; stash_type is a float type; T is known (from X
+/// or `sameType`) or CastLike exists; the axes can be said; `ops` exist.
+absl::Status planNormalization(Node &n, const ExpandContext &c, const char *scale,
                                std::initializer_list<const Value *> sameType,
-                               std::optional<DataType> &t, std::vector<int64_t> &axes) {
+                               std::initializer_list<const char *> ops, NormalizationPlan &p) {
+  if (absl::Status s = noReferences(n); !s.ok()) return s;
+  if (n.numOperands() < 2 || !n.operand(0) || !n.operand(1))
+    return refuse(absl::StrCat("X and ", scale, " are required"));
+  NodeContext nc(n);
+  int64_t axis = nc.getInt("axis", -1), stash = nc.getInt("stash_type", 1);
+  p.eps = nc.getFloat("epsilon", 1e-5f);
   if (!isFloatType((DataType)stash))
     return refuse(absl::StrCat("stash_type ", stash, " is not a floating-point type"));
-  t = elemTypeOf(n.operand(0));
-  if (!t) t = firstElemType(sameType);
-  if (!t && c.opset < 15)
+  p.u = (DataType)stash;
+  p.t = elemTypeOf(n.operand(0));
+  if (!p.t) p.t = firstElemType(sameType);
+  if (!p.t && c.opset < 15)
     return refuse(absl::StrCat("the element type of X ('", n.operand(0)->name().str(),
                                "') is unknown, and CastLike does not exist at opset ", c.opset));
   int64_t rank = rankOf(n.operand(0));
   if (axis < 0 && c.opset >= 11) {
-    for (int64_t a = axis; a < 0; ++a) axes.push_back(a);
+    for (int64_t a = axis; a < 0; ++a) p.axes.push_back(a);
   } else {
     if (rank < 0)
       return refuse(absl::StrCat("axis ", axis, " needs the rank of X ('",
@@ -167,44 +194,30 @@ absl::Status normalizationPlan(Node &n, const ExpandContext &c, int64_t axis, in
     int64_t first = axis < 0 ? axis + rank : axis;
     if (first < 0 || first >= rank)
       return refuse(absl::StrCat("axis ", axis, " is outside the rank ", rank, " of X"));
-    for (int64_t a = first; a < rank; ++a) axes.push_back(a);
+    for (int64_t a = first; a < rank; ++a) p.axes.push_back(a);
   }
-  return absl::OkStatus();
+  return requireOps(c, ops);
 }
 
 absl::Status expandLayerNormalization(Node &n, ExpandContext &c, std::vector<Value *> &results) {
-  if (absl::Status s = noReferences(n); !s.ok()) return s;
-  if (n.numOperands() < 2 || !n.operand(0) || !n.operand(1))
-    return refuse("X and Scale are required");
-  NodeContext nc(n);
-  int64_t axis = nc.getInt("axis", -1), stash = nc.getInt("stash_type", 1);
-  float eps = nc.getFloat("epsilon", 1e-5f);
-  std::optional<DataType> t;
-  std::vector<int64_t> axes;
+  NormalizationPlan p;
   // LayerNormalization-17: X, Scale, B and Y share T.
-  if (absl::Status s = normalizationPlan(n, c, axis, stash,
-                                         {operandOr(n, 1), operandOr(n, 2), resultOr(n, 0)}, t,
-                                         axes);
-      !s.ok())
-    return s;
-  if (absl::Status s = requireOps(c, {"ReduceMean", "Sub", "Mul", "Add", "Sqrt", "Reciprocal",
-                                      "Cast"});
+  if (absl::Status s = planNormalization(
+          n, c, "Scale", {operandOr(n, 1), operandOr(n, 2), resultOr(n, 0)},
+          {"ReduceMean", "Sub", "Mul", "Add", "Sqrt", "Reciprocal", "Cast"}, p);
       !s.ok())
     return s;
   if (c.checkOnly) return absl::OkStatus();
   Emitter e(n, c);
-  DataType u = (DataType)stash;
   Value *x = n.operand(0);
-  bool same = t && *t == u;
-  Value *xu = same ? x : e.cast(x, u);
-  Value *mean = e.reduceMean(xu, axes);
+  Value *xu = p.toStash(e, x);
+  Value *mean = e.reduceMean(xu, p.axes);
   Value *d = e.op("Sub", {xu, mean});
-  Value *var = e.reduceMean(e.op("Mul", {d, d}), axes);
-  Value *varEps = e.op("Add", {var, e.scalar(eps, u, nullptr)});
+  Value *var = e.reduceMean(e.op("Mul", {d, d}), p.axes);
+  Value *varEps = e.op("Add", {var, e.scalar(p.eps, p.u, nullptr)});
   Value *invStdDev = e.op("Reciprocal", {e.op("Sqrt", {varEps})});
   Value *normalized = e.op("Mul", {d, invStdDev});
-  Value *nt = same ? normalized : t ? e.cast(normalized, *t) : e.op("CastLike", {normalized, x});
-  Value *y = e.op("Mul", {nt, n.operand(1)});
+  Value *y = e.op("Mul", {p.fromStash(e, normalized, x), n.operand(1)});
   if (n.numOperands() > 2 && n.operand(2)) y = e.op("Add", {y, n.operand(2)});
   results = {y, mean, invStdDev};
   results.resize(n.numResults());
@@ -212,30 +225,21 @@ absl::Status expandLayerNormalization(Node &n, ExpandContext &c, std::vector<Val
 }
 
 absl::Status expandRMSNormalization(Node &n, ExpandContext &c, std::vector<Value *> &results) {
-  if (absl::Status s = noReferences(n); !s.ok()) return s;
-  if (n.numOperands() < 2 || !n.operand(0) || !n.operand(1))
-    return refuse("X and scale are required");
-  NodeContext nc(n);
-  int64_t axis = nc.getInt("axis", -1), stash = nc.getInt("stash_type", 1);
-  float eps = nc.getFloat("epsilon", 1e-5f);
-  std::optional<DataType> t;
-  std::vector<int64_t> axes;
+  NormalizationPlan p;
   // RMSNormalization-23: only X has T (scale and Y have V).
-  if (absl::Status s = normalizationPlan(n, c, axis, stash, {}, t, axes); !s.ok()) return s;
-  if (absl::Status s = requireOps(c, {"ReduceMean", "Mul", "Add", "Sqrt", "Reciprocal", "Cast"});
+  if (absl::Status s = planNormalization(n, c, "scale", {},
+                                         {"ReduceMean", "Mul", "Add", "Sqrt", "Reciprocal", "Cast"},
+                                         p);
       !s.ok())
     return s;
   if (c.checkOnly) return absl::OkStatus();
   Emitter e(n, c);
-  DataType u = (DataType)stash;
   Value *x = n.operand(0);
-  bool same = t && *t == u;
-  Value *xu = same ? x : e.cast(x, u);
-  Value *meanSquare = e.reduceMean(e.op("Mul", {xu, xu}), axes);
-  Value *rms = e.op("Sqrt", {e.op("Add", {meanSquare, e.scalar(eps, u, nullptr)})});
+  Value *xu = p.toStash(e, x);
+  Value *meanSquare = e.reduceMean(e.op("Mul", {xu, xu}), p.axes);
+  Value *rms = e.op("Sqrt", {e.op("Add", {meanSquare, e.scalar(p.eps, p.u, nullptr)})});
   Value *normalized = e.op("Mul", {xu, e.op("Reciprocal", {rms})});
-  Value *nt = same ? normalized : t ? e.cast(normalized, *t) : e.op("CastLike", {normalized, x});
-  results = {e.op("Mul", {nt, n.operand(1)})};
+  results = {e.op("Mul", {p.fromStash(e, normalized, x), n.operand(1)})};
   return absl::OkStatus();
 }
 
