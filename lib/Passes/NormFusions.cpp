@@ -300,6 +300,19 @@ std::optional<NormCore> matchNormCore(Node &root) {
   return c;
 }
 
+/// The axes a ReduceMean of the chain reduces (for rank `r`), after its
+/// keepdims guard; nullopt after reporting.
+std::optional<std::set<int64_t>> meanAxes(PatternRewriter &rw, const Node &mean, int64_t r) {
+  if (NodeContext(mean).getInt("keepdims", 1) != 1) {
+    rw.rejected("keepdims", absl::StrCat(what(&mean), " has keepdims=0"));
+    return std::nullopt;
+  }
+  std::string err;
+  auto axes = reducedAxes(mean, r, err);
+  if (!axes) reject(rw, err);
+  return axes;
+}
+
 /// The guards of the core (Note [Norm guards]) for an input of rank `r`;
 /// returns the first axis normalised and sets `eps`, or -1 after reporting.
 int64_t checkNormCore(const NormCore &c, PatternRewriter &rw, int64_t r, double &eps,
@@ -321,14 +334,8 @@ int64_t checkNormCore(const NormCore &c, PatternRewriter &rw, int64_t r, double 
                                                " is not a finite constant of one element "
                                                "and rank <= ", r));
   eps = *e;
-  if (NodeContext(*c.mean).getInt("keepdims", 1) != 1)
-    return no("keepdims", absl::StrCat(what(c.mean), " has keepdims=0"));
-  std::string err;
-  auto axes = reducedAxes(*c.mean, r, err);
-  if (!axes) {
-    reject(rw, err);
-    return -1;
-  }
+  auto axes = meanAxes(rw, *c.mean, r);
+  if (!axes) return -1;
   int64_t a = trailingStart(*axes, r);
   if (a < 0)
     return no("axes", absl::StrCat(what(c.mean),
@@ -377,11 +384,63 @@ void affineAfter(Value *n, const Value *x, const std::vector<int64_t> *shape, bo
     }
 }
 
+/// The guards of a normalisation with input `x` fused into `op` (since
+/// opset `since`): the op and x's type (opAndTypeGuard), a known rank `r`,
+/// then the core's (checkNormCore). Returns the first axis normalised and
+/// sets `r` and `eps`, or -1 after reporting.
+int64_t checkNorm(const NormCore &c, PatternRewriter &rw, llvm::StringRef op, int64_t since,
+                  const Value *x, std::initializer_list<const Node *> numUsers, int64_t &r,
+                  double &eps) {
+  if (std::string e = opAndTypeGuard(rw, op, since, x, true); !e.empty()) {
+    reject(rw, e);
+    return -1;
+  }
+  r = tensorType(x)->rank();
+  if (r < 1) {
+    rw.rejected("rank", absl::StrCat("the rank of ", what(x), " is unknown"));
+    return -1;
+  }
+  return checkNormCore(c, rw, r, eps, numUsers);
+}
+
+/// The scale Mul (and, with `wantBias`, the bias Add) after `root` that the
+/// fused op absorbs (affineAfter) for input `x` normalised from axis `a`;
+/// without a scale, `scale` becomes a ones constant of the normalised shape.
+/// False after reporting.
+bool scaleOrOnes(PatternRewriter &rw, Node &root, Value *x, int64_t a, bool wantBias, Node *&mul,
+                 Value *&scale, Node *&add, Value *&bias) {
+  auto shape = normalizedShape(x, a);
+  affineAfter(root.result(0), x, shape ? &*shape : nullptr, wantBias, mul, scale, add, bias);
+  if (scale) return true;
+  if (!shape)
+    return rw.rejected("scale shape", absl::StrCat("the normalised dims of ", what(x),
+                                                   " are not all known (a ones scale "
+                                                   "needs them)"));
+  auto t = ones(tensorType(x)->elemType(), *shape);
+  if (!t) return rw.rejected("type", "no ones scale of this element type");
+  scale = rw.createConstant(root.result(0)->name().str() + "_scale", std::move(*t));
+  return true;
+}
+
 /// Replaces the chain's last node by `fused` and erases the chain (the
 /// rewriter takes the producers that die with it along).
 bool replaceChain(PatternRewriter &rw, Node *last, Node *fused) {
   fused->result(0)->setType(last->result(0)->type());
   return rw.replaceNode(last, {fused->result(0)});
+}
+
+/// Replaces the chain ending at `last` by the normalisation `op` of
+/// `operands` with axis = a - r and epsilon (replaceChain). The fused
+/// node's result takes the last node's type: it can always take over a
+/// graph output (PatternRewriter::canReplace).
+bool replaceByNorm(PatternRewriter &rw, Node *last, llvm::StringRef op,
+                   llvm::ArrayRef<Value *> operands, int64_t a, int64_t r, double eps) {
+  rw.setInsertionPoint(last);
+  Node *fused = rw.create(op, operands);
+  PatternRewriter::copyNodeInfo(*last, *fused);
+  fused->setAttr(intAttr("axis", a - r));
+  fused->setAttr(floatAttr("epsilon", (float)eps));
+  return replaceChain(rw, last, fused);
 }
 
 //===----------------------------------------------------------------------===//
@@ -410,49 +469,24 @@ bool fuseLayerNorm(Node &root, PatternRewriter &rw) {
   Node *mean = def(sub->operand(1), "ReduceMean", g);
   if (!mean || mean->operand(0) != x) return false;
   // The structure is a LayerNorm from here on: every refusal is reported.
-  if (std::string e = opAndTypeGuard(rw, "LayerNormalization", 17, x, true); !e.empty())
-    return reject(rw, e);
-  const Type *xt = tensorType(x);
-  int64_t r = xt->rank();
-  if (r < 1) return rw.rejected("rank", absl::StrCat("the rank of ", what(x), " is unknown"));
+  int64_t r = 0;
   double eps = 0;
-  int64_t a = checkNormCore(*c, rw, r, eps, {c->square, &root});
+  int64_t a = checkNorm(*c, rw, "LayerNormalization", 17, x, {c->square, &root}, r, eps);
   if (a < 0) return false;
-  if (NodeContext(*mean).getInt("keepdims", 1) != 1)
-    return rw.rejected("keepdims", absl::StrCat(what(mean), " has keepdims=0"));
-  std::string err;
-  auto axes = reducedAxes(*mean, r, err);
-  if (!axes) return reject(rw, err);
+  auto axes = meanAxes(rw, *mean, r);
+  if (!axes) return false;
   if (trailingStart(*axes, r) != a)
     return rw.rejected("axes", absl::StrCat(what(mean), " and ", what(c->mean),
                                             " reduce different axes"));
   if (!usedOnlyBy(mean->result(0), {sub}))
     return rw.rejected("single use",
                        absl::StrCat(what(mean->result(0)), " is used outside the chain"));
-  auto shape = normalizedShape(x, a);
   Node *mul, *add;
   Value *scale, *bias;
-  affineAfter(root.result(0), x, shape ? &*shape : nullptr, true, mul, scale, add, bias);
-  if (!scale) {
-    if (!shape)
-      return rw.rejected("scale shape", absl::StrCat("the normalised dims of ", what(x),
-                                                     " are not all known (a ones scale "
-                                                     "needs them)"));
-    auto t = ones(xt->elemType(), *shape);
-    if (!t) return rw.rejected("type", "no ones scale of this element type");
-    scale = rw.createConstant(root.result(0)->name().str() + "_scale", std::move(*t));
-  }
-  // The fused node's result takes the last node's type: it can always
-  // take over a graph output (PatternRewriter::canReplace).
-  Node *last = add ? add : mul ? mul : &root;
-  rw.setInsertionPoint(last);
+  if (!scaleOrOnes(rw, root, x, a, true, mul, scale, add, bias)) return false;
   std::vector<Value *> ops{x, scale};
   if (bias) ops.push_back(bias);
-  Node *ln = rw.create("LayerNormalization", ops);
-  PatternRewriter::copyNodeInfo(*last, *ln);
-  ln->setAttr(intAttr("axis", a - r));
-  ln->setAttr(floatAttr("epsilon", (float)eps));
-  return replaceChain(rw, last, ln);
+  return replaceByNorm(rw, add ? add : mul ? mul : &root, "LayerNormalization", ops, a, r, eps);
 }
 
 //===----------------------------------------------------------------------===//
@@ -474,34 +508,14 @@ bool fuseRMSNorm(Node &root, PatternRewriter &rw) {
   if (Node *sub = def(x, "Sub", g))
     if (Node *m = def(sub->operand(1), "ReduceMean", g); m && m->operand(0) == sub->operand(0))
       return false; // a LayerNorm
-  if (std::string e = opAndTypeGuard(rw, "RMSNormalization", 23, x, true); !e.empty())
-    return reject(rw, e);
-  const Type *xt = tensorType(x);
-  int64_t r = xt->rank();
-  if (r < 1) return rw.rejected("rank", absl::StrCat("the rank of ", what(x), " is unknown"));
+  int64_t r = 0;
   double eps = 0;
-  int64_t a = checkNormCore(*c, rw, r, eps, {});
+  int64_t a = checkNorm(*c, rw, "RMSNormalization", 23, x, {}, r, eps);
   if (a < 0) return false;
-  auto shape = normalizedShape(x, a);
   Node *mul, *add;
   Value *scale, *bias;
-  affineAfter(root.result(0), x, shape ? &*shape : nullptr, false, mul, scale, add, bias);
-  if (!scale) {
-    if (!shape)
-      return rw.rejected("scale shape", absl::StrCat("the normalised dims of ", what(x),
-                                                     " are not all known (a ones scale "
-                                                     "needs them)"));
-    auto t = ones(xt->elemType(), *shape);
-    if (!t) return rw.rejected("type", "no ones scale of this element type");
-    scale = rw.createConstant(root.result(0)->name().str() + "_scale", std::move(*t));
-  }
-  Node *last = mul ? mul : &root;
-  rw.setInsertionPoint(last);
-  Node *n = rw.create("RMSNormalization", {x, scale});
-  PatternRewriter::copyNodeInfo(*last, *n);
-  n->setAttr(intAttr("axis", a - r));
-  n->setAttr(floatAttr("epsilon", (float)eps));
-  return replaceChain(rw, last, n);
+  if (!scaleOrOnes(rw, root, x, a, false, mul, scale, add, bias)) return false;
+  return replaceByNorm(rw, mul ? mul : &root, "RMSNormalization", {x, scale}, a, r, eps);
 }
 
 
