@@ -8,10 +8,8 @@
 # fixture `ort`). WORK_DIR is removed when everything passes.
 set -uo pipefail
 OPT=$1; SHARED=$2; DATA=$3; WORK=$4
-if ! command -v node >/dev/null; then echo "backend-o2: node not available: skipped"; exit 77; fi
-if [ ! -d "${ORT_NODE_MODULES:-}/onnxruntime-node" ]; then
-  echo "backend-o2: no onnxruntime-node in \$ORT_NODE_MODULES: skipped"; exit 77
-fi
+source "$(dirname "$0")/ort_common.sh"
+ort_require backend-o2
 export ORT_NODE_MODULES SHARED_TOOLS; SHARED_TOOLS="$(cd "$SHARED/tools" && pwd)"
 rm -rf "$WORK"; mkdir -p "$WORK"
 list="$WORK/list.txt"; : > "$list"

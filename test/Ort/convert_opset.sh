@@ -17,10 +17,8 @@
 # Exit 77 (skipped) without node and onnxruntime-node ($ORT_NODE_MODULES).
 set -uo pipefail
 OPT=$1; SHARED=$2; SRC=$3; DATA=$4; WORK=$5
-if ! command -v node >/dev/null || [ ! -d "${ORT_NODE_MODULES:-}/onnxruntime-node" ]; then
-  echo "ort-convert-opset: node or onnxruntime-node (\$ORT_NODE_MODULES) not available: skipped"
-  exit 77
-fi
+source "$(dirname "$0")/ort_common.sh"
+ort_require ort-convert-opset
 rm -rf "$WORK"; mkdir -p "$WORK"
 CMP="node $SHARED/tools/ort_compare.js"
 pass=0; fail=0; refused=0

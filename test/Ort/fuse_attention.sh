@@ -12,10 +12,8 @@
 # Exit 77 (skipped) without node and onnxruntime-node ($ORT_NODE_MODULES).
 set -uo pipefail
 OPT=$1; SHARED=$2; SRC=$3; WORK=$4
-if ! command -v node >/dev/null || [ ! -d "${ORT_NODE_MODULES:-}/onnxruntime-node" ]; then
-  echo "ort-fuse-attention: node or onnxruntime-node (\$ORT_NODE_MODULES) not available: skipped"
-  exit 77
-fi
+source "$(dirname "$0")/ort_common.sh"
+ort_require ort-fuse-attention
 rm -rf "$WORK"; mkdir -p "$WORK"
 CMP="node $SHARED/tools/ort_compare.js"
 pass=0; fail=0

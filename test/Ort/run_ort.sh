@@ -15,9 +15,8 @@
 # first comparison, and later pipelines are checked against them (--expected).
 set -uo pipefail
 OPT=$1; SHARED=$2; WORK=$3
-if ! command -v node >/dev/null || [ ! -d "${ORT_NODE_MODULES:-}/onnxruntime-node" ]; then
-  echo "ort-oracle: node or onnxruntime-node (\$ORT_NODE_MODULES) not available: skipped"; exit 77
-fi
+source "$(dirname "$0")/ort_common.sh"
+ort_require ort-oracle
 rm -rf "$WORK"; mkdir -p "$WORK"
 CMP="node $SHARED/tools/ort_compare.js"
 REAL="$SHARED/models/real"
