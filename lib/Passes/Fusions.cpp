@@ -104,16 +104,17 @@ std::optional<std::vector<double>> perChannel(const FloatConst &c, int64_t rank,
 
 /// Output channels of a Conv weight [M, C/g, k...] or ConvTranspose weight
 /// [C, M/g, k...]; calls fn(element index, output channel) for every weight.
-template <class Fn> bool forEachWeight(const Node &conv, const FloatConst &w, Fn fn) {
+/// `conv` reads the node's attributes (one context for the pattern).
+template <class Fn> bool forEachWeight(const NodeContext &conv, const FloatConst &w, Fn fn) {
   if (w.dims.size() < 3) return false;
   int64_t per = 1;
   for (size_t i = 2; i < w.dims.size(); ++i) per *= w.dims[i];
-  if (conv.is("Conv")) {
+  if (conv.node.is("Conv")) {
     for (int64_t m = 0, k = 0; m < w.dims[0]; ++m)
       for (int64_t j = 0; j < w.dims[1] * per; ++j, ++k) fn(k, m);
     return true;
   }
-  int64_t group = NodeContext(conv).getInt("group", 1);
+  int64_t group = conv.getInt("group", 1);
   if (group <= 0 || w.dims[0] % group) return false;
   int64_t cPerGroup = w.dims[0] / group, mPerGroup = w.dims[1];
   for (int64_t c = 0, k = 0; c < w.dims[0]; ++c)
@@ -122,10 +123,10 @@ template <class Fn> bool forEachWeight(const Node &conv, const FloatConst &w, Fn
   return true;
 }
 
-int64_t outputChannels(const Node &conv, const FloatConst &w) {
+int64_t outputChannels(const NodeContext &conv, const FloatConst &w) {
   if (w.dims.size() < 3) return -1;
-  if (conv.is("Conv")) return w.dims[0];
-  return w.dims[1] * NodeContext(conv).getInt("group", 1);
+  if (conv.node.is("Conv")) return w.dims[0];
+  return w.dims[1] * conv.getInt("group", 1);
 }
 
 /// The Conv/ConvTranspose producing operand `i` of `n` (single local use)
@@ -183,7 +184,9 @@ std::optional<BNConsts> inferenceBN(const Node &bn, PatternRewriter &rw, int64_t
   if (rw.opsetVersion() < 7 || bn.numOperands() != 5) return std::nullopt;
   for (unsigned i = 1; i < bn.numResults(); ++i)
     if (bn.result(i) && !bn.result(i)->useEmpty()) return std::nullopt;
-  if (NodeContext(bn).getInt("training_mode", 0) != 0 || NodeContext(bn).getInt("spatial", 1) != 1) return std::nullopt;
+  NodeContext attrs(bn);
+  if (attrs.getInt("training_mode", 0) != 0 || attrs.getInt("spatial", 1) != 1)
+    return std::nullopt;
   for (unsigned a = 0; a < bn.numAttributes(); ++a)
     if (bn.attribute(a).isReference()) return std::nullopt;
   std::optional<FloatConst> c[4];
@@ -193,7 +196,7 @@ std::optional<BNConsts> inferenceBN(const Node &bn, PatternRewriter &rw, int64_t
       return std::nullopt;
     if (c[i]->dims[0] != c[0]->dims[0] || !allFinite(c[i]->values)) return std::nullopt;
   }
-  double eps = NodeContext(bn).getFloat("epsilon", 1e-5f);
+  double eps = attrs.getFloat("epsilon", 1e-5f);
   BNConsts k;
   int64_t n = c[0]->dims[0];
   for (int64_t m = 0; m < n; ++m) {
@@ -222,10 +225,11 @@ bool fuseConvBN(Node &bn, PatternRewriter &rw) {
   std::optional<FloatConst> b;
   Node *conv = fusableConv(bn, 0, rw, w, b);
   if (!conv) return false;
-  int64_t m = outputChannels(*conv, w);
+  NodeContext cc(*conv);
+  int64_t m = outputChannels(cc, w);
   auto k = inferenceBN(bn, rw, m);
   if (!k || !rw.canReplace(bn.result(0), conv->result(0))) return false;
-  if (!forEachWeight(*conv, w,
+  if (!forEachWeight(cc, w,
                      [&](int64_t i, int64_t ch) { w.values[i] = (float)(w.values[i] * k->scale[ch]); }))
     return false;
   std::vector<double> bias = biasOrZero(b, m);
@@ -253,13 +257,14 @@ bool fuseConvAffine(Node &root, PatternRewriter &rw, bool isMul) {
     if (!conv) continue;
     auto c = floatConstant(root.operand(1 - i));
     if (!c || !allFinite(c->values)) continue; // Note [Finite folds]
-    int64_t m = outputChannels(*conv, w);
+    NodeContext cc(*conv);
+    int64_t m = outputChannels(cc, w);
     auto k = perChannel(*c, (int64_t)w.dims.size(), m);
     if (!k || !rw.canReplace(root.result(0), conv->result(0))) continue;
     std::vector<double> bias = biasOrZero(b, m);
     for (int64_t j = 0; j < m; ++j) bias[j] = isMul ? bias[j] * (*k)[j] : bias[j] + (*k)[j];
     if (isMul &&
-        !forEachWeight(*conv, w,
+        !forEachWeight(cc, w,
                        [&](int64_t e, int64_t ch) { w.values[e] = (float)(w.values[e] * (*k)[ch]); }))
       continue;
     if (!allFinite(w.values) || !allFiniteAsFloat(bias)) continue; // Note [Finite folds]
