@@ -15,8 +15,10 @@
 //    mask of 1 along q_seq is expanded (Note [Attention mask shape]);
 //  - the 4-D form (batch, heads, seq, head_size), with one K/V head
 //    broadcast over Q's heads (multi-query); 3-D (batch * heads, seq,
-//    head_size) scores (nn.MultiheadAttention) as a 4-D Attention of batch
-//    1 through Unsqueeze/Squeeze;
+//    head_size) scores as a 4-D Attention of batch 1 through
+//    Unsqueeze/Squeeze, or, when they are nn.MultiheadAttention's
+//    sequence-first head split and merge, the 3-D form (Note
+//    [Sequence-first heads]);
 //  - the head split (Reshape [B,S,H*D] -> [B,S,H,D], Transpose [0,2,1,3],
 //    or timm's packed Reshape [B,S,3,H,D] / Transpose / Split / Squeeze)
 //    and merge (Transpose [0,2,1,3], Reshape -> [B,S,H*Dv]) absorbed into
