@@ -27,6 +27,7 @@
 #include "llvm/ADT/StringSet.h"
 
 #include <cassert>
+#include <cstring>
 #include <optional>
 #include <vector>
 
@@ -71,10 +72,30 @@ std::optional<std::vector<int64_t>> constInts(const Value *v) {
 // reshape-gemm-matmul
 //===----------------------------------------------------------------------===//
 
+/// The constant 2-D `t` transposed (element bytes moved, so exact for
+/// every fixed-size element type), or nullopt.
+std::optional<Tensor> transposed2D(const Tensor &t) {
+  if (t.dims().size() != 2 || t.dims()[0] < 0 || t.dims()[1] < 0) return std::nullopt;
+  auto bytes = t.bytes();
+  if (!bytes.ok()) return std::nullopt;
+  int64_t rows = t.dims()[0], cols = t.dims()[1], n = rows * cols;
+  if (n == 0 || bytes->size() % (size_t)n) return std::nullopt;
+  size_t es = bytes->size() / (size_t)n;
+  if (es != 2 && es != 4 && es != 8) return std::nullopt;
+  std::string out(bytes->size(), '\0');
+  const char *in = bytes->data();
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      std::memcpy(&out[(size_t)(j * rows + i) * es], in + (size_t)(i * cols + j) * es, es);
+  return makeTensor(t.dataType(), {cols, rows}, std::move(out));
+}
+
 // Reshape(Gemm(Reshape(X [d0..dk, K] -> [N, K]), W, C) -> [d0..dk, M]) ->
-// Add(MatMul(X, W'), C), W' = W, or Transpose(W) when transB = 1 (constant
-// folding folds it for an initializer W), for alpha = beta = 1, transA = 0
-// and a C of rank 0 or 1 (or none: the MatMul alone). The inner Reshape
+// Add(MatMul(X, W'), C), W' = W, or W's data transposed when transB = 1 (W
+// then a constant that only this Gemm uses: a runtime Transpose of a big
+// weight, which constant folding would not fold past its size limit, would
+// cost more than the Reshapes), for alpha = beta = 1, transA = 0 and a C
+// of rank 0 or 1 (or none: the MatMul alone). The inner Reshape
 // flattens X's leading dims into rows (its result's dim 1 is X's last dim
 // K, known and positive, so N is their product) and the outer one gives
 // them back (its dims are X's leading dims, then M), so row n of the Gemm
@@ -107,16 +128,13 @@ bool reshapeGemmMatMul(Node &outer, PatternRewriter &rw) {
   for (int64_t i = 0; i + 1 < r; ++i)
     if (!sameDim(dimOf(y, i), dimOf(x, i))) return false;
   if (!sameDim(dimOf(y, -1), m)) return false;
-
-  Context &ctx = rw.getModel().getContext();
+  std::optional<Tensor> wt;
   if (transB) {
-    Node *t = rw.create("Transpose", {w});
-    t->setAttr(intsAttr("perm", {1, 0}));
-    std::vector<Dim> dims{dimOf(w, 1), dimOf(w, 0)};
-    DataType et = tensorType(w) && tensorType(w)->hasElemType() ? tensorType(w)->elemType() : xt->elemType();
-    t->result(0)->setType(ctx.getTensorType(et, llvm::ArrayRef<Dim>(dims)));
-    w = t->result(0);
+    const Tensor *t = PatternRewriter::constantTensor(w);
+    if (!t || !PatternRewriter::hasSingleLocalUse(w) || !(wt = transposed2D(*t))) return false;
   }
+
+  if (wt) w = rw.createConstant(w->name().str() + "_t", std::move(*wt));
   Node *mm = rw.create("MatMul", {x, w});
   PatternRewriter::copyNodeInfo(*gemm, *mm);
   mm->result(0)->setType(yt);
