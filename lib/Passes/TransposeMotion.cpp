@@ -26,6 +26,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cstring>
 #include <optional>
@@ -248,9 +249,12 @@ bool actsOnLastAxis(const Node &n, const llvm::DenseSet<const Value *> &moved, i
 //   those ops may work on x directly: y and every inverse go away, and
 //   the values in between are the same elements in x's layout (their
 //   types' dims permuted by P). Exact: each op computes the same elements
-//   from the same elements. Any other use (Shape of a moved value, a graph
-//   output, a use in a subgraph) stops it; so does a path that ends in y's
-//   inverse directly (transpose-chain's case).
+//   from the same elements. A Shape of y or of a value between becomes
+//   Gather(Shape(its new layout), Q[start:end]) (the old dims are the new
+//   ones permuted by Q), which constant folding and the shape chains'
+//   rules take from there. Any other use (a graph output, a use in a
+//   subgraph) stops it; so does a path that ends in y's inverse directly
+//   (transpose-chain's case).
 bool transposeCancel(Node &root, PatternRewriter &rw) {
   if (root.numOperands() != 1 || root.numResults() != 1 || hasRefs(root)) return false;
   const Attribute *pa = root.getAttr("perm");
@@ -274,7 +278,7 @@ bool transposeCancel(Node &root, PatternRewriter &rw) {
   constexpr size_t kMaxMoved = 256;
   std::vector<Value *> moved{y};
   llvm::DenseSet<const Value *> movedSet{y};
-  std::vector<Node *> between, ends;
+  std::vector<Node *> between, ends, shapes;
   llvm::DenseSet<const Node *> seen;
   for (size_t i = 0; i < moved.size(); ++i) {
     Value *v = moved[i];
@@ -283,6 +287,11 @@ bool transposeCancel(Node &root, PatternRewriter &rw) {
       Node *n = u.getOwner();
       if (!n || n->isReturn() || n->getGraph() != graph) return false;
       if (!seen.insert(n).second) continue;
+      if (n->is("Shape") && n->numOperands() == 1 && n->numResults() == 1 && !hasRefs(*n) &&
+          !n->result(0)->isGraphOutput()) {
+        shapes.push_back(n);
+        continue;
+      }
       if (n->is("Transpose") && n->numOperands() == 1 && !hasRefs(*n)) {
         const Attribute *e = n->getAttr("perm");
         if (!e || (int64_t)e->ints.size() != r) return false;
@@ -341,6 +350,26 @@ bool transposeCancel(Node &root, PatternRewriter &rw) {
   std::vector<std::pair<Node *, unsigned>> uses;
   for (const Use &u : y->uses()) uses.push_back({u.getOwner(), u.getOperandNo()});
   for (auto &[n, i] : uses) rw.setOperand(n, i, x);
+  for (Node *sh : shapes) { // Shape-15's start/end, clamped
+    NodeContext c(*sh);
+    auto clamp = [&](int64_t a) { return a < 0 ? std::max<int64_t>(a + r, 0) : std::min(a, r); };
+    int64_t start = clamp(c.getInt("start", 0)), end = clamp(c.getInt("end", r));
+    std::vector<int64_t> idx;
+    for (int64_t i = start; i < end; ++i) idx.push_back(q[i]);
+    rw.setInsertionPoint(sh);
+    Node *whole = rw.create("Shape", {sh->operand(0)});
+    whole->result(0)->setType(ctx.getTensorType(DataType::Int64, llvm::ArrayRef<int64_t>{r}));
+    Value *at = rw.createConstant(sh->result(0)->name().str() + "_perm",
+                                  makeInt64Tensor({(int64_t)idx.size()}, idx));
+    Node *g = rw.create("Gather", {whole->result(0), at});
+    g->setAttr(intAttr("axis", 0));
+    PatternRewriter::copyNodeInfo(*sh, *g);
+    g->result(0)->setType(
+        ctx.getTensorType(DataType::Int64, llvm::ArrayRef<int64_t>{(int64_t)idx.size()}));
+    bool ok = rw.replaceNode(sh, {g->result(0)});
+    (void)ok;
+    assert(ok && "not a graph output");
+  }
   for (Node *e : ends) {
     bool ok = rw.replaceNode(e, {e->operand(0)});
     (void)ok;
