@@ -15,8 +15,10 @@
 //    mask of 1 along q_seq is expanded (Note [Attention mask shape]);
 //  - the 4-D form (batch, heads, seq, head_size), with one K/V head
 //    broadcast over Q's heads (multi-query); 3-D (batch * heads, seq,
-//    head_size) scores (nn.MultiheadAttention) as a 4-D Attention of batch
-//    1 through Unsqueeze/Squeeze;
+//    head_size) scores as a 4-D Attention of batch 1 through
+//    Unsqueeze/Squeeze, or, when they are nn.MultiheadAttention's
+//    sequence-first head split and merge, the 3-D form (Note
+//    [Sequence-first heads]);
 //  - the head split (Reshape [B,S,H*D] -> [B,S,H,D], Transpose [0,2,1,3],
 //    or timm's packed Reshape [B,S,3,H,D] / Transpose / Split / Squeeze)
 //    and merge (Transpose [0,2,1,3], Reshape -> [B,S,H*Dv]) absorbed into
@@ -431,6 +433,67 @@ Node *headMerge(Value *y, int64_t heads) {
   return nullptr;
 }
 
+// Note [Sequence-first heads]
+//   nn.MultiheadAttention's export works on [S, B, E] tensors (sequence
+//   first) and splits heads as Transpose(Reshape(t [S,B,E] -> [S,B*H,D]),
+//   [1,0,2]) = [B*H, S, D], merging them back by Transpose [1,0,2] and a
+//   Reshape to [S*B, E] or [S, B, E]. Row b*H + h of the reshape is head h
+//   of batch b: element (s, b*H + h, d) sits at offset ((s*B + b)*H + h)*D
+//   + d, which is element (s, b, h*D + d) of t. Attention's 3-D input
+//   [B, S, H*D] reads its last axis as [H, D] per (b, s), so
+//   Transpose(t, [1,0,2]) gives head h of batch b the same rows, and the
+//   3-D result [B, S, H*Dv] transposed by [1,0,2] is the merge's [S, B, E]
+//   (the same elements, the same order). B*H is proven from the types, not
+//   from the shape operand: the reshape's dim 1 is the expression H * (t's
+//   dim 1) (DimExpr.h), its dim 0 t's, its dim 2 D known with H*D = t's
+//   dim 2, so the element counts agree for every value of the symbols.
+
+/// The sequence-first head split `x` = Transpose(Reshape(t [S,B,E] ->
+/// [S,B*H,D]), [1,0,2]) seen as `p` (Note [Sequence-first heads]): returns
+/// t and H, or null.
+Value *seqFirstHeadSplit(const Permuted &p, PatternRewriter &rw, int64_t &heads) {
+  if (p.perm != std::vector<int64_t>{1, 0, 2}) return nullptr;
+  Value *r = p.src;
+  Node *rs = r ? r->definingNode() : nullptr;
+  if (!rs || !rs->is("Reshape") || rs->getGraph() != rw.root()->getGraph() ||
+      !PatternRewriter::hasSingleLocalUse(r) || rs->numOperands() < 1)
+    return nullptr;
+  Value *t = rs->operand(0);
+  if (rankOf(t) != 3 || rankOf(r) != 3) return nullptr;
+  Dim d = dimOf(r, 2), e = dimOf(t, 2);
+  if (!sameDim(dimOf(t, 0), dimOf(r, 0)) || !d.isKnown() || !e.isKnown() || d.value <= 0 ||
+      e.value % d.value || e.value / d.value < 1)
+    return nullptr;
+  int64_t h = e.value / d.value;
+  Context &ctx = rw.getModel().getContext();
+  const DimExpr *b = ctx.exprOf(dimOf(t, 1)), *bh = ctx.exprOf(dimOf(r, 1));
+  if (!b || !bh || dimMul(ctx, dimConst(ctx, h), b) != bh) return nullptr;
+  heads = h;
+  return t;
+}
+
+/// The sequence-first head merge of a 3-D attention result `y` [B*H,S,Dv]
+/// (Note [Sequence-first heads]): the Reshape of its only use, Transpose
+/// [1,0,2], to [S*B, H*Dv] (rank 2) or [S, B, H*Dv] (`s`, `b` the dims of
+/// Q's t).
+Node *seqFirstHeadMerge(Value *y, int64_t heads, const Dim &s, const Dim &b) {
+  if (!PatternRewriter::hasSingleLocalUse(y)) return nullptr;
+  Node *t = y->uses().begin()->getOwner();
+  auto perm = t->is("Transpose") ? transposePerm(*t) : std::nullopt;
+  if (!perm || *perm != std::vector<int64_t>{1, 0, 2} || !PatternRewriter::hasSingleLocalUse(t->result(0)))
+    return nullptr;
+  Node *r = t->result(0)->uses().begin()->getOwner();
+  Value *out = r->result(0);
+  Dim dv = dimOf(y, 2), e = dimOf(out, -1);
+  if (!r->is("Reshape") || r->operand(0) != t->result(0) || !dv.isKnown() || !e.isKnown() ||
+      dv.value <= 0 || e.value != heads * dv.value)
+    return nullptr;
+  // Rank 2: dim 0 is S*B by the element count (E > 0).
+  if (rankOf(out) == 2) return r;
+  if (rankOf(out) == 3 && sameDim(dimOf(out, 0), s) && sameDim(dimOf(out, 1), b)) return r;
+  return nullptr;
+}
+
 // Note [Rotary before the head split]
 //   RotaryEmbedding of 4-D heads [B,H,S,D] = Transpose(Reshape(x3)) is
 //   RotaryEmbedding of x3 [B,S,H*D] itself with num_heads = H, split after:
@@ -592,8 +655,36 @@ bool fuseAttention(Node &root, PatternRewriter &rw) {
       }
     if (v3 && vHeads == kvHeads && qHeads % kvHeads == 0) mergeR = headMerge(root.result(0), qHeads);
   }
+  // 3-D scores of sequence-first head splits (Note [Sequence-first
+  // heads]): one batch B and H heads for Q, K and V (the scores' B*H rows
+  // pair them one to one), and a mask that broadcasts to [B, H, Sq, Skv]
+  // as it did to [B*H, Sq, Skv] (at most its last two dims).
+  bool seqFirst = false;
+  if (rank == 3 && (!m.mask || rankOf(m.mask) <= 2 || (rankOf(m.mask) == 3 && isOne(dimOf(m.mask, 0))))) {
+    Permuted kp = m.k.identity() ? asPermuted(m.k.src, rw) : m.k;
+    q3 = seqFirstHeadSplit(asPermuted(m.q, rw), rw, qHeads);
+    k3 = q3 ? seqFirstHeadSplit(kp, rw, kvHeads) : nullptr;
+    v3 = k3 ? seqFirstHeadSplit(asPermuted(m.v, rw), rw, vHeads) : nullptr;
+    if (v3 && qHeads == kvHeads && vHeads == kvHeads && sameDim(dimOf(q3, 1), dimOf(k3, 1)) &&
+        sameDim(dimOf(q3, 1), dimOf(v3, 1)))
+      mergeR = seqFirstHeadMerge(root.result(0), qHeads, dimOf(q3, 0), dimOf(q3, 1));
+    seqFirst = mergeR != nullptr;
+  }
 
   // Rewrite.
+  if (seqFirst) { // [S, B, E] -> [B, S, E]
+    auto batchFirst = [&](Value *t) {
+      Node *tr = rw.create("Transpose", {t});
+      tr->setAttr(intsAttr("perm", {1, 0, 2}));
+      std::vector<Dim> dims{dimOf(t, 1), dimOf(t, 0), dimOf(t, 2)};
+      tr->result(0)->setType(rw.getModel().getContext().getTensorType(*et, llvm::ArrayRef<Dim>(dims)));
+      return tr->result(0);
+    };
+    Value *q0 = q3, *k0 = k3;
+    q3 = batchFirst(q3);
+    k3 = k0 == q0 ? q3 : batchFirst(k3);
+    v3 = v3 == q0 ? q3 : v3 == k0 ? k3 : batchFirst(v3);
+  }
   Value *mask = m.causal ? nullptr : m.mask;
   if (mask && m.maskNegated) {
     Node *n = rw.create("Not", {mask});
@@ -649,6 +740,29 @@ bool fuseAttention(Node &root, PatternRewriter &rw) {
     a->setAttr(intAttr("q_num_heads", qHeads));
     a->setAttr(intAttr("kv_num_heads", kvHeads));
     PatternRewriter::copyNodeInfo(root, *a);
+    if (seqFirst) { // [B, Sq, Ev] back to the merge's [Sq, B, Ev] or [Sq*B, Ev]
+      auto &ctx = rw.getModel().getContext();
+      Dim ev = dimOf(mergeR->result(0), -1);
+      std::vector<Dim> dims{dimOf(q3, 0), dimOf(q3, 1), ev};
+      a->result(0)->setType(ctx.getTensorType(*et, llvm::ArrayRef<Dim>(dims)));
+      Node *t = rw.create("Transpose", {a->result(0)});
+      t->setAttr(intsAttr("perm", {1, 0, 2}));
+      Value *out = t->result(0);
+      if (rankOf(mergeR->result(0)) == 3) {
+        PatternRewriter::copyNodeInfo(*mergeR, *t);
+        out->setType(mergeR->result(0)->type());
+      } else {
+        std::vector<Dim> tdims{dims[1], dims[0], ev};
+        out->setType(ctx.getTensorType(*et, llvm::ArrayRef<Dim>(tdims)));
+        Value *shape = rw.createConstant(root.result(0)->name().str() + "_merge",
+                                         makeInt64Tensor({2}, {-1, ev.value}));
+        Node *r = rw.create("Reshape", {out, shape});
+        PatternRewriter::copyNodeInfo(*mergeR, *r);
+        r->result(0)->setType(mergeR->result(0)->type());
+        out = r->result(0);
+      }
+      return rw.replaceNode(mergeR, {out});
+    }
     a->result(0)->setType(mergeR->result(0)->type());
     return rw.replaceNode(mergeR, {a->result(0)});
   }

@@ -409,6 +409,7 @@ void populateSimplifyPatterns(PatternSet &ps) {
          [](Node &n, PatternRewriter &rw) { return squeezePair(n, rw, false); });
   ps.add("transpose-chain", "Transpose", transposeChain);
   ps.add("cast-chain", "Cast", castChain);
+  populateTransposeMotionPatterns(ps);
 }
 
 absl::StatusOr<bool> simplify(Model &m, RewriteStatistics *stats, llvm::StringRef disabled) {

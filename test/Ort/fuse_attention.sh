@@ -4,7 +4,7 @@
 # (issue 28): each fusing lit model of test/Passes/fuse/attention-*.onnxtxt
 # and rotary-*.onnxtxt, fused with -infer-shapes -fuse, gives the outputs of
 # the unfused model on random inputs (ort_compare.js default tolerance;
-# B = 2, T = 5, N = 6, unnamed dims T; T = 3 and position ids in the 3-row
+# B = 2, T = 5, N = 6, L = 3, unnamed dims T; T = 3 and position ids in the 3-row
 # caches of the rotary models), and holds an Attention or RotaryEmbedding
 # (so onnxruntime really ran the opset-23 op). The boolean input `keep` of
 # attention-causal is all false: a random one would fully mask some rows,
@@ -29,7 +29,7 @@ for t in "$SRC"/test/Passes/fuse/attention-*.onnxtxt "$SRC"/test/Passes/fuse/rot
   # onnxruntime refuses a RotaryEmbedding whose cache has fewer rows than
   # the sequence ("Updating cos_cache ... not supported"): T = 3 there.
   T=5; case $name in rotary-*) T=3 ;; esac
-  if $CMP "$a" "$b" --dim B=2 --dim T=$T --dim N=6 --default-dim $T --value keep=0 --range pos=0:2 >"$WORK/cmp.log" 2>&1; then
+  if $CMP "$a" "$b" --dim B=2 --dim T=$T --dim N=6 --dim L=3 --default-dim $T --value keep=0 --range pos=0:2 >"$WORK/cmp.log" 2>&1; then
     pass=$((pass+1))
   else
     echo "FAIL: $name"; tail -5 "$WORK/cmp.log"; fail=$((fail+1))

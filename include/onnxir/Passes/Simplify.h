@@ -8,6 +8,10 @@
 //   sub-zero, mul-one, div-one                           (the node is removed)
 //   reshape-chain, transpose-chain, cast-chain           (two nodes become one)
 //   squeeze-unsqueeze, unsqueeze-squeeze                 (a pair disappears)
+//   reshape-symbolic-shape              (a computed Reshape shape -> constant)
+// and, in lib/Passes/TransposeMotion.cpp (populateTransposeMotionPatterns):
+//   reshape-gemm-matmul          (Reshape/Gemm/Reshape -> MatMul + Add)
+//   transpose-cancel             (a Transpose pair around last-axis ops goes)
 // Folding Shape/Size and shape arithmetic to constants is fold-constants'
 // job (it folds them once shapes are static).
 //
@@ -21,6 +25,9 @@ namespace onnxir {
 
 /// Adds the simplification patterns to `ps`.
 void populateSimplifyPatterns(PatternSet &ps);
+/// Adds reshape-gemm-matmul and transpose-cancel (TransposeMotion.cpp);
+/// populateSimplifyPatterns calls it.
+void populateTransposeMotionPatterns(PatternSet &ps);
 
 /// Applies them greedily in every graph; true if anything changed.
 /// `disabled`: pattern names not to apply, comma-separated.

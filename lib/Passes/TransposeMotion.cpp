@@ -1,0 +1,389 @@
+//===- TransposeMotion.cpp - Layout rewrites of simplify ------------------===//
+//
+// Two exact simplify patterns (registered by populateSimplifyPatterns) that
+// undo the layout changes exporters wrap around 2-D operators and
+// sequence-first modules (nn.MultiheadAttention works on [S, B, E] and
+// transposes its [B, S, E] input and output):
+//
+//  - reshape-gemm-matmul: Reshape(Gemm(Reshape(X [..., K] -> [N, K]), W, C)
+//    -> X's leading dims + [M]) is Add(MatMul(X, W or Transpose(W)), C);
+//  - transpose-cancel: a Transpose that keeps the last axis in place,
+//    whose every use path runs through ops that act on the last axis only
+//    and ends in the inverse Transpose, is removed with all those inverses
+//    (the ops in between then work on the untransposed layout).
+//
+// Like the rest of simplify they use only what is known for sure:
+// constants, attributes and the types values have (symbolic dims compared
+// by name, one value throughout the model at run time).
+//
+//===----------------------------------------------------------------------===//
+#include "onnxir/Passes/Simplify.h"
+
+#include "onnxir/IR/Model.h"
+#include "onnxir/Ops/OpContext.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+namespace onnxir {
+
+namespace {
+
+const Type *tensorType(const Value *v) {
+  return v && v->type() && v->type()->isTensor() ? v->type() : nullptr;
+}
+int64_t rankOf(const Value *v) {
+  if (const Tensor *t = PatternRewriter::constantTensor(v)) return (int64_t)t->dims().size();
+  const Type *t = tensorType(v);
+  return t ? t->rank() : -1;
+}
+Dim dimOf(const Value *v, int64_t i) {
+  const Type *t = tensorType(v);
+  if (!t || t->rank() < 0) return Dim::unknown();
+  if (i < 0) i += t->rank();
+  return i >= 0 && i < t->rank() ? t->dims()[i] : Dim::unknown();
+}
+/// Provably equal dims: the same known value or the same symbol.
+bool sameDim(const Dim &a, const Dim &b) {
+  if (a.isKnown() && b.isKnown()) return a.value == b.value;
+  return a.isSymbolic() && b.isSymbolic() && a.param == b.param;
+}
+bool hasRefs(const Node &n) {
+  for (unsigned a = 0; a < n.numAttributes(); ++a)
+    if (n.attribute(a).isReference()) return true;
+  return false;
+}
+std::optional<std::vector<int64_t>> constInts(const Value *v) {
+  const Tensor *t = PatternRewriter::constantTensor(v);
+  if (!t || (t->dataType() != DataType::Int64 && t->dataType() != DataType::Int32))
+    return std::nullopt;
+  auto vals = t->values<int64_t>();
+  if (!vals.ok()) return std::nullopt;
+  return std::move(*vals);
+}
+
+//===----------------------------------------------------------------------===//
+// reshape-gemm-matmul
+//===----------------------------------------------------------------------===//
+
+/// The constant 2-D `t` transposed (element bytes moved, so exact for
+/// every fixed-size element type), or nullopt.
+std::optional<Tensor> transposed2D(const Tensor &t) {
+  if (t.dims().size() != 2 || t.dims()[0] < 0 || t.dims()[1] < 0) return std::nullopt;
+  auto bytes = t.bytes();
+  if (!bytes.ok()) return std::nullopt;
+  int64_t rows = t.dims()[0], cols = t.dims()[1], n = rows * cols;
+  if (n == 0 || bytes->size() % (size_t)n) return std::nullopt;
+  size_t es = bytes->size() / (size_t)n;
+  if (es != 2 && es != 4 && es != 8) return std::nullopt;
+  std::string out(bytes->size(), '\0');
+  const char *in = bytes->data();
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      std::memcpy(&out[(size_t)(j * rows + i) * es], in + (size_t)(i * cols + j) * es, es);
+  return makeTensor(t.dataType(), {cols, rows}, std::move(out));
+}
+
+// Reshape(Gemm(Reshape(X [d0..dk, K] -> [N, K]), W, C) -> [d0..dk, M]) ->
+// Add(MatMul(X, W'), C), W' = W, or W's data transposed when transB = 1 (W
+// then a constant that only this Gemm uses: a runtime Transpose of a big
+// weight, which constant folding would not fold past its size limit, would
+// cost more than the Reshapes), for alpha = beta = 1, transA = 0 and a C
+// of rank 0 or 1 (or none: the MatMul alone). The inner Reshape
+// flattens X's leading dims into rows (its result's dim 1 is X's last dim
+// K, known and positive, so N is their product) and the outer one gives
+// them back (its dims are X's leading dims, then M), so row n of the Gemm
+// is element (d0..dk) of the MatMul, in the same order. Gemm computes
+// A·B + C, MatMul and Add the same products and the same final addition
+// (the contract of fuse-matmul-add, which makes Gemm of 2-D MatMul + Add:
+// X here has rank 3 or more, so nothing turns it back). Exact.
+bool reshapeGemmMatMul(Node &outer, PatternRewriter &rw) {
+  if (outer.numOperands() != 2 || outer.numResults() != 1 || hasRefs(outer) || rw.opsetVersion() < 7)
+    return false;
+  Node *gemm = rw.singleUseProducer(outer, 0, "Gemm");
+  if (!gemm || hasRefs(*gemm) || gemm->numOperands() < 2 || gemm->numResults() != 1) return false;
+  Node *inner = rw.singleUseProducer(*gemm, 0, "Reshape");
+  if (!inner || inner->numOperands() != 2 || hasRefs(*inner)) return false;
+  NodeContext g(*gemm);
+  Value *c = gemm->numOperands() > 2 ? gemm->operand(2) : nullptr;
+  if (g.getFloat("alpha", 1.0f) != 1.0f || (c && g.getFloat("beta", 1.0f) != 1.0f) ||
+      g.getInt("transA", 0) != 0)
+    return false;
+  bool transB = g.getInt("transB", 0) != 0;
+  Value *x = inner->operand(0), *w = gemm->operand(1), *y = outer.result(0);
+  const Type *xt = tensorType(x), *yt = tensorType(y);
+  int64_t r = rankOf(x);
+  if (!xt || !yt || r < 3 || rankOf(inner->result(0)) != 2 || rankOf(w) != 2 || yt->rank() != r ||
+      (c && (rankOf(c) < 0 || rankOf(c) > 1)) || !xt->hasElemType())
+    return false;
+  Dim k = dimOf(x, -1);
+  if (!k.isKnown() || k.value <= 0 || !sameDim(dimOf(inner->result(0), 1), k)) return false;
+  Dim m = dimOf(w, transB ? 0 : 1);
+  for (int64_t i = 0; i + 1 < r; ++i)
+    if (!sameDim(dimOf(y, i), dimOf(x, i))) return false;
+  if (!sameDim(dimOf(y, -1), m)) return false;
+  std::optional<Tensor> wt;
+  if (transB) {
+    const Tensor *t = PatternRewriter::constantTensor(w);
+    if (!t || !PatternRewriter::hasSingleLocalUse(w) || !(wt = transposed2D(*t))) return false;
+  }
+
+  if (wt) w = rw.createConstant(w->name().str() + "_t", std::move(*wt));
+  Node *mm = rw.create("MatMul", {x, w});
+  PatternRewriter::copyNodeInfo(*gemm, *mm);
+  mm->result(0)->setType(yt);
+  Value *out = mm->result(0);
+  if (c) {
+    Node *add = rw.create("Add", {out, c});
+    add->result(0)->setType(yt);
+    out = add->result(0);
+  }
+  return rw.replaceNode(&outer, {out});
+}
+
+//===----------------------------------------------------------------------===//
+// transpose-cancel
+//===----------------------------------------------------------------------===//
+
+/// Elementwise ops (broadcasting, one result): every operand that is not
+/// a transposed value must have rank 0 or 1, so it broadcasts along the
+/// last axis only.
+bool isElementwise(const Node &n) {
+  static const llvm::StringSet<> ops = {
+      // unary
+      "Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "BitwiseNot", "Cast", "Ceil",
+      "Celu", "Cos", "Cosh", "Elu", "Erf", "Exp", "Floor", "Gelu", "HardSigmoid", "HardSwish",
+      "Identity", "IsInf", "IsNaN", "LeakyRelu", "Log", "Mish", "Neg", "Not", "Reciprocal",
+      "Relu", "Round", "Selu", "Shrink", "Sigmoid", "Sign", "Sin", "Sinh", "Softplus",
+      "Softsign", "Sqrt", "Tan", "Tanh", "ThresholdedRelu",
+      // binary, variadic and ternary (numpy broadcasting from opset 7)
+      "Add", "And", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "Clip", "Div", "Equal",
+      "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "Max", "Mean", "Min", "Mod", "Mul",
+      "Or", "Pow", "PRelu", "Sub", "Sum", "Where", "Xor"};
+  return ops.count(n.opType()) && n.numResults() == 1 && (n.domain().empty() || n.domain() == "ai.onnx");
+}
+
+/// The axis attribute of `n` normalized for rank `r` (nullopt if invalid).
+std::optional<int64_t> axisAttr(const Node &n, int64_t dflt, int64_t r) {
+  int64_t a = NodeContext(n).getInt("axis", dflt);
+  if (a < 0) a += r;
+  if (a < 0 || a >= r) return std::nullopt;
+  return a;
+}
+
+/// True if `n`, with the operands in `moved` transposed by a permutation
+/// of the leading axes (of rank `r`), computes its results transposed the
+/// same way: it acts on the last axis only (Note [Transpose motion]).
+bool actsOnLastAxis(const Node &n, const llvm::DenseSet<const Value *> &moved, int64_t r,
+                    int64_t opset) {
+  if (hasRefs(n) || n.isReturn() || n.numResults() < 1) return false;
+  auto isMoved = [&](unsigned i) { return i < n.numOperands() && n.operand(i) && moved.count(n.operand(i)); };
+  auto onlyMoved = [&](unsigned i) {
+    if (!isMoved(i)) return false;
+    for (unsigned j = 0; j < n.numOperands(); ++j)
+      if (j != i && isMoved(j)) return false;
+    return true;
+  };
+  if (isElementwise(n)) {
+    if (opset < 7 || n.getAttr("broadcast") || n.getAttr("axis")) return false;
+    for (unsigned i = 0; i < n.numOperands(); ++i) {
+      const Value *o = n.operand(i);
+      if (!o || moved.count(o)) continue;
+      int64_t ro = rankOf(o);
+      if (ro < 0 || ro > 1) return false;
+    }
+    return true;
+  }
+  if (n.is("MatMul")) // [..., K] x [K, M]: row by row
+    return n.numOperands() == 2 && onlyMoved(0) && rankOf(n.operand(1)) == 2;
+  if (n.is("Slice")) { // starts/ends/steps only along explicit last-axis axes
+    if (opset < 10 || n.numOperands() < 4 || !onlyMoved(0) || !n.operand(3)) return false;
+    auto axes = constInts(n.operand(3));
+    if (!axes || axes->empty()) return false;
+    for (int64_t a : *axes)
+      if ((a < 0 ? a + r : a) != r - 1) return false;
+    return true;
+  }
+  if (n.is("Split")) {
+    if (!onlyMoved(0)) return false;
+    auto a = axisAttr(n, 0, r);
+    return a && *a == r - 1;
+  }
+  if (n.is("Softmax") || n.is("LogSoftmax") || n.is("Hardmax")) {
+    // Before opset 13 the input is coerced to 2-D at `axis` (default 1):
+    // at the last axis, the rows are the leading elements either way.
+    if (n.numOperands() != 1 || !onlyMoved(0) || n.numResults() != 1) return false;
+    auto a = axisAttr(n, opset >= 13 ? -1 : 1, r);
+    return a && *a == r - 1;
+  }
+  if (n.is("LayerNormalization") || n.is("RMSNormalization")) {
+    if (!onlyMoved(0)) return false;
+    for (unsigned i = 1; i < n.numOperands(); ++i)
+      if (n.operand(i) && rankOf(n.operand(i)) > 1) return false;
+    for (unsigned i = 1; i < n.numResults(); ++i) // mean, inv_std_dev
+      if (n.result(i) && !n.result(i)->useEmpty()) return false;
+    auto a = axisAttr(n, -1, r);
+    return a && *a == r - 1;
+  }
+  return false;
+}
+
+// Note [Transpose motion]
+//   transpose-cancel: y = Transpose(x, Q) with Q[r-1] = r-1 (the last axis
+//   stays; the leading ones are permuted). An op that acts on the last axis
+//   only is equivariant under permutations of the leading ones:
+//   f(Transpose(a, Q)) = Transpose(f(a), Q) for unary and broadcasting
+//   elementwise ops whose other operands have rank 0 or 1 (they broadcast
+//   along the last axis alone), MatMul of it by a 2-D matrix (each row on
+//   its own), Slice and Split along the last axis, Softmax, LogSoftmax,
+//   Hardmax, LayerNormalization and RMSNormalization over the last axis
+//   (scale and bias of rank <= 1). So when every use path from y runs
+//   through such ops and ends in Transpose(., P) with P the inverse of Q,
+//   those ops may work on x directly: y and every inverse go away, and
+//   the values in between are the same elements in x's layout (their
+//   types' dims permuted by P). Exact: each op computes the same elements
+//   from the same elements. A Shape of y or of a value between becomes
+//   Gather(Shape(its new layout), Q[start:end]) (the old dims are the new
+//   ones permuted by Q), which constant folding and the shape chains'
+//   rules take from there. Any other use (a graph output, a use in a
+//   subgraph) stops it; so does a path that ends in y's inverse directly
+//   (transpose-chain's case).
+bool transposeCancel(Node &root, PatternRewriter &rw) {
+  if (root.numOperands() != 1 || root.numResults() != 1 || hasRefs(root)) return false;
+  const Attribute *pa = root.getAttr("perm");
+  if (!pa) return false;
+  const std::vector<int64_t> &q = pa->ints;
+  int64_t r = (int64_t)q.size();
+  if (r < 3 || q[r - 1] != r - 1 || rankOf(root.operand(0)) != r) return false;
+  std::vector<int64_t> p(r, -1); // p = q^-1
+  for (int64_t i = 0; i < r; ++i) {
+    if (q[i] < 0 || q[i] >= r || p[q[i]] != -1) return false;
+    p[q[i]] = i;
+  }
+  bool identity = true;
+  for (int64_t i = 0; i < r; ++i) identity &= q[i] == i;
+  if (identity) return false;
+  Value *x = root.operand(0), *y = root.result(0);
+  Graph *graph = root.getGraph();
+  int64_t opset = rw.opsetVersion();
+
+  // The moved values, the ops between, the inverse Transposes.
+  constexpr size_t kMaxMoved = 256;
+  std::vector<Value *> moved{y};
+  llvm::DenseSet<const Value *> movedSet{y};
+  std::vector<Node *> between, ends, shapes;
+  llvm::DenseSet<const Node *> seen;
+  for (size_t i = 0; i < moved.size(); ++i) {
+    Value *v = moved[i];
+    if (v->isGraphOutput() || rankOf(v) != r || !tensorType(v)->hasElemType()) return false;
+    for (const Use &u : v->uses()) {
+      Node *n = u.getOwner();
+      if (!n || n->isReturn() || n->getGraph() != graph) return false;
+      if (!seen.insert(n).second) continue;
+      if (n->is("Shape") && n->numOperands() == 1 && n->numResults() == 1 && !hasRefs(*n) &&
+          !n->result(0)->isGraphOutput()) {
+        shapes.push_back(n);
+        continue;
+      }
+      if (n->is("Transpose") && n->numOperands() == 1 && !hasRefs(*n)) {
+        const Attribute *e = n->getAttr("perm");
+        if (!e || (int64_t)e->ints.size() != r) return false;
+        bool inverse = true;
+        for (int64_t j = 0; j < r; ++j) inverse &= e->ints[j] == p[j];
+        if (!inverse || v == y) return false;
+        ends.push_back(n);
+        continue;
+      }
+      between.push_back(n);
+      for (unsigned j = 0; j < n->numResults(); ++j)
+        if (Value *res = n->result(j); res && movedSet.insert(res).second) moved.push_back(res);
+      if (moved.size() > kMaxMoved) return false;
+    }
+  }
+  if (ends.empty()) return false;
+  for (Node *n : between)
+    if (!actsOnLastAxis(*n, movedSet, r, opset)) return false;
+
+  // New types: dims permuted by p; a value taking a graph output's place
+  // takes its type (the declared one).
+  Context &ctx = rw.getModel().getContext();
+  llvm::DenseMap<const Value *, const Type *> newType;
+  for (Value *v : moved) {
+    if (v == y) continue;
+    const Type *t = tensorType(v);
+    std::vector<Dim> dims;
+    for (int64_t j = 0; j < r; ++j) dims.push_back(t->dims()[p[j]]);
+    newType[v] = ctx.getTensorType(t->elemType(), llvm::ArrayRef<Dim>(dims));
+  }
+  llvm::DenseSet<const Value *> pinned;
+  for (Node *e : ends) {
+    Value *in = e->operand(0), *out = e->result(0);
+    if (!out->isGraphOutput() || out->useEmpty()) continue;
+    const Type *ot = out->type();
+    if (!ot || newType[in] == ot) {
+      if (!pinned.insert(in).second && newType[in] != ot) return false;
+      continue;
+    }
+    const Type *it = tensorType(in);
+    if (!ot->isTensor() || ot->rank() != r || !ot->hasElemType() || ot->elemType() != it->elemType() ||
+        (pinned.count(in) && newType[in] != ot))
+      return false;
+    for (int64_t j = 0; j < r; ++j) // the declared dims may name less, not differ
+      if (ot->dims()[j].isKnown() && !sameDim(ot->dims()[j], it->dims()[p[j]]) &&
+          it->dims()[p[j]].isKnown())
+        return false;
+    newType[in] = ot;
+    pinned.insert(in);
+  }
+
+  // Rewrite.
+  for (Value *v : moved)
+    if (v != y) v->setType(newType[v]);
+  for (Node *n : between) rw.modified(n);
+  std::vector<std::pair<Node *, unsigned>> uses;
+  for (const Use &u : y->uses()) uses.push_back({u.getOwner(), u.getOperandNo()});
+  for (auto &[n, i] : uses) rw.setOperand(n, i, x);
+  for (Node *sh : shapes) { // Shape-15's start/end, clamped
+    NodeContext c(*sh);
+    auto clamp = [&](int64_t a) { return a < 0 ? std::max<int64_t>(a + r, 0) : std::min(a, r); };
+    int64_t start = clamp(c.getInt("start", 0)), end = clamp(c.getInt("end", r));
+    std::vector<int64_t> idx;
+    for (int64_t i = start; i < end; ++i) idx.push_back(q[i]);
+    rw.setInsertionPoint(sh);
+    Node *whole = rw.create("Shape", {sh->operand(0)});
+    whole->result(0)->setType(ctx.getTensorType(DataType::Int64, llvm::ArrayRef<int64_t>{r}));
+    Value *at = rw.createConstant(sh->result(0)->name().str() + "_perm",
+                                  makeInt64Tensor({(int64_t)idx.size()}, idx));
+    Node *g = rw.create("Gather", {whole->result(0), at});
+    g->setAttr(intAttr("axis", 0));
+    PatternRewriter::copyNodeInfo(*sh, *g);
+    g->result(0)->setType(
+        ctx.getTensorType(DataType::Int64, llvm::ArrayRef<int64_t>{(int64_t)idx.size()}));
+    bool ok = rw.replaceNode(sh, {g->result(0)});
+    (void)ok;
+    assert(ok && "not a graph output");
+  }
+  for (Node *e : ends) {
+    bool ok = rw.replaceNode(e, {e->operand(0)});
+    (void)ok;
+    assert(ok && "checked: a graph output's replacement has its type");
+  }
+  rw.eraseNode(&root);
+  return true;
+}
+
+} // namespace
+
+void populateTransposeMotionPatterns(PatternSet &ps) {
+  ps.add("reshape-gemm-matmul", "Reshape", reshapeGemmMatMul);
+  ps.add("transpose-cancel", "Transpose", transposeCancel);
+}
+
+} // namespace onnxir
