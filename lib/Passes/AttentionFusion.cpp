@@ -994,27 +994,34 @@ Value *computedCache(Value *c, Value *x, int64_t d, Value *&batch, PatternRewrit
     n->result(0)->setType(ctx.getTensorType(et, llvm::ArrayRef<Dim>(dims)));
     return n->result(0);
   };
+  // [b0, 1, S, D] made by Unsqueeze of [b0, S, D] at the heads axis: that.
+  Value *src = c;
+  if (Node *u = r == 4 ? c->definingNode() : nullptr; u && u->is("Unsqueeze") && u->numOperands() == 2 &&
+                                                     intConstant(u->operand(1)) == std::vector<int64_t>{1} &&
+                                                     rankOf(u->operand(0)) == 3)
+    src = u->operand(0);
+  int64_t rs = rankOf(src);
   // The first half of the last axis.
   Value *h = nullptr;
-  Node *cat = c->definingNode();
+  Node *cat = src->definingNode();
   if (cat && cat->is("Concat") && cat->numOperands() == 2 && cat->operand(0) == cat->operand(1) &&
       tensorType(cat->operand(0)))
     h = cat->operand(0); // (equalHalves checked the axis)
   else {
-    Node *sl = rw.create("Slice", {c, rw.createConstant(base + "_start", makeInt64Tensor({1}, {0})),
+    Node *sl = rw.create("Slice", {src, rw.createConstant(base + "_start", makeInt64Tensor({1}, {0})),
                                    rw.createConstant(base + "_end", makeInt64Tensor({1}, {d / 2})),
                                    rw.createConstant(base + "_axes", makeInt64Tensor({1}, {-1}))});
     std::vector<Dim> dims;
-    for (int64_t i = 0; i + 1 < r; ++i) dims.push_back(dimOf(c, i));
+    for (int64_t i = 0; i + 1 < rs; ++i) dims.push_back(dimOf(src, i));
     dims.push_back(hd);
     h = typed(sl, dims);
   }
   // [b0, S, d/2].
   Dim b0 = r == 4 ? dimOf(c, 0) : Dim::known(1);
-  if (r == 4)
+  if (rs == 4)
     h = typed(rw.create("Squeeze", {h, rw.createConstant(base + "_heads", makeInt64Tensor({1}, {1}))}),
               {b0, s, hd});
-  else if (r == 2)
+  else if (rs == 2)
     h = typed(rw.create("Unsqueeze", {h, rw.createConstant(base + "_batch", makeInt64Tensor({1}, {0}))}),
               {b0, s, hd});
   if (sameDim(b0, bx)) return h;
