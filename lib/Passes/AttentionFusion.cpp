@@ -811,7 +811,9 @@ std::optional<RopeCache> ropeCache(Value *c, int64_t d, PatternRewriter &rw, std
 //   by Shape from the tensor furthest up the head split (through its
 //   Transpose and Reshape) that provably has it, so that the split stays
 //   single-use for Note [Rotary before the head split]; a constant when B
-//   is known.
+//   is known. That Note holds for these caches as for gathered ones: they
+//   are indexed by batch and position, never by head, and the 3-D input
+//   [B, S, H*D] has the same batch and positions.
 
 /// True if `v` provably repeats its first half along its last axis, whose
 /// dim must be `d` (known, even): v[..., j] == v[..., j + d/2], proven from
