@@ -868,20 +868,23 @@ bool equalHalves(const Value *v, int64_t d, unsigned depth, std::vector<const Va
   int64_t r = rankOf(v);
   auto below = [&](const Value *o) { return equalHalves(o, d, depth - 1, proven, why); };
   // Elementwise of one element: equal inputs give equal outputs.
-  static const char *const unary[] = {"Cos",  "Sin",   "Cast",    "Neg",  "Identity", "Abs",
-                                      "Exp",  "Log",   "Sqrt",    "Tanh", "Sigmoid",  "Relu",
-                                      "Sign", "Floor", "Ceil",    "Round", "Erf",     "Reciprocal",
-                                      "Tan",  "Atan",  "Softplus"};
+  static const char *const unary[] = {"Cos",  "Sin",  "Cast",    "Neg",   "Identity", "Abs",  "Exp",
+                                      "Log",  "Sqrt", "Tanh",    "Relu",  "Sigmoid",  "Sign", "Floor",
+                                      "Ceil", "Erf",  "Softplus", "Round", "Tan",      "Atan", "Reciprocal"};
   for (const char *u : unary)
     if (n->is(u)) return n->numOperands() == 1 && below(n->operand(0)) && holds();
   // Elementwise with broadcasting: each operand repeats its halves, or is
   // one value along the last axis (a scalar, a last dim of 1).
-  static const char *const nary[] = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Where"};
+  static const char *const nary[] = {"Add", "Sub", "Mul", "Div",  "Pow",
+                                     "Max", "Min", "Sum", "Mean", "Where"};
   for (const char *e : nary)
     if (n->is(e)) {
       for (unsigned i = 0; i < n->numOperands(); ++i) {
         const Value *o = n->operand(i);
-        if (!o) return false;
+        if (!o) {
+          why = op + " " + q(n) + " has an empty operand";
+          return false;
+        }
         if (rankOf(o) == 0 || (rankOf(o) > 0 && isOne(dimOf(o, -1)))) continue;
         if (!below(o)) return false;
       }
@@ -928,7 +931,8 @@ bool equalHalves(const Value *v, int64_t d, unsigned depth, std::vector<const Va
     int64_t ax = NodeContext(*n).getInt("axis", 0);
     unsigned k = n->numOperands();
     bool twice = r >= 1 && (ax == -1 || ax == r - 1) && k % 2 == 0;
-    for (unsigned i = 0; twice && i < k / 2; ++i) twice = n->operand(i) && n->operand(i) == n->operand(i + k / 2);
+    for (unsigned i = 0; twice && i < k / 2; ++i)
+      twice = n->operand(i) && n->operand(i) == n->operand(i + k / 2);
     if (!twice) {
       std::string ops;
       for (unsigned i = 0; i < k; ++i) ops += (i ? ", " : "") + q(n->operand(i));
@@ -987,7 +991,8 @@ bool gatheredCache(const Value *c) {
 /// passed equalHalves and cacheLayout for x (Note [Rotary caches computed
 /// in the graph]). `batch` is the shape [B, 1, 1] to expand to, made on
 /// first need.
-Value *computedCache(Value *c, Value *x, int64_t d, Value *&batch, PatternRewriter &rw, const std::string &base) {
+Value *computedCache(Value *c, Value *x, int64_t d, Value *&batch, PatternRewriter &rw,
+                     const std::string &base) {
   auto &ctx = rw.getModel().getContext();
   DataType et = *elemOf(c);
   int64_t r = rankOf(c);
@@ -998,9 +1003,9 @@ Value *computedCache(Value *c, Value *x, int64_t d, Value *&batch, PatternRewrit
   };
   // [b0, 1, S, D] made by Unsqueeze of [b0, S, D] at the heads axis: that.
   Value *src = c;
-  if (Node *u = r == 4 ? c->definingNode() : nullptr; u && u->is("Unsqueeze") && u->numOperands() == 2 &&
-                                                     intConstant(u->operand(1)) == std::vector<int64_t>{1} &&
-                                                     rankOf(u->operand(0)) == 3)
+  Node *u = r == 4 ? c->definingNode() : nullptr;
+  if (u && u->is("Unsqueeze") && u->numOperands() == 2 && rankOf(u->operand(0)) == 3 &&
+      intConstant(u->operand(1)) == std::vector<int64_t>{1})
     src = u->operand(0);
   int64_t rs = rankOf(src);
   // The first half of the last axis.
@@ -1045,7 +1050,8 @@ Value *computedCache(Value *c, Value *x, int64_t d, Value *&batch, PatternRewrit
       sh->setAttr(intAttr("start", 0));
       sh->setAttr(intAttr("end", 1));
       sh->result(0)->setType(ctx.getTensorType(DataType::Int64, llvm::ArrayRef<int64_t>{1}));
-      Node *cc = rw.create("Concat", {sh->result(0), rw.createConstant(base + "_ones", makeInt64Tensor({2}, {1, 1}))});
+      Value *ones = rw.createConstant(base + "_ones", makeInt64Tensor({2}, {1, 1}));
+      Node *cc = rw.create("Concat", {sh->result(0), ones});
       cc->setAttr(intAttr("axis", 0));
       cc->result(0)->setType(ctx.getTensorType(DataType::Int64, llvm::ArrayRef<int64_t>{3}));
       batch = cc->result(0);
@@ -1063,9 +1069,11 @@ bool computedRope(Node &add, Value *x, Value *cos, Value *sin, int64_t d, Patter
     const char *what = c == cos ? "cos " : "sin ";
     std::vector<const Value *> proven;
     if (!equalHalves(c, d, 16, proven, why))
-      return miss(rw, "halves", what + q(c) + " does not provably repeat its first half on the last axis: " + why);
+      return miss(rw, "halves",
+                  what + q(c) + " does not provably repeat its first half on the last axis: " + why);
     if (!cacheLayout(c, x, why))
-      return miss(rw, "cache-shape", what + why + " (RotaryEmbedding needs it as [B or 1, 1, S, D] of " + q(x) + ")");
+      return miss(rw, "cache-shape",
+                  what + why + " (RotaryEmbedding needs it as [B or 1, 1, S, D] of " + q(x) + ")");
     if (elemOf(c) != elemOf(x)) return miss(rw, "type", what + q(c) + " is not of " + q(x) + "'s type");
   }
   const Type *xt = tensorType(x), *yt = tensorType(add.result(0));
