@@ -308,6 +308,203 @@ bool reshapeSymbolicShape(Node &n, PatternRewriter &rw) {
   return true;
 }
 
+/// The permutation of Transpose `t`: its `perm` (checked to be one), or the
+/// default reversal of its input's known rank.
+std::optional<std::vector<int64_t>> permOf(const Node &t) {
+  if (t.numOperands() != 1 || hasRefs(t)) return std::nullopt;
+  std::vector<int64_t> p;
+  if (const Attribute *a = t.getAttr("perm")) {
+    p = a->ints;
+  } else {
+    int64_t r = rankOf(t.operand(0));
+    if (r < 0) return std::nullopt;
+    for (int64_t i = r - 1; i >= 0; --i) p.push_back(i);
+  }
+  std::vector<bool> seen(p.size());
+  for (int64_t x : p) {
+    if (x < 0 || x >= (int64_t)p.size() || seen[x]) return std::nullopt;
+    seen[x] = true;
+  }
+  return p;
+}
+
+/// Where the dims of a Transpose or Reshape result come from: the operand
+/// `src` (of rank `srcRank`) and, per dim k of the result, the dim of `src`
+/// that is provably the same value (-1 where none is).
+struct DimSources {
+  Value *src = nullptr;
+  int64_t srcRank = -1;
+  std::vector<int64_t> dim;
+  bool transpose = false;
+};
+
+bool sameKnownDim(const Dim &a, const Dim &b) {
+  return (a.isKnown() && b.isKnown() && a.value == b.value) ||
+         (a.isSymbolic() && b.isSymbolic() && a.param == b.param);
+}
+
+/// The dim sources of `v` when it is the result of a Transpose (dim k is dim
+/// perm[k] of its input) or a Reshape (dim k is dim k of its input where the
+/// constant shape says 0 without allowzero, else a dim j of the input that
+/// inference gave the same symbol or the same known size: a symbolic dim is
+/// one value throughout the model, DimExpr.h) in graph `g`.
+std::optional<DimSources> dimSources(const Value *v, const Graph &g) {
+  Node *d = v ? v->definingNode() : nullptr;
+  if (!d || d->getGraph() != &g || d->numResults() != 1 || d->numOperands() < 1 ||
+      !d->operand(0) || hasRefs(*d))
+    return std::nullopt;
+  if (d->is("Transpose")) {
+    auto p = permOf(*d);
+    if (!p) return std::nullopt;
+    return DimSources{d->operand(0), (int64_t)p->size(), *p, true};
+  }
+  if (!d->is("Reshape")) return std::nullopt;
+  Value *x = d->operand(0);
+  const Type *xt = x->type(), *vt = v->type();
+  auto shape = d->numOperands() > 1 && d->operand(1) ? constInts(d->operand(1)) : std::nullopt;
+  bool typed = vt && vt->isTensor() && vt->hasShape() && xt && xt->isTensor() && xt->hasShape();
+  int64_t xr = rankOf(x), vr = rankOf(v);
+  if (vr < 0 && shape) vr = (int64_t)shape->size();
+  if (xr < 0 || vr < 0 || (shape && (int64_t)shape->size() != vr)) return std::nullopt;
+  bool copies = shape && NodeContext(*d).getInt("allowzero", 0) == 0;
+  DimSources s{x, xr, std::vector<int64_t>(vr, -1), false};
+  for (int64_t k = 0; k < vr; ++k) {
+    if (copies && (*shape)[k] == 0) {
+      if (k < xr) s.dim[k] = k;
+      continue;
+    }
+    if (!typed) continue;
+    const Dim &dk = vt->dims()[k];
+    if (k < xr && sameKnownDim(dk, xt->dims()[k])) {
+      s.dim[k] = k;
+      continue;
+    }
+    for (int64_t j = 0; j < xr && s.dim[k] < 0; ++j)
+      if (sameKnownDim(dk, xt->dims()[j])) s.dim[k] = j;
+  }
+  return s;
+}
+
+/// A use of Shape(v) (of v's dims [s0, e0)) by Gather(., constant indices)
+/// whose every index reads a dim of v with a source: the Gather, the shape
+/// and values of its indices into Shape(src), and whether they are the ones
+/// it has.
+struct DimRead {
+  Node *gather;
+  std::vector<int64_t> dims, at;
+  bool same;
+};
+
+std::optional<DimRead> gatherRead(Use &u, const DimSources &ds, int64_t s0, int64_t e0,
+                                  PatternRewriter &rw) {
+  Node *g = u.getOwner();
+  if (!g->is("Gather") || u.getOperandNo() != 0 || g->getGraph() != &rw.graph() ||
+      g->numOperands() != 2 || hasRefs(*g))
+    return std::nullopt;
+  int64_t axis = NodeContext(*g).getInt("axis", 0), len = e0 - s0;
+  const Tensor *t = PatternRewriter::constantTensor(g->operand(1));
+  auto idx = constInts(g->operand(1));
+  if ((axis != 0 && axis != -1) || !t || !idx) return std::nullopt;
+  DimRead rd{g, t->dims(), {}, true};
+  for (int64_t at : *idx) {
+    if (at < -len || at >= len) return std::nullopt;
+    int64_t j = ds.dim[s0 + (at < 0 ? at + len : at)];
+    if (j < 0) return std::nullopt;
+    rd.at.push_back(j);
+    rd.same &= j == at;
+  }
+  return rd;
+}
+
+// Shape(v) of v = Transpose(y, perm) or a Reshape of y reads dims of y
+// (dimSources), so the read goes to y directly, which drops a use of v (a
+// head split read for its sequence length by Shape then has the single use
+// that the 3-D Attention needs):
+//  - a Shape of a range of v's dims that are consecutive dims of y becomes
+//    that range of y (in place: Shape(y, start, end); opset 15);
+//  - otherwise each use by Gather(., constant indices) becomes
+//    Gather(Shape(y), the dims of y read), a Shape(y) that CSE shares with
+//    the others of y; the Shape(v) goes when they were all its uses
+//    (nodes: one Shape for one);
+//  - other uses (a whole shape that Expand or Reshape reads, a Gather at a
+//    computed index) of a Transpose's Shape get Gather(Shape(y), perm)
+//    only when v is then dead or used once (one node more, for a Transpose
+//    that goes or that a fusion may now take); else Shape(v) stays, as it
+//    does for a Reshape (its dims need not all be y's).
+// Exact: the same integers either way.
+bool shapeDimSource(Node &n, PatternRewriter &rw) {
+  if (n.numOperands() != 1 || n.numResults() != 1 || !n.result(0) || hasRefs(n)) return false;
+  bool ranged = n.getAttr("start") || n.getAttr("end");
+  if (ranged && rw.opsetVersion() < 15) return false;
+  Value *v = n.operand(0);
+  auto ds = dimSources(v, rw.graph());
+  if (!ds) return false;
+  int64_t r = (int64_t)ds->dim.size();
+  NodeContext c(n);
+  auto bound = [&](int64_t x) { return std::clamp<int64_t>(x < 0 ? x + r : x, 0, r); };
+  int64_t s0 = bound(c.getInt("start", 0)), e0 = n.getAttr("end") ? bound(c.getInt("end", r)) : r;
+  if (e0 <= s0) return false;
+  Value *y = ds->src;
+
+  // A range of consecutive dims of y.
+  int64_t j0 = ds->dim[s0];
+  bool consecutive = j0 >= 0;
+  for (int64_t k = s0; k < e0; ++k) consecutive &= ds->dim[k] == j0 + (k - s0);
+  if (consecutive && (ranged || rw.opsetVersion() >= 15)) {
+    rw.setOperand(&n, 0, y);
+    if (j0 != 0 || e0 - s0 != ds->srcRank) {
+      n.setAttr(intAttr("start", j0));
+      n.setAttr(intAttr("end", j0 + (e0 - s0)));
+    } else {
+      n.removeAttr("start");
+      n.removeAttr("end");
+    }
+    return true;
+  }
+
+  // Gathers at constant indices.
+  std::vector<DimRead> reads;
+  bool others = false;
+  for (Use &u : n.result(0)->uses()) {
+    auto rd = gatherRead(u, *ds, s0, e0, rw);
+    if (rd) reads.push_back(std::move(*rd));
+    else others = true;
+  }
+  if (others) {
+    if (!ds->transpose || n.result(0)->isGraphOutput()) return false;
+    unsigned left = 0;
+    bool local = true;
+    for (Use &u : v->uses())
+      if (u.getOwner() != &n) {
+        ++left;
+        local &= !u.getOwner()->isReturn() && u.getOwner()->getGraph() == v->getGraph();
+      }
+    if (left > 1 || !local) return false;
+  }
+  if (reads.empty() && !others) return false;
+
+  auto &ctx = rw.getModel().getContext();
+  Node *sy = rw.create("Shape", {y});
+  sy->result(0)->setType(ctx.getTensorType(DataType::Int64, llvm::ArrayRef<int64_t>{ds->srcRank}));
+  for (DimRead &rd : reads) {
+    Value *idx = rd.same ? rd.gather->operand(1)
+                         : rw.createConstant("index", makeInt64Tensor(rd.dims, rd.at));
+    rw.setOperand(rd.gather, 0, sy->result(0));
+    rw.setOperand(rd.gather, 1, idx);
+  }
+  if (!others) {
+    rw.eraseNode(&n);
+    return true;
+  }
+  std::vector<int64_t> dims(ds->dim.begin() + s0, ds->dim.begin() + e0);
+  Value *at = rw.createConstant("perm", makeInt64Tensor({(int64_t)dims.size()}, dims));
+  Node *g = rw.create("Gather", {sy->result(0), at});
+  g->setAttr(intAttr("axis", 0));
+  PatternRewriter::copyNodeInfo(n, *g);
+  g->result(0)->setType(n.result(0)->type());
+  return rw.replaceNode(&n, {g->result(0)});
+}
+
 // Squeeze(Unsqueeze(x, a), a) -> x, and Unsqueeze(Squeeze(x, a), a) -> x
 // when x is known to be 1 at those axes (Squeeze requires it anyway). Axes
 // must be explicit and non-negative (negative ones depend on ranks).
@@ -403,6 +600,7 @@ void populateSimplifyPatterns(PatternSet &ps) {
   });
   ps.add("reshape-chain", "Reshape", reshapeChain);
   ps.add("reshape-symbolic-shape", "Reshape", reshapeSymbolicShape);
+  ps.add("shape-dim-source", "Shape", shapeDimSource);
   ps.add("squeeze-unsqueeze", "Squeeze",
          [](Node &n, PatternRewriter &rw) { return squeezePair(n, rw, true); });
   ps.add("unsqueeze-squeeze", "Unsqueeze",

@@ -23,11 +23,8 @@ import sys
 import time
 
 FUSED = ["LayerNormalization", "RMSNormalization", "Gelu", "Attention", "RotaryEmbedding"]
-# Kinds whose shortfall is a known gap, reported but not failed: the LLaMA-
-# style decoder computes its rotary cos/sin in the graph (Cos/Sin of a Range
-# outer product, each half concatenated), while fuse-rotary-embedding matches
-# only cos/sin gathered from constant caches by position_ids (README, fuse).
-PENDING = {"RotaryEmbedding"}
+# Kinds whose shortfall is a known gap, reported but not failed (none now).
+PENDING = set()
 # convert-opset steps these exports need that have no adapter on this branch
 # yet (others are adding them): a conversion refused at one of them is
 # reported as AWAITED, not failed. Remove a step once its adapter lands.
