@@ -20,11 +20,20 @@
 //  - the head split (Reshape [B,S,H*D] -> [B,S,H,D], Transpose [0,2,1,3],
 //    or timm's packed Reshape [B,S,3,H,D] / Transpose / Split / Squeeze)
 //    and merge (Transpose [0,2,1,3], Reshape -> [B,S,H*Dv]) absorbed into
-//    the 3-D form with q_num_heads/kv_num_heads when all of them are there.
-// Not fused (near-misses or no candidates): K/V heads repeated by
-// Expand/Reshape (repeat_kv: the Expand's shape is not known), masks sliced
-// from a fixed-size buffer (dims min(P, T), not provably T), attention with
-// a past (KV cache) or softcap.
+//    the 3-D form with q_num_heads/kv_num_heads when all of them are there;
+//  - grouped KV heads: K and V repeated per head (HF's repeat_kv,
+//    Unsqueeze/Expand/Reshape) are peeled off a 4-D Attention by the pattern
+//    `fuse-attention-gqa` (Note [Grouped KV heads]), so Attention reads
+//    kv_num_heads < q_num_heads heads (and the head split under the repeat
+//    joins the 3-D form).
+// Not fused (near-misses or no candidates): masks sliced from a fixed-size
+// buffer (dims min(P, T), not provably T), attention with a past (KV cache)
+// or softcap. Not peeled (the Attention reads the repeated K/V): a repeat in
+// tile order [k0, k1, k0, k1] (Tile, or Unsqueeze at axis 1) or along
+// another axis, K and V repeated differently; torch 1.13's
+// repeat_interleave(k, n, dim=1), exported as a Concat of per-head repeats
+// (and, with dynamic axes, exported wrongly: the model fails on
+// onnxruntime), is not recognised.
 //
 // The pattern `fuse-rotary-embedding` is described above its code.
 //
@@ -819,25 +828,27 @@ bool attentionGroupedKV(Node &a, PatternRewriter &rw) {
     return false;
   HeadRepeat k = headRepeat(a.operand(1), rw), v = headRepeat(a.operand(2), rw);
   if (!k.src && !v.src && k.why.empty() && v.why.empty()) return false; // no repeat at all
-  std::string at = "Attention " + q(&a) + ": ";
-  if (!k.why.empty()) return miss(rw, k.guard, at + k.why);
-  if (!v.why.empty()) return miss(rw, v.guard, at + v.why);
+  if (!k.why.empty()) return miss(rw, k.guard, k.why);
+  if (!v.why.empty()) return miss(rw, v.guard, v.why);
   if (!k.src || !v.src || k.times != v.times)
     return miss(rw, "repeat-mismatch",
-                at + "K " + q(a.operand(1)) + (k.src ? " repeats its heads " + std::to_string(k.times) + " times"
+                "K " + q(a.operand(1)) + (k.src ? " repeats its heads " + std::to_string(k.times) + " times"
                                                      : " is not a head repeat") +
                     ", V " + q(a.operand(2)) +
                     (v.src ? " " + std::to_string(v.times) + " times" : " is not a head repeat") +
                     ": Attention groups K and V heads alike");
   Dim hq = dimOf(a.operand(0), 1), hk = dimOf(a.operand(1), 1);
-  if (!sameDim(dimOf(k.src, 1), dimOf(v.src, 1)) ||
-      !(sameDim(hq, hk) || (hq.isKnown() && hk.isKnown() && hk.value > 0 && hq.value % hk.value == 0)))
-    return miss(rw, "heads", at + "Q's " + dimStr(hq) + " heads are not provably a multiple of the " + dimStr(hk) +
-                                 " heads of K " + q(a.operand(1)) + " (repeated from " +
-                                 dimStr(dimOf(k.src, 1)) + "), or K and V repeat different head counts");
+  if (!sameDim(dimOf(k.src, 1), dimOf(v.src, 1)))
+    return miss(rw, "repeat-mismatch", "K " + q(a.operand(1)) + " repeats " + dimStr(dimOf(k.src, 1)) +
+                                           " heads, V " + q(a.operand(2)) + " " + dimStr(dimOf(v.src, 1)));
+  if (!(sameDim(hq, hk) || (hq.isKnown() && hk.isKnown() && hk.value > 0 && hq.value % hk.value == 0)))
+    return miss(rw, "heads", "Q " + q(a.operand(0)) + " has " + dimStr(hq) +
+                                 " heads, not provably a multiple of the " + dimStr(hk) + " of K " +
+                                 q(a.operand(1)) + " (its " + dimStr(dimOf(k.src, 1)) + " repeated " +
+                                 std::to_string(k.times) + " times)");
   for (unsigned i = 1; i < a.numResults(); ++i)
     if (Value *r = a.result(i); r && (!r->useEmpty() || r->isGraphOutput()))
-      return miss(rw, "present", at + "result " + q(r) + " is used (its heads would change)");
+      return miss(rw, "present", "result " + q(r) + " is used (its heads would change)");
   rw.setInsertionPoint(&a);
   std::vector<Value *> ops{a.operand(0), k.src, v.src};
   if (a.numOperands() == 4 && a.operand(3)) ops.push_back(a.operand(3));
