@@ -30,10 +30,10 @@
 // buffer (dims min(P, T), not provably T), attention with a past (KV cache)
 // or softcap. Not peeled (the Attention reads the repeated K/V): a repeat in
 // tile order [k0, k1, k0, k1] (Tile, or Unsqueeze at axis 1) or along
-// another axis, K and V repeated differently; torch 1.13's
-// repeat_interleave(k, n, dim=1), exported as a Concat of per-head repeats
-// (and, with dynamic axes, exported wrongly: the model fails on
-// onnxruntime), is not recognised.
+// another axis, K and V repeated differently. (torch 1.13 exports
+// repeat_interleave(k, n, dim=1) with dynamic axes wrongly: that model fails
+// on onnxruntime. At fixed shapes it is a Concat of per-head repeats, which
+// is peeled.)
 //
 // The pattern `fuse-rotary-embedding` is described above its code.
 //
@@ -710,28 +710,31 @@ bool fuseAttention(Node &root, PatternRewriter &rw) {
 // Note [Grouped KV heads]
 //   Attention-23 given K and V with kv_num_heads heads, a divisor of Q's
 //   q_num_heads, gives Q's head h the K/V head h / n (n = q_num_heads /
-//   kv_num_heads): each K/V head is used by n consecutive Q heads, as the
-//   ONNX reference repeats them, np.repeat [k0, k0, k1, k1] (np.tile before
+//   kv_num_heads): each K/V head is used by n consecutive Q heads, as the ONNX
+//   reference repeats them, np.repeat [k0, k0, k1, k1] (np.tile before
 //   onnx#7274), and as onnxruntime 1.30's CPU kernel does in the 4-D and the
-//   3-D form (checked against numpy; the ctest ort-fuse-attention runs the
-//   lit models attention-gqa*.onnxtxt, which a tile order would fail).
-//   HF's repeat_kv, x[:, :, None].expand(B, Hkv, n, S, D).reshape(B, Hkv*n,
-//   S, D), exported as Reshape(Expand(Unsqueeze(x, [2]))), builds exactly
-//   that: when the types prove the Expand's result [B, Hkv, n, S, D] (only
-//   the new axis grows) and the Reshape's [B, Hkv*n, S, D] (the row-major
-//   merge of axes 1 and 2), element (b, h*n + r, s, d) of the Reshape is
-//   (b, h, s, d) of x. So a 4-D Attention whose K and V are both repeated so,
-//   by the same n, takes the unrepeated K and V instead: exact, the same
-//   products and sums (the repeated tensors are no longer materialised).
-//   Q's heads may be any multiple of Hkv*n (an Attention that already
-//   groups the repeated heads groups the unrepeated ones by n times more).
-//   Not peeled (`--fusion-report` says why; the Attention stays as it is):
-//   the tile order [k0, k1, k0, k1] (Unsqueeze at axis 1, or Tile along the
-//   heads), which is not Attention's grouping unless Hkv is 1; a repeat of
-//   another axis (K's positions: no grouping of heads at all); K and V
-//   repeated by different counts or only one of them; Q's heads not
-//   provably a multiple of the repeated K's; an Attention with a past, or a
-//   present key/value or qk output in use (their heads would change).
+//   3-D form (checked against numpy; the ctest ort-fuse-attention runs the lit
+//   models attention-gqa*.onnxtxt, which a tile order would fail). HF's
+//   repeat_kv, x[:, :, None].expand(B, Hkv, n, S, D).reshape(B, Hkv*n, S, D),
+//   exported as Reshape(Expand(Unsqueeze(x, [2]))), builds exactly that: when
+//   the types prove the Expand's result [B, Hkv, n, S, D] (only the new axis
+//   grows) and the Reshape's [B, Hkv*n, S, D] (the row-major merge of axes 1
+//   and 2), element (b, h*n + r, s, d) of the Reshape is (b, h, s, d) of x. So
+//   does the Concat along the heads, in order, of such repeats (the same n) of
+//   the parts of a Split of x along the heads (torch 1.13's
+//   repeat_interleave(x, n, dim=1) at fixed shapes). So a 4-D Attention whose
+//   K and V are both repeated so, by the same n, takes the unrepeated K and V
+//   instead: exact, the same products and sums (the repeated tensors are no
+//   longer materialised). Q's heads may be any multiple of Hkv*n (an Attention
+//   that already groups the repeated heads groups the unrepeated ones by n
+//   times more). Not peeled (`--fusion-report` says why; the Attention stays
+//   as it is): the tile order [k0, k1, k0, k1] (Unsqueeze at axis 1, or Tile
+//   along the heads, or per-head repeats joined out of order), which is not
+//   Attention's grouping unless Hkv is 1; a repeat of another axis (K's
+//   positions: no grouping of heads at all); K and V repeated by different
+//   counts or only one of them; Q's heads not provably a multiple of the
+//   repeated K's; an Attention with a past, or a present key/value or qk
+//   output in use (their heads would change).
 
 /// How K or V (4-D [B, H, S, D]) repeats the heads of a tensor: src has
 /// heads / times of them, each repeated `times` times in place.
@@ -743,14 +746,46 @@ struct HeadRepeat {
 
 /// `x` seen as a head repeat: Reshape(Expand(Unsqueeze(src, [a]))) of a
 /// 4-D src whose types prove the repeat (Note [Grouped KV heads]), or
-/// Tile(src, [1, n, 1, 1]). `why` set (and src null) for one that repeats
-/// in another order or along another axis; nothing set if `x` is no repeat.
+/// Tile(src, [1, n, 1, 1]), or the Concat along the heads of such repeats
+/// (the same n) of the parts of Split(src) along the heads, in order
+/// (torch 1.13's repeat_interleave(src, n, dim=1) at fixed shapes). `why`
+/// set (and src null) for one that repeats in another order or along
+/// another axis; nothing set if `x` is no repeat.
 HeadRepeat headRepeat(Value *x, PatternRewriter &rw) {
   HeadRepeat hr;
   Node *d = x ? x->definingNode() : nullptr;
   if (!d || d->getGraph() != rw.root()->getGraph() || !PatternRewriter::hasSingleLocalUse(x) ||
       rankOf(x) != 4)
     return hr;
+  auto headAxis = [](const Node &n) {
+    int64_t axis = NodeContext(n).getInt("axis", 0);
+    return axis == 1 || axis == -3;
+  };
+  if (d->is("Concat") && plainAttributes(*d) && headAxis(*d) && d->numOperands() >= 2) {
+    Node *split = nullptr;
+    int64_t times = 0;
+    for (unsigned i = 0; i < d->numOperands(); ++i) {
+      HeadRepeat part = headRepeat(d->operand(i), rw);
+      if (!part.why.empty()) return part;
+      Node *sp = part.src ? part.src->definingNode() : nullptr;
+      if (!sp || !sp->is("Split") || (split && sp != split) || sp->numResults() != d->numOperands() ||
+          (times && part.times != times) || !PatternRewriter::hasSingleLocalUse(part.src))
+        return hr;
+      if (sp->result(i) != part.src) {
+        hr.guard = "repeat-order";
+        hr.why = "Concat " + q(d) + " joins the repeated parts of Split " + q(sp) + " out of order";
+        return hr;
+      }
+      split = sp;
+      times = part.times;
+    }
+    if (!plainAttributes(*split) || !headAxis(*split) || split->numOperands() < 1 ||
+        rankOf(split->operand(0)) != 4)
+      return hr;
+    hr.src = split->operand(0);
+    hr.times = times;
+    return hr;
+  }
   if (d->is("Tile") && d->numOperands() == 2) {
     auto reps = intConstant(d->operand(1));
     Value *src = d->operand(0);
@@ -759,8 +794,9 @@ HeadRepeat headRepeat(Value *x, PatternRewriter &rw) {
       return hr;
     if (!isOne(dimOf(src, 1))) {
       hr.guard = "repeat-order";
-      hr.why = "Tile " + q(d) + " repeats the heads of " + q(src) + " in tile order (" + dimStr(dimOf(src, 1)) +
-               " heads, " + std::to_string((*reps)[1]) + " times), not each head in place";
+      hr.why = "Tile " + q(d) + " repeats the heads of " + q(src) + " in tile order (" +
+               dimStr(dimOf(src, 1)) + " heads, " + std::to_string((*reps)[1]) +
+               " times), not each head in place";
       return hr;
     }
     hr.src = src;
@@ -793,15 +829,16 @@ HeadRepeat headRepeat(Value *x, PatternRewriter &rw) {
     }
   if (!n.isKnown() || n.value < 2) {
     hr.guard = "repeat-axis";
-    hr.why = "Expand " + q(ex) + " repeats " + q(src) + " " + dimStr(n) + " times along axis " + std::to_string(a) +
-             ", not a known count";
+    hr.why = "Expand " + q(ex) + " repeats " + q(src) + " " + dimStr(n) + " times along axis " +
+             std::to_string(a) + ", not a known count";
     return hr;
   }
   // Heads, in place ([k0, k0, k1, k1]) for a = 2, in tile order for a = 1
   // (the same when there is one head); the Reshape merges them.
   Dim h = dimOf(src, 1), hn = dimOf(x, 1);
   bool merged = sameDim(dimOf(x, 0), dimOf(src, 0)) && sameDim(dimOf(x, 2), dimOf(src, 2)) &&
-                sameDim(dimOf(x, 3), dimOf(src, 3)) && h.isKnown() && hn.isKnown() && hn.value == h.value * n.value;
+                sameDim(dimOf(x, 3), dimOf(src, 3)) && h.isKnown() && hn.isKnown() &&
+                hn.value == h.value * n.value;
   if ((a == 1 || a == 2) && merged) {
     if (a == 1 && h.value != 1) {
       hr.guard = "repeat-order";
@@ -814,8 +851,8 @@ HeadRepeat headRepeat(Value *x, PatternRewriter &rw) {
     return hr;
   }
   hr.guard = "repeat-axis";
-  hr.why = "Reshape " + q(d) + " of Expand " + q(ex) + " repeats " + q(src) + " along axis " + std::to_string(a) +
-           ", not its heads [B, H, S, D] -> [B, H*n, S, D]";
+  hr.why = "Reshape " + q(d) + " of Expand " + q(ex) + " repeats " + q(src) + " along axis " +
+           std::to_string(a) + ", not its heads [B, H, S, D] -> [B, H*n, S, D]";
   return hr;
 }
 
