@@ -741,6 +741,8 @@ const DimExpr *dimMax(Context &ctx, llvm::ArrayRef<const DimExpr *> args) {
   return orFresh(bd, bd.minMax(DimExpr::Kind::Max, args));
 }
 
+bool dimNonNegative(const DimExpr *e) { return e && DimExprBuilder::nonNegative(e); }
+
 const DimExpr *dimSubstitute(Context &ctx, const DimExpr *e,
                              llvm::function_ref<const DimExpr *(const DimExpr *)> fn) {
   if (!e || e->isGround()) return e;

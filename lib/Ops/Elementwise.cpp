@@ -32,6 +32,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 namespace onnxir {
 
@@ -139,8 +140,47 @@ void propagateCompare(InferCtx &c, llvm::StringRef op) {
           t = op == "And" ? (p && q) : op == "Or" ? (p || q) : (p != q);
         }
         r = c.c(t ? 1 : 0);
+      } else if (d && op != "And" && op != "Or" && op != "Xor") {
+        // Note [Dims are non-negative]: the sign of a symbolic difference
+        // may still be known (N vs -1, torch's "no change" in expand sizes:
+        // N+1 >= 1, so N != -1).
+        bool ge1 = dimNonNegative(dimSub(c.ctx, d, c.c(1)));
+        bool le1 = dimNonNegative(dimSub(c.ctx, dimNeg(c.ctx, d), c.c(1)));
+        bool ge0 = ge1 || dimNonNegative(d), le0 = le1 || dimNonNegative(dimNeg(c.ctx, d));
+        // (holds, fails) of `d op 0`.
+        std::pair<bool, bool> known = op == "Equal"         ? std::make_pair(false, ge1 || le1)
+                                      : op == "Less"        ? std::make_pair(le1, ge0)
+                                      : op == "Greater"     ? std::make_pair(ge1, le0)
+                                      : op == "LessOrEqual" ? std::make_pair(le0, ge1)
+                                                            : std::make_pair(ge0, le1);
+        if (known.first || known.second) r = c.c(known.first ? 1 : 0);
       }
     }
+    out.push_back(r);
+  }
+  c.setOutData(0, std::move(out));
+}
+
+/// Where on shape data: each element chosen by a known condition (or equal
+/// in both branches); torch's expand writes its sizes as Where(size == -1,
+/// 1, size).
+void propagateWhere(InferCtx &c) {
+  const Dims *cond = c.inData(0), *x = c.inData(1), *y = c.inData(2);
+  if (!cond || !x || !y) return;
+  for (unsigned i = 0; i < 3; ++i) {
+    auto s = c.inShape(i);
+    if (!s || s->size() > 1) return;
+  }
+  size_t n = std::max({cond->size(), x->size(), y->size()});
+  for (const Dims *d : {cond, x, y})
+    if (d->size() != n && d->size() != 1) return;
+  auto at = [&](const Dims *d, size_t i) { return (*d)[d->size() == 1 ? 0 : i]; };
+  Dims out;
+  for (size_t i = 0; i < n; ++i) {
+    const DimExpr *k = at(cond, i), *a = at(x, i), *b = at(y, i);
+    const DimExpr *r = nullptr;
+    if (k && k->isConstant()) r = k->value() != 0 ? a : b;
+    else if (a && a == b) r = a;
     out.push_back(r);
   }
   c.setOutData(0, std::move(out));
@@ -1057,6 +1097,7 @@ void registerElementwiseOps(OpRegistrar &r) {
     int32_t el = c.inElem(1);
     if (el < 0) el = c.inElem(2);
     c.setTensor(0, el, broadcastInputs(c, 0, 3));
+    propagateWhere(c);
   };
   r["Where"] = kernels::kWhere;
   for (const char *op :

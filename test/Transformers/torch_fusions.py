@@ -205,12 +205,61 @@ class RMSDecoder(Census):
         return self.norm(self.block(x))
 
 
+class GQADecoder(Census):
+    """LLaMA-style with grouped-query attention: 4 query heads over 2 KV
+    heads (separate q/k/v projections, K and V repeated by HF's repeat_kv),
+    causal, RMSNorm, SiLU MLP, a final RMSNorm; no rotary."""
+    HQ, HKV = 4, 2
+
+    def __init__(self):
+        super().__init__()
+        hd = D // self.HQ
+        self.n1, self.n2, self.norm = RMSNorm(D), RMSNorm(D), RMSNorm(D)
+        self.q = nn.Linear(D, self.HQ * hd, bias=False)
+        self.k = nn.Linear(D, self.HKV * hd, bias=False)
+        self.v = nn.Linear(D, self.HKV * hd, bias=False)
+        self.o = nn.Linear(self.HQ * hd, D, bias=False)
+        self.mlp = nn.Sequential(nn.Linear(D, F), nn.SiLU(), nn.Linear(F, D))
+        self.structures = {"Attention": 1}
+
+    @staticmethod
+    def repeat_kv(x, n_rep):
+        # transformers' LLaMA: expand a new axis after the heads, merge.
+        b, h, s, d = x.shape
+        return x[:, :, None, :, :].expand(b, h, n_rep, s, d).reshape(b, h * n_rep, s, d)
+
+    def attn(self, x):
+        b, s, _ = x.shape
+        hd = D // self.HQ
+        q = self.q(x).view(b, s, self.HQ, hd).transpose(1, 2)
+        k = self.k(x).view(b, s, self.HKV, hd).transpose(1, 2)
+        v = self.v(x).view(b, s, self.HKV, hd).transpose(1, 2)
+        k, v = (self.repeat_kv(t, self.HQ // self.HKV) for t in (k, v))
+        a = q @ k.transpose(2, 3) / hd ** 0.5
+        mask = torch.triu(torch.ones(s, s, dtype=torch.bool), 1)
+        y = a.masked_fill(mask, float("-inf")).softmax(-1) @ v
+        return self.o(y.transpose(1, 2).reshape(b, s, D))
+
+    def forward(self, x):
+        x = x + self.attn(self.n1(x))
+        return self.norm(x + self.mlp(self.n2(x)))
+
+    @classmethod
+    def check_fused(cls, path):
+        """The Attention groups the 2 KV heads itself (kv_num_heads), not
+        reading K and V repeated to 4 heads."""
+        kv = [a.i for n in onnx.load(path).graph.node if n.op_type == "Attention"
+              for a in n.attribute if a.name == "kv_num_heads"]
+        return [] if kv == [cls.HKV] else [f"Attention kv_num_heads {kv}, not [{cls.HKV}]"]
+
+
 MODELS = {
     "encoder": (Encoder, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
     "decoder": (Decoder, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
     "vit": (ViT, lambda: torch.randn(2, 3, 16, 16), {0: "batch"}),
     "mha": (MHA, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
     "rmsnorm-decoder": (RMSDecoder, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
+    "gqa-decoder": (GQADecoder, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
 }
 
 
@@ -259,6 +308,8 @@ def main():
                 (awaited if step else failures).append(f"{tag}: onnx-opt failed: {err}")
                 continue
             got = count(b)
+            # A model may check more of its fused form (check_fused(path) -> problems).
+            failures += [f"{tag}: {e}" for e in getattr(MODELS[name][0], "check_fused", lambda p: [])(b)]
             for kind in FUSED:
                 want, have = expected.get(kind, 0), got.get(kind, 0)
                 if want == have:

@@ -153,6 +153,9 @@ const DimExpr *dimCeilDiv(Context &ctx, const DimExpr *a, const DimExpr *b);
 const DimExpr *dimMod(Context &ctx, const DimExpr *a, const DimExpr *b);
 const DimExpr *dimMin(Context &ctx, llvm::ArrayRef<const DimExpr *> args);
 const DimExpr *dimMax(Context &ctx, llvm::ArrayRef<const DimExpr *> args);
+/// True if `e` is provably at least 0 (Note [Dims are non-negative] in
+/// DimExpr.cpp: every symbol is a dimension); false if unknown or null.
+bool dimNonNegative(const DimExpr *e);
 /// Replaces symbols: `fn(symbol)` gives the replacement or null to keep it.
 const DimExpr *dimSubstitute(Context &ctx, const DimExpr *e,
                              llvm::function_ref<const DimExpr *(const DimExpr *)> fn);

@@ -58,6 +58,8 @@ void populateNormFusionPatterns(PatternSet &ps);
 ///   fuse-attention          softmax(Q·Kᵀ*scale [+mask])·V -> Attention (>= 23)
 ///   fuse-attention-heads    4-D Attention between a head split and merge
 ///                           -> the 3-D form (q_num_heads/kv_num_heads)
+///   fuse-attention-gqa      4-D Attention over K and V repeated per head
+///                           (HF repeat_kv) -> over the unrepeated K and V
 ///   fuse-rotary-embedding   x*cos + rotate_half(x)*sin -> RotaryEmbedding (>= 23)
 void populateAttentionPatterns(PatternSet &ps);
 
