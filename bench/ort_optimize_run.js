@@ -5,7 +5,8 @@
 // ort_optimize_run.js time SHAPE RUNS LEVEL:MODEL.onnx...
 //   Opens every MODEL at its LEVEL (one intra-op thread), then, after 3
 //   warm-up runs each, runs them round-robin RUNS times on one random float
-//   input `x` of SHAPE (comma-separated dims): the models share the
+//   input `x` of SHAPE (comma-separated dims; and int64 position_ids
+//   [B, S] when a model has them): the models share the
 //   machine's ups and downs. Prints a JSON list of each model's median ms.
 'use strict';
 const ort = require(require('path').resolve(process.env.ORT_NODE_MODULES, 'onnxruntime-node'));
@@ -33,6 +34,13 @@ const [mode, ...args] = process.argv.slice(2);
   const data = Float32Array.from({ length: n },
     () => ((seed = (seed * 16807) % 2147483647) / 2147483647) * 2 - 1);
   const feeds = { x: new ort.Tensor('float32', data, dims) };
+  // A model with position ids (the torch suite's hf-rotary-attention) gets
+  // 0..S-1 for each of the B rows of x [B, S, ...].
+  if (sessions.some((s) => s.inputNames.includes('position_ids'))) {
+    const [b, t] = dims;
+    feeds.position_ids = new ort.Tensor('int64',
+      BigInt64Array.from({ length: b * t }, (_, i) => BigInt(i % t)), [b, t]);
+  }
   for (const s of sessions) for (let i = 0; i < 3; ++i) await s.run(feeds);
   const times = sessions.map(() => []);
   for (let r = 0; r < Number(runs); ++r)

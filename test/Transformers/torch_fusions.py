@@ -253,6 +253,41 @@ class GQADecoder(Census):
         return [] if kv == [cls.HKV] else [f"Attention kv_num_heads {kv}, not [{cls.HKV}]"]
 
 
+class HFRotaryAttention(Census):
+    """Attention as Hugging Face's LLaMA code writes it (transformers 4.4x):
+    position_ids an input, cos/sin computed once from inv_freq expanded to
+    the batch (inv_freq[None, :, None].expand(B, -1, 1) @ positions, halves
+    concatenated, then Cos/Sin) and shared by Q and K, which are rotated
+    after the head split; causal; a pre-RMSNorm and the residual."""
+
+    def __init__(self):
+        super().__init__()
+        self.hd = D // H
+        self.n = RMSNorm(D)
+        self.q, self.k, self.v, self.o = (nn.Linear(D, D) for _ in range(4))
+        self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, self.hd, 2).float() / self.hd)),
+                             persistent=False)
+        self.structures = {"Attention": 1, "RotaryEmbedding": 2}
+
+    @staticmethod
+    def rotate_half(t):
+        return torch.cat((-t[..., t.shape[-1] // 2:], t[..., : t.shape[-1] // 2]), dim=-1)
+
+    def forward(self, x, position_ids):
+        h = self.n(x)
+        b, s, _ = h.shape
+        inv = self.inv_freq[None, :, None].float().expand(position_ids.shape[0], -1, 1)
+        freqs = (inv @ position_ids[:, None, :].float()).transpose(1, 2)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos, sin = emb.cos().unsqueeze(1), emb.sin().unsqueeze(1)
+        q, k, v = (p(h).view(b, s, H, self.hd).transpose(1, 2) for p in (self.q, self.k, self.v))
+        q = q * cos + self.rotate_half(q) * sin
+        k = k * cos + self.rotate_half(k) * sin
+        a = q @ k.transpose(2, 3) / self.hd ** 0.5
+        a = a.masked_fill(torch.triu(torch.ones(s, s, dtype=torch.bool), 1), float("-inf"))
+        return x + self.o((a.softmax(-1) @ v).transpose(1, 2).reshape(b, s, D))
+
+
 MODELS = {
     "encoder": (Encoder, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
     "decoder": (Decoder, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
@@ -260,6 +295,10 @@ MODELS = {
     "mha": (MHA, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
     "rmsnorm-decoder": (RMSDecoder, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
     "gqa-decoder": (GQADecoder, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
+    # (a second input: position ids [batch, seq])
+    "hf-rotary-attention": (HFRotaryAttention,
+                            lambda: (torch.randn(2, 5, D), torch.arange(5).repeat(2, 1)),
+                            {0: "batch", 1: "seq"}),
 }
 
 
@@ -276,10 +315,13 @@ def export(name, opset, path):
     torch.manual_seed(0)
     model = cls().eval()
     x = example()
+    inputs = x if isinstance(x, tuple) else (x,)
+    names = ["x", "position_ids"][:len(inputs)]
+    dyn = {n: axes if n == "x" else {0: "batch", 1: "seq"} for n in names}
     # (Gradients on: under no_grad nn.MultiheadAttention takes its fused
     # fast path, which does not export.)
-    torch.onnx.export(model, (x,), path, opset_version=opset, input_names=["x"],
-                      output_names=["y"], dynamic_axes={"x": axes, "y": {0: "batch"}})
+    torch.onnx.export(model, inputs, path, opset_version=opset, input_names=names,
+                      output_names=["y"], dynamic_axes={**dyn, "y": {0: "batch"}})
     return model.census()
 
 
