@@ -1535,10 +1535,12 @@ bool attentionHeads(Node &a, PatternRewriter &rw) {
 } // namespace
 
 void populateAttentionPatterns(PatternSet &ps) {
-  ps.add("fuse-attention", "MatMul", fuseAttention, 3);
-  ps.add("fuse-attention-heads", "Attention", attentionHeads, 3);
-  ps.add("fuse-attention-gqa", "Attention", attentionGroupedKV, 3);
-  ps.add("fuse-rotary-embedding", "Add", fuseRotaryEmbedding, 3);
+  // (The census counts what each makes: Note [Fusion census]. The head
+  // and GQA forms re-form Attentions and RotaryEmbeddings: net zero.)
+  ps.add("fuse-attention", "MatMul", fuseAttention, 3, {"Attention"});
+  ps.add("fuse-attention-heads", "Attention", attentionHeads, 3, {"Attention", "RotaryEmbedding"});
+  ps.add("fuse-attention-gqa", "Attention", attentionGroupedKV, 3, {"Attention"});
+  ps.add("fuse-rotary-embedding", "Add", fuseRotaryEmbedding, 3, {"RotaryEmbedding"});
 }
 
 } // namespace onnxir

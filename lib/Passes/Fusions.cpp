@@ -393,7 +393,7 @@ void populateFusionPatterns(PatternSet &ps, const FusionOptions &opts) {
   ps.add("fuse-conv-mul", "Mul", [](Node &n, PatternRewriter &rw) {
     return fuseConvAffine(n, rw, true);
   }, 2);
-  ps.add("fuse-matmul-add-gemm", "Add", fuseMatMulAdd);
+  ps.add("fuse-matmul-add-gemm", "Add", fuseMatMulAdd, 1, {"Gemm"});
   ps.add("fuse-transpose-gemm", "Gemm", fuseTransposeGemm);
   ps.add("remove-dropout", "Dropout", removeDropout);
   ps.add("remove-identity", "Identity", removeIdentity);

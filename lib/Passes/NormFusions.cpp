@@ -724,11 +724,11 @@ bool fuseGelu(Node &root, PatternRewriter &rw) {
 void populateNormFusionPatterns(PatternSet &ps) {
   // Rooted at the division by the root mean square (Div, or Mul by its
   // reciprocal); LayerNorm first (benefit), RMSNorm leaves it alone anyway.
-  ps.add("fuse-layernorm", "Div", fuseLayerNorm, 3);
-  ps.add("fuse-layernorm", "Mul", fuseLayerNorm, 3);
-  ps.add("fuse-rmsnorm", "Div", fuseRMSNorm, 2);
-  ps.add("fuse-rmsnorm", "Mul", fuseRMSNorm, 2);
-  ps.add("fuse-gelu", "Mul", fuseGelu, 2);
+  ps.add("fuse-layernorm", "Div", fuseLayerNorm, 3, {"LayerNormalization"});
+  ps.add("fuse-layernorm", "Mul", fuseLayerNorm, 3, {"LayerNormalization"});
+  ps.add("fuse-rmsnorm", "Div", fuseRMSNorm, 2, {"RMSNormalization"});
+  ps.add("fuse-rmsnorm", "Mul", fuseRMSNorm, 2, {"RMSNormalization"});
+  ps.add("fuse-gelu", "Mul", fuseGelu, 2, {"Gelu"});
 }
 
 } // namespace onnxir

@@ -46,8 +46,10 @@ void RewritePattern::rewrite(Node &, PatternRewriter &) const {
 namespace {
 class FunctionPattern : public RewritePattern {
 public:
-  FunctionPattern(std::string name, std::string op, PatternSet::Fn fn, unsigned benefit)
-      : RewritePattern(std::move(name), std::move(op), benefit), fn_(std::move(fn)) {}
+  FunctionPattern(std::string name, std::string op, PatternSet::Fn fn, unsigned benefit,
+                  std::vector<std::string> makes)
+      : RewritePattern(std::move(name), std::move(op), benefit, "", std::move(makes)),
+        fn_(std::move(fn)) {}
   bool matchAndRewrite(Node &root, PatternRewriter &rw) const override { return fn_(root, rw); }
 
 private:
@@ -65,9 +67,10 @@ void PatternSet::add(std::unique_ptr<RewritePattern> p) {
                    [](auto *a, auto *b) { return a->benefit() > b->benefit(); });
 }
 
-void PatternSet::add(std::string name, std::string rootOp, Fn fn, unsigned benefit) {
+void PatternSet::add(std::string name, std::string rootOp, Fn fn, unsigned benefit,
+                     std::vector<std::string> makes) {
   add(std::make_unique<FunctionPattern>(std::move(name), std::move(rootOp), std::move(fn),
-                                        benefit));
+                                        benefit, std::move(makes)));
 }
 
 absl::Status PatternSet::disable(llvm::StringRef names) {
@@ -161,6 +164,7 @@ void PatternRewriter::begin(Node *root) {
   root_ = root;
   insertBefore_ = root;
   created_.clear();
+  erasedOps_.clear();
   renames_.clear();
   needValueInfo_.clear();
 }
@@ -254,7 +258,7 @@ void PatternRewriter::eraseNode(Node *n) {
     work.pop_back();
     std::vector<Value *> ops = d->operands();
     if (onErase_) onErase_(d);
-    created_.erase(d);
+    if (!created_.erase(d)) ++erasedOps_[d->opType()];
     d->dropAllReferences();
     [[maybe_unused]] absl::Status s = d->erase();
     assert(s.ok() && "an unused node erases");
@@ -287,6 +291,7 @@ void PatternRewriter::finish() {
   renames_.clear();
   needValueInfo_.clear();
   created_.clear();
+  erasedOps_.clear();
 }
 
 //===----------------------------------------------------------------------===//
@@ -364,9 +369,12 @@ private:
           currentPattern_ = index_[p];
           if (cfg_.explain) forgetMisses(n, currentPattern_);
           bool did = p->matchAndRewrite(*n, rw_);
-          if (did)
-            for (Node *c : rw_.created_)
-              if (!c->is("Constant")) ++made_[c->opType().str()];
+          if (did) // the census (Note [Fusion census])
+            for (const std::string &op : p->makes()) {
+              int64_t net = -rw_.erasedOps_.lookup(op);
+              for (Node *c : rw_.created_) net += c->opType() == op;
+              if (net) made_[op] += net;
+            }
           rw_.finish();
           if (!did) continue;
           ++counts_[index_[p]];

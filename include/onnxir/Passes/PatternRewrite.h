@@ -45,10 +45,18 @@
 //  rw.explaining()). `onnx-opt --fusion-report` (-fuse{explain}) prints them.
 //
 // Note [Fusion census]
-//  Every node a successful rewrite created and that is still alive when the
-//  rewrite ends is counted by op type (RewriteStatistics::made, Constant
-//  nodes aside): the fuse pass reports these as `made <Op>` counters, which
-//  `-stats` and `--summary` print. Patterns need do nothing for it.
+//  A pattern names the ops it makes (PatternSet::add's `makes`: Attention
+//  for fuse-attention, Gemm for MatMul + Add, ...). Each successful rewrite
+//  adds, per op named, the nodes of that op it created that are still alive
+//  when it ends, less the nodes of that op it erased
+//  (RewriteStatistics::made): the fuse pass reports these as `made <Op>`
+//  counters, which `-stats` and `--summary` print ("fused ops made"). The
+//  net count makes the census the number of fused ops in the result:
+//  helper nodes a rewrite builds around its product (a Shape, an Expand of
+//  a cache, a Transpose of K) are not fused ops, and a rewrite that
+//  re-forms a fused op (a 4-D Attention absorbing its head split in a later
+//  -O2 round, the RotaryEmbedding that moves with it) makes one and erases
+//  one, so it is counted once however many rounds reshape it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXIR_PASSES_PATTERNREWRITE_H
@@ -80,15 +88,17 @@ class PatternRewriter;
 class RewritePattern {
 public:
   RewritePattern(std::string name, std::string rootOp, unsigned benefit = 1,
-                 std::string rootDomain = "")
+                 std::string rootDomain = "", std::vector<std::string> makes = {})
       : name_(std::move(name)), rootOp_(std::move(rootOp)), rootDomain_(std::move(rootDomain)),
-        benefit_(benefit) {}
+        makes_(std::move(makes)), benefit_(benefit) {}
   virtual ~RewritePattern();
 
   llvm::StringRef name() const { return name_; }
   llvm::StringRef rootOp() const { return rootOp_; }
   llvm::StringRef rootDomain() const { return rootDomain_; }
   unsigned benefit() const { return benefit_; }
+  /// The ops this pattern makes, for the census (Note [Fusion census]).
+  llvm::ArrayRef<std::string> makes() const { return makes_; }
 
   /// Tries the pattern at `root`; true if it rewrote the IR. The default
   /// calls match() and, if it holds, rewrite().
@@ -100,6 +110,7 @@ public:
 
 private:
   std::string name_, rootOp_, rootDomain_;
+  std::vector<std::string> makes_;
   unsigned benefit_;
 };
 
@@ -110,7 +121,10 @@ public:
   /// Adds a pattern object.
   void add(std::unique_ptr<RewritePattern> p);
   /// Adds a pattern given as one function (matchAndRewrite).
-  void add(std::string name, std::string rootOp, Fn fn, unsigned benefit = 1);
+  /// `makes`: the ops it makes, counted by the census (Note [Fusion
+  /// census]).
+  void add(std::string name, std::string rootOp, Fn fn, unsigned benefit = 1,
+           std::vector<std::string> makes = {});
   /// The patterns to try on `n`, highest benefit first.
   llvm::ArrayRef<const RewritePattern *> patternsFor(const Node &n) const;
   llvm::ArrayRef<std::unique_ptr<RewritePattern>> all() const { return patterns_; }
@@ -211,6 +225,8 @@ private:
   Node *insertBefore_ = nullptr;
   /// Nodes created during the current rewrite.
   llvm::DenseSet<Node *> created_;
+  /// Nodes of the IR before the rewrite it erased, per op (the census).
+  llvm::StringMap<int64_t> erasedOps_;
   /// Renames to do once the old definitions are gone.
   std::vector<std::pair<Value *, std::string>> renames_;
   /// Value_info records to give to values that took over a name.
