@@ -623,7 +623,8 @@ public:
   llvm::StringRef argument() const override { return "simplify"; }
   llvm::StringRef description() const override {
     return "Remove no-op Reshape/Expand/Tile/Pad/Cast/Transpose/Slice/Concat/Split; collapse "
-           "Reshape, Transpose, Cast and Squeeze/Unsqueeze chains (exact)";
+           "Reshape, Transpose, Cast and Squeeze/Unsqueeze chains; read Shape's dims through "
+           "Transpose/Reshape (exact)";
   }
   absl::StatusOr<bool> run(Model &m) override {
     RewriteStatistics s;
