@@ -385,10 +385,10 @@ std::optional<DimSources> dimSources(const Value *v, const Graph &g) {
   return s;
 }
 
-/// A use of Shape(v) (of v's dims [s0, e0)) by Gather(., constant indices)
-/// whose every index reads a dim of v with a source: the Gather, the shape
-/// and values of its indices into Shape(src), and whether they are the ones
-/// it has.
+/// A use of Shape(v) (the dims [s0, e0) of v) by Gather(., constant
+/// indices) each of which reads a dim of v that has a source: the Gather,
+/// the dims and values of its indices into Shape(src) (`same`: they are the
+/// ones it has).
 struct DimRead {
   Node *gather;
   std::vector<int64_t> dims, at;
@@ -422,15 +422,16 @@ std::optional<DimRead> gatherRead(Use &u, const DimSources &ds, int64_t s0, int6
 // that the 3-D Attention needs):
 //  - a Shape of a range of v's dims that are consecutive dims of y becomes
 //    that range of y (in place: Shape(y, start, end); opset 15);
-//  - otherwise each use by Gather(., constant indices) becomes
-//    Gather(Shape(y), the dims of y read), a Shape(y) that CSE shares with
-//    the others of y; the Shape(v) goes when they were all its uses
-//    (nodes: one Shape for one);
-//  - other uses (a whole shape that Expand or Reshape reads, a Gather at a
-//    computed index) of a Transpose's Shape get Gather(Shape(y), perm)
-//    only when v is then dead or used once (one node more, for a Transpose
-//    that goes or that a fusion may now take); else Shape(v) stays, as it
-//    does for a Reshape (its dims need not all be y's).
+//  - otherwise, when every use of Shape(v) is a Gather at constant indices
+//    (in range, negative ones normalised) of dims that have a source, each
+//    becomes Gather(Shape(y), those dims of y), a Shape(y) that CSE shares
+//    with y's others, and Shape(v) goes (one Shape for one);
+//  - uses of another kind (a whole shape that Expand or Reshape reads, a
+//    Gather at a computed index) of a Transpose's Shape get
+//    Gather(Shape(y), perm), the Gathers as above, only when v is then dead
+//    or used once: one node more, for a Transpose that goes or that a
+//    fusion may now take (a head split). Else Shape(v) stays, as it does
+//    for a Reshape (whose dims need not all be y's).
 // Exact: the same integers either way.
 bool shapeDimSource(Node &n, PatternRewriter &rw) {
   if (n.numOperands() != 1 || n.numResults() != 1 || !n.result(0) || hasRefs(n)) return false;
@@ -624,7 +625,8 @@ public:
   llvm::StringRef argument() const override { return "simplify"; }
   llvm::StringRef description() const override {
     return "Remove no-op Reshape/Expand/Tile/Pad/Cast/Transpose/Slice/Concat/Split; collapse "
-           "Reshape, Transpose, Cast and Squeeze/Unsqueeze chains (exact)";
+           "Reshape, Transpose, Cast and Squeeze/Unsqueeze chains; read Shape's dims through "
+           "Transpose/Reshape (exact)";
   }
   absl::StatusOr<bool> run(Model &m) override {
     RewriteStatistics s;
