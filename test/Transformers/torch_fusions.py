@@ -194,7 +194,8 @@ class MHA(Census):
     def __init__(self):
         super().__init__()
         self.mha = nn.MultiheadAttention(D, H, batch_first=True)
-        self.structures = {"Attention": 1}
+        # (its sequence-first head split and merge make the 3-D form too)
+        self.structures = {"Attention": 1, "Attention 3-D": 1}
 
     def forward(self, x):
         return self.mha(x, x, x, need_weights=False)[0]
@@ -228,7 +229,7 @@ class GQADecoder(Census):
         self.v = nn.Linear(D, self.HKV * hd, bias=False)
         self.o = nn.Linear(self.HQ * hd, D, bias=False)
         self.mlp = nn.Sequential(nn.Linear(D, F), nn.SiLU(), nn.Linear(F, D))
-        self.structures = {"Attention": 1}
+        self.structures = {"Attention": 1, "Attention 3-D": 1}
 
     @staticmethod
     def repeat_kv(x, n_rep):
@@ -275,7 +276,8 @@ class HFRotaryAttention(Census):
         self.q, self.k, self.v, self.o = (nn.Linear(D, D) for _ in range(4))
         self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, self.hd, 2).float() / self.hd)),
                              persistent=False)
-        self.structures = {"Attention": 1, "RotaryEmbedding": 2}
+        self.structures = {"Attention": 1, "Attention 3-D": 1, "RotaryEmbedding": 2,
+                           "RotaryEmbedding 3-D": 2}
 
     @staticmethod
     def rotate_half(t):
