@@ -19,6 +19,9 @@ namespace onnxir {
 
 namespace {
 constexpr size_t kMaxTerms = 64;
+/// The fresh symbols standing for an expression too long to keep
+/// (orFresh): values of unknown sign (Note [Dims are non-negative]).
+constexpr llvm::StringLiteral kValueSymbolPrefix = "expr__";
 
 bool isIdent(llvm::StringRef s) {
   if (s.empty() || !(isalpha((unsigned char)s[0]) || s[0] == '_')) return false;
@@ -381,7 +384,9 @@ struct DimExprBuilder {
 
   //===--- Note [Dims are non-negative] ----------------------------------===//
   // Every symbol stands for a dimension (a dim_param, or a fresh symbol made
-  // for an unknown dim), so it is at least 0; so is any sum or product of
+  // for an unknown dim), so it is at least 0 -- but for the fresh symbols
+  // that replace an expression too long to keep (kValueSymbolPrefix): shape
+  // data are values, and `a - b` of two dims may be negative. So is any sum or product of
   // such with non-negative coefficients and constant, a floor division or
   // modulus of them, a min of them all or a max of any of them. Min and max
   // use it to drop a constant bound at or below 0: the length of Range(0, N)
@@ -390,7 +395,7 @@ struct DimExprBuilder {
   static bool nonNegative(const DimExpr *e) {
     switch (e->kind()) {
     case DimExpr::Kind::Constant: return e->value() >= 0;
-    case DimExpr::Kind::Symbol: return true;
+    case DimExpr::Kind::Symbol: return !e->name().startswith(kValueSymbolPrefix);
     case DimExpr::Kind::Add:
     case DimExpr::Kind::Mul:
     case DimExpr::Kind::FloorDiv:
@@ -677,10 +682,12 @@ const DimExpr *DimExprBuilder::fromParam(llvm::StringRef param) {
 
 namespace {
 /// `r`, or a fresh symbol when `b` refused an expression for its size
-/// (Note [Dim expression size limit]); null stays null otherwise.
+/// (Note [Dim expression size limit]); null stays null otherwise. The
+/// symbol stands for a computed value, which may be negative (the
+/// difference of two dims, as shape data): its prefix tells nonNegative.
 const DimExpr *orFresh(DimExprBuilder &b, const DimExpr *r) {
   if (r || !b.tooLarge) return r;
-  return b.ctx.exprOf(b.ctx.freshSymbolDim());
+  return b.ctx.exprOf(b.ctx.freshSymbolDim(kValueSymbolPrefix));
 }
 } // namespace
 

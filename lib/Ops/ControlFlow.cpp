@@ -193,7 +193,10 @@ void loopRule(InferCtx &c) {
   const DimExpr *trip = nullptr;
   bool condGiven = n.numOperands() > 1 && n.operand(1);
   if (!condGiven) {
-    if (const Dims *d = c.inData(0); d && d->size() == 1) trip = (*d)[0];
+    // A negative M runs no iteration: max(M, 0) (M itself when it is
+    // provably a dim, Note [Dims are non-negative]).
+    if (const Dims *d = c.inData(0); d && d->size() == 1 && (*d)[0])
+      trip = dimMax(ctx, {(*d)[0], dimConst(ctx, 0)});
   }
   // An unknown iteration count is still one count for every scan output: a
   // fresh symbol says they agree.

@@ -326,21 +326,19 @@ bool transposeCancel(Node &root, PatternRewriter &rw) {
   for (Node *e : ends) {
     Value *in = e->operand(0), *out = e->result(0);
     if (!out->isGraphOutput() || out->useEmpty()) continue;
+    // `in` takes the output's place: two outputs cannot both be `in` (one
+    // would keep the old layout's name on the new layout's value).
+    if (!pinned.insert(in).second) return false;
     const Type *ot = out->type();
-    if (!ot || newType[in] == ot) {
-      if (!pinned.insert(in).second && newType[in] != ot) return false;
-      continue;
-    }
+    if (!ot || newType[in] == ot) continue;
     const Type *it = tensorType(in);
-    if (!ot->isTensor() || ot->rank() != r || !ot->hasElemType() || ot->elemType() != it->elemType() ||
-        (pinned.count(in) && newType[in] != ot))
+    if (!ot->isTensor() || ot->rank() != r || !ot->hasElemType() || ot->elemType() != it->elemType())
       return false;
     for (int64_t j = 0; j < r; ++j) // the declared dims may name less, not differ
       if (ot->dims()[j].isKnown() && !sameDim(ot->dims()[j], it->dims()[p[j]]) &&
           it->dims()[p[j]].isKnown())
         return false;
     newType[in] = ot;
-    pinned.insert(in);
   }
 
   // Rewrite.

@@ -29,7 +29,10 @@
 // not by subtracting every pair), and the parsing of a dim_param (a longer
 // dim_param is no expression's text, so it is an opaque symbol, unparsed).
 // An operation whose result would be longer gives a fresh symbol
-// (Context::freshSymbolDim): the dim stays symbolic and equal to itself, and
+// (Context::freshSymbolDim, named expr__N: unlike other symbols it may stand
+// for a negative value, Note [Dims are non-negative] in DimExpr.cpp, since
+// shape data such as a - b are built by the same operations): the dim stays
+// symbolic and equal to itself, and
 // a chain of operations (Concat over many symbolic inputs, Max over many
 // shapes) restarts from that symbol, so its cost is linear in its length.
 // The parser (parseDimExpr, --input-shape) reports such text as an error.
