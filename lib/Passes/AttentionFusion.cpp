@@ -61,6 +61,7 @@
 #include "onnxir/Ops/OpContext.h"
 #include "onnxir/Ops/OpSchema.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -433,9 +434,10 @@ Node *headMerge(Value *y, int64_t heads) {
   if (!perm || *perm != std::vector<int64_t>{0, 2, 1, 3} || !PatternRewriter::hasSingleLocalUse(t->result(0)))
     return nullptr;
   Node *r = t->result(0)->uses().begin()->getOwner();
+  if (!r->is("Reshape") || r->numResults() != 1) return nullptr;
   Value *out = r->result(0);
   Dim hd = dimOf(y, 3);
-  if (r->is("Reshape") && r->operand(0) == t->result(0) && rankOf(out) == 3 &&
+  if (r->operand(0) == t->result(0) && rankOf(out) == 3 &&
       sameDim(dimOf(out, 0), dimOf(y, 0)) && sameDim(dimOf(out, 1), dimOf(y, 2)) && hd.isKnown() &&
       dimOf(out, 2).isKnown() && dimOf(out, 2).value == heads * hd.value)
     return r;
@@ -492,11 +494,10 @@ Node *seqFirstHeadMerge(Value *y, int64_t heads, const Dim &s, const Dim &b) {
   if (!perm || *perm != std::vector<int64_t>{1, 0, 2} || !PatternRewriter::hasSingleLocalUse(t->result(0)))
     return nullptr;
   Node *r = t->result(0)->uses().begin()->getOwner();
+  if (!r->is("Reshape") || r->numResults() != 1 || r->operand(0) != t->result(0)) return nullptr;
   Value *out = r->result(0);
   Dim dv = dimOf(y, 2), e = dimOf(out, -1);
-  if (!r->is("Reshape") || r->operand(0) != t->result(0) || !dv.isKnown() || !e.isKnown() ||
-      dv.value <= 0 || e.value != heads * dv.value)
-    return nullptr;
+  if (!dv.isKnown() || !e.isKnown() || dv.value <= 0 || e.value != heads * dv.value) return nullptr;
   // Rank 2: dim 0 is S*B by the element count (E > 0).
   if (rankOf(out) == 2) return r;
   if (rankOf(out) == 3 && sameDim(dimOf(out, 0), s) && sameDim(dimOf(out, 1), b)) return r;
@@ -1152,6 +1153,22 @@ bool equalHalves(const Value *v, int64_t d, unsigned depth, std::vector<const Va
     return true;
   };
   if (const Tensor *t = PatternRewriter::constantTensor(v)) {
+    DataType dt = t->dataType();
+    if (dt != DataType::Float && dt != DataType::Double && dt != DataType::Float16 &&
+        dt != DataType::BFloat16) { // integers exactly (not through a double)
+      auto ints = t->values<int64_t>();
+      if (!ints.ok() || t->dims().empty() || t->dims().back() != d) {
+        why = "constant " + q(v) + " cannot be read as [.., " + std::to_string(d) + "]";
+        return false;
+      }
+      size_t n = (size_t)d, h = n / 2;
+      for (size_t r = 0; r + n <= ints->size(); r += n)
+        if (!std::equal(ints->begin() + r, ints->begin() + r + h, ints->begin() + r + h)) {
+          why = "constant " + q(v) + " row " + std::to_string(r / n) + " has unequal halves";
+          return false;
+        }
+      return holds();
+    }
     auto vals = t->values<double>();
     if (!vals.ok() || t->dims().empty() || t->dims().back() != d) {
       why = "constant " + q(v) + " cannot be read as [.., " + std::to_string(d) + "]";
