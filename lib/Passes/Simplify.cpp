@@ -328,9 +328,9 @@ std::optional<std::vector<int64_t>> permOf(const Node &t) {
   return p;
 }
 
-/// Where the dims of a Transpose or Reshape result come from: the operand
-/// `src` (of rank `srcRank`) and, per dim k of the result, the dim of `src`
-/// that is provably the same value (-1 where none is).
+/// Where the dims of a Transpose, Reshape, Split or Slice result come from:
+/// the operand `src` (of rank `srcRank`) and, per dim k of the result, the
+/// dim of `src` that is provably the same value (-1 where none is).
 struct DimSources {
   Value *src = nullptr;
   int64_t srcRank = -1;
@@ -343,16 +343,115 @@ bool sameKnownDim(const Dim &a, const Dim &b) {
          (a.isSymbolic() && b.isSymbolic() && a.param == b.param);
 }
 
+/// The rank that a Split or Slice result shares with its input `x`: x's,
+/// else v's (-1 when neither is known or they differ).
+int64_t sharedRank(const Value *x, const Value *v) {
+  int64_t xr = rankOf(x), vr = rankOf(v);
+  if (xr >= 0 && vr >= 0 && xr != vr) return -1;
+  return xr >= 0 ? xr : vr;
+}
+
+/// An axis normalised against `rank` (-1 when out of range).
+int64_t normAxis(int64_t a, int64_t rank) {
+  if (a < 0) a += rank;
+  return a >= 0 && a < rank ? a : -1;
+}
+
+/// The dims of Split result `v` of `d`: every dim of its input but the
+/// split axis (whatever the sizes: each piece spans the others whole).
+std::optional<DimSources> splitSources(Node &d, const Value *v) {
+  Value *x = d.operand(0);
+  int64_t r = sharedRank(x, v);
+  if (r < 0) return std::nullopt;
+  int64_t axis = normAxis(NodeContext(d).getInt("axis", 0), r);
+  if (axis < 0) return std::nullopt;
+  DimSources s{x, r, std::vector<int64_t>(r), false};
+  for (int64_t k = 0; k < r; ++k) s.dim[k] = k == axis ? -1 : k;
+  return s;
+}
+
+/// The dims of Slice result `v` of `d`: every dim of its input that the
+/// Slice provably keeps whole. Slice-1 takes starts/ends/axes as
+/// attributes, Slice-10+ as operands (axes and steps optional); axes absent
+/// are 0 .. len(starts)-1, so the axes must be a constant or absent with
+/// the length of starts known. An axis not listed is kept; a listed one
+/// only when its range provably covers the dim: step 1, start 0 (or at most
+/// minus a known dim), end INT64_MAX (or at least a known dim).
+std::optional<DimSources> sliceSources(Node &d, const Value *v) {
+  Value *x = d.operand(0);
+  int64_t r = sharedRank(x, v);
+  if (r < 0) return std::nullopt;
+  NodeContext c(d);
+  std::optional<std::vector<int64_t>> starts, ends, axes, steps;
+  int64_t n = -1;
+  bool hasAxes;
+  if (c.opset > 0 && c.opset < 10) {
+    if (d.numOperands() != 1) return std::nullopt;
+    starts = c.getInts("starts");
+    ends = c.getInts("ends");
+    if (!starts || !ends || starts->size() != ends->size()) return std::nullopt;
+    n = (int64_t)starts->size();
+    hasAxes = d.getAttr("axes") != nullptr;
+    if (hasAxes) axes = c.getInts("axes");
+  } else {
+    if (d.numOperands() < 3 || !d.operand(1) || !d.operand(2)) return std::nullopt;
+    starts = constInts(d.operand(1));
+    ends = constInts(d.operand(2));
+    if (starts) n = (int64_t)starts->size();
+    else if (const Type *t = d.operand(1)->type();
+             t && t->isTensor() && t->rank() == 1 && t->dims()[0].isKnown())
+      n = t->dims()[0].value;
+    hasAxes = d.numOperands() > 3 && d.operand(3);
+    if (hasAxes) axes = constInts(d.operand(3));
+    if (d.numOperands() > 4 && d.operand(4)) {
+      steps = constInts(d.operand(4));
+      if (!steps) starts.reset();  // no range is provably whole
+    }
+  }
+  if (hasAxes ? !axes : n < 0) return std::nullopt;
+  if (!hasAxes) {
+    axes.emplace();
+    for (int64_t i = 0; i < n; ++i) axes->push_back(i);
+  }
+  size_t m = axes->size();
+  bool known = starts && ends && starts->size() == m && ends->size() == m &&
+               (!steps || steps->size() == m);
+  const Type *xt = x->type();
+  bool typed = xt && xt->isTensor() && xt->hasShape() && xt->rank() == r;
+  DimSources s{x, r, std::vector<int64_t>(r), false};
+  for (int64_t k = 0; k < r; ++k) s.dim[k] = k;
+  for (size_t i = 0; i < m; ++i) {
+    int64_t a = normAxis((*axes)[i], r);
+    if (a < 0) return std::nullopt;
+    if (known && (!steps || (*steps)[i] == 1)) {
+      int64_t b = (*starts)[i], e = (*ends)[i];
+      const Dim *xd = typed ? &xt->dims()[a] : nullptr;
+      bool fromStart = b == 0 || (xd && xd->isKnown() && b < 0 && b <= -xd->value);
+      bool toEnd = e == INT64_MAX || (xd && xd->isKnown() && e >= xd->value);
+      if (fromStart && toEnd) continue;
+    }
+    s.dim[a] = -1;
+  }
+  return s;
+}
+
 /// The dim sources of `v` when it is the result of a Transpose (dim k is dim
-/// perm[k] of its input) or a Reshape (dim k is dim k of its input where the
+/// perm[k] of its input), a Reshape (dim k is dim k of its input where the
 /// constant shape says 0 without allowzero, else a dim j of the input that
 /// inference gave the same symbol or the same known size: a symbolic dim is
-/// one value throughout the model, DimExpr.h) in graph `g`.
+/// one value throughout the model, DimExpr.h), a Split (splitSources) or a
+/// Slice (sliceSources) in graph `g`; none when no dim of v has a source.
 std::optional<DimSources> dimSources(const Value *v, const Graph &g) {
   Node *d = v ? v->definingNode() : nullptr;
-  if (!d || d->getGraph() != &g || d->numResults() != 1 || d->numOperands() < 1 ||
-      !d->operand(0) || hasRefs(*d))
+  if (!d || d->getGraph() != &g || d->numOperands() < 1 || !d->operand(0) || hasRefs(*d))
     return std::nullopt;
+  if (d->is("Split") || (d->is("Slice") && d->numResults() == 1)) {
+    auto ks = d->is("Split") ? splitSources(*d, v) : sliceSources(*d, v);
+    if (ks && std::all_of(ks->dim.begin(), ks->dim.end(), [](int64_t j) { return j < 0; }))
+      return std::nullopt;
+    return ks;
+  }
+  if (d->numResults() != 1) return std::nullopt;
   if (d->is("Transpose")) {
     auto p = permOf(*d);
     if (!p) return std::nullopt;
