@@ -225,14 +225,18 @@ TEST_F(DimExprTest, TooLargeResultIsAFreshSymbol) {
     ASSERT_NE(mx, nullptr);
     EXPECT_LE(acc->str().size(), kMaxDimExprChars);
     EXPECT_LE(mx->str().size(), kMaxDimExprChars);
-    if (acc->isSymbol() && llvm::StringRef(acc->name()).startswith("unk__")) ++fresh;
+    if (acc->isSymbol() && llvm::StringRef(acc->name()).startswith("expr__")) ++fresh;
   }
   EXPECT_GT(fresh, 1u);
   EXPECT_GT(ctx.numFreshSymbols(), 3u);
-  // The last sum is `unk__K + ...`: the fresh symbol stands for the prefix.
+  // The last sum is `expr__K + ...`: the fresh symbol stands for the prefix.
   bool hasFresh = false;
-  acc->forEachSymbol([&](const DimExpr *s) { hasFresh |= s->name().startswith("unk__"); });
+  acc->forEachSymbol([&](const DimExpr *s) { hasFresh |= s->name().startswith("expr__"); });
   EXPECT_TRUE(hasFresh);
+  // Such a symbol stands for a value of unknown sign (the same operations
+  // build shape data, where a - b may be negative), unlike a dim's symbol.
+  EXPECT_FALSE(dimNonNegative(acc));
+  EXPECT_TRUE(dimNonNegative(dimFromParam(ctx, "N0")));
   // Overflow still gives no expression (unknown), not a symbol.
   EXPECT_EQ(dimMul(ctx, p("N*4611686018427387904"), c(4)), nullptr);
 }
