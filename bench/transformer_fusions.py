@@ -3,8 +3,9 @@
 
 The table of bench/README.md "2026-11-27: transformer fusions (issue 28)":
 the models of the torch-fusions test (test/Transformers/torch_fusions.py:
-encoder, causal decoder, ViT, nn.MultiheadAttention, RMSNorm decoder, tiny
-and seeded), exported by python3-torch at opset 14 and 17, and for each
+encoder, causal decoder, ViT, nn.MultiheadAttention, RMSNorm decoder, GQA
+decoder, HF-style rotary attention; tiny and seeded), exported by
+python3-torch at opset 14 and 17, and for each
   - the node count of the export, after onnxruntime's basic and extended
     levels (SessionOptions.graphOptimizationLevel + optimizedModelFilePath,
     the saved model counted), and after `onnx-opt --target-opset=23 -O2`;
@@ -13,7 +14,7 @@ and seeded), exported by python3-torch at opset 14 and 17, and for each
     models of a row in one process and run round-robin (CPU, one thread;
     the export at ORT's default level `all`, each result with optimizations
     disabled so that each column times its own graph), input [B, S, 16]
-    (ViT: [B, 3, 16, 16]).
+    (ViT: [B, 3, 16, 16]; position ids 0..S-1 where a model takes them).
 Needs torch, node and $ORT_NODE_MODULES (onnxruntime-node). Prints markdown.
 """
 import argparse
