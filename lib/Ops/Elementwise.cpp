@@ -99,11 +99,12 @@ void propagateArith(InferCtx &c, llvm::StringRef op) {
       else if (op == "Sub") r = dimSub(c.ctx, x, y);
       else if (op == "Mul") r = dimMul(c.ctx, x, y);
       else if (op == "Div") {
-        // Integer Div truncates; floor is the same for non-negative values,
-        // which shape arithmetic on sizes is; only fold constants otherwise.
+        // Integer Div truncates; floor is the same for non-negative values
+        // (Note [Dims are non-negative]), not for a difference such as
+        // 1 - N; only fold constants otherwise.
         if (x->isConstant() && y->isConstant() && y->value() != 0)
           r = dimConst(c.ctx, x->value() / y->value());
-        else if (y->isConstant() && y->value() > 0 && c.inElem(0) == kInt64)
+        else if (y->isConstant() && y->value() > 0 && c.inElem(0) == kInt64 && dimNonNegative(x))
           r = dimFloorDiv(c.ctx, x, y);
       } else if (op == "Mod") {
         if (c.getInt("fmod", 0) == 0) r = dimMod(c.ctx, x, y);
