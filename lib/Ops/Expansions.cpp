@@ -232,6 +232,13 @@ absl::Status expandRMSNormalization(Node &n, ExpandContext &c, std::vector<Value
                                          p);
       !s.ok())
     return s;
+  // The normalized X goes back to V, the scale's (and Y's) type, which may
+  // differ from T (float16 X, float scale).
+  Value *scale = n.operand(1);
+  std::optional<DataType> v = firstElemType({scale, resultOr(n, 0)});
+  if (!v && c.opset < 15)
+    return refuse(absl::StrCat("the element type of scale ('", scale->name().str(),
+                               "') is unknown, and CastLike does not exist at opset ", c.opset));
   if (c.checkOnly) return absl::OkStatus();
   Emitter e(n, c);
   Value *x = n.operand(0);
@@ -239,7 +246,8 @@ absl::Status expandRMSNormalization(Node &n, ExpandContext &c, std::vector<Value
   Value *meanSquare = e.reduceMean(e.op("Mul", {xu, xu}), p.axes);
   Value *rms = e.op("Sqrt", {e.op("Add", {meanSquare, e.scalar(p.eps, p.u, nullptr)})});
   Value *normalized = e.op("Mul", {xu, e.op("Reciprocal", {rms})});
-  results = {e.op("Mul", {p.fromStash(e, normalized, x), n.operand(1)})};
+  Value *inV = !v ? e.op("CastLike", {normalized, scale}) : *v == p.u ? normalized : e.cast(normalized, *v);
+  results = {e.op("Mul", {inV, scale})};
   return absl::OkStatus();
 }
 
