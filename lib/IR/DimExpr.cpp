@@ -384,11 +384,13 @@ struct DimExprBuilder {
 
   //===--- Note [Dims are non-negative] ----------------------------------===//
   // Every symbol stands for a dimension (a dim_param, or a fresh symbol made
-  // for an unknown dim), so it is at least 0 -- but for the fresh symbols
-  // that replace an expression too long to keep (kValueSymbolPrefix): shape
-  // data are values, and `a - b` of two dims may be negative. So is any sum or product of
+  // for an unknown dim), so it is at least 0; so is any sum or product of
   // such with non-negative coefficients and constant, a floor division or
-  // modulus of them, a min of them all or a max of any of them. Min and max
+  // modulus of them, a min of them all or a max of any of them. The
+  // exception: the fresh symbols that replace an expression too long to
+  // keep (kValueSymbolPrefix) stand for whatever that expression was, and
+  // shape data are values built by the same operations (`a - b` of two dims
+  // may be negative), so their sign is unknown. Min and max
   // use it to drop a constant bound at or below 0: the length of Range(0, N)
   // is max(N, 0) by the formula and N by this fact, which lets a fusion see
   // that a cache sliced to it has N rows.
