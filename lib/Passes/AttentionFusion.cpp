@@ -363,15 +363,22 @@ bool maskBroadcasts(const Value *mask, const Value *scores, bool &expandQ, std::
   return true;
 }
 
+/// The Reshape making `r`, in the root's graph, if `r` has no other use.
+Node *singleUseReshape(Value *r, PatternRewriter &rw) {
+  Node *rs = r ? r->definingNode() : nullptr;
+  if (!rs || !rs->is("Reshape") || rs->getGraph() != rw.root()->getGraph() ||
+      !PatternRewriter::hasSingleLocalUse(r) || rs->numOperands() < 1)
+    return nullptr;
+  return rs;
+}
+
 /// The head split `x` = Transpose(Reshape(x3, [B,S,H,D]), [0,2,1,3]) seen as
 /// `p`: returns x3 ([B,S,H*D]) and H, or null.
 Value *headSplitSource(const Permuted &p, PatternRewriter &rw, int64_t &heads) {
   if (p.perm != std::vector<int64_t>{0, 2, 1, 3}) return nullptr;
   Value *r = p.src;
-  Node *rs = r ? r->definingNode() : nullptr;
-  if (!rs || !rs->is("Reshape") || rs->getGraph() != rw.root()->getGraph() ||
-      !PatternRewriter::hasSingleLocalUse(r) || rs->numOperands() < 1)
-    return nullptr;
+  Node *rs = singleUseReshape(r, rw);
+  if (!rs) return nullptr;
   Value *x3 = rs->operand(0);
   if (rankOf(x3) != 3 || rankOf(r) != 4) return nullptr;
   Dim h = dimOf(r, 2), d = dimOf(r, 3), e = dimOf(x3, 2);
@@ -465,10 +472,8 @@ Node *headMerge(Value *y, int64_t heads) {
 Value *seqFirstHeadSplit(const Permuted &p, PatternRewriter &rw, int64_t &heads) {
   if (p.perm != std::vector<int64_t>{1, 0, 2}) return nullptr;
   Value *r = p.src;
-  Node *rs = r ? r->definingNode() : nullptr;
-  if (!rs || !rs->is("Reshape") || rs->getGraph() != rw.root()->getGraph() ||
-      !PatternRewriter::hasSingleLocalUse(r) || rs->numOperands() < 1)
-    return nullptr;
+  Node *rs = singleUseReshape(r, rw);
+  if (!rs) return nullptr;
   Value *t = rs->operand(0);
   if (rankOf(t) != 3 || rankOf(r) != 3) return nullptr;
   Dim d = dimOf(r, 2), e = dimOf(t, 2);
@@ -1018,13 +1023,7 @@ bool attentionGroupedKV(Node &a, PatternRewriter &rw) {
 //===----------------------------------------------------------------------===//
 
 /// The constant int64 values of `v` (null if not a constant).
-std::optional<std::vector<int64_t>> intConstant(const Value *v) {
-  const Tensor *t = PatternRewriter::constantTensor(v);
-  if (!t || (t->dataType() != DataType::Int64 && t->dataType() != DataType::Int32)) return std::nullopt;
-  auto vals = t->values<int64_t>();
-  if (!vals.ok()) return std::nullopt;
-  return *vals;
-}
+std::optional<std::vector<int64_t>> intConstant(const Value *v) { return PatternRewriter::constantInts(v); }
 
 /// `s` slices the last axis of a rank-`rank` tensor whose last dim is `d`
 /// with step 1: returns the clamped [begin, end) (Slice-10+ semantics), or
@@ -1153,37 +1152,33 @@ bool equalHalves(const Value *v, int64_t d, unsigned depth, std::vector<const Va
     return true;
   };
   if (const Tensor *t = PatternRewriter::constantTensor(v)) {
+    auto unreadable = [&] {
+      why = "constant " + q(v) + " cannot be read as [.., " + std::to_string(d) + "]";
+      return false;
+    };
+    if (t->dims().empty() || t->dims().back() != d) return unreadable();
+    auto halvesRepeat = [&](const auto &vals, auto same) {
+      size_t n = (size_t)d, h = n / 2;
+      for (size_t r = 0; r + n <= vals.size(); r += n)
+        for (size_t j = 0; j < h; ++j)
+          if (!same(vals[r + j], vals[r + h + j])) {
+            why = "constant " + q(v) + " row " + std::to_string(r / n) + " has unequal halves";
+            return false;
+          }
+      return holds();
+    };
     DataType dt = t->dataType();
     if (dt != DataType::Float && dt != DataType::Double && dt != DataType::Float16 &&
         dt != DataType::BFloat16) { // integers exactly (not through a double)
       auto ints = t->values<int64_t>();
-      if (!ints.ok() || t->dims().empty() || t->dims().back() != d) {
-        why = "constant " + q(v) + " cannot be read as [.., " + std::to_string(d) + "]";
-        return false;
-      }
-      size_t n = (size_t)d, h = n / 2;
-      for (size_t r = 0; r + n <= ints->size(); r += n)
-        if (!std::equal(ints->begin() + r, ints->begin() + r + h, ints->begin() + r + h)) {
-          why = "constant " + q(v) + " row " + std::to_string(r / n) + " has unequal halves";
-          return false;
-        }
-      return holds();
+      return ints.ok() ? halvesRepeat(*ints, [](int64_t a, int64_t b) { return a == b; }) : unreadable();
     }
+    // Floats bit for bit but for NaN payloads: a NaN is unequal, -0 is not 0.
     auto vals = t->values<double>();
-    if (!vals.ok() || t->dims().empty() || t->dims().back() != d) {
-      why = "constant " + q(v) + " cannot be read as [.., " + std::to_string(d) + "]";
-      return false;
-    }
-    size_t n = (size_t)d, h = n / 2;
-    for (size_t r = 0; r + n <= vals->size(); r += n)
-      for (size_t j = 0; j < h; ++j) {
-        double a = (*vals)[r + j], b = (*vals)[r + h + j];
-        if (!(a == b) || std::signbit(a) != std::signbit(b)) {
-          why = "constant " + q(v) + " row " + std::to_string(r / n) + " has unequal halves";
-          return false;
-        }
-      }
-    return holds();
+    return vals.ok() ? halvesRepeat(*vals, [](double a, double b) {
+      return a == b && std::signbit(a) == std::signbit(b);
+    })
+                     : unreadable();
   }
   Node *n = v->definingNode();
   if (!n) {
@@ -1395,6 +1390,18 @@ Value *computedCache(Value *c, Value *x, int64_t d, Value *&batch, PatternRewrit
   return typed(rw.create("Expand", {h, batch}), {bx, s, hd});
 }
 
+/// The rotation's result has x's 4-D shape (the Add must not broadcast it
+/// up); reports the near-miss and returns false otherwise.
+bool resultKeepsShape(Node &add, const Value *x, PatternRewriter &rw) {
+  const Type *xt = tensorType(x), *yt = tensorType(add.result(0));
+  if (!yt || yt->rank() != 4)
+    return miss(rw, "shape", "result of " + q(&add) + " has no known 4-D shape");
+  for (int64_t k = 0; k < 4; ++k)
+    if (!xt || !sameDim(xt->dims()[k], yt->dims()[k]))
+      return miss(rw, "shape", "result of " + q(&add) + " is not of " + q(x) + "'s shape");
+  return true;
+}
+
 /// The rest of fuseRotaryEmbedding for cos and sin computed in the graph
 /// (Note [Rotary caches computed in the graph]): the rotation of x (4-D,
 /// last dim d, float) matched at `add`, not yet rewritten.
@@ -1411,12 +1418,7 @@ bool computedRope(Node &add, Value *x, Value *cos, Value *sin, int64_t d, Patter
                   what + why + " (RotaryEmbedding needs it as [B or 1, 1, S, D] of " + q(x) + ")");
     if (elemOf(c) != elemOf(x)) return miss(rw, "type", what + q(c) + " is not of " + q(x) + "'s type");
   }
-  const Type *xt = tensorType(x), *yt = tensorType(add.result(0));
-  if (!yt || yt->rank() != 4)
-    return miss(rw, "shape", "result of " + q(&add) + " has no known 4-D shape");
-  for (int64_t k = 0; k < 4; ++k)
-    if (!sameDim(xt->dims()[k], yt->dims()[k]))
-      return miss(rw, "shape", "result of " + q(&add) + " is not of " + q(x) + "'s shape");
+  if (!resultKeepsShape(add, x, rw)) return false;
   std::string base = add.result(0)->name().str();
   Value *batch = nullptr;
   Value *cc = computedCache(cos, x, d, batch, rw, base + "_cos");
@@ -1493,13 +1495,7 @@ bool fuseRotaryEmbedding(Node &add, PatternRewriter &rw) {
       if (c->pos != s->pos) return miss(rw, "cache", "cos and sin gathered at different position ids");
       if (!sameDim(dimOf(c->pos, 0), dimOf(x, 0)) || !sameDim(dimOf(c->pos, 1), dimOf(x, 2)))
         return miss(rw, "cache", "position ids " + q(c->pos) + " are not [batch, seq] of " + q(x));
-      // Result shape: x's (the Add must not broadcast it up).
-      const Type *xt = tensorType(x), *yt = tensorType(add.result(0));
-      if (!yt || yt->rank() != 4)
-        return miss(rw, "shape", "result of " + q(&add) + " has no known 4-D shape");
-      for (int64_t k = 0; k < 4; ++k)
-        if (!sameDim(xt->dims()[k], yt->dims()[k]))
-          return miss(rw, "shape", "result of " + q(&add) + " is not of " + q(x) + "'s shape");
+      if (!resultKeepsShape(add, x, rw)) return false;
       std::string base = add.result(0)->name().str();
       Value *cc = rw.createConstant(base + "_cos_cache", std::move(c->half));
       Value *sc = rw.createConstant(base + "_sin_cache", std::move(s->half));

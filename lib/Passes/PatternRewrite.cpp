@@ -146,6 +146,15 @@ const Tensor *PatternRewriter::constantTensor(const Value *v) {
   return storedConstantValue(*d);
 }
 
+std::optional<std::vector<int64_t>> PatternRewriter::constantInts(const Value *v) {
+  const Tensor *t = constantTensor(v);
+  if (!t || (t->dataType() != DataType::Int64 && t->dataType() != DataType::Int32))
+    return std::nullopt;
+  auto vals = t->values<int64_t>();
+  if (!vals.ok()) return std::nullopt;
+  return std::move(*vals);
+}
+
 bool PatternRewriter::canReplace(const Value *old, const Value *by) {
   if (!old || !by || old == by) return false;
   if (!old->isGraphOutput()) return true;

@@ -55,14 +55,7 @@ std::optional<DataType> elemOf(const Value *v) {
 }
 
 /// The int64 values of a constant operand.
-std::optional<std::vector<int64_t>> constInts(const Value *v) {
-  const Tensor *t = PatternRewriter::constantTensor(v);
-  if (!t || (t->dataType() != DataType::Int64 && t->dataType() != DataType::Int32))
-    return std::nullopt;
-  auto vals = t->values<int64_t>();
-  if (!vals.ok()) return std::nullopt;
-  return std::move(*vals);
-}
+std::optional<std::vector<int64_t>> constInts(const Value *v) { return PatternRewriter::constantInts(v); }
 
 /// Axes from the attribute (older opsets) or operand `i` (newer ones).
 std::optional<std::vector<int64_t>> axesOf(const Node &n, unsigned i) {

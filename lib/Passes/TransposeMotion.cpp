@@ -60,14 +60,7 @@ bool hasRefs(const Node &n) {
     if (n.attribute(a).isReference()) return true;
   return false;
 }
-std::optional<std::vector<int64_t>> constInts(const Value *v) {
-  const Tensor *t = PatternRewriter::constantTensor(v);
-  if (!t || (t->dataType() != DataType::Int64 && t->dataType() != DataType::Int32))
-    return std::nullopt;
-  auto vals = t->values<int64_t>();
-  if (!vals.ok()) return std::nullopt;
-  return std::move(*vals);
-}
+std::optional<std::vector<int64_t>> constInts(const Value *v) { return PatternRewriter::constantInts(v); }
 
 //===----------------------------------------------------------------------===//
 // reshape-gemm-matmul

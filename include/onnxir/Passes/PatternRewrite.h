@@ -74,6 +74,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -177,6 +178,9 @@ public:
   /// The tensor of a constant operand: an initializer that is not a graph
   /// input, or the `value` of a Constant node; null otherwise.
   static const Tensor *constantTensor(const Value *v);
+  /// The values of a constant int64 or int32 operand (shapes, axes,
+  /// indices); nullopt if it is not one.
+  static std::optional<std::vector<int64_t>> constantInts(const Value *v);
   /// True if `by` may replace every use of `old`: when `old` is a graph
   /// output, `by` must be able to take its name (a node result of the same
   /// graph that is not a graph output itself) and have the same type (or
