@@ -1394,10 +1394,10 @@ Value *computedCache(Value *c, Value *x, int64_t d, Value *&batch, PatternRewrit
 /// up); reports the near-miss and returns false otherwise.
 bool resultKeepsShape(Node &add, const Value *x, PatternRewriter &rw) {
   const Type *xt = tensorType(x), *yt = tensorType(add.result(0));
-  if (!yt || yt->rank() != 4)
+  if (!yt || yt->rank() != 4 || !xt || xt->rank() != 4)
     return miss(rw, "shape", "result of " + q(&add) + " has no known 4-D shape");
   for (int64_t k = 0; k < 4; ++k)
-    if (!xt || !sameDim(xt->dims()[k], yt->dims()[k]))
+    if (!sameDim(xt->dims()[k], yt->dims()[k]))
       return miss(rw, "shape", "result of " + q(&add) + " is not of " + q(x) + "'s shape");
   return true;
 }
