@@ -20,9 +20,13 @@
 //    wrong axes: the chain is not a normalisation at all, or is one over
 //    other axes), and both ReduceMeans of a LayerNorm reduce the same axes;
 //  - epsilon is a constant of one element whose rank does not exceed the
-//    input's (so the Add does not broadcast the result up);
+//    input's (so the Add does not broadcast the result up), of the input's
+//    element type;
 //  - the square is Pow(d, 2) with a constant exponent of exactly 2, or
-//    Mul(d, d);
+//    Mul(d, d); the exponent and the 1 of Div(1, Sqrt(..)) are, like
+//    epsilon, of one element and rank <= the input's (a [1,1,1,1] exponent
+//    against a [2,3,4] input makes the chain's result [1,2,3,4], and its
+//    positive axes then name other dims);
 //  - every intermediate has no use outside the chain and is not a graph
 //    output (the chain disappears);
 //  - the element type is allowed by the fused op's schema at the model's
@@ -322,10 +326,24 @@ int64_t checkNormCore(const NormCore &c, PatternRewriter &rw, int64_t r, double 
     return int64_t(-1);
   };
   if (c.square->is("Pow")) {
-    auto e = scalarConstant(c.square->operand(1));
+    int64_t expRank = 0;
+    auto e = scalarConstant(c.square->operand(1), &expRank);
     if (!e || *e != 2.0)
       return no("exponent", absl::StrCat("the exponent of ", what(c.square),
                                                   " is not a constant 2"));
+    if (expRank > r)
+      return no("broadcast", absl::StrCat("the exponent ", what(c.square->operand(1)), " of ",
+                                          what(c.square), " has rank ", expRank,
+                                          " > ", r, ": it broadcasts the square up"));
+  }
+  if (c.recip && c.recip->is("Div")) {
+    // Div(1, Sqrt(..)): matchNormCore checked the value; the 1 must not
+    // broadcast either.
+    int64_t oneRank = 0;
+    if (!scalarConstant(c.recip->operand(0), &oneRank) || oneRank > r)
+      return no("broadcast", absl::StrCat("the 1 ", what(c.recip->operand(0)), " of ",
+                                          what(c.recip), " has rank ", oneRank, " > ", r,
+                                          ": it broadcasts the quotient up"));
   }
   int64_t epsRank = 0;
   auto e = scalarConstant(c.epsValue, &epsRank);
@@ -400,7 +418,17 @@ int64_t checkNorm(const NormCore &c, PatternRewriter &rw, llvm::StringRef op, in
     rw.rejected("rank", absl::StrCat("the rank of ", what(x), " is unknown"));
     return -1;
   }
-  return checkNormCore(c, rw, r, eps, numUsers);
+  int64_t a = checkNormCore(c, rw, r, eps, numUsers);
+  if (a < 0) return a;
+  // epsilon and a Div's 1 are computed in x's element type by the chain.
+  DataType xe = tensorType(x)->elemType();
+  for (const Value *k : {c.epsValue, c.recip && c.recip->is("Div") ? c.recip->operand(0) : nullptr})
+    if (const Tensor *t = PatternRewriter::constantTensor(k); t && t->dataType() != xe) {
+      rw.rejected("type", absl::StrCat("the constant ", what(k), " is not of ", what(x),
+                                       "'s element type"));
+      return -1;
+    }
+  return a;
 }
 
 /// The scale Mul (and, with `wantBias`, the bias Add) after `root` that the
@@ -690,14 +718,27 @@ bool fuseGelu(Node &root, PatternRewriter &rw) {
                                                 ", not 0.5"));
   if (std::string e = opAndTypeGuard(rw, "Gelu", 20, x, false); !e.empty())
     return reject(rw, e);
-  // The constants must not broadcast x up: one element and rank <= x's.
+  // Every constant the fused op absorbs (0.5, the 1 of 1 + F, the Erf
+  // divisor, the tanh form's coefficients) must not broadcast x up: one
+  // element and rank <= x's (a [1,1,1,1] one makes a [3,4] x [1,1,3,4]);
+  // and it has x's element type (the chain computes in it).
   const Type *xt = tensorType(x);
-  for (Node *n : llvm::concat<Node *>(muls, inner))
+  llvm::SmallVector<Node *, 12> absorbing(muls.begin(), muls.end());
+  absorbing.push_back(onePlus);
+  absorbing.append(inner.begin(), inner.end());
+  for (Node *n : absorbing)
     for (Value *v : n->operands()) {
+      const Tensor *t = PatternRewriter::constantTensor(v);
       int64_t cr = 0;
-      if (PatternRewriter::constantTensor(v) && scalarConstant(v, &cr) && (xt->rank() < 0 || cr > xt->rank()))
+      if (!t || !scalarConstant(v, &cr)) continue;
+      if (xt->rank() < 0 || cr > xt->rank())
         return rw.rejected("broadcast", absl::StrCat("the constant ", what(v), " of ", what(n),
-                                                     " could broadcast ", what(x), " up"));
+                                                     " has rank ", cr, ": it could broadcast ",
+                                                     what(x), " up"));
+      bool exponent = n->is("Pow") && n->numOperands() == 2 && v == n->operand(1);
+      if (!exponent && t->dataType() != xt->elemType())
+        return rw.rejected("type", absl::StrCat("the constant ", what(v), " of ", what(n),
+                                                " is not of ", what(x), "'s element type"));
     }
   // Every intermediate is used only inside the chain.
   llvm::SmallVector<Node *, 12> chain(muls.begin() + 1, muls.end());
