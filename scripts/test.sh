@@ -9,6 +9,9 @@ QUICK=0
 [ "${1:-}" = "--quick" ] && QUICK=1
 bash scripts/setup.sh --test
 JOBS=$(nproc)
+# A replacement a rewrite pattern gets wrong fails the test that meets it
+# (Note [Replacement type check]); users get a warning.
+export ONNXIR_PATTERN_BUGS=error
 
 echo "=== build (RelWithDebInfo) ==="
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null

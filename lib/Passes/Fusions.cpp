@@ -432,6 +432,10 @@ public:
     o.explain = *explain_;
     RewriteStatistics s;
     auto r = fuseOperators(m, o, &s);
+    if (!r.ok()) return r;
+    if (absl::Status b = reportPatternBugs(s, [this](std::string w) { warn(std::move(w)); });
+        !b.ok())
+      return b;
     for (auto &[name, n] : s.applications) addStat(name, n);
     // The census (Note [Fusion census]): `-stats` and `--summary` print it.
     for (auto &[op, n] : s.made) addStat("made " + op, n);

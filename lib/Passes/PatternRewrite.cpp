@@ -14,11 +14,17 @@
 #include "onnxir/IR/Function.h"
 #include "onnxir/IR/Model.h"
 #include "onnxir/IR/Opset.h"
+#include "onnxir/Ops/InferCtx.h"
+#include "onnxir/Ops/OpRegistry.h"
 
+#include "absl/strings/str_cat.h"
 #include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <map>
+#include <unordered_map>
 
 namespace onnxir {
 
@@ -163,6 +169,130 @@ bool PatternRewriter::canReplace(const Value *old, const Value *by) {
          (!by->type() || !old->type() || by->type() == old->type());
 }
 
+//===----------------------------------------------------------------------===//
+// Note [Replacement type check]
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The types of the values a rewrite's created nodes compute, from their
+/// operator rules and the types of the operands outside the rewrite; the
+/// types the pattern set on the created results are not read.
+class LocalInference {
+public:
+  LocalInference(Context &ctx, const llvm::DenseSet<Node *> &created)
+      : ctx_(ctx), created_(created) {}
+
+  const Type *typeOf(const Value *v) {
+    Node *d = v ? v->definingNode() : nullptr;
+    if (!d || !created_.count(d)) return v ? v->type() : nullptr;
+    inferNode(*d);
+    return types_.lookup(v);
+  }
+  const infer::Dims *dataOf(const Value *v) {
+    Node *d = v ? v->definingNode() : nullptr;
+    if (d && created_.count(d)) inferNode(*d);
+    auto it = data_.find(v);
+    if (it != data_.end()) return &it->second;
+    if (d && created_.count(d)) return nullptr;
+    const Tensor *t = PatternRewriter::constantTensor(v);
+    if (!t) return nullptr;
+    auto dims = infer::tensorData(ctx_, *t);
+    if (!dims) return nullptr;
+    return &(data_[v] = std::move(*dims));
+  }
+  void set(const Value *v, const Type *t) { types_[v] = t; }
+  void setData(const Value *v, infer::Dims d) { data_[v] = std::move(d); }
+
+private:
+  void inferNode(Node &n);
+  Context &ctx_;
+  const llvm::DenseSet<Node *> &created_;
+  llvm::DenseSet<const Node *> done_;
+  llvm::DenseMap<const Value *, const Type *> types_;
+  /// Stable references (dataOf hands out pointers).
+  std::unordered_map<const Value *, infer::Dims> data_;
+};
+
+class LocalCtx final : public infer::InferCtx {
+public:
+  LocalCtx(LocalInference &li, Context &ctx, Node &n, int64_t opset, const OpEntry *e)
+      : InferCtx(ctx, n, opset), li_(li) {
+    setEntry(e);
+  }
+  const Type *inType(unsigned i) const override {
+    return hasInput(i) ? li_.typeOf(node.operand(i)) : nullptr;
+  }
+  const infer::Dims *inData(unsigned i) const override {
+    return hasInput(i) ? li_.dataOf(node.operand(i)) : nullptr;
+  }
+  const Attribute *attr(llvm::StringRef name) const override { return node.getAttr(name); }
+  const Tensor *inConstant(unsigned i) const override {
+    return hasInput(i) ? PatternRewriter::constantTensor(node.operand(i)) : nullptr;
+  }
+  void setOutType(unsigned i, const Type *t) override {
+    if (hasOutput(i) && t) li_.set(node.result(i), t);
+  }
+  void setOutData(unsigned i, infer::Dims d) override {
+    if (hasOutput(i)) li_.setData(node.result(i), std::move(d));
+  }
+
+private:
+  LocalInference &li_;
+};
+
+void LocalInference::inferNode(Node &n) {
+  if (!done_.insert(&n).second) return;
+  // What a rule cannot see here is left unknown: subgraphs, references to
+  // a function's attributes (resolved per call site).
+  if (n.hasSubgraphs()) return;
+  for (unsigned i = 0; i < n.numAttributes(); ++i)
+    if (n.attribute(i).isReference()) return;
+  int64_t opset = opsetInForce(n);
+  if (opset <= 0) return;
+  const OpEntry *e = OpRegistry::get().lookup(n.domain(), n.opType(), opset);
+  if (!e || !e->infer) return;
+  LocalCtx c(*this, ctx_, n, opset, e);
+  e->infer(c);
+}
+
+/// True if two tensor types provably differ: element types, ranks, or a
+/// dim both know as an integer.
+bool provablyDiffer(const Type *a, const Type *b) {
+  if (!a || !b || a == b || !a->isTensor() || !b->isTensor()) return false;
+  if (a->hasElemType() && b->hasElemType() && a->elemTypeRaw() != 0 && b->elemTypeRaw() != 0 &&
+      a->elemTypeRaw() != b->elemTypeRaw())
+    return true;
+  if (a->rank() < 0 || b->rank() < 0) return false;
+  if (a->rank() != b->rank()) return true;
+  for (int64_t i = 0; i < a->rank(); ++i) {
+    const Dim &x = a->dims()[i], &y = b->dims()[i];
+    if (x.isKnown() && y.isKnown() && x.value != y.value) return true;
+  }
+  return false;
+}
+} // namespace
+
+std::string PatternRewriter::typeMismatch(const Value *old, const Value *by) const {
+  const Type *want = old ? old->type() : nullptr;
+  if (!want || !want->isTensor() || !by) return "";
+  LocalInference li(old->getGraph()->getContext(), created_);
+  const Type *got = li.typeOf(by);
+  if (!provablyDiffer(want, got)) return "";
+  return absl::StrCat("'", old->name().str(), "' of type ", want->str(), " would be replaced by '",
+                      by->name().str(), "' of type ", got->str());
+}
+
+absl::Status reportPatternBugs(const RewriteStatistics &stats,
+                               const std::function<void(std::string)> &warn) {
+  if (stats.patternBugs.empty()) return absl::OkStatus();
+  for (const std::string &b : stats.patternBugs)
+    warn("pattern bug: replacement refused (Note [Replacement type check]): " + b);
+  const char *env = std::getenv("ONNXIR_PATTERN_BUGS");
+  if (env && std::strcmp(env, "error") == 0)
+    return absl::InternalError("pattern bug: " + stats.patternBugs.front());
+  return absl::OkStatus();
+}
+
 void PatternRewriter::copyNodeInfo(const Node &from, Node &to) {
   to.setName(from.name());
   to.docString = from.docString;
@@ -172,6 +302,7 @@ void PatternRewriter::copyNodeInfo(const Node &from, Node &to) {
 void PatternRewriter::begin(Node *root) {
   root_ = root;
   insertBefore_ = root;
+  typeBug_.clear();
   created_.clear();
   erasedOps_.clear();
   renames_.clear();
@@ -213,6 +344,10 @@ Value *PatternRewriter::createConstant(llvm::StringRef base, Tensor t) {
 
 bool PatternRewriter::replaceValue(Value *old, Value *by) {
   if (!canReplace(old, by)) return false;
+  if (std::string why = typeMismatch(old, by); !why.empty()) {
+    if (typeBug_.empty()) typeBug_ = std::move(why);
+    return false;
+  }
   Node *byDef = by->definingNode();
   bool takeName = old->isGraphOutput() || (byDef && created_.count(byDef));
   if (takeName) {
@@ -231,6 +366,15 @@ bool PatternRewriter::replaceNode(Node *n, llvm::ArrayRef<Value *> by) {
   for (unsigned i = 0; i < n->numResults(); ++i) {
     Value *r = n->result(i);
     if (r && !r->useEmpty() && !canReplace(r, by[i])) return false;
+  }
+  // All checked before any is replaced (Note [Replacement type check]).
+  for (unsigned i = 0; i < n->numResults(); ++i) {
+    Value *r = n->result(i);
+    if (!r || r->useEmpty()) continue;
+    if (std::string why = typeMismatch(r, by[i]); !why.empty()) {
+      if (typeBug_.empty()) typeBug_ = std::move(why);
+      return false;
+    }
   }
   for (unsigned i = 0; i < n->numResults(); ++i) {
     Value *r = n->result(i);
@@ -378,6 +522,7 @@ private:
           currentPattern_ = index_[p];
           if (cfg_.explain) forgetMisses(n, currentPattern_);
           bool did = p->matchAndRewrite(*n, rw_);
+          if (!rw_.typeBug_.empty()) did = refuseTypeBug(*n, *p, did);
           if (did) // the census (Note [Fusion census])
             for (const std::string &op : p->makes()) {
               int64_t net = -rw_.erasedOps_.lookup(op);
@@ -420,6 +565,29 @@ private:
       misses_.clear();
     }
     return changed;
+  }
+
+  /// Note [Replacement type check]: a replacement of the rewrite at `root`
+  /// was refused. Records the bug and erases the nodes the rewrite created
+  /// that nothing uses (a pattern returns false once a replacement is
+  /// refused, having built its nodes in vain). Returns whether the IR still
+  /// changed (a pattern that went on after the refusal).
+  bool refuseTypeBug(Node &root, const RewritePattern &p, bool did) {
+    st_.patternBugs.push_back(std::string(p.name()) + " at " + stableLabel(root) + ": " +
+                              rw_.typeBug_);
+    if (cfg_.explain) rw_.rejected("type check", "pattern bug: " + rw_.typeBug_);
+    bool erased = true;
+    while (erased) {
+      erased = false;
+      for (Node *c : rw_.created_)
+        if (!c->hasUses()) {
+          rw_.eraseNode(c);
+          erased = true;
+          break;
+        }
+    }
+    rw_.deadConstants_ = true;
+    return did;
   }
 
   /// The root of a near-miss as the user finds it, and the same in every

@@ -723,6 +723,10 @@ public:
   absl::StatusOr<bool> run(Model &m) override {
     RewriteStatistics s;
     auto r = simplify(m, &s, *disable_);
+    if (!r.ok()) return r;
+    if (absl::Status b = reportPatternBugs(s, [this](std::string w) { warn(std::move(w)); });
+        !b.ok())
+      return b;
     for (auto &[name, n] : s.applications) addStat(name, n);
     addStat("dead nodes erased", s.deadNodesErased);
     return r;

@@ -2,12 +2,16 @@
 //
 // Registered by onnx-opt (not by registerAllPasses()), as MLIR's
 // registerTestPasses: `-test-break-ir` deliberately leaves the IR invalid so
-// that tests can check that --verify-each catches it and names the pass.
+// that tests can check that --verify-each catches it and names the pass;
+// `-test-pattern-type-bug` runs two deliberately wrong patterns so that
+// tests can check that the rewriter's type check refuses them (Note
+// [Replacement type check], PatternRewrite.h).
 //
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/Model.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/Passes.h"
+#include "onnxir/Passes/PatternRewrite.h"
 
 namespace onnxir {
 
@@ -34,10 +38,47 @@ public:
   }
 };
 
+/// Two patterns with the bug of a unit elimination that forgets the rank
+/// check: Mul(a, constant) becomes a new Identity(a) that the pattern gives
+/// the Mul's type (a lie the check must see through), and Div(a, constant)
+/// becomes a itself. Right only when the constant is a one-element 1 of a
+/// rank <= a's; a [1,1] constant against a [3] `a` changes the result's
+/// shape, and the rewriter must refuse.
+class TestPatternTypeBugPass : public Pass {
+public:
+  llvm::StringRef argument() const override { return "test-pattern-type-bug"; }
+  llvm::StringRef description() const override {
+    return "(test) Rewrite Mul/Div by a constant into their first operand, ignoring broadcasting";
+  }
+  absl::StatusOr<bool> run(Model &m) override {
+    PatternSet ps;
+    ps.add("test-mul-to-identity", "Mul", [](Node &n, PatternRewriter &rw) {
+      if (n.numOperands() != 2 || !PatternRewriter::constantTensor(n.operand(1))) return false;
+      Node *id = rw.create("Identity", {n.operand(0)});
+      id->result(0)->setType(n.result(0)->type());
+      return rw.replaceNode(&n, {id->result(0)});
+    });
+    ps.add("test-div-to-operand", "Div", [](Node &n, PatternRewriter &rw) {
+      if (n.numOperands() != 2 || !PatternRewriter::constantTensor(n.operand(1))) return false;
+      return rw.replaceNode(&n, {n.operand(0)});
+    });
+    GreedyRewriteConfig cfg;
+    RewriteStatistics s;
+    auto r = applyPatternsGreedily(m, ps, cfg, &s);
+    if (!r.ok()) return r;
+    if (absl::Status b = reportPatternBugs(s, [this](std::string w) { warn(std::move(w)); });
+        !b.ok())
+      return b;
+    for (auto &[name, n] : s.applications) addStat(name, n);
+    return r;
+  }
+};
+
 } // namespace
 
 void registerTestPasses() {
   PassRegistry::instance().registerPass([] { return std::make_unique<TestBreakIRPass>(); });
+  PassRegistry::instance().registerPass([] { return std::make_unique<TestPatternTypeBugPass>(); });
 }
 
 } // namespace onnxir

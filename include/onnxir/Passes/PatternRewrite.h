@@ -58,6 +58,26 @@
 //  -O2 round, the RotaryEmbedding that moves with it) makes one and erases
 //  one, so it is counted once however many rounds reshape it.
 //
+// Note [Replacement type check]
+//  A rewrite must not change what a value is: rw.replaceValue() and
+//  rw.replaceNode() compare the type of each replaced value with the type
+//  of its replacement, and refuse (return false) when they differ in
+//  element type, in rank or in a dim both know as an integer. The
+//  replacement's type is not the one the pattern may have set on it: for a
+//  value computed by nodes the rewrite created, it is inferred anew from
+//  those nodes' operator rules (lib/Ops) and the types of their operands,
+//  so a pattern that drops a broadcast ([1,1,1,1] constants against a [3,4]
+//  x) cannot hide it by copying the old type over. Unknown parts (no type,
+//  symbolic dims, an op without a rule, a function attribute reference)
+//  compare equal: the check never refuses on a guess. A refusal is a
+//  pattern bug, not a near-miss: the driver erases the nodes the rewrite
+//  created and left unused, records the refusal
+//  (RewriteStatistics::patternBugs; the fuse and simplify passes warn
+//  with it, and with the environment variable ONNXIR_PATTERN_BUGS=error,
+//  which the test suite sets, fail), and the IR keeps its old meaning. A
+//  pattern replacing several values replaces them in one replaceNode(),
+//  which checks all of them before it changes any.
+//
 //===----------------------------------------------------------------------===//
 #ifndef ONNXIR_PASSES_PATTERNREWRITE_H
 #define ONNXIR_PASSES_PATTERNREWRITE_H
@@ -186,6 +206,9 @@ public:
   /// graph that is not a graph output itself) and have the same type (or
   /// none).
   static bool canReplace(const Value *old, const Value *by);
+  /// Note [Replacement type check]: empty if `by` may stand for `old`,
+  /// else why not (both types, the second as inferred anew).
+  std::string typeMismatch(const Value *old, const Value *by) const;
 
   //===--- Changes (all recorded) -----------------------------------------===//
   /// Creates a node before the insertion point (default: the root).
@@ -238,6 +261,9 @@ private:
   /// Driver hooks.
   std::function<void(Node *)> onRequeue_, onErase_;
   std::function<void(llvm::StringRef, const std::string &)> onReject_;
+  /// Note [Replacement type check]: why the current rewrite's replacement
+  /// was refused (empty if none was).
+  std::string typeBug_;
   int64_t deadErased_ = 0;
   bool deadConstants_ = false;
 };
@@ -273,12 +299,21 @@ struct RewriteStatistics {
   /// With GreedyRewriteConfig::explain: the near-misses left, graph by graph
   /// in node order.
   std::vector<NearMiss> nearMisses;
+  /// Replacements refused by Note [Replacement type check] (pattern bugs):
+  /// "pattern at node: why".
+  std::vector<std::string> patternBugs;
   int64_t deadNodesErased = 0;
   /// Scans of the busiest graph.
   unsigned iterations = 0;
   /// False if some graph hit a limit before reaching a fixed point.
   bool converged = true;
 };
+
+/// Turns the pattern bugs of `stats` (Note [Replacement type check]) into
+/// `warn` calls, one per bug; an error naming the first when the
+/// environment variable ONNXIR_PATTERN_BUGS is `error` (the test suite).
+absl::Status reportPatternBugs(const RewriteStatistics &stats,
+                               const std::function<void(std::string)> &warn);
 
 /// Applies `patterns` greedily to a fixed point in every graph of `m`,
 /// subgraphs and function bodies included (inner graphs first). True if any
