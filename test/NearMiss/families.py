@@ -40,6 +40,7 @@ class Builder:
         return f'{stem}{self.count}'
 
     def input(self, name, shape, dt=None):
+        """A graph input; `shape` None is an unknown rank, a str a symbolic dim."""
         self.inputs.append(helper.make_tensor_value_info(name, DTYPES[dt or self.dt][0], shape))
         return name
 
@@ -194,6 +195,15 @@ NORM_CONST_VARIANTS = [
     ('double', dict(dt='double')),
     ('float16', dict(dt='float16')),
     ('two-axes', dict(axes1=[-2, -1], axes2=[-2, -1])),
+    # x's dims symbolic or its rank unknown (`feed`: the shape it is given).
+    ('symbolic', dict(x=['B', 'N', 4], dims={'B': 2, 'N': 3})),
+    ('symbolic-two-rank4', dict(x=[2, 'N', 4], two_shape=[1, 1, 1, 1], dims={'N': 3})),
+    ('symbolic-one-div-rank4', dict(x=[2, 'N', 4], div='one', one_shape=[1, 1, 1, 1], dims={'N': 3})),
+    ('unknown-rank', dict(x=None, feed={'x': [2, 3, 4]})),
+    ('unknown-rank-two-rank1', dict(x=None, two_shape=[1], feed={'x': [2, 3, 4]})),
+    ('unknown-rank-two-rank4', dict(x=None, two_shape=[1, 1, 1, 1], feed={'x': [2, 3, 4]})),
+    ('unknown-rank-eps-rank4', dict(x=None, eps_shape=[1, 1, 1, 1], feed={'x': [2, 3, 4]})),
+    ('unknown-last-dim', dict(x=[2, 3, 'D'], dims={'D': 4})),
 ]
 
 LN_VARIANTS = NORM_CONST_VARIANTS + [
@@ -311,6 +321,11 @@ GELU_VARIANTS = [
     ('half-factor', dict(half_at='factor')),
     ('half-factor-rank4', dict(half_at='factor', half_shape=[1, 1, 1, 1])),
     ('x-rank1', dict(x=[4], one_shape=[1, 1])),
+    ('symbolic-one-rank4', dict(x=['N', 4], one_shape=[1, 1, 1, 1], dims={'N': 3})),
+    ('unknown-rank', dict(x=None, feed={'x': [3, 4]})),
+    ('unknown-rank-one-rank1', dict(x=None, one_shape=[1], feed={'x': []})),
+    ('unknown-rank-half-rank2', dict(x=None, half_shape=[1, 1], feed={'x': [4]})),
+    ('scalar-x-one-rank1', dict(x=[], one_shape=[1])),
     ('float16', dict(dt='float16')),
     ('opset17', dict(opset=17)),
 ]
@@ -370,6 +385,10 @@ TANH_VARIANTS = [
     ('double', dict(dt='double')),
     ('float16', dict(dt='float16')),
     ('opset17', dict(opset=17)),
+    ('symbolic-one-rank4', dict(x=['N', 4], one_shape=[1, 1, 1, 1], dims={'N': 3})),
+    ('unknown-rank', dict(x=None, feed={'x': [3, 4]})),
+    ('unknown-rank-k-rank1', dict(x=None, k_shape=[1], feed={'x': []})),
+    ('unknown-rank-pow-rank2', dict(x=None, cube='pow', three_shape=[1, 1], feed={'x': [4]})),
 ]
 
 
@@ -377,11 +396,12 @@ TANH_VARIANTS = [
 def attention(name, p):
     b = Builder(name, 23, p['dt'])
     B, H, T, S, D = 2, 2, 5, p.get('kv_len', 5), 4
-    q = b.input('q', [B, H, T, D])
-    k = b.input('k', [B, H, S, D])
-    v = k if p['v_src'] == 'k' else b.input('v', [B, H, S, D])
+    Td, Sd = ('T', 'S') if p.get('sym') else (T, S)   # declared (symbolic) sequence dims
+    q = b.input('q', [B, H, Td, D])
+    k = b.input('k', [B, H, Sd, D])
+    v = k if p['v_src'] == 'k' else b.input('v', [B, H, Sd, D])
     if p['k_given_t']:
-        kt = b.input('kt', [B, H, D, S])
+        kt = b.input('kt', [B, H, D, Sd])
     else:
         kt = b.op('Transpose', k, perm=p['kperm'])
     if p['scale'] == 'split':
@@ -463,6 +483,81 @@ ATT_VARIANTS = [
     ('where-flipped', dict(mask='where', where_flipped=True)),
     ('double', dict(dt='double')),
     ('float16', dict(dt='float16')),
+    ('symbolic', dict(sym=True, mask_shape=[2, 1, 'T', 'S'], dims={'T': 5, 'S': 5})),
+    ('symbolic-scale-rank5', dict(sym=True, mask_shape=[2, 1, 'T', 'S'], c_shape=[1, 1, 1, 1, 1],
+                                  dims={'T': 5, 'S': 5})),
+    ('symbolic-mask-rank5', dict(sym=True, mask_shape=[1, 1, 1, 'T', 'S'], dims={'T': 5, 'S': 5})),
+    ('mask-unknown-rank', dict(mask_shape=None, feed={'mask': [2, 1, 5, 5]})),
+    ('mask-unknown-rank-fed-rank5', dict(mask_shape=None, feed={'mask': [1, 2, 1, 5, 5]})),
+]
+
+
+# ---------------------------------------------------------------- attention heads
+def attention_heads(name, p):
+    """The head split (Reshape [B,T,E] -> [B,T,H,D], Transpose) of Q, K and V
+    from one x and the merge of the result (Transpose, Reshape -> [B,T,E])."""
+    b = Builder(name, 23, p['dt'])
+    x = b.input('x', p['x'])
+    kv = b.input('kv', p['kv']) if p.get('kv') else x
+    split = b.ints(p['split'])
+    rq = b.op('Reshape', x, split)
+    tq = b.op('Transpose', rq, perm=p['qperm'])
+    rk = b.op('Reshape', kv, b.ints(p.get('ksplit', p['split'])))
+    tk = b.op('Transpose', rk, perm=p['kperm'])
+    if p.get('kt_extra'):
+        tk = b.op('Transpose', tk, perm=[0, 1, 3, 2])
+    rv = b.op('Reshape', kv, b.ints(p.get('ksplit', p['split'])))
+    tv = b.op('Transpose', rv, perm=p['vperm'])
+    s = b.op('MatMul', tq, tk)
+    d = b.op('Div', s, b.const(p['c'], cshape(p, 'c'))) if p['c'] is not None else s
+    if p.get('mask'):
+        d = b.op('Add', d, b.input('mask', p['mask']))
+    pr = b.op('Softmax', d, axis=-1)
+    o = b.op('MatMul', pr, tv)
+    to = b.op('Transpose', o, perm=p['operm']) if p['operm'] else o
+    y = b.op('Reshape', to, b.ints(p['merge']))
+    b.output(y, 'y')
+    if p.get('extra'):
+        b.extra({'rq': rq, 'tq': tq, 'tk': tk, 's': s, 'p': pr, 'o': o, 'to': to}[p['extra']])
+    return b
+
+
+HEADS_BASE = dict(dt='float', x=[2, 4, 8], split=[0, 0, 2, 4], qperm=[0, 2, 1, 3], kperm=[0, 2, 3, 1],
+                  vperm=[0, 2, 1, 3], c=2.0, operm=[0, 2, 1, 3], merge=[0, 0, 8])
+
+HEADS_VARIANTS = [
+    ('four-heads', dict(split=[0, 0, 4, 2])),
+    ('split-minus-one', dict(split=[0, 0, 2, -1])),
+    ('split-literal', dict(split=[2, 4, 2, 4])),
+    ('split-heads-minus-one', dict(split=[0, 0, -1, 4])),
+    ('k-transposed-twice', dict(kperm=[0, 2, 1, 3], kt_extra=True)),
+    ('merge-perm-last-two', dict(operm=[0, 1, 3, 2], merge=[2, 4, 8])),
+    ('merge-perm-other', dict(operm=[0, 2, 3, 1])),
+    ('merge-minus-one', dict(merge=[0, 0, -1])),
+    ('merge-literal', dict(merge=[2, 4, 8])),
+    ('merge-heads-first', dict(merge=[0, 8, -1])),
+    ('merge-rank4', dict(merge=[1, 2, 4, 8])),
+    ('merge-flat', dict(merge=[8, 8])),
+    ('cross-attention', dict(kv=[2, 6, 8])),
+    ('kv-one-head', dict(kv=[2, 6, 4], ksplit=[0, 0, 1, 4])),
+    ('scale-rank4', dict(c_shape=[1, 1, 1, 1])),
+    ('scale-heads', dict(c=[2.0, 3.0], c_shape=[1, 2, 1, 1])),
+    ('scale-keys', dict(c=[1.0, 2.0, 3.0, 4.0], c_shape=[4])),
+    ('no-scale', dict(c=None)),
+    ('mask', dict(mask=[2, 1, 4, 4])),
+    ('mask-2d', dict(mask=[4, 4])),
+    ('mask-key-padding', dict(mask=[2, 1, 1, 4])),
+    ('mask-per-head', dict(mask=[1, 2, 4, 4])),
+    ('extra-split', dict(extra='rq')),
+    ('extra-q-heads', dict(extra='tq')),
+    ('extra-k-heads', dict(extra='tk')),
+    ('extra-probs', dict(extra='p')),
+    ('extra-heads-out', dict(extra='o')),
+    ('extra-merge-transpose', dict(extra='to')),
+    ('symbolic', dict(x=['B', 'T', 8], dims={'B': 2, 'T': 4})),
+    ('symbolic-mask', dict(x=['B', 'T', 8], mask=['B', 1, 'T', 'T'], dims={'B': 2, 'T': 4})),
+    ('float16', dict(dt='float16')),
+    ('double', dict(dt='double')),
 ]
 
 
@@ -668,7 +763,7 @@ BN_VARIANTS = [
 
 def conv_add_mul(name, p):
     b = Builder(name, 17, p['dt'])
-    x = b.input('x', [1, 2, 5, 5])
+    x = b.input('x', p.get('x', [1, 2, 5, 5]))
     c = b.op('Conv', x, b.rand((3, 2, 3, 3), stem='W'), *([] if p.get('no_bias') else [b.rand((3,), stem='b')]))
     if p.get('k_input'):
         k = b.input('k', p['k_shape'])
@@ -696,6 +791,8 @@ CAM_VARIANTS = [(f'{op.lower()}-{tag}', dict(op=op, k_shape=shape)) for op in ('
     ('no-conv-bias', dict(no_bias=True)),
     ('sub-not-add', dict(op='Sub')),
     ('div-not-mul', dict(op='Div')),
+    ('symbolic-batch-rank5', dict(x=['N', 2, 5, 5], k_shape=[1, 1, 1, 1, 1], dims={'N': 2})),
+    ('unknown-rank-x', dict(x=None, feed={'x': [1, 2, 5, 5]})),
     ('float16', dict(dt='float16')),
 ]
 
@@ -731,6 +828,10 @@ MMA_VARIANTS = [(f'bias-{tag}', dict(c=shape)) for tag, shape in (
     ('double', dict(dt='double', x_dt='double')),
     ('float16', dict(dt='float16', x_dt='float16')),
     ('int32', dict(x_dt='int32')),
+    ('symbolic-rows', dict(x=['M', 4], dims={'M': 3})),
+    ('symbolic-bias-rank3', dict(x=['M', 4], c=[1, 1, 5], dims={'M': 3})),
+    ('unknown-rank', dict(x=None, feed={'x': [3, 4]})),
+    ('unknown-rank-fed-3d', dict(x=None, feed={'x': [2, 3, 4]})),
 ]
 
 
@@ -818,6 +919,12 @@ UNIT_VARIANTS = [(f'{op.lower()}-{tag}', dict(op=op, k=k, k_shape=shape)) for op
     ('float16', dict(dt='float16')),
     ('x-rank1', dict(x=[4])),
     ('extra', dict(extra=True)),
+    ('symbolic-rank4', dict(x=['N', 3, 4], k_shape=[1, 1, 1, 1], dims={'N': 2})),
+    ('symbolic', dict(x=['N', 3, 4], dims={'N': 2})),
+    ('unknown-rank', dict(x=None, feed={'x': [4]})),
+    ('unknown-rank-scalar', dict(x=None, k_shape=[1], feed={'x': []})),
+    ('div-unknown-rank', dict(op='Div', x=None, feed={'x': [2, 3, 4]})),
+    ('sub-unknown-rank', dict(op='Sub', k=0.0, x=None, k_shape=[1, 1, 1], feed={'x': [3, 4]})),
     ('mul-one-ones', dict(k=[1.0, 1.0, 1.0, 1.0], k_shape=[4])),
     ('mul-ones-but-one', dict(k=[1.0, 1.0, 1.0, 0.5], k_shape=[4])),
 ]
@@ -825,7 +932,7 @@ UNIT_VARIANTS = [(f'{op.lower()}-{tag}', dict(op=op, k=k, k_shape=shape)) for op
 
 def noops(name, p):
     b = Builder(name, 17, p['dt'])
-    x = b.input('x', [2, 3, 4])
+    x = b.input('x', p.get('x', [2, 3, 4]))
     h = b.op('Relu', x)
     for step in p['steps']:
         kind, arg = step[0], step[1:]
@@ -890,6 +997,15 @@ NOOP_VARIANTS = [(tag, dict(steps=[step], **extra)) for tag, step, extra in (
     ('reshape-chain-other', dict(steps=[('reshape', [6, 4]), ('reshape', [3, 2, 4])])),
     ('transpose-chain-back', dict(steps=[('transpose', [1, 0, 2]), ('transpose', [1, 0, 2])])),
     ('transpose-chain-other', dict(steps=[('transpose', [1, 2, 0]), ('transpose', [1, 2, 0])])),
+    ('unknown-rank-expand', dict(steps=[('expand', [1])], x=None, feed={'x': []})),
+    ('unknown-rank-expand-ones', dict(steps=[('expand', [1, 1])], x=None, feed={'x': [3]})),
+    ('unknown-rank-reshape', dict(steps=[('reshape', [0, 0, -1])], x=None, feed={'x': [2, 3, 4]})),
+    ('unknown-rank-tile', dict(steps=[('tile', [1, 1])], x=None, feed={'x': [2, 3]})),
+    ('unknown-rank-slice', dict(steps=[('slice', [0], [BIG], [0])], x=None, feed={'x': [2, 3]})),
+    ('symbolic-expand', dict(steps=[('expand', [1, 3, 4])], x=['N', 3, 4], dims={'N': 2})),
+    ('symbolic-expand-grows', dict(steps=[('expand', [2, 1, 1])], x=['N', 3, 4], dims={'N': 1})),
+    ('symbolic-reshape', dict(steps=[('reshape', [2, 3, 4])], x=['N', 3, 4], dims={'N': 2})),
+    ('symbolic-slice', dict(steps=[('slice', [0], [2], [0])], x=['N', 3, 4], dims={'N': 3})),
 ]
 
 
@@ -1009,6 +1125,7 @@ FAMILIES = {
     'gelu-erf': (gelu_erf, GELU_BASE, GELU_VARIANTS, {'fuse-gelu'}),
     'gelu-tanh': (gelu_tanh, TANH_BASE, TANH_VARIANTS, {'fuse-gelu'}),
     'attention': (attention, ATT_BASE, ATT_VARIANTS, {'fuse-attention'}),
+    'attention-heads': (attention_heads, HEADS_BASE, HEADS_VARIANTS, {'fuse-attention', 'fuse-attention-heads'}),
     'rotary': (rotary, ROT_BASE, ROT_VARIANTS, {'fuse-rotary-embedding'}),
     'gqa': (gqa, GQA_BASE, GQA_VARIANTS, {'fuse-attention-gqa'}),
     'conv-bn': (conv_bn, BN_BASE, BN_VARIANTS, {'fuse-conv-bn'}),

@@ -114,7 +114,7 @@ def main():
     shutil.rmtree(args.work, ignore_errors=True)
     models = []
     planted = {}
-    for fam, name, _, model in families.generate():
+    for fam, name, knobs, model in families.generate():
         if only and fam not in only:
             continue
         os.makedirs(os.path.join(args.work, fam), exist_ok=True)
@@ -126,9 +126,9 @@ def main():
             with open(planted[f'{fam}/{name}'], 'wb') as f:
                 f.write(plant(model, *PLANTED[f'{fam}/{name}']).SerializeToString())
         dt = model.graph.input[0].type.tensor_type.elem_type
-        models.append((fam, name, path, dt))
+        models.append((fam, name, path, dt, knobs))
 
-    tasks = [(fam, name, path, pl) for fam, name, path, _ in models for pl in PIPELINES]
+    tasks = [(fam, name, path, pl) for fam, name, path, _, _ in models for pl in PIPELINES]
     opt_res = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         futs = {pool.submit(run_opt, args.opt, path, path[:-5] + f'.{pl}.onnx', pl): (fam, name, pl)
@@ -138,13 +138,14 @@ def main():
 
     jobs = []
     f16 = families.DTYPES['float16'][0]
-    for fam, name, path, dt in models:
+    for fam, name, path, dt, knobs in models:
         atol, rtol = TOLERANCE['float16'] if dt == f16 else DEFAULT_TOLERANCE
         outs = {pl: path[:-5] + f'.{pl}.onnx' for pl in PIPELINES if opt_res[(fam, name, pl)][0] is None}
         if f'{fam}/{name}' in planted:
             outs['planted'] = planted[f'{fam}/{name}']
         jobs.append(dict(id=f'{fam}/{name}', orig=path, outs=outs, atol=atol, rtol=rtol,
-                         ranges=families.INPUT_RANGES.get(fam, {})))
+                         ranges=families.INPUT_RANGES.get(fam, {}), dims=knobs.get('dims', {}),
+                         shapes=knobs.get('feed', {})))
     jobs_file = os.path.join(args.work, 'jobs.json')
     res_file = os.path.join(args.work, 'results.json')
     with open(jobs_file, 'w') as f:
@@ -159,7 +160,7 @@ def main():
 
     table = collections.OrderedDict()
     problems = []
-    for fam, name, path, _ in models:
+    for fam, name, path, _, _ in models:
         row = table.setdefault(fam, collections.Counter())
         res = results[f'{fam}/{name}']
         if res['a'] != 'ok':

@@ -24,7 +24,7 @@ async function main() {
     const res = { a: 'ok', b: {} };
     results[job.id] = res;
     const opts = {
-      dims: job.dims || {}, defaultDim: 1, shapes: {}, ranges: job.ranges || {}, values: job.values || {},
+      dims: job.dims || {}, defaultDim: 1, shapes: job.shapes || {}, ranges: job.ranges || {}, values: job.values || {},
     };
     const tol = { atol: job.atol, rtol: job.rtol };
     let sA;
