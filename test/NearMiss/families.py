@@ -1141,6 +1141,35 @@ FAMILIES = {
 }
 
 
+def in_branch(model):
+    """`model` with its nodes moved into both branches of an If on a new bool
+    input `cond` (fed true); the constants stay outside, captured by the
+    branches. Each branch has its own names (suffix _t, _e)."""
+    g = model.graph
+    outer = {i.name for i in g.input} | {t.name for t in g.initializer}
+
+    def branch(sfx):
+        nodes = []
+        for n in g.node:
+            m = helper.make_node(n.op_type, [i if i in outer or not i else i + sfx for i in n.input],
+                                 [o + sfx for o in n.output])
+            m.attribute.extend(n.attribute)
+            nodes.append(m)
+        outs = [helper.make_tensor_value_info(o.name + sfx, o.type.tensor_type.elem_type, None) for o in g.output]
+        return helper.make_graph(nodes, 'then' if sfx == '_t' else 'else', [], outs)
+    node = helper.make_node('If', ['cond'], [o.name for o in g.output],
+                            then_branch=branch('_t'), else_branch=branch('_e'))
+    cond = helper.make_tensor_value_info('cond', TensorProto.BOOL, [])
+    graph = helper.make_graph([node], g.name, list(g.input) + [cond], list(g.output), list(g.initializer))
+    return helper.make_model(graph, opset_imports=list(model.opset_import), ir_version=model.ir_version,
+                             producer_name='nearmiss')
+
+
+# How many of each family's first variants (the rank ones, mostly) are also
+# generated inside an If (`in-branch-NAME`), with the base (`in-branch`).
+IN_BRANCH = 3
+
+
 def generate():
     """Yields (family, variant name, knobs, onnx ModelProto); 'base' first in each family."""
     for fam, (build, base, variants, _) in FAMILIES.items():
@@ -1149,6 +1178,10 @@ def generate():
         for vname, over in [('base', {})] + variants:
             knobs = dict(base, **over)
             yield fam, vname, knobs, build(f'{fam}-{vname}', knobs).model()
+        for vname, over in [('', {})] + variants[:IN_BRANCH]:
+            knobs = dict(base, **over)
+            model = build(f'{fam}-{vname}', knobs).model()
+            yield fam, 'in-branch' + ('-' + vname if vname else ''), knobs, in_branch(model)
 
 # Input value ranges (ort_compare.js's --range) where [-1, 1) floats and
 # [0, 3] integers would not do: rotary positions index the 3-row caches.

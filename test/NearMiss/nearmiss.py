@@ -143,7 +143,7 @@ def main():
         outs = {pl: path[:-5] + f'.{pl}.onnx' for pl in PIPELINES if opt_res[(fam, name, pl)][0] is None}
         if f'{fam}/{name}' in planted:
             outs['planted'] = planted[f'{fam}/{name}']
-        jobs.append(dict(id=f'{fam}/{name}', orig=path, outs=outs, atol=atol, rtol=rtol,
+        jobs.append(dict(id=f'{fam}/{name}', orig=path, outs=outs, atol=atol, rtol=rtol, values={'cond': 1},
                          ranges=families.INPUT_RANGES.get(fam, {}), dims=knobs.get('dims', {}),
                          shapes=knobs.get('feed', {})))
     jobs_file = os.path.join(args.work, 'jobs.json')
