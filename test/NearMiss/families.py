@@ -633,6 +633,69 @@ ROT_VARIANTS = [
 ]
 
 
+def rotary_computed(name, p):
+    """cos and sin computed in the graph (Note [Rotary caches computed in the
+    graph]): cos = Concat(Cos(a), Cos(a)), sin = Sin(Concat(a, a)), a an input
+    of angles [.., T, D/2]."""
+    b = Builder(name, 23, p['dt'])
+    x = b.input('x', p['x'])
+    a = b.input('a', p['a'])
+    a2 = b.input('a2', p['a']) if p.get('other') else a
+    ca = b.op('Cos', a)
+    c = b.op('Concat', ca, b.op('Cos', a2) if p.get('other') == 'cos' else ca, axis=-1)
+    s = b.op('Sin', b.op('Concat', a, a2 if p.get('other') == 'sin' else a, axis=-1))
+    if p.get('scale') is not None:
+        k = b.const(p['scale'], cshape(p, 'scale'))
+        c, s = b.op('Mul', c, k), b.op('Mul', k, s)
+    if p.get('swap_cs'):
+        c, s = s, c
+    split = p['split']
+    lo = b.op('Slice', x, b.ints([0]), b.ints([split]), b.ints([-1]))
+    hi = b.op('Slice', x, b.ints([split]), b.ints([BIG]), b.ints([-1]))
+    if p['neg'] == 'hi':
+        rh = b.op('Concat', b.op('Neg', hi), lo, axis=-1)
+    elif p['neg'] == 'lo':
+        rh = b.op('Concat', hi, b.op('Neg', lo), axis=-1)
+    else:
+        rh = b.op('Concat', hi, lo, axis=-1)
+    m1 = b.op('Mul', x, c)
+    m2 = b.op('Mul', rh, s)
+    y = b.op('Add', m1, m2)
+    b.output(y, 'y')
+    if p.get('extra'):
+        b.extra({'c': c, 'rh': rh, 'm1': m1}[p['extra']])
+    return b
+
+
+ROTC_BASE = dict(dt='float', x=[2, 2, 3, 4], a=[3, 2], split=2, neg='hi')
+
+ROTC_VARIANTS = [
+    ('angles-rank5', dict(a=[1, 1, 1, 3, 2])),
+    ('angles-per-head', dict(a=[2, 2, 3, 2])),
+    ('angles-per-batch', dict(a=[2, 1, 3, 2])),
+    ('angles-rank3', dict(a=[1, 3, 2])),
+    ('angles-one-position', dict(a=[1, 2])),
+    ('cos-halves-of-two-tensors', dict(other='cos')),
+    ('sin-halves-of-two-tensors', dict(other='sin')),
+    ('scale', dict(scale=0.5)),
+    ('scale-unequal-halves', dict(scale=[1.0, 0.5, 1.0, 1.0], scale_shape=[4])),
+    ('scale-equal-halves', dict(scale=[1.0, 0.5, 1.0, 0.5], scale_shape=[4])),
+    ('scale-rank5', dict(scale=0.5, scale_shape=[1, 1, 1, 1, 1])),
+    ('scale-per-head', dict(scale=[1.0, 2.0], scale_shape=[2, 1, 1])),
+    ('swap-cos-sin', dict(swap_cs=True)),
+    ('neg-lo', dict(neg='lo')),
+    ('no-neg', dict(neg='none')),
+    ('split-at-1', dict(split=1)),
+    ('split-at-3', dict(split=3)),
+    ('extra-cos', dict(extra='c')),
+    ('extra-rotated', dict(extra='rh')),
+    ('extra-x-cos', dict(extra='m1')),
+    ('symbolic', dict(x=['B', 2, 'T', 4], a=['T', 2], dims={'B': 2, 'T': 3})),
+    ('x-3d', dict(x=[2, 3, 4])),
+    ('float16', dict(dt='float16')),
+]
+
+
 # ---------------------------------------------------------------- grouped KV heads
 def gqa(name, p):
     b = Builder(name, 23, p['dt'])
@@ -1127,6 +1190,7 @@ FAMILIES = {
     'attention': (attention, ATT_BASE, ATT_VARIANTS, {'fuse-attention'}),
     'attention-heads': (attention_heads, HEADS_BASE, HEADS_VARIANTS, {'fuse-attention', 'fuse-attention-heads'}),
     'rotary': (rotary, ROT_BASE, ROT_VARIANTS, {'fuse-rotary-embedding'}),
+    'rotary-computed': (rotary_computed, ROTC_BASE, ROTC_VARIANTS, {'fuse-rotary-embedding'}),
     'gqa': (gqa, GQA_BASE, GQA_VARIANTS, {'fuse-attention-gqa'}),
     'conv-bn': (conv_bn, BN_BASE, BN_VARIANTS, {'fuse-conv-bn'}),
     'conv-add-mul': (conv_add_mul, CAM_BASE, CAM_VARIANTS, {'fuse-conv-add', 'fuse-conv-mul'}),
