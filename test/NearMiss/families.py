@@ -1018,6 +1018,8 @@ def noops(name, p):
             h = outs if arg[2] == 1 else outs[0]
         elif kind == 'slice':
             h = b.op('Slice', h, *[b.ints(a) for a in arg])
+        elif kind in ('squeeze', 'unsqueeze'):
+            h = b.op(kind.capitalize(), h, b.ints(arg[0]))
     b.output(h, 'y', p.get('out_dt'))
     return b
 
@@ -1060,6 +1062,13 @@ NOOP_VARIANTS = [(tag, dict(steps=[step], **extra)) for tag, step, extra in (
     ('reshape-chain-other', dict(steps=[('reshape', [6, 4]), ('reshape', [3, 2, 4])])),
     ('transpose-chain-back', dict(steps=[('transpose', [1, 0, 2]), ('transpose', [1, 0, 2])])),
     ('transpose-chain-other', dict(steps=[('transpose', [1, 2, 0]), ('transpose', [1, 2, 0])])),
+    ('cast-bool-chain', dict(steps=[('cast', 'bool'), ('cast', 'float')])),
+    ('cast-int64-int32-chain', dict(steps=[('cast', 'int64'), ('cast', 'int32'), ('cast', 'float')])),
+    ('unsqueeze-squeeze', dict(steps=[('unsqueeze', [0]), ('squeeze', [0])])),
+    ('unsqueeze-squeeze-other', dict(steps=[('unsqueeze', [0]), ('squeeze', [2])], x=[2, 1, 4])),
+    ('unsqueeze-squeeze-two', dict(steps=[('unsqueeze', [0, 2]), ('squeeze', [2, 0])])),
+    ('squeeze-unsqueeze', dict(steps=[('squeeze', [1]), ('unsqueeze', [1])], x=[2, 1, 4])),
+    ('squeeze-unsqueeze-other', dict(steps=[('squeeze', [1]), ('unsqueeze', [0])], x=[2, 1, 4])),
     ('unknown-rank-expand', dict(steps=[('expand', [1])], x=None, feed={'x': []})),
     ('unknown-rank-expand-ones', dict(steps=[('expand', [1, 1])], x=None, feed={'x': [3]})),
     ('unknown-rank-reshape', dict(steps=[('reshape', [0, 0, -1])], x=None, feed={'x': [2, 3, 4]})),
@@ -1180,6 +1189,64 @@ RGM_VARIANTS = [
 ]
 
 
+def shape_dims(name, p):
+    """A dim of Shape(t), t a Transpose/Reshape/Slice/Split of x, read by a
+    Gather (simplify's shape-dim-source reads it from x): the int64 dims are
+    outputs, compared exactly; x's dims are symbolic and distinct (B=2, T=3,
+    E=4), so reading the wrong one shows."""
+    b = Builder(name, 17, 'float')
+    x = b.input('x', p['x'])
+    kind, arg = p['t'][0], p['t'][1:]
+    if kind == 'transpose':
+        t = b.op('Transpose', x, perm=arg[0])
+    elif kind == 'reshape':
+        t = b.op('Reshape', x, b.ints(arg[0]))
+    elif kind == 'slice':
+        t = b.op('Slice', x, *[b.ints(v) for v in arg])
+    else:
+        t = b.op('Split', x, b.ints(arg[1]), axis=arg[0], n_out=len(arg[1]))[0]
+    attrs = {k: p[k] for k in ('start', 'end') if k in p}
+    sh = b.op('Shape', t, **attrs)
+    idx = b.const(p['idx'], (), 'int64') if p.get('scalar_idx') else b.ints(p['idx'])
+    g = b.op('Gather', sh, idx, axis=0)
+    b.output(g, 'y', 'int64')
+    if p.get('use_t'):
+        b.output(b.op('Relu', t), 'r')
+    return b
+
+
+SDS_BASE = dict(x=['B', 'T', 'E'], t=('transpose', [1, 0, 2]), idx=[0], dims={'B': 2, 'T': 3, 'E': 4})
+
+SDS_VARIANTS = [
+    ('transpose-idx1', dict(idx=[1])),
+    ('transpose-idx-last', dict(idx=[-1])),
+    ('transpose-two-idx', dict(idx=[1, 0])),
+    ('transpose-rotation', dict(t=('transpose', [2, 0, 1]), idx=[0])),
+    ('transpose-rotation-neg', dict(t=('transpose', [2, 0, 1]), idx=[-2])),
+    ('scalar-idx', dict(scalar_idx=True, idx=1)),
+    ('shape-start', dict(start=1, idx=[0])),
+    ('shape-start-end', dict(start=1, end=2, idx=[0])),
+    ('shape-end-neg', dict(end=-1, idx=[1])),
+    ('shape-start-neg', dict(start=-2, idx=[1])),
+    ('t-used-too', dict(use_t=True)),
+    ('reshape-copied', dict(t=('reshape', [0, 0, 2, -1]), idx=[1])),
+    ('reshape-literal', dict(t=('reshape', [0, 0, 2, -1]), idx=[2])),
+    ('reshape-computed', dict(t=('reshape', [0, 0, 2, -1]), idx=[3])),
+    ('reshape-merged', dict(t=('reshape', [0, -1]), idx=[1])),
+    ('reshape-swapped', dict(t=('reshape', [0, -1, 0]), idx=[1])),
+    ('slice-whole', dict(t=('slice', [0], [BIG], [1]), idx=[1])),
+    ('slice-cut', dict(t=('slice', [0], [2], [1]), idx=[1])),
+    ('slice-start-1', dict(t=('slice', [1], [BIG], [1]), idx=[1])),
+    ('slice-step-2', dict(t=('slice', [0], [BIG], [1], [2]), idx=[1])),
+    ('slice-other-axis', dict(t=('slice', [0], [2], [2]), idx=[1])),
+    ('slice-cut-axis-read', dict(t=('slice', [0], [2], [2]), idx=[2])),
+    ('split-kept-axis', dict(t=('split', 2, [2, 2]), idx=[1])),
+    ('split-axis', dict(t=('split', 2, [1, 3]), idx=[2])),
+    ('split-batch-read', dict(t=('split', 1, [1, 2]), idx=[0])),
+    ('split-split-axis', dict(t=('split', 1, [1, 2]), idx=[1])),
+]
+
+
 # name: (builder, base knobs, variants, the -stats patterns that mean "fused",
 #        comparison tolerance per element type, input ranges)
 FAMILIES = {
@@ -1199,7 +1266,9 @@ FAMILIES = {
     'simplify-units': (units, UNIT_BASE, UNIT_VARIANTS, {'mul-one', 'div-one', 'sub-zero'}),
     'simplify-noops': (noops, NOOP_BASE, NOOP_VARIANTS, {
         'reshape-noop', 'expand-noop', 'tile-noop', 'pad-noop', 'cast-noop', 'transpose-noop', 'concat-one',
-        'split-one', 'slice-noop', 'reshape-chain', 'transpose-chain', 'cast-chain'}),
+        'split-one', 'slice-noop', 'reshape-chain', 'transpose-chain', 'cast-chain', 'squeeze-unsqueeze',
+        'unsqueeze-squeeze'}),
+    'shape-dim-source': (shape_dims, SDS_BASE, SDS_VARIANTS, {'shape-dim-source'}),
     'transpose-cancel': (transpose_cancel, TC_BASE, TC_VARIANTS, {'transpose-cancel'}),
     'reshape-gemm-matmul': (reshape_gemm, RGM_BASE, RGM_VARIANTS, {'reshape-gemm-matmul'}),
 }
