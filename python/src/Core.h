@@ -29,6 +29,7 @@
 #include <pybind11/pybind11.h>
 
 #include <atomic>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -44,6 +45,15 @@ struct Error : std::runtime_error {
 };
 /// The Python type onnxir.Error (set when the module is initialised).
 extern PyObject *gErrorType;
+/// Sets the Python error `type` with `msg`, its bytes that are not UTF-8
+/// (a file name's, a tensor's) shown as \xNN escapes: PyErr_SetString would
+/// raise a UnicodeDecodeError instead.
+inline void setPythonError(PyObject *type, const char *msg) {
+  PyObject *s = PyUnicode_DecodeUTF8(msg, (Py_ssize_t)std::strlen(msg), "backslashreplace");
+  if (!s) return; // (the decoding error is set)
+  PyErr_SetObject(type, s);
+  Py_DECREF(s);
+}
 [[noreturn]] inline void fail(const std::string &msg) { throw Error(msg); }
 inline void check(const absl::Status &s) {
   if (!s.ok()) fail(std::string(s.message()));
@@ -148,7 +158,8 @@ py::object valueOrNone(const HolderPtr &h, Value *v);
 /// A Python object as an attribute; fails with a message naming `name`.
 std::unique_ptr<Attribute> attributeFromPython(const std::string &name, py::handle v);
 py::object attributeToPython(const HolderPtr &h, const Attribute &a);
-/// A NumPy array (or anything np.asarray takes) as a tensor (a copy).
+/// A NumPy array (or anything np.asarray takes) as a tensor (a copy, in the
+/// raw layout: Note [Array bytes] in TensorBind.cpp).
 Tensor tensorFromPython(py::handle v, const std::string &name);
 
 /// Value.const_value: the initializer as a Tensor, or None; set from an array.

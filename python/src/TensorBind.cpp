@@ -12,9 +12,11 @@
 
 #include "onnxir/IR/DataType.h"
 
+#include <pybind11/complex.h>
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <complex>
 #include <cstring>
 
 namespace onnxir::python {
@@ -96,7 +98,7 @@ extern "C" int tensorGetBuffer(PyObject *obj, Py_buffer *view, int flags) {
     PyTensor &pt = py::handle(obj).cast<PyTensor &>();
     info = new py::buffer_info(bufferOf(pt));
   } catch (const Error &e) {
-    PyErr_SetString(gErrorType, e.what());
+    setPythonError(gErrorType, e.what());
     return -1;
   } catch (py::error_already_set &e) {
     e.restore();
@@ -186,6 +188,50 @@ DataType fromNumpyKind(py::dtype dt, const std::string &name) {
   fail(name + ": NumPy dtype " + std::string(py::str(dt)) + " has no ONNX element type");
 }
 
+/// Tensor.tolist(): each element as the Python object NumPy's tolist gives
+/// for its dtype, also for the element types NumPy lacks.
+py::list listOf(const PyTensor &pt) {
+  const Tensor &t = pt.t();
+  DataType dt = t.dataType();
+  py::list l;
+  if (dt == DataType::String) {
+    for (auto &s : check(t.strings())) l.append(py::bytes(s));
+  } else if (isComplex(dt)) {
+    // (real, imaginary) pairs of floats or doubles, little-endian as the
+    // host (Note [Array bytes]).
+    auto n = t.numElements();
+    if (!n) fail(describe(t) + ": invalid dims");
+    llvm::StringRef bytes = check(t.bytes());
+    size_t part = dt == DataType::Complex64 ? 4 : 8;
+    if ((uint64_t)bytes.size() != (uint64_t)*n * 2 * part)
+      fail(describe(t) + ": " + std::to_string(bytes.size()) + " bytes of data for " +
+           std::to_string(*n) + " elements");
+    auto read = [&](size_t i) -> double {
+      if (part == 4) {
+        float f;
+        std::memcpy(&f, bytes.data() + i * 4, 4);
+        return f;
+      }
+      double d;
+      std::memcpy(&d, bytes.data() + i * 8, 8);
+      return d;
+    };
+    for (int64_t i = 0; i < *n; ++i) {
+      std::complex<double> c(read(2 * (size_t)i), read(2 * (size_t)i + 1));
+      l.append(py::cast(c));
+    }
+  } else if (dt == DataType::Bool) {
+    for (int64_t v : check(t.values<int64_t>())) l.append(py::bool_(v != 0));
+  } else if (isFloatingPoint(dt)) {
+    for (double v : check(t.values<double>())) l.append(py::float_(v));
+  } else if (dt == DataType::Uint64) {
+    for (uint64_t v : check(t.values<uint64_t>())) l.append(py::int_(v));
+  } else {
+    for (int64_t v : check(t.values<int64_t>())) l.append(py::int_(v));
+  }
+  return l;
+}
+
 } // namespace
 
 Tensor tensorFromPython(py::handle v, const std::string &name) {
@@ -196,23 +242,39 @@ Tensor tensorFromPython(py::handle v, const std::string &name) {
   }
   py::module_ np = py::module_::import("numpy");
   py::array arr = np.attr("asarray")(v);
-  // (np.ascontiguousarray would make a 0-d array 1-d; 0-d is contiguous.)
-  if (!(arr.flags() & py::array::c_style)) arr = np.attr("ascontiguousarray")(arr);
+  std::string what = name.empty() ? "tensor" : "\"" + name + "\"";
   Tensor t;
   t.setName(name);
-  DataType dt = fromNumpyKind(arr.dtype(), name.empty() ? "tensor" : "\"" + name + "\"");
+  DataType dt = fromNumpyKind(arr.dtype(), what);
   t.setDataType(dt);
   std::vector<int64_t> dims(arr.shape(), arr.shape() + arr.ndim());
   t.setDims(dims);
   if (dt == DataType::String) {
     t.setTyped(Tensor::TypedField::String);
     auto &out = t.stringData.mut();
+    size_t i = 0;
     for (py::handle e : arr.attr("ravel")()) {
       if (py::isinstance<py::bytes>(e)) out.push_back(e.cast<std::string>());
-      else out.push_back(py::str(e).cast<std::string>());
+      else if (py::isinstance<py::str>(e)) out.push_back(e.cast<std::string>());
+      else
+        fail(what + ": element " + std::to_string(i) + " of the object array is of type " +
+             std::string(py::str(e.get_type().attr("__name__"))) +
+             "; a string tensor holds only str or bytes");
+      ++i;
     }
     return t;
   }
+  // Note [Array bytes]
+  // Every array enters here (Tensor(), add_initializer, const_value, tensor
+  // attributes), whatever its dtype's byte order ('<', '>', '=' or '|') and
+  // memory layout: it is copied into ONNX's raw layout, C order and
+  // little-endian, and only then are its bytes read. astype with copy=False
+  // copies only an array that is not so already (and keeps a 0-d array 0-d,
+  // which np.ascontiguousarray would make 1-d).
+  py::object le = arr.dtype().attr("newbyteorder")("<");
+  arr = arr.attr("astype")(le, py::arg("order") = "C", py::arg("copy") = false);
+  if (!(arr.flags() & py::array::c_style))
+    fail(what + ": NumPy gave no C-contiguous little-endian copy of the array");
   t.setRaw(std::string(static_cast<const char *>(arr.data()), (size_t)arr.nbytes()));
   return t;
 }
@@ -339,7 +401,10 @@ void bindTensor(py::module_ &m) {
              pt.own = std::make_shared<Tensor>(tensorFromPython(data, name));
              return pt;
            }),
-           py::arg("data"), py::arg("name") = "", "A tensor holding a copy of a NumPy array.")
+           py::arg("data"), py::arg("name") = "",
+           "A tensor holding a copy of a NumPy array (or anything np.asarray takes), of any "
+           "byte order and memory layout: stored as ONNX's raw layout (C order, "
+           "little-endian). An object array must hold only str or bytes (a string tensor).")
       .def_property_readonly("name", [](const PyTensor &pt) { return pt.t().name(); })
       .def_property_readonly("elem_type", [](const PyTensor &pt) {
         return dataTypeName(pt.t().dataType()).str();
@@ -363,17 +428,10 @@ void bindTensor(py::module_ &m) {
         auto b = check(pt.t().bytes());
         return py::bytes(b.data(), b.size());
       }, "The data in raw_data layout (a copy).")
-      .def("tolist", [](const PyTensor &pt) -> py::object {
-        const Tensor &t = pt.t();
-        if (t.dataType() == DataType::String) {
-          py::list l;
-          for (auto &s : check(t.strings())) l.append(py::bytes(s));
-          return l;
-        }
-        if (isFloatingPoint(t.dataType()) || isComplex(t.dataType()))
-          return py::cast(check(t.values<double>()));
-        return py::cast(check(t.values<int64_t>()));
-      }, "The elements as a flat Python list (any element type, converted).")
+      .def("tolist", &listOf,
+           "The elements as a flat Python list, for every element type: int (the whole "
+           "uint64 range; int4 and the like), float (float16, bfloat16 and float8 widened "
+           "exactly), complex, bool, and bytes for strings.")
       .def("__repr__", [](const PyTensor &pt) {
         const Tensor &t = pt.t();
         std::string s = "<onnxir.Tensor " + dataTypeName(t.dataType()).str() + "[";
