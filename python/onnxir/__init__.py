@@ -26,12 +26,24 @@ __all__ = [
 ]
 
 
-def load(source, format="auto", allow_external_links=False, base_dir=""):
-    """Loads a model from a path (str or os.PathLike), from bytes, or from an
-    onnx.ModelProto (through its serialized bytes)."""
+def load(source, format="auto", allow_external_links=False, base_dir=None):
+    """Loads a model from a file (a path: str, or an os.PathLike returning
+    str or bytes), from the model itself as bytes (bytes, bytearray or
+    memoryview; external data is then read relative to `base_dir`, a path or
+    None), or from an onnx.ModelProto (through its serialized bytes). Bytes
+    are the model, never its file name: pass a name held as bytes as
+    os.fsdecode(name) or a pathlib.Path (save takes bytes paths as they are)."""
     if isinstance(source, (bytes, bytearray, memoryview)):
-        return _onnxir.loads(bytes(source), format=format, base_dir=base_dir,
-                             allow_external_links=allow_external_links)
+        data = bytes(source)
+        try:
+            return _onnxir.loads(data, format=format, base_dir=base_dir,
+                                 allow_external_links=allow_external_links)
+        except Error as e:
+            if _names_a_file(data):
+                raise Error("%s\n  (bytes are read as the model itself; to load the file "
+                            "%r, pass it as os.fsdecode(path) or a pathlib.Path)"
+                            % (e, _os.fsdecode(data))) from None
+            raise
     if hasattr(source, "SerializeToString"):
         return from_onnx(source, base_dir=base_dir)
     if isinstance(source, (str, _os.PathLike)):
@@ -41,8 +53,20 @@ def load(source, format="auto", allow_external_links=False, base_dir=""):
                     + type(source).__name__)
 
 
-def from_onnx(proto, base_dir=""):
-    """An onnxir.Model from an onnx.ModelProto (serialized, then lifted)."""
+def _names_a_file(data):
+    """Whether bytes that failed to parse as a model are the name of a file
+    (the likely mistake: a path as bytes); only for the error message."""
+    if not data or len(data) > 4096 or b"\0" in data:
+        return False
+    try:
+        return _os.path.isfile(data)
+    except (OSError, ValueError):
+        return False
+
+
+def from_onnx(proto, base_dir=None):
+    """An onnxir.Model from an onnx.ModelProto (serialized, then lifted);
+    external data is read relative to `base_dir` (a path, or None)."""
     return _onnxir.loads(proto.SerializeToString(), format="binary", base_dir=base_dir,
                          name="<ModelProto>")
 

@@ -40,15 +40,42 @@ PyModel wrap(std::unique_ptr<Model> m) {
   return PyModel{std::make_shared<ModelHolder>(std::move(m))};
 }
 
-std::string pathArg(py::handle p) {
-  return py::str(py::module_::import("os").attr("fspath")(p)).cast<std::string>();
+// Note [Path arguments]
+// Every file system path the module takes (load's and save's path, save's
+// external_data and inputs, loads' base_dir) goes through pathArg: str,
+// bytes, or an os.PathLike returning either, as the bytes the OS is given
+// (os.fsencode: a str in the file system encoding, with the undecodable bytes
+// that os.fsdecode gave as surrogates restored; bytes as they are). Anything
+// else is a TypeError naming the argument, and a NUL byte (which would cut
+// the name short in the C library) a ValueError. The optional ones
+// (external_data, base_dir) take None, or "", for none.
+
+std::string pathArg(py::handle p, const std::string &what) {
+  py::module_ os = py::module_::import("os");
+  py::object fs;
+  try {
+    fs = os.attr("fspath")(p);
+  } catch (py::error_already_set &e) {
+    if (!e.matches(PyExc_TypeError)) throw;
+    throw py::type_error(what + " must be a path (str, bytes or os.PathLike), not " +
+                         std::string(py::str(p.get_type().attr("__name__"))));
+  }
+  std::string out = os.attr("fsencode")(fs).cast<std::string>();
+  if (out.find('\0') != std::string::npos)
+    throw py::value_error(what + " contains a NUL byte");
+  return out;
+}
+
+/// An optional path: None (or an empty one) is "".
+std::string optionalPathArg(py::handle p, const std::string &what) {
+  return p.is_none() ? std::string() : pathArg(p, what);
 }
 
 PyModel load(py::handle path, const std::string &format, bool allowExternalLinks) {
   LoadFileOptions lo;
   lo.format = formatArg(format);
   lo.allowExternalLinks = allowExternalLinks;
-  std::string p = pathArg(path);
+  std::string p = pathArg(path, "load: path");
   if (p.empty()) fail("the input file name is empty");
   absl::StatusOr<std::unique_ptr<Model>> m;
   {
@@ -58,8 +85,9 @@ PyModel load(py::handle path, const std::string &format, bool allowExternalLinks
   return wrap(check(std::move(m)));
 }
 
-PyModel loads(py::bytes data, const std::string &format, const std::string &baseDir,
+PyModel loads(py::bytes data, const std::string &format, py::handle baseDirArg,
               const std::string &name, bool allowExternalLinks) {
+  std::string baseDir = optionalPathArg(baseDirArg, "loads: base_dir");
   // The bytes object is immutable and kept alive by the caller's frame.
   char *buf;
   py::ssize_t len;
@@ -90,17 +118,25 @@ std::optional<PrintOptions> textOptions(std::optional<bool> lossless, std::optio
 }
 
 void save(const PyModel &pm, py::handle path, const std::string &format,
-          const std::string &externalData, uint64_t externalThreshold,
+          py::handle externalData, uint64_t externalThreshold,
           std::optional<bool> lossless, std::optional<int64_t> elide, bool standardOnly,
-          bool force, std::vector<std::string> inputs) {
+          bool force, py::handle inputs) {
   SaveFileOptions so;
   so.format = formatArg(format);
-  so.externalDataFile = externalData;
+  so.externalDataFile = optionalPathArg(externalData, "save: external_data");
   so.externalThreshold = externalThreshold;
   so.text = textOptions(lossless, elide, standardOnly);
   so.force = force;
-  so.inputs = std::move(inputs);
-  std::string p = pathArg(path);
+  if (!inputs.is_none()) {
+    // A path is iterable too (a str by characters): refused, not split.
+    if (py::isinstance<py::str>(inputs) || py::isinstance<py::bytes>(inputs) ||
+        py::hasattr(inputs, "__fspath__") || !py::isinstance<py::iterable>(inputs))
+      throw py::type_error("save: inputs must be a list of paths, not " +
+                           std::string(py::str(inputs.get_type().attr("__name__"))));
+    for (py::handle in : inputs)
+      so.inputs.push_back(pathArg(in, "save: inputs[" + std::to_string(so.inputs.size()) + "]"));
+  }
+  std::string p = pathArg(path, "save: path");
   if (p.empty()) fail("the output file name is empty");
   Model &m = pm.m();
   absl::Status s;
@@ -243,17 +279,24 @@ void bindTools(py::module_ &m) {
   registerAllPasses();
   m.def("load", &load, py::arg("path"), py::arg("format") = "auto",
         py::arg("allow_external_links") = false,
-        "Loads a model file (binary or text by extension, else by content; '-' is stdin).");
-  m.def("loads", &loads, py::arg("data"), py::arg("format") = "auto", py::arg("base_dir") = "",
-        py::arg("name") = "", py::arg("allow_external_links") = false,
+        "Loads a model file (binary or text by extension, else by content; '-' is stdin). "
+        "`path`: str, bytes or os.PathLike.");
+  m.def("loads", &loads, py::arg("data"), py::arg("format") = "auto",
+        py::arg("base_dir") = py::none(), py::arg("name") = "",
+        py::arg("allow_external_links") = false,
         "Loads a model from bytes (a serialized ModelProto, or text syntax). External data "
-        "is read relative to `base_dir`; `name` is used in error messages.");
+        "is read relative to `base_dir` (a path: str, bytes or os.PathLike; None for none); "
+        "`name` is used in error messages.");
   m.def("save", &save, py::arg("model"), py::arg("path"), py::arg("format") = "auto",
-        py::arg("external_data") = "", py::arg("external_threshold") = 1024,
+        py::arg("external_data") = py::none(), py::arg("external_threshold") = 1024,
         py::arg("lossless") = py::none(), py::arg("elide_tensors_larger_than") = py::none(),
         py::arg("standard_only") = false, py::arg("force") = false,
-        py::arg("inputs") = std::vector<std::string>(),
-        "Writes the model in one transaction (the file and its external data, or nothing).");
+        py::arg("inputs") = py::none(),
+        "Writes the model in one transaction (the file and its external data, or nothing). "
+        "`path`, `external_data` (the data file beside it, for tensors over "
+        "`external_threshold` bytes; None for none) and each of `inputs` (model files this "
+        "run read, which the output may replace but never one they refer to) are paths: "
+        "str, bytes or os.PathLike.");
   m.def("dumps", &dumps, py::arg("model"), py::arg("format") = "binary",
         py::arg("lossless") = py::none(), py::arg("elide_tensors_larger_than") = py::none(),
         py::arg("standard_only") = false,
@@ -303,7 +346,7 @@ PYBIND11_MODULE(_onnxir, m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const Error &e) {
-      exc(e.what());
+      setPythonError(exc.ptr(), e.what());
     }
   });
   bindObjects(m);
