@@ -197,8 +197,7 @@ py::list listOf(const PyTensor &pt) {
   if (dt == DataType::String) {
     for (auto &s : check(t.strings())) l.append(py::bytes(s));
   } else if (isComplex(dt)) {
-    // (real, imaginary) pairs of floats or doubles, little-endian as the
-    // host (Note [Array bytes]).
+    // (real, imaginary) pairs of floats or doubles (Note [Array bytes]).
     auto n = t.numElements();
     if (!n) fail(describe(t) + ": invalid dims");
     llvm::StringRef bytes = check(t.bytes());
@@ -270,7 +269,9 @@ Tensor tensorFromPython(py::handle v, const std::string &name) {
   // memory layout: it is copied into ONNX's raw layout, C order and
   // little-endian, and only then are its bytes read. astype with copy=False
   // copies only an array that is not so already (and keeps a 0-d array 0-d,
-  // which np.ascontiguousarray would make 1-d).
+  // which np.ascontiguousarray would make 1-d). The way out (bufferOf, the
+  // complex tolist) reads those bytes in the host's order: like the rest of
+  // the project, the module assumes a little-endian host.
   py::object le = arr.dtype().attr("newbyteorder")("<");
   arr = arr.attr("astype")(le, py::arg("order") = "C", py::arg("copy") = false);
   if (!(arr.flags() & py::array::c_style))
