@@ -149,6 +149,17 @@ std::optional<double> scalarConstant(const Value *v) {
   return (*vals)[0];
 }
 
+/// scalarConstant(c) for a constant combined elementwise with `x`, which
+/// the fused op absorbs: only when it cannot broadcast x up (rank <= x's
+/// known rank) and has x's element type where that is known.
+std::optional<double> absorbedScalar(const Value *c, const Value *x) {
+  const Tensor *t = PatternRewriter::constantTensor(c);
+  int64_t r = rankOf(x);
+  if (!t || r < 0 || (int64_t)t->dims().size() > r) return std::nullopt;
+  if (auto et = elemOf(x); et && *et != t->dataType()) return std::nullopt;
+  return scalarConstant(c);
+}
+
 /// No attribute of `n` refers to a function attribute (we read their values).
 bool plainAttributes(const Node &n) {
   for (unsigned a = 0; a < n.numAttributes(); ++a)
@@ -165,13 +176,14 @@ Value *peelScale(Value *v, PatternRewriter &rw, double &scale, std::vector<Node 
     return v;
   if (d->is("Mul")) {
     for (unsigned i = 0; i < 2; ++i)
-      if (auto c = scalarConstant(d->operand(1 - i)); c && !PatternRewriter::constantTensor(d->operand(i))) {
+      if (auto c = absorbedScalar(d->operand(1 - i), d->operand(i));
+          c && !PatternRewriter::constantTensor(d->operand(i))) {
         scale *= *c;
         seen.push_back(d);
         return d->operand(i);
       }
   } else if (d->is("Div")) {
-    if (auto c = scalarConstant(d->operand(1))) {
+    if (auto c = absorbedScalar(d->operand(1), d->operand(0))) {
       scale /= *c;
       seen.push_back(d);
       return d->operand(0);
@@ -300,7 +312,7 @@ Value *peelMask(Value *s, PatternRewriter &rw, AttentionMatch &m) {
       }
   } else if (d->is("Where") && d->numOperands() == 3) {
     for (unsigned i = 1; i < 3; ++i) {
-      auto fill = scalarConstant(d->operand(3 - i));
+      auto fill = absorbedScalar(d->operand(3 - i), d->operand(i));
       if (!fill || !isScores(d->operand(i))) continue;
       if (!(std::isinf(*fill) && *fill < 0)) {
         miss(rw, "mask-fill",
