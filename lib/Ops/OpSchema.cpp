@@ -511,6 +511,13 @@ bool hasSideEffects(const Node &n) {
 }
 
 bool isOptionalResult(const Node &n, unsigned i) {
+  // BatchNormalization in training mode (opset 14 on) must have its running
+  // mean and variance: the schema marks them optional, yet its type rule
+  // (and onnxruntime) requires three outputs when training_mode = 1.
+  if (isDefaultDomain(n.domain()) && n.opType() == "BatchNormalization" && i > 0) {
+    const Attribute *a = n.getAttr("training_mode");
+    if (a && (a->isReference() || (a->kind() == AttrKind::Int && a->i != 0))) return false;
+  }
   if (const OpSchema *s = schemaFor(n)) {
     const FormalParameter *f = s->outputFor(i);
     return f && f->isOptional();

@@ -271,7 +271,10 @@ std::string typeString(const Type &t);
 //    calls of model-local functions may (nothing tells), so passes neither
 //    merge, reorder nor fold them.
 //  - optional result: the formal output is optional in the resolved schema
-//    (or, without one, in every version of a schema-domain op).
+//    (or, without one, in every version of a schema-domain op). Override:
+//    BatchNormalization with training_mode = 1 (or a function attribute
+//    reference) keeps its running mean and variance, which the op's type
+//    rule requires in training mode.
 //  - commutative: the operands of these default-domain ops may be swapped
 //    (two operands, or any number for the variadic ones): Add, Mul, Max, Min,
 //    Sum, Mean, And, Or, Xor, Equal, BitwiseAnd, BitwiseOr, BitwiseXor.
