@@ -9,7 +9,9 @@ PKGS=(cmake ninja-build g++ libprotobuf-dev protobuf-compiler libabsl-dev llvm-1
 if [ "${1:-}" = "--test" ]; then
   # Independent references and tools the test suite uses.
   PKGS+=(libonnx-dev libonnx-testdata python3-onnx python3-numpy python3-pytest python3-torch clang-14 libclang-rt-14-dev valgrind strace)
-  if ! command -v node >/dev/null 2>&1; then PKGS+=(nodejs npm); fi
+  # npm installs onnxruntime-node (test/Ort/setup_ort.sh), which CI=true requires.
+  if ! command -v node >/dev/null 2>&1; then PKGS+=(nodejs); fi
+  if ! command -v npm >/dev/null 2>&1; then PKGS+=(npm); fi
 fi
 missing=()
 for p in "${PKGS[@]}"; do

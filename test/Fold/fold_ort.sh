@@ -5,10 +5,18 @@
 # node count, (3) no light model grows on disk.
 #   fold_ort.sh ONNX_OPT SHARED_DIR WORK_DIR
 # Needs onnxruntime-node in $ORT_NODE_MODULES (ctest fixture `ort`); without
-# it the ORT comparison is skipped and only the size checks run.
+# it the ORT comparison is skipped (and said so) and only the size checks
+# run; under CI=true (.ci/run) its absence is a failure.
 set -u
 opt=$1; shared=$2; work=$3
 mkdir -p "$work"
+if [ ! -d "${ORT_NODE_MODULES:-}/onnxruntime-node" ]; then
+  if [ "${CI:-}" = true ]; then
+    echo "fold-ort: no onnxruntime-node in \$ORT_NODE_MODULES (${ORT_NODE_MODULES:-unset}): FAILED (CI=true: the test must run)"
+    exit 1
+  fi
+  echo "fold-ort: no onnxruntime-node in \$ORT_NODE_MODULES (${ORT_NODE_MODULES:-unset}): onnxruntime comparisons skipped"
+fi
 cmp="$shared/tools/ort_compare.js"
 pass=0; fail=0
 check() { if "$@"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: $*"; fi; }
@@ -40,6 +48,8 @@ fi
 # Kernels at the edges (int64 extremes, scalars): each test/Fold/Inputs model
 # as written (onnxruntime computes it) against its folded form, exactly.
 edges="$(dirname "$0")/Inputs"
+# A folder walk checks a minimum count: an emptied folder is a failure.
+check test "$(ls "$edges"/*.onnxtxt 2>/dev/null | wc -l)" -ge 4
 for f in "$edges"/*.onnxtxt; do
   b=$(basename "$f" .onnxtxt)
   if ! "$opt" "$f" -o "$work/$b.onnx" || ! "$opt" -fold-constants -dce "$f" -o "$work/$b.folded.onnx"; then
@@ -59,6 +69,7 @@ for m in ppocr_v4_rec isnet_quint8; do
 done
 
 # Light models must not grow.
+check test "$(ls "$shared"/models/light/*.onnx 2>/dev/null | wc -l)" -ge 9
 for f in "$shared"/models/light/*.onnx; do
   out="$work/$(basename "$f" .onnx).folded.onnx"
   if "$opt" -fold-constants -dce "$f" -o "$out"; then

@@ -34,6 +34,9 @@ import sys
 try:
     import onnx
 except ImportError:
+    if os.environ.get("CI") == "true":
+        print("backend-convert: python3-onnx not available: FAILED (CI=true: the test must run)")
+        sys.exit(1)
     print("backend-convert: python3-onnx not available: skipped")
     sys.exit(77)
 
@@ -76,6 +79,10 @@ def main(argv):
             data_dirs.append(a)
     if shutil.which("node") is None or not os.path.isdir(
             os.path.join(os.environ.get("ORT_NODE_MODULES", "/nonexistent"), "onnxruntime-node")):
+        if os.environ.get("CI") == "true":
+            print("backend-convert: node or onnxruntime-node ($ORT_NODE_MODULES) not available: "
+                  "FAILED (CI=true: the test must run)")
+            return 1
         print("backend-convert: node or onnxruntime-node ($ORT_NODE_MODULES) not available: skipped")
         return 77
     shutil.rmtree(work, ignore_errors=True)
@@ -112,6 +119,13 @@ def main(argv):
                     once = "once" in a
                     a = [x for x in a if x != "once"]
                     shared_models.append((os.path.join(d, n), a, once, header_opset(os.path.join(d, n))))
+    # A folder walk checks a minimum count: a missing or emptied corpus is a
+    # failure, not a run that converts nothing (1,072 backend models, 16
+    # shared ones today).
+    if len(models) < 1000 or (with_shared and len(shared_models) < 16):
+        print(f"backend-convert: {len(models)} backend models (< 1000) or {len(shared_models)} "
+              f"shared models (< 16) found under {data_dirs} and {shared}/models: FAILED")
+        return 1
 
     failures = 0
     summary = []
