@@ -1753,7 +1753,16 @@ void registerTensorOps(OpRegistrar &r) {
   r["Pad"] = padRule;
   r["Resize"] = resizeRule;
   r["Upsample"] = resizeRule;
-  r["GatherElements"] = [](InferCtx &c) { c.setTensor(0, c.inElem(0), c.inShape(1)); };
+  r["GatherElements"] = [](InferCtx &c) {
+    // The result has the indices' shape; data and indices have one rank.
+    int64_t rd = c.inRank(0), ri = c.inRank(1);
+    if (rd >= 0 && ri >= 0 && rd != ri) {
+      c.disagree("data " + typeStr(c, 0) + " has rank " + std::to_string(rd) + " but indices " +
+                 typeStr(c, 1) + " have rank " + std::to_string(ri) + " (GatherElements needs one)");
+      return;
+    }
+    c.setTensor(0, c.inElem(0), c.inShape(1));
+  };
   r["GatherElements"] = kernels::kGatherElements;
   r["NonZero"] = [](InferCtx &c) {
     // A scalar input gives one row, like a 1-D input (see kNonZero).
