@@ -64,8 +64,8 @@ void Attribute::setTensor(std::unique_ptr<Tensor> t) {
 //===----------------------------------------------------------------------===//
 
 AttributePayload::AttributePayload(const AttributePayload &o)
-    : f(o.f), i(o.i), s(o.s), ints(o.ints), floats(o.floats), strings(o.strings),
-      types(o.types) {
+    : f(o.f), valueOmitted(o.valueOmitted), i(o.i), s(o.s), ints(o.ints), floats(o.floats),
+      strings(o.strings), types(o.types) {
   tensors.reserve(o.tensors.size());
   for (auto &t : o.tensors) tensors.push_back(t ? std::make_unique<Tensor>(*t) : nullptr);
   sparseTensors.reserve(o.sparseTensors.size());

@@ -411,16 +411,20 @@ absl::Status Lifter::liftAttribute(proto::AttributeProto &ap, Node &n, Attribute
   a.docString = ap.doc_string();
   // The payload fields of kind k are lifted; any other present field (a
   // malformed or unusual file) is kept verbatim in the residual.
+  // Note [Scalar attribute presence]: a value's field is written back
+  // unless valueOmitted; only a reference's explicit zero needs the residual.
   bool isF = k == AttrKind::Float, isI = k == AttrKind::Int, isS = k == AttrKind::String;
+  bool isRef = !ap.ref_attr_name().empty();
   if (ap.has_f()) {
-    if (isF) { a.f = ap.f(); if (ap.f() == 0) res.set_f(ap.f()); } else res.set_f(ap.f());
+    if (isF) { a.f = ap.f(); if (ap.f() == 0 && isRef) res.set_f(ap.f()); } else res.set_f(ap.f());
   }
   if (ap.has_i()) {
-    if (isI) { a.i = ap.i(); if (ap.i() == 0) res.set_i(0); } else res.set_i(ap.i());
+    if (isI) { a.i = ap.i(); if (ap.i() == 0 && isRef) res.set_i(0); } else res.set_i(ap.i());
   }
   if (ap.has_s()) {
-    if (isS) { a.s = ap.s(); if (ap.s().empty()) res.set_s(""); } else res.set_s(ap.s());
+    if (isS) { a.s = ap.s(); if (ap.s().empty() && isRef) res.set_s(""); } else res.set_s(ap.s());
   }
+  a.valueOmitted = (isF && !ap.has_f()) || (isI && !ap.has_i()) || (isS && !ap.has_s());
   if (k == AttrKind::Floats) a.floats.assign(ap.floats().begin(), ap.floats().end());
   else if (ap.floats_size()) *res.mutable_floats() = ap.floats();
   if (k == AttrKind::Ints) a.ints.assign(ap.ints().begin(), ap.ints().end());
@@ -1276,22 +1280,26 @@ absl::Status Lifter::liftAttributeWire(llvm::StringRef bytes, Node &n, unsigned 
   a.setKind(k);
   a.refAttrName = ref.str();
   a.docString = doc.str();
+  // Note [Scalar attribute presence]: a value's field is written back
+  // unless valueOmitted; only a reference's explicit zero needs the residual.
   if (hasF) {
     uint32_t x = uint32_t(fBits);
     std::memcpy(&a.f, &x, 4);
-    if (a.f == 0) { // explicit zero: kept by the residual (f = field 2, fixed32)
+    if (a.f == 0 && hasRef) { // f = field 2, fixed32
       a.extras += char((2 << 3) | kFixed32);
       a.extras.append(reinterpret_cast<const char *>(&x), 4);
     }
   }
   if (hasI) {
     a.i = int64_t(iBits);
-    if (a.i == 0) a.extras.append({char((3 << 3) | kVarint), char(0)});
+    if (a.i == 0 && hasRef) a.extras.append({char((3 << 3) | kVarint), char(0)});
   }
   if (hasS) {
     a.s = s.str();
-    if (s.empty()) a.extras.append({char((4 << 3) | kLen), char(0)});
+    if (s.empty() && hasRef) a.extras.append({char((4 << 3) | kLen), char(0)});
   }
+  a.valueOmitted = (k == AttrKind::Float && !hasF) || (k == AttrKind::Int && !hasI) ||
+                   (k == AttrKind::String && !hasS);
   if (k == AttrKind::Floats) a.floats.assign(floats.begin(), floats.end());
   else if (k == AttrKind::Ints) a.ints.assign(ints.begin(), ints.end());
   else if (k == AttrKind::Strings)

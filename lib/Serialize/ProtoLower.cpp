@@ -493,11 +493,15 @@ public:
     AttrKind k = a.kind();
     if (!a.name().empty()) str(1, a.name());
     else R(r, 1);
-    if (k == AttrKind::Float && (a.f != 0 || std::isnan(a.f))) flt(2, a.f);
+    // A zero value has its field too, unless the file omitted it or this is
+    // a reference (Note [Scalar attribute presence]).
+    bool present = !a.valueOmitted && !a.isReference();
+    if (k == AttrKind::Float && (present || a.f != 0 || std::signbit(a.f) || std::isnan(a.f)))
+      flt(2, a.f);
     else R(r, 2);
-    if (k == AttrKind::Int && a.i != 0) i64(3, a.i);
+    if (k == AttrKind::Int && (present || a.i != 0)) i64(3, a.i);
     else R(r, 3);
-    if (k == AttrKind::String && !a.s.empty()) str(4, a.s);
+    if (k == AttrKind::String && (present || !a.s.empty())) str(4, a.s);
     else R(r, 4);
     if (k == AttrKind::Tensor && !a.tensors.empty()) {
       const Tensor *t = a.tensors[0].get();

@@ -1479,6 +1479,7 @@ bool Parser::parseAttr(std::unique_ptr<Attribute> &out, unsigned depth) {
   // Annotation fields.
   if (!annStr(ann, "doc_string", a->docString) || !annHex(ann, "extras", a->extras)) return false;
   if (ann.get("untyped")) a->hasKindField = false;
+  if (ann.get("omitted")) a->valueOmitted = true; // Note [Scalar attribute presence]
   if (ann.get("undefined")) {
     a->setKind(AttrKind::Undefined);
     a->ints.clear();

@@ -447,7 +447,9 @@ void Printer::printAttrTensor(const Tensor &t, int ind) {
 bool Printer::attrNeedsLines(const Attribute &a) const {
   if (a.kind() == AttrKind::Graph || a.kind() == AttrKind::Graphs) return a.numGraphs() > 0;
   if (!full()) return false;
-  if (!a.docString.empty() || !a.extras.empty() || !a.hasKindField) return true;
+  if (!a.docString.empty() || !a.extras.empty() || !a.hasKindField ||
+      (a.valueOmitted && !a.isReference()))
+    return true;
   for (const auto &t : a.tensors)
     if (!t->docString.empty() || !t->metadata.empty() || !t->extras.empty() ||
         t->storage() == Tensor::Storage::Raw || t->segment || t->dataLocation)
@@ -460,6 +462,7 @@ void Printer::printAttribute(const Attribute &a, int ind) {
   if (full()) {
     if (!a.docString.empty()) w.str("doc_string", a.docString);
     if (!a.hasKindField) w.flag("untyped");
+    if (a.valueOmitted && !a.isReference()) w.flag("omitted"); // Note [Scalar attribute presence]
     if (!a.extras.empty()) w.hex("extras", a.extras);
   }
   AttrKind k = a.kind();

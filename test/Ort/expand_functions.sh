@@ -4,7 +4,8 @@
 # each model of test/Passes/expand-functions (refusal tests excluded) with
 # every usable function op expanded gives the outputs of the original on
 # random inputs (ort_compare.js default tolerance); so does each model of
-# test/Passes/convert-opset/expand-* converted down to 13 (by expansion), and
+# test/Passes/convert-opset/expand-* converted down to 13 (by expansion), so
+# does inline-functions/zero-attribute inlined, and
 # two ONNX backend node tests of LayerNormalization-17 converted to 13 give
 # their expected outputs (test_data_set_0).
 # Exit 77 (skipped) without node and onnxruntime-node ($ORT_NODE_MODULES).
@@ -36,6 +37,17 @@ for t in "$SRC"/test/Passes/convert-opset/expand-*.onnxtxt; do
   fi
   if $CMP "$a" "$b" >"$WORK/cmp.log" 2>&1; then pass=$((pass+1))
   else echo "FAIL: $name -> 13"; tail -5 "$WORK/cmp.log"; fail=$((fail+1)); fi
+done
+# Attribute references resolved to 0 / 0.0 by inlining keep their meaning
+# (Note [Scalar attribute presence]).
+for t in "$SRC"/test/Passes/inline-functions/zero-attribute.onnxtxt; do
+  name=$(basename "$t" .onnxtxt)
+  a="$WORK/$name.onnx"; b="$WORK/$name.inlined.onnx"
+  if ! "$OPT" "$t" -o "$a" || ! "$OPT" "$a" -inline-functions -o "$b" 2>"$WORK/err.log"; then
+    echo "FAIL: $name (inlined)"; cat "$WORK/err.log"; fail=$((fail+1)); continue
+  fi
+  if $CMP "$a" "$b" >"$WORK/cmp.log" 2>&1; then pass=$((pass+1))
+  else echo "FAIL: $name (inlined)"; tail -5 "$WORK/cmp.log"; fail=$((fail+1)); fi
 done
 if [ -d "$DATA/node" ]; then
   for t in test_layer_normalization_3d_axis1_epsilon test_layer_normalization_4d_axis_negative_2; do

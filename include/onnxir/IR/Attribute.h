@@ -14,6 +14,18 @@
 // is copied everywhere at once. The non-graph fields live in
 // AttributePayload, whose copy constructor deep-copies tensors.
 //
+// Note [Scalar attribute presence]
+// A FLOAT, INT or STRING attribute that is not a reference is written with
+// its f / i / s field even when the value is 0, 0.0 or "": ONNX's proto2
+// fields have presence, and readers differ on an absent one (onnx's shape
+// inference refuses a Constant's value_float without f, and reads Flatten's
+// axis without i as the default 1, not 0). The one exception is a value whose
+// field the file itself omitted (proto3 writers drop zeros): the lift sets
+// `valueOmitted`, the lowering omits the field again, and the flag travels
+// with the payload. Every other attribute, whoever made it (a pass, the
+// text parser, an attribute reference resolved by inlining or expansion),
+// has the flag clear and writes its field. A reference writes no value.
+//
 //===----------------------------------------------------------------------===//
 #ifndef ONNXIR_IR_ATTRIBUTE_H
 #define ONNXIR_IR_ATTRIBUTE_H
@@ -62,6 +74,10 @@ llvm::StringRef attrKindName(AttrKind k);
 /// copied), moves are cheap.
 struct AttributePayload {
   float f = 0;
+  /// The file had no f / i / s field for this FLOAT / INT / STRING value,
+  /// which is then 0 / 0.0 / ""; the lowering omits it again. The setters
+  /// clear it (Note [Scalar attribute presence]).
+  bool valueOmitted = false;
   int64_t i = 0;
   std::string s;
   std::vector<int64_t> ints;
@@ -118,9 +134,13 @@ public:
   Node *getNode() const { return node_; }
 
   /// Convenience setters that also set kind().
-  void setFloat(float v) { kind_ = AttrKind::Float; f = v; }
-  void setInt(int64_t v) { kind_ = AttrKind::Int; i = v; }
-  void setString(std::string v) { kind_ = AttrKind::String; s = std::move(v); }
+  void setFloat(float v) { kind_ = AttrKind::Float; f = v; valueOmitted = false; }
+  void setInt(int64_t v) { kind_ = AttrKind::Int; i = v; valueOmitted = false; }
+  void setString(std::string v) {
+    kind_ = AttrKind::String;
+    s = std::move(v);
+    valueOmitted = false;
+  }
   void setInts(std::vector<int64_t> v) { kind_ = AttrKind::Ints; ints = std::move(v); }
   void setFloats(std::vector<float> v) { kind_ = AttrKind::Floats; floats = std::move(v); }
   void setStrings(std::vector<std::string> v) { kind_ = AttrKind::Strings; strings = std::move(v); }

@@ -190,15 +190,17 @@ absl::Status Lowerer::lowerAttribute(const Attribute &a, proto::AttributeProto *
   if (!a.refAttrName.empty()) ap->set_ref_attr_name(a.refAttrName);
   if (!a.docString.empty()) ap->set_doc_string(a.docString);
   if (a.hasKindField) ap->set_type((proto::AttributeProto::AttributeType)a.kind());
+  // Note [Scalar attribute presence]
+  bool present = !a.valueOmitted && !a.isReference();
   switch (a.kind()) {
   case AttrKind::Float:
-    if (a.f != 0 || std::isnan(a.f)) ap->set_f(a.f);
+    if (present || a.f != 0 || std::signbit(a.f) || std::isnan(a.f)) ap->set_f(a.f);
     break;
   case AttrKind::Int:
-    if (a.i != 0) ap->set_i(a.i);
+    if (present || a.i != 0) ap->set_i(a.i);
     break;
   case AttrKind::String:
-    if (!a.s.empty()) ap->set_s(a.s);
+    if (present || !a.s.empty()) ap->set_s(a.s);
     break;
   case AttrKind::Floats:
     ap->mutable_floats()->Add(a.floats.begin(), a.floats.end());
