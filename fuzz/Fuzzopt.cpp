@@ -2,6 +2,6 @@
 #include "FuzzCommon.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  onnxir::fuzz::liftOptimize(data, size);
+  onnxir::fuzz::abortIfBroken(onnxir::fuzz::liftOptimize(data, size), "liftOptimize");
   return 0;
 }

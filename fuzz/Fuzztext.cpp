@@ -2,6 +2,6 @@
 #include "FuzzCommon.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  onnxir::fuzz::parseTextPrint(data, size);
+  onnxir::fuzz::abortIfBroken(onnxir::fuzz::parseTextPrint(data, size), "parseTextPrint");
   return 0;
 }
