@@ -15,12 +15,11 @@
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/PassManager.h"
 #include "onnxir/Passes/PassPipeline.h"
+#include "onnxir/Passes/PipelineOptions.h"
 #include "onnxir/Passes/Passes.h"
 #include "onnxir/Serialize/ModelFile.h"
 #include "onnxir/Serialize/ProtoIO.h"
 #include "onnxir/Serialize/Text.h"
-
-#include "../common/LoadReport.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/Statistic.h"
@@ -308,19 +307,18 @@ static double secondsSince(std::chrono::steady_clock::time_point t0) {
 
 // The operator-schema check on load has a line of its own: it is not the
 // structural verification that --verify-each repeats after each pass.
-static void printRunTimes(double load, double verifyInput, double schemaCheck, const PassManager &pm,
-                          double save) {
-  double passes = pm.passSeconds(), verify = verifyInput + pm.verifySeconds();
-  double total = load + verify + schemaCheck + passes + save;
+static void printRunTimes(double load, const PipelineRun &run, double save) {
+  double passes = run.passSeconds, verify = run.inputVerifySeconds + run.verifySeconds;
+  double total = load + verify + run.schemaCheckSeconds + passes + save;
   auto line = [&](double s, const std::string &what) {
     llvm::errs() << llvm::format("  %10.4f  %5.1f%%  ", s, total > 0 ? 100.0 * s / total : 0.0)
                  << what << "\n";
   };
   llvm::errs() << "===--- Whole run timing report ---===\n     seconds       %  phase\n";
   line(load, "load (read and lift)");
-  const unsigned runs = pm.verifyRuns() + 1;
+  const unsigned runs = run.verifyRuns + 1;
   line(verify, "verification (" + std::to_string(runs) + (runs == 1 ? " run)" : " runs)"));
-  line(schemaCheck, "operator schema check (on load)");
+  line(run.schemaCheckSeconds, "operator schema check (on load)");
   line(passes, "passes");
   line(save, "save (lower and write)");
   line(total, "total");
@@ -346,20 +344,6 @@ int main(int argc, char **argv) {
 }
 
 namespace {
-
-// The operator schema check on load (checkSchemasOnLoad in
-// SchemaVerifier.h): by default the severe schema problems are errors,
-// whatever the passes would do; type constraints are warnings.
-void checkSchemasOnLoad(const Model &m, VerifyLevel level, bool strict) {
-  SchemaCheckLevel l = level == VerifyLevel::Structure ? SchemaCheckLevel::Structure
-                       : level == VerifyLevel::Schema  ? SchemaCheckLevel::Schema
-                                                       : SchemaCheckLevel::Default;
-  std::string invalid = tools::reportSchemaCheck(onnxir::checkSchemasOnLoad(m, l, strict),
-                                                 "onnx-opt", gInput, "--verify=structure",
-                                                 llvm::errs());
-  if (!invalid.empty()) fail(invalid);
-}
-
 
 int onnxOptMain(int argc, char **argv) {
   registerAllPasses();
@@ -439,32 +423,20 @@ int onnxOptMain(int argc, char **argv) {
   } else {
     for (unsigned i = 0; i < gPasses.size(); ++i) pipeline.push_back(gPasses[i]->factory());
   }
-  // The opset policy (issue 28): with --target-opset=N, -O1 and -O2 work on
-  // the model converted to N, so that the fusions of opset N apply
-  // (`--target-opset=23 -O2` on an opset-14 export fuses); a convert-opset
-  // goes before the first of them unless the pipeline converts already.
-  if (auto it = passOptByFlag.find("target-opset");
-      it != passOptByFlag.end() && it->second->getNumOccurrences()) {
-    for (size_t i = 0; i < pipeline.size(); ++i) {
-      llvm::StringRef a = pipeline[i]->argument();
-      if (a == "convert-opset") break;
-      if (a != "O1" && a != "O2") continue;
-      const PassInfo *convert = PassRegistry::instance().lookup("convert-opset");
-      if (convert) pipeline.insert(pipeline.begin() + i, convert->factory());
-      break;
-    }
-  }
+  // The policy (Note [Pipeline policy]): global pass options, the
+  // conversion a --target-opset adds, the checks on load.
+  PipelineOptions po;
+  for (auto &[flag, opt] : passOptByFlag)
+    if (opt->getNumOccurrences()) po.passOptions[flag] = opt->getValue();
+  po.verify = gVerifyLevel == VerifyLevel::Structure ? VerifyPolicy::Structure
+              : gVerifyLevel == VerifyLevel::Schema  ? VerifyPolicy::Schema
+                                                     : VerifyPolicy::Default;
+  po.strict = gStrict;
+  po.name = gInput;
   {
-    // Global pass-option flags reach every pass instance that declares them
-    // (children of -O1 too); one that no pass takes is an error.
-    std::map<std::string, std::string> flags;
-    for (auto &[flag, opt] : passOptByFlag)
-      if (opt->getNumOccurrences()) flags[flag] = opt->getValue();
-    std::set<std::string> used;
-    for (auto &p : pipeline)
-      if (absl::Status s = p->applyFlags(flags, &used); !s.ok()) fail(std::string(s.message()));
-    for (auto &[flag, v] : flags)
-      if (!used.count(flag)) fail("--" + flag + " is given but no pass that takes it runs");
+    auto p = buildPipeline(std::move(pipeline), po);
+    if (!p.ok()) fail(std::string(p.status().message()));
+    pipeline = std::move(*p);
   }
 
   // Load.
@@ -485,39 +457,6 @@ int onnxOptMain(int argc, char **argv) {
   }
 
   double loadSeconds = secondsSince(loadStart);
-  auto verifyStart = std::chrono::steady_clock::now();
-  std::set<int> inputProblemKinds; // handed to the pass manager (no second check)
-  // A model that does not verify is refused, except for what passes repair:
-  // order violations (-topo) and, when -rename runs, shadowing.
-  {
-    bool renames = false;
-    std::function<void(Pass &)> visit = [&](Pass &p) {
-      renames |= p.argument() == "rename";
-      if (CompositePass *c = p.asComposite())
-        for (Pass *child : c->children()) visit(*child);
-    };
-    for (auto &p : pipeline) visit(*p);
-    std::string errors;
-    for (const Diagnostic &d : verifyAll(*model)) {
-      inputProblemKinds.insert((int)d.kind);
-      if (d.kind == Diagnostic::Kind::OrderViolation) continue;
-      if (d.kind == Diagnostic::Kind::Shadowing && renames) {
-        llvm::errs() << "onnx-opt: warning: " << d.message << " (-rename repairs it)\n";
-        continue;
-      }
-      errors += tools::invalidLine(d);
-    }
-    if (!errors.empty())
-      fail(gInput + ": the model is invalid:" + errors +
-           (errors.find("[shadowing]") != std::string::npos
-                ? "\n(-rename repairs shadowing: onnx-opt -rename --rename-mode=sanitize ...)"
-                : ""));
-  }
-
-  double verifyInputSeconds = secondsSince(verifyStart);
-  auto schemaStart = std::chrono::steady_clock::now();
-  checkSchemasOnLoad(*model, gVerifyLevel, gStrict);
-  double schemaSeconds = secondsSince(schemaStart);
 
   Summary before;
   if (gSummary) {
@@ -525,11 +464,9 @@ int onnxOptMain(int argc, char **argv) {
     before.fileSize = fileSize(gInput);
   }
 
-  // Build and run the pipeline.
-  PassManagerOptions pmo;
+  // Check and run (runPipeline).
+  PassManagerOptions &pmo = po.manager;
   pmo.verifyEach = gVerifyEach;
-  pmo.verify.schema = gVerifyLevel == VerifyLevel::Schema;
-  pmo.inputProblemKinds = inputProblemKinds;
   pmo.timePasses = gTimePasses;
   pmo.printStatistics = llvm::AreStatisticsEnabled();
   pmo.printIRAfterAll = gPrintAfterAll;
@@ -547,20 +484,21 @@ int onnxOptMain(int argc, char **argv) {
                  << (gInput == "-" ? std::string("<stdin>") : gInput.getValue()) << ": "
                  << p.argument() << ": " << d.message << "\n";
   };
-  PassManager pm(pmo);
+  po.warningHandler = [](const std::string &msg) {
+    llvm::errs() << "onnx-opt: warning: " << msg << "\n";
+  };
   // The dumps take the text flags of the output: with --print-lossless the
   // log, cut at its separator lines, reads back as the models, tensors
   // included.
   PrintOptions dumpOptions;
   if (gPrintLossless) dumpOptions.lossless = true;
   else if (gElideAbove.getNumOccurrences()) dumpOptions.elideElementsAbove = gElideAbove;
-  pm.printer = [dumpOptions](const Model &m, llvm::raw_ostream &os) {
+  po.printer = [dumpOptions](const Model &m, llvm::raw_ostream &os) {
     os << printModelText(m, dumpOptions);
   };
-  for (auto &p : pipeline) pm.addPass(std::move(p));
   gStage = "running the passes";
-  auto r = pm.run(*model);
-  if (!r.ok()) fail(gInput + ": " + std::string(r.status().message()));
+  auto r = runPipeline(*model, std::move(pipeline), po);
+  if (!r.ok()) fail(std::string(r.status().message()));
   if (auto s = checkMappedFileReads(); !s.ok()) fail(std::string(s.message()));
 
   // Write.
@@ -585,12 +523,12 @@ int onnxOptMain(int argc, char **argv) {
     if (auto s = saveModelFile(*model, gOutput, so); !s.ok()) fail(std::string(s.message()));
   }
   if (gTimePasses)
-    printRunTimes(loadSeconds, verifyInputSeconds, schemaSeconds, pm, secondsSince(saveStart));
+    printRunTimes(loadSeconds, *r, secondsSince(saveStart));
   if (gSummary) {
     Summary after = summarize(*model);
     after.fileSize = fileSize(gOutput);
     printSummary(before, after);
-    printPatternSummary(pm.statistics());
+    printPatternSummary(r->statistics);
   }
   // The output is written and the process ends here: the model is not taken
   // apart (unlinking and freeing a 10^6-node IR costs about a tenth of the
