@@ -219,6 +219,101 @@ TEST(DeduplicateInitializers, EqualTensorsMerge) {
   expectValid(m);
 }
 
+// A float[1] tensor whose data lies in an external file: `bytes` as the
+// loader's answer, or no file at all (bytes() fails) without them.
+std::unique_ptr<Tensor> externalTensor(std::string location, std::optional<std::string> bytes) {
+  auto t = std::make_unique<Tensor>();
+  t->setDataType(DataType::Float);
+  t->setDims({1});
+  ExternalDataRef ref;
+  ref.location = location;
+  ref.entries = {{"location", location}};
+  ExternalLoader load = nullptr;
+  if (bytes)
+    load = [b = *bytes](const ExternalDataRef &) -> absl::StatusOr<std::shared_ptr<const Buffer>> {
+      return std::shared_ptr<const Buffer>(std::make_shared<StringBuffer>(b));
+    };
+  t->setExternal(ref, load);
+  return t;
+}
+
+Node *constantOf(Graph &g, std::unique_ptr<Tensor> t) {
+  Node *n = g.createNode("Constant", {}, 1);
+  n->newAttr("value").setTensor(std::move(t));
+  return n;
+}
+
+// Note [CSE keys]: tensors compare by their data wherever it is stored. Two
+// external tensors whose data cannot be read are not known to be equal (the
+// old textual key wrote "<unreadable>" for both and merged them); readable
+// ones merge exactly when their bytes are equal, whatever their files.
+TEST(CSE, ExternalTensorAttributesCompareByData) {
+  Model m;
+  Graph &g = m.graph();
+  std::string one("\x00\x00\x80\x3f", 4), two("\x00\x00\x00\x40", 4);
+  Node *u1 = constantOf(g, externalTensor("a.bin", std::nullopt));
+  Node *u2 = constantOf(g, externalTensor("b.bin", std::nullopt));
+  Node *e1 = constantOf(g, externalTensor("c.bin", one));
+  Node *e2 = constantOf(g, externalTensor("d.bin", one));
+  Node *e3 = constantOf(g, externalTensor("e.bin", two));
+  Node *s = g.createNode("Sum", {u1->result(0), u2->result(0), e1->result(0), e2->result(0),
+                                 e3->result(0)}, 1);
+  g.addOutput(s->result(0));
+  int64_t merged = 0;
+  ASSERT_TRUE(eliminateCommonSubexpressions(m, &merged).ok());
+  EXPECT_EQ(merged, 1); // e2 -> e1
+  EXPECT_EQ(s->operand(0), u1->result(0));
+  EXPECT_EQ(s->operand(1), u2->result(0));
+  EXPECT_EQ(s->operand(2), e1->result(0));
+  EXPECT_EQ(s->operand(3), e1->result(0));
+  EXPECT_EQ(s->operand(4), e3->result(0));
+}
+
+// Attribute names are compared as names, whatever characters they hold: a
+// name that spells another attribute's key text and a separator (as the old
+// textual key wrote them: "\x1e" name ":" kind ":" value) is not two
+// attributes.
+TEST(CSE, AttributeNamesAreNotParsedAsKeyText) {
+  Model m;
+  Graph &g = m.graph();
+  Value *x = *g.addInput("x");
+  Node *a = g.createNode("Relu", {x}, 1);
+  a->newAttr("a").setInt(1);
+  a->newAttr("b").setInt(2);
+  Node *b = g.createNode("Relu", {x}, 1);
+  b->newAttr("a:2:1\x1e" "b").setInt(2);
+  Node *c = g.createNode("Relu", {x}, 1);
+  c->newAttr("b").setInt(2);
+  c->newAttr("a").setInt(1);
+  Node *s = g.createNode("Sum", {a->result(0), b->result(0), c->result(0)}, 1);
+  g.addOutput(s->result(0));
+  int64_t merged = 0;
+  ASSERT_TRUE(eliminateCommonSubexpressions(m, &merged).ok());
+  EXPECT_EQ(merged, 1); // c -> a: the same attributes in another order
+  EXPECT_EQ(s->operand(1), b->result(0));
+  EXPECT_EQ(s->operand(2), a->result(0));
+}
+
+// dedup-initializers reads external data too: equal bytes in two files
+// merge, data that cannot be read is never taken for equal.
+TEST(DeduplicateInitializers, ExternalTensorsCompareByData) {
+  Model m;
+  Graph &g = m.graph();
+  std::string one("\x00\x00\x80\x3f", 4);
+  Value *u1 = *g.addInitializer("u1", std::move(*externalTensor("a.bin", std::nullopt)));
+  Value *u2 = *g.addInitializer("u2", std::move(*externalTensor("b.bin", std::nullopt)));
+  Value *e1 = *g.addInitializer("e1", std::move(*externalTensor("c.bin", one)));
+  Value *e2 = *g.addInitializer("e2", std::move(*externalTensor("d.bin", one)));
+  Node *s = g.createNode("Sum", {u1, u2, e1, e2}, 1);
+  g.addOutput(s->result(0));
+  int64_t merged = 0;
+  ASSERT_TRUE(*deduplicateInitializers(m, &merged));
+  EXPECT_EQ(merged, 1);
+  EXPECT_EQ(s->operand(0), u1);
+  EXPECT_EQ(s->operand(1), u2);
+  EXPECT_EQ(s->operand(3), e1);
+}
+
 TEST(Constants, LiftAndLowerAreInverses) {
   auto m = parse(R"(
 <ir_version: 8, opset_import: ["" : 17]>
