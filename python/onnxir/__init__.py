@@ -18,6 +18,9 @@ from ._onnxir import (  # noqa: F401
     infer_shapes, list_passes,
 )
 from . import _onnxir
+from . import _views
+
+_views._install()
 
 __all__ = [
     "Error", "Model", "Graph", "Node", "Value", "Tensor", "NodeList", "UseList",

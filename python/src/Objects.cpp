@@ -8,6 +8,8 @@
 
 #include "onnxir/IR/DimExpr.h"
 #include "onnxir/IR/Function.h"
+#include "onnxir/Passes/ShapeInference.h"
+#include "onnxir/Serialize/ProtoIO.h"
 
 #include "llvm/ADT/SmallVector.h"
 
@@ -127,13 +129,35 @@ int32_t elemOf(const Value *v) {
   return 0;
 }
 
+/// NumPy's name of a dtype -> ONNX's, where they differ.
+std::string onnxElemName(const std::string &numpyName) {
+  static const std::pair<const char *, const char *> names[] = {
+      {"float32", "float"}, {"float64", "double"}, {"bool_", "bool"}, {"str", "string"},
+      {"object", "string"}};
+  for (auto &[np, onnx] : names)
+    if (numpyName == np) return onnx;
+  return numpyName;
+}
+
 DataType dataTypeArg(py::handle obj) {
-  if (py::isinstance<py::int_>(obj)) {
+  if (py::isinstance<py::int_>(obj) && !py::isinstance<py::bool_>(obj)) {
     int v = obj.cast<int>();
     if (!isKnownDataType(v)) fail("unknown element type number " + std::to_string(v));
     return DataType(v);
   }
-  std::string s = py::str(obj);
+  std::string s;
+  if (py::isinstance<py::str>(obj)) {
+    s = obj.cast<std::string>();
+  } else {
+    // A NumPy dtype, scalar type (np.float32) or anything np.dtype takes.
+    try {
+      s = onnxElemName(py::str(py::module_::import("numpy").attr("dtype")(obj).attr("name")));
+    } catch (py::error_already_set &) {
+      throw py::type_error("elem_type: expected an ONNX element type name ('float'), its number, "
+                           "or a NumPy dtype, not " +
+                           std::string(py::str(obj.get_type().attr("__name__"))));
+    }
+  }
   if (auto t = dataTypeFromName(s)) return *t;
   fail("unknown element type '" + s + "' (ONNX names: float, int64, float16, ...)");
 }
@@ -159,15 +183,62 @@ std::vector<Dim> dimsArg(Context &ctx, py::handle shape) {
   return dims;
 }
 
-void setType(Value *v, py::handle elem, py::handle shape) {
-  Context &ctx = v->getGraph()->getContext();
-  DataType dt = elem.is_none() ? DataType(elemOf(v)) : dataTypeArg(elem);
-  if (shape.is_none()) {
-    v->setType(ctx.getTensorType(dt, std::nullopt));
-    return;
+/// A tensor type written as Value.type prints it (Type::str): `float[1,N,?]`
+/// (`?` an unknown dim, a symbol or expression otherwise), `float[]` of
+/// unknown rank, `float` a scalar.
+const Type *typeFromString(Context &ctx, const std::string &s) {
+  size_t lb = s.find('[');
+  std::string elem = s.substr(0, lb);
+  while (!elem.empty() && elem.back() == ' ') elem.pop_back();
+  auto dt = dataTypeFromName(elem);
+  if (!dt) fail("type '" + s + "': unknown element type '" + elem + "' (ONNX names: float, int64, ...)");
+  if (lb == std::string::npos) return ctx.getTensorType(*dt, llvm::ArrayRef<Dim>());
+  if (s.back() != ']') fail("type '" + s + "': expected ELEM[DIM,...] such as float[1,N,3]");
+  std::string inner = s.substr(lb + 1, s.size() - lb - 2);
+  if (inner.find_first_not_of(' ') == std::string::npos) return ctx.getTensorType(*dt, std::nullopt);
+  std::vector<Dim> dims;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i <= inner.size(); ++i) {
+    char c = i < inner.size() ? inner[i] : ',';
+    if (c == '(') ++depth;
+    if (c == ')') --depth;
+    if (c != ',' || depth > 0) continue;
+    std::string d = inner.substr(start, i - start);
+    start = i + 1;
+    d.erase(0, d.find_first_not_of(' '));
+    d.erase(d.find_last_not_of(' ') + 1);
+    if (d == "?") {
+      dims.push_back(Dim::unknown());
+    } else if (!d.empty() && d.find_first_not_of("0123456789") == std::string::npos) {
+      dims.push_back(Dim::known(std::stoll(d)));
+    } else {
+      std::string err;
+      const DimExpr *e = parseDimExpr(ctx, d, &err);
+      if (!e) fail("type '" + s + "': bad dim '" + d + "': " + err);
+      dims.push_back(ctx.dimOf(e));
+    }
   }
+  return ctx.getTensorType(*dt, llvm::ArrayRef<Dim>(dims));
+}
+
+/// The type of elem_type/shape arguments: an element type (name, number or
+/// NumPy dtype; None: `dflt`) with a shape (None: unknown rank), or a type
+/// string with its shape ('float[1,N,3]').
+const Type *typeArg(Context &ctx, py::handle elem, py::handle shape, DataType dflt) {
+  if (py::isinstance<py::str>(elem) && elem.cast<std::string>().find('[') != std::string::npos) {
+    if (!shape.is_none())
+      fail("a type string such as 'float[1,N,3]' carries its shape: give shape=None");
+    return typeFromString(ctx, elem.cast<std::string>());
+  }
+  DataType dt = elem.is_none() ? dflt : dataTypeArg(elem);
+  if (shape.is_none()) return ctx.getTensorType(dt, std::nullopt);
   std::vector<Dim> dims = dimsArg(ctx, shape);
-  v->setType(ctx.getTensorType(dt, llvm::ArrayRef<Dim>(dims)));
+  return ctx.getTensorType(dt, llvm::ArrayRef<Dim>(dims));
+}
+
+void setType(Value *v, py::handle elem, py::handle shape) {
+  v->setType(typeArg(v->getGraph()->getContext(), elem, shape, DataType(elemOf(v))));
 }
 
 std::string elemName(int32_t e) {
@@ -199,6 +270,20 @@ struct NodeIterator {
 
 struct NodeRange {
   PyGraph graph;
+  PyNode at(long i) const {
+    Graph *g = graph.g();
+    long n = (long)g->numNodes();
+    if (i < 0) i += n;
+    if (i < 0 || i >= n) throw py::index_error("node index out of range");
+    if (i < n / 2) {
+      auto it = g->nodes().begin();
+      std::advance(it, i);
+      return PyNode(graph.holderPtr(), &*it);
+    }
+    auto it = g->nodes().rbegin();
+    std::advance(it, n - 1 - i);
+    return PyNode(graph.holderPtr(), &*it);
+  }
   NodeIterator iter() const {
     Graph *g = graph.g();
     NodeIterator it{graph, std::nullopt};
@@ -294,6 +379,92 @@ PyNode createNode(const PyGraph &pg, const std::string &op, py::object inputs, p
   return PyNode(h, n);
 }
 
+// Note [Output types]
+// A graph output slot carries its own declared type (Note [Outputs] in
+// Graph.h), which is what the saved ValueInfoProto says; a slot without one
+// makes a model that python onnx's checker refuses. So a value that becomes
+// an output from Python (add_output, set_output, Graph.outputs) gives its
+// slot its type: the value's own, an initializer's from its tensor, else
+// the one shape inference finds (run on the whole model, outputs only, no
+// value_info added). A value whose type stays unknown is refused, naming
+// Value.set_type: the model is not changed.
+
+/// The type `v` is known to have, or null.
+const Type *knownType(Value *v) {
+  const Type *t = v->type();
+  if (t && (!t->isTensor() || t->hasElemType())) return t;
+  if (const Tensor *init = v->initializer())
+    return v->getGraph()->getContext().getTensorType(init->dataType(), init->dims());
+  return nullptr;
+}
+
+/// The output slot info for `v` (Note [Output types]); `old`: the slot's
+/// current info, whose doc string and metadata stay.
+OutputInfo outputInfoFor(const PyGraph &pg, Value *v, const std::string &what,
+                         const OutputInfo *old = nullptr) {
+  const Type *t = knownType(v);
+  if (!t) {
+    ShapeInferenceOptions o;
+    o.outputsOnly = true;
+    std::vector<std::string> warnings;
+    absl::StatusOr<bool> r;
+    {
+      ModelHolder::Busy busy(pg.holder());
+      py::gil_scoped_release nogil;
+      r = inferShapes(pg.holder().modelUnchecked(), o, nullptr, &warnings);
+    }
+    if (!r.ok())
+      fail(what + ": the type of \"" + str(v->name()) + "\" is unknown and shape inference " +
+           "failed: " + std::string(r.status().message()) +
+           "\n  (give it a type first: value.set_type(elem_type, shape))");
+    t = knownType(v);
+    if (!t)
+      fail(what + ": the type of \"" + str(v->name()) + "\" is unknown and shape inference " +
+           "cannot infer it; give it a type first: value.set_type(elem_type, shape) " +
+           "(an output without a type makes an invalid ONNX model)");
+  }
+  OutputInfo info;
+  if (old) info = *old;
+  info.type = t;
+  info.hasType = true;
+  return info;
+}
+
+PyModel copyModel(const PyModel &pm);
+
+/// Graph.outputs = values (and the view's mutations): slots that keep their
+/// value keep their info; new ones get their type (Note [Output types]).
+void setOutputs(const PyGraph &pg, py::iterable items) {
+  Graph *g = pg.g();
+  const HolderPtr &h = pg.holderPtr();
+  std::vector<Value *> vals;
+  for (py::handle o : items) {
+    Value *v = operandFor(h, g, o, "outputs");
+    if (!v) fail("outputs: None is not a value (a graph output is a Value)");
+    vals.push_back(v);
+  }
+  // New outputs' types first (that may run inference, which updates the
+  // slots), then the old slots' infos.
+  std::vector<Value *> old = g->outputs();
+  std::vector<std::optional<OutputInfo>> infos(vals.size());
+  for (size_t i = 0; i < vals.size(); ++i)
+    if (std::find(old.begin(), old.end(), vals[i]) == old.end())
+      infos[i] = outputInfoFor(pg, vals[i], "outputs");
+  std::vector<bool> taken(old.size());
+  for (size_t i = 0; i < vals.size(); ++i) {
+    if (infos[i]) continue;
+    for (size_t j = 0; j < old.size(); ++j)
+      if (!taken[j] && old[j] == vals[i]) {
+        taken[j] = true;
+        infos[i] = g->outputInfo((unsigned)j);
+        break;
+      }
+    if (!infos[i]) infos[i] = outputInfoFor(pg, vals[i], "outputs"); // repeated: another slot
+  }
+  while (g->numOutputs()) g->removeOutput(g->numOutputs() - 1);
+  for (size_t i = 0; i < vals.size(); ++i) g->addOutput(vals[i], std::move(*infos[i]));
+}
+
 py::list valuesList(const HolderPtr &h, llvm::ArrayRef<Value *> vs) {
   py::list out(vs.size());
   for (size_t i = 0; i < vs.size(); ++i) out[i] = valueOrNone(h, vs[i]);
@@ -335,6 +506,45 @@ Metadata metadataArg(py::dict d) {
   return md;
 }
 
+/// Model.copy: a round trip through the serialized form (which keeps
+/// everything a model holds but the types of values without a value_info
+/// record), then those types copied over, graph by graph, node by node.
+PyModel copyModel(const PyModel &pm) {
+  Model &m = pm.m();
+  absl::StatusOr<std::string> bytes;
+  absl::StatusOr<std::unique_ptr<Model>> copy;
+  {
+    ModelHolder::Busy busy(*pm.h);
+    py::gil_scoped_release nogil;
+    bytes = lowerModel(m);
+    if (bytes.ok()) {
+      LiftOptions lo;
+      lo.sourceName = "<copy>";
+      copy = liftModel(*bytes, lo);
+    }
+  }
+  if (!bytes.ok()) fail("copy: " + std::string(bytes.status().message()));
+  std::unique_ptr<Model> c = check(std::move(copy));
+  std::vector<Graph *> from, to;
+  m.walkGraphs([&](Graph *g) { from.push_back(g); });
+  c->walkGraphs([&](Graph *g) { to.push_back(g); });
+  Context &ctx = c->getContext();
+  auto copyType = [&](Value *a, Value *b) {
+    if (!a || !b || b->type() || !a->type() || !a->type()->isTensor()) return;
+    b->setType(typeFromString(ctx, a->type()->str()));
+  };
+  for (size_t k = 0; k < from.size() && k < to.size(); ++k) {
+    auto bi = to[k]->nodes().begin(), be = to[k]->nodes().end();
+    for (Node &a : from[k]->nodes()) {
+      if (bi == be) break;
+      Node &b = *bi++;
+      for (unsigned i = 0; i < a.numResults() && i < b.numResults(); ++i)
+        copyType(a.result(i), b.result(i));
+    }
+  }
+  return PyModel{std::make_shared<ModelHolder>(std::move(c))};
+}
+
 } // namespace
 
 void bindObjects(py::module_ &m) {
@@ -346,9 +556,9 @@ void bindObjects(py::module_ &m) {
       .def_property_readonly("functions", [](const PyModel &pm) {
         py::list out;
         for (auto &f : pm.m().functions()) out.append(py::cast(PyGraph(pm.h, &f->body())));
-        return out;
+        return py::tuple(out);
       }, "The bodies of the model-local functions (Graph objects; see Graph.function_name).")
-      .def_property("opset_imports", [](const PyModel &pm) {
+      .def_property("_opset_imports", [](const PyModel &pm) {
         py::dict d;
         for (auto &o : pm.m().opsetImports) d[py::str(o.domain)] = o.version;
         return d;
@@ -377,9 +587,13 @@ void bindObjects(py::module_ &m) {
       OPT_FIELD("model_version", modelVersion, int64_t)
       OPT_FIELD("doc_string", docString, std::string)
 #undef OPT_FIELD
-      .def_property("metadata", [](const PyModel &pm) { return metadataDict(pm.m().metadata); },
+      .def_property("_metadata", [](const PyModel &pm) { return metadataDict(pm.m().metadata); },
                     [](const PyModel &pm, py::dict d) { pm.m().metadata = metadataArg(d); },
                     "metadata_props as a dict (a copy; assign a dict to replace).")
+      .def("copy", &copyModel, "A deep copy of the model (nothing shared with this one).")
+      .def("__copy__", &copyModel, "A deep copy (a Model shares nothing: copy.copy copies it all).")
+      .def("__deepcopy__", [](const PyModel &pm, py::handle) { return copyModel(pm); },
+           py::arg("memo"), "A deep copy of the model.")
       .def("__repr__", [](const PyModel &pm) {
         Model &md = pm.m();
         return "<onnxir.Model ir_version=" +
@@ -394,6 +608,8 @@ void bindObjects(py::module_ &m) {
   py::class_<NodeRange>(m, "NodeList", "The nodes of a graph in order (a live view, not a copy).")
       .def("__iter__", &NodeRange::iter)
       .def("__len__", [](const NodeRange &r) { return r.graph.g()->numNodes(); })
+      .def("__getitem__", &NodeRange::at, py::arg("index"),
+           "The node at `index` (negative: from the end); O(index) steps.")
       .def("__bool__", [](const NodeRange &r) { return !r.graph.g()->empty(); });
   py::class_<UseIterator>(m, "_UseIterator")
       .def("__iter__", [](UseIterator &it) -> UseIterator & { return it; })
@@ -409,18 +625,21 @@ void bindObjects(py::module_ &m) {
                     [](const PyGraph &pg, const std::string &s) { pg.g()->docString = s; })
       .def_property_readonly("nodes", [](const PyGraph &pg) { pg.g(); return NodeRange{pg}; })
       .def_property_readonly("num_nodes", [](const PyGraph &pg) { return pg.g()->numNodes(); })
-      .def_property_readonly("inputs", [](const PyGraph &pg) {
+      // The live views over these (Graph.inputs, ...) are in onnxir/_views.py.
+      .def("_inputs", [](const PyGraph &pg) {
         return valuesList(pg.holderPtr(), pg.g()->inputs());
-      })
-      .def_property_readonly("outputs", [](const PyGraph &pg) {
+      }, "The inputs (a new list).")
+      .def("_outputs", [](const PyGraph &pg) {
         return valuesList(pg.holderPtr(), pg.g()->outputs());
-      })
-      .def_property_readonly("initializers", [](const PyGraph &pg) {
+      }, "The outputs (a new list).")
+      .def("_set_outputs", &setOutputs, py::arg("values"),
+           "Replaces the outputs (see Graph.outputs).")
+      .def("_initializers", [](const PyGraph &pg) {
         py::dict d;
         for (Value *v : pg.g()->initializers())
           d[py::str(v->name().str())] = py::cast(PyValue(pg.holderPtr(), v));
         return d;
-      }, "{name: Value} of the dense initializers (a new dict; the values are live).")
+      }, "{name: Value} of the dense initializers (a new dict).")
       .def_property_readonly("parent_node", [](const PyGraph &pg) {
         return nodeOrNone(pg.holderPtr(), pg.g()->parentNode());
       }, "The node whose attribute holds this subgraph (None for a main graph or function body).")
@@ -447,11 +666,17 @@ void bindObjects(py::module_ &m) {
       .def("add_input", [](const PyGraph &pg, const std::string &name, py::object elem,
                            py::object shape, int pos) {
         Graph *g = pg.g();
-        Value *v = check(g->addInput(name, nullptr, pos));
-        if (!elem.is_none() || !shape.is_none()) setType(v, elem, shape);
+        const Type *t = nullptr; // checked before the input exists
+        if (!elem.is_none() || !shape.is_none())
+          t = typeArg(g->getContext(), elem, shape, DataType(0));
+        Value *v = check(g->addInput(name, t, pos));
         return PyValue(pg.holderPtr(), v);
       }, py::arg("name"), py::arg("elem_type") = py::none(), py::arg("shape") = py::none(),
-         py::arg("pos") = -1)
+         py::arg("pos") = -1,
+         "Adds a graph input at `pos` (-1: the end) with its type: `elem_type` an ONNX name "
+         "('float'), its number or a NumPy dtype, and `shape` a list of dims (int, symbol or "
+         "expression str, None for unknown; None: unknown rank); or `elem_type` a whole type "
+         "as Value.type prints it ('float[1,N,3]'). Inputs need a type for a valid ONNX model.")
       .def("remove_input", [](const PyGraph &pg, py::handle which) {
         Graph *g = pg.g();
         unsigned i;
@@ -473,15 +698,21 @@ void bindObjects(py::module_ &m) {
         Graph *g = pg.g();
         Value *val = operandFor(pg.holderPtr(), g, v, "add_output");
         if (!val) fail("add_output: None is not a value");
-        g->addOutput(val);
-      })
+        OutputInfo info = outputInfoFor(pg, val, "add_output");
+        g->addOutput(val, std::move(info));
+      }, py::arg("value"),
+         "Makes `value` an output, with its type (Note [Output types]): a value of unknown "
+         "type gets one from shape inference, else this raises.")
       .def("set_output", [](const PyGraph &pg, unsigned i, py::handle v) {
         Graph *g = pg.g();
         if (i >= g->numOutputs()) fail("set_output: index out of range");
         Value *val = operandFor(pg.holderPtr(), g, v, "set_output");
         if (!val) fail("set_output: None is not a value");
+        if (val == g->output(i)) return;
+        g->outputInfo(i) = outputInfoFor(pg, val, "set_output", &g->outputInfo(i));
         g->setOutput(i, val);
-      })
+      }, py::arg("index"), py::arg("value"),
+         "Makes `value` output #index, with its type (as add_output).")
       .def("remove_output", [](const PyGraph &pg, py::handle which) {
         pg.g()->removeOutput(outputIndex(pg, which));
       }, "Removes an output (a Value or its index); the value stays.")
@@ -535,7 +766,7 @@ void bindObjects(py::module_ &m) {
       .def_property_readonly("graph", [](const PyNode &pn) { return PyGraph(pn.holderPtr(), pn.n()->getGraph()); })
       .def_property_readonly("path", [](const PyNode &pn) { return nodePath(pn.n()); })
       .def_property_readonly("is_erased", [](const PyNode &pn) { return !pn.e->alive; })
-      .def_property_readonly("inputs", [](const PyNode &pn) {
+      .def("_inputs", [](const PyNode &pn) {
         Node *n = pn.n();
         py::list out(n->numOperands());
         for (unsigned i = 0; i < n->numOperands(); ++i) out[i] = valueOrNone(pn.holderPtr(), n->operand(i));
@@ -543,10 +774,10 @@ void bindObjects(py::module_ &m) {
       }, "The operands (a new list; None for an empty slot).")
       .def_property_readonly("outputs", [](const PyNode &pn) {
         Node *n = pn.n();
-        py::list out(n->numResults());
+        py::tuple out(n->numResults());
         for (unsigned i = 0; i < n->numResults(); ++i) out[i] = valueOrNone(pn.holderPtr(), n->result(i));
         return out;
-      }, "The results (None for an empty slot).")
+      }, "The results, a tuple (None for an empty slot): a node's results are fixed.")
       .def("set_input", [](const PyNode &pn, unsigned i, py::handle v) {
         Node *n = pn.n();
         if (i >= n->numOperands()) fail(nodePath(n) + ": set_input: index " + std::to_string(i) + " out of range");
@@ -567,15 +798,27 @@ void bindObjects(py::module_ &m) {
         if (i >= n->numOperands()) fail(nodePath(n) + ": remove_input: index out of range");
         n->removeOperand(i);
       })
-      .def_property_readonly("attributes", [](const PyNode &pn) {
+      .def("_attribute_names", [](const PyNode &pn) {
         Node *n = pn.n();
-        py::dict d;
-        for (unsigned i = 0; i < n->numAttributes(); ++i) {
-          const Attribute &a = n->attribute(i);
-          d[py::str(a.name())] = attributeToPython(pn.holderPtr(), a);
+        py::list out;
+        for (unsigned i = 0; i < n->numAttributes(); ++i) out.append(py::str(n->attribute(i).name()));
+        return out;
+      }, "The names of the attributes, in order.")
+      .def("_set_attributes", [](const PyNode &pn, py::dict d) {
+        Node *n = pn.n();
+        // Every value converted first: a bad one changes nothing.
+        std::vector<std::unique_ptr<Attribute>> attrs;
+        for (auto item : d) {
+          if (!py::isinstance<py::str>(item.first))
+            throw py::type_error("attribute names are str, not " +
+                                 std::string(py::str(item.first.get_type().attr("__name__"))));
+          attrs.push_back(attributeFromPython(py::str(item.first), item.second));
         }
-        return d;
-      }, "{name: value} (a new dict): float, int, str, lists, Tensor, Graph.")
+        std::vector<std::string> old;
+        for (unsigned i = 0; i < n->numAttributes(); ++i) old.push_back(n->attribute(i).name());
+        for (const std::string &name : old) n->removeAttr(name);
+        for (auto &a : attrs) n->setAttr(std::move(a));
+      }, py::arg("attributes"), "Replaces every attribute (see Node.attributes).")
       .def("get_attribute", [](const PyNode &pn, const std::string &name, py::object dflt) {
         Attribute *a = pn.n()->getAttr(name);
         return a ? attributeToPython(pn.holderPtr(), *a) : dflt;
@@ -590,7 +833,7 @@ void bindObjects(py::module_ &m) {
       .def_property_readonly("subgraphs", [](const PyNode &pn) {
         py::list out;
         for (Graph *g : pn.n()->subgraphs()) out.append(py::cast(PyGraph(pn.holderPtr(), g)));
-        return out;
+        return py::tuple(out);
       })
       .def("erase", [](const PyNode &pn) {
         check(pn.n()->erase());

@@ -144,7 +144,7 @@ def test_create_node_positions(text_model):
     d = g.create_node("Custom", domain="my.domain", outputs=0)
     assert [n.op_type for n in g.nodes] == ["Relu", "Neg", "Abs", "Add", "If", "Split", "Custom"]
     assert a.name == "a" and [v.name for v in c.outputs] == ["s0", "s1"]
-    assert d.domain == "my.domain" and d.outputs == []
+    assert d.domain == "my.domain" and d.outputs == ()
     assert a.outputs[0].producer == a and a.outputs[0].index == 0
     with pytest.raises(onnxir.Error, match="not both"):
         g.create_node("Neg", before=add, after=add)
