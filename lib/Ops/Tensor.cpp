@@ -1255,9 +1255,8 @@ absl::Status tileDown6(Node &n, AdapterContext &c) {
   adapters::eraseIfDeadConstant(v);
   return absl::OkStatus();
 }
-// Upsample's scales from whichever form the node has (a step's check sees
-// the node before the other steps: Note [Version adapters]): attribute
-// `scales`, a constant float operand #1, or height_scale/width_scale.
+// Upsample's scales from whichever form the node has: attribute `scales`, a
+// constant float operand #1, or height_scale/width_scale.
 std::optional<std::vector<float>> upsampleScales(const Node &n) {
   if (const Attribute *a = n.getAttr("scales"))
     if (!a->isReference() && a->kind() == AttrKind::Floats)

@@ -43,9 +43,11 @@
 #include "OpsetSupport.h"
 
 #include "absl/strings/str_cat.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace onnxir {
 
@@ -113,12 +115,102 @@ struct Step {
   llvm::StringRef sourceOp;
 };
 
+/// Runs step `s` on `n` for real.
+absl::Status applyStep(Node &n, const Step &s) {
+  AdapterContext c;
+  c.from = s.from;
+  c.to = s.to;
+  c.target = s.target;
+  c.sourceOp = s.sourceOp;
+  return s.fn(n, c);
+}
+
+// Note [Planning on the node as the steps leave it]
+// A node's later steps are checked on the node as its earlier steps leave
+// it: Upsample-7 -> Resize-11 is Upsample-9's step (the scales attribute
+// becomes operand #1), the rename to Resize-10, then Resize-11's step, which
+// needs that operand. Planning changes nothing, so the first adapter step of
+// a node is checked on the node itself, and every later one on a trial copy
+// of it: the copy (the same operands, attributes and result types) goes
+// right before the node, its read results read by a placeholder node of a
+// private domain (checks that ask whether a result is used see the node's
+// answer), and the node's planned steps are applied to it for real as the
+// planning goes. When the node's planning ends, the copy and whatever its
+// steps made (the nodes between the node's predecessor and the node, new
+// initializers) are erased. A node holding subgraphs has no copy (it would
+// copy the bodies): its checks see the node as it was, and its adapters read
+// only what the other steps keep (Note [Version adapters]).
+class TrialCopy {
+public:
+  explicit TrialCopy(Node &n) : n_(n), g_(*n.getGraph()) {}
+  TrialCopy(const TrialCopy &) = delete;
+  TrialCopy &operator=(const TrialCopy &) = delete;
+  ~TrialCopy() { discard(); }
+
+  /// The node to check the next step on: the copy with `done` (this node's
+  /// planned steps) applied, or the node itself when nothing is planned yet
+  /// or it holds subgraphs.
+  absl::StatusOr<Node *> subject(llvm::ArrayRef<Step> done) {
+    if (done.empty() || n_.hasSubgraphs()) return &n_;
+    if (!copy_) make();
+    for (; applied_ < done.size(); ++applied_)
+      if (absl::Status s = applyStep(*copy_, done[applied_]); !s.ok())
+        return absl::InternalError(absl::StrCat(
+            "a step failed on the node as the earlier steps leave it, after its check passed: ",
+            s.message()));
+    return copy_;
+  }
+
+private:
+  void make() {
+    auto it = n_.getIterator();
+    prev_ = it == g_.nodes().begin() ? nullptr : &*std::prev(it);
+    inits_ = g_.initializers().size();
+    copy_ = g_.createEmptyNode(n_.opType(), n_.domain(), &n_);
+    for (unsigned i = 0; i < n_.numOperands(); ++i) copy_->addOperand(n_.operand(i));
+    std::vector<Value *> read;
+    for (unsigned i = 0; i < n_.numResults(); ++i) {
+      Value *r = n_.result(i);
+      auto v = r ? copy_->addResult(g_.freshName("convert_opset_trial"))
+                 : absl::StatusOr<Value *>(nullptr);
+      if (!v.ok() || !*v) {
+        copy_->addEmptyResult();
+        continue;
+      }
+      (*v)->setType(r->type());
+      if (!r->useEmpty() || r->isGraphOutput()) read.push_back(*v);
+    }
+    for (unsigned i = 0; i < n_.numAttributes(); ++i) copy_->addAttr(n_.attribute(i).clone());
+    if (!read.empty()) g_.createNode("Use", read, 0, &n_, "onnxir.convert-opset-trial");
+  }
+  void discard() {
+    if (!copy_) return;
+    std::vector<Node *> made;
+    auto it = prev_ ? std::next(prev_->getIterator()) : g_.nodes().begin();
+    for (; it != g_.nodes().end() && &*it != &n_; ++it) made.push_back(&*it);
+    for (auto it = made.rbegin(); it != made.rend(); ++it) (void)(*it)->erase();
+    llvm::ArrayRef<Value *> inits = g_.initializers();
+    if (inits.size() > inits_) {
+      llvm::DenseSet<Value *> fresh(inits.begin() + inits_, inits.end());
+      g_.removeInitializersIf([&](Value *v) { return fresh.count(v) != 0; });
+    }
+  }
+
+  Node &n_;
+  Graph &g_;
+  Node *copy_ = nullptr, *prev_ = nullptr;
+  size_t inits_ = 0, applied_ = 0;
+};
+
 /// Plans the steps of `n` from opset `cur` to `target` (appended to `steps`),
 /// checking each adapter; the why of a refusal otherwise. An adapter that
 /// replaces the op (Note [Version adapters]) moves the walk to the other op's
 /// versions.
 absl::Status planNode(Node &n, int64_t cur, int64_t target, std::vector<Step> &steps) {
   std::string op = n.opType().str();
+  // Note [Planning on the node as the steps leave it].
+  size_t firstStep = steps.size();
+  TrialCopy trial(n);
   const OpSchema *from0 = lookupSchema("", op, cur);
   if (!from0) return absl::FailedPreconditionError(absl::StrCat("no schema at opset ", cur));
   bool up = target > cur;
@@ -148,8 +240,11 @@ absl::Status planNode(Node &n, int64_t cur, int64_t target, std::vector<Step> &s
       int64_t olderVersion = older ? older->sinceVersion() : newer.sinceVersion() - 1;
       int64_t stepFrom = up ? olderVersion : newer.sinceVersion();
       int64_t stepTo = up ? newer.sinceVersion() : olderVersion;
+      auto subject = trial.subject(llvm::ArrayRef<Step>(steps).drop_front(firstStep));
+      if (!subject.ok()) return subject.status();
+      Node &sn = **subject;
       if (!up && older)
-        if (absl::Status s = typesAllowed(n, *older); !s.ok()) return s;
+        if (absl::Status s = typesAllowed(sn, *older); !s.ok()) return s;
       // Opset 11 allowed negative axes in many ops without a signature change
       // (Note [Negative axes before 11]).
       if (!up && older && older->sinceVersion() < 11 && newer.sinceVersion() >= 11 &&
@@ -165,7 +260,7 @@ absl::Status planNode(Node &n, int64_t cur, int64_t target, std::vector<Step> &s
         if (!up || newer.allowsEveryTypeOf(*older)) return absl::OkStatus();
         // A narrowed type list going up (Erf-13 dropped the integer types):
         // the node's known types must fit the newer list.
-        return typesAllowed(n, newer);
+        return typesAllowed(sn, newer);
       }
       if (!fn) {
         if (!older) return absl::FailedPreconditionError("the op does not exist there");
@@ -179,7 +274,7 @@ absl::Status planNode(Node &n, int64_t cur, int64_t target, std::vector<Step> &s
       c.to = stepTo;
       c.target = target;
       c.sourceOp = from0->name();
-      if (absl::Status s = fn(n, c); !s.ok()) return s;
+      if (absl::Status s = fn(sn, c); !s.ok()) return s;
       steps.push_back({&n, fn, stepFrom, stepTo, target, from0->name()});
       if (!c.newOpType.empty()) {
         newOp = c.newOpType.str();
@@ -285,12 +380,7 @@ absl::Status planGraph(Graph &g, int64_t target, Plan &p) {
 /// Applies a checked plan (a failure now leaves a half-converted model).
 absl::Status applyPlan(Model &m, const Plan &p, int64_t target) {
   for (const Step &s : p.steps) {
-    AdapterContext c;
-    c.from = s.from;
-    c.to = s.to;
-    c.target = s.target;
-    c.sourceOp = s.sourceOp;
-    if (absl::Status st = s.fn(*s.node, c); !st.ok())
+    if (absl::Status st = applyStep(*s.node, s); !st.ok())
       return absl::InternalError(absl::StrCat("convert-opset: ", nodePath(s.node),
                                               ": an adapter failed after its check passed "
                                               "(the model is half-converted): ",

@@ -70,9 +70,10 @@ using KernelFn = absl::StatusOr<std::vector<Tensor>> (*)(const KernelCall &);
 // nothing and return the refusal the real run would give (OkStatus if it can
 // convert), then for real, which must then succeed. A refusal's message says
 // why (the pass adds node, op, versions).
-// The check sees the node as it is before any step of the conversion, so an
-// adapter's check reads only what the other steps of the same op keep (the
-// operand or attribute it moves).
+// The check sees the node as the node's earlier steps leave it (on a trial
+// copy: Note [Planning on the node as the steps leave it], ConvertOpset.cpp),
+// but for a node holding subgraphs, whose checks see it before any step: the
+// adapters of such ops read only what the other steps keep.
 //
 // An op replaced by another (Upsample-10 and Scatter-11 are deprecated in
 // favour of Resize and ScatterElements): the deprecated entry's `upgrade` and
@@ -80,8 +81,9 @@ using KernelFn = absl::StatusOr<std::vector<Tensor>> (*)(const KernelCall &);
 // (Node::setOpType) and name it in AdapterContext::newOpType, in the check
 // too; the walk goes on along the other op's versions from that step's
 // version (going down from the successor's first entry, the step is to
-// since-version - 1). A check that follows a rename still sees the node under
-// its old op type, so adapters never read Node::opType().
+// since-version - 1). A check that follows a rename may see the node under
+// its old op type (a node holding subgraphs), so adapters never read
+// Node::opType().
 
 /// What an adapter may use besides the node.
 struct AdapterContext {
