@@ -853,6 +853,52 @@ absl::Status dropoutMask10(Node &n, AdapterContext &c) {
   if (n.numResults() > 1 && n.result(1)) n.result(1)->setType(nullptr);
   return absl::OkStatus();
 }
+// Note [Dropout's mask across opset 12]
+// In inference Dropout copies its input, and its mask says which elements
+// were kept. Dropout-12 defines it: with training_mode false, every element
+// is kept, the mask is all true (ONNX's reference). Dropout-10 leaves the
+// inference mask to the runtime, and onnxruntime's Dropout-7 and -10 give
+// all false. A read mask would flip across the step, so it is written out
+// as what the source version gives: ConstantOfShape(Shape(data)) of false
+// going up, of true going down, and the node loses its mask result. Below
+// opset 9 (no ConstantOfShape) a read mask is refused (the mask step of
+// opset 10 refuses one going up from there anyway).
+
+/// True if the mask (result #1) of `n` is read: a use or a graph output.
+bool dropoutMaskRead(const Node &n) {
+  Value *m = n.numResults() > 1 ? n.result(1) : nullptr;
+  return m && (!m->useEmpty() || m->isGraphOutput());
+}
+/// Note [Dropout's mask across opset 12]: the read mask of `n` becomes a
+/// constant `value` of the data's shape (made before `n`, keeping the mask's
+/// name and type), and `n` loses the mask result.
+absl::Status dropoutMaskConstant(Node &n, AdapterContext &c, bool value) {
+  if (!dropoutMaskRead(n)) return absl::OkStatus();
+  if (c.target < 9)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the mask result ('", n.result(1)->name().str(), "') is used; in inference it is all ",
+        value ? "true" : "false", " at opset ", c.from, " and all ", value ? "false" : "true",
+        " at opset ", c.to, ", and its constant needs ConstantOfShape (opset 9)"));
+  if (c.checkOnly) return absl::OkStatus();
+  Graph &g = *n.getGraph();
+  Value *mask = n.result(1);
+  Node *shape = g.createNode("Shape", {n.operand(0)}, 1, &n);
+  Node *fill = g.createNode("ConstantOfShape", {shape->result(0)}, 1, &n);
+  auto t = std::make_unique<Tensor>();
+  t->setDataType(DataType::Bool);
+  t->setDims({1});
+  t->setRaw(std::string(1, value ? '\1' : '\0'));
+  fill->newAttr("value").setTensor(std::move(t));
+  Value *r = fill->result(0);
+  std::string name = mask->name().str();
+  r->setType(mask->type());
+  mask->replaceAllUsesWith(r);
+  (void)n.eraseResult(1);
+  n.trimTrailingEmptyResults();
+  (void)r->setName(name);
+  return absl::OkStatus();
+}
+
 // Dropout-12: ratio became operand #1 (a scalar of a float type),
 // training_mode operand #2 (bool), seed an attribute.
 absl::Status dropoutUp12(Node &n, AdapterContext &c) {
@@ -860,6 +906,7 @@ absl::Status dropoutUp12(Node &n, AdapterContext &c) {
   if (ratio && (ratio->isReference() || ratio->kind() != AttrKind::Float))
     return absl::FailedPreconditionError(
         "attribute 'ratio' is not a float (or refers to a function attribute)");
+  if (absl::Status s = dropoutMaskConstant(n, c, false); !s.ok()) return s;
   if (c.checkOnly || !ratio) return absl::OkStatus();
   Value *v = adapters::scalarConstant(n, c, "ratio", DataType::Float, ratio->f);
   n.removeAttr("ratio");
@@ -883,6 +930,7 @@ absl::Status dropoutDown12(Node &n, AdapterContext &c) {
       return absl::FailedPreconditionError("operand #1 (ratio) is not a scalar");
     r = (float)(*v)[0];
   }
+  if (absl::Status s = dropoutMaskConstant(n, c, true); !s.ok()) return s;
   if (c.checkOnly) return absl::OkStatus();
   adapters::dropOperand(n, 2);
   if (hasRatio) {
