@@ -982,6 +982,83 @@ absl::Status clipDown11(Node &n, AdapterContext &c) {
   return absl::OkStatus();
 }
 
+// Note [Comparisons below opset 12]
+// GreaterOrEqual and LessOrEqual first exist at opset 12. Their function
+// body, Or(Greater(a, b), Equal(a, b)), is exact for every type, NaN
+// included (each comparison of a NaN is false), but valid only from opset
+// 11: Equal-7 takes bool, int32 and int64, no float type. So going below 12
+// the node turns into a form valid at the target (the first version's
+// downgrade, which convert-opset prefers to the body):
+//  - at 11 the body: the node becomes Greater (Less), Or'ed with a new
+//    Equal(a, b);
+//  - below 11, integer operands: a >= b is Not(Less(a, b)) (a <= b
+//    Not(Greater(a, b))); Less and Greater take integers from opset 9, and
+//    the type check of the walk refuses them at 7 and 8;
+//  - below 11, float operands: Not(Less(a, b)) would be true where a or b is
+//    NaN, so the NaNs are Or'ed in before the Not:
+//    Not(Or(Or(Less(a, b), nan(a)), nan(b))), with nan(x) = IsNaN(x) from
+//    opset 9 and Not(Or(Less(x, +inf), Greater(x, -inf))) at 7 and 8 (any
+//    other x is below +inf or above -inf); a constant operand without NaN
+//    needs no nan(x);
+//  - below 11, an unknown element type is refused (the exact form depends
+//    on it).
+// Every form broadcasts as the op does: nan(x) has x's shape, which the Or
+// broadcasts to that of the comparison.
+template <bool GE> absl::Status orEqualDown12(Node &n, AdapterContext &c) {
+  const char *strict = GE ? "Greater" : "Less", *inverse = GE ? "Less" : "Greater";
+  if (n.numOperands() != 2 || !n.operand(0) || !n.operand(1) || n.numResults() != 1 ||
+      !n.result(0))
+    return absl::FailedPreconditionError("not two operands and one result");
+  Value *a = n.operand(0), *b = n.operand(1);
+  Graph &g = *n.getGraph();
+  if (c.target >= 11) {
+    c.newOpType = strict;
+    if (c.checkOnly) return absl::OkStatus();
+    Node *eq = g.createNode("Equal", {a, b}, 1, &n);
+    n.setOpType(strict);
+    adapters::wrapResult(n, "Or", {eq->result(0)});
+    return absl::OkStatus();
+  }
+  DataType dt = adapters::operandElemType(n, 0);
+  if (dt == DataType::Undefined) dt = adapters::operandElemType(n, 1);
+  if (dt == DataType::Undefined)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the operands' element type is unknown, and the exact form below opset 11 depends on "
+        "it (Not(", inverse, ") for integers, with the NaNs taken out for floats): run "
+        "infer-shapes first"));
+  bool isFloat = dt == DataType::Float || dt == DataType::Double || dt == DataType::Float16 ||
+                 dt == DataType::BFloat16;
+  c.newOpType = inverse;
+  if (c.checkOnly) return absl::OkStatus();
+  // nan(x), made before the node (a constant without NaN needs none).
+  auto nanOf = [&](Value *x) -> Value * {
+    Tensor scratch;
+    if (const Tensor *t = constantOf(x, scratch))
+      if (auto vs = t->values<double>();
+          vs.ok() && std::none_of(vs->begin(), vs->end(), [](double v) { return std::isnan(v); }))
+        return nullptr;
+    if (c.target >= 9) return g.createNode("IsNaN", {x}, 1, &n)->result(0);
+    double inf = std::numeric_limits<double>::infinity();
+    Value *hi = adapters::scalarConstant(n, c, "plus_inf", dt, inf);
+    Value *lo = adapters::scalarConstant(n, c, "minus_inf", dt, -inf);
+    Value *below = g.createNode("Less", {x, hi}, 1, &n)->result(0);
+    Value *above = g.createNode("Greater", {x, lo}, 1, &n)->result(0);
+    Value *ordered = g.createNode("Or", {below, above}, 1, &n)->result(0);
+    return g.createNode("Not", {ordered}, 1, &n)->result(0);
+  };
+  std::vector<Value *> nans;
+  if (isFloat) {
+    if (Value *v = nanOf(a)) nans.push_back(v);
+    if (b != a) // one check for Op(x, x)
+      if (Value *v = nanOf(b)) nans.push_back(v);
+  }
+  n.setOpType(inverse);
+  Node *last = &n;
+  for (Value *v : nans) last = adapters::wrapResult(*last, "Or", {v});
+  adapters::wrapResult(*last, "Not", {});
+  return absl::OkStatus();
+}
+
 // Pow-12 lets the exponent have its own type; Pow-7 has one type for both.
 absl::Status powDown12(Node &n, AdapterContext &) {
   DataType x = adapters::operandElemType(n, 0), y = adapters::operandElemType(n, 1);
@@ -1123,6 +1200,8 @@ void registerElementwiseOps(OpRegistrar &r) {
   r["ThresholdedRelu"] = kernels::kThresholdedRelu; r["Clip"] = kernels::kClip;
   r["Clip"].since(11).upgrade(clipUp11).downgrade(clipDown11);
   r["Pow"].since(12).upgrade(adapters::noChange).downgrade(powDown12);
+  r["GreaterOrEqual"].since(12).downgrade(orEqualDown12<true>);
+  r["LessOrEqual"].since(12).downgrade(orEqualDown12<false>);
   r["Shrink"] = kernels::kShrink; r["BitwiseNot"] = kernels::kBitwiseNot;
   r["Not"] = [](InferCtx &c) {
     sameAsInput(c);

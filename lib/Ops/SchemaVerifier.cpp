@@ -50,6 +50,13 @@ public:
       }
   }
 
+  void runOn(llvm::ArrayRef<const Node *> nodes) {
+    for (const Node *n : nodes) {
+      if (full()) return;
+      checkNode(*n);
+    }
+  }
+
   std::vector<Diagnostic> take() { return std::move(diags_); }
 
 private:
@@ -252,6 +259,13 @@ static const bool kSchemaCheckerInstalled = (setSchemaChecker(verifySchemaAll), 
 std::vector<Diagnostic> verifySchemaAll(const Model &m, const VerifyOptions &opts) {
   SchemaChecker c(m, opts);
   c.run();
+  return c.take();
+}
+
+std::vector<Diagnostic> verifyNodeSchemas(const Model &m, llvm::ArrayRef<const Node *> nodes,
+                                          const VerifyOptions &opts) {
+  SchemaChecker c(m, opts);
+  c.runOn(nodes);
   return c.take();
 }
 

@@ -37,12 +37,14 @@
 #include "onnxir/IR/Value.h"
 #include "onnxir/Ops/OpRegistry.h"
 #include "onnxir/Ops/OpSchema.h"
+#include "onnxir/Ops/SchemaVerifier.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/Passes.h"
 
 #include "OpsetSupport.h"
 
 #include "absl/strings/str_cat.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -357,9 +359,15 @@ absl::Status planGraph(Graph &g, int64_t target, Plan &p) {
                                                 op.str(), " from opset ", cur, " to opset ", target,
                                                 ": ", s.message()));
     };
-    // An op with no form at the target is expanded into its body.
+    // An op with no form at the target is expanded into its body, unless
+    // its first version has a downgrade (GreaterOrEqual-12: its body is not
+    // valid below 11, Note [Comparisons below opset 12] in Elementwise.cpp).
     const OpSchema *to = lookupSchema("", op, target);
-    if ((!to || to->deprecated()) && lookupSchema("", op, cur) && opset::hasExpansion(*n)) {
+    llvm::ArrayRef<OpSchema> vs = schemaVersions("", op);
+    const OpEntry *first = to || vs.empty() ? nullptr : entryOf(vs.front());
+    bool downgradesOut = first && first->downgrade;
+    if ((!to || to->deprecated()) && !downgradesOut && lookupSchema("", op, cur) &&
+        opset::hasExpansion(*n)) {
       if (absl::Status s = opset::checkExpansion(*n, target); !s.ok())
         return fail(absl::Status(s.code(), absl::StrCat(to ? to->str() + " is deprecated"
                                                            : "the op does not exist at opset " +
@@ -397,6 +405,56 @@ absl::Status applyPlan(Model &m, const Plan &p, int64_t target) {
                                               st.message()));
   }
   return absl::OkStatus();
+}
+
+// Note [Converted nodes are checked]
+// Adapters and expansions are knowledge written by hand; a form one of them
+// makes may still be invalid at the target for a type it did not foresee
+// (a static function body converted down checks the types it knows, and its
+// inner values have none: Range's body at opset 10 subtracts int16 with
+// Sub-7, which does not take it). So after the conversion every node it
+// made or changed (a node not there before, of another op than before, or
+// one it adapted) is checked against its schema at the target (the schema
+// verifier, type constraints included), and a problem is an error naming
+// that node and why: the pass fails and nothing is written, instead of a
+// model that the verifier, onnx and onnxruntime refuse. (A new node in the
+// memory of an erased Constant node, itself a Constant, is not checked; the
+// adapters make Constants of the target's types.)
+
+/// Every node of `m`'s graphs, nested and function bodies included, with
+/// its op type (interned: compared as a pointer).
+llvm::DenseMap<const Node *, const char *> nodesBefore(Model &m) {
+  llvm::DenseMap<const Node *, const char *> r;
+  auto add = [&](Node *n) { r[n] = n->opType().data(); };
+  m.graph().walk(add);
+  for (auto &f : m.functions()) f->body().walk(add);
+  return r;
+}
+
+/// Note [Converted nodes are checked]: the located error for the first
+/// invalid node the plan `p` made or changed.
+absl::Status checkConverted(Model &m, const Plan &p,
+                            const llvm::DenseMap<const Node *, const char *> &before,
+                            int64_t from, int64_t target) {
+  llvm::DenseSet<const Node *> stepped;
+  for (const Step &s : p.steps) stepped.insert(s.node);
+  std::vector<const Node *> changed;
+  auto add = [&](Node *n) {
+    auto it = before.find(n);
+    if (it == before.end() || it->second != n->opType().data() || stepped.count(n))
+      changed.push_back(n);
+  };
+  m.graph().walk(add);
+  for (auto &f : m.functions()) f->body().walk(add);
+  VerifyOptions opts;
+  opts.maxDiagnostics = 4;
+  std::vector<Diagnostic> ds = verifyNodeSchemas(m, changed, opts);
+  if (ds.empty()) return absl::OkStatus();
+  std::string more = ds.size() > 1 ? absl::StrCat(" (and ", ds.size() - 1, " more)") : "";
+  return absl::FailedPreconditionError(
+      absl::StrCat("convert-opset: ", ds.front().message, more,
+                   ": a node the conversion from opset ", from, " to opset ", target,
+                   " made or changed is not valid there (nothing is written)"));
 }
 
 /// Makes `imports` import the default domain at `version`.
@@ -445,6 +503,7 @@ absl::StatusOr<bool> convertOpset(Model &m, int64_t target, const ConvertOpsetOp
         "convert-opset: the model does not import the default domain");
   // Plan and check everything first: a refusal changes nothing.
   Plan p;
+  llvm::DenseMap<const Node *, const char *> before;
   if (absl::Status s = planGraph(m.graph(), target, p); !s.ok()) return s;
   std::vector<Function *> pinned, retargeted;
   for (auto &f : m.functions()) {
@@ -463,6 +522,8 @@ absl::StatusOr<bool> convertOpset(Model &m, int64_t target, const ConvertOpsetOp
     if (own >= 0) retargeted.push_back(f.get());
     p.append(std::move(fp));
   }
+  bool check = !p.steps.empty() || !p.expansions.empty();
+  if (check) before = nodesBefore(m);
   if (absl::Status s = applyPlan(m, p, target); !s.ok()) return s;
   bool changed = modelVersion != target || !p.steps.empty() || !p.expansions.empty() ||
                  !retargeted.empty();
@@ -470,6 +531,8 @@ absl::StatusOr<bool> convertOpset(Model &m, int64_t target, const ConvertOpsetOp
   for (Function *f : retargeted) setDefaultImport(f->opsetImports, target);
   for (OpsetImport &imp : m.opsetImports)
     if (isDefaultDomain(imp.domain)) imp.version = target;
+  if (check)
+    if (absl::Status s = checkConverted(m, p, before, modelVersion, target); !s.ok()) return s;
   if (counts) p.counts.addTo(*counts);
   return changed;
 }

@@ -33,15 +33,24 @@
 
 #include "onnxir/IR/Verifier.h"
 
+#include "llvm/ADT/ArrayRef.h"
+
 #include <vector>
 
 namespace onnxir {
 
 class Model;
+class Node;
 
 /// Every Schema error of `m` (main graph, nested graphs, function bodies), at
 /// most opts.maxDiagnostics. verifyAll(m, {schema = true}) includes these.
 std::vector<Diagnostic> verifySchemaAll(const Model &m, const VerifyOptions &opts = {});
+
+/// The Schema errors of `nodes` only (nodes of `m`), at most
+/// opts.maxDiagnostics: what a pass that made or changed them checks
+/// (convert-opset, Note [Converted nodes are checked]).
+std::vector<Diagnostic> verifyNodeSchemas(const Model &m, llvm::ArrayRef<const Node *> nodes,
+                                          const VerifyOptions &opts = {});
 
 /// The load-time warnings (kind SchemaWarning), once per op kind. With
 /// `exceptErrors`, those that verifySchemaAll reports as errors (unknown ops
