@@ -96,6 +96,29 @@ const Type *widen(Context &ctx, const Type *a, const Type *b) {
   });
 }
 
+/// Note [Sequences carried through a Loop]
+/// A sequence (or an optional one) carried through a Loop may gain an
+/// element of another shape on every iteration (SequenceInsert of a slice
+/// whose length is the iteration count), and the body's own declarations
+/// describe one iteration as its writer saw it: ONNX's test_loop16_seq_none
+/// declares sequences of scalars where the body inserts 1-D slices, and a
+/// declaration is believed where inference knows less (Note [Merging
+/// inferred and declared types]), so the fixed point took the false
+/// scalars as stable. The Loop's result keeps only the element type of a
+/// carried sequence, as ONNX's Loop rule does; tensors carried through the
+/// loop keep their fixed point.
+const Type *shapelessElements(Context &ctx, const Type *t) {
+  if (!t) return t;
+  if (t->kind() == Type::Kind::Optional) {
+    const Type *in = shapelessElements(ctx, t->elementType());
+    return in ? ctx.getOptionalType(in) : nullptr;
+  }
+  if (t->kind() != Type::Kind::Sequence) return t;
+  const Type *e = t->elementType();
+  if (!e || !e->isTensor() || !e->hasElemType()) return t;
+  return ctx.getSequenceType(ctx.getTensorType(e->elemType(), std::nullopt));
+}
+
 Graph *graphAttr(const Node &n, llvm::StringRef name) {
   const Attribute *a = n.getAttr(name);
   return a && a->kind() == AttrKind::Graph ? a->graph() : nullptr;
@@ -186,8 +209,11 @@ void loopRule(InferCtx &c) {
   if (!seed(carried) || !c.inferBody(body)) return;
   for (unsigned i = 0; i < nCarried; ++i) {
     const Type *out = c.typeOf(body.output(1 + i));
-    if (carried[i] && out && out->kind() != carried[i]->kind()) c.setOutType(i, out);
-    else if (carried[i]) c.setOutType(i, widen(ctx, carried[i], out));
+    // Note [Sequences carried through a Loop].
+    if (carried[i] && out && out->kind() != carried[i]->kind())
+      c.setOutType(i, shapelessElements(ctx, out));
+    else if (carried[i])
+      c.setOutType(i, shapelessElements(ctx, widen(ctx, carried[i], out)));
   }
   // Scan outputs: the iteration count in front.
   const DimExpr *trip = nullptr;
