@@ -7,6 +7,8 @@
 #ifndef ONNXIR_TEST_SERIALIZE_TESTFILES_H
 #define ONNXIR_TEST_SERIALIZE_TESTFILES_H
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -24,6 +26,11 @@ inline std::string readFile(const std::string &path) {
   return ss.str();
 }
 
+/// The fewest models corpus() may find: 1,072 backend test models and 16
+/// shared ones today. A walk that finds fewer (a corpus missing or moved)
+/// would check a part or nothing and pass, so the walk fails the test.
+constexpr size_t kMinCorpusModels = 1000;
+
 inline std::vector<std::string> corpus() {
   std::vector<std::string> files;
   for (const char *root : {ONNXIR_TESTDATA_DIR, ONNXIR_SHARED_DIR "/models"}) {
@@ -32,6 +39,8 @@ inline std::vector<std::string> corpus() {
       if (e.is_regular_file() && e.path().extension() == ".onnx") files.push_back(e.path());
   }
   std::sort(files.begin(), files.end());
+  EXPECT_GE(files.size(), kMinCorpusModels)
+      << "models found under " ONNXIR_TESTDATA_DIR " and " ONNXIR_SHARED_DIR "/models";
   return files;
 }
 

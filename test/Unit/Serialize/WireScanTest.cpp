@@ -220,7 +220,7 @@ TEST(WireScan, FullScanAcceptsEveryCorpusModel) {
       ++n;
     }
   }
-  EXPECT_GT(n, 0u);
+  EXPECT_GE(n, 1000u) << "corpus models scanned (1,088 today)";
 }
 
 } // namespace

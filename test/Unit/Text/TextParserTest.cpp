@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <random>
 #include <string>
 
@@ -398,12 +400,41 @@ TEST(TextParser, GraphNestingLimit) {
       << e.substr(0, 200);
 }
 
+// Every strict prefix of kRich is refused with an error at a line and
+// column inside the prefix (or just past its end), except the prefixes that
+// end after the main graph's or the function's closing brace, which are
+// whole models: the graph alone, then the graph and the function.
 TEST(TextParser, EveryPrefixParsesOrFails) {
   std::string text = kRich;
+  auto whole = parseOK(text);
+  ASSERT_TRUE(whole);
+  size_t graphEnd = text.find("\n}\n") + 2, fnEnd = text.rfind('}') + 1;
+  unsigned refused = 0, complete = 0;
   for (size_t n = 0; n < text.size(); ++n) {
-    auto m = parseModelText(llvm::StringRef(text.data(), n), "prefix");
-    (void)m; // must not crash; most prefixes are errors
+    llvm::StringRef prefix(text.data(), n);
+    auto m = parseModelText(prefix, "prefix");
+    auto endsAt = [&](size_t end) {
+      return n >= end && llvm::StringRef(text).slice(end, n).trim().empty();
+    };
+    bool isModel = endsAt(graphEnd) || endsAt(fnEnd);
+    if (isModel) {
+      ASSERT_TRUE(m.ok()) << "prefix of " << n << " chars: " << m.status().message();
+      EXPECT_EQ((*m)->functions().size(), n >= fnEnd ? 1u : 0u) << n;
+      EXPECT_EQ((*m)->graph().nodes().size(), whole->graph().nodes().size()) << n;
+      ++complete;
+      continue;
+    }
+    ASSERT_FALSE(m.ok()) << "prefix of " << n << " chars parsed:\n" << prefix.str();
+    std::string e(m.status().message());
+    unsigned line = 0, col = 0;
+    ASSERT_EQ(std::sscanf(e.c_str(), "prefix:%u:%u: error: ", &line, &col), 2) << e;
+    unsigned lines = 1 + std::count(prefix.begin(), prefix.end(), '\n');
+    EXPECT_GE(line, 1u) << e;
+    EXPECT_LE(line, lines) << "prefix of " << n << " chars: " << e;
+    ++refused;
   }
+  EXPECT_GE(complete, 2u);
+  EXPECT_EQ(refused + complete, text.size());
 }
 
 TEST(TextParser, MutationsDoNotCrash) {

@@ -107,4 +107,8 @@ INSTANTIATE_TEST_SUITE_P(Corpus, TextCorpus, ::testing::ValuesIn(corpus()),
                          });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(TextCorpus);
 
+// An empty or partial walk would instantiate few cases or none and pass
+// quietly: 1,088 models today.
+TEST(TextCorpusWalk, FindsTheCorpus) { EXPECT_GE(corpus().size(), 1000u); }
+
 } // namespace
