@@ -216,6 +216,177 @@ void checkUnknownOptions(int argc, char **argv) {
   }
 }
 
+// Note [Command-line spellings]
+// Users write flags the way other tools take them: `--target-opset 18` as
+// well as `--target-opset=18`, `--input-shape a:1,128 --input-shape
+// b:1,128` (repeated, as onnxsim takes it), `-O2 in.onnx out.onnx`. LLVM's
+// parser takes a value after a space only for options that require one, and
+// its messages ("may only occur zero or one times!", "does not allow a
+// value!", "Too many positional arguments") name no valid form.
+// normalizeArgs rewrites the command line before LLVM sees it, so that every
+// flag it passes on has its value after `=`, each single-valued option occurs
+// once, and at most one positional argument (the input) remains; anything
+// it cannot make sense of is an error that says what to write. The accepted
+// spellings:
+//   pass option   --KEY=VALUE, --KEY VALUE; a bool: --KEY, --KEY=false,
+//                 --KEY false; input-shape and bind-dim repeat (joined
+//                 with ';'), any other is given once (or twice the same)
+//   tool option   -o FILE, -o=FILE, --emit text, --emit=text; a value out of
+//                 a list is checked against it; a bool: -f, --summary=true
+//   pass flag     -dce, --dce (no value: options go in --pass-pipeline or
+//                 in their flags)
+//   positional    INPUT [OUTPUT]: the second is the output, unless -o is
+//                 given too
+
+/// The valid values of the tool's options that take one of a list.
+std::map<std::string, std::vector<std::string>> gChoices;
+
+template <class T> void recordChoices(cl::opt<T> &o) {
+  std::vector<std::string> names;
+  auto &parser = o.getParser();
+  for (unsigned i = 0; i < parser.getNumOptions(); ++i) names.push_back(parser.getOption(i).str());
+  gChoices[o.ArgStr.str()] = names;
+}
+
+bool isBoolText(llvm::StringRef v) {
+  return v == "true" || v == "false" || v == "on" || v == "off" || v == "1" || v == "0";
+}
+
+struct NormalizedArgs {
+  std::vector<std::string> args; ///< argv[0], the flags, then the input
+  bool inputGiven = false;
+};
+
+/// Note [Command-line spellings]. `passOptFlags`: the pass options' global
+/// flags, true for a bool one.
+NormalizedArgs normalizeArgs(int argc, char **argv,
+                             const std::map<std::string, bool> &passOptFlags) {
+  llvm::StringMap<cl::Option *> &opts = cl::getRegisteredOptions();
+  NormalizedArgs out;
+  out.args.push_back(argv[0]);
+  std::vector<std::string> positionals;
+  std::map<std::string, std::string> passValues; // flag -> value(s)
+  std::vector<std::string> passOrder;
+  std::map<std::string, std::string> seen; // single-valued tool option -> as written
+  std::string outputFlag;                  // -o as written
+  auto spelled = [](llvm::StringRef dashes, llvm::StringRef name) {
+    return (dashes + name).str();
+  };
+  for (int i = 1; i < argc; ++i) {
+    llvm::StringRef arg(argv[i]);
+    if (arg == "--") {
+      for (++i; i < argc; ++i) positionals.push_back(argv[i]);
+      break;
+    }
+    if (arg.size() < 2 || arg[0] != '-') {
+      positionals.push_back(arg.str());
+      continue;
+    }
+    llvm::StringRef dashes = arg.startswith("--") ? "--" : "-";
+    auto [name, value] = arg.drop_front(dashes.size()).split('=');
+    bool hasValue = arg.contains('=');
+    std::string flag = spelled(dashes, name);
+    // The next argument as this flag's value, when it has none after `=`.
+    auto takeNext = [&](std::string form) -> std::string {
+      if (i + 1 >= argc)
+        fail(flag + " needs a value: " + flag + "=" + form + " or " + flag + " " + form);
+      return argv[++i];
+    };
+    if (auto it = passOptFlags.find(name.str()); it != passOptFlags.end()) {
+      std::string v;
+      if (hasValue) v = value.str();
+      else if (it->second) {
+        if (i + 1 < argc && isBoolText(argv[i + 1])) v = argv[++i];
+      } else {
+        v = takeNext("VALUE");
+        llvm::StringRef next(v);
+        int64_t n;
+        if (next.size() > 1 && next[0] == '-' && next.getAsInteger(10, n))
+          fail(flag + " needs a value: " + flag + "=VALUE or " + flag + " VALUE (got '" + v +
+               "', an option)");
+      }
+      std::string key = name.str();
+      auto [at, fresh] = passValues.emplace(key, v);
+      if (fresh) passOrder.push_back(key);
+      else if (key == "input-shape" || key == "bind-dim") at->second += ";" + v;
+      else if (at->second != v)
+        fail("--" + key + " is given twice ('" + at->second + "' and '" + v +
+             "'); give it once");
+      continue;
+    }
+    auto found = opts.find(name);
+    if (found == opts.end()) { // LLVM's own spellings (checked before)
+      out.args.push_back(arg.str());
+      continue;
+    }
+    cl::Option *o = found->second;
+    bool once = o->getNumOccurrencesFlag() == cl::Optional;
+    // A pass flag (-dce, -O2): a literal of the pass list, no value.
+    if (o->getValueExpectedFlag() == cl::ValueDisallowed) {
+      if (hasValue)
+        fail(flag + " takes no value; options of a pass are flags of their own (see "
+                    "--list-passes) or go in --pass-pipeline='" +
+             name.str() + "{KEY=VALUE}'");
+      out.args.push_back(arg.str());
+      continue;
+    }
+    std::string v;
+    bool valued = true;
+    if (o->getValueExpectedFlag() == cl::ValueRequired) {
+      v = hasValue ? value.str()
+                   : takeNext(o->ValueStr.empty() ? std::string("VALUE") : o->ValueStr.upper());
+      if (auto c = gChoices.find(name.str()); c != gChoices.end() &&
+                                            !llvm::is_contained(c->second, v)) {
+        std::string list;
+        for (const std::string &x : c->second) list += (list.empty() ? "" : ", ") + x;
+        fail(flag + ": unknown value '" + v + "' (valid: " + list + ")");
+      }
+      if ((name == "opt-bisect-limit" || name == "elide-tensors-larger-than")) {
+        int64_t n;
+        if (llvm::StringRef(v).getAsInteger(10, n))
+          fail(flag + ": '" + v + "' is not an integer");
+      }
+    } else {
+      // A bool option: bare, =VALUE or a following true/false.
+      if (hasValue) v = value.str();
+      else if (i + 1 < argc && isBoolText(argv[i + 1])) v = argv[++i];
+      else valued = false;
+      if (valued && !isBoolText(v) && v != "TRUE" && v != "True" && v != "FALSE" &&
+          v != "False")
+        fail(flag + ": '" + v + "' is not true or false");
+      if (v == "on") v = "true";
+      if (v == "off") v = "false";
+    }
+    std::string written = valued ? flag + "=" + v : flag;
+    if (once) {
+      auto [at, fresh] = seen.emplace(name.str(), written);
+      if (!fresh) {
+        if (at->second == written) continue;
+        fail(flag + " is given twice (" + at->second + " and " + written + "); give it once");
+      }
+    }
+    if (name == "o") outputFlag = written;
+    out.args.push_back(written);
+  }
+  for (const std::string &k : passOrder) out.args.push_back("--" + k + "=" + passValues[k]);
+  if (positionals.size() > 2)
+    fail("one input model and at most one output are taken, got " +
+         std::to_string(positionals.size()) + " file names ('" + positionals[0] + "', '" +
+         positionals[1] + "', '" + positionals[2] + "'...): onnx-opt [passes] INPUT -o OUTPUT");
+  if (positionals.size() == 2) {
+    if (!outputFlag.empty())
+      fail("two outputs given: '" + positionals[1] + "' and " + outputFlag +
+           " (use -o OUTPUT, or the output as the second file name)");
+    out.args.push_back("-o=" + positionals[1]);
+  }
+  if (!positionals.empty()) {
+    out.args.push_back("--");
+    out.args.push_back(positionals[0]);
+    out.inputGiven = true;
+  }
+  return out;
+}
+
 /// A byte-count flag's value (parseByteCount, the pass options' parser too).
 uint64_t byteFlag(const std::string &flag, llvm::StringRef arg) {
   absl::StatusOr<uint64_t> n = parseByteCount(arg);
@@ -327,6 +498,8 @@ static void printRunTimes(double load, const PipelineRun &run, double save) {
 namespace {
 // What the tool is doing, for the out-of-memory message.
 const char *gStage = "starting";
+// Whether an input file name is on the command line (else standard input).
+bool gInputGiven = false;
 
 int onnxOptMain(int argc, char **argv);
 } // namespace
@@ -379,9 +552,21 @@ int onnxOptMain(int argc, char **argv) {
   }
   cl::HideUnrelatedOptions({&gIOCat, &gPassCat, &gPassOptCat, &gDebugCat});
   checkUnknownOptions(argc, argv);
-  cl::ParseCommandLineOptions(argc, argv,
+  recordChoices(gEmit);
+  recordChoices(gInputFormat);
+  recordChoices(gVerifyLevel);
+  std::map<std::string, bool> passOptFlags;
+  for (const PassInfo *info : PassRegistry::instance().entries())
+    for (const PassOptionInfo &o : info->options)
+      if (!o.flag.empty()) passOptFlags[o.flag] = o.valueDescription == "true or false";
+  NormalizedArgs normalized = normalizeArgs(argc, argv, passOptFlags);
+  gInputGiven = normalized.inputGiven;
+  std::vector<const char *> args;
+  for (const std::string &a : normalized.args) args.push_back(a.c_str());
+  cl::ParseCommandLineOptions((int)args.size(), args.data(),
                               "onnx-opt: optimise ONNX models with onnxir\n\n"
-                              "  onnx-opt [passes] INPUT -o OUTPUT\n\n"
+                              "  onnx-opt [passes] INPUT -o OUTPUT\n"
+                              "  onnx-opt [passes] INPUT OUTPUT\n\n"
                               "  Passes run in command-line order (onnx-opt -dce -topo ...),\n"
                               "  or as a textual pipeline with per-instance options\n"
                               "  (--pass-pipeline='dce,fold-constants{size-limit=1MiB},topo').\n"
@@ -451,7 +636,14 @@ int onnxOptMain(int argc, char **argv) {
     LoadFileOptions lo;
     lo.format = gInputFormat;
     lo.allowExternalLinks = gAllowExternalLinks;
+    // Standard input is read when no file is named, but a missing file name
+    // is the likelier reason when there is nothing to read.
+    const char *noInput = "no input model given: onnx-opt [passes] INPUT -o OUTPUT ('-' reads "
+                          "standard input)";
+    if (!gInputGiven && ::isatty(0)) fail(noInput);
     auto m = loadModelFile(gInput, lo);
+    if (!m.ok() && !gInputGiven && llvm::StringRef(std::string(m.status().message())).endswith("is empty"))
+      fail(std::string(noInput) + "; standard input is empty");
     if (!m.ok()) fail(std::string(m.status().message()));
     model = std::move(*m);
   }
