@@ -13,9 +13,9 @@ onnx.ModelProto (when the `onnx` package is installed).
 import os as _os
 
 from ._onnxir import (  # noqa: F401
-    Error, Model, Graph, Node, Value, Tensor, NodeList, UseList,
+    Error, VerificationWarning, Model, Graph, Node, Value, Tensor, NodeList, UseList,
     loads, save, dumps, verify, diagnostics, schema_warnings, run_passes,
-    infer_shapes, list_passes,
+    infer_shapes, list_passes, list_options,
 )
 from . import _onnxir
 from . import _views
@@ -23,24 +23,29 @@ from . import _views
 _views._install()
 
 __all__ = [
-    "Error", "Model", "Graph", "Node", "Value", "Tensor", "NodeList", "UseList",
-    "load", "loads", "save", "dumps", "verify", "diagnostics", "schema_warnings",
-    "run_passes", "infer_shapes", "list_passes", "from_onnx", "to_onnx",
+    "Error", "VerificationWarning", "Model", "Graph", "Node", "Value", "Tensor", "NodeList",
+    "UseList", "load", "loads", "save", "dumps", "verify", "diagnostics", "schema_warnings",
+    "run_passes", "infer_shapes", "list_passes", "list_options", "from_onnx", "to_onnx",
 ]
 
 
-def load(source, format="auto", allow_external_links=False, base_dir=None):
+def load(source, format="auto", allow_external_links=False, base_dir=None, verify="default"):
     """Loads a model from a file (a path: str, or an os.PathLike returning
     str or bytes), from the model itself as bytes (bytes, bytearray or
     memoryview; external data is then read relative to `base_dir`, a path or
     None), or from an onnx.ModelProto (through its serialized bytes). Bytes
     are the model, never its file name: pass a name held as bytes as
-    os.fsdecode(name) or a pathlib.Path (save takes bytes paths as they are)."""
+    os.fsdecode(name) or a pathlib.Path (save takes bytes paths as they are).
+
+    The model is checked as onnx-opt checks it on load: `verify` 'default'
+    (structure and severe schema problems raise onnxir.Error, type
+    constraints are onnxir.VerificationWarning), 'structure', 'schema', or
+    'none' (nothing: a model to repair)."""
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source)
         try:
             return _onnxir.loads(data, format=format, base_dir=base_dir,
-                                 allow_external_links=allow_external_links)
+                                 allow_external_links=allow_external_links, verify=verify)
         except Error as e:
             if _names_a_file(data):
                 raise Error("%s\n  (bytes are read as the model itself; to load the file "
@@ -48,10 +53,10 @@ def load(source, format="auto", allow_external_links=False, base_dir=None):
                             % (e, _os.fsdecode(data))) from None
             raise
     if hasattr(source, "SerializeToString"):
-        return from_onnx(source, base_dir=base_dir)
+        return from_onnx(source, base_dir=base_dir, verify=verify)
     if isinstance(source, (str, _os.PathLike)):
         return _onnxir.load(source, format=format,
-                            allow_external_links=allow_external_links)
+                            allow_external_links=allow_external_links, verify=verify)
     raise TypeError("onnxir.load: expected a path, bytes or an onnx.ModelProto, not "
                     + type(source).__name__)
 
@@ -67,11 +72,12 @@ def _names_a_file(data):
         return False
 
 
-def from_onnx(proto, base_dir=None):
+def from_onnx(proto, base_dir=None, verify="default"):
     """An onnxir.Model from an onnx.ModelProto (serialized, then lifted);
-    external data is read relative to `base_dir` (a path, or None)."""
+    external data is read relative to `base_dir` (a path, or None); checked
+    as load checks (`verify`)."""
     return _onnxir.loads(proto.SerializeToString(), format="binary", base_dir=base_dir,
-                         name="<ModelProto>")
+                         name="<ModelProto>", verify=verify)
 
 
 def to_onnx(model):

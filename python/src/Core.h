@@ -169,6 +169,8 @@ void setConstValue(const PyValue &pv, py::handle data);
 void bindObjects(py::module_ &m);
 void bindTensor(py::module_ &m);
 void bindTools(py::module_ &m);
+/// Gives the properties without an inline docstring theirs (Objects.cpp).
+void documentProperties(py::module_ &m);
 
 } // namespace onnxir::python
 

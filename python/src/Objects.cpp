@@ -548,8 +548,15 @@ PyModel copyModel(const PyModel &pm) {
 } // namespace
 
 void bindObjects(py::module_ &m) {
+  // Every class is registered before any method names it, so that the
+  // signatures say Value, not onnxir::python::PyValue.
+  py::class_<PyModel> model(m, "Model", "An ONNX model lifted into the onnxir IR.");
+  py::class_<PyGraph> graph(m, "Graph", "A graph: inputs, initializers, nodes in order, outputs.");
+  py::class_<PyNode> node(m, "Node", "An operator application: operands, results, attributes.");
+  py::class_<PyValue> value(m, "Value", "A graph input, initializer or node result, with its uses.");
+
   //===--- Model -------------------------------------------------------------===//
-  py::class_<PyModel>(m, "Model", "An ONNX model lifted into the onnxir IR.")
+  model
       .def(py::init([]() { return PyModel{std::make_shared<ModelHolder>(std::make_unique<Model>())}; }),
            "An empty model (one empty main graph, no opset imports).")
       .def_property_readonly("graph", [](const PyModel &pm) { return PyGraph(pm.h, &pm.m().graph()); })
@@ -576,7 +583,7 @@ void bindObjects(py::module_ &m) {
       }, "{domain: version} ('' is the default ONNX domain); assign a dict to replace.")
       .def("opset_version", [](const PyModel &pm, const std::string &d) {
         return pm.m().opsetVersion(d);
-      }, py::arg("domain") = "")
+      }, py::arg("domain") = "", "The imported version of `domain` ('' is ONNX's), -1 if none.")
 #define OPT_FIELD(NAME, FIELD, T)                                                            \
   .def_property(NAME, [](const PyModel &pm) -> std::optional<T> { return pm.m().FIELD; },      \
                 [](const PyModel &pm, std::optional<T> v) { pm.m().FIELD = v; })
@@ -618,7 +625,7 @@ void bindObjects(py::module_ &m) {
       .def("__iter__", &UseRange::iter)
       .def("__len__", &UseRange::size);
 
-  py::class_<PyGraph>(m, "Graph", "A graph: inputs, initializers, nodes in order, outputs.")
+  graph
       .def_property("name", [](const PyGraph &pg) { return pg.g()->name; },
                     [](const PyGraph &pg, const std::string &s) { pg.g()->name = s; })
       .def_property("doc_string", [](const PyGraph &pg) { return pg.g()->docString; },
@@ -715,7 +722,7 @@ void bindObjects(py::module_ &m) {
          "Makes `value` output #index, with its type (as add_output).")
       .def("remove_output", [](const PyGraph &pg, py::handle which) {
         pg.g()->removeOutput(outputIndex(pg, which));
-      }, "Removes an output (a Value or its index); the value stays.")
+      }, py::arg("output"), "Removes an output (a Value or its index); the value stays.")
       .def("add_initializer", [](const PyGraph &pg, const std::string &name, py::handle data) {
         Graph *g = pg.g();
         Tensor t = tensorFromPython(data, name);
@@ -741,13 +748,14 @@ void bindObjects(py::module_ &m) {
         if (!v->useEmpty())
           fail("remove_initializer: \"" + str(v->name()) + "\" is still used (replace its uses first)");
         g->removeInitializersIf([&](Value *x) { return x == v; });
-      }, "Removes an initializer (a Value or name). A graph input keeps the input and loses its default.")
+      }, py::arg("initializer"),
+         "Removes an initializer (a Value or name). A graph input keeps the input and loses its default.")
       .def("lookup", [](const PyGraph &pg, const std::string &name) {
         return valueOrNone(pg.holderPtr(), pg.g()->lookup(name));
-      }, "The value of that name visible here (this graph or an enclosing one), or None.")
+      }, py::arg("name"), "The value of that name visible here (this graph or an enclosing one), or None.")
       .def("fresh_name", [](const PyGraph &pg, const std::string &base) {
         return pg.g()->freshName(base).str();
-      })
+      }, py::arg("base"), "A name based on `base` that no value visible here has.")
       .def("__eq__", [](const PyGraph &a, const PyGraph &b) { return a == b; })
       .def("__hash__", &PyGraph::hash)
       .def("__repr__", [](const PyGraph &pg) {
@@ -756,7 +764,7 @@ void bindObjects(py::module_ &m) {
       });
 
   //===--- Node ----------------------------------------------------------------===//
-  py::class_<PyNode>(m, "Node", "An operator application: operands, results, attributes.")
+  node
       .def_property("op_type", [](const PyNode &pn) { return str(pn.n()->opType()); },
                     [](const PyNode &pn, const std::string &s) { pn.n()->setOpType(s); })
       .def_property("domain", [](const PyNode &pn) { return str(pn.n()->domain()); },
@@ -788,16 +796,16 @@ void bindObjects(py::module_ &m) {
         std::vector<Value *> ops;
         for (py::handle v : vs) ops.push_back(operandFor(pn.holderPtr(), n->getGraph(), v, "set_inputs"));
         n->setOperands(ops);
-      })
+      }, py::arg("values"), "Replaces every operand (Values; None for an empty slot).")
       .def("add_input", [](const PyNode &pn, py::handle v) {
         Node *n = pn.n();
         n->addOperand(operandFor(pn.holderPtr(), n->getGraph(), v, "add_input"));
-      })
+      }, py::arg("value"), "Appends an operand (a Value, or None for an empty slot).")
       .def("remove_input", [](const PyNode &pn, unsigned i) {
         Node *n = pn.n();
         if (i >= n->numOperands()) fail(nodePath(n) + ": remove_input: index out of range");
         n->removeOperand(i);
-      })
+      }, py::arg("index"), "Removes operand #index (the later ones move down).")
       .def("_attribute_names", [](const PyNode &pn) {
         Node *n = pn.n();
         py::list out;
@@ -822,30 +830,33 @@ void bindObjects(py::module_ &m) {
       .def("get_attribute", [](const PyNode &pn, const std::string &name, py::object dflt) {
         Attribute *a = pn.n()->getAttr(name);
         return a ? attributeToPython(pn.holderPtr(), *a) : dflt;
-      }, py::arg("name"), py::arg("default") = py::none())
+      }, py::arg("name"), py::arg("default") = py::none(),
+         "The attribute's value (float, int, str, lists, Tensor, Graph), or `default`.")
       .def("set_attribute", [](const PyNode &pn, const std::string &name, py::handle v) {
         Node *n = pn.n();
         n->setAttr(attributeFromPython(name, v));
-      })
+      }, py::arg("name"), py::arg("value"),
+         "Sets an attribute (replacing one of that name): float, int, str, a list of one of "
+         "those, a NumPy array or Tensor, a Graph.")
       .def("remove_attribute", [](const PyNode &pn, const std::string &name) {
         return pn.n()->removeAttr(name);
-      })
+      }, py::arg("name"), "Removes an attribute; False if the node has none of that name.")
       .def_property_readonly("subgraphs", [](const PyNode &pn) {
         py::list out;
         for (Graph *g : pn.n()->subgraphs()) out.append(py::cast(PyGraph(pn.holderPtr(), g)));
         return py::tuple(out);
-      })
+      }, "The graphs its attributes hold (a tuple).")
       .def("erase", [](const PyNode &pn) {
         check(pn.n()->erase());
       }, "Erases the node (its results must be unused). The handle is dead afterwards.")
       .def("move_before", [](const PyNode &pn, py::handle other) {
         Node *n = pn.n();
         check(n->moveBefore(nodeArg(pn.holderPtr(), other, "move_before")));
-      })
+      }, py::arg("node"), "Moves the node before `node` (in its graph; operands must stay defined first).")
       .def("move_after", [](const PyNode &pn, py::handle other) {
         Node *n = pn.n();
         check(n->moveAfter(nodeArg(pn.holderPtr(), other, "move_after")));
-      })
+      }, py::arg("node"), "Moves the node after `node` (as move_before).")
       .def("__eq__", [](const PyNode &a, const PyNode &b) { return a == b; })
       .def("__hash__", &PyNode::hash)
       .def("__repr__", [](const PyNode &pn) {
@@ -854,11 +865,12 @@ void bindObjects(py::module_ &m) {
       });
 
   //===--- Value ---------------------------------------------------------------===//
-  py::class_<PyValue>(m, "Value", "A graph input, initializer or node result, with its uses.")
+  value
       .def_property("name", [](const PyValue &pv) { return str(pv.v()->name()); },
                     [](const PyValue &pv, const std::string &s) { check(pv.v()->setName(s)); },
                     "Assigning renames the value everywhere (fails on a clash in its scopes).")
-      .def("rename", [](const PyValue &pv, const std::string &s) { check(pv.v()->setName(s)); })
+      .def("rename", [](const PyValue &pv, const std::string &s) { check(pv.v()->setName(s)); },
+           py::arg("name"), "Renames the value everywhere (fails on a clash in its scopes).")
       .def_property_readonly("kind", [](const PyValue &pv) { return kindName(pv.v()->kind()); })
       .def_property_readonly("graph", [](const PyValue &pv) { return PyGraph(pv.holderPtr(), pv.v()->getGraph()); })
       .def_property("elem_type", [](const PyValue &pv) { return elemName(elemOf(pv.v())); },
@@ -905,16 +917,63 @@ void bindObjects(py::module_ &m) {
                  (u.getOwner()->isReturn() ? ug->path() + " (graph output)" : nodePath(u.getOwner())));
         }
         v->replaceAllUsesWith(w);
-      }, "Points every use (graph outputs included) at `other`.")
+      }, py::arg("other"), "Points every use (graph outputs included) at `other`.")
       .def("set_type", [](const PyValue &pv, py::object elem, py::object shape) {
         setType(pv.v(), elem, shape);
-      }, py::arg("elem_type"), py::arg("shape") = py::none())
+      }, py::arg("elem_type"), py::arg("shape") = py::none(),
+         "Sets the type: `elem_type` and `shape` as Graph.add_input takes them ('float', "
+         "[1, 'N', 3]; or 'float[1,N,3]'); elem_type None keeps the element type.")
       .def("__eq__", [](const PyValue &a, const PyValue &b) { return a == b; })
       .def("__hash__", &PyValue::hash)
       .def("__repr__", [](const PyValue &pv) {
         if (!pv.e->alive) return std::string("<onnxir.Value (erased)>");
         return "<onnxir.Value \"" + str(pv.v()->name()) + "\">";
       });
+}
+
+/// Docstrings of the properties that have none inline (property docs are
+/// writable; a table keeps the definitions above short).
+void documentProperties(py::module_ &m) {
+  static const char *const docs[][3] = {
+      {"Model", "graph", "The main graph."},
+      {"Model", "ir_version", "ModelProto.ir_version (None if absent)."},
+      {"Model", "producer_name", "ModelProto.producer_name (None if absent)."},
+      {"Model", "producer_version", "ModelProto.producer_version (None if absent)."},
+      {"Model", "domain", "ModelProto.domain (None if absent)."},
+      {"Model", "model_version", "ModelProto.model_version (None if absent)."},
+      {"Model", "doc_string", "ModelProto.doc_string (None if absent)."},
+      {"Graph", "name", "The graph's name."},
+      {"Graph", "doc_string", "The graph's doc string."},
+      {"Graph", "nodes", "The nodes in order: a live NodeList (iterate, len, index)."},
+      {"Graph", "num_nodes", "How many nodes the graph holds (O(1))."},
+      {"Graph", "parent_graph", "The graph enclosing this subgraph, or None."},
+      {"Graph", "model", "The model this graph belongs to."},
+      {"Graph", "path", "Where the graph is, as messages name it ('graph \"main\" > ...')."},
+      {"Node", "op_type", "The operator type ('Add'); assign to change it."},
+      {"Node", "domain", "The operator domain ('' is ONNX's); assign to change it."},
+      {"Node", "name", "The node's name ('' if none)."},
+      {"Node", "graph", "The graph holding the node."},
+      {"Node", "path", "Where the node is, as messages name it."},
+      {"Node", "is_erased", "True once the node was erased (the handle is dead)."},
+      {"Value", "kind", "'input', 'initializer', 'sparse_initializer' or 'result'."},
+      {"Value", "graph", "The graph defining the value."},
+      {"Value", "type", "The type as text ('float[1,N,3]'), or None when unknown."},
+      {"Value", "producer", "The node whose result this is, or None."},
+      {"Value", "uses", "The uses as (node, operand index) pairs: a live UseList."},
+      {"Value", "is_graph_input", "True for an input of its graph."},
+      {"Value", "is_graph_output", "True when an output of its graph."},
+      {"Value", "is_erased", "True once the value was erased (the handle is dead)."},
+      {"Tensor", "name", "The tensor's name ('' if none)."},
+      {"Tensor", "elem_type", "The ONNX element type name ('float', 'int64', ...)."},
+      {"Tensor", "shape", "The dims, a tuple of ints."},
+      {"Tensor", "is_external", "True when the data lives in an external file."},
+      {"Tensor", "nbytes", "The size of the data in bytes (None when not known)."},
+  };
+  for (auto &d : docs) {
+    py::object prop = m.attr(d[0]).attr("__dict__")[d[1]];
+    py::object doc = prop.attr("__doc__");
+    if (doc.is_none() || py::str(doc).cast<std::string>().empty()) prop.attr("__doc__") = d[2];
+  }
 }
 
 } // namespace onnxir::python

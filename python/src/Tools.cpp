@@ -7,11 +7,13 @@
 //===----------------------------------------------------------------------===//
 #include "Core.h"
 
+#include "onnxir/Ops/OpSchema.h"
 #include "onnxir/Ops/SchemaVerifier.h"
 #include "onnxir/IR/Verifier.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/PassManager.h"
 #include "onnxir/Passes/PassPipeline.h"
+#include "onnxir/Passes/PipelineOptions.h"
 #include "onnxir/Passes/Passes.h"
 #include "onnxir/Passes/ShapeInference.h"
 #include "onnxir/Serialize/ModelFile.h"
@@ -23,11 +25,66 @@
 #include <pybind11/stl.h>
 
 #include <map>
+#include <regex>
 #include <set>
 
 namespace onnxir::python {
 PyObject *gErrorType = nullptr;
+PyObject *gWarningType = nullptr;
 namespace {
+
+// Note [Python spelling]
+// The library's messages name the command line's flags (`--input-shape`,
+// `--target-opset=N`, `see --list-passes`): onnx-opt is their first user.
+// A Python user passes keyword arguments and an options dict instead, so
+// every message the module raises goes through pythonMessage, which names
+// what Python spells: the keyword of the function at hand (`input_shapes`
+// in infer_shapes), else a global pass option as options['target-opset'],
+// and onnxir.list_passes(). The pipeline policy takes the Python spelling
+// directly (PipelineSpelling, pipelineOptions below).
+
+/// `msg` with the command line's spellings replaced by Python's; `keywords`
+/// maps a flag to the keyword argument that gives it here.
+std::string pythonMessage(const std::string &msg,
+                          const std::map<std::string, std::string> &keywords = {}) {
+  static const std::regex flag("--([a-z][a-z0-9-]*)(=([A-Za-z0-9_.]+))?");
+  std::string out;
+  auto begin = std::sregex_iterator(msg.begin(), msg.end(), flag);
+  size_t last = 0;
+  for (auto it = begin; it != std::sregex_iterator(); ++it) {
+    const std::smatch &m = *it;
+    out += msg.substr(last, m.position() - last);
+    last = m.position() + m.length();
+    std::string name = m[1], value = m[3];
+    if (auto k = keywords.find(name); k != keywords.end()) {
+      out += k->second;
+    } else if (name == "list-passes") {
+      out += "onnxir.list_passes()";
+    } else if (name == "verify-each") {
+      out += "verify_each=True";
+    } else if (name == "verify" && !value.empty()) {
+      out += "verify='" + value + "'";
+    } else if (!passesTakingOption(name).empty()) {
+      out += value.empty() ? "options['" + name + "']"
+                           : "options={'" + name + "': " + value + "}";
+    } else {
+      out += m.str();
+    }
+  }
+  return out + msg.substr(last);
+}
+
+[[noreturn]] void failPy(const std::string &msg,
+                         const std::map<std::string, std::string> &keywords = {}) {
+  fail(pythonMessage(msg, keywords));
+}
+
+/// Issues each message as an onnxir.VerificationWarning (with the GIL held).
+void warnAll(const std::vector<std::string> &msgs) {
+  for (const std::string &m : msgs)
+    if (PyErr_WarnEx(gWarningType, pythonMessage(m).c_str(), 2) != 0)
+      throw py::error_already_set(); // warnings turned into errors
+}
 
 ModelFormat formatArg(const std::string &f) {
   if (f == "auto") return ModelFormat::Auto;
@@ -38,6 +95,103 @@ ModelFormat formatArg(const std::string &f) {
 
 PyModel wrap(std::unique_ptr<Model> m) {
   return PyModel{std::make_shared<ModelHolder>(std::move(m))};
+}
+
+//===--- Verification on load and save ---------------------------------------===//
+
+// Note [Python checks what onnx-opt checks]
+// onnxir.load(s) and onnxir.save check a model as onnx-opt does on load
+// (Note [Pipeline policy] 3 in PipelineOptions.h) at `verify`:
+//   "default"    structure errors (scopes, use lists, cycles, ...) and the
+//                severe schema problems (unknown ops at the opset, arity,
+//                attributes) are onnxir.Error; type constraints and the
+//                load warnings are onnxir.VerificationWarning;
+//   "structure"  the structure only (schema problems: warnings);
+//   "schema"     every schema problem is an error;
+//   "none"       nothing (a model to repair from Python).
+// Two differences, as a Python model is built or repaired in steps: on load,
+// an order violation (topo repairs it) and shadowing (rename) are warnings;
+// and above "structure" a node of a custom domain the model does not import
+// is an error (python onnx's checker refuses it; onnx-opt warns), which
+// verify(schema=True) reports as well (unimportedDomains).
+
+enum class Level { None, Structure, Default, Schema };
+
+Level levelArg(const std::string &v) {
+  if (v == "default") return Level::Default;
+  if (v == "structure" || v == "structural") return Level::Structure;
+  if (v == "schema") return Level::Schema;
+  if (v == "none") return Level::None;
+  throw py::value_error("verify must be 'default', 'structure', 'schema' or 'none', not '" + v + "'");
+}
+
+/// A Schema diagnostic for every node (main graph, nested graphs, function
+/// bodies) of a domain that neither the model nor its function imports and
+/// that is no model-local function's.
+std::vector<Diagnostic> unimportedDomains(Model &m) {
+  std::vector<Diagnostic> out;
+  m.walkGraphs([&](Graph *g) {
+    for (Node &n : g->nodes()) {
+      if (n.domain().empty() || n.domain() == "ai.onnx" || m.findFunction(n)) continue;
+      if (importedOpsetVersion(n, m) >= 0) continue;
+      out.push_back({Diagnostic::Kind::Schema,
+                     nodePath(&n) + ": domain \"" + n.domain().str() +
+                         "\" is not imported (add it to Model.opset_imports)",
+                     true, false});
+    }
+  });
+  return out;
+}
+
+/// Checks `m` at `level` (Note [Python checks what onnx-opt checks]);
+/// `onLoad` tolerates what passes repair. Raises onnxir.Error naming `what`;
+/// issues the warnings. The GIL is held; released while checking.
+void checkModel(const PyModel &pm, Level level, bool onLoad, const std::string &what) {
+  if (level == Level::None) return;
+  Model &m = pm.m();
+  std::string errors;
+  std::vector<std::string> warnings;
+  bool schemaErrors = false;
+  {
+    ModelHolder::Busy busy(*pm.h);
+    py::gil_scoped_release nogil;
+    for (const Diagnostic &d : verifyAll(m)) {
+      if (onLoad && (d.kind == Diagnostic::Kind::OrderViolation ||
+                     d.kind == Diagnostic::Kind::Shadowing)) {
+        warnings.push_back(what + ": " + d.message +
+                           (d.kind == Diagnostic::Kind::Shadowing
+                                ? " (onnxir.run_passes(m, 'rename') repairs it)"
+                                : " (onnxir.run_passes(m, 'topo') repairs it)"));
+        continue;
+      }
+      errors += "\n  " + d.message + " [" + diagnosticKindName(d.kind) + "]";
+    }
+    if (errors.empty()) {
+      SchemaCheckLevel l = level == Level::Structure ? SchemaCheckLevel::Structure
+                           : level == Level::Schema  ? SchemaCheckLevel::Schema
+                                                     : SchemaCheckLevel::Default;
+      SchemaCheckResult r = checkSchemasOnLoad(m, l, /*strict=*/false);
+      if (level != Level::Structure)
+        for (Diagnostic &d : unimportedDomains(m)) r.errors.push_back(std::move(d));
+      for (const Diagnostic &d : r.warnings) {
+        // (the unimported-domain load warning is an error above)
+        if (level != Level::Structure &&
+            d.message.find(" is not imported (first use:") != std::string::npos)
+          continue;
+        warnings.push_back(what + ": " + d.message);
+      }
+      if (r.moreWarnings)
+        warnings.push_back(what + ": " + std::to_string(r.moreWarnings) +
+                           " more schema problems of these kinds (verify='schema' lists them)");
+      for (const Diagnostic &d : r.errors)
+        errors += "\n  " + d.message + " [" + diagnosticKindName(d.kind) + "]";
+      schemaErrors = !r.errors.empty();
+    }
+  }
+  warnAll(warnings);
+  if (!errors.empty())
+    failPy(what + ": the model is invalid:" + errors +
+           (schemaErrors ? "\n(verify='structure' skips the operator schema checks)" : ""));
 }
 
 // Note [Path arguments]
@@ -71,7 +225,9 @@ std::string optionalPathArg(py::handle p, const std::string &what) {
   return p.is_none() ? std::string() : pathArg(p, what);
 }
 
-PyModel load(py::handle path, const std::string &format, bool allowExternalLinks) {
+PyModel load(py::handle path, const std::string &format, bool allowExternalLinks,
+             const std::string &verify) {
+  Level level = levelArg(verify);
   LoadFileOptions lo;
   lo.format = formatArg(format);
   lo.allowExternalLinks = allowExternalLinks;
@@ -82,11 +238,14 @@ PyModel load(py::handle path, const std::string &format, bool allowExternalLinks
     py::gil_scoped_release nogil;
     m = loadModelFile(p, lo);
   }
-  return wrap(check(std::move(m)));
+  PyModel pm = wrap(check(std::move(m)));
+  checkModel(pm, level, /*onLoad=*/true, p);
+  return pm;
 }
 
 PyModel loads(py::bytes data, const std::string &format, py::handle baseDirArg,
-              const std::string &name, bool allowExternalLinks) {
+              const std::string &name, bool allowExternalLinks, const std::string &verify) {
+  Level level = levelArg(verify);
   std::string baseDir = optionalPathArg(baseDirArg, "loads: base_dir");
   // The bytes object is immutable and kept alive by the caller's frame.
   char *buf;
@@ -104,7 +263,9 @@ PyModel loads(py::bytes data, const std::string &format, py::handle baseDirArg,
     py::gil_scoped_release nogil;
     m = f == ModelFormat::Text ? parseModelText(bytes, lo) : liftModel(bytes, lo);
   }
-  return wrap(check(std::move(m)));
+  PyModel pm = wrap(check(std::move(m)));
+  checkModel(pm, level, /*onLoad=*/true, lo.sourceName);
+  return pm;
 }
 
 std::optional<PrintOptions> textOptions(std::optional<bool> lossless, std::optional<int64_t> elide,
@@ -120,7 +281,8 @@ std::optional<PrintOptions> textOptions(std::optional<bool> lossless, std::optio
 void save(const PyModel &pm, py::handle path, const std::string &format,
           py::handle externalData, uint64_t externalThreshold,
           std::optional<bool> lossless, std::optional<int64_t> elide, bool standardOnly,
-          bool force, py::handle inputs) {
+          bool force, py::handle inputs, const std::string &verify) {
+  Level level = levelArg(verify);
   SaveFileOptions so;
   so.format = formatArg(format);
   so.externalDataFile = optionalPathArg(externalData, "save: external_data");
@@ -138,6 +300,7 @@ void save(const PyModel &pm, py::handle path, const std::string &format,
   }
   std::string p = pathArg(path, "save: path");
   if (p.empty()) fail("the output file name is empty");
+  checkModel(pm, level, /*onLoad=*/false, p);
   Model &m = pm.m();
   absl::Status s;
   {
@@ -188,6 +351,9 @@ std::vector<Diagnostic> diagnosticsOf(const PyModel &pm, bool schema, bool check
   if (schema) {
     std::vector<Diagnostic> s = verifySchemaAll(m, vo);
     d.insert(d.end(), s.begin(), s.end());
+    // (Note [Python checks what onnx-opt checks])
+    for (Diagnostic &u : unimportedDomains(m))
+      if (d.size() < maxDiagnostics) d.push_back(std::move(u));
   }
   return d;
 }
@@ -199,38 +365,112 @@ void verify(const PyModel &pm, bool schema, bool checkOrder, unsigned maxDiagnos
     fail((name.empty() ? std::string("the model") : name + ": the model") + " is invalid:" + errors);
 }
 
+/// An options value as the pass option text: bool true/false, int, float,
+/// str as given; lists of those comma-separated.
+std::string optionText(const std::string &key, py::handle v) {
+  if (py::isinstance<py::bool_>(v)) return v.cast<bool>() ? "true" : "false";
+  if (py::isinstance<py::int_>(v) || py::isinstance<py::str>(v)) return py::str(v);
+  if (py::isinstance<py::float_>(v)) return py::str(py::repr(v));
+  if (py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) {
+    std::string out;
+    for (py::handle x : v) out += (out.empty() ? "" : ",") + optionText(key, x);
+    return out;
+  }
+  throw py::type_error("options['" + key + "'] must be a bool, int, float or str, not " +
+                       std::string(py::str(v.get_type().attr("__name__"))));
+}
+
+/// The pipeline policy with Python's spelling (Note [Python spelling]).
+PipelineOptions pipelineOptions(py::handle options, const std::string &verify, bool strict,
+                                const std::string &name) {
+  PipelineOptions o;
+  if (!options.is_none()) {
+    if (!py::isinstance<py::dict>(options))
+      throw py::type_error("options must be a dict {option: value}, not " +
+                           std::string(py::str(options.get_type().attr("__name__"))));
+    for (auto item : options.cast<py::dict>()) {
+      if (!py::isinstance<py::str>(item.first))
+        throw py::type_error("options: keys are option names (str), not " +
+                             std::string(py::str(item.first.get_type().attr("__name__"))));
+      std::string key = py::str(item.first);
+      if (passesTakingOption(key).empty()) {
+        std::string near = suggestPassOption(key);
+        fail("unknown option '" + key + "'" +
+             (near.empty() ? std::string() : " (did you mean " + near + "?)") +
+             "; onnxir.list_passes() lists the passes and their options");
+      }
+      o.passOptions[key] = optionText(key, item.second);
+    }
+  }
+  Level level = levelArg(verify);
+  o.checkInput = level != Level::None;
+  o.verify = level == Level::Schema      ? VerifyPolicy::Schema
+             : level == Level::Structure ? VerifyPolicy::Structure
+                                         : VerifyPolicy::Default;
+  o.strict = strict;
+  o.name = name;
+  o.spelling.option = [](llvm::StringRef f) { return "option '" + f.str() + "'"; };
+  o.spelling.listPasses = "onnxir.list_passes()";
+  o.spelling.verifyStructure = "verify='structure'";
+  o.spelling.verifySchema = "verify='schema'";
+  o.spelling.repairShadowing =
+      "onnxir.run_passes(m, 'rename', options={'rename-mode': 'sanitize'})";
+  return o;
+}
+
 bool runPasses(const PyModel &pm, const std::string &pipeline, bool verifyEach, bool schema,
-               std::map<std::string, std::string> flags, const std::string &name) {
-  auto passes = parsePassPipeline(pipeline);
-  if (!passes.ok()) fail("pipeline: " + std::string(passes.status().message()));
-  std::set<std::string> used;
-  for (auto &p : *passes) check(p->applyFlags(flags, &used));
-  for (auto &[flag, v] : flags)
-    if (!used.count(flag)) fail("option '" + flag + "' is given but no pass that takes it runs");
-  PassManagerOptions pmo;
-  pmo.verifyEach = verifyEach;
-  pmo.verify.schema = schema;
+               py::handle options, const std::string &name, const std::string &verify,
+               bool strict) {
+  PipelineOptions o = pipelineOptions(options, schema ? std::string("schema") : verify, strict, name);
+  // An empty pipeline runs no pass (a target opset alone still converts).
+  auto passes = llvm::StringRef(pipeline).trim().empty()
+                    ? buildPipeline(std::vector<std::unique_ptr<Pass>>(), o)
+                    : buildPipeline(pipeline, o);
+  if (!passes.ok()) {
+    std::string msg(passes.status().message());
+    // An unknown pass: the nearest name (Note [Python spelling]).
+    static const std::regex unknownPass("unknown pass '([^']*)'");
+    std::smatch mt;
+    if (std::regex_search(msg, mt, unknownPass)) {
+      std::string near = suggestPass(mt[1].str());
+      if (!near.empty() && msg.find("did you mean") == std::string::npos)
+        msg.insert(mt.position() + mt.length(), " (did you mean " + near + "?)");
+    }
+    failPy("pipeline: " + msg);
+  }
+  std::vector<std::string> warnings;
   std::string log;
   llvm::raw_string_ostream os(log);
-  pmo.log = &os;
-  PassManager pmgr(pmo);
-  for (auto &p : *passes) pmgr.addPass(std::move(p));
+  o.manager.verifyEach = verifyEach;
+  o.manager.log = &os;
+  o.warningHandler = [&](const std::string &msg) { warnings.push_back(msg); };
+  o.manager.diagnosticHandler = [&](const Pass &p, const PassDiagnostic &d) {
+    if (d.severity == PassDiagnostic::Severity::Warning)
+      warnings.push_back((name.empty() ? "" : name + ": ") + p.argument().str() + ": " + d.message);
+  };
   Model &m = pm.m();
-  absl::StatusOr<bool> r;
+  absl::StatusOr<PipelineRun> r;
   absl::Status reads;
   {
     ModelHolder::Busy busy(*pm.h);
     py::gil_scoped_release nogil;
-    r = pmgr.run(m);
+    r = runPipeline(m, std::move(*passes), o);
     reads = checkMappedFileReads();
   }
-  if (!r.ok()) fail((name.empty() ? "" : name + ": ") + std::string(r.status().message()));
+  warnAll(warnings);
+  if (!r.ok()) failPy(std::string(r.status().message()));
   check(reads);
-  return *r;
+  return r->changed;
 }
 
 py::tuple inferShapes(const PyModel &pm, py::object inputShapes, py::object bindDims,
                       bool outputsOnly, bool strict) {
+  static const std::map<std::string, std::string> kw = {{"input-shape", "input_shapes"},
+                                                        {"bind-dim", "bind_dims"}};
+  auto checked = [](auto r) {
+    if (!r.ok()) failPy(std::string(r.status().message()), kw);
+    return std::move(*r);
+  };
   ShapeInferenceOptions o;
   o.outputsOnly = outputsOnly;
   o.strict = strict;
@@ -247,18 +487,30 @@ py::tuple inferShapes(const PyModel &pm, py::object inputShapes, py::object bind
   };
   if (!inputShapes.is_none()) {
     if (py::isinstance<py::str>(inputShapes)) {
-      o.inputShapes = check(parseInputShapes(inputShapes.cast<std::string>()));
+      o.inputShapes = checked(parseInputShapes(inputShapes.cast<std::string>()));
     } else {
+      if (!py::isinstance<py::dict>(inputShapes))
+        throw py::type_error("input_shapes must be a dict {input: dims} or a str "
+                             "'x:1,128;y:1,128', not " +
+                             std::string(py::str(inputShapes.get_type().attr("__name__"))));
       for (auto item : inputShapes.cast<py::dict>())
         o.inputShapes.emplace_back(py::str(item.first), dimsText(item.second));
     }
   }
   if (!bindDims.is_none()) {
     if (py::isinstance<py::str>(bindDims)) {
-      o.bindDims = check(parseBindDims(bindDims.cast<std::string>()));
+      o.bindDims = checked(parseBindDims(bindDims.cast<std::string>()));
     } else {
-      for (auto item : bindDims.cast<py::dict>())
+      if (!py::isinstance<py::dict>(bindDims))
+        throw py::type_error("bind_dims must be a dict {symbol: int} or a str 'N=1', not " +
+                             std::string(py::str(bindDims.get_type().attr("__name__"))));
+      for (auto item : bindDims.cast<py::dict>()) {
+        if (!py::isinstance<py::int_>(item.second) || py::isinstance<py::bool_>(item.second))
+          throw py::type_error("bind_dims['" + std::string(py::str(item.first)) +
+                               "'] must be an int, not " +
+                               std::string(py::str(item.second.get_type().attr("__name__"))));
         o.bindDims.emplace_back(py::str(item.first), item.second.cast<int64_t>());
+      }
     }
   }
   Model &m = pm.m();
@@ -269,7 +521,8 @@ py::tuple inferShapes(const PyModel &pm, py::object inputShapes, py::object bind
     py::gil_scoped_release nogil;
     r = onnxir::inferShapes(m, o, nullptr, &warnings);
   }
-  bool changed = check(std::move(r));
+  bool changed = checked(std::move(r));
+  for (std::string &w : warnings) w = pythonMessage(w, kw);
   return py::make_tuple(changed, warnings);
 }
 
@@ -278,25 +531,28 @@ py::tuple inferShapes(const PyModel &pm, py::object inputShapes, py::object bind
 void bindTools(py::module_ &m) {
   registerAllPasses();
   m.def("load", &load, py::arg("path"), py::arg("format") = "auto",
-        py::arg("allow_external_links") = false,
+        py::arg("allow_external_links") = false, py::arg("verify") = "default",
         "Loads a model file (binary or text by extension, else by content; '-' is stdin). "
-        "`path`: str, bytes or os.PathLike.");
+        "`path`: str, bytes or os.PathLike. The model is checked as onnx-opt checks it "
+        "(`verify`: 'default', 'structure', 'schema' or 'none'; Note [Python checks what "
+        "onnx-opt checks]): problems raise onnxir.Error, warnings are "
+        "onnxir.VerificationWarning.");
   m.def("loads", &loads, py::arg("data"), py::arg("format") = "auto",
         py::arg("base_dir") = py::none(), py::arg("name") = "",
-        py::arg("allow_external_links") = false,
+        py::arg("allow_external_links") = false, py::arg("verify") = "default",
         "Loads a model from bytes (a serialized ModelProto, or text syntax). External data "
         "is read relative to `base_dir` (a path: str, bytes or os.PathLike; None for none); "
-        "`name` is used in error messages.");
+        "`name` is used in error messages. Checked as load checks (`verify`).");
   m.def("save", &save, py::arg("model"), py::arg("path"), py::arg("format") = "auto",
         py::arg("external_data") = py::none(), py::arg("external_threshold") = 1024,
         py::arg("lossless") = py::none(), py::arg("elide_tensors_larger_than") = py::none(),
         py::arg("standard_only") = false, py::arg("force") = false,
-        py::arg("inputs") = py::none(),
+        py::arg("inputs") = py::none(), py::arg("verify") = "default",
         "Writes the model in one transaction (the file and its external data, or nothing). "
         "`path`, `external_data` (the data file beside it, for tensors over "
         "`external_threshold` bytes; None for none) and each of `inputs` (model files this "
         "run read, which the output may replace but never one they refer to) are paths: "
-        "str, bytes or os.PathLike.");
+        "str, bytes or os.PathLike. The model is checked first as load checks it (`verify`).");
   m.def("dumps", &dumps, py::arg("model"), py::arg("format") = "binary",
         py::arg("lossless") = py::none(), py::arg("elide_tensors_larger_than") = py::none(),
         py::arg("standard_only") = false,
@@ -315,24 +571,38 @@ void bindTools(py::module_ &m) {
     std::vector<std::string> out;
     for (const Diagnostic &d : schemaWarnings(pm.m())) out.push_back(d.message);
     return out;
-  });
+  }, py::arg("model"),
+        "The load warnings (unknown ops, undeclared domains, newer versions), once per op kind.");
   m.def("run_passes", &runPasses, py::arg("model"), py::arg("pipeline"),
         py::arg("verify_each") = true, py::arg("verify_schema") = false,
-        py::arg("options") = std::map<std::string, std::string>(), py::arg("name") = "",
-        "Runs a textual pipeline ('infer-shapes,dce,topo', 'O2', 'fold-constants{size-limit=1MiB}'); "
-        "`options` are onnx-opt's global pass flags ({'rename-mode': 'sanitize'}). True if the "
-        "model changed.");
+        py::arg("options") = py::none(), py::arg("name") = "", py::arg("verify") = "default",
+        py::arg("strict") = false,
+        "Runs a textual pipeline ('infer-shapes,dce,topo', 'O2', "
+        "'fold-constants{size-limit=1MiB}') as onnx-opt runs it (the library's pipeline "
+        "policy, PipelineOptions.h): `options` are the global pass options, "
+        "{'target-opset': 23, 'fold-size-limit': '1MiB', 'bind-dim': 'batch=1'} (values: bool, "
+        "int, float or str), as onnx-opt's --target-opset=23 ...; a target opset alone "
+        "converts, and -O1/-O2 work on the converted model. The model is checked first "
+        "(`verify`, as load; `strict`: warnings are errors); `verify_schema` is verify='schema'. "
+        "Warnings are onnxir.VerificationWarning. True if the model changed.");
   m.def("infer_shapes", &inferShapes, py::arg("model"), py::arg("input_shapes") = py::none(),
         py::arg("bind_dims") = py::none(), py::arg("outputs_only") = false,
         py::arg("strict") = false,
         "Infers types and shapes; input_shapes {name: [dims] or 'N,3,H,W'}, bind_dims "
         "{symbol: int}. Returns (changed, warnings).");
-  m.def("list_passes", []() {
-    py::list out;
+  m.def("list_passes", []() -> std::vector<std::pair<std::string, std::string>> {
+    std::vector<std::pair<std::string, std::string>> out;
     for (const PassInfo *info : PassRegistry::instance().entries())
-      out.append(py::make_tuple(info->argument, info->description));
+      out.emplace_back(info->argument, info->description);
     return out;
-  }, "(name, description) of every registered pass.");
+  }, "(name, description) of every registered pass, for run_passes' pipeline.");
+  m.def("list_options", []() -> std::vector<std::pair<std::string, std::string>> {
+    std::map<std::string, std::string> byFlag;
+    for (const PassInfo *info : PassRegistry::instance().entries())
+      for (const PassOptionInfo &o : info->options)
+        if (!o.flag.empty() && !byFlag.count(o.flag)) byFlag[o.flag] = o.description;
+    return {byFlag.begin(), byFlag.end()};
+  }, "(name, description) of every global pass option, for run_passes' `options`.");
 }
 
 } // namespace onnxir::python
@@ -342,6 +612,14 @@ PYBIND11_MODULE(_onnxir, m) {
   using namespace onnxir::python;
   static py::exception<Error> exc(m, "Error", PyExc_Exception);
   gErrorType = exc.ptr();
+  exc.doc() = "A model, argument or operation that onnxir refuses; the message says what and where.";
+  gWarningType = PyErr_NewExceptionWithDoc(
+      "onnxir.VerificationWarning",
+      "A problem of a model that onnx-opt warns about (type constraints, unknown ops of a "
+      "newer opset, ...): issued by load, save and run_passes.",
+      PyExc_UserWarning, nullptr);
+  if (!gWarningType) throw py::error_already_set();
+  m.attr("VerificationWarning") = py::handle(gWarningType);
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -351,5 +629,6 @@ PYBIND11_MODULE(_onnxir, m) {
   });
   bindObjects(m);
   bindTensor(m);
+  documentProperties(m);
   bindTools(m);
 }

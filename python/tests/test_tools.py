@@ -140,7 +140,10 @@ g (float[2] x) => (float[2] y) {
     r = subprocess.run([onnx_opt, str(bad), "-o", str(tmp_path / "o.onnx")],
                        capture_output=True, text=True, env=child_env())
     assert r.returncode == 1
-    m = onnxir.load(bad)
+    with pytest.raises(onnxir.Error) as e:
+        onnxir.load(bad)                                      # load checks as onnx-opt does
+    assert r.stderr.strip() == "onnx-opt: error: " + str(e.value)
+    m = onnxir.load(bad, verify="none")
     with pytest.raises(onnxir.Error) as e:
         onnxir.verify(m, name=str(bad), check_order=False)   # onnx-opt lets -topo sort
     assert r.stderr.strip() == "onnx-opt: error: " + str(e.value)
