@@ -1047,6 +1047,13 @@ parseBindDims(const std::string &text) {
     if (k.trim().empty() || v.trim().getAsInteger(10, x) || x < 0)
       return absl::InvalidArgumentError("--bind-dim: expected SYMBOL=VALUE (VALUE >= 0), got \"" +
                                         e.str() + "\"");
+    // Repeated flags are joined (onnx-opt --bind-dim a=1 --bind-dim b=2):
+    // one symbol bound to two values is a contradiction, not "the last wins".
+    for (const auto &[sym, value] : out)
+      if (sym == k.trim() && value != x)
+        return absl::InvalidArgumentError("--bind-dim: symbol \"" + sym + "\" is bound twice (" +
+                                          std::to_string(value) + " and " + std::to_string(x) +
+                                          ")");
     out.emplace_back(k.trim().str(), x);
   }
   return out;
@@ -1083,6 +1090,9 @@ public:
     ShapeInferenceStatistics st;
     std::vector<std::string> warnings;
     auto r = inferShapes(m, opts_, &st, &warnings);
+    // Binding is done once (Note [Pipeline policy]): after it the symbols
+    // are gone, and the next round of -O1/-O2 would report them missing.
+    if (r.ok()) opts_.bindDims.clear();
     for (std::string &w : warnings) warn(std::move(w));
     addStat("values typed", st.valuesTyped);
     addStat("values refined", st.valuesRefined);
