@@ -23,6 +23,7 @@
 #include <fstream>
 #include <sstream>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -439,7 +440,6 @@ TEST_F(ExternalData, FailedExternalDataWriteKeepsTheTarget) {
 }
 
 TEST_F(ExternalData, UnwritableDirectoryKeepsTheTarget) {
-  if (::geteuid() == 0) GTEST_SKIP() << "root ignores directory permissions";
   proto::TensorProto *t;
   proto::ModelProto mp = addModel(4, &t);
   t->set_raw_data(floatBytes(iota(4, 1.0f)));
@@ -447,10 +447,31 @@ TEST_F(ExternalData, UnwritableDirectoryKeepsTheTarget) {
   ASSERT_TRUE(m.ok());
   std::string target = otherDir() + "/out.onnx";
   writeFile(target, "previous content");
-  fs::permissions(otherDir(), fs::perms::owner_read | fs::perms::owner_exec);
-  auto s = saveModel(**m, target);
-  fs::permissions(otherDir(), fs::perms::owner_all);
-  EXPECT_FALSE(s.ok());
+  // r-x for everyone: readable and traversable, nobody may create in it.
+  fs::permissions(otherDir(), fs::perms::owner_read | fs::perms::owner_exec |
+                                  fs::perms::group_read | fs::perms::group_exec |
+                                  fs::perms::others_read | fs::perms::others_exec);
+  if (::geteuid() == 0) {
+    // Root ignores directory permissions (CI runs as root): the save runs in
+    // a child that drops to nobody's ids (65534), for whom they hold.
+    pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(3);
+      auto r = saveModel(**m, target);
+      ::_exit(r.ok() ? 1 : 0);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    fs::permissions(otherDir(), fs::perms::owner_all);
+    ASSERT_TRUE(WIFEXITED(status));
+    ASSERT_NE(WEXITSTATUS(status), 3) << "the child could not drop root's ids";
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "the save succeeded in an unwritable directory";
+  } else {
+    auto s = saveModel(**m, target);
+    fs::permissions(otherDir(), fs::perms::owner_all);
+    EXPECT_FALSE(s.ok());
+  }
   EXPECT_EQ(readFile(target), "previous content");
   EXPECT_TRUE(tempFiles(otherDir()).empty());
 }
