@@ -15,6 +15,31 @@ namespace onnxir {
 
 namespace {
 
+/// The op of `domain` in force at opset `version` nearest to `op` (edit
+/// distance, case-insensitive, at most a third of its length), or "": the
+/// "did you mean Sigmoid?" of an unknown op.
+std::string nearestOp(llvm::StringRef domain, llvm::StringRef op, int64_t version) {
+  std::string lower = op.lower(), best;
+  unsigned bestDistance = std::max<unsigned>(1, (unsigned)op.size() / 3) + 1;
+  llvm::StringRef last;
+  for (const OpSchema &s : allSchemas()) {
+    if (s.name() == last) continue; // one look-up per op, not per version
+    last = s.name();
+    const OpSchema *at = lookupSchema(domain, s.name(), version);
+    if (!at || at->deprecated() || at->domain() != s.domain()) continue;
+    unsigned d = llvm::StringRef(lower).edit_distance(s.name().lower(), true, bestDistance);
+    if (d < bestDistance) {
+      bestDistance = d;
+      best = s.name().str();
+    }
+  }
+  return best;
+}
+
+} // namespace
+
+namespace {
+
 std::string domainPhrase(llvm::StringRef d) {
   return isDefaultDomain(d) ? std::string("the default domain") : absl::StrCat("domain \"", d.str(), "\"");
 }
@@ -94,6 +119,8 @@ private:
       std::string later;
       auto vs = schemaVersions(n.domain(), n.opType());
       if (!vs.empty()) later = absl::StrCat(" (it first exists at opset ", vs.front().sinceVersion(), ")");
+      else if (std::string near = nearestOp(n.domain(), n.opType(), v); !near.empty())
+        later = absl::StrCat(" (did you mean ", near, "?)");
       report(n, absl::StrCat("no operator \"", n.opType().str(), "\" in opset ", v, " of ",
                              domainPhrase(n.domain()), later), knownOpset, true);
       return;

@@ -11,6 +11,7 @@
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/PassPipeline.h"
 #include "onnxir/Passes/Passes.h"
+#include "onnxir/Passes/PipelineOptions.h"
 #include "onnxir/Passes/ShapeInference.h"
 
 #include "absl/strings/str_cat.h"
@@ -302,9 +303,12 @@ std::vector<const PassInfo *> PassRegistry::entries() const {
 
 absl::StatusOr<std::unique_ptr<Pass>> PassRegistry::create(llvm::StringRef argument) const {
   const PassInfo *info = lookup(argument);
-  if (!info)
-    return absl::NotFoundError(
-        absl::StrCat("unknown pass '", argument.str(), "' (see --list-passes)"));
+  if (!info) {
+    std::string near = suggestPass(argument);
+    return absl::NotFoundError(absl::StrCat("unknown pass '", argument.str(), "' (",
+                                            near.empty() ? "" : "did you mean " + near + "? ",
+                                            "see --list-passes)"));
+  }
   return info->factory();
 }
 

@@ -774,7 +774,16 @@ absl::Status Engine::applyOptions() {
     Value *v = nullptr;
     for (Value *x : g.inputs())
       if (x->name() == name) v = x;
-    if (!v) return absl::InvalidArgumentError("--input-shape: the main graph has no input \"" + name + "\"");
+    if (!v) {
+      std::string inputs; // those an initializer does not give a value
+      for (Value *x : g.inputs())
+        if (!x->initializer()) inputs += (inputs.empty() ? "\"" : ", \"") + x->name().str() + "\"";
+      return absl::InvalidArgumentError("--input-shape: the main graph has no input \"" + name +
+                                        "\" (" +
+                                        (inputs.empty() ? std::string("it has none")
+                                                        : "its inputs: " + inputs) +
+                                        ")");
+    }
     const Type *t = v->type();
     if (!t || !t->isTensor() || !t->hasElemType())
       return absl::InvalidArgumentError("--input-shape: input \"" + name +

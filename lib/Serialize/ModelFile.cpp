@@ -97,7 +97,15 @@ absl::StatusOr<std::unique_ptr<Model>> loadModelFile(const std::string &path,
     if (auto s = detail::mappedReadStatus(); !s.ok()) return s;
     return m;
   }
-  return detail::liftBuffer(*buf, session, name);
+  auto m = detail::liftBuffer(*buf, session, name);
+  // A text model named .onnx (or read as binary) fails as protobuf with a
+  // message about wire bytes; what it looks like is the helpful part. A
+  // binary model never starts with '<' or '#' (an end or start group tag).
+  if (!m.ok() && !bytes.empty() && formatForPath("", bytes) == ModelFormat::Text)
+    return absl::InvalidArgumentError(
+        name + ": not a binary ONNX model: it looks like the ONNX text syntax: use "
+               "--input-format=text or name it .onnxtxt");
+  return m;
 }
 
 //===----------------------------------------------------------------------===//
