@@ -75,6 +75,8 @@ private:
   bool commit(const std::vector<Node *> &accepted);
   bool foldFromShapeData(Node *n);
   void addFolded(Node *n, std::vector<Tensor> results);
+  void collectDeclaredTypes(Graph &g);
+  bool declaredTypesAgree(Value *v, const Tensor &t) const;
 
   Model &model_;
   const FoldOptions &opts_;
@@ -85,6 +87,9 @@ private:
   llvm::DenseSet<Node *> foldedSet_;
   // Contents of shape computations that shape inference knows.
   llvm::DenseMap<const Value *, KnownShapeData> shapeData_;
+  // Element types declared for values besides Value::type(): a graph output's
+  // declaration and value_info records (Note [Declared element types]).
+  llvm::DenseMap<const Value *, llvm::SmallVector<int32_t, 1>> declared_;
 };
 
 std::vector<Scope> Folder::scopes() {
@@ -158,10 +163,14 @@ void Folder::evaluate(Node *n, int64_t opset) {
   if (isConstantNode(*n) || n->hasSubgraphs()) return;
   if (!isDefaultDomain(n->domain())) opset = opsetInForce(*n);
   const OpEntry *op = OpRegistry::get().lookup(n->domain(), n->opType(), opset);
+  // Why a node with constant inputs is still not evaluated (counted once its
+  // inputs are known to be constant; Note [Fold declines] in the header).
   // Other domains: only what the registry has a kernel for (an operator
   // registered with its schema, OpRegistry.h).
-  if (!isDefaultDomain(n->domain()) && (!op || !op->kernel || hasSideEffects(*n))) return;
-  if (!isDeterministic(*n)) return;
+  int64_t *decline = nullptr;
+  if (!isDefaultDomain(n->domain()) && (!op || !op->kernel)) decline = &stats_.unsupported;
+  else if (!isDefaultDomain(n->domain()) && hasSideEffects(*n)) decline = &stats_.sideEffects;
+  else if (!isDeterministic(*n)) decline = &stats_.nondeterministic;
   for (unsigned i = 0; i < n->numAttributes(); ++i)
     if (n->attribute(i).isReference()) return;
   bool anyResult = false;
@@ -188,7 +197,11 @@ void Folder::evaluate(Node *n, int64_t opset) {
       shapeOnly.push_back(std::move(fake));
       continue;
     }
-    foldFromShapeData(n);
+    if (!decline) foldFromShapeData(n);
+    return;
+  }
+  if (decline) {
+    ++*decline;
     return;
   }
   if (!op || !op->kernel) {
@@ -204,24 +217,54 @@ void Folder::evaluate(Node *n, int64_t opset) {
   auto r = evaluateKernel(call);
   if (!r.ok()) {
     if (r.status().code() == absl::StatusCode::kResourceExhausted) ++stats_.rejectedBySize;
-    else ++stats_.unsupported;
+    else ++stats_.kernelFailed;
     return;
   }
   if (r->size() < n->numResults()) {
     // Only optional results the kernel does not compute may be left out.
     for (unsigned i = (unsigned)r->size(); i < n->numResults(); ++i)
-      if (n->result(i)) return;
+      if (n->result(i)) {
+        ++stats_.resultNotComputed;
+        return;
+      }
   }
   // A result whose declared element type disagrees is not ours to replace.
   for (unsigned i = 0; i < n->numResults(); ++i) {
     Value *v = n->result(i);
-    if (!v) continue;
-    const Type *t = v->type();
-    if (t && t->isTensor() && t->hasElemType() && t->elemTypeRaw() != 0 &&
-        t->elemType() != (*r)[i].dataType())
+    if (v && !declaredTypesAgree(v, (*r)[i])) {
+      ++stats_.declaredTypeMismatch;
       return;
+    }
   }
   addFolded(n, std::move(*r));
+}
+
+/// Note [Declared element types]: a value's type, its declarations as a
+/// graph output and its value_info records each name an element type (or
+/// none); a folded tensor replaces the value only if it has every one of
+/// them. Otherwise the model says one thing and the initializer another.
+void Folder::collectDeclaredTypes(Graph &g) {
+  auto note = [&](Value *v, const Type *t) {
+    if (v && t && t->isTensor() && t->hasElemType() && t->elemTypeRaw() != 0)
+      declared_[v].push_back(t->elemTypeRaw());
+  };
+  for (unsigned i = 0; i < g.numOutputs(); ++i) note(g.output(i), g.outputInfo(i).type);
+  for (const ValueInfoRecord &r : g.valueInfo())
+    if (!r.erased) note(r.value ? r.value : g.lookupLocal(r.name), r.type);
+  for (Node &n : g.nodes())
+    for (Graph *sg : n.subgraphs()) collectDeclaredTypes(*sg);
+}
+
+bool Folder::declaredTypesAgree(Value *v, const Tensor &t) const {
+  const Type *vt = v->type();
+  if (vt && vt->isTensor() && vt->hasElemType() && vt->elemTypeRaw() != 0 &&
+      vt->elemTypeRaw() != t.dataTypeRaw())
+    return false;
+  auto it = declared_.find(v);
+  if (it != declared_.end())
+    for (int32_t e : it->second)
+      if (e != t.dataTypeRaw()) return false;
+  return true;
 }
 
 void Folder::addFolded(Node *n, std::vector<Tensor> results) {
@@ -442,6 +485,8 @@ bool Folder::runRound() {
   visited_.clear();
   folded_.clear();
   foldedSet_.clear();
+  declared_.clear();
+  for (const Scope &s : scopes()) collectDeclaredTypes(*s.graph);
   for (const Scope &s : scopes()) {
     std::vector<Node *> order;
     s.graph->walk([&](Node *n) { order.push_back(n); });
@@ -541,7 +586,8 @@ absl::StatusOr<bool> foldConstants(Model &m, const FoldOptions &opts, FoldStatis
   bool changed = false;
   for (unsigned round = 0; round < std::max(1u, opts.maxRounds); ++round) {
     // Rejections are those of the last round (earlier ones may have folded).
-    s.rejectedByBudget = s.rejectedBySize = s.unsupported = 0;
+    s.rejectedByBudget = s.rejectedBySize = s.unsupported = s.kernelFailed = 0;
+    s.nondeterministic = s.sideEffects = s.resultNotComputed = s.declaredTypeMismatch = 0;
     bool c = f.runRound();
     if (opts.inlineConstantIf) c |= f.inlineIfs();
     changed |= c;
@@ -575,8 +621,14 @@ public:
     addStat("dead constants removed", s.deadConstantsRemoved);
     addStat("bytes added", s.bytesAdded);
     addStat("bytes freed", s.bytesFreed);
-    addStat("nodes over budget", s.rejectedByBudget);
-    addStat("nodes over size limit", s.rejectedBySize);
+    addStat("declined (growth budget)", s.rejectedByBudget);
+    addStat("declined (size limit)", s.rejectedBySize);
+    addStat("declined (no kernel)", s.unsupported);
+    addStat("declined (kernel error)", s.kernelFailed);
+    addStat("declined (nondeterministic)", s.nondeterministic);
+    addStat("declined (side effects)", s.sideEffects);
+    addStat("declined (result not computed)", s.resultNotComputed);
+    addStat("declined (declared type)", s.declaredTypeMismatch);
     return r;
   }
 

@@ -26,6 +26,16 @@
 //   their results are small or feed a reduction, while a Cast of a scalar
 //   Constant folds even though int64 is wider than int32.
 //
+// Note [Fold declines]
+//   A node whose inputs are all constant is still left alone when its op has
+//   no kernel, the kernel refuses (an error for these inputs), it is
+//   nondeterministic or of another domain with side effects, a result it
+//   uses is one the kernel does not compute, a result's declared element type
+//   (its type, graph output declaration or value_info) differs from the
+//   kernel's, or the size limit or growth budget is exceeded. Each is counted
+//   in FoldStatistics and shown by -stats as "fold-constants: declined
+//   (why) = N", for the last round.
+//
 // Note [Names]
 //   A folded result keeps its name: the new initializer takes the old name
 //   once the node is gone, so graph outputs keep their names. Node
@@ -70,9 +80,15 @@ struct FoldStatistics {
   int64_t deadConstantsRemoved = 0;
   int64_t bytesAdded = 0;
   int64_t bytesFreed = 0;
-  int64_t rejectedByBudget = 0;  ///< nodes left unfolded because of growthLimit
-  int64_t rejectedBySize = 0;    ///< nodes whose result exceeded sizeLimit
-  int64_t unsupported = 0;       ///< constant-input nodes without a kernel
+  // Nodes with constant inputs left unfolded, by why (Note [Fold declines]).
+  int64_t rejectedByBudget = 0;  ///< because of growthLimit
+  int64_t rejectedBySize = 0;    ///< a result exceeded sizeLimit
+  int64_t unsupported = 0;       ///< no kernel
+  int64_t kernelFailed = 0;      ///< the kernel refused the inputs or attributes
+  int64_t nondeterministic = 0;  ///< Note [What is constant]
+  int64_t sideEffects = 0;       ///< an op of another domain that may have some
+  int64_t resultNotComputed = 0; ///< a used optional result the kernel leaves out
+  int64_t declaredTypeMismatch = 0; ///< Note [Declared element types] (.cpp)
 };
 
 /// Folds constants in `m`; true if anything changed.
