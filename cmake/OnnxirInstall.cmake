@@ -13,3 +13,8 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/onnxirConfigVersion
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/onnxirConfig.cmake
               ${CMAKE_CURRENT_BINARY_DIR}/onnxirConfigVersion.cmake
         DESTINATION lib/cmake/onnxir)
+# The build tree is a package too: find_package(onnxir) with
+# onnxir_DIR=<build dir> links the libraries where they were built, without
+# installing (test/Install: build-tree-consumer).
+export(EXPORT onnxirTargets NAMESPACE onnxir::
+       FILE ${CMAKE_CURRENT_BINARY_DIR}/onnxirTargets.cmake)
