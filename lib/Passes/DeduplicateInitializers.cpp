@@ -7,6 +7,13 @@
 // graph or in an enclosing one takes over the uses. Initializers that are
 // graph outputs keep their names and are not merged away.
 //
+// Note [Dedup declines]
+//   Counted by -stats: an initializer equal to an earlier one but a graph
+//   output ("declined (graph output)") or a graph input's default ("declined
+//   (graph input)"), and one whose data cannot be read ("declined
+//   (unreadable data)": never taken for equal to anything). Equal
+//   initializers of sibling graphs are not visible to each other.
+//
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/Model.h"
 #include "onnxir/Passes/Pass.h"
@@ -58,30 +65,51 @@ bool equal(const Contents &a, const Contents &b) {
          a.strings == b.strings;
 }
 
+/// Initializers left alone, by why (Note [Dedup declines]).
+struct DedupDeclines {
+  int64_t graphOutput = 0, graphInput = 0, unreadable = 0;
+};
+
 struct Dedup {
   int64_t merged = 0;
+  DedupDeclines declined;
   // One table per graph on the current nesting path.
   std::vector<std::unordered_multimap<uint64_t, Contents>> scopes;
+
+  /// An equal initializer seen earlier here or in an enclosing graph.
+  Value *findEqual(uint64_t h, const Contents &c) const {
+    for (auto s = scopes.rbegin(); s != scopes.rend(); ++s) {
+      auto [b, e] = s->equal_range(h);
+      for (; b != e; ++b)
+        if (equal(b->second, c)) return b->second.value;
+    }
+    return nullptr;
+  }
 
   void run(Graph &g) {
     scopes.emplace_back();
     bool any = false;
     for (Value *v : g.initializers()) {
-      if (!v->isConstantInitializer()) continue;
       std::optional<Contents> c = contentsOf(v);
-      if (!c) continue;
+      if (!c) {
+        ++declined.unreadable;
+        continue;
+      }
       uint64_t h = hashOf(*v->initializer(), *c);
-      Value *prev = nullptr;
-      for (auto s = scopes.rbegin(); s != scopes.rend() && !prev; ++s) {
-        auto [b, e] = s->equal_range(h);
-        for (; b != e && !prev; ++b)
-          if (equal(b->second, *c)) prev = b->second.value;
+      Value *prev = findEqual(h, *c);
+      if (!v->isConstantInitializer()) {
+        // A graph input's default: the caller may pass another value.
+        if (prev) ++declined.graphInput;
+        continue;
       }
       if (!prev) {
         scopes.back().emplace(h, std::move(*c));
         continue;
       }
-      if (v->isGraphOutput()) continue;
+      if (v->isGraphOutput()) {
+        ++declined.graphOutput;
+        continue;
+      }
       v->replaceAllUsesWith(prev);
       ++merged;
       any = true;
@@ -93,14 +121,19 @@ struct Dedup {
   }
 };
 
-} // namespace
-
-absl::StatusOr<bool> deduplicateInitializers(Model &m, int64_t *merged) {
+absl::StatusOr<bool> runDedup(Model &m, int64_t *merged, DedupDeclines *declined) {
   Dedup d;
   d.run(m.graph());
   for (auto &f : m.functions()) d.run(f->body());
   if (merged) *merged += d.merged;
+  if (declined) *declined = d.declined;
   return d.merged > 0;
+}
+
+} // namespace
+
+absl::StatusOr<bool> deduplicateInitializers(Model &m, int64_t *merged) {
+  return runDedup(m, merged, nullptr);
 }
 
 namespace {
@@ -112,8 +145,12 @@ public:
   }
   absl::StatusOr<bool> run(Model &m) override {
     int64_t n = 0;
-    auto r = deduplicateInitializers(m, &n);
+    DedupDeclines d;
+    auto r = runDedup(m, &n, &d);
     addStat("initializers merged", n);
+    addStat("declined (graph output)", d.graphOutput);
+    addStat("declined (graph input)", d.graphInput);
+    addStat("declined (unreadable data)", d.unreadable);
     return r;
   }
 };
