@@ -7,6 +7,10 @@
 #include "onnxir/IR/Builder.h"
 #include "onnxir/IR/Model.h"
 #include "onnxir/IR/Verifier.h"
+#include "onnxir/Ops/Kernels.h"
+#include "onnxir/Ops/OpRegistry.h"
+#include "onnxir/Ops/OpSchema.h"
+#include "onnxir/Passes/ConstantFolding.h"
 #include "onnxir/Passes/Passes.h"
 #include "onnxir/Serialize/Text.h"
 
@@ -312,6 +316,51 @@ TEST(DeduplicateInitializers, ExternalTensorsCompareByData) {
   EXPECT_EQ(s->operand(0), u1);
   EXPECT_EQ(s->operand(1), u2);
   EXPECT_EQ(s->operand(3), e1);
+}
+
+// test.fold.Pair-1: Y = X and an optional Z that the kernel never computes.
+void registerPair() {
+  static const bool done = [] {
+    registerSchema(OpSchemaBuilder("test.fold", "Pair", 1)
+                       .input("X", "T")
+                       .output("Y", "T")
+                       .output("Z", "T", ParamOption::Optional)
+                       .typeConstraint("T", {"tensor(float)"}));
+    OpRegistry::get().registrar("test.fold")["Pair"].kernel(
+        [](const KernelCall &c) -> absl::StatusOr<std::vector<Tensor>> {
+          std::vector<Tensor> out;
+          out.push_back(*c.input(0));
+          return out;
+        });
+    return true;
+  }();
+  (void)done;
+}
+
+// Note [Fold declines]: a node whose used optional result the kernel leaves
+// out is not folded, and -stats counts it; the same node without that result
+// folds.
+TEST(ConstantFolding, ResultTheKernelDoesNotComputeDeclines) {
+  registerPair();
+  auto m = parse(R"(
+<ir_version: 10, opset_import: ["" : 21, "test.fold" : 1]>
+g (float[2] x) => (float[2] y, float[2] z, float[2] w)
+  <float[2] a = {1, 2}, float[2] b = {3, 4}>
+{
+  y, z = test.fold.Pair(a)
+  w = test.fold.Pair(b)
+}
+)");
+  ASSERT_TRUE(m);
+  FoldOptions o;
+  o.growthLimit = 1000;
+  FoldStatistics st;
+  ASSERT_TRUE(foldConstants(*m, o, &st).ok());
+  EXPECT_EQ(st.nodesFolded, 1);
+  EXPECT_EQ(st.resultNotComputed, 1);
+  EXPECT_EQ(opTypes(m->graph()), std::set<std::string>{"Pair"});
+  EXPECT_NE(m->graph().output(2)->initializer(), nullptr);
+  expectValid(*m);
 }
 
 TEST(Constants, LiftAndLowerAreInverses) {
