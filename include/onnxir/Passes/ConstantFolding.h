@@ -34,7 +34,9 @@
 //   (its type, graph output declaration or value_info) differs from the
 //   kernel's, or the size limit or growth budget is exceeded. Each is counted
 //   in FoldStatistics and shown by -stats as "fold-constants: declined
-//   (why) = N", for the last round.
+//   (why) = N", for the last round. A node of a function body whose
+//   attribute refers to the caller's (`@p`) is not counted: its value
+//   differs per call, so it is no missed fold.
 //
 // Note [Names]
 //   A folded result keeps its name: the new initializer takes the old name
