@@ -14,13 +14,11 @@
 #include <onnxir/IR.h>
 #include <onnxir/Ops/OpContext.h>
 #include <onnxir/Passes/PatternRewrite.h>
-#include <onnxir/Serialize/ProtoIO.h>
+#include <onnxir/Serialize/ModelFile.h>
 #include <onnxir/Serialize/Text.h>
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 using namespace onnxir;
 
@@ -60,14 +58,10 @@ act (float[4] x, bool c) => (float[4] y)
 } // namespace
 
 int main(int argc, char **argv) {
+  // A model file (binary or text, by extension or else by content), or the
+  // one above.
   absl::StatusOr<std::unique_ptr<Model>> m =
-      argc > 1 ? loadModel(argv[1]) : parseModelText(kModel, "<example>");
-  if (argc > 1 && llvm::StringRef(argv[1]).endswith(".onnxtxt")) {
-    std::ifstream in(argv[1]);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    m = parseModelText(ss.str(), argv[1]);
-  }
+      argc > 1 ? loadModelFile(argv[1]) : parseModelText(kModel, "<example>");
   if (!m.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(m.status().message()).c_str());
     return 1;

@@ -15,12 +15,9 @@
 //===----------------------------------------------------------------------===//
 #include <onnxir/IR.h>
 #include <onnxir/Passes/Passes.h>
-#include <onnxir/Serialize/ProtoIO.h>
-#include <onnxir/Serialize/Text.h>
+#include <onnxir/Serialize/ModelFile.h>
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
 using namespace onnxir;
@@ -89,15 +86,9 @@ int fuse(Graph &g) {
   return count;
 }
 
+// Binary or text, by extension or else by content; "-" is standard input.
 absl::StatusOr<std::unique_ptr<Model>> load(const std::string &path) {
-  if (llvm::StringRef(path).endswith(".onnxtxt")) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    if (!in) return absl::NotFoundError(path + ": cannot read");
-    return parseModelText(ss.str(), path);
-  }
-  return loadModel(path);
+  return loadModelFile(path);
 }
 
 /// A model with MatMul+Add pairs, built with the Builder API:
@@ -164,14 +155,8 @@ std::unique_ptr<Model> makeInput() {
   return m;
 }
 
-absl::Status save(const Model &m, const std::string &out) {
-  if (llvm::StringRef(out).endswith(".onnxtxt")) {
-    std::ofstream f(out);
-    f << printModelText(m);
-    return f ? absl::OkStatus() : absl::InternalError(out + ": write failed");
-  }
-  return saveModel(m, out);
-}
+// Binary, or text for an .onnxtxt name; written whole or not at all.
+absl::Status save(const Model &m, const std::string &out) { return saveModelFile(m, out); }
 
 } // namespace
 

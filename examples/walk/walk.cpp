@@ -10,12 +10,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include <onnxir/IR.h>
-#include <onnxir/Serialize/ProtoIO.h>
-#include <onnxir/Serialize/Text.h>
+#include <onnxir/Serialize/ModelFile.h>
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 using namespace onnxir;
@@ -91,15 +88,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   std::string path = argv[1];
-  absl::StatusOr<std::unique_ptr<Model>> m;
-  if (llvm::StringRef(path).endswith(".onnxtxt")) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    m = parseModelText(ss.str(), path);
-  } else {
-    m = loadModel(path);
-  }
+  // Binary or text, by extension or else by content; "-" is standard input.
+  absl::StatusOr<std::unique_ptr<Model>> m = loadModelFile(path);
   if (!m.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(m.status().message()).c_str());
     return 1;
