@@ -105,15 +105,30 @@ buildPipeline(std::vector<std::unique_ptr<Pass>> pipeline, const PipelineOptions
   // (`--target-opset=23 -O2` on an opset-14 export fuses); a convert-opset
   // goes before the first of them unless the pipeline converts already.
   // Alone, the target opset is the conversion.
+  // The conversion added is preceded by inference in memory (outputs-only,
+  // as -O1/-O2 run it): adapters need the element types and ranks that
+  // exports leave undeclared (a LayerNormalization expanded below opset 17
+  // casts to X's element type).
   if (o.passOptions.count("target-opset")) {
-    const PassInfo *convert = PassRegistry::instance().lookup("convert-opset");
-    if (convert && pipeline.empty()) pipeline.push_back(convert->factory());
-    for (size_t i = 0; convert && i < pipeline.size(); ++i) {
+    auto convert = [] {
+      std::vector<std::unique_ptr<Pass>> steps;
+      if (auto p = parsePassPipeline("infer-shapes{outputs-only},convert-opset"); p.ok())
+        steps = std::move(*p);
+      return steps;
+    };
+    size_t at = pipeline.size();
+    for (size_t i = 0; i < pipeline.size(); ++i) {
       llvm::StringRef a = pipeline[i]->argument();
       if (a == "convert-opset") break;
       if (a != "O1" && a != "O2") continue;
-      pipeline.insert(pipeline.begin() + i, convert->factory());
+      at = i;
       break;
+    }
+    if (pipeline.empty()) at = 0;
+    if (at < pipeline.size() || pipeline.empty()) {
+      std::vector<std::unique_ptr<Pass>> steps = convert();
+      pipeline.insert(pipeline.begin() + at, std::make_move_iterator(steps.begin()),
+                      std::make_move_iterator(steps.end()));
     }
   }
   // Global options reach every instance that declares them (children of -O1

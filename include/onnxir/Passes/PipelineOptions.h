@@ -24,7 +24,9 @@
 // 2. With `target-opset` given, -O1 and -O2 work on the converted model: a
 //    convert-opset goes before the first of them unless the pipeline
 //    converts before it. A pipeline that does nothing else (no pass at
-//    all) is the conversion.
+//    all) is the conversion. The conversion added is preceded by an
+//    infer-shapes{outputs-only} (types in memory, as -O1/-O2 infer them):
+//    adapters need element types that exports leave undeclared.
 // 3. On load (checkInput): the structure is verified; problems a pass of the
 //    pipeline repairs are tolerated (order violations: topo; shadowing when
 //    rename runs: a warning); any other is an error. Then the operator
