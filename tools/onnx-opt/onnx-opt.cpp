@@ -570,9 +570,10 @@ int onnxOptMain(int argc, char **argv) {
                               "  Passes run in command-line order (onnx-opt -dce -topo ...),\n"
                               "  or as a textual pipeline with per-instance options\n"
                               "  (--pass-pipeline='dce,fold-constants{size-limit=1MiB},topo').\n"
-                              "  Pass options are also flags of their own, --KEY=VALUE\n"
-                              "  (onnx-opt -rename --rename-mode=sanitize ...); a bare\n"
-                              "  --KEY means true. '-' is standard input or output.\n");
+                              "  Pass options are also flags of their own, --KEY=VALUE or\n"
+                              "  --KEY VALUE (onnx-opt -rename --rename-mode sanitize ...);\n"
+                              "  a bare boolean --KEY means true; --input-shape and\n"
+                              "  --bind-dim repeat. '-' is standard input or output.\n");
 
   if (gListPasses) {
     for (const PassInfo *info : PassRegistry::instance().entries()) {
