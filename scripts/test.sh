@@ -30,7 +30,7 @@ if [ "$QUICK" = 0 ]; then
   cmake --build build-san -j "$JOBS"
   echo "=== tests under sanitizers ==="
   (cd build-san && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-     ctest --output-on-failure -j "$JOBS" -E '^(ort|install-consumer)')
+     ctest --output-on-failure -j "$JOBS" -E '^(ort|fold-ort|install-consumer|build-tree-consumer)')
   echo "=== fuzzers (bounded) ==="
   bash scripts/fuzz-ci.sh build-san
 fi

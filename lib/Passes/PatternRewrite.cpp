@@ -184,7 +184,12 @@ public:
 
   const Type *typeOf(const Value *v) {
     Node *d = v ? v->definingNode() : nullptr;
-    if (!d || !created_.count(d)) return v ? v->type() : nullptr;
+    if (!d || !created_.count(d)) {
+      if (!v || v->type()) return v ? v->type() : nullptr;
+      // A constant a pattern made has no type yet: its tensor's.
+      const Tensor *t = PatternRewriter::constantTensor(v);
+      return t ? ctx_.getTensorType(t->dataType(), llvm::ArrayRef<int64_t>(t->dims())) : nullptr;
+    }
     inferNode(*d);
     return types_.lookup(v);
   }
@@ -303,6 +308,7 @@ void PatternRewriter::begin(Node *root) {
   root_ = root;
   insertBefore_ = root;
   typeBug_.clear();
+  madeInitializers_.clear();
   created_.clear();
   erasedOps_.clear();
   renames_.clear();
@@ -339,6 +345,7 @@ Value *PatternRewriter::createConstant(llvm::StringRef base, Tensor t) {
   }
   auto v = g.addInitializer(g.freshName(base), std::move(t));
   assert(v.ok() && "a fresh name is free");
+  madeInitializers_.push_back(*v);
   return *v;
 }
 
@@ -586,7 +593,12 @@ private:
           break;
         }
     }
-    rw_.deadConstants_ = true;
+    // The initializers it made for nothing go too (only those: the model's
+    // own unused ones are DCE's business).
+    if (!rw_.madeInitializers_.empty()) {
+      llvm::DenseSet<Value *> made(rw_.madeInitializers_.begin(), rw_.madeInitializers_.end());
+      current_->removeInitializersIf([&](Value *v) { return made.count(v) && v->useEmpty(); });
+    }
     return did;
   }
 

@@ -39,24 +39,26 @@ public:
 };
 
 /// Two patterns with the bug of a unit elimination that forgets the rank
-/// check: Mul(a, constant) becomes a new Identity(a) that the pattern gives
-/// the Mul's type (a lie the check must see through), and Div(a, constant)
-/// becomes a itself. Right only when the constant is a one-element 1 of a
+/// check: Mul(a, constant) becomes Mul(a, a new scalar 1) that the pattern
+/// gives the old Mul's type (a lie the check must see through), and
+/// Div(a, constant) becomes a itself. Right only when the constant is a one-element 1 of a
 /// rank <= a's; a [1,1] constant against a [3] `a` changes the result's
 /// shape, and the rewriter must refuse.
 class TestPatternTypeBugPass : public Pass {
 public:
   llvm::StringRef argument() const override { return "test-pattern-type-bug"; }
   llvm::StringRef description() const override {
-    return "(test) Rewrite Mul/Div by a constant into their first operand, ignoring broadcasting";
+    return "(test) Rewrite Mul/Div by a constant as if it were a scalar 1, ignoring broadcasting";
   }
   absl::StatusOr<bool> run(Model &m) override {
     PatternSet ps;
-    ps.add("test-mul-to-identity", "Mul", [](Node &n, PatternRewriter &rw) {
-      if (n.numOperands() != 2 || !PatternRewriter::constantTensor(n.operand(1))) return false;
-      Node *id = rw.create("Identity", {n.operand(0)});
-      id->result(0)->setType(n.result(0)->type());
-      return rw.replaceNode(&n, {id->result(0)});
+    ps.add("test-mul-to-scalar", "Mul", [](Node &n, PatternRewriter &rw) {
+      const Tensor *k = PatternRewriter::constantTensor(n.operand(1));
+      if (n.numOperands() != 2 || !k || k->dims().empty()) return false;
+      Value *one = rw.createConstant("test_one", makeFloatTensor({}, {1.0f}));
+      Node *mul = rw.create("Mul", {n.operand(0), one});
+      mul->result(0)->setType(n.result(0)->type());
+      return rw.replaceNode(&n, {mul->result(0)});
     });
     ps.add("test-div-to-operand", "Div", [](Node &n, PatternRewriter &rw) {
       if (n.numOperands() != 2 || !PatternRewriter::constantTensor(n.operand(1))) return false;

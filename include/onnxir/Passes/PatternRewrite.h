@@ -264,6 +264,8 @@ private:
   /// Note [Replacement type check]: why the current rewrite's replacement
   /// was refused (empty if none was).
   std::string typeBug_;
+  /// The initializers the current rewrite added (createConstant).
+  std::vector<Value *> madeInitializers_;
   int64_t deadErased_ = 0;
   bool deadConstants_ = false;
 };
