@@ -16,39 +16,33 @@ ort_require ort-expand-functions
 rm -rf "$WORK"; mkdir -p "$WORK"
 CMP="node $SHARED/tools/ort_compare.js"
 pass=0; fail=0
+# check LABEL MODEL SUFFIX PASS-FLAGS...: MODEL read, rewritten by the
+# flags, and the two compared on onnxruntime (counted in pass/fail).
+check() {
+  local label=$1 t=$2 suffix=$3; shift 3
+  local name; name=$(basename "$t" .onnxtxt)
+  local a="$WORK/$name.onnx" b="$WORK/$name.$suffix.onnx"
+  if ! "$OPT" "$t" -o "$a" || ! "$OPT" "$a" "$@" -o "$b" 2>"$WORK/err.log"; then
+    echo "FAIL: $label"; cat "$WORK/err.log"; fail=$((fail+1)); return
+  fi
+  if $CMP "$a" "$b" >"$WORK/cmp.log" 2>&1; then pass=$((pass+1))
+  else echo "FAIL: $label"; tail -5 "$WORK/cmp.log"; fail=$((fail+1)); fi
+}
 for t in "$SRC"/test/Passes/expand-functions/*.onnxtxt; do
   name=$(basename "$t" .onnxtxt)
   case $name in refuse*) continue ;; esac
   # A model onnxruntime cannot run before expansion says why in a line
   # "# ORT: skip (why)".
   if why=$(grep -m1 '^# ORT: skip' "$t"); then echo "skip: $name: ${why#\# ORT: skip }"; continue; fi
-  a="$WORK/$name.onnx"; b="$WORK/$name.expanded.onnx"
-  if ! "$OPT" "$t" -o "$a" || ! "$OPT" "$a" -expand-functions -o "$b" 2>"$WORK/err.log"; then
-    echo "FAIL: $name"; cat "$WORK/err.log"; fail=$((fail+1)); continue
-  fi
-  if $CMP "$a" "$b" >"$WORK/cmp.log" 2>&1; then pass=$((pass+1))
-  else echo "FAIL: $name"; tail -5 "$WORK/cmp.log"; fail=$((fail+1)); fi
+  check "$name" "$t" expanded -expand-functions
 done
 for t in "$SRC"/test/Passes/convert-opset/expand-*.onnxtxt; do
-  name=$(basename "$t" .onnxtxt)
-  a="$WORK/$name.onnx"; b="$WORK/$name.13.onnx"
-  if ! "$OPT" "$t" -o "$a" || ! "$OPT" "$a" -convert-opset --target-opset=13 -o "$b" 2>"$WORK/err.log"; then
-    echo "FAIL: $name -> 13"; cat "$WORK/err.log"; fail=$((fail+1)); continue
-  fi
-  if $CMP "$a" "$b" >"$WORK/cmp.log" 2>&1; then pass=$((pass+1))
-  else echo "FAIL: $name -> 13"; tail -5 "$WORK/cmp.log"; fail=$((fail+1)); fi
+  check "$(basename "$t" .onnxtxt) -> 13" "$t" 13 -convert-opset --target-opset=13
 done
 # Attribute references resolved to 0 / 0.0 by inlining keep their meaning
 # (Note [Scalar attribute presence]).
-for t in "$SRC"/test/Passes/inline-functions/zero-attribute.onnxtxt; do
-  name=$(basename "$t" .onnxtxt)
-  a="$WORK/$name.onnx"; b="$WORK/$name.inlined.onnx"
-  if ! "$OPT" "$t" -o "$a" || ! "$OPT" "$a" -inline-functions -o "$b" 2>"$WORK/err.log"; then
-    echo "FAIL: $name (inlined)"; cat "$WORK/err.log"; fail=$((fail+1)); continue
-  fi
-  if $CMP "$a" "$b" >"$WORK/cmp.log" 2>&1; then pass=$((pass+1))
-  else echo "FAIL: $name (inlined)"; tail -5 "$WORK/cmp.log"; fail=$((fail+1)); fi
-done
+t="$SRC"/test/Passes/inline-functions/zero-attribute.onnxtxt
+check "zero-attribute (inlined)" "$t" inlined -inline-functions
 if [ -d "$DATA/node" ]; then
   for t in test_layer_normalization_3d_axis1_epsilon test_layer_normalization_4d_axis_negative_2; do
     d="$DATA/node/$t"
