@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/DimExpr.h"
 #include "onnxir/IR/Context.h"
+#include "onnxir/Support/LLVMCompat.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
@@ -397,7 +398,7 @@ struct DimExprBuilder {
   static bool nonNegative(const DimExpr *e) {
     switch (e->kind()) {
     case DimExpr::Kind::Constant: return e->value() >= 0;
-    case DimExpr::Kind::Symbol: return !e->name().startswith(kValueSymbolPrefix);
+    case DimExpr::Kind::Symbol: return !startsWith(e->name(), kValueSymbolPrefix);
     case DimExpr::Kind::Add:
     case DimExpr::Kind::Mul:
     case DimExpr::Kind::FloorDiv:

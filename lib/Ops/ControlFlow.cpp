@@ -116,7 +116,7 @@ const Type *shapelessElements(Context &ctx, const Type *t) {
   if (t->kind() != Type::Kind::Sequence) return t;
   const Type *e = t->elementType();
   if (!e || !e->isTensor() || !e->hasElemType()) return t;
-  return ctx.getSequenceType(ctx.getTensorType(e->elemType(), std::nullopt));
+  return ctx.getSequenceType(ctx.getTensorType(e->elemType(), kUnknownRank));
 }
 
 Graph *graphAttr(const Node &n, llvm::StringRef name) {
@@ -265,7 +265,7 @@ void scan8Rule(InferCtx &c, Graph &body) {
     int32_t el = c.inElem(1 + i);
     bool scan = i >= nState;
     if (el >= 0 && !sh &&
-        !c.seedInput(body.input(i), ctx.getTensorType(static_cast<DataType>(el), std::nullopt)))
+        !c.seedInput(body.input(i), ctx.getTensorType(static_cast<DataType>(el), kUnknownRank)))
       return;
     if (!sh || el < 0 || sh->size() < (scan ? 2u : 1u)) continue;
     unify(batch, batchSeen, (*sh)[0]);

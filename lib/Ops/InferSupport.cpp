@@ -50,7 +50,7 @@ std::optional<std::vector<int64_t>> InferCtx::inInts(unsigned i) const {
 void InferCtx::setTensor(unsigned i, int32_t elem, const std::optional<Dims> &dims) {
   if (elem <= 0 || !hasOutput(i)) return;
   if (!dims) {
-    setOutType(i, ctx.getTensorType(static_cast<DataType>(elem), std::nullopt));
+    setOutType(i, ctx.getTensorType(static_cast<DataType>(elem), kUnknownRank));
     return;
   }
   llvm::SmallVector<Dim, 8> ds; // no allocation for the common ranks

@@ -15,6 +15,7 @@
 #include "onnxir/IR/Node.h"
 #include "onnxir/IR/Opset.h"
 #include "onnxir/IR/Type.h"
+#include "onnxir/Support/LLVMCompat.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -462,7 +463,7 @@ std::string typeString(const Type &t) {
     std::string v = typeString(*t.elementType());
     if (v.empty()) return "";
     // The schemas write tensor map values bare: map(int64, float).
-    if (llvm::StringRef(v).startswith("tensor(")) v = v.substr(7, v.size() - 8);
+    if (startsWith(v, "tensor(")) v = v.substr(7, v.size() - 8);
     return "map(" + k + ", " + v + ")";
   }
   default: return "";
@@ -497,7 +498,7 @@ bool isNondeterministic(const Node &n) {
     if (!schemaVersions(n.domain(), n.opType()).empty()) return false;
   }
   llvm::StringRef op = n.opType();
-  return op.startswith("Random") || op.contains("Dropout") || op == "Bernoulli" ||
+  return startsWith(op, "Random") || op.contains("Dropout") || op == "Bernoulli" ||
          op == "Multinomial";
 }
 

@@ -24,7 +24,7 @@ namespace {
 
 const Type *tensorType(Context &ctx, int32_t elem, const std::optional<Dims> &d) {
   if (elem <= 0) return nullptr;
-  if (!d) return ctx.getTensorType(static_cast<DataType>(elem), std::nullopt);
+  if (!d) return ctx.getTensorType(static_cast<DataType>(elem), kUnknownRank);
   std::vector<Dim> ds;
   for (const DimExpr *e : *d) ds.push_back(ctx.dimOf(e));
   return ctx.getTensorType(static_cast<DataType>(elem), llvm::ArrayRef<Dim>(ds));

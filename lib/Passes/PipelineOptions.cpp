@@ -10,6 +10,7 @@
 #include "onnxir/IR/Verifier.h"
 #include "onnxir/Ops/SchemaVerifier.h"
 #include "onnxir/Passes/PassPipeline.h"
+#include "onnxir/Support/LLVMCompat.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -76,7 +77,7 @@ std::string suggestPassOption(llvm::StringRef flag) {
 std::string suggestPass(llvm::StringRef argument) {
   std::vector<std::string> names;
   for (const PassInfo *info : PassRegistry::instance().entries())
-    if (!llvm::StringRef(info->argument).startswith("test-")) names.push_back(info->argument);
+    if (!startsWith(info->argument, "test-")) names.push_back(info->argument);
   return nearest(argument, names);
 }
 
@@ -85,7 +86,7 @@ std::string passesTakingOption(llvm::StringRef flag) {
   // fold-constants' options).
   std::string out;
   for (const PassInfo *info : PassRegistry::instance().entries()) {
-    if (llvm::StringRef(info->argument).startswith("test-")) continue;
+    if (startsWith(info->argument, "test-")) continue;
     bool takes = false;
     if (!info->pipeline.empty()) {
       std::unique_ptr<Pass> p = info->factory();
@@ -214,7 +215,7 @@ absl::StatusOr<PipelineRun> runPipeline(Model &m, std::vector<std::unique_ptr<Pa
                                                                  : SchemaCheckLevel::Default;
     SchemaCheckResult r = checkSchemasOnLoad(m, level, o.strict);
     std::string prefix = o.name.empty() ? "" : o.name + ": ";
-    for (const Diagnostic &d : r.warnings) warn(prefix + d.message);
+    for (const Diagnostic &d : r.warnings) warn((d.located ? "" : prefix) + d.message);
     if (r.moreWarnings)
       warn(absl::StrCat(prefix, r.moreWarnings, " more schema problems of these kinds (",
                         o.spelling.verifySchema, " lists them)"));

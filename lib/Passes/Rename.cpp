@@ -18,6 +18,7 @@
 #include "onnxir/IR/Model.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/Passes.h"
+#include "onnxir/Support/LLVMCompat.h"
 
 #include "absl/strings/str_cat.h"
 #include "llvm/ADT/DenseMap.h"
@@ -196,7 +197,7 @@ absl::StatusOr<bool> renameValues(Model &m, const RenameOptions &opts, int64_t *
   }
   for (size_t i = 0; i < entries.size(); ++i) {
     Entry &e = entries[i];
-    if (!llvm::StringRef(e.v->name()).startswith("__onnxir_tmp")) continue;
+    if (!startsWith(e.v->name(), "__onnxir_tmp")) continue;
     e.v->setNameOrFresh(e.want);
     if (e.v->name() != old[i]) ++count;
   }

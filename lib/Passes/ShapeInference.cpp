@@ -17,6 +17,7 @@
 #include "onnxir/Ops/OpSchema.h"
 #include "onnxir/IR/Opset.h"
 #include "onnxir/Passes/Pass.h"
+#include "onnxir/Support/LLVMCompat.h"
 
 #include "absl/strings/str_cat.h"
 #include "llvm/ADT/DenseMap.h"
@@ -681,7 +682,7 @@ bool hasShapelessForm(const Type *t) {
 /// `optional(...)`), without shapes; null for anything else.
 const Type *typeFromString(Context &ctx, llvm::StringRef str) {
   auto inner = [&](llvm::StringRef pre) -> std::optional<llvm::StringRef> {
-    if (!str.startswith(pre) || !str.endswith(")")) return std::nullopt;
+    if (!startsWith(str, pre) || !endsWith(str, ")")) return std::nullopt;
     return str.drop_front(pre.size()).drop_back();
   };
   if (auto e = inner("tensor(")) {

@@ -38,11 +38,14 @@
 #include "onnxir/IR/Tensor.h"
 
 #include "absl/status/statusor.h"
+#include "onnxir/Support/Export.h"
 
 #include <map>
 #include <memory>
 #include <string>
 
+// Exported from a shared libonnxir_Serialize for the unit tests (Note [Exported API]).
+ONNXIR_API_BEGIN
 namespace onnxir {
 namespace detail {
 
@@ -95,5 +98,6 @@ FileId boundFileId(const ExternalDataRef &ref);
 
 } // namespace detail
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif

@@ -2,6 +2,7 @@
 #include "FileIO.h"
 
 #include "absl/strings/str_cat.h"
+#include "onnxir/Support/LLVMCompat.h"
 
 #include <atomic>
 #include <cerrno>
@@ -354,7 +355,7 @@ absl::StatusOr<OutputKind> OutputFile::classify(const std::string &path, std::st
       return absl::InvalidArgumentError(path + ": is a directory, not a file");
     // Devices, FIFOs and sockets are written into, never replaced; so are
     // the descriptors the shell hands over (/dev/stdout, >(...)).
-    if (!S_ISREG(st.st_mode) || p.startswith("/dev/") || p.startswith("/proc/"))
+    if (!S_ISREG(st.st_mode) || startsWith(p, "/dev/") || startsWith(p, "/proc/"))
       return OutputKind::InPlace;
   }
   // A symbolic link is followed: its target is replaced and the link stays.

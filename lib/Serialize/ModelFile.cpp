@@ -42,6 +42,7 @@
 #include "ModelLoad.h"
 #include "ModelSave.h"
 #include "onnxir/Serialize/ProtoIO.h"
+#include "onnxir/Support/LLVMCompat.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -61,8 +62,8 @@ using detail::OutputFile;
 using detail::OutputKind;
 
 ModelFormat formatForPath(llvm::StringRef path, std::optional<llvm::StringRef> content) {
-  if (path.endswith(".onnxtxt") || path.endswith(".onnxt")) return ModelFormat::Text;
-  if (path.endswith(".onnx") || path.endswith(".pb") || !content) return ModelFormat::Binary;
+  if (endsWith(path, ".onnxtxt") || endsWith(path, ".onnxt")) return ModelFormat::Text;
+  if (endsWith(path, ".onnx") || endsWith(path, ".pb") || !content) return ModelFormat::Binary;
   size_t i = content->find_first_not_of(" \t\r\n");
   return i != llvm::StringRef::npos && ((*content)[i] == '<' || (*content)[i] == '#')
              ? ModelFormat::Text

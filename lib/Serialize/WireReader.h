@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "llvm/ADT/StringRef.h"
+#include "onnxir/Support/Export.h"
 
 #include <cstdint>
 #include <cstring>
@@ -21,6 +22,8 @@
 #include <optional>
 #include <string>
 
+// Exported from a shared libonnxir_Serialize for the unit tests (Note [Exported API]).
+ONNXIR_API_BEGIN
 namespace onnxir {
 namespace detail {
 
@@ -128,5 +131,6 @@ bool wireSlimTensor(const uint8_t *base, llvm::StringRef t, std::string &out,
 
 } // namespace detail
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif

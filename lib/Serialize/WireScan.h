@@ -27,10 +27,13 @@
 
 #include "absl/status/status.h"
 #include "llvm/ADT/StringRef.h"
+#include "onnxir/Support/Export.h"
 
 #include <cstddef>
 #include <string>
 
+// Exported from a shared libonnxir_Serialize for the unit tests (Note [Exported API]).
+ONNXIR_API_BEGIN
 namespace onnxir {
 namespace detail {
 
@@ -46,5 +49,6 @@ absl::Status scanModelWire(llvm::StringRef bytes, const std::string &source,
 
 } // namespace detail
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif

@@ -195,7 +195,7 @@ const Type *typeFromString(Context &ctx, const std::string &s) {
   if (lb == std::string::npos) return ctx.getTensorType(*dt, llvm::ArrayRef<Dim>());
   if (s.back() != ']') fail("type '" + s + "': expected ELEM[DIM,...] such as float[1,N,3]");
   std::string inner = s.substr(lb + 1, s.size() - lb - 2);
-  if (inner.find_first_not_of(' ') == std::string::npos) return ctx.getTensorType(*dt, std::nullopt);
+  if (inner.find_first_not_of(' ') == std::string::npos) return ctx.getTensorType(*dt, kUnknownRank);
   std::vector<Dim> dims;
   int depth = 0;
   size_t start = 0;
@@ -232,7 +232,7 @@ const Type *typeArg(Context &ctx, py::handle elem, py::handle shape, DataType df
     return typeFromString(ctx, elem.cast<std::string>());
   }
   DataType dt = elem.is_none() ? dflt : dataTypeArg(elem);
-  if (shape.is_none()) return ctx.getTensorType(dt, std::nullopt);
+  if (shape.is_none()) return ctx.getTensorType(dt, kUnknownRank);
   std::vector<Dim> dims = dimsArg(ctx, shape);
   return ctx.getTensorType(dt, llvm::ArrayRef<Dim>(dims));
 }

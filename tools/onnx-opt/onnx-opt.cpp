@@ -20,6 +20,7 @@
 #include "onnxir/Serialize/ModelFile.h"
 #include "onnxir/Serialize/ProtoIO.h"
 #include "onnxir/Serialize/Text.h"
+#include "onnxir/Support/LLVMCompat.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/Statistic.h"
@@ -52,7 +53,7 @@ namespace {
 
 /// Passes that exist to test the tools (`-test-break-ir`): accepted, but
 /// not shown by --help or --list-passes.
-bool isTestPass(const PassInfo &info) { return llvm::StringRef(info.argument).startswith("test-"); }
+bool isTestPass(const PassInfo &info) { return startsWith(info.argument, "test-"); }
 
 /// Parses pass names into registry entries (one literal option each).
 struct PassNameParser : public cl::parser<const PassInfo *> {
@@ -187,7 +188,7 @@ void checkUnknownOptions(int argc, char **argv) {
     llvm::StringRef arg(argv[i]);
     if (arg == "--") break; // the rest are file names
     if (arg.size() < 2 || arg[0] != '-') continue;
-    llvm::StringRef name = arg.drop_front(arg.startswith("--") ? 2 : 1);
+    llvm::StringRef name = arg.drop_front(startsWith(arg, "--") ? 2 : 1);
     bool hasValue = name.contains('=');
     name = name.split('=').first;
     auto it = opts.find(name);
@@ -282,7 +283,7 @@ NormalizedArgs normalizeArgs(int argc, char **argv,
       positionals.push_back(arg.str());
       continue;
     }
-    llvm::StringRef dashes = arg.startswith("--") ? "--" : "-";
+    llvm::StringRef dashes = startsWith(arg, "--") ? "--" : "-";
     auto [name, value] = arg.drop_front(dashes.size()).split('=');
     bool hasValue = arg.contains('=');
     std::string flag = spelled(dashes, name);
@@ -452,10 +453,10 @@ void printPatternSummary(const PassStatistics &stats) {
     for (auto &[key, n] : stats) {
       llvm::StringRef k(key);
       bool match = false;
-      for (llvm::StringRef p : prefixes) match |= k.startswith(p);
+      for (llvm::StringRef p : prefixes) match |= startsWith(k, p);
       // The census has a section of its own.
-      if (!n || !match || (strip.empty() && k.startswith("fuse: made ")) ||
-          (!strip.empty() && !k.startswith(strip)))
+      if (!n || !match || (strip.empty() && startsWith(k, "fuse: made ")) ||
+          (!strip.empty() && !startsWith(k, strip)))
         continue;
       if (!header) llvm::errs() << title << ":\n";
       header = true;
@@ -643,7 +644,7 @@ int onnxOptMain(int argc, char **argv) {
                           "standard input)";
     if (!gInputGiven && ::isatty(0)) fail(noInput);
     auto m = loadModelFile(gInput, lo);
-    if (!m.ok() && !gInputGiven && llvm::StringRef(std::string(m.status().message())).endswith("is empty"))
+    if (!m.ok() && !gInputGiven && endsWith(std::string(m.status().message()), "is empty"))
       fail(std::string(noInput) + "; standard input is empty");
     if (!m.ok()) fail(std::string(m.status().message()));
     model = std::move(*m);

@@ -32,6 +32,7 @@
 
 #include "onnxir/IR/Tensor.h"
 #include "onnxir/IR/Type.h"
+#include "onnxir/Support/Export.h"
 
 #include "llvm/ADT/StringRef.h"
 
@@ -41,6 +42,7 @@
 #include <string>
 #include <vector>
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 class Graph;
@@ -180,5 +182,6 @@ private:
 };
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_IR_ATTRIBUTE_H

@@ -13,7 +13,9 @@
 #define ONNXIR_IR_BUILDER_H
 
 #include "onnxir/IR/Graph.h"
+#include "onnxir/Support/Export.h"
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 class Builder {
@@ -72,5 +74,6 @@ Tensor makeFloatTensor(std::vector<int64_t> dims, llvm::ArrayRef<float> data);
 Tensor makeInt64Tensor(std::vector<int64_t> dims, llvm::ArrayRef<int64_t> data);
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_IR_BUILDER_H

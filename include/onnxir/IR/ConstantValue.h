@@ -8,10 +8,12 @@
 #define ONNXIR_IR_CONSTANTVALUE_H
 
 #include "onnxir/IR/Tensor.h"
+#include "onnxir/Support/Export.h"
 
 #include "absl/status/statusor.h"
 #include "llvm/ADT/ArrayRef.h"
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 class Attribute;
@@ -60,5 +62,6 @@ const Tensor *storedConstantValue(const Node &n);
 const Tensor *constantOf(const Value *v, Tensor &scratch);
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_IR_CONSTANTVALUE_H

@@ -14,9 +14,11 @@
 #define ONNXIR_IR_COREOPS_H
 
 #include "onnxir/IR/Tensor.h"
+#include "onnxir/Support/Export.h"
 
 #include "llvm/ADT/StringRef.h"
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 class Graph;
@@ -35,5 +37,6 @@ Node *createConstantNode(Graph &g, Tensor t, Node *pos, llvm::StringRef resultBa
 Node *createIdentityNode(Graph &g, Value *v, Node *pos);
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_IR_COREOPS_H

@@ -9,11 +9,14 @@
 #ifndef ONNXIR_IR_DATATYPE_H
 #define ONNXIR_IR_DATATYPE_H
 
+#include "onnxir/Support/Export.h"
+
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
 #include <optional>
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 /// Element type of a tensor; numbers are those of TensorProto.DataType.
@@ -87,5 +90,6 @@ float float8ToFloat(uint8_t v, DataType t);
 uint8_t floatToFloat8(float f, DataType t, bool saturate = true);
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_IR_DATATYPE_H

@@ -67,6 +67,8 @@
 #ifndef ONNXIR_IR_DIMEXPR_H
 #define ONNXIR_IR_DIMEXPR_H
 
+#include "onnxir/Support/Export.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
@@ -77,6 +79,7 @@
 #include <string>
 #include <vector>
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 class Context;
@@ -168,5 +171,6 @@ const DimExpr *dimSubstitute(Context &ctx, const DimExpr *e,
 bool isDimExprParam(Context &ctx, llvm::StringRef param);
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_IR_DIMEXPR_H

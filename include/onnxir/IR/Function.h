@@ -10,11 +10,13 @@
 #define ONNXIR_IR_FUNCTION_H
 
 #include "onnxir/IR/Graph.h"
+#include "onnxir/Support/Export.h"
 
 #include <memory>
 #include <string>
 #include <vector>
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 /// OperatorSetIdProto.
@@ -53,5 +55,6 @@ private:
 };
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_IR_FUNCTION_H

@@ -34,11 +34,14 @@
 #ifndef ONNXIR_IR_LARGEPAGES_H
 #define ONNXIR_IR_LARGEPAGES_H
 
+#include "onnxir/Support/Export.h"
+
 #include "llvm/Support/AllocatorBase.h"
 
 #include <cstddef>
 #include <new>
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 namespace detail {
 
@@ -76,5 +79,6 @@ public:
 
 } // namespace detail
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_IR_LARGEPAGES_H

@@ -25,6 +25,9 @@
 #ifndef ONNXIR_IR_LIMITS_H
 #define ONNXIR_IR_LIMITS_H
 
+#include "onnxir/Support/Export.h"
+
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 /// Subgraph levels below a top-level graph (main graph or function body).
@@ -35,5 +38,6 @@ inline constexpr unsigned kMaxTypeNesting = 200;
 inline constexpr unsigned kMaxAnnotationNesting = kMaxTypeNesting + 8;
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_IR_LIMITS_H

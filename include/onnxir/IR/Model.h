@@ -10,11 +10,13 @@
 #include "onnxir/IR/Context.h"
 #include "onnxir/IR/Function.h"
 #include "onnxir/IR/Graph.h"
+#include "onnxir/Support/Export.h"
 
 #include <memory>
 #include <string>
 #include <vector>
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 /// DeviceConfigurationProto.
@@ -75,5 +77,6 @@ private:
 };
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_IR_MODEL_H

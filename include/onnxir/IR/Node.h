@@ -11,6 +11,7 @@
 
 #include "onnxir/IR/Attribute.h"
 #include "onnxir/IR/Value.h"
+#include "onnxir/Support/Export.h"
 
 #include "absl/status/status.h"
 #include "llvm/ADT/ArrayRef.h"
@@ -22,6 +23,7 @@
 #include <string>
 #include <vector>
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 class Graph;
@@ -266,5 +268,6 @@ private:
 };
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_IR_NODE_H

@@ -23,9 +23,11 @@
 #define ONNXIR_IR_NODELOOKAHEAD_H
 
 #include "onnxir/IR/Graph.h"
+#include "onnxir/Support/Export.h"
 
 #include <cstddef>
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 template <class Far, class Near> class NodeLookahead {
@@ -84,5 +86,6 @@ private:
 };
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_IR_NODELOOKAHEAD_H

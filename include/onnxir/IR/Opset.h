@@ -8,11 +8,14 @@
 #ifndef ONNXIR_IR_OPSET_H
 #define ONNXIR_IR_OPSET_H
 
+#include "onnxir/Support/Export.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 class Graph;
@@ -51,5 +54,6 @@ int64_t opsetInForce(const Node &n);
 int64_t opsetInForce(const Node &n, const Model &m);
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_IR_OPSET_H

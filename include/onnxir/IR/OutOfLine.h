@@ -24,6 +24,8 @@
 #ifndef ONNXIR_IR_OUTOFLINE_H
 #define ONNXIR_IR_OUTOFLINE_H
 
+#include "onnxir/Support/Export.h"
+
 #include "llvm/ADT/StringRef.h"
 
 #include <initializer_list>
@@ -32,6 +34,7 @@
 #include <type_traits>
 #include <utility>
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 template <typename T> class OutOfLine {
@@ -154,5 +157,6 @@ private:
 using OutOfLineString = OutOfLine<std::string>;
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_IR_OUTOFLINE_H

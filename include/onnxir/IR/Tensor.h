@@ -33,6 +33,7 @@
 
 #include "onnxir/IR/DataType.h"
 #include "onnxir/IR/OutOfLine.h"
+#include "onnxir/Support/Export.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -47,6 +48,7 @@
 #include <utility>
 #include <vector>
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 /// Key/value pairs in their original order (metadata_props and similar).
@@ -233,5 +235,6 @@ struct SparseTensor {
 };
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_IR_TENSOR_H

@@ -14,6 +14,7 @@
 #define ONNXIR_IR_TYPE_H
 
 #include "onnxir/IR/DataType.h"
+#include "onnxir/Support/Export.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -23,6 +24,7 @@
 #include <string>
 #include <vector>
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 class Context;
@@ -51,6 +53,11 @@ struct Dim {
            denotation == o.denotation;
   }
 };
+
+/// The dims of a tensor of unknown rank (Note [Absent shape]), for
+/// Context::getTensorType: a bare std::nullopt is ambiguous there from LLVM 16
+/// on, where ArrayRef converts from it too (Note [LLVM versions]).
+inline constexpr std::optional<llvm::ArrayRef<Dim>> kUnknownRank = std::nullopt;
 
 /// An immutable, uniqued type. Obtain instances from Context::get*Type.
 class Type {
@@ -131,5 +138,6 @@ struct TypeSpec {
 };
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_IR_TYPE_H

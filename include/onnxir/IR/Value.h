@@ -17,6 +17,7 @@
 
 #include "onnxir/IR/Tensor.h"
 #include "onnxir/IR/Type.h"
+#include "onnxir/Support/Export.h"
 
 #include "absl/status/status.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -29,6 +30,7 @@
 #include <list>
 #include <memory>
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 class Context;
@@ -231,5 +233,6 @@ private:
 };
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_IR_VALUE_H

@@ -16,6 +16,7 @@
 #include "onnxir/Ops/OpRegistry.h"
 #include "onnxir/Ops/OpSchema.h"
 #include "onnxir/IR/Tensor.h"
+#include "onnxir/Support/Export.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -26,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 namespace infer {
 
@@ -120,5 +122,6 @@ std::optional<Dims> tensorData(Context &ctx, const Tensor &t);
 
 } // namespace infer
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_OPS_INFERCTX_H

@@ -23,6 +23,7 @@
 #include "onnxir/IR/Graph.h" // Attribute needs Graph complete
 #include "onnxir/IR/Tensor.h"
 #include "onnxir/Ops/OpContext.h"
+#include "onnxir/Support/Export.h"
 
 #include "absl/status/statusor.h"
 #include "llvm/ADT/ArrayRef.h"
@@ -31,6 +32,7 @@
 #include <cstdint>
 #include <vector>
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 /// One operator application to evaluate: the op (OpContext: domain, op type,
@@ -75,5 +77,6 @@ bool hasKernel(llvm::StringRef domain, llvm::StringRef opType);
 uint64_t tensorDataBytes(const Tensor &t);
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_OPS_KERNELS_H

@@ -16,6 +16,7 @@
 #define ONNXIR_OPS_OPCONTEXT_H
 
 #include "onnxir/IR/Tensor.h"
+#include "onnxir/Support/Export.h"
 
 #include "llvm/ADT/StringRef.h"
 
@@ -25,6 +26,7 @@
 #include <string>
 #include <vector>
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 class Attribute;
@@ -115,5 +117,6 @@ private:
 };
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_OPS_OPCONTEXT_H

@@ -32,6 +32,7 @@
 #define ONNXIR_OPS_OPREGISTRY_H
 
 #include "onnxir/IR/Tensor.h"
+#include "onnxir/Support/Export.h"
 
 #include "absl/status/statusor.h"
 #include "llvm/ADT/ArrayRef.h"
@@ -43,6 +44,7 @@
 #include <memory>
 #include <vector>
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 class Node;
@@ -252,5 +254,6 @@ private:
 };
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_OPS_OPREGISTRY_H

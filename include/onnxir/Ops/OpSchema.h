@@ -27,6 +27,7 @@
 
 #include "onnxir/IR/Attribute.h"
 #include "onnxir/IR/Opset.h"
+#include "onnxir/Support/Export.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -37,6 +38,7 @@
 #include <string>
 #include <vector>
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 class Model;
@@ -286,5 +288,6 @@ bool isOptionalResult(const Node &n, unsigned i);
 bool isCommutative(const Node &n);
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_OPS_OPSCHEMA_H

@@ -32,11 +32,13 @@
 #define ONNXIR_IR_SCHEMAVERIFIER_H
 
 #include "onnxir/IR/Verifier.h"
+#include "onnxir/Support/Export.h"
 
 #include "llvm/ADT/ArrayRef.h"
 
 #include <vector>
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 class Model;
@@ -83,5 +85,6 @@ SchemaCheckResult checkSchemasOnLoad(const Model &m, SchemaCheckLevel level, boo
                                      unsigned maxWarnings = 10);
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_IR_SCHEMAVERIFIER_H

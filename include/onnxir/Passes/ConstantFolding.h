@@ -48,11 +48,13 @@
 #define ONNXIR_PASSES_CONSTANTFOLDING_H
 
 #include "onnxir/Passes/ShapeInference.h"
+#include "onnxir/Support/Export.h"
 
 #include "absl/status/statusor.h"
 
 #include <cstdint>
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 class Model;
@@ -103,5 +105,6 @@ absl::StatusOr<bool> foldConstants(Model &m, const FoldOptions &opts = {},
 /// (global flag `--shape-data-limit`, shared with infer-shapes).
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_PASSES_CONSTANTFOLDING_H

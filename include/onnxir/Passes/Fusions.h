@@ -17,7 +17,9 @@
 #define ONNXIR_PASSES_FUSIONS_H
 
 #include "onnxir/Passes/PatternRewrite.h"
+#include "onnxir/Support/Export.h"
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 struct FusionOptions {
@@ -68,5 +70,6 @@ absl::StatusOr<bool> fuseOperators(Model &m, const FusionOptions &opts = {},
                                    RewriteStatistics *stats = nullptr);
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_PASSES_FUSIONS_H

@@ -29,6 +29,8 @@
 #ifndef ONNXIR_PASSES_PASS_H
 #define ONNXIR_PASSES_PASS_H
 
+#include "onnxir/Support/Export.h"
+
 #include "absl/status/statusor.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -45,6 +47,7 @@ namespace llvm {
 class raw_ostream;
 }
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 class Model;
@@ -276,5 +279,6 @@ private:
 void registerAllPasses();
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_PASSES_PASS_H

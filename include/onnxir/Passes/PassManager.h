@@ -29,6 +29,7 @@
 
 #include "onnxir/IR/Verifier.h"
 #include "onnxir/Passes/Pass.h"
+#include "onnxir/Support/Export.h"
 
 #include "absl/status/statusor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -41,6 +42,7 @@
 #include <string>
 #include <vector>
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 struct PassManagerOptions {
@@ -132,5 +134,6 @@ private:
 };
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_PASSES_PASSMANAGER_H

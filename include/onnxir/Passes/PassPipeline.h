@@ -15,6 +15,7 @@
 #define ONNXIR_PASSES_PASSPIPELINE_H
 
 #include "onnxir/Passes/Pass.h"
+#include "onnxir/Support/Export.h"
 
 #include "absl/status/statusor.h"
 #include "llvm/ADT/StringRef.h"
@@ -23,6 +24,7 @@
 #include <string>
 #include <vector>
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 /// Parses `text` into new pass instances (options set) from the registry.
@@ -35,5 +37,6 @@ absl::StatusOr<std::vector<std::unique_ptr<Pass>>> parsePassPipeline(llvm::Strin
 std::string printPassInstance(const Pass &p);
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_PASSES_PASSPIPELINE_H

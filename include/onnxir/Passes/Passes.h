@@ -11,6 +11,7 @@
 #define ONNXIR_PASSES_PASSES_H
 
 #include "onnxir/Passes/Pass.h"
+#include "onnxir/Support/Export.h"
 
 #include "absl/status/statusor.h"
 
@@ -20,6 +21,7 @@
 #include <string>
 #include <vector>
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 class Graph;
@@ -183,5 +185,6 @@ void registerPipelinePasses();
 void registerTestPasses();
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_PASSES_PASSES_H

@@ -85,6 +85,7 @@
 #include "onnxir/IR/Builder.h"
 #include "onnxir/IR/Graph.h"
 #include "onnxir/IR/Node.h"
+#include "onnxir/Support/Export.h"
 
 #include "absl/status/statusor.h"
 #include "llvm/ADT/DenseSet.h"
@@ -98,6 +99,7 @@
 #include <string>
 #include <vector>
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 class Model;
@@ -326,5 +328,6 @@ absl::StatusOr<bool> applyPatternsGreedily(Model &m, const PatternSet &patterns,
                                            RewriteStatistics *stats = nullptr);
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_PASSES_PATTERNREWRITE_H

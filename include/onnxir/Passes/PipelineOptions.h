@@ -41,6 +41,7 @@
 
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/PassManager.h"
+#include "onnxir/Support/Export.h"
 
 #include "absl/status/statusor.h"
 #include "llvm/ADT/StringRef.h"
@@ -51,6 +52,7 @@
 #include <string>
 #include <vector>
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 class Model;
@@ -144,5 +146,6 @@ std::string suggestPass(llvm::StringRef argument);
 std::string passesTakingOption(llvm::StringRef flag);
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_PASSES_PIPELINEOPTIONS_H

@@ -31,6 +31,8 @@
 #ifndef ONNXIR_PASSES_SHAPEINFERENCE_H
 #define ONNXIR_PASSES_SHAPEINFERENCE_H
 
+#include "onnxir/Support/Export.h"
+
 #include "absl/status/statusor.h"
 #include "llvm/ADT/DenseMap.h"
 
@@ -39,6 +41,7 @@
 #include <utility>
 #include <vector>
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 class Model;
@@ -110,5 +113,6 @@ parseBindDims(const std::string &text);
 void registerShapeInferencePass();
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_PASSES_SHAPEINFERENCE_H

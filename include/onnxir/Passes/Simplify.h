@@ -20,7 +20,9 @@
 #define ONNXIR_PASSES_SIMPLIFY_H
 
 #include "onnxir/Passes/PatternRewrite.h"
+#include "onnxir/Support/Export.h"
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 /// Adds the simplification patterns to `ps`.
@@ -35,5 +37,6 @@ absl::StatusOr<bool> simplify(Model &m, RewriteStatistics *stats = nullptr,
                               llvm::StringRef disabled = "");
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_PASSES_SIMPLIFY_H

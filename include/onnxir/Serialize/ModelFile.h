@@ -19,6 +19,7 @@
 
 #include "onnxir/IR/Model.h"
 #include "onnxir/Serialize/Text.h"
+#include "onnxir/Support/Export.h"
 
 #include "absl/status/statusor.h"
 #include "llvm/ADT/StringRef.h"
@@ -29,6 +30,7 @@
 #include <string>
 #include <vector>
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 enum class ModelFormat { Auto, Binary, Text };
@@ -93,5 +95,6 @@ absl::Status saveModelFile(const Model &m, const std::string &path,
 absl::Status checkMappedFileReads();
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif

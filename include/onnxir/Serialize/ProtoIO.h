@@ -10,6 +10,7 @@
 
 #include "onnxir/IR/Limits.h" // kMaxGraphNesting, kMaxTypeNesting
 #include "onnxir/IR/Model.h"
+#include "onnxir/Support/Export.h"
 
 #include "absl/status/statusor.h"
 #include "llvm/ADT/StringRef.h"
@@ -18,6 +19,7 @@
 #include <memory>
 #include <string>
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 namespace proto {
 class ModelProto;
@@ -65,5 +67,6 @@ absl::Status saveModel(const Model &m, const std::string &path,
                        const LowerOptions &opts = {});
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_SERIALIZE_PROTOIO_H

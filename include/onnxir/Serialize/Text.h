@@ -10,6 +10,7 @@
 
 #include "onnxir/IR/Model.h"
 #include "onnxir/Serialize/ProtoIO.h"
+#include "onnxir/Support/Export.h"
 
 #include "absl/status/statusor.h"
 #include "llvm/ADT/StringRef.h"
@@ -17,6 +18,7 @@
 #include <memory>
 #include <string>
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 struct PrintOptions {
@@ -57,5 +59,6 @@ std::string printModelText(const Model &m, const PrintOptions &opts = {});
 std::string printGraphText(const Graph &g, const PrintOptions &opts = {});
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_SERIALIZE_TEXT_H

@@ -1,5 +1,6 @@
 //===- ScopeTest.cpp - Name scopes, fresh names, renaming -----------------===//
 #include "TestUtil.h"
+#include "onnxir/Support/LLVMCompat.h"
 
 using namespace onnxir;
 using namespace onnxir::testutil;
@@ -134,7 +135,7 @@ TEST_F(ScopeTest, SetNameRefusedWhenItWouldShadowOrClash) {
   // setNameOrFresh picks a different name on a clash.
   e->setNameOrFresh("x");
   EXPECT_NE(e->name(), "x");
-  EXPECT_TRUE(e->name().startswith("x"));
+  EXPECT_TRUE(startsWith(e->name(), "x"));
   EXPECT_TRUE(verify(m).ok()) << verify(m);
 }
 

@@ -119,7 +119,7 @@ TEST(StructuralUniquingTest, DenotationsAndOtherFields) {
   EXPECT_EQ(c.getTensorType(DataType::Float, llvm::ArrayRef<Dim>{u}),
             c.getTensorType(DataType::Float, llvm::ArrayRef<Dim>{Dim::unknown()}));
   // Unknown rank, rank 0 and sparse tensors differ.
-  const Type *noShape = c.getTensorType(DataType::Float, std::nullopt);
+  const Type *noShape = c.getTensorType(DataType::Float, kUnknownRank);
   const Type *scalar = c.getTensorType(DataType::Float, llvm::ArrayRef<Dim>{});
   EXPECT_NE(noShape, scalar);
   TypeSpec s;

@@ -45,7 +45,7 @@ TEST(TypeTest, SameSpecSamePointer) {
 
 TEST(TypeTest, AbsentShapeIsNotRankZero) {
   Context c;
-  const Type *unranked = c.getTensorType(DataType::Float, std::nullopt);
+  const Type *unranked = c.getTensorType(DataType::Float, kUnknownRank);
   const Type *scalar = c.getTensorType(DataType::Float, llvm::ArrayRef<int64_t>{});
   EXPECT_NE(unranked, scalar);
   EXPECT_FALSE(unranked->hasShape());
@@ -134,7 +134,7 @@ TEST(TypeTest, Denotations) {
 TEST(TypeTest, CompositeKinds) {
   Context c;
   const Type *f2 = c.getTensorType(DataType::Float, llvm::ArrayRef<int64_t>{2});
-  const Type *i64 = c.getTensorType(DataType::Int64, std::nullopt);
+  const Type *i64 = c.getTensorType(DataType::Int64, kUnknownRank);
   const Type *seq = c.getSequenceType(f2);
   EXPECT_EQ(seq->kind(), Type::Kind::Sequence);
   EXPECT_EQ(seq->elementType(), f2);

@@ -1,6 +1,7 @@
 //===- DimExprTest.cpp - Canonical dimension expressions ------------------===//
 #include "onnxir/IR/Context.h"
 #include "onnxir/IR/DimExpr.h"
+#include "onnxir/Support/LLVMCompat.h"
 
 #include <algorithm>
 
@@ -225,13 +226,13 @@ TEST_F(DimExprTest, TooLargeResultIsAFreshSymbol) {
     ASSERT_NE(mx, nullptr);
     EXPECT_LE(acc->str().size(), kMaxDimExprChars);
     EXPECT_LE(mx->str().size(), kMaxDimExprChars);
-    if (acc->isSymbol() && llvm::StringRef(acc->name()).startswith("expr__")) ++fresh;
+    if (acc->isSymbol() && startsWith(acc->name(), "expr__")) ++fresh;
   }
   EXPECT_GT(fresh, 1u);
   EXPECT_GT(ctx.numFreshSymbols(), 3u);
   // The last sum is `expr__K + ...`: the fresh symbol stands for the prefix.
   bool hasFresh = false;
-  acc->forEachSymbol([&](const DimExpr *s) { hasFresh |= s->name().startswith("expr__"); });
+  acc->forEachSymbol([&](const DimExpr *s) { hasFresh |= startsWith(s->name(), "expr__"); });
   EXPECT_TRUE(hasFresh);
   // Such a symbol stands for a value of unknown sign (the same operations
   // build shape data, where a - b may be negative), unlike a dim's symbol.
