@@ -85,7 +85,7 @@ unsigned lowerGraph(const onnxir::Graph &g, llvm::Module &mod) {
 bool run(const std::string &path, bool print) {
   auto model = onnxir::loadModelFile(path);
   if (!model.ok()) {
-    llvm::errs() << path << ": " << model.status().message() << "\n";
+    llvm::errs() << path << ": " << std::string(model.status().message()) << "\n";
     return false;
   }
   onnxir::Model &m = **model;
@@ -94,7 +94,7 @@ bool run(const std::string &path, bool print) {
   o.name = path;
   auto r = onnxir::runPipeline(m, "O2", o);
   if (!r.ok()) {
-    llvm::errs() << r.status().message() << "\n";
+    llvm::errs() << std::string(r.status().message()) << "\n";
     return false;
   }
   llvm::LLVMContext ctx;
