@@ -118,6 +118,22 @@ void Context::deallocateLineObject(void *p, size_t size) {
 #endif
 }
 
+// Note [Source locations]
+// A text model's nodes remember where they were written, so that a check
+// run on the model as read (the operator schema check on load, the
+// structural verifier) can say `model.onnxtxt:12:7:` before the node's
+// path. The table lives beside the nodes, not in them: a node is three
+// cache lines with no room to spare, and only text-read nodes have a place.
+// An entry goes with its node (Node::destroy), so an address reused by a
+// node a pass makes later never inherits a stale place. File names are
+// saved once per file (consecutive nodes share the last one).
+void Context::setSourceLoc(const Node *n, llvm::StringRef file, unsigned line, unsigned col) {
+  llvm::StringRef saved;
+  if (!sourceLocs_.empty() && lastSourceFile_ == file) saved = lastSourceFile_;
+  else saved = lastSourceFile_ = save(file);
+  sourceLocs_[n] = SourceLoc{saved, line, col};
+}
+
 llvm::StringRef Context::save(llvm::StringRef s) {
   if (s.empty()) return llvm::StringRef();
   char *p = alloc_.Allocate<char>(s.size() + 1);

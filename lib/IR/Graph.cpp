@@ -604,6 +604,16 @@ std::string nodePath(const Node *n) {
   return s;
 }
 
+std::string sourceLocation(const Node *n) {
+  const Context::SourceLoc *l = n->getGraph()->getContext().sourceLoc(n);
+  return l ? absl::StrCat(l->file.str(), ":", l->line, ":", l->col) : std::string();
+}
+
+std::string locatedNodePath(const Node *n) {
+  std::string loc = sourceLocation(n);
+  return loc.empty() ? nodePath(n) : absl::StrCat(loc, ": ", nodePath(n));
+}
+
 //===----------------------------------------------------------------------===//
 // Cloning
 //===----------------------------------------------------------------------===//

@@ -29,6 +29,7 @@ Node *Node::create(Graph *g, llvm::StringRef opType, llvm::StringRef domain) {
 void Node::destroy(Node *n) {
   Context &ctx = n->graph_->getContext();
   if (ctx.destroyObserver) ctx.destroyObserver->destroyed(n);
+  ctx.forgetSourceLoc(n);
   n->~Node();
   ctx.deallocateLineObject(n, sizeof(Node));
 }
@@ -182,7 +183,7 @@ void Node::removeOperand(unsigned idx) {
 
 void Node::dropAllReferences() {
   for (unsigned i = 0; i < numOperands_; ++i) operands_[i].unlink();
-  for (Attribute *a : llvm::makeArrayRef(attrs_, numAttrs_))
+  for (Attribute *a : llvm::ArrayRef<Attribute *>(attrs_, numAttrs_))
     for (unsigned gi = 0; gi < a->numGraphs(); ++gi) {
       Graph *g = a->graph(gi);
       for (Node &n : g->nodes()) n.dropAllReferences();
@@ -245,7 +246,7 @@ bool Node::hasUses() const {
 //===----------------------------------------------------------------------===//
 
 Attribute *Node::getAttr(llvm::StringRef name) const {
-  for (Attribute *a : llvm::makeArrayRef(attrs_, numAttrs_))
+  for (Attribute *a : llvm::ArrayRef<Attribute *>(attrs_, numAttrs_))
     if (a->name() == name) return a;
   return nullptr;
 }
@@ -323,7 +324,7 @@ std::vector<Graph *> Node::subgraphs() const {
   std::vector<Graph *> out;
   if (numSubgraphs_ == 0) return out; // no allocation, no look at the attributes
   out.reserve(numSubgraphs_);
-  for (Attribute *a : llvm::makeArrayRef(attrs_, numAttrs_))
+  for (Attribute *a : llvm::ArrayRef<Attribute *>(attrs_, numAttrs_))
     for (unsigned i = 0; i < a->numGraphs(); ++i) out.push_back(a->graph(i));
   return out;
 }

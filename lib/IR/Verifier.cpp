@@ -287,14 +287,14 @@ public:
         orderProblem = true;
         if (opts_.checkOrder && !full())
           report(Diagnostic::Kind::OrderViolation,
-                 absl::StrCat(nodePath(user), ": input #", idx, " \"", v->name().str(),
+                 absl::StrCat(locatedNodePath(user), ": input #", idx, " \"", v->name().str(),
                               "\" is used before its definition at ", nodePath(def)));
       }
       return;
     }
     auto where = [&]() {
       return user->isReturn() ? absl::StrCat(g.path(), ": output #", idx, " \"", v->name().str(), "\"")
-                              : absl::StrCat(nodePath(user), ": input #", idx, " \"",
+                              : absl::StrCat(locatedNodePath(user), ": input #", idx, " \"",
                                              v->name().str(), "\"");
     };
     // A graph output that is not visible is a bad output.
@@ -496,7 +496,7 @@ public:
       std::string msg = g.path() + ": dependency cycle through";
       auto it = std::find_if(stack.begin(), stack.end(), [&](const Frame &fr) { return fr.node == p; });
       size_t len = (size_t)(stack.end() - it);
-      for (size_t k = 0; it != stack.end() && k < kShown; ++it, ++k) msg += "\n  " + nodePath(at(it->node));
+      for (size_t k = 0; it != stack.end() && k < kShown; ++it, ++k) msg += "\n  " + locatedNodePath(at(it->node));
       if (len > kShown) absl::StrAppend(&msg, "\n  ... and ", len - kShown, " more nodes");
       report(Diagnostic::Kind::Cycle, msg);
     };
@@ -508,7 +508,7 @@ public:
         uint32_t first = rec[p].first;
         if (first == kDone) return true;
         if (first == kOnStack) {
-          if (p == from) report(Diagnostic::Kind::Cycle, nodePath(at(p)) + ": depends on its own result");
+          if (p == from) report(Diagnostic::Kind::Cycle, locatedNodePath(at(p)) + ": depends on its own result");
           else cycleThrough(p);
           return false;
         }
@@ -671,7 +671,7 @@ void checkRecursion(const Model &m, std::vector<Diagnostic> &out) {
       chain += callee->qualifiedName();
       out.push_back({Diagnostic::Kind::Recursion,
                      absl::StrCat("function \"", f->qualifiedName(), "\", node ",
-                                  nodePath(call), ": recursive call (", chain,
+                                  locatedNodePath(call), ": recursive call (", chain,
                                   "); ONNX functions may not call themselves")});
       return;
     }
@@ -712,7 +712,7 @@ void checkTypeNesting(const Model &m, std::vector<Diagnostic> &out) {
       for (unsigned i = 0; i < n.numAttributes(); ++i)
         for (const Type *t : n.attribute(i).types)
           check(t, [&] {
-            return absl::StrCat(nodePath(&n), ": attribute \"", n.attribute(i).name(), "\"");
+            return absl::StrCat(locatedNodePath(&n), ": attribute \"", n.attribute(i).name(), "\"");
           });
   });
 }

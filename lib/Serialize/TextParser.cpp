@@ -28,6 +28,7 @@
 #include "onnxir/IR/Function.h"
 #include "onnxir/IR/Graph.h"
 #include "onnxir/IR/Node.h"
+#include "onnxir/Support/LLVMCompat.h"
 
 #include "absl/status/status.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -362,7 +363,7 @@ private:
     if (t.kind == Token::Error) return failAt(t.loc, t.text);
     // ", found X" only completes an "expected ..." message; after any other
     // message (a limit, a bad value) the next token is beside the point.
-    if (llvm::StringRef(msg).startswith("expected"))
+    if (startsWith(msg, "expected"))
       return failAt(t.loc, msg + ", found " + describe(t));
     return failAt(t.loc, msg);
   }
@@ -1617,9 +1618,10 @@ bool Parser::parseNode(Graph &g, unsigned depth) {
   if (!annStr(ann, "op_type", op) || !annStr(ann, "domain", domain) ||
       !annStr(ann, "overload", overload))
     return false;
-  (void)opLoc;
 
   Node *n = g.createEmptyNode(op, domain);
+  // Checks of the model as read name this place (Note [Source locations]).
+  g.getContext().setSourceLoc(n, file_, opLoc.line, opLoc.col);
   if (!overload.empty()) n->setOverload(overload);
   if (hasLabel) n->setName(label);
   for (auto &[name, loc] : outs) {
@@ -2203,7 +2205,7 @@ absl::StatusOr<std::unique_ptr<Model>> parseModelText(llvm::StringRef text,
   // name that is no file (`<text>`, or text made in memory) has no directory.
   std::string name = fileName.str();
   struct stat st;
-  bool isFile = !fileName.empty() && !fileName.startswith("<") && ::stat(name.c_str(), &st) == 0;
+  bool isFile = !fileName.empty() && !startsWith(fileName, "<") && ::stat(name.c_str(), &st) == 0;
   detail::LoadSession session(isFile ? modelDirectory(name) : "", false);
   return detail::parseModelText(text, fileName, session);
 }

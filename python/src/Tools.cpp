@@ -178,7 +178,7 @@ void checkModel(const PyModel &pm, Level level, bool onLoad, const std::string &
         if (level != Level::Structure &&
             d.message.find(" is not imported (first use:") != std::string::npos)
           continue;
-        warnings.push_back(what + ": " + d.message);
+        warnings.push_back((d.located ? "" : what + ": ") + d.message);
       }
       if (r.moreWarnings)
         warnings.push_back(what + ": " + std::to_string(r.moreWarnings) +

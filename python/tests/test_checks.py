@@ -42,6 +42,23 @@ def test_load_refuses_what_onnx_opt_refuses(model, what):
     onnxir.loads(model, verify="none")
 
 
+def test_text_errors_name_line_and_column(tmp_path):
+    # Issue 38 item 4: a text model's schema errors and warnings carry
+    # file:line:col of the operator (Note [Source locations]).
+    with pytest.raises(onnxir.Error) as e:
+        onnxir.loads(ARITY, name="m.onnxtxt")
+    assert '\n  m.onnxtxt:3:7: graph "g" > node #0 (Relu): Relu-v14 takes at most 1' in str(e.value)
+    with pytest.warns(onnxir.VerificationWarning, match=r'^m\.onnxtxt:3:7: graph "g" > node #0 '
+                                                       r'\(Sqrt\).*does not allow'):
+        m = onnxir.loads(TYPE_CONSTRAINT, name="m.onnxtxt")
+    # A node made in code has no place in the text: the check names its path.
+    g = m.graph
+    g.create_node("Relu", [g.lookup("x"), g.lookup("x")])
+    with pytest.raises(onnxir.Error) as e:
+        onnxir.save(m, tmp_path / "o.onnx")
+    assert '\n  graph "g" > node #1 (Relu): Relu-v14 takes at most 1' in str(e.value)
+
+
 def test_load_message_is_onnx_opts(tmp_path, onnx_opt):
     f = tmp_path / "arity.onnxtxt"
     f.write_bytes(ARITY)

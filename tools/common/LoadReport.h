@@ -33,7 +33,7 @@ inline std::string reportSchemaCheck(const SchemaCheckResult &r, llvm::StringRef
                                      llvm::StringRef file, llvm::StringRef structureFlag,
                                      llvm::raw_ostream &errs) {
   for (const Diagnostic &d : r.warnings)
-    errs << tool << ": warning: " << file << ": " << d.message << "\n";
+    errs << tool << ": warning: " << (d.located ? "" : file.str() + ": ") << d.message << "\n";
   if (r.moreWarnings)
     errs << tool << ": warning: " << file << ": " << r.moreWarnings
          << " more schema problems of these kinds (--verify=schema lists them)\n";

@@ -74,6 +74,7 @@
 #include "onnxir/IR/DimExpr.h"
 #include "onnxir/IR/LargePages.h"
 #include "onnxir/IR/Type.h"
+#include "onnxir/Support/Export.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseMapInfo.h"
@@ -86,9 +87,11 @@
 #include <optional>
 #include <vector>
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 class Graph;
+class Node;
 class Value;
 
 class Context {
@@ -207,6 +210,26 @@ public:
   };
   DestroyObserver *destroyObserver = nullptr;
 
+  /// Where a node was read from: a text model's file, line and column
+  /// (Note [Source locations]). Line 0: unknown.
+  struct SourceLoc {
+    llvm::StringRef file; ///< saved in this context
+    unsigned line = 0, col = 0;
+  };
+  /// Records where `n` (a node of this context) was read from.
+  void setSourceLoc(const Node *n, llvm::StringRef file, unsigned line, unsigned col);
+  /// Where `n` was read from, or null: a node made in code, by a pass or by
+  /// the binary reader has none.
+  const SourceLoc *sourceLoc(const Node *n) const {
+    if (sourceLocs_.empty()) return nullptr;
+    auto it = sourceLocs_.find(n);
+    return it == sourceLocs_.end() ? nullptr : &it->second;
+  }
+  /// Forgets where `n` was read from (Node::destroy calls it).
+  void forgetSourceLoc(const Node *n) {
+    if (!sourceLocs_.empty()) sourceLocs_.erase(n);
+  }
+
   /// Makes room for `n` more interned names.
   void reserveNames(size_t n);
   /// A hint for a walk that will register or unregister definitions of
@@ -322,10 +345,13 @@ private:
   llvm::StringMap<DimExpr *> exprs_;
   std::vector<std::unique_ptr<DimExpr>> exprStorage_;
   llvm::DenseMap<const char *, const DimExpr *> paramExprs_;
+  llvm::DenseMap<const Node *, SourceLoc> sourceLocs_; ///< Note [Source locations]
+  llvm::StringRef lastSourceFile_;
   llvm::StringMap<char> symbolNames_;
   unsigned nextFreshSymbol_ = 0;
 };
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_IR_CONTEXT_H

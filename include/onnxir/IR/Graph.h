@@ -24,6 +24,7 @@
 #include "onnxir/IR/Context.h"
 #include "onnxir/IR/Node.h"
 #include "onnxir/IR/Value.h"
+#include "onnxir/Support/Export.h"
 
 #include "absl/status/statusor.h"
 #include "llvm/ADT/DenseMap.h"
@@ -35,6 +36,7 @@
 #include <string>
 #include <vector>
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 class Function;
@@ -306,7 +308,15 @@ private:
 
 /// Path of a node for diagnostics: `graph "main" > node #12 "loop_3" (Loop)`.
 std::string nodePath(const Node *n);
+/// `file:line:col` of a node read from a text model (Context::sourceLoc,
+/// Note [Source locations]), or "".
+std::string sourceLocation(const Node *n);
+/// nodePath, after `file:line:col: ` when the node was read from a text
+/// model (Context::sourceLoc, Note [Source locations]): what checks of a
+/// model as read put before their messages.
+std::string locatedNodePath(const Node *n);
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_IR_GRAPH_H

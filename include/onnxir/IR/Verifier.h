@@ -22,11 +22,14 @@
 #ifndef ONNXIR_IR_VERIFIER_H
 #define ONNXIR_IR_VERIFIER_H
 
+#include "onnxir/Support/Export.h"
+
 #include "absl/status/status.h"
 
 #include <string>
 #include <vector>
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 class Graph;
@@ -60,6 +63,9 @@ struct Diagnostic {
   /// Schema diagnostics only: the op (or its domain) is unknown at the
   /// imported version; schemaWarnings() says the same once per op kind.
   bool unknownOperator = false;
+  /// The message starts with the `file:line:col` of a node read from a text
+  /// model (Note [Source locations]): a tool need not put the file first.
+  bool located = false;
 };
 
 struct VerifyOptions {
@@ -94,5 +100,6 @@ absl::Status verify(const Graph &g, const VerifyOptions &opts = {});
 const char *diagnosticKindName(Diagnostic::Kind k);
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_IR_VERIFIER_H
