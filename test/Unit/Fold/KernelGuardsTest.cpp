@@ -2,7 +2,8 @@
 //
 // Each guard of a kernel that refuses (or accepts) a call is tested on a call
 // that differs from an accepted one in that condition alone, so dropping or
-// flipping the guard changes a result (docs/Mutation.md's survivors #9, #39).
+// flipping the guard changes a result (docs/Mutation.md: the first report's
+// #9 and #39; seed 48 at fe2c29d, #65).
 //
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/Builder.h"
@@ -72,6 +73,20 @@ TEST(KernelGuards, DropoutTrainingModeOnlyBeforeOpset7WithoutIsTest) {
   Tensor no = makeTensor(DataType::Bool, {}, std::string(1, '\0'));
   EXPECT_FALSE(call("Dropout", 13, {&x, nullptr, &yes}).ok());
   EXPECT_TRUE(call("Dropout", 13, {&x, nullptr, &no}).ok());
+}
+
+// PRelu before opset 7 (slope broadcast the legacy way) is not folded; at
+// opset 0 (unknown: the newest) it is, as at 7 and 16. #65 made the test
+// `opset >= 0` and refused the unknown-opset call.
+TEST(KernelGuards, PReluLegacyOnlyBeforeOpset7) {
+  Tensor x = makeFloatTensor({3}, {-2, 0.5, -1});
+  Tensor slope = makeFloatTensor({1}, {0.25});
+  for (int64_t opset : {0, 7, 16}) {
+    auto r = call("PRelu", opset, {&x, &slope});
+    ASSERT_TRUE(r.ok()) << "opset " << opset << ": " << r.status();
+    EXPECT_EQ(*(*r)[0].values<float>(), (std::vector<float>{-0.5, 0.5, -0.25})) << "opset " << opset;
+  }
+  EXPECT_FALSE(call("PRelu", 6, {&x, &slope}).ok());
 }
 
 } // namespace
