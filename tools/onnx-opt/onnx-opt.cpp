@@ -155,16 +155,39 @@ cl::opt<bool> gStrict("strict",
                       cl::desc("Turn the load warnings (unknown ops, undeclared domains, "
                                "newer ir_version or opset, type constraints) into errors"),
                       cl::cat(gDebugCat));
-cl::opt<bool> gTimePasses("time-passes", cl::desc("Time each pass"), cl::cat(gDebugCat));
+// Note [Options libLLVM.so also has]
+// LLVM has a -time-passes and an -opt-bisect-limit of its own. Linked with
+// LLVM's static Support (the default) they are not in the program; linked
+// with libLLVM.so (a shared build on an LLVM built that way, Note [Which
+// LLVM and how it is linked]) they are registered before main, and a second
+// option of the same name aborts the program at start. onnx-opt runs no
+// LLVM pass, so its options take the names over: LLVM's are unregistered
+// first, then ours are made (in main, through these functions).
+cl::Option *unregisterLLVMOption(llvm::StringRef name) {
+  cl::Option *o = cl::getRegisteredOptions().lookup(name);
+  if (o) o->removeArgument();
+  return o;
+}
+cl::opt<bool> &timePassesOption() {
+  static cl::opt<bool> *o = (unregisterLLVMOption("time-passes"),
+                             new cl::opt<bool>("time-passes", cl::desc("Time each pass"),
+                                               cl::cat(gDebugCat)));
+  return *o;
+}
 cl::list<std::string> gPrintAfter("print-ir-after",
                                   cl::desc("Print the IR (text) after the named passes"),
                                   cl::CommaSeparated, cl::cat(gDebugCat));
 cl::opt<bool> gPrintAfterAll("print-ir-after-all", cl::desc("Print the IR after every pass"),
                              cl::cat(gDebugCat));
-cl::opt<int64_t> gBisect("opt-bisect-limit",
-                         cl::desc("Run only the first N passes (to find the one that breaks a "
-                                  "model)"),
-                         cl::init(-1), cl::cat(gDebugCat));
+cl::opt<int64_t> &bisectOption() {
+  static cl::opt<int64_t> *o =
+      (unregisterLLVMOption("opt-bisect-limit"),
+       new cl::opt<int64_t>("opt-bisect-limit",
+                            cl::desc("Run only the first N passes (to find the one that breaks a "
+                                     "model)"),
+                            cl::init(-1), cl::cat(gDebugCat)));
+  return *o;
+}
 cl::opt<bool> gListPasses("list-passes", cl::desc("List the passes and exit"), cl::cat(gDebugCat));
 cl::opt<std::string> gPassPipeline(
     "pass-pipeline",
@@ -541,6 +564,8 @@ int onnxOptMain(int argc, char **argv) {
           cl::cat(gPassOptCat)));
       passOptByFlag[o.flag] = passOpts.back().get();
     }
+  timePassesOption(); // registered now (Note [Options libLLVM.so also has])
+  bisectOption();
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << "onnx-opt (onnxir) " << ONNXIR_VERSION << "\nhighest ONNX IR version supported: "
        << kMaxIRVersion << "\n";
@@ -661,7 +686,7 @@ int onnxOptMain(int argc, char **argv) {
   // Check and run (runPipeline).
   PassManagerOptions &pmo = po.manager;
   pmo.verifyEach = gVerifyEach;
-  pmo.timePasses = gTimePasses;
+  pmo.timePasses = timePassesOption();
   pmo.printStatistics = llvm::AreStatisticsEnabled();
   pmo.printIRAfterAll = gPrintAfterAll;
   for (const std::string &p : gPrintAfter) {
@@ -669,7 +694,7 @@ int onnxOptMain(int argc, char **argv) {
       fail("--print-ir-after: unknown pass '" + p + "' (see --list-passes)");
     pmo.printIRAfter.insert(p);
   }
-  pmo.bisectLimit = gBisect;
+  pmo.bisectLimit = bisectOption();
   // Warnings and remarks of the passes: prefixed and located like every
   // message of the tool, each distinct one once (not once per -O2 round).
   pmo.diagnosticHandler = [](const Pass &p, const PassDiagnostic &d) {
@@ -716,7 +741,7 @@ int onnxOptMain(int argc, char **argv) {
     }
     if (auto s = saveModelFile(*model, gOutput, so); !s.ok()) fail(std::string(s.message()));
   }
-  if (gTimePasses)
+  if (timePassesOption())
     printRunTimes(loadSeconds, *r, secondsSince(saveStart));
   if (gSummary) {
     Summary after = summarize(*model);

@@ -4,6 +4,7 @@
 #include "onnxir/Support/LLVMCompat.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <gtest/gtest.h>
 
