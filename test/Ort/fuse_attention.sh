@@ -23,8 +23,13 @@ for t in "$SRC"/test/Passes/fuse/attention-*.onnxtxt "$SRC"/test/Passes/fuse/rot
   if ! "$OPT" "$t" -o "$a" || ! "$OPT" "$t" -infer-shapes -fuse -o "$b"; then
     echo "FAIL: $name does not load or fuse"; fail=$((fail+1)); continue
   fi
+  # A near miss (*-not) need not fuse (some fuse another part): its outputs
+  # must be kept either way. Any other model must fuse.
   if ! "$OPT" "$b" --emit=text -o - | grep -qE "= (Attention|RotaryEmbedding) "; then
-    echo "FAIL: $name: nothing fused"; fail=$((fail+1)); continue
+    case $name in
+      *-not) ;;
+      *) echo "FAIL: $name: nothing fused"; fail=$((fail+1)); continue ;;
+    esac
   fi
   # onnxruntime refuses a RotaryEmbedding whose cache has fewer rows than
   # the sequence ("Updating cos_cache ... not supported"): T = 3 there.
