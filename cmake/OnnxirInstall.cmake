@@ -1,5 +1,5 @@
 # Install rules and the exported CMake package: find_package(onnxir) gives
-# onnxir::IR, onnxir::Ops, onnxir::Serialize, onnxir::Passes and onnxir::Proto.
+# onnxir::IR, onnxir::Text, onnxir::Ops, onnxir::Serialize, onnxir::Passes and onnxir::Proto.
 include(CMakePackageConfigHelpers)
 get_property(_targets GLOBAL PROPERTY ONNXIR_EXPORTED_TARGETS)
 install(TARGETS ${_targets} onnxir_llvm_support EXPORT onnxirTargets

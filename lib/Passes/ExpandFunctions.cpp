@@ -5,7 +5,8 @@
 // the node is) in the main graph and its subgraphs is replaced by the op's
 // function body:
 //  - a static body of the schema data (OpSchema::functionBodies, ONNX text
-//    syntax) is parsed once per run and opset and run, as a model-local
+//    syntax) is parsed once per run and opset (by lib/Ops, Note [Function
+//    bodies where schemas live]) and run, as a model-local
 //    function, through the opset converter to the version in force where the
 //    node is (the body's key is the version of the ops it uses; a key above
 //    it needs down-conversion, which may refuse), then inlined by the inliner
@@ -30,11 +31,11 @@
 #include "onnxir/IR/Node.h"
 #include "onnxir/IR/Opset.h"
 #include "onnxir/IR/Value.h"
+#include "onnxir/Ops/FunctionBodies.h"
 #include "onnxir/Ops/OpRegistry.h"
 #include "onnxir/Ops/OpSchema.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/Passes.h"
-#include "onnxir/Serialize/Text.h"
 
 #include "OpsetSupport.h"
 
@@ -70,43 +71,6 @@ const OpEntry *entryOf(const Node &n) {
 const FunctionBody *bodyFor(const OpSchema &s, int64_t opset) {
   if (const FunctionBody *b = s.functionBodyFor(opset)) return b;
   return s.functionBodies().empty() ? nullptr : &s.functionBodies().front();
-}
-
-/// The schema's defaults, as a function's attribute defaults.
-void addSchemaDefaults(const OpSchema &s, Function &f) {
-  for (const AttributeSchema &a : s.attributes()) {
-    if (!a.hasDefault) continue;
-    auto d = std::make_unique<Attribute>(a.name.str());
-    switch (a.kind) {
-    case AttrKind::Int: d->setInt(a.defaultInt); break;
-    case AttrKind::Float: d->setFloat((float)a.defaultFloat); break;
-    case AttrKind::String: d->setString(a.defaultString.str()); break;
-    case AttrKind::Ints: d->setInts(a.defaultInts); break;
-    case AttrKind::Floats:
-      d->setFloats(std::vector<float>(a.defaultFloats.begin(), a.defaultFloats.end()));
-      break;
-    case AttrKind::Strings: {
-      std::vector<std::string> v;
-      for (llvm::StringRef x : a.defaultStrings) v.push_back(x.str());
-      d->setStrings(std::move(v));
-      break;
-    }
-    default: continue; // a tensor default's value is not in the schema data
-    }
-    f.attributeDefaults.push_back(std::move(d));
-  }
-}
-
-/// Parses `b` into `m` as a function with `s`'s defaults (the caller removes
-/// it again).
-absl::StatusOr<Function *> parseBody(Model &m, const OpSchema &s, const FunctionBody &b) {
-  auto f = parseFunctionText(m, b.text, absl::StrCat("<body of ", s.str(), ">"));
-  if (!f.ok())
-    return absl::InternalError(absl::StrCat("the function body of ", s.str(),
-                                            " (opset ", b.opset, ") does not parse: ",
-                                            f.status().message()));
-  addSchemaDefaults(s, **f);
-  return *f;
 }
 
 void removeFunction(Model &m, Function *f) {
@@ -151,7 +115,7 @@ absl::Status checkBodyConversion(const OpSchema &s, const FunctionBody &b, int64
   }
   Model scratch;
   absl::Status st;
-  auto f = parseBody(scratch, s, b);
+  auto f = parseFunctionBody(scratch, s, b);
   if (!f.ok()) st = f.status();
   else if (absl::Status c = opset::convertFunction(scratch, **f, version, nullptr, true); !c.ok())
     st = absl::Status(c.code(), absl::StrCat("its function body (at opset ", b.opset,
@@ -194,7 +158,7 @@ absl::StatusOr<Function *> opset::ExpansionSession::body(const OpSchema &s, cons
   std::pair<const void *, int64_t> key{b.text.data(), version};
   for (auto &entry : fns_)
     if (entry.first == key) return entry.second;
-  auto f = parseBody(m_, s, b);
+  auto f = parseFunctionBody(m_, s, b);
   if (!f.ok()) return f.status();
   if (b.opset != version)
     if (absl::Status st = convertFunction(m_, **f, version); !st.ok()) {

@@ -1,8 +1,8 @@
-//===- Text.h - The ONNX textual syntax: parse and print ------------------===//
+//===- Text.h - Model files in the ONNX textual syntax --------------------===//
 //
-// The standard syntax of ONNX's docs/Syntax.md (the one onnx.parser reads),
-// plus a small documented extension for what it cannot say, so that text can
-// be lossless (see docs/TextFormat.md).
+// The text syntax itself (parse, print) is lib/Text (onnxir/Text/Text.h,
+// Note [The text layer]); this adds what a model file needs: external data
+// locations resolved and checked as for binary models.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXIR_SERIALIZE_TEXT_H
@@ -11,6 +11,7 @@
 #include "onnxir/IR/Model.h"
 #include "onnxir/Serialize/ProtoIO.h"
 #include "onnxir/Support/Export.h"
+#include "onnxir/Text/Text.h"
 
 #include "absl/status/statusor.h"
 #include "llvm/ADT/StringRef.h"
@@ -20,16 +21,6 @@
 
 ONNXIR_API_BEGIN
 namespace onnxir {
-
-struct PrintOptions {
-  /// Print every tensor in full and every extension field: parse(print(m))
-  /// equals m field for field.
-  bool lossless = false;
-  /// Without `lossless`, tensors with more elements than this are elided.
-  int64_t elideElementsAbove = 64;
-  /// Only standard syntax (what onnx.parser accepts); drops what it cannot say.
-  bool standardOnly = false;
-};
 
 /// Parses a model in text syntax. Errors read `file:line:col: message`, then
 /// the offending line and a caret. External data locations are resolved (and
@@ -47,16 +38,6 @@ absl::StatusOr<std::unique_ptr<Model>> parseModelText(llvm::StringRef text,
 /// `sourceName` for messages (default `<text>`) and `allowExternalLinks`.
 absl::StatusOr<std::unique_ptr<Model>> parseModelText(llvm::StringRef text,
                                                       const LiftOptions &opts);
-/// Parses one function in text syntax (`<domain: "", opset_import: [...]>
-/// Name <attrs> (inputs) => (outputs) { ... }`) into `m` (its context, its
-/// list of functions, where it is appended); errors as above, and then `m`
-/// is unchanged.
-absl::StatusOr<Function *> parseFunctionText(Model &m, llvm::StringRef text,
-                                             llvm::StringRef fileName = "<function>");
-/// Prints a model; deterministic, and print(parse(print(m))) == print(m).
-std::string printModelText(const Model &m, const PrintOptions &opts = {});
-/// Prints one graph (for -print-ir-after).
-std::string printGraphText(const Graph &g, const PrintOptions &opts = {});
 
 } // namespace onnxir
 ONNXIR_API_END

@@ -18,12 +18,9 @@
 // records when their own graph is complete.
 //
 //===----------------------------------------------------------------------===//
-#include "onnxir/Serialize/Text.h"
-#include "onnxir/Serialize/ProtoIO.h"
+#include "onnxir/Text/Text.h"
 
-#include "ModelLoad.h"
 #include "TextSupport.h"
-#include "onnxir/Serialize/ModelFile.h"
 
 #include "onnxir/IR/Function.h"
 #include "onnxir/IR/Graph.h"
@@ -36,7 +33,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <algorithm>
-#include <sys/stat.h>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -271,8 +267,9 @@ struct PendingVI {
 
 class Parser {
 public:
-  Parser(llvm::StringRef src, llvm::StringRef file, detail::LoadSession &session)
-      : src_(src), file_(file), lex_(src, annots_), session_(session) {}
+  /// `bind` null: external data is an error (a function alone).
+  Parser(llvm::StringRef src, llvm::StringRef file, ExternalDataBinder bind)
+      : src_(src), file_(file), lex_(src, annots_), bind_(bind) {}
 
   absl::StatusOr<std::unique_ptr<Model>> parseModel();
   absl::StatusOr<Function *> parseFunctionInto(Model &m);
@@ -463,9 +460,9 @@ private:
     doc = std::move(d), md = std::move(m), extras = std::move(x);
     return ok;
   }
-  /// Reads the location, checksum, offset and length of `ref.entries`,
-  /// then resolves and checks the reference now (see
-  /// detail::LoadSession::bind); false with `msg` on a bad one.
+  /// Binds `ref` through the caller's binder (a model file's: reads the
+  /// location, checksum, offset and length of `ref.entries`, then resolves
+  /// and checks the reference now); false with `msg` on a bad one.
   bool bindExternalRef(ExternalDataRef &ref, const std::string &tensorName, ExternalLoader &out,
                        std::string &msg);
 
@@ -474,7 +471,7 @@ private:
   Lexer lex_;
   std::deque<Token> la_;
   std::string err_;
-  detail::LoadSession &session_;
+  ExternalDataBinder bind_;
   Model *model_ = nullptr;
   Context *ctx_ = nullptr;
   std::vector<PendingUse> uses_;
@@ -921,11 +918,11 @@ bool Parser::applyValueAnn(Ann &a, const Type *&type, bool &hasType, std::string
 
 bool Parser::bindExternalRef(ExternalDataRef &ref, const std::string &tensorName,
                              ExternalLoader &out, std::string &msg) {
-  if (auto s = detail::readExternalEntries(ref); !s.ok()) {
-    msg = std::string(s.message());
+  if (!bind_) {
+    msg = "external data needs a model file (a function alone has none)";
     return false;
   }
-  auto l = session_.bind(ref, tensorName);
+  auto l = bind_(ref, tensorName);
   if (!l.ok()) {
     msg = std::string(l.status().message());
     return false;
@@ -2190,44 +2187,16 @@ absl::StatusOr<Function *> Parser::parseFunctionInto(Model &m) {
 
 } // namespace
 
-namespace detail {
-absl::StatusOr<std::unique_ptr<Model>> parseModelText(llvm::StringRef text,
-                                                      llvm::StringRef fileName,
-                                                      LoadSession &session) {
-  Parser p(text, fileName, session);
+absl::StatusOr<std::unique_ptr<Model>> parseModelTextWith(llvm::StringRef text,
+                                                          llvm::StringRef fileName,
+                                                          ExternalDataBinder bind) {
+  Parser p(text, fileName, bind);
   return p.parseModel();
-}
-} // namespace detail
-
-absl::StatusOr<std::unique_ptr<Model>> parseModelText(llvm::StringRef text,
-                                                      llvm::StringRef fileName) {
-  // The text of a model file reads its data where loadModelFile would; a
-  // name that is no file (`<text>`, or text made in memory) has no directory.
-  std::string name = fileName.str();
-  struct stat st;
-  bool isFile = !fileName.empty() && !startsWith(fileName, "<") && ::stat(name.c_str(), &st) == 0;
-  detail::LoadSession session(isFile ? modelDirectory(name) : "", false);
-  return detail::parseModelText(text, fileName, session);
-}
-
-absl::StatusOr<std::unique_ptr<Model>> parseModelText(llvm::StringRef text,
-                                                      llvm::StringRef fileName,
-                                                      const std::string &baseDir) {
-  detail::LoadSession session(baseDir, false);
-  return detail::parseModelText(text, fileName, session);
-}
-
-absl::StatusOr<std::unique_ptr<Model>> parseModelText(llvm::StringRef text,
-                                                      const LiftOptions &opts) {
-  detail::LoadSession session(opts.baseDir, opts.allowExternalLinks);
-  return detail::parseModelText(text, opts.sourceName.empty() ? "<text>" : opts.sourceName,
-                                session);
 }
 
 absl::StatusOr<Function *> parseFunctionText(Model &m, llvm::StringRef text,
                                              llvm::StringRef fileName) {
-  detail::LoadSession session("", false);
-  Parser p(text, fileName, session);
+  Parser p(text, fileName, nullptr);
   return p.parseFunctionInto(m);
 }
 

@@ -12,7 +12,7 @@
 //   lossless       every field, every tensor in full.
 //
 //===----------------------------------------------------------------------===//
-#include "onnxir/Serialize/Text.h"
+#include "onnxir/Text/Text.h"
 
 #include "TextSupport.h"
 

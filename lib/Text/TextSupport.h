@@ -1,13 +1,13 @@
 //===- TextSupport.h - Shared pieces of the text parser and printer -------===//
 //
-// Internal to lib/Serialize. Holds what TextParser.cpp and TextPrinter.cpp
+// Internal to lib/Text. Holds what TextParser.cpp and TextPrinter.cpp
 // share: the annotation value tree (`#@kind key: value, ...` lines of the
 // extension, see docs/TextFormat.md), string quoting, number formatting, hex,
 // and the conversions between raw tensor bytes and the typed fields.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ONNXIR_LIB_SERIALIZE_TEXTSUPPORT_H
-#define ONNXIR_LIB_SERIALIZE_TEXTSUPPORT_H
+#ifndef ONNXIR_LIB_TEXT_TEXTSUPPORT_H
+#define ONNXIR_LIB_TEXT_TEXTSUPPORT_H
 
 #include "onnxir/IR/Limits.h"
 #include "onnxir/IR/Model.h"
@@ -153,4 +153,4 @@ int32_t elemTypeFromName(llvm::StringRef s);
 } // namespace text
 } // namespace onnxir
 
-#endif // ONNXIR_LIB_SERIALIZE_TEXTSUPPORT_H
+#endif // ONNXIR_LIB_TEXT_TEXTSUPPORT_H

@@ -1,0 +1,1 @@
+#include "onnxir/Passes/Pass.h"

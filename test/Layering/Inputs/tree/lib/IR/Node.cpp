@@ -1,0 +1,2 @@
+#include "onnxir/IR/Node.h"
+#include "google/protobuf/message.h"

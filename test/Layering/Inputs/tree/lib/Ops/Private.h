@@ -1,0 +1,1 @@
+#include "onnxir/IR/Node.h"

@@ -1,0 +1,2 @@
+#include "onnxir/Text/Text.h"
+#include "Private.h"

@@ -1,0 +1,2 @@
+#include "onnxir/Serialize/Text.h"
+#include "../Ops/Private.h"

@@ -1,0 +1,2 @@
+#include "onnxir/onnx.pb.h"
+#include "onnxir/Ops/OpSchema.h"
