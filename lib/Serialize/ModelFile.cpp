@@ -41,6 +41,7 @@
 #include "FileIO.h"
 #include "ModelLoad.h"
 #include "ModelSave.h"
+#include "WireScan.h"
 #include "onnxir/Serialize/ProtoIO.h"
 #include "onnxir/Support/LLVMCompat.h"
 
@@ -182,7 +183,10 @@ bool sameFamily(const std::string &name, const std::string &requested) {
 }
 
 /// The data files of `requested`'s family that the model now at `target`
-/// refers to (with their identities), read without binding anything.
+/// refers to (with their identities), read without binding anything: for
+/// a binary model a scan of its external data locations only
+/// (scanExternalLocations: no lift, no allocation per node); a text model
+/// is parsed (its data is not bound either).
 std::vector<std::pair<std::string, FileId>> oldDataFiles(const std::string &target,
                                                          const std::string &outDir,
                                                          const std::string &requested) {
@@ -192,20 +196,19 @@ std::vector<std::pair<std::string, FileId>> oldDataFiles(const std::string &targ
     return files;
   auto buf = detail::readInput(target, target);
   if (!buf.ok()) return files;
-  absl::StatusOr<std::unique_ptr<Model>> old;
-  if (formatForPath(target) == ModelFormat::Text) old = parseModelText((*buf)->data(), target, "");
-  else {
-    LiftOptions lo;
-    lo.sourceName = target;
-    old = liftModel((*buf)->data(), lo);
-  }
-  if (!old.ok()) return files;
   std::set<std::string> seen;
+  auto add = [&](llvm::StringRef loc) {
+    if (sameFamily(loc.str(), requested) && seen.insert(loc.str()).second)
+      files.emplace_back(loc.str(), detail::fileIdOf(outDir + "/" + loc.str()));
+  };
+  if (formatForPath(target) != ModelFormat::Text) {
+    if (!detail::scanExternalLocations((*buf)->data(), add)) files.clear();
+    return files;
+  }
+  auto old = parseModelText((*buf)->data(), target, "");
+  if (!old.ok()) return files;
   detail::forEachTensor(**old, [&](const Tensor &t) {
-    if (!t.isExternal()) return;
-    const std::string &loc = t.external().location;
-    if (sameFamily(loc, requested) && seen.insert(loc).second)
-      files.emplace_back(loc, detail::fileIdOf(outDir + "/" + loc));
+    if (t.isExternal()) add(t.external().location);
   });
   return files;
 }

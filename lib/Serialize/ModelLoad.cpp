@@ -1,8 +1,8 @@
 //===- ModelLoad.cpp - The fast load path: buffers and files to the IR ---===//
 //
-// Binary models: the direct wire lift first (Note [Wire lift] in
-// ProtoLift.cpp); when it gives up, parse (slim when the file is big, Note
-// [Slim parsing]) and lift the ModelProto. What a file is and how it is
+// Binary models: one pre-scan, the direct wire lift first (Note [Wire lift]
+// in ProtoLift.cpp); when it gives up, parse (slim when the file is big, Note
+// [Slim parsing]) and lift the ModelProto (Note [One pre-scan per load]). What a file is and how it is
 // read lives in FileIO; external data in ExternalData (one LoadSession per
 // load, Note [Load session]); which format and which directory in
 // ModelFile (formatForPath, modelDirectory).
@@ -99,14 +99,15 @@ std::string notAModelReason(const char *data, size_t size, const proto::ModelPro
   return "it has no graph and no opset_import";
 }
 
+/// `parsed` (if given) tells whether protobuf parsed the bytes, i.e. whether
+/// an error is the lift's rather than the file's.
 absl::StatusOr<std::unique_ptr<Model>> liftBytes(const char *data, size_t size,
                                                  detail::LoadSession &session,
                                                  const std::string &source,
-                                                 const detail::FileViews *views = nullptr) {
+                                                 const detail::FileViews *views = nullptr,
+                                                 bool *parsed = nullptr) {
+  // (Scanned by the caller: Note [One pre-scan per load].)
   if (size == 0) return absl::InvalidArgumentError(source + ": the file is empty");
-  // Note [Wire pre-scan]: garbage is refused before protobuf allocates.
-  if (auto s = detail::scanModelWire({data, size}, source, detail::kWireQuickMinRecurse); !s.ok())
-    return s;
   if (size > (size_t)INT_MAX)
     return absl::InvalidArgumentError(absl::StrCat(
         source, ": ", size, " bytes is over protobuf's 2 GiB message limit; large models keep "
@@ -139,21 +140,58 @@ absl::StatusOr<std::unique_ptr<Model>> liftBytes(const char *data, size_t size,
   if (!mp.has_graph() && mp.opset_import_size() == 0)
     return absl::InvalidArgumentError(absl::StrCat(source, ": not an ONNX model: ",
                                                    notAModelReason(data, size, mp)));
+  if (parsed) *parsed = true;
   return detail::liftProto(mp, session, source, views);
 }
 
-// The direct wire lift (Note [Wire lift] in ProtoLift.cpp), tried first
-// when enabled. nullopt: lift the ModelProto way (which gives the result or
-// error of record); else the answer (the model, or the pre-scan's error,
-// which the ModelProto way would give first too).
-std::optional<absl::StatusOr<std::unique_ptr<Model>>>
-tryWireLift(llvm::StringRef d, detail::LoadSession &session, const std::string &source,
-            std::shared_ptr<const Buffer> file) {
-  if (!detail::wireLiftEnabled() || d.empty()) return std::nullopt;
-  if (auto s = detail::scanModelWire(d, source, detail::kWireQuickMinRecurse); !s.ok())
-    return absl::StatusOr<std::unique_ptr<Model>>(s);
-  auto m = detail::liftWire(d, session, source, std::move(file));
-  if (!m.ok()) return std::nullopt;
+// Note [One pre-scan per load]
+// A binary load walks the wire format once, in quick mode (Note [Wire
+// pre-scan]), before anything reads the bytes: the direct wire lift, the
+// slim copy (Note [Slim parsing]: it only rewrites raw_data fields of
+// messages the scan walked) and protobuf's parse all trust that scan. A
+// full scan (minRecurse 0) runs only after protobuf failed, to locate an
+// error inside a message the quick scan skipped. (Before, a file the wire
+// lift gave up on was scanned three times: before the wire lift, before the
+// slim copy, and the slim copy before its parse.)
+//
+// Note [Located errors kept]
+// The wire lift ends in one of three ways: a model; a give-up at a surprise
+// (Unimplemented "wire lift: ...", nothing known to be wrong with the
+// model); or an error of the lift itself, located (graph path, node, what
+// is wrong). After a give-up the ModelProto way gives the result or the
+// error of record. After a located error it is tried too (no model that
+// way accepts is refused), but when its lift fails as well the wire lift's
+// located error is the one reported, not the second attempt's. A file
+// protobuf cannot parse at all (nested past its 1,500 levels, say) gets the
+// file's error instead: what any reader of the file meets first.
+absl::StatusOr<std::unique_ptr<Model>> liftScanned(llvm::StringRef d,
+                                                   detail::LoadSession &session,
+                                                   const std::string &source,
+                                                   std::shared_ptr<const Buffer> file) {
+  if (d.empty()) return absl::InvalidArgumentError(source + ": the file is empty");
+  // Note [Wire pre-scan]: garbage is refused before protobuf allocates.
+  if (auto s = detail::scanModelWire(d, source, detail::kWireQuickMinRecurse); !s.ok()) return s;
+  bool big = file && d.size() >= kSlimThreshold;
+  absl::Status wireError;
+  if (detail::wireLiftEnabled()) {
+    auto m = detail::liftWire(d, session, source, big ? file : nullptr);
+    if (m.ok()) return m;
+    if (!absl::IsUnimplemented(m.status())) wireError = m.status();
+  }
+  absl::StatusOr<std::unique_ptr<Model>> m = absl::UnknownError("not lifted");
+  bool lifted = false, parsed = false;
+  if (big) {
+    detail::FileViews views;
+    views.file = file;
+    std::string slim;
+    if (slimModel(reinterpret_cast<const uint8_t *>(d.data()), d.size(), slim,
+                  views.initializers)) {
+      m = liftBytes(slim.data(), slim.size(), session, source, &views, &parsed);
+      lifted = true;
+    }
+  }
+  if (!lifted) m = liftBytes(d.data(), d.size(), session, source, nullptr, &parsed);
+  if (!m.ok() && !wireError.ok() && parsed) return wireError;
   return m;
 }
 
@@ -162,8 +200,7 @@ tryWireLift(llvm::StringRef d, detail::LoadSession &session, const std::string &
 absl::StatusOr<std::unique_ptr<Model>> liftModel(llvm::StringRef bytes, const LiftOptions &opts) {
   std::string source = opts.sourceName.empty() ? "<buffer>" : opts.sourceName;
   detail::LoadSession session(opts.baseDir, opts.allowExternalLinks);
-  if (auto r = tryWireLift(bytes, session, source, nullptr)) return std::move(*r);
-  return liftBytes(bytes.data(), bytes.size(), session, source);
+  return liftScanned(bytes, session, source, nullptr);
 }
 
 absl::StatusOr<std::unique_ptr<Model>> liftModel(const proto::ModelProto &mp,
@@ -181,19 +218,7 @@ absl::StatusOr<std::unique_ptr<Model>> liftBuffer(std::shared_ptr<const Buffer> 
                                                   LoadSession &session,
                                                   const std::string &source) {
   llvm::StringRef d = buf->data();
-  if (auto r = tryWireLift(d, session, source, d.size() >= kSlimThreshold ? buf : nullptr))
-    return std::move(*r);
-  if (d.size() >= kSlimThreshold) {
-    if (auto s = detail::scanModelWire(d, source, detail::kWireQuickMinRecurse); !s.ok())
-      return s;
-    detail::FileViews views;
-    views.file = buf;
-    std::string slim;
-    if (slimModel(reinterpret_cast<const uint8_t *>(d.data()), d.size(), slim,
-                  views.initializers))
-      return liftBytes(slim.data(), slim.size(), session, source, &views);
-  }
-  return liftBytes(d.data(), d.size(), session, source);
+  return liftScanned(d, session, source, std::move(buf));
 }
 
 } // namespace detail

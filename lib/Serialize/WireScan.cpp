@@ -5,11 +5,14 @@
 //===----------------------------------------------------------------------===//
 #include "WireScan.h"
 #include "WireFormat.h"
+#include "WireReader.h"
 
 #include "onnxir/onnx.pb.h"
 
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/descriptor.h"
+
+#include <atomic>
 
 #include <algorithm>
 #include <climits>
@@ -198,8 +201,53 @@ private:
 
 } // namespace
 
+namespace {
+std::atomic<uint64_t> scans{0};
+} // namespace
+
+namespace {
+/// Walks message `msg` of the schema in `bytes`, calling `fn` with each
+/// TensorProto's external data location. False on malformed input.
+bool walkLocations(const Schema &schema, llvm::StringRef bytes, int msg, unsigned depth,
+                   llvm::function_ref<void(llvm::StringRef)> fn) {
+  if (depth > 1500) return false;
+  static const Descriptor *tensor = proto::TensorProto::descriptor();
+  bool isTensor = schema.msgs[(size_t)msg].d == tensor;
+  WireReader r(bytes);
+  WireField f;
+  while (r.next(f)) {
+    if (f.type != kLen) continue;
+    if (isTensor && f.number == proto::TensorProto::kExternalDataFieldNumber) {
+      // StringStringEntryProto: key = 1, value = 2.
+      WireReader e(f.bytes);
+      WireField k;
+      llvm::StringRef key, value;
+      while (e.next(k))
+        if (k.type == kLen && k.number == 1) key = k.bytes;
+        else if (k.type == kLen && k.number == 2) value = k.bytes;
+      if (e.bad()) return false;
+      if (key == "location") fn(value);
+      continue;
+    }
+    const Schema::Field *sf = schema.field(msg, f.number);
+    if (sf && sf->msg >= 0 && !walkLocations(schema, f.bytes, sf->msg, depth + 1, fn))
+      return false;
+  }
+  return !r.bad();
+}
+} // namespace
+
+bool scanExternalLocations(llvm::StringRef bytes, llvm::function_ref<void(llvm::StringRef)> fn) {
+  scans.fetch_add(1, std::memory_order_relaxed);
+  const Schema &schema = Schema::get();
+  return walkLocations(schema, bytes, 0, 0, fn);
+}
+
+uint64_t wireScanCount() { return scans.load(std::memory_order_relaxed); }
+
 absl::Status scanModelWire(llvm::StringRef bytes, const std::string &source, size_t minRecurse,
                            unsigned maxDepth) {
+  scans.fetch_add(1, std::memory_order_relaxed);
   const uint8_t *p = reinterpret_cast<const uint8_t *>(bytes.data());
   const uint8_t *end = p + bytes.size();
   Scanner s(p, minRecurse, maxDepth);

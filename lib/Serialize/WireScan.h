@@ -26,10 +26,12 @@
 #define ONNXIR_LIB_SERIALIZE_WIRESCAN_H
 
 #include "absl/status/status.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "onnxir/Support/Export.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 // Exported from a shared libonnxir_Serialize for the unit tests (Note [Exported API]).
@@ -46,6 +48,18 @@ constexpr size_t kWireQuickMinRecurse = 64 * 1024;
 /// varint or length. Messages nested deeper than `maxDepth` are not entered.
 absl::Status scanModelWire(llvm::StringRef bytes, const std::string &source,
                            size_t minRecurse = 0, unsigned maxDepth = 1500);
+
+/// How many scans (quick or full) this process ran: a debug counter for the
+/// tests and measurements of Note [One pre-scan per load] (ModelLoad.cpp).
+uint64_t wireScanCount();
+
+/// Calls `fn` with the `location` of each external data entry of every
+/// TensorProto in serialized ModelProto `bytes` (graphs, subgraphs,
+/// attributes, functions: every message of the schema), reading nothing
+/// else: how a save finds the data files of the model it replaces (Note
+/// [Save transaction] in ModelFile.cpp). False on malformed bytes (groups
+/// included). Counts as a scan.
+bool scanExternalLocations(llvm::StringRef bytes, llvm::function_ref<void(llvm::StringRef)> fn);
 
 } // namespace detail
 } // namespace onnxir
