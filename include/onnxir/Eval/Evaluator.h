@@ -1,0 +1,103 @@
+//===- Evaluator.h - Run a whole model on the operators' kernels ----------===//
+//
+// The reference evaluator: runs a model's main graph in node order with the
+// evaluation kernel of each node's registry entry in force (OpRegistry.h,
+// the kernels constant folding uses: one implementation per operator), on
+// tensors given for the graph inputs. onnxir-run and the Python bindings
+// call it; it knows no file format.
+//
+// Note [Evaluation]
+//  - Values: graph inputs (given, or the default their initializer holds),
+//    initializers and Constant nodes (read from the IR, never copied),
+//    node results (owned by the run and freed after their last use: each
+//    graph's last uses are counted once, before its first run, a use inside
+//    a node's subgraphs counting as a use by that node).
+//  - If, Loop and Scan run their subgraphs here; a subgraph reads outer
+//    values through the IR's scoping (a nested node's operand is the outer
+//    Value itself, Note [Scopes] in Graph.h), so a subgraph's frame of
+//    values is chained to its parent's.
+//  - A call of a model-local function, and an op without a kernel whose
+//    schema has a static function body (FunctionBodies.h), runs through the
+//    body: formals are bound to the call's tensors, attribute references
+//    (`@name`) take the call's attribute, else the function's default, else
+//    are dropped, as inline-functions resolves them.
+//  - Inputs are checked against the declared types of the graph inputs:
+//    element type, rank, fixed dims, and a symbolic dim bound to one size
+//    across the inputs. Errors name the input.
+//  - An op the evaluator cannot run is Unimplemented, "not supported: node
+//    #3 (Conv) in graph "main": no kernel for Conv-11"; every other failure
+//    of a node names it the same way. Nothing crashes on a model the
+//    verifier accepts.
+//  - Budget: no tensor larger than EvalOptions::maxBytes is made; kernels
+//    refuse before allocating (KernelCall::maxOutputBytes), stacking of
+//    Loop and Scan outputs likewise (ResourceExhausted).
+//  - Random ops (nondeterministic schemas) run when their kernel exists,
+//    with EvalOptions::seed as their `seed` attribute when the node has
+//    none; every value computed from one is reported as nondeterministic.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXIR_EVAL_EVALUATOR_H
+#define ONNXIR_EVAL_EVALUATOR_H
+
+#include "onnxir/IR/Model.h"
+#include "onnxir/IR/Tensor.h"
+#include "onnxir/Support/Export.h"
+
+#include "absl/status/statusor.h"
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+
+ONNXIR_API_BEGIN
+namespace onnxir {
+
+struct EvalOptions {
+  /// The largest tensor (bytes of data) a run may produce.
+  uint64_t maxBytes = UINT64_MAX;
+  /// The seed of random ops whose node sets none.
+  uint64_t seed = 0;
+  /// Most iterations of one Loop node (a Loop without a trip count runs
+  /// until its condition is false).
+  int64_t maxLoopIterations = INT64_MAX;
+};
+
+/// What a run did (tests check the freeing of intermediates with it).
+struct EvalStatistics {
+  /// Nodes run, counting those of subgraphs and function bodies each time.
+  int64_t nodesRun = 0;
+  /// Tensors the run made (kernel results, stacked outputs) alive now, and
+  /// the most alive at once.
+  int64_t liveTensors = 0;
+  int64_t peakLiveTensors = 0;
+  /// Data bytes of those tensors alive now, and the most at once.
+  uint64_t liveBytes = 0;
+  uint64_t peakLiveBytes = 0;
+  /// Values dropped after their last use.
+  int64_t valuesFreed = 0;
+};
+
+struct EvalResult {
+  /// The main graph's outputs by name.
+  std::map<std::string, Tensor> outputs;
+  /// The outputs computed from a random op (Note [Evaluation]).
+  std::set<std::string> nondeterministic;
+  EvalStatistics stats;
+};
+
+/// Runs `m`'s main graph on `inputs` (by graph input name; inputs with a
+/// default may be left out). Note [Evaluation].
+absl::StatusOr<EvalResult> evaluateModel(const Model &m,
+                                         const std::map<std::string, Tensor> &inputs,
+                                         const EvalOptions &opts = {});
+
+/// evaluateModel's outputs alone.
+absl::StatusOr<std::map<std::string, Tensor>> evaluate(const Model &m,
+                                                       const std::map<std::string, Tensor> &inputs,
+                                                       const EvalOptions &opts = {});
+
+} // namespace onnxir
+ONNXIR_API_END
+
+#endif // ONNXIR_EVAL_EVALUATOR_H

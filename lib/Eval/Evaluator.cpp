@@ -1,0 +1,818 @@
+//===- Evaluator.cpp - Run a whole model on the operators' kernels --------===//
+//
+// Note [Evaluation] (Evaluator.h) says what a run does. Here: frames of
+// values chained along subgraph nesting, a per-graph plan of last uses,
+// the control-flow ops, and calls through function bodies.
+//
+//===----------------------------------------------------------------------===//
+#include "onnxir/Eval/Evaluator.h"
+
+#include "onnxir/IR/ConstantValue.h"
+#include "onnxir/IR/Function.h"
+#include "onnxir/IR/Graph.h"
+#include "onnxir/IR/Opset.h"
+#include "onnxir/Ops/FunctionBodies.h"
+#include "onnxir/Ops/Kernels.h"
+#include "onnxir/Ops/OpRegistry.h"
+#include "onnxir/Ops/OpSchema.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/cord.h"
+#include "absl/strings/str_cat.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace onnxir {
+namespace {
+
+using absl::Status;
+template <typename T> using StatusOr = absl::StatusOr<T>;
+
+/// A value during a run: its tensor (owned by the run, or a view of the IR's)
+/// and whether a random op contributed to it.
+struct Held {
+  std::shared_ptr<const Tensor> t;
+  bool nondet = false;
+};
+
+/// The attributes a function body's references resolve to (name -> the
+/// call's attribute, else the function's default).
+using AttrEnv = std::map<std::string, const Attribute *>;
+
+/// The values of one run of one graph; `parent` is the frame of the graph
+/// holding it (null for a top-level graph or a function body).
+struct Frame {
+  Frame *parent = nullptr;
+  const AttrEnv *attrs = nullptr;
+  llvm::DenseMap<const Value *, Held> vals;
+};
+
+/// Per graph: after node #k, the values defined in the graph whose last use
+/// it was (Note [Evaluation]: counted once per graph).
+struct Plan {
+  std::vector<std::vector<const Value *>> freeAfter;
+};
+
+/// `node #3 (Conv) in graph "main"`.
+std::string where(const Node &n) {
+  return absl::StrCat("node #", n.indexInGraph(), " (", n.opType().str(), ") in ",
+                      n.getGraph()->path());
+}
+
+/// Marks an error that already names its node (a failure inside a subgraph
+/// or function body is reported where it happened, not again by its holder).
+constexpr const char *kLocated = "onnxir.eval/located";
+
+bool isLocated(const Status &s) { return s.GetPayload(kLocated).has_value(); }
+
+Status located(const Node &n, const Status &s) {
+  if (isLocated(s)) return s;
+  // `file:line:col: ` first for a node of a text model.
+  std::string loc = sourceLocation(&n);
+  if (!loc.empty()) loc += ": ";
+  Status r = s.code() == absl::StatusCode::kUnimplemented
+                 ? absl::UnimplementedError(
+                       absl::StrCat(loc, "not supported: ", where(n), ": ", s.message()))
+                 : Status(s.code(), absl::StrCat(loc, where(n), ": ", s.message()));
+  r.SetPayload(kLocated, absl::Cord("1"));
+  return r;
+}
+
+/// Every value the nodes and outputs of `g` (and their subgraphs) use.
+void collectUses(const Graph &g, llvm::DenseSet<const Value *> &out) {
+  for (const Node &n : g.nodes()) {
+    for (unsigned i = 0; i < n.numOperands(); ++i)
+      if (Value *v = n.operand(i)) out.insert(v);
+    for (Graph *sg : n.subgraphs()) collectUses(*sg, out);
+  }
+  for (unsigned i = 0; i < g.numOutputs(); ++i)
+    if (Value *v = g.output(i)) out.insert(v);
+}
+
+class Run {
+public:
+  Run(const Model &m, const EvalOptions &o, EvalStatistics &s) : model_(m), opts_(o), stats_(s) {}
+
+  Status runGraph(const Graph &g, Frame &f);
+  StatusOr<Held> lookup(const Frame &f, const Value *v) const;
+  /// A tensor the run made, counted in the statistics while it lives.
+  std::shared_ptr<const Tensor> own(Tensor t);
+
+private:
+  const Plan &planOf(const Graph &g);
+  Status runNode(const Node &n, Frame &f);
+  Status checkBudget(const Tensor &t) const;
+  /// The node's attributes with references resolved in `f`'s environment.
+  StatusOr<std::vector<const Attribute *>>
+  resolveAttrs(const Node &n, const Frame &f, std::vector<std::unique_ptr<Attribute>> &store);
+  StatusOr<std::vector<Held>> runKernel(const Node &n, const OpEntry &e,
+                                        llvm::ArrayRef<const Attribute *> attrs,
+                                        const std::vector<Held> &in, int64_t opset);
+  StatusOr<std::vector<Held>> runBody(const Node &n, const Function &fn,
+                                      llvm::ArrayRef<const Attribute *> attrs,
+                                      const std::vector<Held> &in);
+  StatusOr<std::vector<Held>> runIf(const Node &n, Frame &f, const std::vector<Held> &in);
+  StatusOr<std::vector<Held>> runLoop(const Node &n, Frame &f, const std::vector<Held> &in);
+  StatusOr<std::vector<Held>> runScan(const Node &n, Frame &f, const std::vector<Held> &in,
+                                      llvm::ArrayRef<const Attribute *> attrs);
+  /// Runs subgraph `g` in a frame under `f` with its inputs bound to `in`.
+  StatusOr<std::vector<Held>> runSubgraph(const Graph &g, Frame &f, const std::vector<Held> &in);
+  StatusOr<const Function *> schemaBody(const OpSchema &s, int64_t opset);
+
+  const Model &model_;
+  const EvalOptions &opts_;
+  EvalStatistics &stats_;
+  llvm::DenseMap<const Graph *, std::unique_ptr<Plan>> plans_;
+  /// Schema function bodies parsed for this run (FunctionBodies.h).
+  Model scratch_;
+  std::map<const char *, const Function *> bodies_;
+};
+
+std::shared_ptr<const Tensor> Run::own(Tensor t) {
+  uint64_t bytes = tensorDataBytes(t);
+  EvalStatistics *s = &stats_;
+  ++s->liveTensors;
+  s->liveBytes += bytes;
+  s->peakLiveTensors = std::max(s->peakLiveTensors, s->liveTensors);
+  s->peakLiveBytes = std::max(s->peakLiveBytes, s->liveBytes);
+  return std::shared_ptr<const Tensor>(new Tensor(std::move(t)), [s, bytes](const Tensor *p) {
+    --s->liveTensors;
+    s->liveBytes -= bytes;
+    delete p;
+  });
+}
+
+Status Run::checkBudget(const Tensor &t) const {
+  uint64_t b = tensorDataBytes(t);
+  if (b > opts_.maxBytes)
+    return absl::ResourceExhaustedError(absl::StrCat("a result of ", b,
+                                                     " bytes is over the limit of ",
+                                                     opts_.maxBytes, " bytes"));
+  return absl::OkStatus();
+}
+
+StatusOr<Held> Run::lookup(const Frame &f, const Value *v) const {
+  for (const Frame *p = &f; p; p = p->parent) {
+    auto it = p->vals.find(v);
+    if (it != p->vals.end()) return it->second;
+  }
+  if (v->hasInitializer()) // constants are read where they are, not copied
+    return Held{std::shared_ptr<const Tensor>(v->initializer(), [](const Tensor *) {}), false};
+  if (v->sparseInitializer())
+    return absl::UnimplementedError(
+        absl::StrCat("sparse initializer \"", v->name().str(), "\""));
+  return absl::InternalError(
+      absl::StrCat("value \"", v->name().str(), "\" is used before it is computed"));
+}
+
+const Plan &Run::planOf(const Graph &g) {
+  auto &slot = plans_[&g];
+  if (slot) return *slot;
+  slot = std::make_unique<Plan>();
+  std::vector<const Node *> order;
+  for (const Node &n : g.nodes()) order.push_back(&n);
+  slot->freeAfter.resize(order.size());
+  llvm::DenseSet<const Value *> outputs;
+  for (unsigned i = 0; i < g.numOutputs(); ++i)
+    if (Value *v = g.output(i)) outputs.insert(v);
+  llvm::DenseMap<const Value *, size_t> last;
+  auto defined = [&](const Value *v) {
+    return v->getGraph() == &g && !outputs.count(v) && !v->isConstantInitializer();
+  };
+  for (Value *v : g.inputs())
+    if (defined(v)) last[v] = 0;
+  for (size_t k = 0; k < order.size(); ++k) {
+    const Node &n = *order[k];
+    for (unsigned i = 0; i < n.numResults(); ++i)
+      if (Value *v = n.result(i); v && defined(v)) last[v] = k; // unused: freed at once
+    llvm::DenseSet<const Value *> used;
+    for (unsigned i = 0; i < n.numOperands(); ++i)
+      if (Value *v = n.operand(i)) used.insert(v);
+    for (Graph *sg : n.subgraphs()) collectUses(*sg, used);
+    for (const Value *v : used)
+      if (defined(v)) last[v] = k;
+  }
+  for (auto &e : last) slot->freeAfter[e.second].push_back(e.first);
+  return *slot;
+}
+
+Status Run::runGraph(const Graph &g, Frame &f) {
+  const Plan &plan = planOf(g);
+  size_t k = 0;
+  for (const Node &n : g.nodes()) {
+    if (Status s = runNode(n, f); !s.ok()) return s;
+    ++stats_.nodesRun;
+    for (const Value *v : plan.freeAfter[k])
+      if (f.vals.erase(v)) ++stats_.valuesFreed;
+    ++k;
+  }
+  return absl::OkStatus();
+}
+
+StatusOr<std::vector<const Attribute *>>
+Run::resolveAttrs(const Node &n, const Frame &f, std::vector<std::unique_ptr<Attribute>> &store) {
+  std::vector<const Attribute *> out;
+  for (unsigned i = 0; i < n.numAttributes(); ++i) {
+    const Attribute &a = n.attribute(i);
+    if (!a.isReference()) {
+      out.push_back(&a);
+      continue;
+    }
+    const Attribute *src = nullptr;
+    if (f.attrs)
+      if (auto it = f.attrs->find(a.refAttrName.str()); it != f.attrs->end()) src = it->second;
+    if (!src) continue; // neither given nor defaulted: the attribute is absent
+    if (src->numGraphs())
+      return absl::UnimplementedError(absl::StrCat("graph attribute reference @",
+                                                   a.refAttrName.str()));
+    auto copy = std::make_unique<Attribute>(a.name());
+    IRMapping m;
+    copy->copyPayloadFrom(*src, m);
+    out.push_back(copy.get());
+    store.push_back(std::move(copy));
+  }
+  return out;
+}
+
+StatusOr<std::vector<Held>> Run::runKernel(const Node &n, const OpEntry &e,
+                                           llvm::ArrayRef<const Attribute *> attrs,
+                                           const std::vector<Held> &in, int64_t opset) {
+  std::vector<const Attribute *> all(attrs.begin(), attrs.end());
+  bool nondet = !isDeterministic(n);
+  Attribute seed("seed");
+  if (nondet) {
+    bool hasSeed = false;
+    for (const Attribute *a : attrs) hasSeed |= a->name() == "seed";
+    if (!hasSeed) {
+      seed.setFloat((float)opts_.seed);
+      all.push_back(&seed);
+    }
+  }
+  std::vector<const Tensor *> inputs;
+  for (const Held &h : in) {
+    inputs.push_back(h.t.get());
+    nondet |= h.nondet;
+  }
+  KernelCall call(n.domain(), n.opType(), opset, all);
+  call.inputs = inputs;
+  call.numOutputs = n.numResults();
+  call.maxOutputBytes = opts_.maxBytes;
+  auto r = e.kernel(call);
+  if (!r.ok()) return r.status();
+  for (unsigned i = (unsigned)r->size(); i < n.numResults(); ++i)
+    if (n.result(i))
+      return absl::UnimplementedError(
+          absl::StrCat("the kernel does not compute optional result #", i));
+  std::vector<Held> out;
+  for (unsigned i = 0; i < n.numResults(); ++i) {
+    if (Status s = checkBudget((*r)[i]); !s.ok()) return s;
+    out.push_back(Held{own(std::move((*r)[i])), nondet});
+  }
+  return out;
+}
+
+StatusOr<std::vector<Held>> Run::runBody(const Node &n, const Function &fn,
+                                         llvm::ArrayRef<const Attribute *> attrs,
+                                         const std::vector<Held> &in) {
+  const Graph &body = fn.body();
+  AttrEnv env;
+  for (const auto &d : fn.attributeDefaults) env[d->name()] = d.get();
+  for (const Attribute *a : attrs) env[a->name()] = a;
+  Frame f;
+  f.attrs = &env;
+  for (unsigned i = 0; i < body.numInputs(); ++i)
+    if (i < in.size() && in[i].t) f.vals[body.input(i)] = in[i];
+  if (Status s = runGraph(body, f); !s.ok()) return s;
+  std::vector<Held> out;
+  for (unsigned i = 0; i < n.numResults(); ++i) {
+    if (i >= body.numOutputs()) {
+      out.push_back(Held{});
+      continue;
+    }
+    auto h = lookup(f, body.output(i));
+    if (!h.ok()) return h.status();
+    out.push_back(*h);
+  }
+  return out;
+}
+
+StatusOr<const Function *> Run::schemaBody(const OpSchema &s, int64_t opset) {
+  const FunctionBody *b = s.functionBodyFor(opset);
+  if (!b) b = s.functionBodies().empty() ? nullptr : &s.functionBodies().front();
+  if (!b) return nullptr;
+  auto it = bodies_.find(b->text.data());
+  if (it != bodies_.end()) return it->second;
+  auto f = parseFunctionBody(scratch_, s, *b);
+  if (!f.ok()) return f.status();
+  bodies_[b->text.data()] = *f;
+  return (const Function *)*f;
+}
+
+StatusOr<std::vector<Held>> Run::runSubgraph(const Graph &g, Frame &f,
+                                             const std::vector<Held> &in) {
+  if (g.numInputs() != in.size())
+    return absl::InvalidArgumentError(absl::StrCat("subgraph \"", g.name, "\" has ",
+                                                   g.numInputs(), " inputs, not ", in.size()));
+  Frame sub;
+  sub.parent = &f;
+  sub.attrs = f.attrs;
+  for (unsigned i = 0; i < g.numInputs(); ++i) sub.vals[g.input(i)] = in[i];
+  if (Status s = runGraph(g, sub); !s.ok()) return s;
+  std::vector<Held> out;
+  for (unsigned i = 0; i < g.numOutputs(); ++i) {
+    auto h = lookup(sub, g.output(i));
+    if (!h.ok()) return h.status();
+    out.push_back(*h);
+  }
+  return out;
+}
+
+Status Run::runNode(const Node &n, Frame &f) {
+  std::vector<std::unique_ptr<Attribute>> store;
+  auto attrs = resolveAttrs(n, f, store);
+  if (!attrs.ok()) return located(n, attrs.status());
+  std::vector<Held> in;
+  for (unsigned i = 0; i < n.numOperands(); ++i) {
+    const Value *v = n.operand(i);
+    if (!v) {
+      in.push_back(Held{});
+      continue;
+    }
+    auto h = lookup(f, v);
+    if (!h.ok()) return located(n, h.status());
+    in.push_back(*h);
+  }
+  StatusOr<std::vector<Held>> out = std::vector<Held>{};
+  int64_t opset = opsetInForce(n);
+  bool defaultDomain = isDefaultDomain(n.domain());
+  const OpEntry *e = OpRegistry::get().lookup(n);
+  if (const Function *fn = model_.findFunction(n)) {
+    out = runBody(n, *fn, *attrs, in);
+  } else if (defaultDomain && n.opType() == "Constant") {
+    Tensor scratch;
+    auto t = constantValue(*attrs, scratch);
+    if (!t.ok()) return located(n, t.status());
+    out = std::vector<Held>{Held{own(**t), false}};
+  } else if (defaultDomain && n.opType() == "If") {
+    out = runIf(n, f, in);
+  } else if (defaultDomain && n.opType() == "Loop") {
+    out = runLoop(n, f, in);
+  } else if (defaultDomain && n.opType() == "Scan") {
+    out = runScan(n, f, in, *attrs);
+  } else {
+    Status why = absl::UnimplementedError(
+        absl::StrCat("no kernel for ", n.opType().str(), "-",
+                     e && e->schema ? e->sinceVersion : opset));
+    if (e && e->kernel) {
+      out = runKernel(n, *e, *attrs, in, opset);
+      if (out.ok() || out.status().code() != absl::StatusCode::kUnimplemented)
+        why = absl::OkStatus();
+      else
+        why = out.status();
+    }
+    // No kernel for this op, version or type: the schema's body, if any.
+    if (!why.ok() && e && e->schema) {
+      auto body = schemaBody(*e->schema, opset);
+      if (!body.ok()) return located(n, body.status());
+      if (*body) {
+        out = runBody(n, **body, *attrs, in);
+        why = absl::OkStatus();
+      }
+    }
+    if (!why.ok()) return located(n, why);
+  }
+  if (!out.ok()) return located(n, out.status());
+  for (unsigned i = 0; i < n.numResults() && i < out->size(); ++i)
+    if (const Value *r = n.result(i)) {
+      if (!(*out)[i].t)
+        return located(n, absl::InvalidArgumentError(
+                              absl::StrCat("result #", i, " \"", r->name().str(),
+                                           "\" was not computed")));
+      f.vals[r] = std::move((*out)[i]);
+    }
+  return absl::OkStatus();
+}
+
+//===----------------------------------------------------------------------===//
+// Control flow
+//===----------------------------------------------------------------------===//
+
+/// The truth of a one-element tensor.
+StatusOr<bool> truthOf(const Tensor &t, llvm::StringRef what) {
+  auto v = t.values<double>();
+  if (!v.ok()) return v.status();
+  if (v->size() != 1)
+    return absl::InvalidArgumentError(
+        absl::StrCat(what.str(), " has ", v->size(), " elements, not one"));
+  return (*v)[0] != 0;
+}
+
+const Graph *graphAttr(const Node &n, llvm::StringRef name) {
+  const Attribute *a = n.getAttr(name);
+  return a && a->numGraphs() == 1 ? a->graph(0) : nullptr;
+}
+
+/// Bytes of one element of a byte-aligned type; 0 for strings and packed
+/// sub-byte types.
+size_t elemBytes(DataType dt) {
+  unsigned bits = dataTypeBits(dt);
+  return bits && bits % 8 == 0 ? bits / 8 : 0;
+}
+
+/// Stacks `items` (equal shapes and types) along a new axis `axis`;
+/// `items` in order.
+StatusOr<Tensor> stack(const std::vector<const Tensor *> &items, int64_t axis) {
+  const Tensor &first = *items.front();
+  DataType dt = first.dataType();
+  std::vector<int64_t> dims = first.dims();
+  if (axis < 0 || axis > (int64_t)dims.size())
+    return absl::InvalidArgumentError(absl::StrCat("axis ", axis, " is out of range"));
+  for (const Tensor *t : items)
+    if (t->dataType() != dt || t->dims() != dims)
+      return absl::InvalidArgumentError("the iterations' outputs differ in type or shape");
+  int64_t outer = 1, inner = 1;
+  for (int64_t k = 0; k < (int64_t)dims.size(); ++k) (k < axis ? outer : inner) *= dims[k];
+  Tensor out;
+  out.setDataType(dt);
+  std::vector<int64_t> od = dims;
+  od.insert(od.begin() + axis, (int64_t)items.size());
+  out.setDims(od);
+  if (dt == DataType::String) {
+    std::vector<std::vector<std::string>> ss;
+    for (const Tensor *t : items) {
+      auto s = t->strings();
+      if (!s.ok()) return s.status();
+      ss.push_back(std::move(*s));
+    }
+    auto &o = out.stringData.mut();
+    for (int64_t a = 0; a < outer; ++a)
+      for (auto &s : ss) o.insert(o.end(), s.begin() + a * inner, s.begin() + (a + 1) * inner);
+    out.setTyped(Tensor::TypedField::String);
+    return out;
+  }
+  size_t eb = elemBytes(dt);
+  if (!eb)
+    return absl::UnimplementedError(
+        absl::StrCat("stacking ", dataTypeName(dt).str(), " tensors"));
+  std::vector<llvm::StringRef> raw;
+  for (const Tensor *t : items) {
+    auto b = t->bytes();
+    if (!b.ok()) return b.status();
+    raw.push_back(*b);
+  }
+  std::string bytes;
+  bytes.reserve(raw.size() * (size_t)(outer * inner) * eb);
+  size_t chunk = (size_t)inner * eb;
+  for (int64_t a = 0; a < outer; ++a)
+    for (llvm::StringRef r : raw) bytes.append(r.data() + a * chunk, chunk);
+  out.setRaw(std::move(bytes));
+  return out;
+}
+
+/// Slice #k of `t` along `axis`, that axis removed.
+StatusOr<Tensor> sliceAt(const Tensor &t, int64_t axis, int64_t k) {
+  const std::vector<int64_t> &dims = t.dims();
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < (int64_t)dims.size(); ++d)
+    if (d < axis) outer *= dims[d];
+    else if (d > axis) inner *= dims[d];
+  int64_t n = dims[axis];
+  Tensor out;
+  out.setDataType(t.dataType());
+  std::vector<int64_t> od = dims;
+  od.erase(od.begin() + axis);
+  out.setDims(od);
+  if (t.dataType() == DataType::String) {
+    auto s = t.strings();
+    if (!s.ok()) return s.status();
+    auto &o = out.stringData.mut();
+    for (int64_t a = 0; a < outer; ++a)
+      o.insert(o.end(), s->begin() + (a * n + k) * inner, s->begin() + (a * n + k + 1) * inner);
+    out.setTyped(Tensor::TypedField::String);
+    return out;
+  }
+  size_t eb = elemBytes(t.dataType());
+  if (!eb)
+    return absl::UnimplementedError(
+        absl::StrCat("slicing ", dataTypeName(t.dataType()).str(), " tensors"));
+  auto b = t.bytes();
+  if (!b.ok()) return b.status();
+  std::string bytes;
+  size_t chunk = (size_t)inner * eb;
+  for (int64_t a = 0; a < outer; ++a) bytes.append(b->data() + (a * n + k) * chunk, chunk);
+  out.setRaw(std::move(bytes));
+  return out;
+}
+
+Tensor scalarTensor(DataType dt, int64_t v) {
+  Tensor t;
+  t.setDataType(dt);
+  t.setDims({});
+  if (dt == DataType::Bool) t.setRaw(std::string(1, v ? 1 : 0));
+  else t.setRaw(std::string(reinterpret_cast<const char *>(&v), 8));
+  return t;
+}
+
+/// An empty stack (no iteration ran) for a body output of declared type `t`.
+StatusOr<Tensor> emptyStack(const Type *t, llvm::StringRef what) {
+  if (!t || !t->isTensor() || !t->hasElemType() || !t->hasShape() || !t->isStatic())
+    return absl::UnimplementedError(
+        absl::StrCat("no iteration ran and the type of ", what.str(), " is not static"));
+  Tensor out;
+  out.setDataType(t->elemType());
+  std::vector<int64_t> dims{0};
+  for (const Dim &d : t->dims()) dims.push_back(d.value);
+  out.setDims(dims);
+  if (t->elemType() == DataType::String) out.setTyped(Tensor::TypedField::String);
+  else out.setRaw(std::string());
+  return out;
+}
+
+StatusOr<std::vector<Held>> Run::runIf(const Node &n, Frame &f, const std::vector<Held> &in) {
+  if (in.empty() || !in[0].t) return absl::InvalidArgumentError("If has no condition");
+  auto c = truthOf(*in[0].t, "the condition");
+  if (!c.ok()) return c.status();
+  const Graph *g = graphAttr(n, *c ? "then_branch" : "else_branch");
+  if (!g) return absl::InvalidArgumentError("If has no branch graph");
+  auto out = runSubgraph(*g, f, {});
+  if (!out.ok()) return out.status();
+  if (out->size() != n.numResults())
+    return absl::InvalidArgumentError(absl::StrCat("the branch has ", out->size(),
+                                                   " outputs for ", n.numResults(), " results"));
+  for (Held &h : *out) h.nondet |= in[0].nondet;
+  return out;
+}
+
+StatusOr<std::vector<Held>> Run::runLoop(const Node &n, Frame &f, const std::vector<Held> &in) {
+  const Graph *body = graphAttr(n, "body");
+  if (!body) return absl::InvalidArgumentError("Loop has no body");
+  size_t nCarried = in.size() >= 2 ? in.size() - 2 : 0;
+  if (body->numOutputs() < 1 + nCarried || body->numInputs() != 2 + nCarried)
+    return absl::InvalidArgumentError("the Loop body's inputs and outputs do not match it");
+  size_t nScan = body->numOutputs() - 1 - nCarried;
+  bool nondet = false;
+  std::optional<int64_t> trips;
+  if (in.size() > 0 && in[0].t) {
+    auto v = in[0].t->values<int64_t>();
+    if (!v.ok() || v->size() != 1) return absl::InvalidArgumentError("M is not a scalar");
+    trips = (*v)[0];
+    nondet |= in[0].nondet;
+  }
+  bool cond = true;
+  if (in.size() > 1 && in[1].t) {
+    auto c = truthOf(*in[1].t, "cond");
+    if (!c.ok()) return c.status();
+    cond = *c;
+    nondet |= in[1].nondet;
+  }
+  std::vector<Held> carried(in.begin() + std::min<size_t>(2, in.size()), in.end());
+  std::vector<std::vector<Held>> scans(nScan);
+  uint64_t scanBytes = 0;
+  int64_t i = 0;
+  for (; cond && (!trips || i < *trips); ++i) {
+    if (i >= opts_.maxLoopIterations)
+      return absl::ResourceExhaustedError(
+          absl::StrCat("Loop ran over ", opts_.maxLoopIterations, " iterations"));
+    std::vector<Held> bin;
+    bin.push_back(Held{own(scalarTensor(DataType::Int64, i)), false});
+    bin.push_back(Held{own(scalarTensor(DataType::Bool, 1)), false});
+    bin.insert(bin.end(), carried.begin(), carried.end());
+    auto out = runSubgraph(*body, f, bin);
+    if (!out.ok()) return out.status();
+    auto c = truthOf(*(*out)[0].t, "the body's condition");
+    if (!c.ok()) return c.status();
+    cond = *c;
+    nondet |= (*out)[0].nondet;
+    for (size_t k = 0; k < nCarried; ++k) carried[k] = (*out)[1 + k];
+    for (size_t k = 0; k < nScan; ++k) {
+      scanBytes += tensorDataBytes(*(*out)[1 + nCarried + k].t);
+      if (scanBytes > opts_.maxBytes)
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "the scan outputs are over the limit of ", opts_.maxBytes, " bytes"));
+      scans[k].push_back((*out)[1 + nCarried + k]);
+    }
+  }
+  std::vector<Held> results;
+  for (Held &h : carried) {
+    h.nondet |= nondet;
+    results.push_back(h);
+  }
+  for (size_t k = 0; k < nScan; ++k) {
+    StatusOr<Tensor> t = absl::UnknownError("");
+    bool nd = nondet;
+    if (scans[k].empty()) {
+      t = emptyStack(body->output(1 + nCarried + k)->type(),
+                     absl::StrCat("scan output #", k));
+    } else {
+      std::vector<const Tensor *> items;
+      for (const Held &h : scans[k]) {
+        items.push_back(h.t.get());
+        nd |= h.nondet;
+      }
+      t = stack(items, 0);
+    }
+    if (!t.ok()) return t.status();
+    results.push_back(Held{own(std::move(*t)), nd});
+  }
+  return results;
+}
+
+StatusOr<std::vector<Held>> Run::runScan(const Node &n, Frame &f, const std::vector<Held> &in,
+                                         llvm::ArrayRef<const Attribute *> attrs) {
+  if (opsetInForce(n) < 9)
+    return absl::UnimplementedError("Scan before opset 9 (sequence_lens and a batch axis)");
+  const Graph *body = graphAttr(n, "body");
+  if (!body) return absl::InvalidArgumentError("Scan has no body");
+  auto attr = [&](llvm::StringRef name) -> const Attribute * {
+    for (const Attribute *a : attrs)
+      if (a->name() == name) return a;
+    return nullptr;
+  };
+  const Attribute *nsa = attr("num_scan_inputs");
+  if (!nsa) return absl::InvalidArgumentError("Scan has no num_scan_inputs");
+  int64_t m = nsa->i;
+  if (m < 1 || m > (int64_t)in.size())
+    return absl::InvalidArgumentError(absl::StrCat("num_scan_inputs is ", m));
+  size_t nState = in.size() - (size_t)m;
+  if (body->numInputs() != in.size() || body->numOutputs() < nState)
+    return absl::InvalidArgumentError("the Scan body's inputs and outputs do not match it");
+  size_t nScanOut = body->numOutputs() - nState;
+  auto list = [&](llvm::StringRef name, size_t count) {
+    std::vector<int64_t> v(count, 0);
+    if (const Attribute *a = attr(name))
+      for (size_t k = 0; k < count && k < a->ints.size(); ++k) v[k] = a->ints[k];
+    return v;
+  };
+  std::vector<int64_t> inAxes = list("scan_input_axes", (size_t)m);
+  std::vector<int64_t> inDirs = list("scan_input_directions", (size_t)m);
+  std::vector<int64_t> outAxes = list("scan_output_axes", nScanOut);
+  std::vector<int64_t> outDirs = list("scan_output_directions", nScanOut);
+  int64_t iters = -1;
+  bool nondet = false;
+  for (int64_t k = 0; k < m; ++k) {
+    const Held &h = in[nState + (size_t)k];
+    if (!h.t) return absl::InvalidArgumentError("a scan input is missing");
+    int64_t rank = (int64_t)h.t->dims().size();
+    int64_t ax = inAxes[(size_t)k] < 0 ? inAxes[(size_t)k] + rank : inAxes[(size_t)k];
+    if (ax < 0 || ax >= rank)
+      return absl::InvalidArgumentError(absl::StrCat("scan_input_axes[", k, "] is out of range"));
+    inAxes[(size_t)k] = ax;
+    int64_t len = h.t->dims()[(size_t)ax];
+    if (iters >= 0 && len != iters)
+      return absl::InvalidArgumentError("the scan inputs differ in length");
+    iters = len;
+    nondet |= h.nondet;
+  }
+  std::vector<Held> state(in.begin(), in.begin() + nState);
+  std::vector<std::vector<Held>> scans(nScanOut);
+  uint64_t scanBytes = 0;
+  for (int64_t i = 0; i < iters; ++i) {
+    std::vector<Held> bin = state;
+    for (int64_t k = 0; k < m; ++k) {
+      int64_t at = inDirs[(size_t)k] ? iters - 1 - i : i;
+      auto s = sliceAt(*in[nState + (size_t)k].t, inAxes[(size_t)k], at);
+      if (!s.ok()) return s.status();
+      bin.push_back(Held{own(std::move(*s)), in[nState + (size_t)k].nondet});
+    }
+    auto out = runSubgraph(*body, f, bin);
+    if (!out.ok()) return out.status();
+    for (size_t k = 0; k < nState; ++k) state[k] = (*out)[k];
+    for (size_t k = 0; k < nScanOut; ++k) {
+      scanBytes += tensorDataBytes(*(*out)[nState + k].t);
+      if (scanBytes > opts_.maxBytes)
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "the scan outputs are over the limit of ", opts_.maxBytes, " bytes"));
+      scans[k].push_back((*out)[nState + k]);
+    }
+  }
+  std::vector<Held> results;
+  for (Held &h : state) {
+    h.nondet |= nondet;
+    results.push_back(h);
+  }
+  for (size_t k = 0; k < nScanOut; ++k) {
+    StatusOr<Tensor> t = absl::UnknownError("");
+    bool nd = nondet;
+    if (scans[k].empty()) {
+      t = emptyStack(body->output(nState + k)->type(), absl::StrCat("scan output #", k));
+    } else {
+      std::vector<const Tensor *> items;
+      for (const Held &h : scans[k]) {
+        items.push_back(h.t.get());
+        nd |= h.nondet;
+      }
+      if (outDirs[k]) std::reverse(items.begin(), items.end());
+      int64_t rank = (int64_t)items.front()->dims().size() + 1;
+      int64_t ax = outAxes[k] < 0 ? outAxes[k] + rank : outAxes[k];
+      t = stack(items, ax);
+    }
+    if (!t.ok()) return t.status();
+    results.push_back(Held{own(std::move(*t)), nd});
+  }
+  return results;
+}
+
+//===----------------------------------------------------------------------===//
+// Inputs
+//===----------------------------------------------------------------------===//
+
+/// Checks `t` against the declared type of input `v` (Note [Evaluation]);
+/// `symbols` binds each dim_param to the first size seen, with its input.
+Status checkInput(const Value &v, const Tensor &t,
+                  std::map<std::string, std::pair<int64_t, std::string>> &symbols) {
+  std::string name = v.name().str();
+  const Type *ty = v.type();
+  if (!ty) return absl::OkStatus();
+  if (!ty->isTensor())
+    return absl::UnimplementedError(
+        absl::StrCat("not supported: input \"", name, "\" of type ", ty->str()));
+  if (ty->hasElemType() && ty->elemTypeRaw() != 0 && ty->elemTypeRaw() != t.dataTypeRaw())
+    return absl::InvalidArgumentError(absl::StrCat(
+        "input \"", name, "\": element type ", dataTypeName(t.dataType()).str(), ", expected ",
+        dataTypeName(ty->elemType()).str(), " (", ty->str(), ")"));
+  if (!ty->hasShape()) return absl::OkStatus();
+  if ((int64_t)t.dims().size() != ty->rank())
+    return absl::InvalidArgumentError(absl::StrCat("input \"", name, "\": rank ",
+                                                   t.dims().size(), ", expected ", ty->rank(),
+                                                   " (", ty->str(), ")"));
+  for (size_t k = 0; k < t.dims().size(); ++k) {
+    const Dim &d = ty->dims()[k];
+    int64_t got = t.dims()[k];
+    if (d.isKnown() && d.value != got)
+      return absl::InvalidArgumentError(absl::StrCat("input \"", name, "\": dim ", k, " is ",
+                                                     got, ", expected ", d.value, " (",
+                                                     ty->str(), ")"));
+    if (d.isSymbolic()) {
+      auto [it, fresh] = symbols.emplace(d.param.str(), std::make_pair(got, name));
+      if (!fresh && it->second.first != got)
+        return absl::InvalidArgumentError(absl::StrCat(
+            "input \"", name, "\": dim ", k, " (", d.param.str(), ") is ", got, ", but ",
+            d.param.str(), " is ", it->second.first, " in input \"", it->second.second, "\""));
+    }
+  }
+  return absl::OkStatus();
+}
+
+} // namespace
+
+absl::StatusOr<EvalResult> evaluateModel(const Model &m,
+                                         const std::map<std::string, Tensor> &inputs,
+                                         const EvalOptions &opts) {
+  EvalResult res;
+  const Graph &g = m.graph();
+  std::set<std::string> known;
+  for (Value *v : g.inputs()) known.insert(v->name().str());
+  for (const auto &e : inputs)
+    if (!known.count(e.first)) {
+      std::string names;
+      for (Value *v : g.inputs())
+        if (!v->hasInitializer()) absl::StrAppend(&names, names.empty() ? "" : ", ", v->name().str());
+      return absl::InvalidArgumentError(absl::StrCat("\"", e.first,
+                                                     "\" is no input of the model (its inputs: ",
+                                                     names.empty() ? "none" : names, ")"));
+    }
+  {
+    Run run(m, opts, res.stats);
+    Frame top;
+    std::map<std::string, std::pair<int64_t, std::string>> symbols;
+    for (Value *v : g.inputs()) {
+      auto it = inputs.find(v->name().str());
+      if (it == inputs.end()) {
+        if (v->hasInitializer()) continue; // lookup reads the default
+        return absl::InvalidArgumentError(
+            absl::StrCat("input \"", v->name().str(), "\" is not given"));
+      }
+      if (Status s = checkInput(*v, it->second, symbols); !s.ok()) return s;
+      if (Status s = checkTensorData(it->second); !s.ok())
+        return absl::InvalidArgumentError(
+            absl::StrCat("input \"", v->name().str(), "\": ", s.message()));
+      top.vals[v] = Held{std::shared_ptr<const Tensor>(&it->second, [](const Tensor *) {}), false};
+    }
+    if (Status s = run.runGraph(g, top); !s.ok()) return s;
+    for (unsigned i = 0; i < g.numOutputs(); ++i) {
+      const Value *v = g.output(i);
+      if (!v) continue;
+      auto h = run.lookup(top, v);
+      if (!h.ok()) return h.status();
+      std::string name = v->name().str();
+      res.outputs[name] = *h->t;
+      if (h->nondet) res.nondeterministic.insert(name);
+    }
+  }
+  return res;
+}
+
+absl::StatusOr<std::map<std::string, Tensor>> evaluate(const Model &m,
+                                                       const std::map<std::string, Tensor> &inputs,
+                                                       const EvalOptions &opts) {
+  auto r = evaluateModel(m, inputs, opts);
+  if (!r.ok()) return r.status();
+  return std::move(r->outputs);
+}
+
+} // namespace onnxir
