@@ -504,6 +504,7 @@ void registerCastOps(OpRegistrar &r) {
     }
   };
   r["Cast"] = kernels::kCast;
+  r["Cast"].elementwise().shapePreserving(); // Note [Op facts]
   r["Cast"].since(6).upgrade(castUp6).downgrade(castDown6);
   r["CastLike"] = [](InferCtx &c) {
     c.setTensor(0, c.inElem(1), c.inShape(0));

@@ -24,6 +24,7 @@
 #include "onnxir/IR/Type.h"
 #include "onnxir/IR/Value.h"
 #include "onnxir/Ops/InferCtx.h"
+#include "onnxir/Ops/OpFacts.h"
 #include "onnxir/Ops/OpRegistry.h"
 
 #include "absl/strings/str_cat.h"
@@ -1217,6 +1218,29 @@ void registerElementwiseOps(OpRegistrar &r) {
   r["IsNaN"] = kernels::kIsNaN;
   r["IsInf"] = [](InferCtx &c) { c.setTensor(0, kBool, c.inShape(0)); };
   r["IsInf"] = kernels::kIsInf;
+  // Note [Op facts] (OpRegistry.h): the schemas do not say which ops work
+  // element by element, broadcast or commute; these lists do. The n-ary ops
+  // broadcast (numpy rules) from the version without the legacy `broadcast`
+  // attribute (Note [Legacy broadcast], AdapterSupport.h), Max, Min, Sum and
+  // Mean from 8 (their schemas did not change), PRelu's slope one way, and
+  // Clip's bounds (operands from 11) are scalars.
+  for (const char *op :
+       {"Relu", "Sigmoid", "Tanh", "Exp", "Log", "Neg", "Abs", "Sqrt", "Reciprocal", "Floor",
+        "Ceil", "Round", "Sign", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh",
+        "Cosh", "Asinh", "Acosh", "Atanh", "LeakyRelu", "Elu", "Selu", "HardSigmoid", "HardSwish",
+        "Softplus", "Softsign", "Mish", "Gelu", "Celu", "ThresholdedRelu", "Shrink", "BitwiseNot",
+        "Swish", "Not", "IsNaN", "IsInf"})
+    r[op].elementwise().shapePreserving();
+  for (const char *op : {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal",
+                         "Greater", "Less"})
+    r[op].elementwise().since(firstVersionWithoutAttribute(op, "broadcast")).broadcasting();
+  r["PRelu"].elementwise().since(7).broadcasting(); // PRelu-6: a slope of one element
+  for (const char *op : {"Max", "Min", "Sum", "Mean"})
+    r[op].elementwise().since(8).broadcasting();
+  for (const char *op : {"Mod", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor",
+                         "GreaterOrEqual", "LessOrEqual", "Where"})
+    r[op].elementwise().broadcasting();
+  r["Clip"].elementwise().since(firstVersionWithInput("Clip", "min")).broadcasting();
   // Note [Op traits]: the schemas do not say which ops commute; this list does.
   for (const char *op : {"Add", "Mul", "Max", "Min", "Sum", "Mean", "And", "Or", "Xor", "Equal",
                          "BitwiseAnd", "BitwiseOr", "BitwiseXor"})

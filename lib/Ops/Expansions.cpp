@@ -32,6 +32,7 @@
 #include "onnxir/IR/Type.h"
 #include "onnxir/IR/Value.h"
 #include "onnxir/Ops/OpContext.h"
+#include "onnxir/Ops/OpFacts.h"
 #include "onnxir/Ops/OpRegistry.h"
 #include "onnxir/Ops/OpSchema.h"
 
@@ -117,7 +118,7 @@ struct Emitter {
   }
   /// ReduceMean over `axes`, keepdims, in the form of `c.opset`.
   Value *reduceMean(Value *x, const std::vector<int64_t> &axes) {
-    if (c.opset >= 18) {
+    if (c.opset >= firstVersionWithInput("ReduceMean", "axes")) {
       Tensor t;
       t.setDataType(DataType::Int64);
       t.setDims({(int64_t)axes.size()});

@@ -1354,6 +1354,10 @@ void registerNNOps(OpRegistrar &r) {
     r[op] = sameAsInput;
   r["Softmax"] = kernels::kSoftmax; r["LogSoftmax"] = kernels::kLogSoftmax;
   r["Hardmax"] = kernels::kHardmax;
+  // Note [Op facts]: along `axis` (before 13, the rows of the input coerced
+  // to 2-D at `axis`: at the last axis, the same).
+  for (const char *op : {"Softmax", "LogSoftmax", "Hardmax"})
+    r[op].shapePreserving().axis(AxisFact::AxisAttribute);
   r["InstanceNormalization"] = [](InferCtx &c) {
     static const char *const names[] = {"scale", "B"};
     checkChannelOperands(c, 1, 2, names);
@@ -1387,6 +1391,8 @@ void registerNNOps(OpRegistrar &r) {
     int32_t st = (int32_t)c.getInt("stash_type", 1);
     for (unsigned i = 1; i < 3; ++i) c.setTensor(i, st, s);
   };
+  // Over the axes from `axis` on (Note [Op facts]).
+  r["LayerNormalization"].shapePreserving().axis(AxisFact::AxisAttribute);
   r["NonMaxSuppression"] = [](InferCtx &c) { c.setTensor(0, kInt64, Dims{nullptr, c.c(3)}); };
   r["Conv"] = convRule;
   r["ConvInteger"] = convRule;
@@ -1396,7 +1402,8 @@ void registerNNOps(OpRegistrar &r) {
   for (const char *op : {"MaxPool", "AveragePool", "LpPool"}) r[op] = poolRule;
   for (const char *op : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"})
     r[op] = globalPoolRule;
-  r["MatMul"].infer(matmulRule).kernel(kernels::kMatMul);
+  // [..., K] x [K, M]: row by row (Note [Op facts]).
+  r["MatMul"].infer(matmulRule).kernel(kernels::kMatMul).axis(AxisFact::LastAxis);
   r["MatMulInteger"] = matmulRule;
   r["QLinearMatMul"] = matmulRule;
   r["Gemm"].infer(gemmRule).kernel(kernels::kGemm);
@@ -1445,6 +1452,7 @@ void registerNNOps(OpRegistrar &r) {
   r["MaxRoiPool"] = maxRoiPoolRule;
   for (const char *op : {"LpNormalization", "RotaryEmbedding"}) r[op] = sameAsInput;
   r["RMSNormalization"] = [](InferCtx &c) { c.setTensor(0, c.inElem(1), c.inShape(0)); };
+  r["RMSNormalization"].shapePreserving().axis(AxisFact::AxisAttribute);
   r["SwiGLU"] = [](InferCtx &c) {
     // A and B have identical shapes: take the more precise dim of each pair.
     auto a = c.inShape(0), b = c.inShape(1);

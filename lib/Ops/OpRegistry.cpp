@@ -41,6 +41,22 @@ OpRegistrar::Op &OpRegistrar::Op::shapeOnly() {
   return apply([](OpEntry &e) { e.shapeOnly = true; });
 }
 
+OpRegistrar::Op &OpRegistrar::Op::elementwise() {
+  return apply([](OpEntry &e) { e.elementwise = true; });
+}
+OpRegistrar::Op &OpRegistrar::Op::broadcasting() {
+  return apply([](OpEntry &e) { e.broadcasting = true; });
+}
+OpRegistrar::Op &OpRegistrar::Op::shapePreserving() {
+  return apply([](OpEntry &e) { e.shapePreserving = true; });
+}
+OpRegistrar::Op &OpRegistrar::Op::reshapes() {
+  return apply([](OpEntry &e) { e.reshapes = true; });
+}
+OpRegistrar::Op &OpRegistrar::Op::axis(AxisFact f) {
+  return apply([f](OpEntry &e) { e.axis = f; });
+}
+
 OpRegistrar::Op &OpRegistrar::Op::upgrade(VersionAdapter fn) {
   assert(since_ > 0 && "an adapter belongs to one version: since(v) first");
   for (OpEntry &e : r_.reg_.at(r_.domain_, op_).versions)

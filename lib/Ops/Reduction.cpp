@@ -15,6 +15,7 @@
 #include "onnxir/IR/ConstantValue.h"
 #include "onnxir/IR/Node.h"
 #include "onnxir/Ops/InferCtx.h"
+#include "onnxir/Ops/OpFacts.h"
 #include "onnxir/Ops/OpRegistry.h"
 
 #include "absl/strings/str_cat.h"
@@ -40,9 +41,7 @@ void reduce(InferCtx &c, bool argReduce) {
   if (argReduce) {
     axes = std::vector<int64_t>{c.getInt("axis", 0)};
   } else {
-    llvm::StringRef op = c.node.opType();
-    bool axesInput = op == "ReduceSum" ? c.opset >= 13 : c.opset >= 18;
-    if (axesInput) {
+    if (axesAsOperand(c)) { // Note [Axes: attribute or operand], OpFacts.h
       if (c.hasInput(1)) {
         axes = c.inInts(1);
         axesUnknown = !axes;
@@ -94,12 +93,12 @@ struct ReducePlan {
   bool noop = false;
 };
 
-StatusOr<ReducePlan> planReduce(const KernelCall &c, const std::vector<int64_t> &dims,
-                                int64_t inputSince) {
+StatusOr<ReducePlan> planReduce(const KernelCall &c, const std::vector<int64_t> &dims) {
+  bool operand = axesAsOperand(c); // Note [Axes: attribute or operand], OpFacts.h
   int64_t r = (int64_t)dims.size();
   std::vector<int64_t> axes;
   bool haveAxes = false;
-  if (c.opset >= inputSince) {
+  if (operand) {
     if (c.input(1)) {
       auto v = intValues(*c.input(1));
       if (!v.ok()) return v.status();
@@ -112,7 +111,7 @@ StatusOr<ReducePlan> planReduce(const KernelCall &c, const std::vector<int64_t> 
   }
   ReducePlan p;
   bool keep = c.getInt("keepdims", 1) != 0;
-  if (!haveAxes && c.opset >= inputSince && c.getInt("noop_with_empty_axes", 0)) {
+  if (!haveAxes && operand && c.getInt("noop_with_empty_axes", 0)) {
     p.noop = true;
     p.keptDims = p.outDims = dims;
     return p;
@@ -139,8 +138,7 @@ template <typename T> bool isNaNT(T v) {
 StatusOr<std::vector<Tensor>> reduce(const KernelCall &c, Red kind) {
   auto a = inputArr(c, 0);
   if (!a.ok()) return a.status();
-  int64_t since = kind == Red::Sum ? 13 : 18;
-  auto plan = planReduce(c, a->dims, since);
+  auto plan = planReduce(c, a->dims);
   if (!plan.ok()) return plan.status();
   if (plan->noop) {
     if (kind == Red::Sum || kind == Red::Mean || kind == Red::Max || kind == Red::Min ||

@@ -14,6 +14,7 @@
 #include "onnxir/IR/ConstantValue.h"
 #include "onnxir/IR/Node.h"
 #include "onnxir/Ops/InferCtx.h"
+#include "onnxir/Ops/OpFacts.h"
 #include "onnxir/Ops/OpRegistry.h"
 
 #include "absl/strings/str_cat.h"
@@ -63,9 +64,10 @@ void squeezeRule(InferCtx &c) {
   auto s = c.inShape(0);
   int32_t el = c.inElem(0);
   std::optional<std::vector<int64_t>> axes;
-  bool axesGiven = c.opset >= 13 ? c.hasInput(1) : c.getInts("axes").has_value();
+  bool operand = axesAsOperand(c); // Note [Axes: attribute or operand]
+  bool axesGiven = operand ? c.hasInput(1) : c.getInts("axes").has_value();
   if (axesGiven) {
-    axes = intsFrom(c, c.opset >= 13, 1, "axes");
+    axes = intsFrom(c, operand, 1, "axes");
     if (!axes) return c.setTensor(0, el, std::nullopt);
   }
   if (!s) return c.setTensor(0, el, std::nullopt);
@@ -94,7 +96,7 @@ void squeezeRule(InferCtx &c) {
 void unsqueezeRule(InferCtx &c) {
   auto s = c.inShape(0);
   int32_t el = c.inElem(0);
-  auto axes = intsFrom(c, c.opset >= 13, 1, "axes");
+  auto axes = intsFrom(c, axesAsOperand(c), 1, "axes");
   if (!s || !axes) return c.setTensor(0, el, std::nullopt);
   int64_t r = s->size() + axes->size();
   std::vector<bool> ins(r, false);
@@ -133,14 +135,19 @@ void reshapeRule(InferCtx &c) {
   int64_t minusOne = -1;
   for (size_t i = 0; i < target->size(); ++i) {
     const DimExpr *d = (*target)[i];
-    if (d && d->isConstant() && d->value() == 0 && !allowZero) {
+    switch (d && d->isConstant() ? reshapeEntry(d->value(), allowZero) : ReshapeEntry::Dim) {
+    case ReshapeEntry::CopyInput:
       d = in && i < in->size() ? (*in)[i] : nullptr;
-    } else if (d && d->isConstant() && d->value() == -1) {
+      break;
+    case ReshapeEntry::Inferred:
       if (minusOne >= 0) return;
       minusOne = i;
       d = nullptr;
-    } else if (d && d->isConstant() && d->value() < -1) {
+      break;
+    case ReshapeEntry::Invalid:
       return;
+    case ReshapeEntry::Dim:
+      break;
     }
     out.push_back(d);
   }
@@ -390,31 +397,9 @@ StatusOr<std::vector<Tensor>> kReshape(const KernelCall &c) {
     if (!s.ok()) return s.status();
     shape = *s;
   }
-  bool allowZero = c.getInt("allowzero", 0) != 0;
-  const auto &idims = in->dims();
-  int64_t inferred = -1, known = 1;
-  for (size_t k = 0; k < shape.size(); ++k) {
-    if (shape[k] == 0 && !allowZero) {
-      if (k >= idims.size()) return invalid("Reshape 0 past the input rank");
-      shape[k] = idims[k];
-    }
-    if (shape[k] == -1) {
-      if (inferred >= 0) return invalid("two -1 in Reshape");
-      inferred = (int64_t)k;
-    } else if (shape[k] < 0) {
-      return invalid("negative dim in Reshape");
-    } else {
-      if (shape[k] && known > INT64_MAX / shape[k]) return invalid("Reshape dims overflow");
-      known *= shape[k];
-    }
-  }
-  int64_t total = numElementsOf(idims);
-  if (total < 0) return invalid("bad dims");
-  if (inferred >= 0) {
-    if (known == 0 || total % known) return invalid("Reshape cannot infer -1");
-    shape[inferred] = total / known;
-  }
-  return reshapeTo(c, shape);
+  auto out = resolveReshape(in->dims(), shape, c.getInt("allowzero", 0) != 0);
+  if (!out.ok()) return out.status();
+  return reshapeTo(c, *out);
 }
 
 StatusOr<std::vector<Tensor>> kFlatten(const KernelCall &c) {
@@ -680,19 +665,20 @@ void registerShapeOps(OpRegistrar &r) {
     if (const Dims *d = c.inData(0)) c.setOutData(0, *d);
   };
   r["Identity"] = kernels::kIdentity;
+  r["Identity"].elementwise().shapePreserving(); // Note [Op facts]
   r["Shape"].infer(shapeRule).kernel(kernels::kShape).shapeOnly();
   r["Size"].infer(sizeRule).kernel(kernels::kSize).shapeOnly();
-  r["Squeeze"].infer(squeezeRule).kernel(kernels::kSqueeze);
-  r["Unsqueeze"].infer(unsqueezeRule).kernel(kernels::kUnsqueeze);
+  r["Squeeze"].infer(squeezeRule).kernel(kernels::kSqueeze).reshapes();
+  r["Unsqueeze"].infer(unsqueezeRule).kernel(kernels::kUnsqueeze).reshapes();
   // Constant-11 added sparse_value, Constant-12 the value_* forms.
   r["Constant"].since(11).upgrade(adapters::noChange).downgrade(adapters::noNewAttributes);
   r["Constant"].since(12).upgrade(adapters::noChange).downgrade(adapters::noNewAttributes);
   r["Squeeze"].since(13).upgrade(squeezeUp13).downgrade(squeezeDown13);
   r["Unsqueeze"].since(13).upgrade(unsqueezeUp13).downgrade(unsqueezeDown13);
   r["Reshape"].since(5).upgrade(reshapeUp5).downgrade(reshapeDown5);
-  r["Reshape"].infer(reshapeRule).kernel(kernels::kReshape);
+  r["Reshape"].infer(reshapeRule).kernel(kernels::kReshape).reshapes();
   r["Expand"].infer(expandRule).kernel(kernels::kExpand);
-  r["Flatten"].infer(flattenRule).kernel(kernels::kFlatten);
+  r["Flatten"].infer(flattenRule).kernel(kernels::kFlatten).reshapes();
   r["Constant"].infer(constantRule).kernel(kernels::kConstant);
   r["ConstantOfShape"].infer(constantOfShapeRule).kernel(kernels::kConstantOfShape);
   r["Range"].infer(rangeRule).kernel(kernels::kRange);

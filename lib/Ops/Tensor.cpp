@@ -1737,10 +1737,10 @@ void registerTensorOps(OpRegistrar &r) {
   r["Trilu"] = kernels::kTrilu;
   r["Concat"].infer(concatRule).kernel(kernels::kConcat);
   r["Gather"].infer(gatherRule).kernel(kernels::kGather);
-  r["Slice"].infer(sliceRule).kernel(kernels::kSlice);
+  r["Slice"].infer(sliceRule).kernel(kernels::kSlice).axis(AxisFact::AxesList);
   r["Tile"].infer(tileRule).kernel(kernels::kTile);
   r["Transpose"].infer(transposeRule).kernel(kernels::kTranspose);
-  r["Split"].infer(splitRule).kernel(kernels::kSplit);
+  r["Split"].infer(splitRule).kernel(kernels::kSplit).axis(AxisFact::AxisAttribute);
   r["Split"].since(13).upgrade(splitUp13).downgrade(splitDown13);
   r["Split"].since(18).upgrade(splitUp18).downgrade(splitDown18);
   r["Split"].since(2).upgrade(splitUp2).downgrade(adapters::noChange);

@@ -136,6 +136,41 @@ struct ExpandContext {
 using ExpansionBuilder = absl::Status (*)(Node &n, ExpandContext &c,
                                           std::vector<Value *> &results);
 
+//===--- Note [Op facts] --------------------------------------------------===//
+// Besides its functions an entry holds facts that passes ask instead of
+// keeping op lists of their own, each set in the op's family file next to
+// its rule and kernel (`r["Add"].since(7).elementwise().broadcasting()`):
+//  - elementwise: one result, each element computed from the same-positioned
+//    elements of the operands (after broadcasting, where the op broadcasts),
+//    nothing else; equal inputs give equal outputs element by element;
+//  - broadcasting: the operands may differ in shape and broadcast to the
+//    result's (numpy rules, unidirectional for PRelu); set from the version
+//    that does so without a `broadcast` attribute;
+//  - axis (AxisFact): the one axis along which the op mixes elements of
+//    operand 0, the others being mapped element by element: its last axis,
+//    the axis its `axis` attribute names (the schema's default when absent),
+//    or the axes its `axes` list names; None makes no claim;
+//  - shapePreserving: result 0 has operand 0's shape;
+//  - reshapes: result 0 holds operand 0's elements in the same row-major
+//    order, only the shape changes (Reshape, Flatten, Squeeze, Unsqueeze).
+// A fact is a promise: an op without it is only not known to have it, so a
+// pass asking gets "no" for an op nobody described. Determinism and side
+// effects come from the schema (Note [Op traits], OpSchema.h); forms that
+// moved between attribute and operand (`axes`, `pads`, a Reshape's shape)
+// are read from the schema of the version in force (Ops/OpFacts.h), never
+// from a version number written in a pass.
+
+/// Note [Op facts]: the axis along which an op mixes elements.
+enum class AxisFact : uint8_t {
+  None,
+  /// Operand 0's last axis (MatMul with a 2-D operand 1: row by row).
+  LastAxis,
+  /// The axis its `axis` attribute names.
+  AxisAttribute,
+  /// The axes its `axes` list names (attribute or operand by version).
+  AxesList,
+};
+
 /// What onnxir knows of one version of one operator.
 struct OpEntry {
   /// "" for the default domain.
@@ -160,6 +195,12 @@ struct OpEntry {
   /// InferCtx's subgraph calls); otherwise the engine infers every subgraph
   /// before the rule runs.
   bool infersSubgraphs = false;
+  /// Note [Op facts].
+  bool elementwise = false;
+  bool broadcasting = false;
+  bool shapePreserving = false;
+  bool reshapes = false;
+  AxisFact axis = AxisFact::None;
   /// Note [Version adapters]: from the previous version to this one, and
   /// back; null where the step needs no rewrite or none is known.
   VersionAdapter upgrade = nullptr;
@@ -185,6 +226,12 @@ public:
     Op &commutative();
     Op &shapeOnly();
     Op &infersSubgraphs();
+    /// Note [Op facts].
+    Op &elementwise();
+    Op &broadcasting();
+    Op &shapePreserving();
+    Op &reshapes();
+    Op &axis(AxisFact f);
     /// Version adapters (Note [Version adapters]) of exactly the entry
     /// `since(v)` names: `r["Squeeze"].since(13).upgrade(f).downgrade(g)`.
     Op &upgrade(VersionAdapter fn);
