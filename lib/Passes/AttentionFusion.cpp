@@ -59,6 +59,8 @@
 
 #include "onnxir/IR/Model.h"
 #include "onnxir/Ops/OpContext.h"
+#include "onnxir/Ops/OpFacts.h"
+#include "onnxir/Ops/OpRegistry.h"
 #include "onnxir/Ops/OpSchema.h"
 
 #include <algorithm>
@@ -577,11 +579,11 @@ bool fuseAttention(Node &root, PatternRewriter &rw) {
   AttentionMatch m;
   m.softmax = sm;
   m.v = root.operand(1);
-  // Opset: Attention exists from 23 (Softmax's axis is per-axis from 13).
-  if (rw.opsetVersion() < 23)
+  // Opset: Attention's first version (Softmax's axis is per-axis by then).
+  if (int64_t since = firstVersion("Attention"); rw.opsetVersion() < since)
     return miss(rw, "opset",
-                "Softmax " + q(sm) + ", MatMul " + q(&root) + ": Attention needs opset 23, the graph imports " +
-                    std::to_string(rw.opsetVersion()));
+                "Softmax " + q(sm) + ", MatMul " + q(&root) + ": Attention needs opset " +
+                    std::to_string(since) + ", the graph imports " + std::to_string(rw.opsetVersion()));
   Value *s = sm->operand(0);
   int64_t rank = rankOf(s);
   if (!plainAttributes(*sm)) return false;
@@ -1209,33 +1211,27 @@ bool equalHalves(const Value *v, int64_t d, unsigned depth, std::vector<const Va
   }
   int64_t r = rankOf(v);
   auto below = [&](const Value *o) { return equalHalves(o, d, depth - 1, proven, why); };
-  // Elementwise of one element: equal inputs give equal outputs.
-  static const char *const unary[] = {"Cos",  "Sin",  "Cast",    "Neg",   "Identity", "Abs",  "Exp",
-                                      "Log",  "Sqrt", "Tanh",    "Relu",  "Sigmoid",  "Sign", "Floor",
-                                      "Ceil", "Erf",  "Softplus", "Round", "Tan",      "Atan", "Reciprocal"};
-  for (const char *u : unary)
-    if (n->is(u)) return n->numOperands() == 1 && below(n->operand(0)) && holds();
+  // What the op does comes from its registry entry (Note [Op facts]).
+  const OpEntry *e = OpRegistry::get().lookup(*n);
   // Elementwise with broadcasting: each operand repeats its halves, or is
   // one value along the last axis (a scalar, a last dim of 1).
-  static const char *const nary[] = {"Add", "Sub", "Mul", "Div",  "Pow",
-                                     "Max", "Min", "Sum", "Mean", "Where"};
-  for (const char *e : nary)
-    if (n->is(e)) {
-      for (unsigned i = 0; i < n->numOperands(); ++i) {
-        const Value *o = n->operand(i);
-        if (!o) {
-          why = op + " " + q(n) + " has an empty operand";
-          return false;
-        }
-        if (rankOf(o) == 0 || (rankOf(o) > 0 && isOne(dimOf(o, -1)))) continue;
-        if (!below(o)) return false;
+  if (e && e->elementwise && e->broadcasting) {
+    for (unsigned i = 0; i < n->numOperands(); ++i) {
+      const Value *o = n->operand(i);
+      if (!o) {
+        why = op + " " + q(n) + " has an empty operand";
+        return false;
       }
-      return holds();
+      if (rankOf(o) == 0 || (rankOf(o) > 0 && isOne(dimOf(o, -1)))) continue;
+      if (!below(o)) return false;
     }
+    return holds();
+  }
+  // Elementwise of one element: equal inputs give equal outputs.
+  if (e && e->elementwise && n->numOperands() == 1) return below(n->operand(0)) && holds();
   // Row-major reshapes keep each element's index modulo the last dim when
   // the input's last dim is d too (checked below).
-  if (n->is("Reshape") || n->is("Flatten") || n->is("Squeeze") || n->is("Unsqueeze"))
-    return below(n->operand(0)) && holds();
+  if (e && e->reshapes) return below(n->operand(0)) && holds();
   if (n->is("Transpose")) {
     auto perm = transposePerm(*n);
     if (!perm || perm->empty() || perm->back() != (int64_t)perm->size() - 1) {
@@ -1480,10 +1476,10 @@ bool fuseRotaryEmbedding(Node &add, PatternRewriter &rw) {
       // m1 = x * cos.
       Value *cos = m1->operand(0) == x ? m1->operand(1) : m1->operand(1) == x ? m1->operand(0) : nullptr;
       if (!cos) continue;
-      if (rw.opsetVersion() < 23)
+      if (int64_t since = firstVersion("RotaryEmbedding"); rw.opsetVersion() < since)
         return miss(rw, "opset", "Concat " + q(cat) + " rotates " + q(x) +
-                                     " by half: RotaryEmbedding needs opset 23, the graph imports " +
-                                     std::to_string(rw.opsetVersion()));
+                                     " by half: RotaryEmbedding needs opset " + std::to_string(since) +
+                                     ", the graph imports " + std::to_string(rw.opsetVersion()));
       int64_t rank = rankOf(x);
       Dim dd = dimOf(x, -1);
       if (rank != 4 || !dd.isKnown() || dd.value % 2 || dd.value <= 0)

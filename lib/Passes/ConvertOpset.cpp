@@ -35,6 +35,7 @@
 #include "onnxir/IR/Node.h"
 #include "onnxir/IR/Opset.h"
 #include "onnxir/IR/Value.h"
+#include "onnxir/Ops/OpFacts.h"
 #include "onnxir/Ops/OpRegistry.h"
 #include "onnxir/Ops/OpSchema.h"
 #include "onnxir/Ops/SchemaVerifier.h"
@@ -74,40 +75,11 @@ absl::Status typesAllowed(const Node &n, const OpSchema &older) {
   return absl::OkStatus();
 }
 
-/// True if `n` has a negative `axis`/`axes` attribute, or a constant operand
-/// bound to the formal `axes` of `s` with a negative value.
-bool hasNegativeAxes(const Node &n, const OpSchema &s) {
-  for (const char *name : {"axis", "axes"})
-    if (const Attribute *a = n.getAttr(name); a && !a->isReference()) {
-      if (a->kind() == AttrKind::Int && a->i < 0) return true;
-      if (a->kind() == AttrKind::Ints)
-        for (int64_t v : a->ints)
-          if (v < 0) return true;
-    }
-  int i = s.inputIndex("axes");
-  if (i >= 0 && (unsigned)i < n.numOperands() && n.operand(i)) {
-    Tensor scratch;
-    if (const Tensor *t = constantOf(n.operand(i), scratch))
-      if (auto vals = t->values<int64_t>(); vals.ok())
-        for (int64_t v : *vals)
-          if (v < 0) return true;
-  }
-  return false;
-}
-
 const OpEntry *entryOf(const OpSchema &s) {
   for (const OpEntry &e : OpRegistry::get().versions("", s.name()))
     if (e.schema == &s) return &e;
   return nullptr;
 }
-
-// Note [Negative axes before 11]: ONNX 1.6 (opset 11) let Squeeze, Unsqueeze,
-// the Reduce*, Split, Concat, Gather, Flatten, ArgMax, Softmax, ... count axes
-// from the end, mostly without changing the schema's signature, so the steps
-// across 11 look type-only. Going below 11, a node with a negative axis or
-// axes (attribute, or the constant `axes` operand of its current form) is
-// refused rather than converted into a model older runtimes reject or
-// misread; ops that took negative axes before 11 are refused too (safe).
 
 struct Step {
   Node *node;
@@ -247,10 +219,9 @@ absl::Status planNode(Node &n, int64_t cur, int64_t target, std::vector<Step> &s
       Node &sn = **subject;
       if (!up && older)
         if (absl::Status s = typesAllowed(sn, *older); !s.ok()) return s;
-      // Opset 11 allowed negative axes in many ops without a signature change
-      // (Note [Negative axes before 11]).
-      if (!up && older && older->sinceVersion() < 11 && newer.sinceVersion() >= 11 &&
-          hasNegativeAxes(n, *from0))
+      // Negative axes came without a signature change (Note [Negative axes
+      // before 11], Ops/OpFacts.h).
+      if (!up && older && crossesNegativeAxes(*older, newer) && hasNegativeAxes(n, *from0))
         return absl::FailedPreconditionError(
             absl::StrCat("a negative axis, which ", older->str(),
                          " may not accept (normalising it needs the rank; not done yet)"));

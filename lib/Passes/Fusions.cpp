@@ -9,6 +9,7 @@
 #include "onnxir/Passes/Fusions.h"
 
 #include "onnxir/IR/Model.h"
+#include "onnxir/Ops/OpFacts.h"
 #include "onnxir/Ops/OpSchema.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/Passes.h"
@@ -181,7 +182,9 @@ struct BNConsts {
   std::vector<double> scale, shift; ///< y = x * scale[c] + shift[c]
 };
 std::optional<BNConsts> inferenceBN(const Node &bn, PatternRewriter &rw, int64_t channels) {
-  if (rw.opsetVersion() < 7 || bn.numOperands() != 5) return std::nullopt;
+  if (rw.opsetVersion() < firstVersionWithoutAttribute("BatchNormalization", "is_test") ||
+      bn.numOperands() != 5)
+    return std::nullopt;
   for (unsigned i = 1; i < bn.numResults(); ++i)
     if (bn.result(i) && !bn.result(i)->useEmpty()) return std::nullopt;
   NodeContext attrs(bn);
@@ -282,7 +285,9 @@ bool fuseConvAffine(Node &root, PatternRewriter &rw, bool isMul) {
 // and the same final addition; an implementation may fuse the last multiply
 // and add (one rounding fewer), well within the usual tolerance.
 bool fuseMatMulAdd(Node &add, PatternRewriter &rw) {
-  if (add.numOperands() != 2 || add.numResults() != 1 || rw.opsetVersion() < 7) return false;
+  if (add.numOperands() != 2 || add.numResults() != 1 ||
+      rw.opsetVersion() < firstVersionWithoutAttribute("Gemm", "broadcast"))
+    return false;
   for (unsigned i = 0; i < (isCommutative(add) ? 2u : 1u); ++i) {
     Node *mm = rw.singleUseProducer(add, i, "MatMul");
     if (!mm || mm->numOperands() != 2) continue;
@@ -336,8 +341,10 @@ bool removeDropout(Node &d, PatternRewriter &rw) {
   for (unsigned i = 1; i < d.numResults(); ++i)
     if (d.result(i) && !d.result(i)->useEmpty()) return false;
   int64_t v = rw.opsetVersion();
-  if (v < 7 && NodeContext(d).getInt("is_test", 0) != 1) return false;
-  if (v >= 12 && d.numOperands() > 2 && d.operand(2)) {
+  if (v < firstVersionWithoutAttribute("Dropout", "is_test") &&
+      NodeContext(d).getInt("is_test", 0) != 1)
+    return false;
+  if (v >= firstVersionWithInput("Dropout", "training_mode") && d.numOperands() > 2 && d.operand(2)) {
     const Tensor *t = PatternRewriter::constantTensor(d.operand(2));
     if (!t) return false;
     auto vals = t->values<int64_t>();

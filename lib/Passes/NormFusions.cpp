@@ -41,6 +41,7 @@
 
 #include "onnxir/IR/Model.h"
 #include "onnxir/Ops/OpContext.h"
+#include "onnxir/Ops/OpFacts.h"
 #include "onnxir/Ops/OpSchema.h"
 
 #include "absl/strings/str_cat.h"
@@ -121,13 +122,13 @@ const Type *tensorType(const Value *v) {
 /// Checks the fused op's existence at the opset in force and the element
 /// type of `x` against its schema's constraint `T`; a non-empty string says
 /// what fails (guard name first, then ": " and why).
-std::string opAndTypeGuard(PatternRewriter &rw, llvm::StringRef op, int64_t since,
-                           const Value *x, bool refuseDouble) {
+std::string opAndTypeGuard(PatternRewriter &rw, llvm::StringRef op, const Value *x,
+                           bool refuseDouble) {
   int64_t v = rw.opsetVersion();
   const OpSchema *s = v > 0 ? lookupSchema("", op, v) : nullptr;
   if (!s)
     return absl::StrCat("opset: the model's default-domain opset is ", v, "; ", op.str(),
-                        " needs ", since, " (convert with --target-opset=", since,
+                        " needs ", firstVersion(op), " (convert with --target-opset=", firstVersion(op),
                         " or later)");
   const Type *t = tensorType(x);
   if (!t) return absl::StrCat("type: the element type of ", what(x), " is unknown");
@@ -151,31 +152,23 @@ bool reject(PatternRewriter &rw, llvm::StringRef msg) {
 /// `err` says why they are not known.
 std::optional<std::set<int64_t>> reducedAxes(const Node &rm, int64_t r, std::string &err) {
   NodeContext c(rm);
-  std::optional<std::vector<int64_t>> axes;
-  if (c.opset >= 18) {
-    if (rm.numOperands() > 1 && rm.operand(1)) {
-      const Tensor *t = PatternRewriter::constantTensor(rm.operand(1));
-      if (!t) {
-        err = absl::StrCat("axes: the axes of ", what(&rm), " are not a constant");
-        return std::nullopt;
-      }
-      auto v = t->values<int64_t>();
-      if (!v.ok()) {
-        err = absl::StrCat("axes: the axes of ", what(&rm), " cannot be read");
-        return std::nullopt;
-      }
-      axes = std::move(*v);
-    }
-  } else {
-    if (const Attribute *a = rm.getAttr("axes"); a && a->isReference()) {
-      err = absl::StrCat("axes: the axes of ", what(&rm), " are a function attribute");
-      return std::nullopt;
-    }
-    axes = c.getInts("axes");
+  // Note [Axes: attribute or operand] (Ops/OpFacts.h).
+  NodeAxes read = readAxes(rm, PatternRewriter::constantTensor);
+  if (read.kind == NodeAxes::NotConstant) {
+    bool constant = PatternRewriter::constantTensor(rm.operand(read.operand));
+    err = absl::StrCat("axes: the axes of ", what(&rm),
+                       constant ? " cannot be read" : " are not a constant");
+    return std::nullopt;
   }
+  if (read.kind == NodeAxes::Reference) {
+    err = absl::StrCat("axes: the axes of ", what(&rm), " are a function attribute");
+    return std::nullopt;
+  }
+  std::optional<std::vector<int64_t>> axes;
+  if (read.kind == NodeAxes::Known) axes = std::move(read.values);
   std::set<int64_t> out;
   if (!axes || axes->empty()) {
-    if (c.opset >= 18 && c.getInt("noop_with_empty_axes", 0) != 0) {
+    if (read.fromOperand && c.getInt("noop_with_empty_axes", 0) != 0) {
       err = absl::StrCat("axes: ", what(&rm), " reduces nothing (noop_with_empty_axes)");
       return std::nullopt;
     }
@@ -402,14 +395,13 @@ void affineAfter(Value *n, const Value *x, const std::vector<int64_t> *shape, bo
     }
 }
 
-/// The guards of a normalisation with input `x` fused into `op` (since
-/// opset `since`): the op and x's type (opAndTypeGuard), a known rank `r`,
-/// then the core's (checkNormCore). Returns the first axis normalised and
+/// The guards of a normalisation with input `x` fused into `op`: the op and
+/// x's type (opAndTypeGuard), a known rank `r`, then the core's (checkNormCore). Returns the first axis normalised and
 /// sets `r` and `eps`, or -1 after reporting.
-int64_t checkNorm(const NormCore &c, PatternRewriter &rw, llvm::StringRef op, int64_t since,
+int64_t checkNorm(const NormCore &c, PatternRewriter &rw, llvm::StringRef op,
                   const Value *x, std::initializer_list<const Node *> numUsers, int64_t &r,
                   double &eps) {
-  if (std::string e = opAndTypeGuard(rw, op, since, x, true); !e.empty()) {
+  if (std::string e = opAndTypeGuard(rw, op, x, true); !e.empty()) {
     reject(rw, e);
     return -1;
   }
@@ -499,7 +491,7 @@ bool fuseLayerNorm(Node &root, PatternRewriter &rw) {
   // The structure is a LayerNorm from here on: every refusal is reported.
   int64_t r = 0;
   double eps = 0;
-  int64_t a = checkNorm(*c, rw, "LayerNormalization", 17, x, {c->square, &root}, r, eps);
+  int64_t a = checkNorm(*c, rw, "LayerNormalization", x, {c->square, &root}, r, eps);
   if (a < 0) return false;
   auto axes = meanAxes(rw, *mean, r);
   if (!axes) return false;
@@ -538,7 +530,7 @@ bool fuseRMSNorm(Node &root, PatternRewriter &rw) {
       return false; // a LayerNorm
   int64_t r = 0;
   double eps = 0;
-  int64_t a = checkNorm(*c, rw, "RMSNormalization", 23, x, {}, r, eps);
+  int64_t a = checkNorm(*c, rw, "RMSNormalization", x, {}, r, eps);
   if (a < 0) return false;
   Node *mul, *add;
   Value *scale, *bias;
@@ -716,7 +708,7 @@ bool fuseGelu(Node &root, PatternRewriter &rw) {
   if (*half != 0.5)
     return rw.rejected("constant", absl::StrCat("the product's constant factor is ", *half,
                                                 ", not 0.5"));
-  if (std::string e = opAndTypeGuard(rw, "Gelu", 20, x, false); !e.empty())
+  if (std::string e = opAndTypeGuard(rw, "Gelu", x, false); !e.empty())
     return reject(rw, e);
   // Every constant the fused op absorbs (0.5, the 1 of 1 + F, the Erf
   // divisor, the tanh form's coefficients) must not broadcast x up: one

@@ -12,6 +12,7 @@
 #include "onnxir/Passes/Simplify.h"
 
 #include "onnxir/IR/Model.h"
+#include "onnxir/Ops/OpFacts.h"
 #include "onnxir/Ops/OpSchema.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/Passes.h"
@@ -57,14 +58,13 @@ std::optional<DataType> elemOf(const Value *v) {
 /// The int64 values of a constant operand.
 std::optional<std::vector<int64_t>> constInts(const Value *v) { return PatternRewriter::constantInts(v); }
 
-/// Axes from the attribute (older opsets) or operand `i` (newer ones).
-std::optional<std::vector<int64_t>> axesOf(const Node &n, unsigned i) {
-  if (const Attribute *a = n.getAttr("axes")) {
-    if (a->isReference()) return std::nullopt;
-    return a->ints;
-  }
-  if (n.numOperands() > i && n.operand(i)) return constInts(n.operand(i));
-  return std::vector<int64_t>{};
+/// The axes of `n` in its version's form (Note [Axes: attribute or
+/// operand], Ops/OpFacts.h): empty when absent, nullopt when not known.
+std::optional<std::vector<int64_t>> axesOf(const Node &n) {
+  NodeAxes a = readAxes(n, PatternRewriter::constantTensor);
+  if (a.kind == NodeAxes::Known) return std::move(a.values);
+  if (a.kind == NodeAxes::Absent) return std::vector<int64_t>{};
+  return std::nullopt;
 }
 
 bool hasRefs(const Node &n) {
@@ -102,18 +102,13 @@ bool reshapeNoop(Node &n, PatternRewriter &rw) {
   auto in = staticShape(n.operand(0));
   auto shape = constInts(n.operand(1));
   if (!in || !shape || shape->size() != in->size()) return false;
-  bool allowZero = NodeContext(n).getInt("allowzero", 0) != 0;
-  int minus = 0;
-  for (size_t i = 0; i < shape->size(); ++i) {
-    int64_t s = (*shape)[i];
-    if (s == -1) ++minus;
-    else if (s == 0 && !allowZero) continue;
-    else if (s != (*in)[i]) return false;
-  }
-  // With every other dim equal, a single -1 is the remaining one (unless a
-  // dim is 0, where -1 is ambiguous).
-  if (minus && std::find(in->begin(), in->end(), 0) != in->end()) return false;
-  return minus <= 1 && forward(n, n.operand(0), rw);
+  // Note [Reshape's target shape] (Ops/OpFacts.h). A -1 with a dim of 0 in
+  // the input is ambiguous (any size fits): left alone.
+  if (std::find(shape->begin(), shape->end(), -1) != shape->end() &&
+      std::find(in->begin(), in->end(), 0) != in->end())
+    return false;
+  auto out = resolveReshape(*in, *shape, reshapeAllowsZero(n));
+  return out.ok() && *out == *in && forward(n, n.operand(0), rw);
 }
 
 // Expand whose shape broadcasts to the input's own shape (or is Shape(input)).
@@ -139,11 +134,11 @@ bool tileNoop(Node &n, PatternRewriter &rw) {
   return forward(n, n.operand(0), rw);
 }
 
-// Pad by zeros (any mode). Opset 11+: pads is an operand; before: attribute.
+// Pad by zeros (any mode). pads is an attribute, then an operand.
 bool padNoop(Node &n, PatternRewriter &rw) {
   if (n.numOperands() < 1 || hasRefs(n)) return false;
   std::optional<std::vector<int64_t>> pads;
-  if (rw.opsetVersion() < 11) {
+  if (rw.opsetVersion() < firstVersionWithInput("Pad", "pads")) {
     const Attribute *a = n.getAttr("pads");
     if (a) pads = a->ints;
   } else if (n.numOperands() > 1 && n.operand(1)) {
@@ -191,7 +186,9 @@ bool splitOne(Node &n, PatternRewriter &rw) {
 // Slice that keeps everything: starts 0, steps 1, ends at or past the end
 // (INT_MAX-like, or the static dim).
 bool sliceNoop(Node &n, PatternRewriter &rw) {
-  if (n.numOperands() < 3 || rw.opsetVersion() < 10 || hasRefs(n)) return false;
+  if (n.numOperands() < 3 || rw.opsetVersion() < firstVersionWithInput("Slice", "starts") ||
+      hasRefs(n))
+    return false;
   auto starts = constInts(n.operand(1)), ends = constInts(n.operand(2));
   if (!starts || !ends || starts->size() != ends->size()) return false;
   std::optional<std::vector<int64_t>> axes, steps;
@@ -269,8 +266,9 @@ bool reshapeChain(Node &n, PatternRewriter &rw) {
 // inferred shape either way (a symbolic dim, DimExpr.h, is one value
 // throughout the model at run time).
 bool reshapeSymbolicShape(Node &n, PatternRewriter &rw) {
-  if (n.numOperands() != 2 || hasRefs(n) || rw.opsetVersion() < 5 || !n.operand(1) ||
-      PatternRewriter::constantTensor(n.operand(1)) || NodeContext(n).getInt("allowzero", 0) != 0)
+  if (n.numOperands() != 2 || hasRefs(n) ||
+      rw.opsetVersion() < firstVersionWithInput("Reshape", "shape") || !n.operand(1) ||
+      PatternRewriter::constantTensor(n.operand(1)) || reshapeAllowsZero(n))
     return false;
   const Value *x = n.operand(0), *y = n.result(0);
   const Type *xt = x ? x->type() : nullptr, *yt = y ? y->type() : nullptr;
@@ -378,7 +376,7 @@ std::optional<DimSources> sliceSources(Node &d, const Value *v) {
   std::optional<std::vector<int64_t>> starts, ends, axes, steps;
   int64_t n = -1;
   bool hasAxes;
-  if (c.opset > 0 && c.opset < 10) {
+  if (c.opset > 0 && c.opset < firstVersionWithInput("Slice", "starts")) {
     if (d.numOperands() != 1) return std::nullopt;
     starts = c.getInts("starts");
     ends = c.getInts("ends");
@@ -458,10 +456,10 @@ std::optional<DimSources> dimSources(const Value *v, const Graph &g) {
   int64_t xr = rankOf(x), vr = rankOf(v);
   if (vr < 0 && shape) vr = (int64_t)shape->size();
   if (xr < 0 || vr < 0 || (shape && (int64_t)shape->size() != vr)) return std::nullopt;
-  bool copies = shape && NodeContext(*d).getInt("allowzero", 0) == 0;
+  bool allowZero = reshapeAllowsZero(*d);
   DimSources s{x, xr, std::vector<int64_t>(vr, -1), false};
   for (int64_t k = 0; k < vr; ++k) {
-    if (copies && (*shape)[k] == 0) {
+    if (shape && reshapeEntry((*shape)[k], allowZero) == ReshapeEntry::CopyInput) {
       if (k < xr) s.dim[k] = k;
       continue;
     }
@@ -528,7 +526,8 @@ std::optional<DimRead> gatherRead(Use &u, const DimSources &ds, int64_t s0, int6
 bool shapeDimSource(Node &n, PatternRewriter &rw) {
   if (n.numOperands() != 1 || n.numResults() != 1 || !n.result(0) || hasRefs(n)) return false;
   bool ranged = n.getAttr("start") || n.getAttr("end");
-  if (ranged && rw.opsetVersion() < 15) return false;
+  int64_t rangedSince = firstVersionWithAttribute("Shape", "start");
+  if (ranged && rw.opsetVersion() < rangedSince) return false;
   Value *v = n.operand(0);
   auto ds = dimSources(v, rw.graph());
   if (!ds) return false;
@@ -543,7 +542,7 @@ bool shapeDimSource(Node &n, PatternRewriter &rw) {
   int64_t j0 = ds->dim[s0];
   bool consecutive = j0 >= 0;
   for (int64_t k = s0; k < e0; ++k) consecutive &= ds->dim[k] == j0 + (k - s0);
-  if (consecutive && (ranged || rw.opsetVersion() >= 15)) {
+  if (consecutive && (ranged || rw.opsetVersion() >= rangedSince)) {
     rw.setOperand(&n, 0, y);
     if (j0 != 0 || e0 - s0 != ds->srcRank) {
       n.setAttr(intAttr("start", j0));
@@ -604,7 +603,7 @@ bool shapeDimSource(Node &n, PatternRewriter &rw) {
 bool squeezePair(Node &n, PatternRewriter &rw, bool outerSqueeze) {
   Node *inner = rw.singleUseProducer(n, 0, outerSqueeze ? "Unsqueeze" : "Squeeze");
   if (!inner || hasRefs(*inner) || hasRefs(n)) return false;
-  auto a = axesOf(n, 1), b = axesOf(*inner, 1);
+  auto a = axesOf(n), b = axesOf(*inner);
   if (!a || !b || a->empty() || *a != *b) return false;
   for (int64_t x : *a)
     if (x < 0) return false;

@@ -21,10 +21,11 @@
 
 #include "onnxir/IR/Model.h"
 #include "onnxir/Ops/OpContext.h"
+#include "onnxir/Ops/OpFacts.h"
+#include "onnxir/Ops/OpRegistry.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/StringSet.h"
 
 #include <algorithm>
 #include <cassert>
@@ -60,7 +61,6 @@ bool hasRefs(const Node &n) {
     if (n.attribute(a).isReference()) return true;
   return false;
 }
-std::optional<std::vector<int64_t>> constInts(const Value *v) { return PatternRewriter::constantInts(v); }
 
 //===----------------------------------------------------------------------===//
 // reshape-gemm-matmul
@@ -98,7 +98,9 @@ std::optional<Tensor> transposed2D(const Tensor &t) {
 // (the contract of fuse-matmul-add, which makes Gemm of 2-D MatMul + Add:
 // X here has rank 3 or more, so nothing turns it back). Exact.
 bool reshapeGemmMatMul(Node &outer, PatternRewriter &rw) {
-  if (outer.numOperands() != 2 || outer.numResults() != 1 || hasRefs(outer) || rw.opsetVersion() < 7)
+  // Gemm and Add without the legacy broadcast attribute.
+  if (outer.numOperands() != 2 || outer.numResults() != 1 || hasRefs(outer) ||
+      rw.opsetVersion() < firstVersionWithoutAttribute("Gemm", "broadcast"))
     return false;
   Node *gemm = rw.singleUseProducer(outer, 0, "Gemm");
   if (!gemm || hasRefs(*gemm) || gemm->numOperands() < 2 || gemm->numResults() != 1) return false;
@@ -145,27 +147,10 @@ bool reshapeGemmMatMul(Node &outer, PatternRewriter &rw) {
 // transpose-cancel
 //===----------------------------------------------------------------------===//
 
-/// Elementwise ops (broadcasting, one result): every operand that is not
-/// a transposed value must have rank 0 or 1, so it broadcasts along the
-/// last axis only.
-bool isElementwise(const Node &n) {
-  static const llvm::StringSet<> ops = {
-      // unary
-      "Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "BitwiseNot", "Cast", "Ceil",
-      "Celu", "Cos", "Cosh", "Elu", "Erf", "Exp", "Floor", "Gelu", "HardSigmoid", "HardSwish",
-      "Identity", "IsInf", "IsNaN", "LeakyRelu", "Log", "Mish", "Neg", "Not", "Reciprocal",
-      "Relu", "Round", "Selu", "Shrink", "Sigmoid", "Sign", "Sin", "Sinh", "Softplus",
-      "Softsign", "Sqrt", "Tan", "Tanh", "ThresholdedRelu",
-      // binary, variadic and ternary (numpy broadcasting from opset 7)
-      "Add", "And", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "Clip", "Div", "Equal",
-      "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "Max", "Mean", "Min", "Mod", "Mul",
-      "Or", "Pow", "PRelu", "Sub", "Sum", "Where", "Xor"};
-  return ops.count(n.opType()) && n.numResults() == 1 && (n.domain().empty() || n.domain() == "ai.onnx");
-}
-
-/// The axis attribute of `n` normalized for rank `r` (nullopt if invalid).
-std::optional<int64_t> axisAttr(const Node &n, int64_t dflt, int64_t r) {
-  int64_t a = NodeContext(n).getInt("axis", dflt);
+/// The axis attribute of `n` normalized for rank `r` (nullopt if invalid);
+/// absent, the schema's default (Softmax's moved from 1 to -1 at 13).
+std::optional<int64_t> axisAttr(const Node &n, int64_t r) {
+  int64_t a = NodeContext(n).getInt("axis", 0);
   if (a < 0) a += r;
   if (a < 0 || a >= r) return std::nullopt;
   return a;
@@ -173,57 +158,52 @@ std::optional<int64_t> axisAttr(const Node &n, int64_t dflt, int64_t r) {
 
 /// True if `n`, with the operands in `moved` transposed by a permutation
 /// of the leading axes (of rank `r`), computes its results transposed the
-/// same way: it acts on the last axis only (Note [Transpose motion]).
-bool actsOnLastAxis(const Node &n, const llvm::DenseSet<const Value *> &moved, int64_t r,
-                    int64_t opset) {
+/// same way: it acts on the last axis only (Note [Transpose motion]). What
+/// an op does comes from its registry entry (Note [Op facts]).
+bool actsOnLastAxis(const Node &n, const llvm::DenseSet<const Value *> &moved, int64_t r) {
   if (hasRefs(n) || n.isReturn() || n.numResults() < 1) return false;
+  const OpEntry *e = OpRegistry::get().lookup(n);
+  if (!e) return false;
   auto isMoved = [&](unsigned i) { return i < n.numOperands() && n.operand(i) && moved.count(n.operand(i)); };
-  auto onlyMoved = [&](unsigned i) {
-    if (!isMoved(i)) return false;
-    for (unsigned j = 0; j < n.numOperands(); ++j)
-      if (j != i && isMoved(j)) return false;
-    return true;
-  };
-  if (isElementwise(n)) {
-    if (opset < 7 || n.getAttr("broadcast") || n.getAttr("axis")) return false;
+  if (e->elementwise) {
+    // The legacy broadcast/axis attributes broadcast otherwise; an operand
+    // that is not moved must broadcast along the last axis alone.
+    if (n.numResults() != 1 || n.getAttr("broadcast") || n.getAttr("axis")) return false;
     for (unsigned i = 0; i < n.numOperands(); ++i) {
       const Value *o = n.operand(i);
       if (!o || moved.count(o)) continue;
       int64_t ro = rankOf(o);
-      if (ro < 0 || ro > 1) return false;
+      if (!e->broadcasting || ro < 0 || ro > 1) return false;
     }
     return true;
   }
-  if (n.is("MatMul")) // [..., K] x [K, M]: row by row
-    return n.numOperands() == 2 && onlyMoved(0) && rankOf(n.operand(1)) == 2;
-  if (n.is("Slice")) { // starts/ends/steps only along explicit last-axis axes
-    if (opset < 10 || n.numOperands() < 4 || !onlyMoved(0) || !n.operand(3)) return false;
-    auto axes = constInts(n.operand(3));
-    if (!axes || axes->empty()) return false;
-    for (int64_t a : *axes)
+  if (e->axis == AxisFact::None || !isMoved(0)) return false;
+  // Only the data operand is moved; the others hold no leading axes: index
+  // lists, scales and biases of rank <= 1, the [K, M] matrix a last-axis op
+  // (MatMul) applies to each row (of another rank, the result's rank is not
+  // r and the walk stops there).
+  int64_t maxRank = e->axis == AxisFact::LastAxis ? 2 : 1;
+  for (unsigned i = 1; i < n.numOperands(); ++i) {
+    if (!n.operand(i)) continue;
+    if (isMoved(i)) return false;
+    if (rankOf(n.operand(i)) > maxRank) return false;
+  }
+  switch (e->axis) {
+  case AxisFact::LastAxis:
+    return true;
+  case AxisFact::AxisAttribute: {
+    auto a = axisAttr(n, r);
+    return a && *a == r - 1;
+  }
+  case AxisFact::AxesList: { // only along explicit last-axis axes
+    NodeAxes axes = readAxes(n, PatternRewriter::constantTensor);
+    if (axes.kind != NodeAxes::Known || axes.values.empty()) return false;
+    for (int64_t a : axes.values)
       if ((a < 0 ? a + r : a) != r - 1) return false;
     return true;
   }
-  if (n.is("Split")) {
-    if (!onlyMoved(0)) return false;
-    auto a = axisAttr(n, 0, r);
-    return a && *a == r - 1;
-  }
-  if (n.is("Softmax") || n.is("LogSoftmax") || n.is("Hardmax")) {
-    // Before opset 13 the input is coerced to 2-D at `axis` (default 1):
-    // at the last axis, the rows are the leading elements either way.
-    if (n.numOperands() != 1 || !onlyMoved(0) || n.numResults() != 1) return false;
-    auto a = axisAttr(n, opset >= 13 ? -1 : 1, r);
-    return a && *a == r - 1;
-  }
-  if (n.is("LayerNormalization") || n.is("RMSNormalization")) {
-    if (!onlyMoved(0)) return false;
-    for (unsigned i = 1; i < n.numOperands(); ++i)
-      if (n.operand(i) && rankOf(n.operand(i)) > 1) return false;
-    for (unsigned i = 1; i < n.numResults(); ++i) // mean, inv_std_dev
-      if (n.result(i) && !n.result(i)->useEmpty()) return false;
-    auto a = axisAttr(n, -1, r);
-    return a && *a == r - 1;
+  case AxisFact::None:
+    break;
   }
   return false;
 }
@@ -232,13 +212,14 @@ bool actsOnLastAxis(const Node &n, const llvm::DenseSet<const Value *> &moved, i
 //   transpose-cancel: y = Transpose(x, Q) with Q[r-1] = r-1 (the last axis
 //   stays; the leading ones are permuted). An op that acts on the last axis
 //   only is equivariant under permutations of the leading ones:
-//   f(Transpose(a, Q)) = Transpose(f(a), Q) for unary and broadcasting
-//   elementwise ops whose other operands have rank 0 or 1 (they broadcast
-//   along the last axis alone), MatMul of it by a 2-D matrix (each row on
-//   its own), Slice and Split along the last axis, Softmax, LogSoftmax,
-//   Hardmax, LayerNormalization and RMSNormalization over the last axis
-//   (scale and bias of rank <= 1). So when every use path from y runs
-//   through such ops and ends in Transpose(., P) with P the inverse of Q,
+//   f(Transpose(a, Q)) = Transpose(f(a), Q). The registry says which do
+//   (Note [Op facts], OpRegistry.h): elementwise ops, whose other operands
+//   then have rank 0 or 1 and broadcast along the last axis alone; ops along
+//   operand 0's last axis (a MatMul by a 2-D matrix: each row on its own);
+//   ops along their `axis` attribute or `axes` list when it names the last
+//   axis (Split, Slice, the softmaxes, the normalizations; their other
+//   operands of rank <= 1). So when every use path from y runs through such
+//   ops and ends in Transpose(., P) with P the inverse of Q,
 //   those ops may work on x directly: y and every inverse go away, and
 //   the values in between are the same elements in x's layout (their
 //   types' dims permuted by P). Exact: each op computes the same elements
@@ -265,7 +246,6 @@ bool transposeCancel(Node &root, PatternRewriter &rw) {
   if (identity) return false;
   Value *x = root.operand(0), *y = root.result(0);
   Graph *graph = root.getGraph();
-  int64_t opset = rw.opsetVersion();
 
   // The moved values, the ops between, the inverse Transposes.
   constexpr size_t kMaxMoved = 256;
@@ -302,7 +282,7 @@ bool transposeCancel(Node &root, PatternRewriter &rw) {
   }
   if (ends.empty()) return false;
   for (Node *n : between)
-    if (!actsOnLastAxis(*n, movedSet, r, opset)) return false;
+    if (!actsOnLastAxis(*n, movedSet, r)) return false;
 
   // New types: dims permuted by p; a value taking a graph output's place
   // takes its type (the declared one).
