@@ -116,7 +116,8 @@ Outcome liftOptimize(const uint8_t *data, size_t size) {
   PassManagerOptions opts;
   opts.log = &log;
   PassManager pm(opts);
-  pm.addO1Pipeline(2);
+  if (absl::Status s = pm.addPipeline("O1{max-iterations=2}"); !s.ok())
+    return broken(Outcome::Invalid, "the -O1 pipeline: " + std::string(s.message()));
   auto r = pm.run(**m);
   if (!r.ok()) {
     // Errors about the input (a cycle, say) are fine; a pass that leaves

@@ -173,17 +173,23 @@ std::optional<uint64_t> nodeHash(const Node &n) {
   return (uint64_t)h;
 }
 
-/// Equal pairs left apart, by reason (Note [CSE keys]).
-struct CSEDeclines {
-  int64_t nondeterministic = 0, sideEffects = 0, graphOutput = 0, missingResult = 0;
+/// Nodes merged, and equal pairs left apart by reason (Note [CSE keys]).
+struct CSEStatistics {
+  int64_t merged = 0, nondeterministic = 0, sideEffects = 0, graphOutput = 0, missingResult = 0;
+  template <class F> void forEach(F &&f) const {
+    f("nodes merged", merged);
+    f("declined (nondeterministic)", nondeterministic);
+    f("declined (side effects)", sideEffects);
+    f("declined (graph output)", graphOutput);
+    f("declined (missing result)", missingResult);
+  }
 };
 
 class CSE {
 public:
   explicit CSE(const Model &m) : model(m) {}
   const Model &model;
-  int64_t merged = 0;
-  CSEDeclines declined;
+  CSEStatistics stats;
 
   /// The first earlier node visible here that computes what `n` does
   /// (`equal`), and the first of those that has every result `n` has
@@ -227,30 +233,30 @@ public:
       }
       // Equal to an earlier node: merged unless one of these holds.
       if (hasSideEffects(n)) {
-        ++declined.sideEffects;
+        ++stats.sideEffects;
         continue;
       }
       if (!isDeterministic(n)) {
-        ++declined.nondeterministic;
+        ++stats.nondeterministic;
         continue;
       }
       bool feedsOutput = false;
       for (unsigned i = 0; i < n.numResults(); ++i)
         if (n.result(i) && n.result(i)->isGraphOutput()) feedsOutput = true;
       if (feedsOutput) {
-        ++declined.graphOutput;
+        ++stats.graphOutput;
         continue;
       }
       if (!prev) {
         // The equal nodes lack a result `n` has; a later one may use `n`.
-        ++declined.missingResult;
+        ++stats.missingResult;
         scopes.back().emplace(*h, &n);
         continue;
       }
       for (unsigned i = 0; i < n.numResults(); ++i)
         if (Value *r = n.result(i)) r->replaceAllUsesWith(prev->result(i));
       if (auto s = n.erase(); !s.ok()) return s;
-      ++merged;
+      ++stats.merged;
     }
     scopes.pop_back();
     return absl::OkStatus();
@@ -261,50 +267,24 @@ private:
   std::vector<std::unordered_multimap<uint64_t, Node *>> scopes;
 };
 
-absl::StatusOr<bool> runCSE(Model &m, int64_t *merged, CSEDeclines *declined) {
+absl::StatusOr<bool> runCSE(Model &m, CSEStatistics *stats) {
   CSE cse(m);
   if (auto s = cse.runGraph(m.graph()); !s.ok()) return s;
   for (auto &f : m.functions())
     if (auto s = cse.runGraph(f->body()); !s.ok()) return s;
-  if (merged) *merged += cse.merged;
-  if (declined) {
-    declined->nondeterministic += cse.declined.nondeterministic;
-    declined->sideEffects += cse.declined.sideEffects;
-    declined->graphOutput += cse.declined.graphOutput;
-    declined->missingResult += cse.declined.missingResult;
-  }
-  return cse.merged > 0;
+  *stats = cse.stats;
+  return cse.stats.merged > 0;
 }
 
 } // namespace
 
 absl::StatusOr<bool> eliminateCommonSubexpressions(Model &m, int64_t *merged) {
-  return runCSE(m, merged, nullptr);
+  return runCounting(runCSE, &CSEStatistics::merged, m, merged);
 }
 
-namespace {
-class CSEPass : public Pass {
-public:
-  llvm::StringRef argument() const override { return "cse"; }
-  llvm::StringRef description() const override {
-    return "Merge nodes that compute the same value (scoped, deterministic ops only)";
-  }
-  absl::StatusOr<bool> run(Model &m) override {
-    int64_t n = 0;
-    CSEDeclines d;
-    auto r = runCSE(m, &n, &d);
-    addStat("nodes merged", n);
-    addStat("declined (nondeterministic)", d.nondeterministic);
-    addStat("declined (side effects)", d.sideEffects);
-    addStat("declined (graph output)", d.graphOutput);
-    addStat("declined (missing result)", d.missingResult);
-    return r;
-  }
-};
-} // namespace
-
 std::unique_ptr<Pass> createCommonSubexpressionEliminationPass() {
-  return std::make_unique<CSEPass>();
+  return makePass("cse", "Merge nodes that compute the same value (scoped, deterministic ops only)",
+                  runCSE);
 }
 
 } // namespace onnxir

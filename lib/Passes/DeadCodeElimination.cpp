@@ -244,34 +244,24 @@ absl::StatusOr<bool> eliminateDeadCode(Model &m, const DCEOptions &opts, DCEStat
 //===----------------------------------------------------------------------===//
 
 namespace {
-class DCEPass : public Pass {
+class DCEPass : public OptionsPass<DCEOptions> {
 public:
-  llvm::StringRef argument() const override { return "dce"; }
-  llvm::StringRef description() const override {
-    return "Remove unused nodes and initializers, in every graph and function";
-  }
+  DCEPass()
+      : OptionsPass("dce", "Remove unused nodes and initializers, in every graph and function") {}
   absl::StatusOr<bool> run(Model &m) override {
-    DCEOptions o;
-    o.removeUnusedFunctions = *functions_;
-    o.removeUnusedOpsets = *opsets_;
-    o.removeDeadValueInfo = *valueInfo_;
     DCEStatistics s;
-    auto r = eliminateDeadCode(m, o, &s);
-    addStat("nodes removed", s.nodesRemoved);
-    addStat("initializers removed", s.initializersRemoved);
-    addStat("functions removed", s.functionsRemoved);
-    addStat("value_info entries removed", s.valueInfosRemoved);
-    addStat("opset imports removed", s.opsetsRemoved);
+    auto r = eliminateDeadCode(m, optionValues(), &s);
+    addStats(s);
     return r;
   }
 
 private:
-  Option<bool> functions_{*this, "functions", "also remove model-local functions nobody calls",
-                          false, "dce-functions"};
-  Option<bool> opsets_{*this, "opsets", "also remove opset imports of domains no node uses",
-                       false, "dce-opsets"};
-  Option<bool> valueInfo_{*this, "value-info", "remove value_info of removed values", true,
-                          "dce-value-info"};
+  Field<bool> functions_{*this, &DCEOptions::removeUnusedFunctions, "functions",
+                         "also remove model-local functions nobody calls", "dce-functions"};
+  Field<bool> opsets_{*this, &DCEOptions::removeUnusedOpsets, "opsets",
+                      "also remove opset imports of domains no node uses", "dce-opsets"};
+  Field<bool> valueInfo_{*this, &DCEOptions::removeDeadValueInfo, "value-info",
+                         "remove value_info of removed values", "dce-value-info"};
 };
 } // namespace
 

@@ -65,14 +65,19 @@ bool equal(const Contents &a, const Contents &b) {
          a.strings == b.strings;
 }
 
-/// Initializers left alone, by why (Note [Dedup declines]).
-struct DedupDeclines {
-  int64_t graphOutput = 0, graphInput = 0, unreadable = 0;
+/// Initializers merged, and those left alone by why (Note [Dedup declines]).
+struct DedupStatistics {
+  int64_t merged = 0, graphOutput = 0, graphInput = 0, unreadable = 0;
+  template <class F> void forEach(F &&f) const {
+    f("initializers merged", merged);
+    f("declined (graph output)", graphOutput);
+    f("declined (graph input)", graphInput);
+    f("declined (unreadable data)", unreadable);
+  }
 };
 
 struct Dedup {
-  int64_t merged = 0;
-  DedupDeclines declined;
+  DedupStatistics stats;
   // One table per graph on the current nesting path.
   std::vector<std::unordered_multimap<uint64_t, Contents>> scopes;
 
@@ -92,14 +97,14 @@ struct Dedup {
     for (Value *v : g.initializers()) {
       std::optional<Contents> c = contentsOf(v);
       if (!c) {
-        ++declined.unreadable;
+        ++stats.unreadable;
         continue;
       }
       uint64_t h = hashOf(*v->initializer(), *c);
       Value *prev = findEqual(h, *c);
       if (!v->isConstantInitializer()) {
         // A graph input's default: the caller may pass another value.
-        if (prev) ++declined.graphInput;
+        if (prev) ++stats.graphInput;
         continue;
       }
       if (!prev) {
@@ -107,11 +112,11 @@ struct Dedup {
         continue;
       }
       if (v->isGraphOutput()) {
-        ++declined.graphOutput;
+        ++stats.graphOutput;
         continue;
       }
       v->replaceAllUsesWith(prev);
-      ++merged;
+      ++stats.merged;
       any = true;
     }
     for (Node &n : g.nodes())
@@ -121,41 +126,23 @@ struct Dedup {
   }
 };
 
-absl::StatusOr<bool> runDedup(Model &m, int64_t *merged, DedupDeclines *declined) {
+absl::StatusOr<bool> runDedup(Model &m, DedupStatistics *stats) {
   Dedup d;
   d.run(m.graph());
   for (auto &f : m.functions()) d.run(f->body());
-  if (merged) *merged += d.merged;
-  if (declined) *declined = d.declined;
-  return d.merged > 0;
+  *stats = d.stats;
+  return d.stats.merged > 0;
 }
 
 } // namespace
 
 absl::StatusOr<bool> deduplicateInitializers(Model &m, int64_t *merged) {
-  return runDedup(m, merged, nullptr);
+  return runCounting(runDedup, &DedupStatistics::merged, m, merged);
 }
 
-namespace {
-class DedupPass : public Pass {
-public:
-  llvm::StringRef argument() const override { return "dedup-initializers"; }
-  llvm::StringRef description() const override {
-    return "Merge initializers with equal type, shape and contents";
-  }
-  absl::StatusOr<bool> run(Model &m) override {
-    int64_t n = 0;
-    DedupDeclines d;
-    auto r = runDedup(m, &n, &d);
-    addStat("initializers merged", n);
-    addStat("declined (graph output)", d.graphOutput);
-    addStat("declined (graph input)", d.graphInput);
-    addStat("declined (unreadable data)", d.unreadable);
-    return r;
-  }
-};
-} // namespace
-
-std::unique_ptr<Pass> createDeduplicateInitializersPass() { return std::make_unique<DedupPass>(); }
+std::unique_ptr<Pass> createDeduplicateInitializersPass() {
+  return makePass("dedup-initializers", "Merge initializers with equal type, shape and contents",
+                  runDedup);
+}
 
 } // namespace onnxir

@@ -45,24 +45,9 @@ absl::StatusOr<bool> eliminateIdentity(Model &m, int64_t *removed) {
   return changed;
 }
 
-namespace {
-class EliminateIdentityPass : public Pass {
-public:
-  llvm::StringRef argument() const override { return "eliminate-identity"; }
-  llvm::StringRef description() const override {
-    return "Remove Identity nodes (output names are kept)";
-  }
-  absl::StatusOr<bool> run(Model &m) override {
-    int64_t n = 0;
-    auto r = eliminateIdentity(m, &n);
-    addStat("identities removed", n);
-    return r;
-  }
-};
-} // namespace
-
 std::unique_ptr<Pass> createEliminateIdentityPass() {
-  return std::make_unique<EliminateIdentityPass>();
+  return makePass("eliminate-identity", "Remove Identity nodes (output names are kept)",
+                  "identities removed", eliminateIdentity);
 }
 
 } // namespace onnxir

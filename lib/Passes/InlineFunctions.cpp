@@ -299,12 +299,9 @@ absl::StatusOr<bool> inlineFunctions(Model &m, int64_t *inlined, uint64_t maxNod
 }
 
 namespace {
-class InlinePass : public Pass {
+class InlinePass : public NamedPass {
 public:
-  llvm::StringRef argument() const override { return "inline-functions"; }
-  llvm::StringRef description() const override {
-    return "Inline calls of model-local functions";
-  }
+  InlinePass() : NamedPass("inline-functions", "Inline calls of model-local functions") {}
   absl::StatusOr<bool> run(Model &m) override {
     int64_t n = 0;
     std::vector<std::string> remarks;

@@ -27,13 +27,6 @@ absl::Status PassManager::addPipeline(llvm::StringRef text) {
   return absl::OkStatus();
 }
 
-void PassManager::addO1Pipeline(unsigned maxIterations) {
-  std::unique_ptr<Pass> p = createO1Pass();
-  [[maybe_unused]] absl::Status s = p->setOption("max-iterations", std::to_string(maxIterations));
-  assert(s.ok() && "O1 declares max-iterations");
-  addPass(std::move(p));
-}
-
 void PassManager::addStats(Pass &p) {
   for (auto &[name, v] : p.statistics()) {
     std::string key = absl::StrCat(p.argument().str(), ": ", name);

@@ -182,6 +182,39 @@ void Pass::addStat(llvm::StringRef name, int64_t delta) {
   stats_.emplace_back(name.str(), delta);
 }
 
+namespace {
+class FunctionPass final : public NamedPass, PassReport {
+public:
+  FunctionPass(const char *argument, const char *description,
+               std::function<absl::StatusOr<bool>(Model &, PassReport &)> run)
+      : NamedPass(argument, description), run_(std::move(run)) {}
+  absl::StatusOr<bool> run(Model &m) override { return run_(m, *this); }
+
+private:
+  void stat(llvm::StringRef name, int64_t delta) override { addStat(name, delta); }
+  void warning(std::string message) override { warn(std::move(message)); }
+  void remark(std::string message) override { Pass::remark(std::move(message)); }
+  std::function<absl::StatusOr<bool>(Model &, PassReport &)> run_;
+};
+} // namespace
+
+std::unique_ptr<Pass>
+makePass(const char *argument, const char *description,
+         std::function<absl::StatusOr<bool>(Model &, PassReport &)> run) {
+  return std::make_unique<FunctionPass>(argument, description, std::move(run));
+}
+
+std::unique_ptr<Pass> makePass(const char *argument, const char *description, const char *counted,
+                               absl::StatusOr<bool> (*run)(Model &, int64_t *)) {
+  return makePass(argument, description,
+                  [counted, run](Model &m, PassReport &report) -> absl::StatusOr<bool> {
+                    int64_t n = 0;
+                    auto r = run(m, &n);
+                    report.stat(counted, n);
+                    return r;
+                  });
+}
+
 //===----------------------------------------------------------------------===//
 // Composite passes
 //===----------------------------------------------------------------------===//

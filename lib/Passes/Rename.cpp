@@ -219,12 +219,10 @@ absl::StatusOr<bool> renameValues(Model &m, const RenameOptions &opts, int64_t *
 //===----------------------------------------------------------------------===//
 
 namespace {
-class RenamePass : public Pass {
+class RenamePass : public NamedPass {
 public:
-  llvm::StringRef argument() const override { return "rename"; }
-  llvm::StringRef description() const override {
-    return "Scope-aware renaming: canonical names, a prefix, or C identifiers";
-  }
+  RenamePass()
+      : NamedPass("rename", "Scope-aware renaming: canonical names, a prefix, or C identifiers") {}
   // A prefix implies prefix mode; an explicit other mode with a prefix is a
   // conflict, whichever option comes first.
   absl::Status validateOptions() override {

@@ -1070,51 +1070,46 @@ parseBindDims(const std::string &text) {
 }
 
 namespace {
-class InferShapesPass : public Pass {
+class InferShapesPass : public OptionsPass<ShapeInferenceOptions> {
 public:
-  llvm::StringRef argument() const override { return "infer-shapes"; }
-  llvm::StringRef description() const override {
-    return "Infer element types and (symbolic) shapes of every value; writes value_info";
-  }
+  InferShapesPass()
+      : OptionsPass("infer-shapes",
+                    "Infer element types and (symbolic) shapes of every value; writes value_info") {}
   // The list options are parsed when set, so that a bad one is reported
   // before anything runs.
   absl::Status validateOptions() override {
-    opts_.inputShapes.clear();
-    opts_.bindDims.clear();
+    inputShapes_.clear();
+    bindDims_.clear();
     if (inputShape_.isSet()) {
       auto r = parseInputShapes(*inputShape_);
       if (!r.ok()) return r.status();
-      opts_.inputShapes = *r;
+      inputShapes_ = *r;
     }
     if (bindDim_.isSet()) {
       auto r = parseBindDims(*bindDim_);
       if (!r.ok()) return r.status();
-      opts_.bindDims = *r;
+      bindDims_ = *r;
     }
     return absl::OkStatus();
   }
   absl::StatusOr<bool> run(Model &m) override {
-    opts_.outputsOnly = *outputsOnly_;
-    opts_.strict = *strict_;
-    opts_.dataLimit = *dataLimit_;
+    ShapeInferenceOptions o = optionValues();
+    o.inputShapes = inputShapes_;
+    o.bindDims = bindDims_;
     ShapeInferenceStatistics st;
     std::vector<std::string> warnings;
-    auto r = inferShapes(m, opts_, &st, &warnings);
+    auto r = inferShapes(m, o, &st, &warnings);
     // Binding is done once (Note [Pipeline policy]): after it the symbols
     // are gone, and the next round of -O1/-O2 would report them missing.
-    if (r.ok()) opts_.bindDims.clear();
+    if (r.ok()) bindDims_.clear();
     for (std::string &w : warnings) warn(std::move(w));
-    addStat("values typed", st.valuesTyped);
-    addStat("values refined", st.valuesRefined);
-    addStat("value_info records added", st.valueInfosAdded);
-    addStat("contradictions", st.contradictions);
-    addStat("nodes without a rule", st.nodesNotInferred);
-    addStat("values with shape data over the limit", st.dataOverLimit);
+    addStats(st);
     return r;
   }
 
 private:
-  ShapeInferenceOptions opts_;
+  std::vector<std::pair<std::string, std::string>> inputShapes_;
+  std::vector<std::pair<std::string, int64_t>> bindDims_;
   Option<std::string> inputShape_{*this, "input-shape",
                                   "fix main-graph input shapes, NAME:DIMS[;NAME:DIMS...] (e.g. "
                                   "x:1,3,224,224 or x:N,3,H,W)",
@@ -1122,13 +1117,14 @@ private:
   Option<std::string> bindDim_{*this, "bind-dim",
                                "fix symbols before inference, SYMBOL=VALUE[;...]", "",
                                "bind-dim"};
-  Option<bool> outputsOnly_{*this, "outputs-only", "only type graph outputs (no value_info)",
-                            false, "infer-shapes-outputs-only"};
-  Option<bool> strict_{*this, "strict", "a declared type that contradicts inference is an error",
-                       false, "infer-shapes-strict"};
-  Option<uint64_t> dataLimit_{*this, "data-limit",
-                              "most elements of shape data tracked for one value",
-                              kDefaultShapeDataLimit, "shape-data-limit"};
+  Field<bool> outputsOnly_{*this, &ShapeInferenceOptions::outputsOnly, "outputs-only",
+                           "only type graph outputs (no value_info)", "infer-shapes-outputs-only"};
+  Field<bool> strict_{*this, &ShapeInferenceOptions::strict, "strict",
+                      "a declared type that contradicts inference is an error",
+                      "infer-shapes-strict"};
+  Field<uint64_t> dataLimit_{*this, &ShapeInferenceOptions::dataLimit, "data-limit",
+                             "most elements of shape data tracked for one value",
+                             "shape-data-limit"};
 };
 } // namespace
 

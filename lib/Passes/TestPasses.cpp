@@ -19,24 +19,17 @@ namespace {
 
 /// Points the first operand of the main graph's first node that has one at
 /// the last node's first result: a use before its definition (or a cycle).
-class TestBreakIRPass : public Pass {
-public:
-  llvm::StringRef argument() const override { return "test-break-ir"; }
-  llvm::StringRef description() const override {
-    return "(test) Make the first node use the last node's result, breaking the IR";
-  }
-  absl::StatusOr<bool> run(Model &m) override {
-    Graph &g = m.graph();
-    if (g.nodes().empty() || !g.nodes().back().numResults()) return false;
-    Value *late = g.nodes().back().result(0);
-    for (Node &n : g.nodes())
-      if (n.numOperands() && &n != &g.nodes().back()) {
-        n.setOperand(0, late);
-        return true;
-      }
-    return false;
-  }
-};
+absl::StatusOr<bool> breakIR(Model &m, PassReport &) {
+  Graph &g = m.graph();
+  if (g.nodes().empty() || !g.nodes().back().numResults()) return false;
+  Value *late = g.nodes().back().result(0);
+  for (Node &n : g.nodes())
+    if (n.numOperands() && &n != &g.nodes().back()) {
+      n.setOperand(0, late);
+      return true;
+    }
+  return false;
+}
 
 /// Two patterns with the bug of a unit elimination that forgets the rank
 /// check: Mul(a, constant) becomes Mul(a, a new scalar 1) that the pattern
@@ -44,12 +37,12 @@ public:
 /// Div(a, constant) becomes a itself. Right only when the constant is a one-element 1 of a
 /// rank <= a's; a [1,1] constant against a [3] `a` changes the result's
 /// shape, and the rewriter must refuse.
-class TestPatternTypeBugPass : public Pass {
+class TestPatternTypeBugPass : public NamedPass {
 public:
-  llvm::StringRef argument() const override { return "test-pattern-type-bug"; }
-  llvm::StringRef description() const override {
-    return "(test) Rewrite Mul/Div by a constant as if it were a scalar 1, ignoring broadcasting";
-  }
+  TestPatternTypeBugPass()
+      : NamedPass("test-pattern-type-bug",
+                  "(test) Rewrite Mul/Div by a constant as if it were a scalar 1, ignoring "
+                  "broadcasting") {}
   absl::StatusOr<bool> run(Model &m) override {
     PatternSet ps;
     ps.add("test-mul-to-scalar", "Mul", [](Node &n, PatternRewriter &rw) {
@@ -79,7 +72,11 @@ public:
 } // namespace
 
 void registerTestPasses() {
-  PassRegistry::instance().registerPass([] { return std::make_unique<TestBreakIRPass>(); });
+  PassRegistry::instance().registerPass([] {
+    return makePass("test-break-ir",
+                    "(test) Make the first node use the last node's result, breaking the IR",
+                    breakIR);
+  });
   PassRegistry::instance().registerPass([] { return std::make_unique<TestPatternTypeBugPass>(); });
 }
 

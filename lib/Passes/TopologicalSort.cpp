@@ -160,26 +160,9 @@ absl::StatusOr<bool> topologicalSort(Model &m, int64_t *nodesMoved) {
   return changed;
 }
 
-//===----------------------------------------------------------------------===//
-// The topo pass
-//===----------------------------------------------------------------------===//
-
-namespace {
-class TopoPass : public Pass {
-public:
-  llvm::StringRef argument() const override { return "topo"; }
-  llvm::StringRef description() const override {
-    return "Stable topological sort of every graph (captures count as dependencies)";
-  }
-  absl::StatusOr<bool> run(Model &m) override {
-    int64_t moved = 0;
-    auto r = topologicalSort(m, &moved);
-    addStat("nodes moved", moved);
-    return r;
-  }
-};
-} // namespace
-
-std::unique_ptr<Pass> createTopologicalSortPass() { return std::make_unique<TopoPass>(); }
+std::unique_ptr<Pass> createTopologicalSortPass() {
+  return makePass("topo", "Stable topological sort of every graph (captures count as dependencies)",
+                  "nodes moved", topologicalSort);
+}
 
 } // namespace onnxir

@@ -25,6 +25,15 @@
 // flags (`--fold-size-limit=1MiB`) alike. An option set on the instance wins
 // over a global flag.
 //
+// A pass whose algorithm takes an options struct (DCEOptions, ...) binds its
+// Option<T>s to the struct's fields instead of declaring the values again:
+// OptionsPass<DCEOptions>::Field takes the field, so the default is the
+// struct's initializer (written once, for the C++ API and the tool alike),
+// and optionValues() hands the algorithm the struct as set. Statistics structs
+// name their counters once, in forEach(f), and addStats(s) reports them all;
+// a pass without options of its own is one makePass(argument, description,
+// function) call.
+//
 //===----------------------------------------------------------------------===//
 #ifndef ONNXIR_PASSES_PASS_H
 #define ONNXIR_PASSES_PASS_H
@@ -193,6 +202,12 @@ public:
 
 protected:
   void addStat(llvm::StringRef name, int64_t delta);
+  /// Every counter of a statistics struct that names them in
+  /// `forEach(f)`, as f("nodes removed", nodesRemoved) (Note [Pass
+  /// definitions in one place]).
+  template <class S> void addStats(const S &s) {
+    s.forEach([this](llvm::StringRef name, int64_t v) { addStat(name, v); });
+  }
   void warn(std::string message) {
     diags_.push_back({PassDiagnostic::Severity::Warning, std::move(message)});
   }
@@ -206,6 +221,97 @@ private:
   friend class PassOptionBase;
   std::vector<PassOptionBase *> options_;
 };
+
+/// A pass whose argument and description are given once, to its constructor.
+class NamedPass : public Pass {
+public:
+  NamedPass(const char *argument, const char *description)
+      : argument_(argument), description_(description) {}
+  llvm::StringRef argument() const override { return argument_; }
+  llvm::StringRef description() const override { return description_; }
+
+private:
+  const char *argument_, *description_;
+};
+
+/// A pass whose options are fields of the options struct `Opts` its
+/// algorithm takes (Note [Pass definitions in one place]):
+///
+///   Field<bool> functions_{*this, &DCEOptions::removeUnusedFunctions,
+///                          "functions", "also remove ...", "dce-functions"};
+///   ... eliminateDeadCode(m, optionValues(), &stats) ...
+template <class Opts> class OptionsPass : public NamedPass {
+public:
+  using NamedPass::NamedPass;
+
+  /// The options struct with every bound field as set (the others keep the
+  /// struct's defaults).
+  Opts optionValues() const {
+    Opts o;
+    for (const auto &apply : appliers_) apply(o);
+    return o;
+  }
+
+protected:
+  /// An option whose value is the field `field` of Opts, with the field's
+  /// initializer as default.
+  template <class T> class Field : public Option<T> {
+  public:
+    Field(OptionsPass &owner, T Opts::*field, const char *key, const char *description,
+          const char *flag = "", std::vector<std::string> choices = {})
+        : Option<T>(owner, key, description, Opts().*field, flag, std::move(choices)) {
+      owner.appliers_.push_back([this, field](Opts &o) { o.*field = this->get(); });
+    }
+  };
+
+private:
+  std::vector<std::function<void(Opts &)>> appliers_;
+};
+
+/// What a pass made by makePass reports while it runs.
+class PassReport {
+public:
+  virtual ~PassReport() = default;
+  virtual void stat(llvm::StringRef name, int64_t delta) = 0;
+  virtual void warning(std::string message) = 0;
+  virtual void remark(std::string message) = 0;
+  /// Every counter of a statistics struct (see Pass::addStats).
+  template <class S> void stats(const S &s) {
+    s.forEach([this](llvm::StringRef name, int64_t v) { stat(name, v); });
+  }
+};
+
+/// A pass without options of its own: `run` is its whole body.
+std::unique_ptr<Pass>
+makePass(const char *argument, const char *description,
+         std::function<absl::StatusOr<bool>(Model &, PassReport &)> run);
+/// A pass without options whose function fills a statistics struct that
+/// names its counters (Pass::addStats).
+template <class S>
+std::unique_ptr<Pass> makePass(const char *argument, const char *description,
+                               absl::StatusOr<bool> (*run)(Model &, S *)) {
+  return makePass(argument, description, [run](Model &m, PassReport &report) {
+    S s;
+    absl::StatusOr<bool> r = run(m, &s);
+    report.stats(s);
+    return r;
+  });
+}
+/// Runs `run`, a pass's function that fills a statistics struct, for a
+/// public entry point that reports only one of its counters: adds
+/// `s.*counted` to `*count` when given.
+template <class S>
+absl::StatusOr<bool> runCounting(absl::StatusOr<bool> (*run)(Model &, S *), int64_t S::*counted,
+                                 Model &m, int64_t *count) {
+  S s;
+  absl::StatusOr<bool> r = run(m, &s);
+  if (count) *count += s.*counted;
+  return r;
+}
+/// A pass without options whose function counts one thing, reported as the
+/// statistic `counted` (`topo`: topologicalSort(m, &moved), "nodes moved").
+std::unique_ptr<Pass> makePass(const char *argument, const char *description, const char *counted,
+                               absl::StatusOr<bool> (*run)(Model &, int64_t *));
 
 /// A pass made of other passes: a prologue, a body repeated until no pass in
 /// it changes the model (at most `max-iterations` times), and an epilogue.

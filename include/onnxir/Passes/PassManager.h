@@ -83,10 +83,6 @@ public:
   void addPass(std::unique_ptr<Pass> p) { passes_.push_back(std::move(p)); }
   /// Appends the passes of a textual pipeline (PassPipeline.h).
   absl::Status addPipeline(llvm::StringRef text);
-  /// Appends the registered -O1 composite pass with `max-iterations` set:
-  /// topo, then eliminate-identity, dce, fold-constants, cse,
-  /// dedup-initializers, dce repeated until nothing changes, then topo.
-  void addO1Pipeline(unsigned maxIterations = 4);
   size_t size() const { return passes_.size(); }
   /// The passes added, in order.
   llvm::ArrayRef<std::unique_ptr<Pass>> passes() const { return passes_; }

@@ -38,6 +38,14 @@ struct DCEOptions {
 struct DCEStatistics {
   int64_t nodesRemoved = 0, initializersRemoved = 0, functionsRemoved = 0,
           valueInfosRemoved = 0, opsetsRemoved = 0;
+  /// The -stats names (Note [Pass definitions in one place], Pass.h).
+  template <class F> void forEach(F &&f) const {
+    f("nodes removed", nodesRemoved);
+    f("initializers removed", initializersRemoved);
+    f("functions removed", functionsRemoved);
+    f("value_info entries removed", valueInfosRemoved);
+    f("opset imports removed", opsetsRemoved);
+  }
 };
 /// Removes nodes whose results are unused (transitively, uses in nested
 /// graphs included), unused initializers that are not graph inputs, and

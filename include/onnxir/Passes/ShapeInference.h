@@ -78,6 +78,15 @@ struct ShapeInferenceStatistics {
   int64_t contradictions = 0;    ///< declared and inferred types disagreed
   int64_t nodesNotInferred = 0;  ///< nodes the engine had no rule for
   int64_t dataOverLimit = 0;     ///< values whose data exceeded dataLimit
+  /// The -stats names (Note [Pass definitions in one place], Pass.h).
+  template <class F> void forEach(F &&f) const {
+    f("values typed", valuesTyped);
+    f("values refined", valuesRefined);
+    f("value_info records added", valueInfosAdded);
+    f("contradictions", contradictions);
+    f("nodes without a rule", nodesNotInferred);
+    f("values with shape data over the limit", dataOverLimit);
+  }
 };
 
 /// Infers types and shapes in the whole model (see the file comment).

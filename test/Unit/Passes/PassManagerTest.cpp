@@ -193,7 +193,7 @@ TEST(PassManager, O1ReachesAFixedPoint) {
   PassManagerOptions o;
   o.log = &os;
   PassManager pm(o);
-  pm.addO1Pipeline();
+  ASSERT_TRUE(pm.addPipeline("O1").ok());
   auto r = pm.run(*m);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(*r);

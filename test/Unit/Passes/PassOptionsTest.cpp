@@ -17,6 +17,7 @@
 
 #include "gtest/gtest.h"
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -592,3 +593,122 @@ F (u) => (v)
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Note [Pass definitions in one place]: options bound to the fields of an
+// options struct, statistics named by the struct, passes made by makePass.
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+struct ToyOptions {
+  bool flag = true;
+  int64_t count = 7;
+  std::string word = "left";
+};
+
+struct ToyStatistics {
+  int64_t seen = 0, kept = 0;
+  template <class F> void forEach(F &&f) const {
+    f("nodes seen", seen);
+    f("nodes kept", kept);
+  }
+};
+
+class ToyPass : public OptionsPass<ToyOptions> {
+public:
+  ToyPass() : OptionsPass("toy", "a pass of the test") {}
+  absl::StatusOr<bool> run(Model &m) override {
+    last = optionValues();
+    ToyStatistics s;
+    s.seen = (int64_t)m.graph().numNodes();
+    s.kept = last.count;
+    addStats(s);
+    addStats(s);
+    return false;
+  }
+  ToyOptions last;
+
+private:
+  Field<bool> flag_{*this, &ToyOptions::flag, "flag", "a flag", "toy-flag"};
+  Field<int64_t> count_{*this, &ToyOptions::count, "count", "a count"};
+  Field<std::string> word_{*this, &ToyOptions::word, "word", "a word", "", {"left", "right"}};
+};
+
+} // namespace
+
+TEST(PassDefinitions, FieldsTakeTheStructDefaultsAndHandBackTheValuesSet) {
+  ToyPass p;
+  ASSERT_EQ(p.options().size(), 3u);
+  EXPECT_EQ(p.options()[0]->defaultText(), "true");
+  EXPECT_EQ(p.options()[1]->defaultText(), "7");
+  EXPECT_EQ(p.options()[2]->defaultText(), "left");
+  EXPECT_EQ(p.options()[0]->flag(), "toy-flag");
+  ToyOptions o = p.optionValues();
+  EXPECT_TRUE(o.flag);
+  EXPECT_EQ(o.count, 7);
+  EXPECT_EQ(o.word, "left");
+
+  ASSERT_TRUE(p.setOption("flag", "false").ok());
+  ASSERT_TRUE(p.setOption("count", "-3").ok());
+  ASSERT_TRUE(p.setOption("word", "right").ok());
+  EXPECT_FALSE(p.setOption("word", "up").ok()) << "choices are checked as for any option";
+  auto m = parse(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2] x) => (float[2] y) { y = Relu(x) }
+  )");
+  ASSERT_TRUE(p.run(*m).ok());
+  EXPECT_FALSE(p.last.flag);
+  EXPECT_EQ(p.last.count, -3);
+  EXPECT_EQ(p.last.word, "right");
+  // Every counter under its name, summed over the two reports.
+  PassStatistics want = {{"nodes seen", 2}, {"nodes kept", -6}};
+  EXPECT_EQ(p.statistics(), want);
+}
+
+TEST(PassDefinitions, GlobalFlagsReachBoundFields) {
+  ToyPass p;
+  std::set<std::string> used;
+  ASSERT_TRUE(p.applyFlags({{"toy-flag", "false"}}, &used).ok());
+  EXPECT_EQ(used, std::set<std::string>{"toy-flag"});
+  EXPECT_FALSE(p.optionValues().flag);
+}
+
+TEST(PassDefinitions, DceOptionsDefaultsComeFromDCEOptions) {
+  auto p = createDeadCodeEliminationPass();
+  DCEOptions d;
+  for (PassOptionBase *o : p->options()) {
+    bool want = o->key() == "functions"  ? d.removeUnusedFunctions
+                : o->key() == "opsets"   ? d.removeUnusedOpsets
+                : o->key() == "value-info" ? d.removeDeadValueInfo
+                                           : !d.removeDeadValueInfo;
+    EXPECT_EQ(o->defaultText(), want ? "true" : "false") << o->key().str();
+  }
+}
+
+TEST(PassDefinitions, MadePassesReportTheirCounters) {
+  auto m = parse(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2] x) => (float[2] y) { t = Identity(x)  y = Identity(t) }
+  )");
+  auto p = createEliminateIdentityPass();
+  EXPECT_EQ(p->argument(), "eliminate-identity");
+  auto r = p->run(*m);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(*r);
+  PassStatistics want = {{"identities removed", 1}};
+  EXPECT_EQ(p->statistics(), want);
+
+  auto made = makePass("made", "made by the test", [](Model &, PassReport &report) {
+    report.stat("once", 1);
+    report.warning("a warning");
+    report.remark("a remark");
+    return absl::StatusOr<bool>(true);
+  });
+  EXPECT_EQ(made->description(), "made by the test");
+  ASSERT_TRUE(made->run(*m).ok());
+  EXPECT_EQ(made->statistics(), (PassStatistics{{"once", 1}}));
+  ASSERT_EQ(made->diagnostics().size(), 2u);
+  EXPECT_EQ(made->diagnostics()[0].severity, PassDiagnostic::Severity::Warning);
+  EXPECT_EQ(made->diagnostics()[1].message, "a remark");
+}
