@@ -1,0 +1,282 @@
+//===- onnxir-run.cpp - Run a model on the reference evaluator ------------===//
+//
+//   onnxir-run MODEL [--input NAME=FILE]... [--random-inputs] [--seed S]
+//              [--bind-dim SYM=V]... [-o DIR] [--max-bytes N]
+//              [--compare B.onnx [--rtol R] [--atol A]]
+//
+// Inputs from .npy or TensorProto .pb files (the backend tests' format);
+// --random-inputs fills the others from their declared types (symbolic dims
+// from --bind-dim, else 1, said on stderr). Prints each output's shape,
+// element type, min/max/mean; -o writes DIR/NAME.npy. --compare runs B on
+// the same inputs and prints per output the largest absolute and relative
+// difference: exit 0 when every element is within atol + rtol * |B|, 1 when
+// not. Errors: `onnxir-run: error: ...`, exit 2.
+//
+//===----------------------------------------------------------------------===//
+#include "onnxir/Eval/Evaluator.h"
+#include "onnxir/Eval/Npy.h"
+#include "onnxir/IR/Graph.h"
+#include "onnxir/Serialize/ModelFile.h"
+#include "onnxir/Serialize/TensorFile.h"
+
+#include "absl/strings/str_cat.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace onnxir;
+
+namespace {
+
+[[noreturn]] void fail(const std::string &msg) {
+  llvm::errs() << "onnxir-run: error: " << msg << "\n";
+  llvm::errs().flush();
+  std::exit(2);
+}
+
+template <typename T> T orFail(absl::StatusOr<T> r) {
+  if (!r.ok()) fail(std::string(r.status().message()));
+  return std::move(*r);
+}
+
+Tensor readInput(const std::string &path) {
+  llvm::StringRef p(path);
+  if (p.endswith(".npy")) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) fail(path + ": cannot open the file");
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    auto t = parseNpy(ss.str());
+    if (!t.ok()) fail(absl::StrCat(path, ": ", t.status().message()));
+    return std::move(*t);
+  }
+  if (p.endswith(".pb")) return orFail(loadTensorProto(path));
+  fail(path + ": an input file is .npy or .pb (TensorProto)");
+}
+
+/// A random tensor of `v`'s declared type.
+Tensor randomInput(const Value &v, const std::map<std::string, int64_t> &bind,
+                   std::mt19937_64 &rng) {
+  const Type *t = v.type();
+  std::string name = v.name().str();
+  if (!t || !t->isTensor() || !t->hasElemType() || !t->hasShape())
+    fail("input \"" + name + "\": --random-inputs needs a tensor type with a shape");
+  std::vector<int64_t> dims;
+  for (const Dim &d : t->dims()) {
+    if (d.isKnown()) {
+      dims.push_back(d.value);
+    } else if (d.isSymbolic() && bind.count(d.param.str())) {
+      dims.push_back(bind.at(d.param.str()));
+    } else {
+      llvm::errs() << "onnxir-run: note: input \"" << name << "\": dim "
+                   << (d.isSymbolic() ? d.param.str() : std::string("?"))
+                   << " taken as 1 (--bind-dim SYM=V)\n";
+      dims.push_back(1);
+    }
+  }
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  Tensor out;
+  out.setDataType(t->elemType());
+  out.setDims(dims);
+  DataType dt = t->elemType();
+  std::string bytes;
+  std::uniform_real_distribution<double> real(-1.0, 1.0);
+  std::uniform_int_distribution<int64_t> small(0, 9);
+  auto put = [&](auto x) { bytes.append(reinterpret_cast<const char *>(&x), sizeof(x)); };
+  for (int64_t k = 0; k < n; ++k) {
+    switch (dt) {
+    case DataType::Float: put((float)real(rng)); break;
+    case DataType::Double: put(real(rng)); break;
+    case DataType::Float16: put(floatToHalf((float)real(rng))); break;
+    case DataType::Bool: put((uint8_t)(small(rng) & 1)); break;
+    case DataType::Int8: put((int8_t)small(rng)); break;
+    case DataType::Uint8: put((uint8_t)small(rng)); break;
+    case DataType::Int16: put((int16_t)small(rng)); break;
+    case DataType::Uint16: put((uint16_t)small(rng)); break;
+    case DataType::Int32: put((int32_t)small(rng)); break;
+    case DataType::Uint32: put((uint32_t)small(rng)); break;
+    case DataType::Int64: put((int64_t)small(rng)); break;
+    case DataType::Uint64: put((uint64_t)small(rng)); break;
+    default:
+      fail("input \"" + name + "\": no random values of element type " +
+           dataTypeName(dt).str());
+    }
+  }
+  out.setRaw(std::move(bytes));
+  return out;
+}
+
+std::string typeOf(const Tensor &t) {
+  std::string s = dataTypeName(t.dataType()).str() + "[";
+  for (size_t k = 0; k < t.dims().size(); ++k) s += (k ? "," : "") + std::to_string(t.dims()[k]);
+  return s + "]";
+}
+
+void summarize(llvm::raw_ostream &os, const std::string &name, const Tensor &t, bool nondet) {
+  os << name << ": " << typeOf(t);
+  if (t.dataType() != DataType::String) {
+    auto v = t.values<double>();
+    if (v.ok() && !v->empty()) {
+      double lo = INFINITY, hi = -INFINITY, sum = 0;
+      for (double x : *v) {
+        lo = std::min(lo, x);
+        hi = std::max(hi, x);
+        sum += x;
+      }
+      os << llvm::format(" min %g max %g mean %g", lo, hi, sum / (double)v->size());
+    }
+  }
+  if (nondet) os << " (nondeterministic)";
+  os << "\n";
+}
+
+std::string fileNameFor(std::string name) {
+  for (char &c : name)
+    if (c == '/' || c == '\\' || c == ':') c = '_';
+  return name;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string model, compare, outDir;
+  std::vector<std::pair<std::string, std::string>> inputFiles;
+  std::map<std::string, int64_t> bind;
+  bool random = false;
+  uint64_t seed = 0;
+  double rtol = 1e-3, atol = 1e-7;
+  EvalOptions opts;
+  for (int i = 1; i < argc; ++i) {
+    llvm::StringRef a(argv[i]);
+    auto value = [&](llvm::StringRef flag) -> std::string {
+      if (a.consume_front(flag)) {
+        if (a.consume_front("=")) return a.str();
+        if (!a.empty()) return "";
+        if (i + 1 >= argc) fail(flag.str() + " needs a value");
+        return argv[++i];
+      }
+      return "";
+    };
+    auto number = [&](const std::string &s, llvm::StringRef flag) {
+      char *end = nullptr;
+      double d = std::strtod(s.c_str(), &end);
+      if (s.empty() || *end) fail(flag.str() + ": not a number: '" + s + "'");
+      return d;
+    };
+    if (a == "--random-inputs") random = true;
+    else if (a.startswith("--input")) {
+      std::string v = value("--input");
+      size_t eq = v.find('=');
+      if (eq == std::string::npos) fail("--input takes NAME=FILE, not '" + v + "'");
+      inputFiles.emplace_back(v.substr(0, eq), v.substr(eq + 1));
+    } else if (a.startswith("--bind-dim")) {
+      std::string v = value("--bind-dim");
+      size_t eq = v.find('=');
+      if (eq == std::string::npos) fail("--bind-dim takes SYM=V, not '" + v + "'");
+      double d = number(v.substr(eq + 1), "--bind-dim");
+      if (d < 0 || d != std::floor(d)) fail("--bind-dim: not a size: '" + v + "'");
+      bind[v.substr(0, eq)] = (int64_t)d;
+    } else if (a.startswith("--seed")) seed = (uint64_t)number(value("--seed"), "--seed");
+    else if (a.startswith("--max-bytes")) opts.maxBytes = (uint64_t)number(value("--max-bytes"), "--max-bytes");
+    else if (a.startswith("--compare")) compare = value("--compare");
+    else if (a.startswith("--rtol")) rtol = number(value("--rtol"), "--rtol");
+    else if (a.startswith("--atol")) atol = number(value("--atol"), "--atol");
+    else if (a == "-o") {
+      if (i + 1 >= argc) fail("-o needs a directory");
+      outDir = argv[++i];
+    } else if (a.startswith("-") && a != "-") fail("unknown option '" + a.str() + "'");
+    else if (model.empty()) model = a.str();
+    else fail("more than one model: '" + model + "' and '" + a.str() + "' (--compare B)");
+  }
+  if (model.empty()) fail("no model (onnxir-run MODEL [--input NAME=FILE]...)");
+  opts.seed = seed;
+
+  auto m = orFail(loadModelFile(model));
+  std::map<std::string, Tensor> inputs;
+  for (auto &[name, file] : inputFiles) inputs[name] = readInput(file);
+  std::mt19937_64 rng(seed);
+  if (random)
+    for (Value *v : m->graph().inputs())
+      if (!inputs.count(v->name().str()) && !v->hasInitializer())
+        inputs[v->name().str()] = randomInput(*v, bind, rng);
+
+  auto r = evaluateModel(*m, inputs, opts);
+  if (!r.ok()) fail(absl::StrCat(model, ": ", r.status().message()));
+  for (auto &[name, t] : r->outputs) {
+    summarize(llvm::outs(), name, t, r->nondeterministic.count(name));
+    if (!outDir.empty()) {
+      if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
+        fail(outDir + ": " + ec.message());
+      std::string bytes = orFail(writeNpy(t));
+      std::string path = outDir + "/" + fileNameFor(name) + ".npy";
+      std::ofstream out(path, std::ios::binary);
+      out.write(bytes.data(), (std::streamsize)bytes.size());
+      if (!out) fail(path + ": cannot write the file");
+    }
+  }
+  if (compare.empty()) return 0;
+
+  auto mb = orFail(loadModelFile(compare));
+  auto rb = evaluateModel(*mb, inputs, opts);
+  if (!rb.ok()) fail(absl::StrCat(compare, ": ", rb.status().message()));
+  bool within = true;
+  for (auto &[name, a] : r->outputs) {
+    auto it = rb->outputs.find(name);
+    if (it == rb->outputs.end()) {
+      llvm::outs() << "compare " << name << ": missing in " << compare << "\n";
+      within = false;
+      continue;
+    }
+    const Tensor &b = it->second;
+    if (a.dataType() != b.dataType() || a.dims() != b.dims()) {
+      llvm::outs() << "compare " << name << ": " << typeOf(a) << " vs " << typeOf(b) << "\n";
+      within = false;
+      continue;
+    }
+    if (r->nondeterministic.count(name) || rb->nondeterministic.count(name)) {
+      llvm::outs() << "compare " << name << ": nondeterministic, not compared\n";
+      continue;
+    }
+    if (a.dataType() == DataType::String) {
+      bool same = *a.strings() == *b.strings();
+      llvm::outs() << "compare " << name << ": strings " << (same ? "equal" : "differ") << "\n";
+      within &= same;
+      continue;
+    }
+    auto va = orFail(a.values<double>()), vb = orFail(b.values<double>());
+    double maxAbs = 0, maxRel = 0;
+    bool ok = true;
+    for (size_t k = 0; k < va.size(); ++k) {
+      double x = va[k], y = vb[k];
+      if (std::isnan(x) || std::isnan(y)) {
+        if (std::isnan(x) != std::isnan(y)) ok = false, maxAbs = maxRel = INFINITY;
+        continue;
+      }
+      if (x == y) continue;
+      double d = std::fabs(x - y);
+      maxAbs = std::max(maxAbs, d);
+      if (y != 0) maxRel = std::max(maxRel, d / std::fabs(y));
+      else maxRel = INFINITY;
+      if (!(d <= atol + rtol * std::fabs(y))) ok = false;
+    }
+    llvm::outs() << "compare " << name << llvm::format(": max abs diff %g, max rel diff %g", maxAbs, maxRel)
+                 << (ok ? "" : " (over tolerance)") << "\n";
+    within &= ok;
+  }
+  for (auto &[name, b] : rb->outputs)
+    if (!r->outputs.count(name)) {
+      llvm::outs() << "compare " << name << ": missing in " << model << "\n";
+      within = false;
+    }
+  llvm::outs() << (within ? "outputs agree" : "outputs differ") << llvm::format(" (rtol %g, atol %g)\n", rtol, atol);
+  return within ? 0 : 1;
+}
