@@ -12,6 +12,9 @@ config.test_exec_root = os.path.join(config.onnxir_obj_root, "test")
 config.excludes = ["Unit", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
                    "Inputs", "corpus", "README.md"]
 
+# onnxir-run's folder is added here, beside those lit.site.cfg.py names.
+config.onnxir_tools_dirs = list(config.onnxir_tools_dirs) + [
+    os.path.join(config.onnxir_obj_root, "tools", "onnxir-run")]
 path = [d for d in config.onnxir_tools_dirs if os.path.isdir(d)]
 path.append(config.llvm_tools_dir)
 path.append(config.environment.get("PATH", os.environ.get("PATH", "")))
@@ -35,7 +38,7 @@ config.substitutions.append(("%python", config.system_python))
 config.substitutions.append(("%srcroot", config.onnxir_src_root))
 
 for d in config.onnxir_tools_dirs:
-    for tool in ("onnx-opt", "onnxir-text"):
+    for tool in ("onnx-opt", "onnxir-text", "onnxir-run"):
         if os.path.exists(os.path.join(d, tool)):
             config.available_features.add(tool)
 if config.sanitized:

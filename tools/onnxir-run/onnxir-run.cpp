@@ -36,6 +36,13 @@ using namespace onnxir;
 
 namespace {
 
+/// `MODEL: message`, unless the message starts with the model's own
+/// location (a node of a text model: `MODEL:line:col: ...`).
+std::string about(const std::string &model, absl::string_view msg) {
+  if (absl::string_view(msg).substr(0, model.size() + 1) == model + ":") return std::string(msg);
+  return absl::StrCat(model, ": ", msg);
+}
+
 [[noreturn]] void fail(const std::string &msg) {
   llvm::errs() << "onnxir-run: error: " << msg << "\n";
   llvm::errs().flush();
@@ -210,7 +217,7 @@ int main(int argc, char **argv) {
         inputs[v->name().str()] = randomInput(*v, bind, rng);
 
   auto r = evaluateModel(*m, inputs, opts);
-  if (!r.ok()) fail(absl::StrCat(model, ": ", r.status().message()));
+  if (!r.ok()) fail(about(model, r.status().message()));
   for (auto &[name, t] : r->outputs) {
     summarize(llvm::outs(), name, t, r->nondeterministic.count(name));
     if (!outDir.empty()) {
@@ -227,7 +234,7 @@ int main(int argc, char **argv) {
 
   auto mb = orFail(loadModelFile(compare));
   auto rb = evaluateModel(*mb, inputs, opts);
-  if (!rb.ok()) fail(absl::StrCat(compare, ": ", rb.status().message()));
+  if (!rb.ok()) fail(about(compare, rb.status().message()));
   bool within = true;
   for (auto &[name, a] : r->outputs) {
     auto it = rb->outputs.find(name);
