@@ -179,14 +179,15 @@ bool actsOnLastAxis(const Node &n, const llvm::DenseSet<const Value *> &moved, i
   }
   if (e->axis == AxisFact::None || !isMoved(0)) return false;
   // Only the data operand is moved; the others hold no leading axes: index
-  // lists, scales and biases of rank <= 1, the [K, M] matrix a last-axis op
-  // (MatMul) applies to each row (of another rank, the result's rank is not
-  // r and the walk stops there).
-  int64_t maxRank = e->axis == AxisFact::LastAxis ? 2 : 1;
+  // lists, scales and biases of rank <= 1 (their schemas say so), the
+  // [K, M] matrix a last-axis op (MatMul) applies to each row, known to be
+  // 2-D (a batched one would pair rows with matrices by the leading axes).
+  bool lastAxis = e->axis == AxisFact::LastAxis;
   for (unsigned i = 1; i < n.numOperands(); ++i) {
     if (!n.operand(i)) continue;
     if (isMoved(i)) return false;
-    if (rankOf(n.operand(i)) > maxRank) return false;
+    int64_t ro = rankOf(n.operand(i));
+    if (lastAxis ? ro != 2 : ro > 1) return false;
   }
   switch (e->axis) {
   case AxisFact::LastAxis:
