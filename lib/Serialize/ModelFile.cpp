@@ -46,6 +46,7 @@
 #include "onnxir/Support/LLVMCompat.h"
 
 #include "absl/strings/str_cat.h"
+#include "llvm/ADT/DenseMap.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -368,14 +369,24 @@ absl::Status saveModelFile(const Model &m, const std::string &path, const SaveFi
     PrintOptions po;
     if (opts.text) po = *opts.text;
     else po.lossless = kind == OutputKind::Replace; // files read back field for field
-    std::string text;
+    // Note [Text output from the IR]
+    // A text save whose data moves (to the requested data file) or comes
+    // inline (an output without a directory) prints the IR itself, each
+    // placed tensor replaced by the one the binary lowering writes (its
+    // new location, offset and length, or its bytes inline): the text is
+    // that of the lowered model read back, without lowering the whole
+    // model to bytes and lifting them again as before.
+    llvm::DenseMap<const Tensor *, std::unique_ptr<Tensor>> placed;
     if (lowered) {
-      auto mm = lowered->relift(shown);
-      if (!mm.ok()) return mm.status();
-      text = printModelText(**mm, po);
-    } else {
-      text = printModelText(m, po);
+      lowered->forEachPlaced([&](const Tensor &t, std::unique_ptr<Tensor> u) {
+        placed[&t] = std::move(u);
+      });
+      po.tensorAs = [&placed](const Tensor &t) -> const Tensor * {
+        auto it = placed.find(&t);
+        return it == placed.end() ? nullptr : it->second.get();
+      };
     }
+    std::string text = printModelText(m, po);
     if (auto s = out.write(text.data(), text.size()); !s.ok()) return s;
   }
   if (auto s = detail::mappedReadStatus(); !s.ok()) return s;

@@ -229,18 +229,28 @@ absl::Status LoweredModel::write(OutputFile &out, const std::string &name) {
   return wl.write(sink);
 }
 
-absl::StatusOr<std::unique_ptr<Model>> LoweredModel::relift(const std::string &source) {
-  Impl &d = *impl_;
-  ModelWireLowering wl(*d.m, wireOptions(d));
-  uint64_t total = wl.size();
-  if (total > (uint64_t)INT_MAX) return overLimit(source, total);
-  std::string bytes;
-  bytes.reserve(total);
-  StringSink sink(bytes);
-  if (auto s = wl.write(sink); !s.ok()) return s;
-  LiftOptions lo;
-  lo.sourceName = source;
-  return liftModel(llvm::StringRef(bytes), lo);
+void LoweredModel::forEachPlaced(
+    llvm::function_ref<void(const Tensor &, std::unique_ptr<Tensor>)> fn) const {
+  const Impl &d = *impl_;
+  for (const auto &[t, p] : d.placer->placements) {
+    auto u = std::make_unique<Tensor>(*t);
+    if (p.kind == TensorPlacement::Kind::Inline) {
+      // As lowered: raw_data, no data_location (ProtoLower.cpp's tensor()).
+      u->setRaw(p.bytes.str());
+      u->dataLocation.reset();
+    } else {
+      ExternalDataRef ref;
+      ref.entries = {{"location", d.location},
+                     {"offset", std::to_string(p.offset)},
+                     {"length", std::to_string(p.length)}};
+      ref.location = d.location;
+      ref.offset = p.offset;
+      ref.length = p.length;
+      u->setExternal(std::move(ref), nullptr);
+      u->dataLocation = 1;
+    }
+    fn(*t, std::move(u));
+  }
 }
 
 } // namespace detail

@@ -47,12 +47,16 @@ public:
                                                              OutputFile *dataFile);
   /// How many tensors were written to the data file.
   size_t numMoved() const;
-  /// Renames the data file in every reference written (before write/relift).
+  /// Renames the data file in every reference written (before write or
+  /// forEachPlaced).
   void setLocation(const std::string &location);
   /// Writes the binary model to `out` (`name` for messages).
   absl::Status write(OutputFile &out, const std::string &name);
-  /// The lowered bytes lifted again (for printing them as text).
-  absl::StatusOr<std::unique_ptr<Model>> relift(const std::string &source);
+  /// For text output (Note [Text output from the IR] in ModelFile.cpp):
+  /// calls `fn` with each tensor whose data this save placed elsewhere and
+  /// the tensor the lowered model holds instead (its data in the data file
+  /// under the current location, or inline).
+  void forEachPlaced(llvm::function_ref<void(const Tensor &, std::unique_ptr<Tensor>)> fn) const;
 
   struct Impl; // (public for ModelSave.cpp's helpers)
 

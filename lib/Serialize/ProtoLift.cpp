@@ -883,9 +883,10 @@ absl::Status Lifter::liftModel(proto::ModelProto &mp, const llvm::StringRef *wir
 // parsing].
 //
 // The wire lift gives up at the first surprise (malformed bytes, a second
-// `graph` field, any lift error): the caller then lifts the same bytes the
-// ModelProto way, which gives the result or the located error of record.
-// So errors cost two attempts, and a message is never worded by this path.
+// `graph` field) or stops at a lift error: the caller then lifts the same
+// bytes the ModelProto way, which gives the result; an error of this lift
+// is kept and reported if that fails too (Note [Located errors kept] in
+// ModelLoad.cpp). So errors cost two attempts (one pre-scan).
 // The corpus test WireLift.* checks that both ways give identical IR text
 // and identical lowered bytes.
 //

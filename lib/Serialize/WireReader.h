@@ -40,10 +40,11 @@ constexpr unsigned kWireMaxNesting = 1500;
 
 /// The direct wire lift (Note [Wire lift] in ProtoLift.cpp) of serialized
 /// ModelProto `bytes`. With `file` (the buffer `bytes` lie in), raw_data of
-/// main-graph initializers become views of it. Any failure, whether the
-/// input is malformed, invalid, or merely unusual, returns an error that
-/// callers do not report: they lift the same bytes the ModelProto way,
-/// which gives the result (or the error) of record.
+/// main-graph initializers become views of it. A give-up (malformed or
+/// merely unusual input) is Unimplemented "wire lift: ..."; any other error
+/// is the lift's own, located. Either way the caller lifts the same bytes
+/// the ModelProto way, and reports a located error of this lift if that
+/// fails too (Note [Located errors kept] in ModelLoad.cpp).
 absl::StatusOr<std::unique_ptr<Model>> liftWire(llvm::StringRef bytes, LoadSession &session,
                                                 const std::string &sourceName,
                                                 std::shared_ptr<const Buffer> file);

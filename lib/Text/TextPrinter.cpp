@@ -75,6 +75,12 @@ private:
   std::string tensorType(const Tensor &t) const;
   /// The data part of a tensor literal (`{...}` or `[...]`) and the `#@tensor`
   /// fields it needs.
+  /// The tensor printed for `t` (PrintOptions::tensorAs).
+  const Tensor &as(const Tensor &t) const {
+    if (o_.tensorAs)
+      if (const Tensor *u = o_.tensorAs(t)) return *u;
+    return t;
+  }
   std::string tensorBody(const Tensor &t, FieldWriter &w) const;
   void tensorMeta(const Tensor &t, FieldWriter &w, const std::string *valueName) const;
   std::string tensorRecord(const Tensor &t) const;
@@ -297,7 +303,8 @@ static std::string typedBody(const TypedData &d, bool &exact) {
   return s + "}";
 }
 
-std::string Printer::tensorBody(const Tensor &t, FieldWriter &w) const {
+std::string Printer::tensorBody(const Tensor &t0, FieldWriter &w) const {
+  const Tensor &t = as(t0);
   int32_t dt = t.dataTypeRaw();
   if (elemTypeName(dt).empty() && full()) w.num("data_type", dt);
   // data_location: the standard syntax implies EXTERNAL for `[...]` and
@@ -371,7 +378,8 @@ void Printer::tensorMeta(const Tensor &t, FieldWriter &w, const std::string *val
   if (!t.extras.empty()) w.hex("extras", t.extras);
 }
 
-std::string Printer::tensorRecord(const Tensor &t) const {
+std::string Printer::tensorRecord(const Tensor &t0) const {
+  const Tensor &t = as(t0);
   FieldWriter w;
   w.str("name", t.name());
   w.num("data_type", t.dataTypeRaw());
@@ -450,10 +458,12 @@ bool Printer::attrNeedsLines(const Attribute &a) const {
   if (!a.docString.empty() || !a.extras.empty() || !a.hasKindField ||
       (a.valueOmitted && !a.isReference()))
     return true;
-  for (const auto &t : a.tensors)
+  for (const auto &tp : a.tensors) {
+    const Tensor *t = &as(*tp);
     if (!t->docString.empty() || !t->metadata.empty() || !t->extras.empty() ||
         t->storage() == Tensor::Storage::Raw || t->segment || t->dataLocation)
       return true;
+  }
   return false;
 }
 

@@ -26,6 +26,7 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -40,6 +41,11 @@ struct PrintOptions {
   int64_t elideElementsAbove = 64;
   /// Only standard syntax (what onnx.parser accepts); drops what it cannot say.
   bool standardOnly = false;
+  /// If set: the tensor to print in place of a tensor of the IR, or null for
+  /// the tensor itself. A save prints what it writes this way: data it
+  /// moved to a data file, or external data it writes inline (lib/Serialize,
+  /// Note [Text output from the IR] in ModelFile.cpp).
+  std::function<const Tensor *(const Tensor &)> tensorAs;
 };
 
 /// Binds the external data reference of the parsed tensor `tensorName`
