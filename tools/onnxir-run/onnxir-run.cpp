@@ -10,9 +10,10 @@
 // element type, min/max/mean; -o writes DIR/NAME.npy. --compare runs B on
 // the same inputs and prints per output the largest absolute and relative
 // difference: exit 0 when every element is within atol + rtol * |B|, 1 when
-// not. Errors: `onnxir-run: error: ...`, exit 2.
+// not (Note [Comparing outputs], Eval/Compare.h). Errors: `onnxir-run: error: ...`, exit 2.
 //
 //===----------------------------------------------------------------------===//
+#include "onnxir/Eval/Compare.h"
 #include "onnxir/Eval/Evaluator.h"
 #include "onnxir/Eval/Npy.h"
 #include "onnxir/IR/Graph.h"
@@ -67,59 +68,6 @@ Tensor readInput(const std::string &path) {
   }
   if (p.endswith(".pb")) return orFail(loadTensorProto(path));
   fail(path + ": an input file is .npy or .pb (TensorProto)");
-}
-
-/// A random tensor of `v`'s declared type.
-Tensor randomInput(const Value &v, const std::map<std::string, int64_t> &bind,
-                   std::mt19937_64 &rng) {
-  const Type *t = v.type();
-  std::string name = v.name().str();
-  if (!t || !t->isTensor() || !t->hasElemType() || !t->hasShape())
-    fail("input \"" + name + "\": --random-inputs needs a tensor type with a shape");
-  std::vector<int64_t> dims;
-  for (const Dim &d : t->dims()) {
-    if (d.isKnown()) {
-      dims.push_back(d.value);
-    } else if (d.isSymbolic() && bind.count(d.param.str())) {
-      dims.push_back(bind.at(d.param.str()));
-    } else {
-      llvm::errs() << "onnxir-run: note: input \"" << name << "\": dim "
-                   << (d.isSymbolic() ? d.param.str() : std::string("?"))
-                   << " taken as 1 (--bind-dim SYM=V)\n";
-      dims.push_back(1);
-    }
-  }
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  Tensor out;
-  out.setDataType(t->elemType());
-  out.setDims(dims);
-  DataType dt = t->elemType();
-  std::string bytes;
-  std::uniform_real_distribution<double> real(-1.0, 1.0);
-  std::uniform_int_distribution<int64_t> small(0, 9);
-  auto put = [&](auto x) { bytes.append(reinterpret_cast<const char *>(&x), sizeof(x)); };
-  for (int64_t k = 0; k < n; ++k) {
-    switch (dt) {
-    case DataType::Float: put((float)real(rng)); break;
-    case DataType::Double: put(real(rng)); break;
-    case DataType::Float16: put(floatToHalf((float)real(rng))); break;
-    case DataType::Bool: put((uint8_t)(small(rng) & 1)); break;
-    case DataType::Int8: put((int8_t)small(rng)); break;
-    case DataType::Uint8: put((uint8_t)small(rng)); break;
-    case DataType::Int16: put((int16_t)small(rng)); break;
-    case DataType::Uint16: put((uint16_t)small(rng)); break;
-    case DataType::Int32: put((int32_t)small(rng)); break;
-    case DataType::Uint32: put((uint32_t)small(rng)); break;
-    case DataType::Int64: put((int64_t)small(rng)); break;
-    case DataType::Uint64: put((uint64_t)small(rng)); break;
-    default:
-      fail("input \"" + name + "\": no random values of element type " +
-           dataTypeName(dt).str());
-    }
-  }
-  out.setRaw(std::move(bytes));
-  return out;
 }
 
 std::string typeOf(const Tensor &t) {
@@ -211,10 +159,14 @@ int main(int argc, char **argv) {
   std::map<std::string, Tensor> inputs;
   for (auto &[name, file] : inputFiles) inputs[name] = readInput(file);
   std::mt19937_64 rng(seed);
-  if (random)
-    for (Value *v : m->graph().inputs())
-      if (!inputs.count(v->name().str()) && !v->hasInitializer())
-        inputs[v->name().str()] = randomInput(*v, bind, rng);
+  if (random) {
+    std::vector<std::string> notes;
+    auto made = randomInputs(*m, inputs, bind, rng, &notes);
+    for (const std::string &n : notes)
+      llvm::errs() << "onnxir-run: note: " << n << " (--bind-dim SYM=V)\n";
+    if (!made.ok()) fail(std::string(made.status().message()));
+    inputs.merge(*made);
+  }
 
   auto r = evaluateModel(*m, inputs, opts);
   if (!r.ok()) fail(about(model, r.status().message()));
@@ -236,54 +188,24 @@ int main(int argc, char **argv) {
   auto rb = evaluateModel(*mb, inputs, opts);
   if (!rb.ok()) fail(about(compare, rb.status().message()));
   bool within = true;
-  for (auto &[name, a] : r->outputs) {
-    auto it = rb->outputs.find(name);
-    if (it == rb->outputs.end()) {
-      llvm::outs() << "compare " << name << ": missing in " << compare << "\n";
-      within = false;
-      continue;
+  for (const OutputDiff &d : orFail(compareOutputs(*r, *rb, rtol, atol))) {
+    llvm::outs() << "compare " << d.name;
+    switch (d.kind) {
+    case OutputDiff::Kind::MissingInA: llvm::outs() << ": missing in " << model << "\n"; break;
+    case OutputDiff::Kind::MissingInB: llvm::outs() << ": missing in " << compare << "\n"; break;
+    case OutputDiff::Kind::TypeMismatch:
+      llvm::outs() << ": " << typeOf(r->outputs.at(d.name)) << " vs "
+                   << typeOf(rb->outputs.at(d.name)) << "\n";
+      break;
+    case OutputDiff::Kind::Nondeterministic: llvm::outs() << ": nondeterministic, not compared\n"; break;
+    case OutputDiff::Kind::Strings: llvm::outs() << ": strings " << (d.ok ? "equal" : "differ") << "\n"; break;
+    case OutputDiff::Kind::Values:
+      llvm::outs() << llvm::format(": max abs diff %g, max rel diff %g", d.maxAbs, d.maxRel)
+                   << (d.ok ? "" : " (over tolerance)") << "\n";
+      break;
     }
-    const Tensor &b = it->second;
-    if (a.dataType() != b.dataType() || a.dims() != b.dims()) {
-      llvm::outs() << "compare " << name << ": " << typeOf(a) << " vs " << typeOf(b) << "\n";
-      within = false;
-      continue;
-    }
-    if (r->nondeterministic.count(name) || rb->nondeterministic.count(name)) {
-      llvm::outs() << "compare " << name << ": nondeterministic, not compared\n";
-      continue;
-    }
-    if (a.dataType() == DataType::String) {
-      bool same = *a.strings() == *b.strings();
-      llvm::outs() << "compare " << name << ": strings " << (same ? "equal" : "differ") << "\n";
-      within &= same;
-      continue;
-    }
-    auto va = orFail(a.values<double>()), vb = orFail(b.values<double>());
-    double maxAbs = 0, maxRel = 0;
-    bool ok = true;
-    for (size_t k = 0; k < va.size(); ++k) {
-      double x = va[k], y = vb[k];
-      if (std::isnan(x) || std::isnan(y)) {
-        if (std::isnan(x) != std::isnan(y)) ok = false, maxAbs = maxRel = INFINITY;
-        continue;
-      }
-      if (x == y) continue;
-      double d = std::fabs(x - y);
-      maxAbs = std::max(maxAbs, d);
-      if (y != 0) maxRel = std::max(maxRel, d / std::fabs(y));
-      else maxRel = INFINITY;
-      if (!(d <= atol + rtol * std::fabs(y))) ok = false;
-    }
-    llvm::outs() << "compare " << name << llvm::format(": max abs diff %g, max rel diff %g", maxAbs, maxRel)
-                 << (ok ? "" : " (over tolerance)") << "\n";
-    within &= ok;
+    within &= d.ok;
   }
-  for (auto &[name, b] : rb->outputs)
-    if (!r->outputs.count(name)) {
-      llvm::outs() << "compare " << name << ": missing in " << model << "\n";
-      within = false;
-    }
   llvm::outs() << (within ? "outputs agree" : "outputs differ") << llvm::format(" (rtol %g, atol %g)\n", rtol, atol);
   return within ? 0 : 1;
 }
