@@ -12,9 +12,11 @@ config.test_exec_root = os.path.join(config.onnxir_obj_root, "test")
 config.excludes = ["Unit", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
                    "Inputs", "corpus", "README.md"]
 
-# onnxir-run's folder is added here, beside those lit.site.cfg.py names.
+# onnxir-run's and onnxir-reduce's folders are added here, beside those
+# lit.site.cfg.py names.
 config.onnxir_tools_dirs = list(config.onnxir_tools_dirs) + [
-    os.path.join(config.onnxir_obj_root, "tools", "onnxir-run")]
+    os.path.join(config.onnxir_obj_root, "tools", "onnxir-run"),
+    os.path.join(config.onnxir_obj_root, "tools", "onnxir-reduce")]
 path = [d for d in config.onnxir_tools_dirs if os.path.isdir(d)]
 path.append(config.llvm_tools_dir)
 path.append(config.environment.get("PATH", os.environ.get("PATH", "")))
@@ -38,7 +40,7 @@ config.substitutions.append(("%python", config.system_python))
 config.substitutions.append(("%srcroot", config.onnxir_src_root))
 
 for d in config.onnxir_tools_dirs:
-    for tool in ("onnx-opt", "onnxir-text", "onnxir-run"):
+    for tool in ("onnx-opt", "onnxir-text", "onnxir-run", "onnxir-reduce"):
         if os.path.exists(os.path.join(d, tool)):
             config.available_features.add(tool)
 if config.sanitized:
