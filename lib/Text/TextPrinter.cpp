@@ -804,7 +804,9 @@ void Printer::printGraph(const Graph &g, int ind, bool isFunctionBody) {
   }
   for (const ValueInfoRecord &r : g.valueInfo()) {
     if (r.erased) continue;
-    const Type *t = r.type ? r.type : (r.value ? r.value->type() : nullptr);
+    // The value's type, as the binary writer takes it (ProtoLower.cpp): a
+    // pass that refines a value (infer-shapes) refines its record too.
+    const Type *t = r.value && r.value->type() ? r.value->type() : r.type;
     FieldWriter w;
     valueInfoFields(w, t, r.hasType, r.docString, r.metadata, r.extras);
     std::string nm = r.value ? r.value->name().str() : r.name;
