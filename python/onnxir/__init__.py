@@ -11,11 +11,12 @@ the compiled core, onnxir._onnxir; this file adds the conversions from and to
 onnx.ModelProto (when the `onnx` package is installed).
 """
 import os as _os
+from typing import NamedTuple as _NamedTuple
 
 from ._onnxir import (  # noqa: F401
     Error, VerificationWarning, Model, Graph, Node, Value, Tensor, NodeList, UseList,
     loads, save, dumps, verify, diagnostics, schema_warnings, run_passes,
-    infer_shapes, list_passes, list_options,
+    infer_shapes, list_passes, list_options, EvalError, EvalValueError, NotSupportedError,
 )
 from . import _onnxir
 from . import _views
@@ -26,6 +27,7 @@ __all__ = [
     "Error", "VerificationWarning", "Model", "Graph", "Node", "Value", "Tensor", "NodeList",
     "UseList", "load", "loads", "save", "dumps", "verify", "diagnostics", "schema_warnings",
     "run_passes", "infer_shapes", "list_passes", "list_options", "from_onnx", "to_onnx",
+    "run", "compare", "OutputDiff", "EvalError", "EvalValueError", "NotSupportedError",
 ]
 
 
@@ -86,3 +88,69 @@ def to_onnx(model):
     proto = onnx.ModelProto()
     proto.ParseFromString(_onnxir.dumps(model))
     return proto
+
+
+def _model_arg(m, what):
+    if isinstance(m, Model):
+        return m
+    if isinstance(m, (str, _os.PathLike)) or hasattr(m, "SerializeToString"):
+        return load(m)
+    raise TypeError("%s must be an onnxir.Model, a path or an onnx.ModelProto, not %s"
+                    % (what, type(m).__name__))
+
+
+def run(model, inputs=None, *, random=False, seed=0, bind_dims=None, max_bytes=None):
+    """Runs `model` (an onnxir.Model, a path, or an onnx.ModelProto) on the
+    reference evaluator, as onnxir-run does, and returns its outputs
+    {name: numpy.ndarray} in the graph's output order.
+
+    `inputs` {input name: array} (anything np.asarray takes, or an
+    onnxir.Tensor); an input with a default (an initializer) may be left out.
+    A missing input is an error unless `random=True`: then it gets random
+    values as onnxir-run --random-inputs makes them (the same generator,
+    seeded by `seed`: floats in [-1, 1), integers in [0, 9]; a symbolic dim
+    from `bind_dims` {symbol: size}, else 1, with a UserWarning). `seed` also
+    seeds the random ops that set none. `max_bytes`: no tensor of the run may
+    be larger (None: no limit).
+
+    Outputs are copies (writable) in NumPy's dtype; bfloat16, float8 and
+    float4 outputs are widened exactly to float32, int4/int2 to int8 and
+    uint4/uint2 to uint8 (NumPy has none of those), strings are object
+    arrays of bytes.
+
+    Errors (all onnxir.EvalError, an onnxir.Error): onnxir.NotSupportedError
+    (a NotImplementedError) for an op or type the evaluator cannot run, naming
+    the node; onnxir.EvalValueError (a ValueError) for an input of the wrong
+    element type or shape (naming the input), a missing or unknown input, or
+    a result over max_bytes. The GIL is released while the model runs."""
+    return _onnxir._run(_model_arg(model, "run: model"), inputs, random=random, seed=seed,
+                        bind_dims=bind_dims, max_bytes=max_bytes)
+
+
+class OutputDiff(_NamedTuple):
+    """One output of onnxir.compare: the largest absolute and relative
+    difference over the input sets, whether every element was within
+    tolerance, and why not ("over tolerance", "missing in b", "float[2] vs
+    float[3]", ...; "" when ok, "nondeterministic, not compared" for an
+    output of a random op)."""
+    name: str
+    max_abs: float
+    max_rel: float
+    ok: bool
+    note: str = ""
+
+
+def compare(a, b, inputs=None, n=3, rtol=1e-4, atol=1e-7, seed=0, *, bind_dims=None,
+            max_bytes=None):
+    """Runs models `a` and `b` (onnxir.Model, path or onnx.ModelProto) on the
+    same inputs and returns one OutputDiff per output: `inputs` as onnxir.run
+    takes them, the missing ones random (n sets from one generator seeded by
+    `seed`; with every input given, one run). The rule is onnxir-run
+    --compare's (Note [Comparing outputs], Eval/Compare.h): each element of
+    `a` within atol + rtol * |b| of `b`'s, NaN only with NaN; an output only
+    one model has, or of another type or shape, is not ok. Errors as
+    onnxir.run's, prefixed with "a: " or "b: "."""
+    rows = _onnxir._compare(_model_arg(a, "compare: a"), _model_arg(b, "compare: b"), inputs,
+                            n=n, rtol=rtol, atol=atol, seed=seed, bind_dims=bind_dims,
+                            max_bytes=max_bytes)
+    return [OutputDiff(*r) for r in rows]

@@ -3,7 +3,7 @@
 # The docstrings are the module's own: help(onnxir.X).
 import os
 from typing import (Any, Dict, Iterable, Iterator, List, Literal, Mapping, MutableMapping,
-                    MutableSequence, Optional, Sequence, Tuple, Union, overload)
+                    MutableSequence, NamedTuple, Optional, Sequence, Tuple, Union, overload)
 
 import numpy as np
 
@@ -20,6 +20,9 @@ __all__: List[str]
 
 class Error(Exception): ...
 class VerificationWarning(UserWarning): ...
+class EvalError(Error, RuntimeError): ...
+class EvalValueError(EvalError, ValueError): ...
+class NotSupportedError(EvalError, NotImplementedError): ...
 
 
 class Model:
@@ -200,3 +203,23 @@ def list_passes() -> List[Tuple[str, str]]: ...
 def list_options() -> List[Tuple[str, str]]: ...
 def from_onnx(proto: Any, base_dir: Optional[PathLike] = None, verify: Verify = "default") -> Model: ...
 def to_onnx(model: Model) -> Any: ...
+
+ModelArg = Union[Model, PathLike, Any]  # an onnx.ModelProto too
+ArrayLike = Union[np.ndarray, Tensor, Sequence[Any], float, int, bool]
+
+
+class OutputDiff(NamedTuple):
+    name: str
+    max_abs: float
+    max_rel: float
+    ok: bool
+    note: str = ""
+
+
+def run(model: ModelArg, inputs: Optional[Mapping[str, ArrayLike]] = None, *, random: bool = False,
+        seed: int = 0, bind_dims: Optional[Mapping[str, int]] = None,
+        max_bytes: Optional[int] = None) -> Dict[str, np.ndarray]: ...
+def compare(a: ModelArg, b: ModelArg, inputs: Optional[Mapping[str, ArrayLike]] = None, n: int = 3,
+            rtol: float = 1e-4, atol: float = 1e-7, seed: int = 0, *,
+            bind_dims: Optional[Mapping[str, int]] = None,
+            max_bytes: Optional[int] = None) -> List[OutputDiff]: ...

@@ -162,6 +162,12 @@ py::object attributeToPython(const HolderPtr &h, const Attribute &a);
 /// raw layout: Note [Array bytes] in TensorBind.cpp).
 Tensor tensorFromPython(py::handle v, const std::string &name);
 
+/// A NumPy array holding a copy of `t` (writable): NumPy's own dtype where
+/// it has one, strings as an object array of bytes; bfloat16, float8 and
+/// float4 widened exactly to float32, int4/int2 to int8, uint4/uint2 to uint8
+/// (NumPy has no such dtypes).
+py::object arrayOfTensor(const Tensor &t);
+
 /// Value.const_value: the initializer as a Tensor, or None; set from an array.
 py::object constValue(const PyValue &pv);
 void setConstValue(const PyValue &pv, py::handle data);
@@ -169,6 +175,8 @@ void setConstValue(const PyValue &pv, py::handle data);
 void bindObjects(py::module_ &m);
 void bindTensor(py::module_ &m);
 void bindTools(py::module_ &m);
+/// onnxir.run and onnxir.compare (Eval.cpp).
+void bindEval(py::module_ &m);
 /// Gives the properties without an inline docstring theirs (Objects.cpp).
 void documentProperties(py::module_ &m);
 

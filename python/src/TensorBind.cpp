@@ -280,6 +280,27 @@ Tensor tensorFromPython(py::handle v, const std::string &name) {
   return t;
 }
 
+py::object arrayOfTensor(const Tensor &t) {
+  py::module_ np = py::module_::import("numpy");
+  DataType dt = t.dataType();
+  const char *widened = nullptr;
+  if (dt == DataType::BFloat16 || dt == DataType::Float4E2M1 ||
+      (isFloatingPoint(dt) && dataTypeBits(dt) == 8))
+    widened = "float32";
+  else if (dt == DataType::Int4 || dt == DataType::Int2)
+    widened = "int8";
+  else if (dt == DataType::Uint4 || dt == DataType::Uint2)
+    widened = "uint8";
+  py::tuple shape = py::tuple(py::cast(t.dims()));
+  if (widened) {
+    auto v = check(t.values<double>());
+    return np.attr("array")(py::cast(v), py::arg("dtype") = widened).attr("reshape")(shape);
+  }
+  PyTensor pt;
+  pt.own = std::make_shared<Tensor>(t);
+  return np.attr("array")(numpyOf(pt)).attr("reshape")(shape);
+}
+
 py::object constValue(const PyValue &pv) {
   Value *v = pv.v();
   if (!v->initializer()) return py::none();

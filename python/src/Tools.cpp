@@ -631,4 +631,5 @@ PYBIND11_MODULE(_onnxir, m) {
   bindTensor(m);
   documentProperties(m);
   bindTools(m);
+  bindEval(m);
 }

@@ -1,0 +1,247 @@
+//===- Eval.cpp - onnxir.run and onnxir.compare ---------------------------===//
+//
+// The reference evaluator (onnxir/Eval/Evaluator.h) for Python: the inputs
+// are converted to tensors with the GIL held, the model is marked busy and
+// the GIL released while it runs (Note [Python handles] in Core.h), and the
+// outputs come back as NumPy arrays. Random inputs and the tolerance rule
+// are the library's (Eval/Compare.h), as onnxir-run's.
+//
+// Note [Evaluation errors in Python]
+// The evaluator's errors are raised as subclasses of onnxir.Error that are
+// also the builtin exception a Python user catches:
+//   NotSupportedError (NotImplementedError)  an op, type or form the
+//       evaluator cannot run ("not supported: node #3 (Conv) in graph ...");
+//   EvalValueError (ValueError)  an input of the wrong type or shape, a
+//       missing or unknown input, data a node refuses, a result over
+//       max_bytes;
+//   EvalError (RuntimeError)  every other failure (the base of both).
+// Arguments of the wrong Python type are TypeError, as elsewhere.
+//
+//===----------------------------------------------------------------------===//
+#include "Core.h"
+
+#include "onnxir/Eval/Compare.h"
+#include "onnxir/Eval/Evaluator.h"
+#include "onnxir/IR/DataType.h"
+
+#include <pybind11/stl.h>
+
+#include <map>
+#include <random>
+
+namespace onnxir::python {
+namespace {
+
+PyObject *gEvalError = nullptr, *gEvalValueError = nullptr, *gNotSupported = nullptr;
+
+/// Raises the Python exception of `s` (Note [Evaluation errors in Python]).
+[[noreturn]] void raise(const absl::Status &s, const std::string &prefix = "") {
+  PyObject *type = gEvalError;
+  switch (s.code()) {
+  case absl::StatusCode::kUnimplemented: type = gNotSupported; break;
+  case absl::StatusCode::kInvalidArgument:
+  case absl::StatusCode::kResourceExhausted:
+  case absl::StatusCode::kOutOfRange:
+  case absl::StatusCode::kFailedPrecondition: type = gEvalValueError; break;
+  default: break;
+  }
+  setPythonError(type, (prefix + std::string(s.message())).c_str());
+  throw py::error_already_set();
+}
+
+std::string typeName(py::handle v) { return py::str(v.get_type().attr("__name__")); }
+
+/// {name: array} as tensors (None: none).
+std::map<std::string, Tensor> inputsArg(py::handle inputs) {
+  std::map<std::string, Tensor> out;
+  if (inputs.is_none()) return out;
+  if (!py::isinstance<py::dict>(inputs))
+    throw py::type_error("inputs must be a dict {input name: array}, not " + typeName(inputs));
+  for (auto item : inputs.cast<py::dict>()) {
+    if (!py::isinstance<py::str>(item.first))
+      throw py::type_error("inputs: keys are input names (str), not " + typeName(item.first));
+    std::string name = py::str(item.first);
+    out[name] = tensorFromPython(item.second, name);
+  }
+  return out;
+}
+
+std::map<std::string, int64_t> bindDimsArg(py::handle bind) {
+  std::map<std::string, int64_t> out;
+  if (bind.is_none()) return out;
+  if (!py::isinstance<py::dict>(bind))
+    throw py::type_error("bind_dims must be a dict {symbol: int}, not " + typeName(bind));
+  for (auto item : bind.cast<py::dict>()) {
+    std::string sym = py::str(item.first);
+    if (!py::isinstance<py::int_>(item.second) || py::isinstance<py::bool_>(item.second))
+      throw py::type_error("bind_dims['" + sym + "'] must be an int, not " + typeName(item.second));
+    int64_t v = item.second.cast<int64_t>();
+    if (v < 0) throw py::value_error("bind_dims['" + sym + "'] is negative: " + std::to_string(v));
+    out[sym] = v;
+  }
+  return out;
+}
+
+EvalOptions optionsArg(uint64_t seed, py::handle maxBytes) {
+  EvalOptions o;
+  o.seed = seed;
+  if (!maxBytes.is_none()) {
+    if (!py::isinstance<py::int_>(maxBytes) || py::isinstance<py::bool_>(maxBytes))
+      throw py::type_error("max_bytes must be an int or None, not " + typeName(maxBytes));
+    o.maxBytes = maxBytes.cast<uint64_t>();
+  }
+  return o;
+}
+
+/// Fills the inputs `given` lacks with the library's random values (the
+/// dims taken as 1 are UserWarnings).
+std::map<std::string, Tensor> withRandom(const Model &m, const std::map<std::string, Tensor> &given,
+                                         const std::map<std::string, int64_t> &bind,
+                                         std::mt19937_64 &rng) {
+  std::vector<std::string> notes;
+  auto made = randomInputs(m, given, bind, rng, &notes);
+  for (const std::string &n : notes)
+    if (PyErr_WarnEx(PyExc_UserWarning, (n + " (bind_dims={symbol: size})").c_str(), 2) != 0)
+      throw py::error_already_set();
+  if (!made.ok()) raise(made.status());
+  std::map<std::string, Tensor> all = given;
+  for (auto &e : *made) all[e.first] = std::move(e.second);
+  return all;
+}
+
+/// Runs `pm` with the GIL released. A missing input's error says how to
+/// give it.
+EvalResult runModel(const PyModel &pm, const std::map<std::string, Tensor> &inputs,
+                    const EvalOptions &o, const std::string &which = "") {
+  const Model &m = pm.m();
+  absl::StatusOr<EvalResult> r;
+  {
+    ModelHolder::Busy busy(*pm.h);
+    py::gil_scoped_release nogil;
+    r = evaluateModel(m, inputs, o);
+  }
+  if (!r.ok()) {
+    absl::Status s = r.status();
+    std::string msg(s.message());
+    if (msg.size() > 12 && msg.compare(msg.size() - 12, 12, "is not given") == 0)
+      s = absl::Status(s.code(), msg + " (pass it in inputs, or random=True)");
+    raise(s, which);
+  }
+  return std::move(*r);
+}
+
+py::dict runPy(const PyModel &pm, py::handle inputsObj, bool random, uint64_t seed,
+               py::handle bindObj, py::handle maxBytes) {
+  std::map<std::string, Tensor> inputs = inputsArg(inputsObj);
+  std::map<std::string, int64_t> bind = bindDimsArg(bindObj);
+  EvalOptions o = optionsArg(seed, maxBytes);
+  if (random) {
+    std::mt19937_64 rng(seed);
+    inputs = withRandom(pm.m(), inputs, bind, rng);
+  }
+  EvalResult r = runModel(pm, inputs, o);
+  py::dict out;
+  // In the order of the graph's outputs.
+  for (Value *v : pm.m().graph().outputs()) {
+    if (!v) continue;
+    auto it = r.outputs.find(v->name().str());
+    if (it != r.outputs.end()) out[py::str(it->first)] = arrayOfTensor(it->second);
+  }
+  return out;
+}
+
+/// Per output, over every input set: (name, max_abs, max_rel, ok, note).
+py::list comparePy(const PyModel &a, const PyModel &b, py::handle inputsObj, int64_t n, double rtol,
+                   double atol, uint64_t seed, py::handle bindObj, py::handle maxBytes) {
+  if (n < 1) throw py::value_error("n must be at least 1, not " + std::to_string(n));
+  if (!(rtol >= 0) || !(atol >= 0)) throw py::value_error("rtol and atol must be >= 0");
+  std::map<std::string, Tensor> given = inputsArg(inputsObj);
+  std::map<std::string, int64_t> bind = bindDimsArg(bindObj);
+  EvalOptions o = optionsArg(seed, maxBytes);
+  std::mt19937_64 rng(seed);
+  struct Row {
+    OutputDiff d;
+    std::string note;
+  };
+  std::vector<Row> rows;
+  std::map<std::string, size_t> index;
+  for (int64_t k = 0; k < n; ++k) {
+    std::map<std::string, Tensor> inputs = withRandom(a.m(), given, bind, rng);
+    if (k == 0 && inputs.size() == given.size()) n = 1; // nothing random: one run says it all
+    EvalResult ra = runModel(a, inputs, o, "a: ");
+    EvalResult rb = runModel(b, inputs, o, "b: ");
+    auto diffs = compareOutputs(ra, rb, rtol, atol);
+    if (!diffs.ok()) raise(diffs.status());
+    for (OutputDiff &d : *diffs) {
+      std::string note;
+      switch (d.kind) {
+      case OutputDiff::Kind::MissingInA: note = "missing in a"; break;
+      case OutputDiff::Kind::MissingInB: note = "missing in b"; break;
+      case OutputDiff::Kind::TypeMismatch: {
+        auto desc = [](const Tensor &t) {
+          std::string s = dataTypeName(t.dataType()).str() + "[";
+          for (size_t i = 0; i < t.dims().size(); ++i) s += (i ? "," : "") + std::to_string(t.dims()[i]);
+          return s + "]";
+        };
+        note = desc(ra.outputs.at(d.name)) + " vs " + desc(rb.outputs.at(d.name));
+        break;
+      }
+      case OutputDiff::Kind::Nondeterministic: note = "nondeterministic, not compared"; break;
+      case OutputDiff::Kind::Strings: note = d.ok ? "strings equal" : "strings differ"; break;
+      case OutputDiff::Kind::Values:
+        if (!d.ok) note = "over tolerance";
+        break;
+      }
+      auto [it, fresh] = index.emplace(d.name, rows.size());
+      if (fresh) {
+        rows.push_back({d, note});
+        continue;
+      }
+      Row &r = rows[it->second];
+      r.d.maxAbs = std::max(r.d.maxAbs, d.maxAbs);
+      r.d.maxRel = std::max(r.d.maxRel, d.maxRel);
+      if (r.d.ok && !d.ok) r.note = note;
+      r.d.ok &= d.ok;
+    }
+  }
+  py::list out;
+  for (Row &r : rows) out.append(py::make_tuple(r.d.name, r.d.maxAbs, r.d.maxRel, r.d.ok, r.note));
+  return out;
+}
+
+PyObject *newError(const char *name, const char *doc, std::vector<PyObject *> bases) {
+  py::tuple t(bases.size());
+  for (size_t i = 0; i < bases.size(); ++i) t[i] = py::handle(bases[i]);
+  PyObject *e = PyErr_NewExceptionWithDoc(name, doc, t.ptr(), nullptr);
+  if (!e) throw py::error_already_set();
+  return e;
+}
+
+} // namespace
+
+void bindEval(py::module_ &m) {
+  gEvalError = newError("onnxir.EvalError",
+                        "A failure of the reference evaluator (onnxir.run, onnxir.compare); "
+                        "the message names the node or input.",
+                        {gErrorType, PyExc_RuntimeError});
+  gEvalValueError = newError("onnxir.EvalValueError",
+                             "An input of the wrong element type or shape, a missing or unknown "
+                             "input, data a node refuses, or a result over max_bytes.",
+                             {gEvalError, PyExc_ValueError});
+  gNotSupported = newError("onnxir.NotSupportedError",
+                           "An operator, element type or form the reference evaluator cannot "
+                           "run; the message names the node.",
+                           {gEvalError, PyExc_NotImplementedError});
+  m.attr("EvalError") = py::handle(gEvalError);
+  m.attr("EvalValueError") = py::handle(gEvalValueError);
+  m.attr("NotSupportedError") = py::handle(gNotSupported);
+  m.def("_run", &runPy, py::arg("model"), py::arg("inputs") = py::none(),
+        py::arg("random") = false, py::arg("seed") = 0, py::arg("bind_dims") = py::none(),
+        py::arg("max_bytes") = py::none(), "onnxir.run on a Model (see onnxir.run).");
+  m.def("_compare", &comparePy, py::arg("a"), py::arg("b"), py::arg("inputs") = py::none(),
+        py::arg("n") = 3, py::arg("rtol") = 1e-4, py::arg("atol") = 1e-7, py::arg("seed") = 0,
+        py::arg("bind_dims") = py::none(), py::arg("max_bytes") = py::none(),
+        "onnxir.compare on two Models: [(name, max_abs, max_rel, ok, note)].");
+}
+
+} // namespace onnxir::python
