@@ -119,9 +119,12 @@ const Type *shapelessElements(Context &ctx, const Type *t) {
   return ctx.getSequenceType(ctx.getTensorType(e->elemType(), kUnknownRank));
 }
 
+/// The subgraph `n` holds as attribute `name`; null when absent or a
+/// reference to a function's attribute (bound at a call: nothing to infer
+/// here, and no graph to read).
 Graph *graphAttr(const Node &n, llvm::StringRef name) {
   const Attribute *a = n.getAttr(name);
-  return a && a->kind() == AttrKind::Graph ? a->graph() : nullptr;
+  return a && !a->isReference() && a->kind() == AttrKind::Graph ? a->graph() : nullptr;
 }
 
 /// A tensor type of `elem` and `dims` (dim expressions).
