@@ -320,8 +320,9 @@ py::bytes dumps(const PyModel &pm, const std::string &format, std::optional<bool
     ModelHolder::Busy busy(*pm.h);
     py::gil_scoped_release nogil;
     if (f == ModelFormat::Text) {
-      PrintOptions po = textOptions(lossless, elide, standardOnly)
-                            .value_or(PrintOptions{/*lossless=*/true, 64, false});
+      PrintOptions full; // (the text default of dumps: lossless)
+      full.lossless = true;
+      PrintOptions po = textOptions(lossless, elide, standardOnly).value_or(full);
       out = printModelText(m, po);
     } else {
       out = lowerModel(m);
