@@ -601,49 +601,29 @@ absl::StatusOr<bool> foldConstants(Model &m, const FoldOptions &opts, FoldStatis
 //===----------------------------------------------------------------------===//
 
 namespace {
-class ConstantFoldingPass : public Pass {
+class ConstantFoldingPass : public OptionsPass<FoldOptions> {
 public:
-  llvm::StringRef argument() const override { return "fold-constants"; }
-  llvm::StringRef description() const override {
-    return "Evaluate nodes with constant inputs (and If with a constant condition) "
-           "within a size budget";
-  }
+  ConstantFoldingPass()
+      : OptionsPass("fold-constants",
+                    "Evaluate nodes with constant inputs (and If with a constant condition) "
+                    "within a size budget") {}
   absl::StatusOr<bool> run(Model &m) override {
-    FoldOptions o;
-    o.sizeLimit = sizeLimit_->bytes;
-    o.growthLimit = (int64_t)std::min<uint64_t>(growthLimit_->bytes, INT64_MAX);
-    o.shapeDataLimit = *shapeDataLimit_;
     FoldStatistics s;
-    auto r = foldConstants(m, o, &s);
-    addStat("nodes folded", s.nodesFolded);
-    addStat("If nodes inlined", s.ifsInlined);
-    addStat("constants materialized", s.constantsMaterialized);
-    addStat("dead constants removed", s.deadConstantsRemoved);
-    addStat("bytes added", s.bytesAdded);
-    addStat("bytes freed", s.bytesFreed);
-    addStat("declined (growth budget)", s.rejectedByBudget);
-    addStat("declined (size limit)", s.rejectedBySize);
-    addStat("declined (no kernel)", s.unsupported);
-    addStat("declined (kernel error)", s.kernelFailed);
-    addStat("declined (nondeterministic)", s.nondeterministic);
-    addStat("declined (side effects)", s.sideEffects);
-    addStat("declined (result not computed)", s.resultNotComputed);
-    addStat("declined (declared type)", s.declaredTypeMismatch);
+    auto r = foldConstants(m, optionValues(), &s);
+    addStats(s);
     return r;
   }
 
 private:
-  Option<ByteCount> sizeLimit_{*this, "size-limit",
-                               "largest tensor in bytes that folding may produce",
-                               ByteCount{FoldOptions().sizeLimit}, "fold-size-limit"};
-  Option<ByteCount> growthLimit_{*this, "growth-limit",
-                                 "bytes by which folding may grow the model in total (0: never "
-                                 "grows)",
-                                 ByteCount{(uint64_t)FoldOptions().growthLimit},
-                                 "fold-growth-limit"};
-  Option<uint64_t> shapeDataLimit_{*this, "shape-data-limit",
-                                   "most elements of shape data tracked for one value",
-                                   FoldOptions().shapeDataLimit, "shape-data-limit"};
+  Field<ByteCount, uint64_t> sizeLimit_{*this, &FoldOptions::sizeLimit, "size-limit",
+                                        "largest tensor in bytes that folding may produce",
+                                        "fold-size-limit"};
+  Field<ByteCount, int64_t> growthLimit_{
+      *this, &FoldOptions::growthLimit, "growth-limit",
+      "bytes by which folding may grow the model in total (0: never grows)", "fold-growth-limit"};
+  Field<uint64_t> shapeDataLimit_{*this, &FoldOptions::shapeDataLimit, "shape-data-limit",
+                                  "most elements of shape data tracked for one value",
+                                  "shape-data-limit"};
 };
 } // namespace
 

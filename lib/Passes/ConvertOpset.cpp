@@ -517,29 +517,25 @@ absl::StatusOr<bool> convertOpset(Model &m, int64_t target, int64_t *adapted) {
 }
 
 namespace {
-class ConvertOpsetPass : public Pass {
+class ConvertOpsetPass : public OptionsPass<ConvertOpsetOptions> {
 public:
-  llvm::StringRef argument() const override { return "convert-opset"; }
-  llvm::StringRef description() const override {
-    return "Convert the default domain's nodes to another opset version and import it (up or "
-           "down; refuses, changing nothing, what it cannot convert)";
-  }
+  ConvertOpsetPass()
+      : OptionsPass("convert-opset",
+                    "Convert the default domain's nodes to another opset version and import it "
+                    "(up or down; refuses, changing nothing, what it cannot convert)") {}
   absl::StatusOr<bool> run(Model &m) override {
     OpsetCounts counts;
     std::vector<std::string> remarks;
-    ConvertOpsetOptions opts;
-    opts.functions = *functions_;
-    auto r = convertOpset(m, *target_, opts, &counts, &remarks);
+    auto r = convertOpset(m, *target_, optionValues(), &counts, &remarks);
     for (std::string &s : remarks) remark(std::move(s));
     for (auto &[name, n] : opset::countsAsStats(counts)) addStat(name, n);
     return r;
   }
 
 private:
-  Option<bool> functions_{*this, "functions",
-                          "also convert model-local functions that import another version of "
-                          "the default domain themselves",
-                          false};
+  Field<bool> functions_{*this, &ConvertOpsetOptions::functions, "functions",
+                         "also convert model-local functions that import another version of the "
+                         "default domain themselves"};
   Option<int64_t> target_{*this, "target", "the default-domain opset version to convert to", 0,
                           "target-opset"};
 };

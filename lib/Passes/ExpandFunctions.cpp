@@ -263,13 +263,11 @@ absl::StatusOr<bool> expandFunctions(Model &m, const std::vector<std::string> &o
 }
 
 namespace {
-class ExpandFunctionsPass : public Pass {
+class ExpandFunctionsPass : public NamedPass {
 public:
-  llvm::StringRef argument() const override { return "expand-functions"; }
-  llvm::StringRef description() const override {
-    return "Replace nodes of function ops (ops=A,B,...; default: every op with a usable body) by "
-           "their function bodies";
-  }
+  ExpandFunctionsPass()
+      : NamedPass("expand-functions", "Replace nodes of function ops (ops=A,B,...; default: every "
+                                      "op with a usable body) by their function bodies") {}
   absl::StatusOr<bool> run(Model &m) override {
     std::vector<std::string> ops;
     for (llvm::StringRef rest = *ops_; !rest.empty();) {

@@ -424,21 +424,17 @@ absl::StatusOr<bool> fuseOperators(Model &m, const FusionOptions &opts, RewriteS
 //===----------------------------------------------------------------------===//
 
 namespace {
-class FusePass : public Pass {
+class FusePass : public OptionsPass<FusionOptions> {
 public:
-  llvm::StringRef argument() const override { return "fuse"; }
-  llvm::StringRef description() const override {
-    return "Fuse Conv+BatchNormalization/Add/Mul, MatMul+Add into Gemm, Transpose into Gemm, "
-           "LayerNorm/RMSNorm/GELU chains into LayerNormalization/RMSNormalization/Gelu; "
-           "remove inference-mode Dropout and Identity";
-  }
+  FusePass()
+      : OptionsPass("fuse",
+                    "Fuse Conv+BatchNormalization/Add/Mul, MatMul+Add into Gemm, Transpose into "
+                    "Gemm, LayerNorm/RMSNorm/GELU chains into "
+                    "LayerNormalization/RMSNormalization/Gelu; remove inference-mode Dropout and "
+                    "Identity") {}
   absl::StatusOr<bool> run(Model &m) override {
-    FusionOptions o;
-    o.batchNormToMulAdd = *bnToMulAdd_;
-    o.disabledPatterns = *disable_;
-    o.explain = *explain_;
     RewriteStatistics s;
-    auto r = fuseOperators(m, o, &s);
+    auto r = fuseOperators(m, optionValues(), &s);
     if (!r.ok()) return r;
     if (absl::Status b = reportPatternBugs(s, [this](std::string w) { warn(std::move(w)); });
         !b.ok())
@@ -455,15 +451,15 @@ public:
   }
 
 private:
-  Option<bool> bnToMulAdd_{*this, "bn-to-mul-add",
-                           "turn BatchNormalization that no Conv absorbs into Mul + Add", false,
-                           "fuse-bn-to-mul-add"};
-  Option<std::string> disable_{*this, "disable", "patterns not to apply (comma-separated names)",
-                               "", "fuse-disable"};
-  Option<bool> explain_{*this, "explain",
-                        "report each candidate a pattern matched partly and the guard that "
-                        "rejected it (node and reason)",
-                        false, "fusion-report"};
+  Field<bool> bnToMulAdd_{*this, &FusionOptions::batchNormToMulAdd, "bn-to-mul-add",
+                          "turn BatchNormalization that no Conv absorbs into Mul + Add",
+                          "fuse-bn-to-mul-add"};
+  Field<std::string> disable_{*this, &FusionOptions::disabledPatterns, "disable",
+                              "patterns not to apply (comma-separated names)", "fuse-disable"};
+  Field<bool> explain_{*this, &FusionOptions::explain, "explain",
+                       "report each candidate a pattern matched partly and the guard that "
+                       "rejected it (node and reason)",
+                       "fusion-report"};
 };
 } // namespace
 

@@ -711,14 +711,12 @@ absl::StatusOr<bool> simplify(Model &m, RewriteStatistics *stats, llvm::StringRe
 }
 
 namespace {
-class SimplifyPass : public Pass {
+class SimplifyPass : public NamedPass {
 public:
-  llvm::StringRef argument() const override { return "simplify"; }
-  llvm::StringRef description() const override {
-    return "Remove no-op Reshape/Expand/Tile/Pad/Cast/Transpose/Slice/Concat/Split; collapse "
-           "Reshape, Transpose, Cast and Squeeze/Unsqueeze chains; read Shape's dims through "
-           "Transpose/Reshape (exact)";
-  }
+  SimplifyPass()
+      : NamedPass("simplify", "Remove no-op Reshape/Expand/Tile/Pad/Cast/Transpose/Slice/Concat/"
+                              "Split; collapse Reshape, Transpose, Cast and Squeeze/Unsqueeze "
+                              "chains; read Shape's dims through Transpose/Reshape (exact)") {}
   absl::StatusOr<bool> run(Model &m) override {
     RewriteStatistics s;
     auto r = simplify(m, &s, *disable_);

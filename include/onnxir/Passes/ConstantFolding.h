@@ -93,6 +93,23 @@ struct FoldStatistics {
   int64_t sideEffects = 0;       ///< an op of another domain that may have some
   int64_t resultNotComputed = 0; ///< a used optional result the kernel leaves out
   int64_t declaredTypeMismatch = 0; ///< Note [Declared element types] (.cpp)
+  /// The -stats names (Note [Pass definitions in one place], Pass.h).
+  template <class F> void forEach(F &&f) const {
+    f("nodes folded", nodesFolded);
+    f("If nodes inlined", ifsInlined);
+    f("constants materialized", constantsMaterialized);
+    f("dead constants removed", deadConstantsRemoved);
+    f("bytes added", bytesAdded);
+    f("bytes freed", bytesFreed);
+    f("declined (growth budget)", rejectedByBudget);
+    f("declined (size limit)", rejectedBySize);
+    f("declined (no kernel)", unsupported);
+    f("declined (kernel error)", kernelFailed);
+    f("declined (nondeterministic)", nondeterministic);
+    f("declined (side effects)", sideEffects);
+    f("declined (result not computed)", resultNotComputed);
+    f("declined (declared type)", declaredTypeMismatch);
+  }
 };
 
 /// Folds constants in `m`; true if anything changed.

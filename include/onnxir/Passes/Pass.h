@@ -45,11 +45,14 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
+#include <algorithm>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace llvm {
@@ -254,13 +257,24 @@ public:
 
 protected:
   /// An option whose value is the field `field` of Opts, with the field's
-  /// initializer as default.
-  template <class T> class Field : public Option<T> {
+  /// initializer as default. A ByteCount option may stand for an integer
+  /// field (a value past the field's range is its largest).
+  template <class T, class FieldT = T> class Field : public Option<T> {
   public:
-    Field(OptionsPass &owner, T Opts::*field, const char *key, const char *description,
+    Field(OptionsPass &owner, FieldT Opts::*field, const char *key, const char *description,
           const char *flag = "", std::vector<std::string> choices = {})
-        : Option<T>(owner, key, description, Opts().*field, flag, std::move(choices)) {
-      owner.appliers_.push_back([this, field](Opts &o) { o.*field = this->get(); });
+        : Option<T>(owner, key, description, toOption(Opts().*field), flag, std::move(choices)) {
+      owner.appliers_.push_back([this, field](Opts &o) { o.*field = fromOption(this->get()); });
+    }
+
+  private:
+    static T toOption(const FieldT &v) {
+      if constexpr (std::is_same_v<T, FieldT>) return v;
+      else return T{(uint64_t)v};
+    }
+    static FieldT fromOption(const T &v) {
+      if constexpr (std::is_same_v<T, FieldT>) return v;
+      else return (FieldT)std::min<uint64_t>(v.bytes, (uint64_t)std::numeric_limits<FieldT>::max());
     }
   };
 

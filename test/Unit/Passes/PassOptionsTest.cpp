@@ -605,6 +605,7 @@ struct ToyOptions {
   bool flag = true;
   int64_t count = 7;
   std::string word = "left";
+  int64_t budget = 5;
 };
 
 struct ToyStatistics {
@@ -633,13 +634,14 @@ private:
   Field<bool> flag_{*this, &ToyOptions::flag, "flag", "a flag", "toy-flag"};
   Field<int64_t> count_{*this, &ToyOptions::count, "count", "a count"};
   Field<std::string> word_{*this, &ToyOptions::word, "word", "a word", "", {"left", "right"}};
+  Field<ByteCount, int64_t> budget_{*this, &ToyOptions::budget, "budget", "a byte count"};
 };
 
 } // namespace
 
 TEST(PassDefinitions, FieldsTakeTheStructDefaultsAndHandBackTheValuesSet) {
   ToyPass p;
-  ASSERT_EQ(p.options().size(), 3u);
+  ASSERT_EQ(p.options().size(), 4u);
   EXPECT_EQ(p.options()[0]->defaultText(), "true");
   EXPECT_EQ(p.options()[1]->defaultText(), "7");
   EXPECT_EQ(p.options()[2]->defaultText(), "left");
@@ -664,6 +666,17 @@ TEST(PassDefinitions, FieldsTakeTheStructDefaultsAndHandBackTheValuesSet) {
   // Every counter under its name, summed over the two reports.
   PassStatistics want = {{"nodes seen", 2}, {"nodes kept", -6}};
   EXPECT_EQ(p.statistics(), want);
+}
+
+TEST(PassDefinitions, ByteCountOptionsStandForIntegerFields) {
+  ToyPass p;
+  EXPECT_EQ(p.options()[3]->defaultText(), ToyPass().options()[3]->defaultText());
+  EXPECT_EQ(p.optionValues().budget, 5);
+  ASSERT_TRUE(p.setOption("budget", "2KiB").ok());
+  EXPECT_EQ(p.optionValues().budget, 2048);
+  // Past the field's range: its largest value, not a negative one.
+  ASSERT_TRUE(p.setOption("budget", "18446744073709551615").ok());
+  EXPECT_EQ(p.optionValues().budget, INT64_MAX);
 }
 
 TEST(PassDefinitions, GlobalFlagsReachBoundFields) {
