@@ -35,6 +35,7 @@
 // MODEL, nothing to reduce; 2: an error (`onnxir-reduce: error: ...`).
 //
 //===----------------------------------------------------------------------===//
+#include "onnxir/Eval/Compare.h"
 #include "onnxir/Eval/Evaluator.h"
 #include "onnxir/Eval/Extract.h"
 #include "onnxir/IR/Graph.h"
@@ -74,57 +75,6 @@ namespace {
 template <typename T> T orFail(absl::StatusOr<T> r, const std::string &where) {
   if (!r.ok()) fail(where + std::string(r.status().message()));
   return std::move(*r);
-}
-
-/// A random tensor of `v`'s declared type (as onnxir-run --random-inputs).
-Tensor randomInput(const Value &v, const std::map<std::string, int64_t> &bind,
-                   std::mt19937_64 &rng) {
-  const Type *t = v.type();
-  std::string name = v.name().str();
-  if (!t || !t->isTensor() || !t->hasElemType() || !t->hasShape())
-    fail("input \"" + name + "\": random inputs need a tensor type with a shape");
-  std::vector<int64_t> dims;
-  for (const Dim &d : t->dims()) {
-    if (d.isKnown()) dims.push_back(d.value);
-    else if (d.isSymbolic() && bind.count(d.param.str())) dims.push_back(bind.at(d.param.str()));
-    else {
-      llvm::errs() << "onnxir-reduce: note: input \"" << name << "\": dim "
-                   << (d.isSymbolic() ? d.param.str() : std::string("?"))
-                   << " taken as 1 (--bind-dim SYM=V)\n";
-      dims.push_back(1);
-    }
-  }
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  Tensor out;
-  DataType dt = t->elemType();
-  out.setDataType(dt);
-  out.setDims(dims);
-  std::string bytes;
-  std::uniform_real_distribution<double> real(-1.0, 1.0);
-  std::uniform_int_distribution<int64_t> small(0, 9);
-  auto put = [&](auto x) { bytes.append(reinterpret_cast<const char *>(&x), sizeof(x)); };
-  for (int64_t k = 0; k < n; ++k) {
-    switch (dt) {
-    case DataType::Float: put((float)real(rng)); break;
-    case DataType::Double: put(real(rng)); break;
-    case DataType::Float16: put(floatToHalf((float)real(rng))); break;
-    case DataType::Bool: put((uint8_t)(small(rng) & 1)); break;
-    case DataType::Int8: put((int8_t)small(rng)); break;
-    case DataType::Uint8: put((uint8_t)small(rng)); break;
-    case DataType::Int16: put((int16_t)small(rng)); break;
-    case DataType::Uint16: put((uint16_t)small(rng)); break;
-    case DataType::Int32: put((int32_t)small(rng)); break;
-    case DataType::Uint32: put((uint32_t)small(rng)); break;
-    case DataType::Int64: put((int64_t)small(rng)); break;
-    case DataType::Uint64: put((uint64_t)small(rng)); break;
-    default:
-      fail("input \"" + name + "\": no random values of element type " +
-           dataTypeName(dt).str());
-    }
-  }
-  out.setRaw(std::move(bytes));
-  return out;
 }
 
 /// The main-graph values `n` reads: operands and what its subgraphs capture.
@@ -269,12 +219,21 @@ public:
     auto after = evaluateModel(*opt, feed, o_.eval);
     if (!after.ok())
       return {true, absl::StrCat("the optimised model does not run: ", after.status().message())};
-    for (auto &[name, a] : before->outputs) {
-      if (before->nondeterministic.count(name)) continue;
-      auto it = after->outputs.find(name);
-      if (it == after->outputs.end()) return {true, "output \"" + name + "\" is gone"};
-      if (std::string why = differ(a, it->second); !why.empty())
-        return {true, "output \"" + name + "\": " + why};
+    // The rule of onnxir-run --compare (Note [Comparing outputs]), the
+    // original's values as the reference.
+    auto diffs = compareOutputs(*after, *before, o_.rtol, o_.atol);
+    if (!diffs.ok()) return {false, ""};
+    for (const OutputDiff &d : *diffs) {
+      if (d.ok) continue;
+      switch (d.kind) {
+      case OutputDiff::Kind::MissingInA: return {true, "output \"" + d.name + "\" is gone"};
+      case OutputDiff::Kind::MissingInB: return {true, "output \"" + d.name + "\" is new"};
+      case OutputDiff::Kind::TypeMismatch:
+        return {true, "output \"" + d.name + "\": type or shape changed"};
+      default:
+        return {true, absl::StrCat("output \"", d.name, "\": max abs difference ", d.maxAbs,
+                                   ", max rel ", d.maxRel)};
+      }
     }
     return {false, ""};
   }
@@ -282,26 +241,6 @@ public:
   int checks() const { return checks_; }
 
 private:
-  std::string differ(const Tensor &a, const Tensor &b) const {
-    if (a.dataType() != b.dataType() || a.dims() != b.dims()) return "type or shape changed";
-    if (a.dataType() == DataType::String)
-      return *a.strings() == *b.strings() ? "" : "strings differ";
-    auto va = a.values<double>(), vb = b.values<double>();
-    if (!va.ok() || !vb.ok()) return "";
-    for (size_t k = 0; k < va->size(); ++k) {
-      double x = (*va)[k], y = (*vb)[k];
-      if (std::isnan(x) || std::isnan(y)) {
-        if (std::isnan(x) != std::isnan(y)) return "NaN where the original has none, or back";
-        continue;
-      }
-      if (x == y) continue;
-      double d = std::fabs(x - y);
-      if (!(d <= o_.atol + o_.rtol * std::fabs(x)))
-        return absl::StrCat("element ", k, ": ", x, " became ", y);
-    }
-    return "";
-  }
-
   Verdict runCommand(const Model &m) {
     if (dir_.empty()) {
       llvm::SmallString<128> d;
@@ -466,8 +405,10 @@ int main(int argc, char **argv) {
 
   std::map<std::string, Tensor> inputs;
   std::mt19937_64 rng(seed);
-  for (Value *v : model->graph().inputs())
-    if (!v->hasInitializer()) inputs[v->name().str()] = randomInput(*v, bind, rng);
+  std::vector<std::string> notes;
+  inputs = orFail(randomInputs(*model, {}, bind, rng, &notes), "");
+  for (const std::string &n : notes)
+    llvm::errs() << "onnxir-reduce: note: " << n << " (--bind-dim SYM=V)\n";
 
   // The original, as it is.
   Verdict first = red.check(*model, inputs);
