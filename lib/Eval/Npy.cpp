@@ -2,6 +2,7 @@
 #include "onnxir/Eval/Npy.h"
 
 #include "onnxir/IR/DataType.h"
+#include "onnxir/Support/LLVMCompat.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -39,7 +40,7 @@ std::optional<llvm::StringRef> field(llvm::StringRef header, llvm::StringRef key
 } // namespace
 
 absl::StatusOr<Tensor> parseNpy(llvm::StringRef bytes) {
-  if (!bytes.startswith("\x93NUMPY") || bytes.size() < 10) return bad("no \\x93NUMPY magic");
+  if (!startsWith(bytes, "\x93NUMPY") || bytes.size() < 10) return bad("no \\x93NUMPY magic");
   unsigned major = (unsigned char)bytes[6];
   size_t len, start;
   if (major == 1) {
@@ -60,7 +61,7 @@ absl::StatusOr<Tensor> parseNpy(llvm::StringRef bytes) {
   auto fortran = field(header, "fortran_order");
   auto shape = field(header, "shape");
   if (!descr || !fortran || !shape) return bad("the header lacks descr, fortran_order or shape");
-  if (fortran->startswith("True")) return bad("Fortran order");
+  if (startsWith(*fortran, "True")) return bad("Fortran order");
   if (descr->size() < 4 || ((*descr)[0] != '\'' && (*descr)[0] != '"'))
     return bad("descr is not a plain type string");
   char order = (*descr)[1];

@@ -44,6 +44,7 @@
 #include "onnxir/Passes/PipelineOptions.h"
 #include "onnxir/Serialize/ModelFile.h"
 #include "onnxir/Serialize/ProtoIO.h"
+#include "onnxir/Support/LLVMCompat.h"
 
 #include "absl/strings/str_cat.h"
 #include "llvm/ADT/DenseMap.h"
@@ -334,7 +335,7 @@ int64_t passesRun(const std::string &log) {
   while (!rest.empty()) {
     auto [line, next] = rest.split('\n');
     rest = next;
-    n += line.startswith("BISECT: running pass (");
+    n += startsWith(line, "BISECT: running pass (");
   }
   return n;
 }
@@ -354,7 +355,7 @@ int main(int argc, char **argv) {
       return argv[++i];
     };
     auto is = [&](llvm::StringRef flag) {
-      return a == flag || (a.startswith(flag) && a.drop_front(flag.size()).startswith("="));
+      return a == flag || (startsWith(a, flag) && startsWith(a.drop_front(flag.size()), "="));
     };
     auto number = [&](const std::string &s, llvm::StringRef flag) {
       char *end = nullptr;
@@ -379,7 +380,7 @@ int main(int argc, char **argv) {
     } else if (a == "-o") {
       if (i + 1 >= argc) fail("-o needs a file name");
       o.out = argv[++i];
-    } else if (a.startswith("-") && a != "-") fail("unknown option '" + a.str() + "'");
+    } else if (startsWith(a, "-") && a != "-") fail("unknown option '" + a.str() + "'");
     else if (o.model.empty()) o.model = a.str();
     else fail("more than one model: '" + o.model + "' and '" + a.str() + "'");
   }

@@ -19,6 +19,7 @@
 #include "onnxir/IR/Graph.h"
 #include "onnxir/Serialize/ModelFile.h"
 #include "onnxir/Serialize/TensorFile.h"
+#include "onnxir/Support/LLVMCompat.h"
 
 #include "absl/strings/str_cat.h"
 #include "llvm/Support/FileSystem.h"
@@ -57,7 +58,7 @@ template <typename T> T orFail(absl::StatusOr<T> r) {
 
 Tensor readInput(const std::string &path) {
   llvm::StringRef p(path);
-  if (p.endswith(".npy")) {
+  if (endsWith(p, ".npy")) {
     std::ifstream in(path, std::ios::binary);
     if (!in) fail(path + ": cannot open the file");
     std::ostringstream ss;
@@ -66,7 +67,7 @@ Tensor readInput(const std::string &path) {
     if (!t.ok()) fail(absl::StrCat(path, ": ", t.status().message()));
     return std::move(*t);
   }
-  if (p.endswith(".pb")) return orFail(loadTensorProto(path));
+  if (endsWith(p, ".pb")) return orFail(loadTensorProto(path));
   fail(path + ": an input file is .npy or .pb (TensorProto)");
 }
 
@@ -128,27 +129,27 @@ int main(int argc, char **argv) {
       return d;
     };
     if (a == "--random-inputs") random = true;
-    else if (a.startswith("--input")) {
+    else if (startsWith(a, "--input")) {
       std::string v = value("--input");
       size_t eq = v.find('=');
       if (eq == std::string::npos) fail("--input takes NAME=FILE, not '" + v + "'");
       inputFiles.emplace_back(v.substr(0, eq), v.substr(eq + 1));
-    } else if (a.startswith("--bind-dim")) {
+    } else if (startsWith(a, "--bind-dim")) {
       std::string v = value("--bind-dim");
       size_t eq = v.find('=');
       if (eq == std::string::npos) fail("--bind-dim takes SYM=V, not '" + v + "'");
       double d = number(v.substr(eq + 1), "--bind-dim");
       if (d < 0 || d != std::floor(d)) fail("--bind-dim: not a size: '" + v + "'");
       bind[v.substr(0, eq)] = (int64_t)d;
-    } else if (a.startswith("--seed")) seed = (uint64_t)number(value("--seed"), "--seed");
-    else if (a.startswith("--max-bytes")) opts.maxBytes = (uint64_t)number(value("--max-bytes"), "--max-bytes");
-    else if (a.startswith("--compare")) compare = value("--compare");
-    else if (a.startswith("--rtol")) rtol = number(value("--rtol"), "--rtol");
-    else if (a.startswith("--atol")) atol = number(value("--atol"), "--atol");
+    } else if (startsWith(a, "--seed")) seed = (uint64_t)number(value("--seed"), "--seed");
+    else if (startsWith(a, "--max-bytes")) opts.maxBytes = (uint64_t)number(value("--max-bytes"), "--max-bytes");
+    else if (startsWith(a, "--compare")) compare = value("--compare");
+    else if (startsWith(a, "--rtol")) rtol = number(value("--rtol"), "--rtol");
+    else if (startsWith(a, "--atol")) atol = number(value("--atol"), "--atol");
     else if (a == "-o") {
       if (i + 1 >= argc) fail("-o needs a directory");
       outDir = argv[++i];
-    } else if (a.startswith("-") && a != "-") fail("unknown option '" + a.str() + "'");
+    } else if (startsWith(a, "-") && a != "-") fail("unknown option '" + a.str() + "'");
     else if (model.empty()) model = a.str();
     else fail("more than one model: '" + model + "' and '" + a.str() + "' (--compare B)");
   }
