@@ -5,7 +5,9 @@
 // that tests can check that --verify-each catches it and names the pass;
 // `-test-pattern-type-bug` runs two deliberately wrong patterns so that
 // tests can check that the rewriter's type check refuses them (Note
-// [Replacement type check], PatternRewrite.h).
+// [Replacement type check], PatternRewrite.h); `-test-change-numbers` makes
+// a valid model that computes something else, for onnx-opt's
+// --check-numerics (Note [Numeric check]).
 //
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/Model.h"
@@ -19,6 +21,17 @@ namespace {
 
 /// Points the first operand of the main graph's first node that has one at
 /// the last node's first result: a use before its definition (or a cycle).
+/// For the tests of --check-numerics: a wrong rewrite that the verifier and
+/// the schema check cannot see.
+absl::StatusOr<bool> changeNumbers(Model &m, PassReport &) {
+  for (Node &n : m.graph().nodes())
+    if (n.opType() == "Neg" && n.domain().empty()) {
+      n.setOpType("Identity");
+      return true;
+    }
+  return false;
+}
+
 absl::StatusOr<bool> breakIR(Model &m, PassReport &) {
   Graph &g = m.graph();
   if (g.nodes().empty() || !g.nodes().back().numResults()) return false;
@@ -72,6 +85,12 @@ public:
 } // namespace
 
 void registerTestPasses() {
+  PassRegistry::instance().registerPass([] {
+    return makePass("test-change-numbers",
+                    "(test) Make the main graph's first Neg an Identity: a valid model that "
+                    "computes something else",
+                    changeNumbers);
+  });
   PassRegistry::instance().registerPass([] {
     return makePass("test-break-ir",
                     "(test) Make the first node use the last node's result, breaking the IR",

@@ -9,6 +9,8 @@
 // located message on stderr and exit status 1; the output is then untouched.
 //
 //===----------------------------------------------------------------------===//
+#include "onnxir/Eval/Compare.h"
+#include "onnxir/Eval/Evaluator.h"
 #include "onnxir/IR/Model.h"
 #include "onnxir/Ops/SchemaVerifier.h"
 #include "onnxir/IR/Verifier.h"
@@ -17,11 +19,13 @@
 #include "onnxir/Passes/PassPipeline.h"
 #include "onnxir/Passes/PipelineOptions.h"
 #include "onnxir/Passes/Passes.h"
+#include "onnxir/Passes/ShapeInference.h"
 #include "onnxir/Serialize/ModelFile.h"
 #include "onnxir/Serialize/ProtoIO.h"
 #include "onnxir/Serialize/Text.h"
 #include "onnxir/Support/LLVMCompat.h"
 
+#include "absl/strings/str_cat.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/Statistic.h"
 #include "llvm/Support/CommandLine.h"
@@ -41,6 +45,7 @@
 #include <iterator>
 #include <map>
 #include <new>
+#include <random>
 #include <set>
 #include <sstream>
 #include <sys/stat.h>
@@ -127,6 +132,12 @@ cl::opt<std::string> gExternalThreshold(
     "external-data-threshold",
     cl::desc("Size above which --external-data moves a tensor (default 1024; units: 64KiB, 1MB)"),
     cl::value_desc("bytes"), cl::init("1024"), cl::cat(gIOCat));
+cl::opt<std::string> gCheckNumerics(
+    "check-numerics", cl::ValueOptional, cl::value_desc("N"),
+    cl::desc("Run the input model and the result on N random input sets (default 3) with the "
+             "reference evaluator and refuse to write when an output differs beyond its element "
+             "type's tolerance"),
+    cl::cat(gIOCat));
 cl::opt<bool> gSummary("summary",
                        cl::desc("Print a before/after table of op counts, initializers and "
                                 "file size to stderr"),
@@ -370,6 +381,13 @@ NormalizedArgs normalizeArgs(int argc, char **argv,
         if (llvm::StringRef(v).getAsInteger(10, n))
           fail(flag + ": '" + v + "' is not an integer");
       }
+    } else if (name == "check-numerics") {
+      // Bare (3 sets) or =N; never the next argument (it is the model).
+      valued = hasValue;
+      v = value.str();
+      unsigned n;
+      if (hasValue && (llvm::StringRef(v).getAsInteger(10, n) || n == 0))
+        fail(flag + ": '" + v + "' is not a number of input sets (1 or more)");
     } else {
       // A bool option: bare, =VALUE or a following true/false.
       if (hasValue) v = value.str();
@@ -517,6 +535,88 @@ static void printRunTimes(double load, const PipelineRun &run, double save) {
   line(passes, "passes");
   line(save, "save (lower and write)");
   line(total, "total");
+}
+
+//===--- Note [Numeric check] ---------------------------------------------===//
+// --check-numerics[=N] runs the model as read and the model as it is about to
+// be written on the reference evaluator (Eval/Evaluator.h) on N random input
+// sets and refuses to write when an output differs. The inputs are made from
+// the result's graph inputs (after --input-shape and --bind-dim have fixed
+// their dims; a dim still symbolic or unknown takes its --bind-dim value, or
+// 1, and a note says so), so both models take them. The original is kept as
+// its bytes (external data stays where it is) and lifted again for the run.
+// Tolerances follow the element type: floats within atol + rtol * |original|
+// (float and double 1e-5 / 1e-4 as onnxruntime-level checks use, float16 and
+// bfloat16 1e-2 / 1e-2), every other type exactly; an output from a random op
+// is not compared. A model the evaluator cannot run (an op without a kernel)
+// is an error: nothing is written, since nothing was checked.
+//===----------------------------------------------------------------------===//
+
+/// The tolerance of an output of element type `t` (Note [Numeric check]).
+std::pair<double, double> numericTolerance(DataType t) {
+  switch (t) {
+  case DataType::Float:
+  case DataType::Double: return {1e-4, 1e-5};
+  case DataType::Float16:
+  case DataType::BFloat16: return {1e-2, 1e-2};
+  default: return {0.0, 0.0};
+  }
+}
+
+/// Runs `original` (its bytes) and `result` on `sets` random input sets;
+/// an error names the first output that differs.
+absl::Status checkNumerics(llvm::StringRef originalBytes, const LiftOptions &lo,
+                           const Model &result, unsigned sets,
+                           const std::map<std::string, int64_t> &bind) {
+  auto original = liftModel(originalBytes, lo);
+  if (!original.ok()) return original.status();
+  std::mt19937_64 rng(0);
+  for (unsigned set = 0; set < sets; ++set) {
+    std::vector<std::string> notes;
+    auto inputs = randomInputs(result, {}, bind, rng, &notes);
+    if (!inputs.ok()) return inputs.status();
+    if (set == 0)
+      for (const std::string &n : notes)
+        llvm::errs() << "onnx-opt: note: --check-numerics: " << n << " (--bind-dim SYM=V)\n";
+    auto a = evaluateModel(**original, *inputs);
+    if (!a.ok())
+      return absl::Status(a.status().code(), absl::StrCat("the input model does not run on the "
+                                                          "reference evaluator: ",
+                                                          a.status().message()));
+    auto b = evaluateModel(result, *inputs);
+    if (!b.ok())
+      return absl::Status(b.status().code(), absl::StrCat("the result does not run on the "
+                                                          "reference evaluator: ",
+                                                          b.status().message()));
+    for (auto &[name, t] : a->outputs) {
+      // One output at a time, with its element type's tolerance.
+      EvalResult ea, eb;
+      ea.outputs.emplace(name, t);
+      if (a->nondeterministic.count(name)) ea.nondeterministic.insert(name);
+      if (auto it = b->outputs.find(name); it != b->outputs.end()) eb.outputs.emplace(name, it->second);
+      if (b->nondeterministic.count(name)) eb.nondeterministic.insert(name);
+      auto [rtol, atol] = numericTolerance(t.dataType());
+      // The original's values are the reference (compareOutputs measures
+      // against its second result).
+      auto diffs = compareOutputs(eb, ea, rtol, atol);
+      if (!diffs.ok()) return diffs.status();
+      for (const OutputDiff &d : *diffs) {
+        if (d.ok) continue;
+        std::string what =
+            d.kind == OutputDiff::Kind::MissingInA       ? "is missing from the result"
+            : d.kind == OutputDiff::Kind::TypeMismatch   ? "changed its element type or shape"
+            : d.kind == OutputDiff::Kind::Strings        ? "holds other strings"
+                                                         : absl::StrCat("differs: max abs ", d.maxAbs,
+                                                                        ", max rel ", d.maxRel,
+                                                                        " (rtol ", rtol, ", atol ",
+                                                                        atol, ")");
+        return absl::FailedPreconditionError(absl::StrCat(
+            "output \"", name, "\" ", what, " on input set ", set + 1, " of ",
+            sets, "; nothing written"));
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 namespace {
@@ -677,6 +777,27 @@ int onnxOptMain(int argc, char **argv) {
 
   double loadSeconds = secondsSince(loadStart);
 
+  // Note [Numeric check]: the model as read, kept for the check.
+  unsigned checkSets = 0;
+  std::string originalBytes;
+  LiftOptions checkLift;
+  std::map<std::string, int64_t> checkBind;
+  if (gCheckNumerics.getNumOccurrences()) {
+    checkSets = 3;
+    if (!gCheckNumerics.empty()) llvm::StringRef(gCheckNumerics).getAsInteger(10, checkSets);
+    if (auto it = po.passOptions.find("bind-dim"); it != po.passOptions.end()) {
+      auto b = parseBindDims(it->second);
+      if (!b.ok()) fail("--bind-dim: " + std::string(b.status().message()));
+      for (auto &[sym, v] : *b) checkBind[sym] = v;
+    }
+    auto bytes = lowerModel(*model);
+    if (!bytes.ok()) fail("--check-numerics: " + std::string(bytes.status().message()));
+    originalBytes = std::move(*bytes);
+    if (gInput != "-") checkLift.baseDir = llvm::sys::path::parent_path(gInput).str();
+    checkLift.sourceName = gInput;
+    checkLift.allowExternalLinks = gAllowExternalLinks;
+  }
+
   Summary before;
   if (gSummary) {
     before = summarize(*model);
@@ -719,6 +840,11 @@ int onnxOptMain(int argc, char **argv) {
   auto r = runPipeline(*model, std::move(pipeline), po);
   if (!r.ok()) fail(std::string(r.status().message()));
   if (auto s = checkMappedFileReads(); !s.ok()) fail(std::string(s.message()));
+  if (checkSets) {
+    gStage = "checking the numbers";
+    if (auto s = checkNumerics(originalBytes, checkLift, *model, checkSets, checkBind); !s.ok())
+      fail("--check-numerics: " + std::string(s.message()));
+  }
 
   // Write.
   auto saveStart = std::chrono::steady_clock::now();
