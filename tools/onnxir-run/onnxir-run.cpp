@@ -19,6 +19,7 @@
 #include "onnxir/IR/Graph.h"
 #include "onnxir/Serialize/ModelFile.h"
 #include "onnxir/Serialize/TensorFile.h"
+#include "onnxir/Passes/ShapeInference.h"
 #include "onnxir/Support/LLVMCompat.h"
 
 #include "absl/strings/str_cat.h"
@@ -135,12 +136,15 @@ int main(int argc, char **argv) {
       if (eq == std::string::npos) fail("--input takes NAME=FILE, not '" + v + "'");
       inputFiles.emplace_back(v.substr(0, eq), v.substr(eq + 1));
     } else if (startsWith(a, "--bind-dim")) {
-      std::string v = value("--bind-dim");
-      size_t eq = v.find('=');
-      if (eq == std::string::npos) fail("--bind-dim takes SYM=V, not '" + v + "'");
-      double d = number(v.substr(eq + 1), "--bind-dim");
-      if (d < 0 || d != std::floor(d)) fail("--bind-dim: not a size: '" + v + "'");
-      bind[v.substr(0, eq)] = (int64_t)d;
+      // The one reader of --bind-dim (onnx-opt's): SYM=V[;SYM=V...], a
+      // symbol bound twice to different values refused.
+      auto b = parseBindDims(value("--bind-dim"));
+      if (!b.ok()) fail(std::string(b.status().message()));
+      for (auto &[sym, v] : *b) {
+        if (auto [at, fresh] = bind.emplace(sym, v); !fresh && at->second != v)
+          fail("--bind-dim: symbol \"" + sym + "\" is bound twice (" +
+               std::to_string(at->second) + " and " + std::to_string(v) + ")");
+      }
     } else if (startsWith(a, "--seed")) seed = (uint64_t)number(value("--seed"), "--seed");
     else if (startsWith(a, "--max-bytes")) opts.maxBytes = (uint64_t)number(value("--max-bytes"), "--max-bytes");
     else if (startsWith(a, "--compare")) compare = value("--compare");
