@@ -20,13 +20,13 @@ set -uo pipefail
 OPT=$1; SHARED=$2; SRC=$3; WORK=$4
 MIN_COMPARED=${MIN_COMPARED:-50}
 source "$(dirname "$0")/ort_common.sh"
+source "$(dirname "$0")/../Common/lit_pipelines.sh"
 ort_require ort-rewrites
 rm -rf "$WORK"; mkdir -p "$WORK"
 CMP="node $SHARED/tools/ort_compare.js"
-FOLDERS="simplify fuse fold cse dedup-initializers eliminate-identity constants dce topo rewriter"
 
 compared=0; fail=0; unrunnable=()
-for dir in $FOLDERS; do
+for dir in $REWRITE_FOLDERS; do
   for t in "$SRC"/test/Passes/$dir/*.onnxtxt; do
     [ -e "$t" ] || continue
     name=$dir/$(basename "$t" .onnxtxt)
@@ -37,14 +37,7 @@ for dir in $FOLDERS; do
     # outputs differ between two runs of the same model.
     case $name in fuse/dropout) continue ;; esac
     stem="$WORK/${name//\//_}"
-    # Each distinct pipeline of the RUN lines reading %s, up to the output:
-    # what follows --emit, -o or a pipe only says how the result is printed,
-    # and -stats, --fusion-report and --summary change no model.
-    mapfile -t pipes < <(grep -E '^(#|//) RUN: +onnx-opt ' "$t" |
-      sed -E 's/^(#|\/\/) RUN: +onnx-opt //; s/ ?(--emit|-o |2>|>|\|).*//' |
-      grep -E '(^| )%s( |$)' | grep -v -- '--verify=structure' |
-      sed -E 's/(^| )%s( |$)/ /g; s/(^| )(-stats|--fusion-report|--summary)( |$)/ /g; s/^ +| +$//g' |
-      sort -u)
+    mapfile -t pipes < <(lit_pipelines "$t")
     [ "${#pipes[@]}" -gt 0 ] || continue
     a="$stem.onnx"
     if ! "$OPT" "$t" -o "$a" 2>"$stem.err"; then

@@ -1,0 +1,21 @@
+# lit_pipelines.sh: sourced by the walks that re-run the lit models of the
+# rewrite folders outside lit (test/Ort/rewrites.sh on onnxruntime,
+# test/Eval/rewrites.sh on the reference evaluator).
+#
+# REWRITE_FOLDERS: the folders of test/Passes whose models show a rewrite
+# (positive cases and near misses alike).
+REWRITE_FOLDERS="simplify fuse fold cse dedup-initializers eliminate-identity constants dce topo rewriter"
+
+# lit_pipelines FILE: prints each distinct onnx-opt pipeline of FILE's RUN
+# lines that reads the model itself (`onnx-opt %s FLAGS ...`), one a line,
+# without %s and without what only says how the result is printed (what
+# follows --emit, -o, a redirection or a pipe; -stats, --fusion-report and
+# --summary change no model). RUN lines checking structure alone
+# (--verify=structure: a model left invalid on purpose) are left out.
+lit_pipelines() {
+  grep -E '^(#|//) RUN: +onnx-opt ' "$1" |
+    sed -E 's/^(#|\/\/) RUN: +onnx-opt //; s/ ?(--emit|-o |2>|>|\|).*//' |
+    grep -E '(^| )%s( |$)' | grep -v -- '--verify=structure' |
+    sed -E 's/(^| )%s( |$)/ /g; s/(^| )(-stats|--fusion-report|--summary)( |$)/ /g; s/^ +| +$//g' |
+    sort -u
+}
