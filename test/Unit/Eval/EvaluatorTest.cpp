@@ -210,13 +210,13 @@ Clamp <hi: float = 2.5> (u) => (v)
 
 // An op without a kernel is a located "not supported", never a crash.
 TEST(Evaluator, OpWithoutKernelIsLocatedError) {
-  auto m = parse(R"(<ir_version: 8, opset_import: ["" : 11]>
+  auto m = parse(R"(<ir_version: 8, opset_import: ["" : 11, "com.example" : 1]>
 main (float[1,1,3,3] x, float[1,1,2,2] w) => (float[1,1,2,2] y)
 {
   a = Identity (x)
   b = Identity (w)
   c = Identity (a)
-  y = Conv (c, b)
+  y = com.example.Blur (c, b)
 })");
   ASSERT_TRUE(m);
   std::vector<float> z(9, 1);
@@ -225,7 +225,7 @@ main (float[1,1,3,3] x, float[1,1,2,2] w) => (float[1,1,2,2] y)
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_EQ(r.status().message(),
-            "<text>:7:7: not supported: node #3 (Conv) in graph \"main\": no kernel for Conv-11");
+            "<text>:7:7: not supported: node #3 (Blur) in graph \"main\": no kernel for Blur-1");
 }
 
 TEST(Evaluator, WrongInputTypeOrShapeNamesTheInput) {
