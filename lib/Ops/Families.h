@@ -19,6 +19,7 @@ void registerReductionOps(OpRegistrar &r);    ///< Reduction.cpp
 void registerShapeOps(OpRegistrar &r);        ///< Shape.cpp
 void registerTensorOps(OpRegistrar &r);       ///< Tensor.cpp
 void registerNNOps(OpRegistrar &r);           ///< NN.cpp
+void registerConvOps(OpRegistrar &r);         ///< Conv.cpp
 void registerQuantizationOps(OpRegistrar &r); ///< Quantization.cpp
 void registerSequenceOps(OpRegistrar &r);     ///< Sequence.cpp
 void registerSignalOps(OpRegistrar &r);       ///< Signal.cpp

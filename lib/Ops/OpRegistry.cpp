@@ -104,6 +104,7 @@ OpRegistry::OpRegistry() {
   registerShapeOps(def);
   registerTensorOps(def);
   registerNNOps(def);
+  registerConvOps(def);
   registerQuantizationOps(def);
   registerSequenceOps(def);
   registerSignalOps(def);
