@@ -318,6 +318,30 @@ FLOAT_UNARY_ATTR(kHardSwish, (void)0,
                  x * std::max(T(0), std::min(T(1), x / T(6) + T(0.5))))
 FLOAT_UNARY_ATTR(kThresholdedRelu, float alpha = c.getFloat("alpha", 1.0f),
                  x > (T)alpha ? x : T(0))
+FLOAT_UNARY(kMish, x * std::tanh(x > T(20) ? x : std::log1p(std::exp(x))))
+FLOAT_UNARY_ATTR(kSwish, float alpha = c.getFloat("alpha", 1.0f),
+                 (T)alpha * x >= 0 ? x / (T(1) + std::exp(-(T)alpha * x))
+                                   : x * std::exp((T)alpha * x) / (T(1) + std::exp((T)alpha * x)))
+
+// Gelu-20: x * Phi(x) with the normal CDF written with erf, or with
+// approximate="tanh" the tanh form; any other value is refused.
+StatusOr<std::vector<Tensor>> kGelu(const KernelCall &c) {
+  std::string approx = c.getString("approximate", "none");
+  if (approx != "none" && approx != "tanh")
+    return invalid("Gelu: attribute 'approximate' is \"" + approx + "\" (none or tanh)");
+  bool useTanh = approx == "tanh";
+  return unaryMap(c, FloatOnly::Yes, [&](auto x) -> std::optional<decltype(x)> {
+    using T = decltype(x);
+    if constexpr (isFloat<T>) {
+      if (useTanh)
+        return T(0.5) * x *
+               (T(1) + std::tanh(T(0.7978845608028654) * (x + T(0.044715) * x * x * x)));
+      return T(0.5) * x * (T(1) + std::erf(x * T(0.7071067811865476)));
+    } else {
+      return std::nullopt;
+    }
+  });
+}
 
 StatusOr<std::vector<Tensor>> kNeg(const KernelCall &c) {
   return unaryMap(c, FloatOnly::No, [](auto x) -> std::optional<decltype(x)> {
@@ -1199,6 +1223,7 @@ void registerElementwiseOps(OpRegistrar &r) {
   r["HardSwish"] = kernels::kHardSwish; r["Softplus"] = kernels::kSoftplus;
   r["Softsign"] = kernels::kSoftsign; r["Celu"] = kernels::kCelu;
   r["ThresholdedRelu"] = kernels::kThresholdedRelu; r["Clip"] = kernels::kClip;
+  r["Mish"] = kernels::kMish; r["Swish"] = kernels::kSwish; r["Gelu"] = kernels::kGelu;
   r["Clip"].since(11).upgrade(clipUp11).downgrade(clipDown11);
   r["Pow"].since(12).upgrade(adapters::noChange).downgrade(powDown12);
   r["GreaterOrEqual"].since(12).downgrade(orEqualDown12<true>);

@@ -266,14 +266,18 @@ StatusOr<std::vector<Tensor>> argReduce(const KernelCall &c, bool isMax) {
 StatusOr<std::vector<Tensor>> kArgMax(const KernelCall &c) { return argReduce(c, true); }
 StatusOr<std::vector<Tensor>> kArgMin(const KernelCall &c) { return argReduce(c, false); }
 
-StatusOr<std::vector<Tensor>> kCumSum(const KernelCall &c) {
+/// CumSum and CumProd: the running sum or product along the operand axis,
+/// `exclusive` (each element left out of its own result: the first is 0 or
+/// 1) and `reverse` (from the end). Integers wrap.
+StatusOr<std::vector<Tensor>> cumulative(const KernelCall &c, bool product) {
+  const char *op = product ? "CumProd" : "CumSum";
   auto a = inputArr(c, 0);
   if (!a.ok()) return a.status();
-  if (!c.input(1)) return invalid("CumSum without axis");
+  if (!c.input(1)) return invalid(absl::StrCat(op, " without axis"));
   auto ax = intValues(*c.input(1));
-  if (!ax.ok() || ax->size() != 1) return invalid("CumSum axis");
+  if (!ax.ok() || ax->size() != 1) return invalid(absl::StrCat(op, " axis"));
   auto axis = normAxis((*ax)[0], a->rank());
-  if (!axis) return invalid("CumSum axis");
+  if (!axis) return invalid(absl::StrCat(op, " axis"));
   bool excl = c.getInt("exclusive", 0), rev = c.getInt("reverse", 0);
   int64_t outer = 1, dim = a->dims[*axis], inner = 1;
   for (int64_t k = 0; k < *axis; ++k) outer *= a->dims[k];
@@ -283,13 +287,14 @@ StatusOr<std::vector<Tensor>> kCumSum(const KernelCall &c) {
     auto &v = a->template vec<T>();
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t i = 0; i < inner; ++i) {
-        T acc = T(0);
+        T acc = product ? T(1) : T(0);
         for (int64_t s = 0; s < dim; ++s) {
           int64_t j = rev ? dim - 1 - s : s;
           T &x = v[(o * dim + j) * inner + i];
           T old = x;
-          if (excl) { x = acc; acc = addWrap(acc, old); }
-          else { acc = addWrap(acc, old); x = acc; }
+          T next = product ? mulWrap(acc, old) : addWrap(acc, old);
+          x = excl ? acc : next;
+          acc = next;
         }
       }
     return absl::OkStatus();
@@ -297,6 +302,9 @@ StatusOr<std::vector<Tensor>> kCumSum(const KernelCall &c) {
   if (!st.ok()) return st;
   return one(*a);
 }
+
+StatusOr<std::vector<Tensor>> kCumSum(const KernelCall &c) { return cumulative(c, false); }
+StatusOr<std::vector<Tensor>> kCumProd(const KernelCall &c) { return cumulative(c, true); }
 
 } // namespace
 } // namespace kernels
@@ -350,7 +358,7 @@ void registerReductionOps(OpRegistrar &r) {
   r["ArgMax"] = kernels::kArgMax;
   r["ArgMin"] = [](InferCtx &c) { reduce(c, true); };
   r["ArgMin"] = kernels::kArgMin;
-  r["CumProd"] = sameAsInput;
+  r["CumProd"].infer(sameAsInput).kernel(kernels::kCumProd);
   r["ReduceSum"].since(13).upgrade(reduceAxesUp).downgrade(reduceAxesDown);
   for (const char *op : {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
                          "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"})
