@@ -403,6 +403,36 @@ StatusOr<std::vector<Tensor>> kCastLike(const KernelCall &c) {
   return castTo(c, *a, like->dataType());
 }
 
+/// BitCast-26: the same bits read as the element type `to`. Both types
+/// must have the same storage size (the output keeps the input's shape, as
+/// the shape rule says); strings have no bits to reinterpret.
+StatusOr<std::vector<Tensor>> kBitCast(const KernelCall &c) {
+  const Tensor *x = c.input(0);
+  if (!x) return invalid("BitCast without input");
+  DataType from = x->dataType(), to = (DataType)c.getInt("to", 0);
+  if (dataTypeName(to).empty() || to == DataType::Undefined)
+    return invalid(absl::StrCat("BitCast: attribute 'to' is ", c.getInt("to", 0),
+                                ", no element type"));
+  if (from == DataType::String || to == DataType::String)
+    return invalid("BitCast: string tensors have no fixed bit width");
+  if (dataTypeBits(from) != dataTypeBits(to))
+    return invalid(absl::StrCat("BitCast: ", dataTypeName(from).str(), " (", dataTypeBits(from),
+                                " bits) and ", dataTypeName(to).str(), " (", dataTypeBits(to),
+                                " bits) differ in size"));
+  auto n = x->numElements();
+  if (!n) return invalid("BitCast: invalid dims");
+  if (Status s = checkOutputSize(c, to, x->dims()); !s.ok()) return s;
+  auto bytes = x->bytes();
+  if (!bytes.ok()) return bytes.status();
+  Tensor out;
+  out.setDataType(to);
+  out.setDims(x->dims());
+  out.setRaw(bytes->str());
+  std::vector<Tensor> r;
+  r.push_back(std::move(out));
+  return r;
+}
+
 } // namespace
 } // namespace kernels
 
@@ -515,6 +545,7 @@ void registerCastOps(OpRegistrar &r) {
     int64_t to = c.getInt("to", 0);
     if (to > 0) c.setTensor(0, (int32_t)to, c.inShape(0));
   };
+  r["BitCast"] = kernels::kBitCast;
   registerCastAdapters(r);
 }
 
