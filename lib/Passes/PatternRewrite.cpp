@@ -14,6 +14,7 @@
 #include "onnxir/IR/Function.h"
 #include "onnxir/IR/Model.h"
 #include "onnxir/IR/Opset.h"
+#include "onnxir/IR/ValueInfo.h"
 #include "onnxir/Ops/InferCtx.h"
 #include "onnxir/Ops/OpRegistry.h"
 
@@ -144,21 +145,10 @@ Node *PatternRewriter::singleUseProducer(const Node &n, unsigned i, llvm::String
   return d;
 }
 
-const Tensor *PatternRewriter::constantTensor(const Value *v) {
-  if (!v) return nullptr;
-  if (v->isConstantInitializer()) return v->initializer();
-  Node *d = v->definingNode();
-  if (!d || !isConstantNode(*d) || d->numAttributes() != 1) return nullptr;
-  return storedConstantValue(*d);
-}
+const Tensor *PatternRewriter::constantTensor(const Value *v) { return storedConstantOf(v); }
 
 std::optional<std::vector<int64_t>> PatternRewriter::constantInts(const Value *v) {
-  const Tensor *t = constantTensor(v);
-  if (!t || (t->dataType() != DataType::Int64 && t->dataType() != DataType::Int32))
-    return std::nullopt;
-  auto vals = t->values<int64_t>();
-  if (!vals.ok()) return std::nullopt;
-  return std::move(*vals);
+  return onnxir::constantInts(v);
 }
 
 bool PatternRewriter::canReplace(const Value *old, const Value *by) {

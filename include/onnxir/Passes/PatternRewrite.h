@@ -198,10 +198,11 @@ public:
   /// not a graph output.
   static bool hasSingleLocalUse(const Value *v);
   /// The tensor of a constant operand: an initializer that is not a graph
-  /// input, or the `value` of a Constant node; null otherwise.
+  /// input, or the `value` of a Constant node; null otherwise
+  /// (storedConstantOf, IR/ValueInfo.h).
   static const Tensor *constantTensor(const Value *v);
   /// The values of a constant int64 or int32 operand (shapes, axes,
-  /// indices); nullopt if it is not one.
+  /// indices); nullopt if it is not one (constantInts, IR/ValueInfo.h).
   static std::optional<std::vector<int64_t>> constantInts(const Value *v);
   /// True if `by` may replace every use of `old`: when `old` is a graph
   /// output, `by` must be able to take its name (a node result of the same
