@@ -12,6 +12,7 @@
 #include "onnxir/Passes/Simplify.h"
 
 #include "onnxir/IR/Model.h"
+#include "onnxir/IR/ValueInfo.h"
 #include "onnxir/Ops/OpFacts.h"
 #include "onnxir/Ops/OpSchema.h"
 #include "onnxir/Passes/Pass.h"
@@ -28,35 +29,6 @@ namespace {
 //===----------------------------------------------------------------------===//
 // What is known
 //===----------------------------------------------------------------------===//
-
-/// The static shape of `v` (every dim a known integer), if any.
-std::optional<std::vector<int64_t>> staticShape(const Value *v) {
-  if (!v) return std::nullopt;
-  if (const Tensor *t = PatternRewriter::constantTensor(v)) return t->dims();
-  const Type *ty = v->type();
-  if (!ty || !ty->isTensor() || !ty->hasShape()) return std::nullopt;
-  std::vector<int64_t> out;
-  for (const Dim &d : ty->dims()) {
-    if (!d.isKnown()) return std::nullopt;
-    out.push_back(d.value);
-  }
-  return out;
-}
-
-int64_t rankOf(const Value *v) {
-  if (const Tensor *t = PatternRewriter::constantTensor(v)) return (int64_t)t->dims().size();
-  return v && v->type() && v->type()->isTensor() ? v->type()->rank() : -1;
-}
-
-std::optional<DataType> elemOf(const Value *v) {
-  if (const Tensor *t = PatternRewriter::constantTensor(v)) return t->dataType();
-  if (v && v->type() && v->type()->isTensor() && v->type()->hasElemType())
-    return v->type()->elemType();
-  return std::nullopt;
-}
-
-/// The int64 values of a constant operand.
-std::optional<std::vector<int64_t>> constInts(const Value *v) { return PatternRewriter::constantInts(v); }
 
 /// The axes of `n` in its version's form (Note [Axes: attribute or
 /// operand], Ops/OpFacts.h): empty when absent, nullopt when not known.
@@ -100,7 +72,7 @@ bool reshapeNoop(Node &n, PatternRewriter &rw) {
   if (n.numOperands() < 2 || hasRefs(n)) return false;
   if (isShapeOf(n.operand(1), n.operand(0))) return forward(n, n.operand(0), rw);
   auto in = staticShape(n.operand(0));
-  auto shape = constInts(n.operand(1));
+  auto shape = constantInts(n.operand(1));
   if (!in || !shape || shape->size() != in->size()) return false;
   // Note [Reshape's target shape] (Ops/OpFacts.h). A -1 with a dim of 0 in
   // the input is ambiguous (any size fits): left alone.
@@ -116,7 +88,7 @@ bool expandNoop(Node &n, PatternRewriter &rw) {
   if (n.numOperands() != 2) return false;
   if (isShapeOf(n.operand(1), n.operand(0))) return forward(n, n.operand(0), rw);
   auto in = staticShape(n.operand(0));
-  auto shape = constInts(n.operand(1));
+  auto shape = constantInts(n.operand(1));
   if (!in || !shape || shape->size() > in->size()) return false;
   size_t off = in->size() - shape->size();
   for (size_t i = 0; i < shape->size(); ++i)
@@ -127,8 +99,8 @@ bool expandNoop(Node &n, PatternRewriter &rw) {
 // Tile by ones.
 bool tileNoop(Node &n, PatternRewriter &rw) {
   if (n.numOperands() != 2) return false;
-  auto reps = constInts(n.operand(1));
-  if (!reps || rankOf(n.operand(0)) != (int64_t)reps->size()) return false;
+  auto reps = constantInts(n.operand(1));
+  if (!reps || staticRankOf(n.operand(0)) != (int64_t)reps->size()) return false;
   for (int64_t r : *reps)
     if (r != 1) return false;
   return forward(n, n.operand(0), rw);
@@ -142,7 +114,7 @@ bool padNoop(Node &n, PatternRewriter &rw) {
     const Attribute *a = n.getAttr("pads");
     if (a) pads = a->ints;
   } else if (n.numOperands() > 1 && n.operand(1)) {
-    pads = constInts(n.operand(1));
+    pads = constantInts(n.operand(1));
   }
   if (!pads || pads->empty()) return false;
   for (int64_t p : *pads)
@@ -153,7 +125,7 @@ bool padNoop(Node &n, PatternRewriter &rw) {
 // Cast to the input's own element type.
 bool castNoop(Node &n, PatternRewriter &rw) {
   if (n.numOperands() != 1 || hasRefs(n) || !n.getAttr("to")) return false;
-  auto et = elemOf(n.operand(0));
+  auto et = staticElemOf(n.operand(0));
   if (!et || (int64_t)*et != NodeContext(n).getInt("to", -1)) return false;
   return forward(n, n.operand(0), rw);
 }
@@ -164,7 +136,7 @@ bool transposeNoop(Node &n, PatternRewriter &rw) {
   if (n.numOperands() != 1 || hasRefs(n)) return false;
   const Attribute *perm = n.getAttr("perm");
   if (!perm) {
-    int64_t r = rankOf(n.operand(0));
+    int64_t r = staticRankOf(n.operand(0));
     if (r < 0 || r > 1) return false;
   } else {
     for (size_t i = 0; i < perm->ints.size(); ++i)
@@ -189,21 +161,21 @@ bool sliceNoop(Node &n, PatternRewriter &rw) {
   if (n.numOperands() < 3 || rw.opsetVersion() < firstVersionWithInput("Slice", "starts") ||
       hasRefs(n))
     return false;
-  auto starts = constInts(n.operand(1)), ends = constInts(n.operand(2));
+  auto starts = constantInts(n.operand(1)), ends = constantInts(n.operand(2));
   if (!starts || !ends || starts->size() != ends->size()) return false;
   std::optional<std::vector<int64_t>> axes, steps;
   if (n.numOperands() > 3 && n.operand(3)) {
-    axes = constInts(n.operand(3));
+    axes = constantInts(n.operand(3));
     if (!axes) return false;
   }
   if (n.numOperands() > 4 && n.operand(4)) {
-    steps = constInts(n.operand(4));
+    steps = constantInts(n.operand(4));
     if (!steps) return false;
   }
   if ((axes && axes->size() != starts->size()) || (steps && steps->size() != starts->size()))
     return false;
   auto in = staticShape(n.operand(0));
-  int64_t rank = rankOf(n.operand(0));
+  int64_t rank = staticRankOf(n.operand(0));
   for (size_t i = 0; i < starts->size(); ++i) {
     if ((*starts)[i] != 0 || (steps && (*steps)[i] != 1)) return false;
     if ((*ends)[i] >= (int64_t)INT32_MAX) continue;
@@ -224,8 +196,8 @@ bool neutralOperand(Node &n, PatternRewriter &rw, double neutral, bool commutes)
     Value *x = n.operand(1 - i);
     const Tensor *t = PatternRewriter::constantTensor(n.operand(i));
     if (!t || !x) continue;
-    auto et = elemOf(x);
-    int64_t rank = rankOf(x);
+    auto et = staticElemOf(x);
+    int64_t rank = staticRankOf(x);
     if (!et || *et != t->dataType() || rank < (int64_t)t->dims().size()) continue;
     bool ones = true;
     for (int64_t d : t->dims()) ones &= d == 1;
@@ -247,7 +219,7 @@ bool neutralOperand(Node &n, PatternRewriter &rw, double neutral, bool commutes)
 bool reshapeChain(Node &n, PatternRewriter &rw) {
   Node *inner = rw.singleUseProducer(n, 0, "Reshape");
   if (!inner || n.numOperands() < 2 || hasRefs(n)) return false;
-  auto shape = constInts(n.operand(1));
+  auto shape = constantInts(n.operand(1));
   if (!shape) return false;
   for (int64_t s : *shape)
     if (s == 0) return false;
@@ -307,7 +279,7 @@ std::optional<std::vector<int64_t>> permOf(const Node &t) {
   if (const Attribute *a = t.getAttr("perm")) {
     p = a->ints;
   } else {
-    int64_t r = rankOf(t.operand(0));
+    int64_t r = staticRankOf(t.operand(0));
     if (r < 0) return std::nullopt;
     for (int64_t i = r - 1; i >= 0; --i) p.push_back(i);
   }
@@ -329,15 +301,10 @@ struct DimSources {
   bool transpose = false;
 };
 
-bool sameKnownDim(const Dim &a, const Dim &b) {
-  return (a.isKnown() && b.isKnown() && a.value == b.value) ||
-         (a.isSymbolic() && b.isSymbolic() && a.param == b.param);
-}
-
 /// The rank that a Split or Slice result shares with its input `x`: x's,
 /// else v's (-1 when neither is known or they differ).
 int64_t sharedRank(const Value *x, const Value *v) {
-  int64_t xr = rankOf(x), vr = rankOf(v);
+  int64_t xr = staticRankOf(x), vr = staticRankOf(v);
   if (xr >= 0 && vr >= 0 && xr != vr) return -1;
   return xr >= 0 ? xr : vr;
 }
@@ -386,16 +353,16 @@ std::optional<DimSources> sliceSources(Node &d, const Value *v) {
     if (hasAxes) axes = c.getInts("axes");
   } else {
     if (d.numOperands() < 3 || !d.operand(1) || !d.operand(2)) return std::nullopt;
-    starts = constInts(d.operand(1));
-    ends = constInts(d.operand(2));
+    starts = constantInts(d.operand(1));
+    ends = constantInts(d.operand(2));
     if (starts) n = (int64_t)starts->size();
     else if (const Type *t = d.operand(1)->type();
              t && t->isTensor() && t->rank() == 1 && t->dims()[0].isKnown())
       n = t->dims()[0].value;
     hasAxes = d.numOperands() > 3 && d.operand(3);
-    if (hasAxes) axes = constInts(d.operand(3));
+    if (hasAxes) axes = constantInts(d.operand(3));
     if (d.numOperands() > 4 && d.operand(4)) {
-      steps = constInts(d.operand(4));
+      steps = constantInts(d.operand(4));
       if (!steps) starts.reset();  // no range is provably whole
     }
   }
@@ -451,9 +418,9 @@ std::optional<DimSources> dimSources(const Value *v, const Graph &g) {
   if (!d->is("Reshape")) return std::nullopt;
   Value *x = d->operand(0);
   const Type *xt = x->type(), *vt = v->type();
-  auto shape = d->numOperands() > 1 && d->operand(1) ? constInts(d->operand(1)) : std::nullopt;
+  auto shape = d->numOperands() > 1 && d->operand(1) ? constantInts(d->operand(1)) : std::nullopt;
   bool typed = vt && vt->isTensor() && vt->hasShape() && xt && xt->isTensor() && xt->hasShape();
-  int64_t xr = rankOf(x), vr = rankOf(v);
+  int64_t xr = staticRankOf(x), vr = staticRankOf(v);
   if (vr < 0 && shape) vr = (int64_t)shape->size();
   if (xr < 0 || vr < 0 || (shape && (int64_t)shape->size() != vr)) return std::nullopt;
   bool allowZero = reshapeAllowsZero(*d);
@@ -465,12 +432,12 @@ std::optional<DimSources> dimSources(const Value *v, const Graph &g) {
     }
     if (!typed) continue;
     const Dim &dk = vt->dims()[k];
-    if (k < xr && sameKnownDim(dk, xt->dims()[k])) {
+    if (k < xr && sameDim(dk, xt->dims()[k])) {
       s.dim[k] = k;
       continue;
     }
     for (int64_t j = 0; j < xr && s.dim[k] < 0; ++j)
-      if (sameKnownDim(dk, xt->dims()[j])) s.dim[k] = j;
+      if (sameDim(dk, xt->dims()[j])) s.dim[k] = j;
   }
   return s;
 }
@@ -493,7 +460,7 @@ std::optional<DimRead> gatherRead(Use &u, const DimSources &ds, int64_t s0, int6
     return std::nullopt;
   int64_t axis = NodeContext(*g).getInt("axis", 0), len = e0 - s0;
   const Tensor *t = PatternRewriter::constantTensor(g->operand(1));
-  auto idx = constInts(g->operand(1));
+  auto idx = constantInts(g->operand(1));
   if ((axis != 0 && axis != -1) || !t || !idx) return std::nullopt;
   DimRead rd{g, t->dims(), {}, true};
   for (int64_t at : *idx) {
@@ -660,7 +627,7 @@ bool widens(DataType from, DataType to) {
 bool castChain(Node &n, PatternRewriter &rw) {
   Node *inner = rw.singleUseProducer(n, 0, "Cast");
   if (!inner || hasRefs(*inner) || hasRefs(n) || inner->numOperands() != 1) return false;
-  auto et = elemOf(inner->operand(0));
+  auto et = staticElemOf(inner->operand(0));
   if (!et || !inner->getAttr("to") || !n.getAttr("to")) return false;
   auto t1 = (DataType)NodeContext(*inner).getInt("to", 0), t2 = (DataType)NodeContext(n).getInt("to", 0);
   if (!widens(*et, t1)) return false;
