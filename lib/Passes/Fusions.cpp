@@ -9,6 +9,7 @@
 #include "onnxir/Passes/Fusions.h"
 
 #include "onnxir/IR/Model.h"
+#include "onnxir/IR/ValueInfo.h"
 #include "onnxir/Ops/OpFacts.h"
 #include "onnxir/Ops/OpSchema.h"
 #include "onnxir/Passes/Pass.h"
@@ -58,29 +59,6 @@ bool allFiniteAsFloat(llvm::ArrayRef<double> v) {
   for (double x : v)
     if (!std::isfinite(x) || !std::isfinite((float)x)) return false;
   return true;
-}
-
-/// The rank of `v` if known: from a constant's dims, else its type.
-int64_t rankOf(const Value *v) {
-  if (const Tensor *t = PatternRewriter::constantTensor(v)) return (int64_t)t->dims().size();
-  return v && v->type() && v->type()->isTensor() ? v->type()->rank() : -1;
-}
-
-/// Dim `i` of `v` if known (-1 otherwise).
-int64_t dimOf(const Value *v, unsigned i) {
-  if (const Tensor *t = PatternRewriter::constantTensor(v))
-    return i < t->dims().size() ? t->dims()[i] : -1;
-  if (!v || !v->type() || !v->type()->isTensor() || (int64_t)i >= v->type()->rank()) return -1;
-  const Dim &d = v->type()->dims()[i];
-  return d.isKnown() ? d.value : -1;
-}
-
-/// The element type of `v` if known.
-std::optional<DataType> elemOf(const Value *v) {
-  if (const Tensor *t = PatternRewriter::constantTensor(v)) return t->dataType();
-  if (v && v->type() && v->type()->isTensor() && v->type()->hasElemType())
-    return v->type()->elemType();
-  return std::nullopt;
 }
 
 /// A constant `c` that, broadcast against an output of rank `rank` whose
@@ -292,16 +270,16 @@ bool fuseMatMulAdd(Node &add, PatternRewriter &rw) {
     Node *mm = rw.singleUseProducer(add, i, "MatMul");
     if (!mm || mm->numOperands() != 2) continue;
     Value *a = mm->operand(0), *b = mm->operand(1), *c = add.operand(1 - i);
-    if (rankOf(a) != 2 || rankOf(b) != 2) continue;
-    auto et = elemOf(a);
-    if (!et || elemOf(b) != et || elemOf(c) != et ||
+    if (staticRankOf(a) != 2 || staticRankOf(b) != 2) continue;
+    auto et = staticElemOf(a);
+    if (!et || staticElemOf(b) != et || staticElemOf(c) != et ||
         (*et != DataType::Float && *et != DataType::Double && *et != DataType::Float16))
       continue;
-    int64_t M = dimOf(a, 0), N = dimOf(b, 1), rc = rankOf(c);
+    int64_t M = staticDimOf(a, 0), N = staticDimOf(b, 1), rc = staticRankOf(c);
     if (rc < 0 || rc > 2) continue;
     bool ok = true;
     for (int64_t d = 0; d < rc; ++d) {
-      int64_t cd = dimOf(c, (unsigned)d), target = (rc - d == 1) ? N : M;
+      int64_t cd = staticDimOf(c, (unsigned)d), target = (rc - d == 1) ? N : M;
       if (cd != 1 && (cd < 0 || cd != target)) ok = false;
     }
     if (!ok || !rw.canReplace(add.result(0), mm->result(0))) continue;
@@ -321,7 +299,7 @@ bool fuseTransposeGemm(Node &gemm, PatternRewriter &rw) {
     if (!t || t->numOperands() != 1 || !t->operand(0)) continue;
     const Attribute *perm = t->getAttr("perm");
     if (perm && (perm->isReference() || perm->ints != std::vector<int64_t>{1, 0})) continue;
-    if (!perm && rankOf(t->operand(0)) != 2) continue;
+    if (!perm && staticRankOf(t->operand(0)) != 2) continue;
     const char *attr = i == 0 ? "transA" : "transB";
     if (const Attribute *a = gemm.getAttr(attr); a && a->isReference()) continue;
     int64_t flag = NodeContext(gemm).getInt(attr, 0);
@@ -368,8 +346,8 @@ bool removeIdentity(Node &n, PatternRewriter &rw) {
 // (x * s then + t), with s and t folded in double: within an ulp or two.
 bool bnToMulAdd(Node &bn, PatternRewriter &rw) {
   if (bn.numOperands() != 5 || !bn.operand(0)) return false;
-  int64_t rank = rankOf(bn.operand(0));
-  if (rank < 2 || elemOf(bn.operand(0)) != DataType::Float) return false;
+  int64_t rank = staticRankOf(bn.operand(0));
+  if (rank < 2 || staticElemOf(bn.operand(0)) != DataType::Float) return false;
   auto k = inferenceBN(bn, rw, -1);
   if (!k) return false;
   std::vector<int64_t> dims(rank - 1, 1);
