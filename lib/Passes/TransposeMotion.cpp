@@ -20,6 +20,7 @@
 #include "onnxir/Passes/Simplify.h"
 
 #include "onnxir/IR/Model.h"
+#include "onnxir/IR/ValueInfo.h"
 #include "onnxir/Ops/OpContext.h"
 #include "onnxir/Ops/OpFacts.h"
 #include "onnxir/Ops/OpRegistry.h"
@@ -37,25 +38,6 @@ namespace onnxir {
 
 namespace {
 
-const Type *tensorType(const Value *v) {
-  return v && v->type() && v->type()->isTensor() ? v->type() : nullptr;
-}
-int64_t rankOf(const Value *v) {
-  if (const Tensor *t = PatternRewriter::constantTensor(v)) return (int64_t)t->dims().size();
-  const Type *t = tensorType(v);
-  return t ? t->rank() : -1;
-}
-Dim dimOf(const Value *v, int64_t i) {
-  const Type *t = tensorType(v);
-  if (!t || t->rank() < 0) return Dim::unknown();
-  if (i < 0) i += t->rank();
-  return i >= 0 && i < t->rank() ? t->dims()[i] : Dim::unknown();
-}
-/// Provably equal dims: the same known value or the same symbol.
-bool sameDim(const Dim &a, const Dim &b) {
-  if (a.isKnown() && b.isKnown()) return a.value == b.value;
-  return a.isSymbolic() && b.isSymbolic() && a.param == b.param;
-}
 bool hasRefs(const Node &n) {
   for (unsigned a = 0; a < n.numAttributes(); ++a)
     if (n.attribute(a).isReference()) return true;
@@ -114,9 +96,9 @@ bool reshapeGemmMatMul(Node &outer, PatternRewriter &rw) {
   bool transB = g.getInt("transB", 0) != 0;
   Value *x = inner->operand(0), *w = gemm->operand(1), *y = outer.result(0);
   const Type *xt = tensorType(x), *yt = tensorType(y);
-  int64_t r = rankOf(x);
-  if (!xt || !yt || r < 3 || rankOf(inner->result(0)) != 2 || rankOf(w) != 2 || yt->rank() != r ||
-      (c && (rankOf(c) < 0 || rankOf(c) > 1)) || !xt->hasElemType())
+  int64_t r = staticRankOf(x);
+  if (!xt || !yt || r < 3 || staticRankOf(inner->result(0)) != 2 || staticRankOf(w) != 2 || yt->rank() != r ||
+      (c && (staticRankOf(c) < 0 || staticRankOf(c) > 1)) || !xt->hasElemType())
     return false;
   Dim k = dimOf(x, -1);
   if (!k.isKnown() || k.value <= 0 || !sameDim(dimOf(inner->result(0), 1), k)) return false;
@@ -172,7 +154,7 @@ bool actsOnLastAxis(const Node &n, const llvm::DenseSet<const Value *> &moved, i
     for (unsigned i = 0; i < n.numOperands(); ++i) {
       const Value *o = n.operand(i);
       if (!o || moved.count(o)) continue;
-      int64_t ro = rankOf(o);
+      int64_t ro = staticRankOf(o);
       if (!e->broadcasting || ro < 0 || ro > 1) return false;
     }
     return true;
@@ -186,7 +168,7 @@ bool actsOnLastAxis(const Node &n, const llvm::DenseSet<const Value *> &moved, i
   for (unsigned i = 1; i < n.numOperands(); ++i) {
     if (!n.operand(i)) continue;
     if (isMoved(i)) return false;
-    int64_t ro = rankOf(n.operand(i));
+    int64_t ro = staticRankOf(n.operand(i));
     if (lastAxis ? ro != 2 : ro > 1) return false;
   }
   switch (e->axis) {
@@ -236,7 +218,7 @@ bool transposeCancel(Node &root, PatternRewriter &rw) {
   if (!pa) return false;
   const std::vector<int64_t> &q = pa->ints;
   int64_t r = (int64_t)q.size();
-  if (r < 3 || q[r - 1] != r - 1 || rankOf(root.operand(0)) != r) return false;
+  if (r < 3 || q[r - 1] != r - 1 || staticRankOf(root.operand(0)) != r) return false;
   std::vector<int64_t> p(r, -1); // p = q^-1
   for (int64_t i = 0; i < r; ++i) {
     if (q[i] < 0 || q[i] >= r || p[q[i]] != -1) return false;
@@ -256,7 +238,7 @@ bool transposeCancel(Node &root, PatternRewriter &rw) {
   llvm::DenseSet<const Node *> seen;
   for (size_t i = 0; i < moved.size(); ++i) {
     Value *v = moved[i];
-    if (v->isGraphOutput() || rankOf(v) != r || !tensorType(v)->hasElemType()) return false;
+    if (v->isGraphOutput() || staticRankOf(v) != r || !tensorType(v)->hasElemType()) return false;
     for (const Use &u : v->uses()) {
       Node *n = u.getOwner();
       if (!n || n->isReturn() || n->getGraph() != graph) return false;
