@@ -40,6 +40,7 @@
 #include "onnxir/Passes/Fusions.h"
 
 #include "onnxir/IR/Model.h"
+#include "onnxir/IR/ValueInfo.h"
 #include "onnxir/Ops/OpContext.h"
 #include "onnxir/Ops/OpFacts.h"
 #include "onnxir/Ops/OpSchema.h"
@@ -113,12 +114,6 @@ std::vector<std::pair<Value *, Value *>> operandOrders(const Node &n) {
   return out;
 }
 
-/// The element type string of `v` for schema checks (`tensor(float)`), or
-/// "" when unknown.
-const Type *tensorType(const Value *v) {
-  return v && v->type() && v->type()->isTensor() && v->type()->hasElemType() ? v->type() : nullptr;
-}
-
 /// Checks the fused op's existence at the opset in force and the element
 /// type of `x` against its schema's constraint `T`; a non-empty string says
 /// what fails (guard name first, then ": " and why).
@@ -130,7 +125,7 @@ std::string opAndTypeGuard(PatternRewriter &rw, llvm::StringRef op, const Value 
     return absl::StrCat("opset: the model's default-domain opset is ", v, "; ", op.str(),
                         " needs ", firstVersion(op), " (convert with --target-opset=", firstVersion(op),
                         " or later)");
-  const Type *t = tensorType(x);
+  const Type *t = typedTensorType(x);
   if (!t) return absl::StrCat("type: the element type of ", what(x), " is unknown");
   std::string ts = typeString(*t);
   const TypeConstraint *tc = s->typeConstraint("T");
@@ -194,7 +189,7 @@ int64_t trailingStart(const std::set<int64_t> &axes, int64_t r) {
 
 /// The known dims X.shape[a:], or nullopt if one is not known.
 std::optional<std::vector<int64_t>> normalizedShape(const Value *x, int64_t a) {
-  const Type *t = tensorType(x);
+  const Type *t = typedTensorType(x);
   if (!t || t->rank() < 0) return std::nullopt;
   std::vector<int64_t> out;
   for (int64_t i = a; i < t->rank(); ++i) {
@@ -208,10 +203,10 @@ std::optional<std::vector<int64_t>> normalizedShape(const Value *x, int64_t a) {
 /// True if `s` has exactly the dims `shape` and the element type of `x`.
 bool isAffineOperand(const Value *s, const std::vector<int64_t> &shape, const Value *x) {
   const Tensor *c = PatternRewriter::constantTensor(s);
-  const Type *xt = tensorType(x);
+  const Type *xt = typedTensorType(x);
   if (!xt) return false;
   if (c) return c->dims() == shape && c->dataType() == xt->elemType();
-  const Type *t = tensorType(s);
+  const Type *t = typedTensorType(s);
   if (!t || t->elemType() != xt->elemType() || t->rank() != (int64_t)shape.size()) return false;
   for (size_t i = 0; i < shape.size(); ++i)
     if (!t->dims()[i].isKnown() || t->dims()[i].value != shape[i]) return false;
@@ -405,7 +400,7 @@ int64_t checkNorm(const NormCore &c, PatternRewriter &rw, llvm::StringRef op,
     reject(rw, e);
     return -1;
   }
-  r = tensorType(x)->rank();
+  r = typedTensorType(x)->rank();
   if (r < 1) {
     rw.rejected("rank", absl::StrCat("the rank of ", what(x), " is unknown"));
     return -1;
@@ -413,7 +408,7 @@ int64_t checkNorm(const NormCore &c, PatternRewriter &rw, llvm::StringRef op,
   int64_t a = checkNormCore(c, rw, r, eps, numUsers);
   if (a < 0) return a;
   // epsilon and a Div's 1 are computed in x's element type by the chain.
-  DataType xe = tensorType(x)->elemType();
+  DataType xe = typedTensorType(x)->elemType();
   for (const Value *k : {c.epsValue, c.recip && c.recip->is("Div") ? c.recip->operand(0) : nullptr})
     if (const Tensor *t = PatternRewriter::constantTensor(k); t && t->dataType() != xe) {
       rw.rejected("type", absl::StrCat("the constant ", what(k), " is not of ", what(x),
@@ -436,7 +431,7 @@ bool scaleOrOnes(PatternRewriter &rw, Node &root, Value *x, int64_t a, bool want
     return rw.rejected("scale shape", absl::StrCat("the normalised dims of ", what(x),
                                                    " are not all known (a ones scale "
                                                    "needs them)"));
-  auto t = ones(tensorType(x)->elemType(), *shape);
+  auto t = ones(typedTensorType(x)->elemType(), *shape);
   if (!t) return rw.rejected("type", "no ones scale of this element type");
   scale = rw.createConstant(root.result(0)->name().str() + "_scale", std::move(*t));
   return true;
@@ -714,7 +709,7 @@ bool fuseGelu(Node &root, PatternRewriter &rw) {
   // divisor, the tanh form's coefficients) must not broadcast x up: one
   // element and rank <= x's (a [1,1,1,1] one makes a [3,4] x [1,1,3,4]);
   // and it has x's element type (the chain computes in it).
-  const Type *xt = tensorType(x);
+  const Type *xt = typedTensorType(x);
   llvm::SmallVector<Node *, 12> absorbing(muls.begin(), muls.end());
   absorbing.push_back(onePlus);
   absorbing.append(inner.begin(), inner.end());
