@@ -58,6 +58,7 @@
 #include "onnxir/Passes/Fusions.h"
 
 #include "onnxir/IR/Model.h"
+#include "onnxir/IR/ValueInfo.h"
 #include "onnxir/Ops/OpContext.h"
 #include "onnxir/Ops/OpFacts.h"
 #include "onnxir/Ops/OpRegistry.h"
@@ -100,36 +101,11 @@ std::string num(double x) {
 }
 std::string q(const Value *v) { return "'" + (v ? v->name().str() : std::string()) + "'"; }
 
-const Type *tensorType(const Value *v) {
-  return v && v->type() && v->type()->isTensor() ? v->type() : nullptr;
-}
-int64_t rankOf(const Value *v) {
-  const Type *t = tensorType(v);
-  return t ? t->rank() : -1;
-}
-/// Dim `i` of `v` (counted from the end if negative); unknown if none.
-Dim dimOf(const Value *v, int64_t i) {
-  const Type *t = tensorType(v);
-  if (!t || t->rank() < 0) return Dim::unknown();
-  int64_t r = t->rank();
-  if (i < 0) i += r;
-  return i >= 0 && i < r ? t->dims()[i] : Dim::unknown();
-}
-/// Provably equal dims: the same known value or the same symbol.
-bool sameDim(const Dim &a, const Dim &b) {
-  if (a.isKnown() && b.isKnown()) return a.value == b.value;
-  return a.isSymbolic() && b.isSymbolic() && a.param == b.param;
-}
 bool isOne(const Dim &d) { return d.isKnown() && d.value == 1; }
 std::string dimStr(const Dim &d) {
   if (d.isKnown()) return std::to_string(d.value);
   if (d.isSymbolic()) return d.param.str();
   return "?";
-}
-std::optional<DataType> elemOf(const Value *v) {
-  const Type *t = tensorType(v);
-  if (t && t->hasElemType()) return t->elemType();
-  return std::nullopt;
 }
 bool attentionFloat(std::optional<DataType> t) {
   return t && (*t == DataType::Float || *t == DataType::Float16 || *t == DataType::Double ||
