@@ -31,6 +31,7 @@
 #include "onnxir/IR/Tensor.h"
 #include "onnxir/IR/Type.h"
 #include "onnxir/IR/Value.h"
+#include "onnxir/IR/ValueInfo.h"
 #include "onnxir/Ops/OpContext.h"
 #include "onnxir/Ops/OpFacts.h"
 #include "onnxir/Ops/OpRegistry.h"
@@ -65,17 +66,6 @@ absl::Status noReferences(const Node &n) {
       return refuse(absl::StrCat("attribute '", n.attribute(i).name(),
                                  "' refers to a function attribute (inline the function first)"));
   return absl::OkStatus();
-}
-
-/// The element type of a tensor value, if known.
-std::optional<DataType> elemTypeOf(const Value *v) {
-  if (!v || !v->type() || !v->type()->isTensor() || !v->type()->hasElemType()) return std::nullopt;
-  return v->type()->elemType();
-}
-
-int64_t rankOf(const Value *v) {
-  if (!v || !v->type() || !v->type()->isTensor()) return -1;
-  return v->type()->rank();
 }
 
 bool isFloatType(DataType t) {
@@ -137,7 +127,7 @@ struct Emitter {
 /// schema gives the same type constraint).
 std::optional<DataType> firstElemType(std::initializer_list<const Value *> vs) {
   for (const Value *v : vs)
-    if (std::optional<DataType> t = elemTypeOf(v)) return t;
+    if (std::optional<DataType> t = elemOf(v)) return t;
   return std::nullopt;
 }
 
@@ -179,7 +169,7 @@ absl::Status planNormalization(Node &n, const ExpandContext &c, const char *scal
   if (!isFloatType((DataType)stash))
     return refuse(absl::StrCat("stash_type ", stash, " is not a floating-point type"));
   p.u = (DataType)stash;
-  p.t = elemTypeOf(n.operand(0));
+  p.t = elemOf(n.operand(0));
   if (!p.t) p.t = firstElemType(sameType);
   if (!p.t && c.opset < 15)
     return refuse(absl::StrCat("the element type of X ('", n.operand(0)->name().str(),
