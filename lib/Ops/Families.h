@@ -20,6 +20,8 @@ void registerShapeOps(OpRegistrar &r);        ///< Shape.cpp
 void registerTensorOps(OpRegistrar &r);       ///< Tensor.cpp
 void registerNNOps(OpRegistrar &r);           ///< NN.cpp
 void registerConvOps(OpRegistrar &r);         ///< Conv.cpp
+void registerLinearAlgebraOps(OpRegistrar &r); ///< LinearAlgebra.cpp
+void registerImageOps(OpRegistrar &r);        ///< Image.cpp
 void registerQuantizationOps(OpRegistrar &r); ///< Quantization.cpp
 void registerSequenceOps(OpRegistrar &r);     ///< Sequence.cpp
 void registerSignalOps(OpRegistrar &r);       ///< Signal.cpp

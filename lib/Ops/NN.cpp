@@ -1,13 +1,13 @@
 //===- NN.cpp - MatMul, normalization, recurrent, attention, ... ----------===//
 //
-// NN (convolution and pooling are in Conv.cpp): MaxRoiPool RoiAlign, MatMul
-// Gemm Einsum Det, RNN GRU
+// NN (convolution and pooling are in Conv.cpp; Einsum Det in LinearAlgebra.cpp;
+// GridSample AffineGrid RoiAlign MaxRoiPool NonMaxSuppression in Image.cpp):
+// MatMul Gemm, RNN GRU
 // LSTM, Softmax LogSoftmax Hardmax, BatchNormalization InstanceNormalization
 // LayerNormalization GroupNormalization RMSNormalization LpNormalization
 // MeanVarianceNormalization LRN, Dropout, Attention LinearAttention
-// RotaryEmbedding SwiGLU CausalConvWithState, GridSample AffineGrid,
-// NonMaxSuppression; the quantized MatMulInteger QLinearMatMul (they share
-// the MatMul rule); and FlexAttention of
+// RotaryEmbedding SwiGLU CausalConvWithState; the quantized MatMulInteger
+// QLinearMatMul (they share the MatMul rule); and FlexAttention of
 // ai.onnx.preview (registerPreviewOps).
 //
 //===----------------------------------------------------------------------===//
@@ -29,6 +29,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <random>
 
 namespace onnxir {
 
@@ -56,125 +57,6 @@ void checkChannelOperands(InferCtx &c, unsigned first, unsigned last, const char
       return;
     }
   }
-}
-
-/// Einsum: one term per operand (letters, at most one `...`), an explicit
-/// output after `->`, or else the implicit one (the broadcast `...` dims, then
-/// the letters used once, in alphabetical order).
-void einsumRule(InferCtx &c) {
-  int32_t el = c.inElem(0);
-  std::string eq;
-  for (char ch : c.getString("equation", "")) {
-    if (ch != ' ') eq += ch;
-  }
-  if (eq.empty()) return;
-  std::string lhs = eq, rhs;
-  bool explicitOut = false;
-  if (size_t p = eq.find("->"); p != std::string::npos) {
-    lhs = eq.substr(0, p);
-    rhs = eq.substr(p + 2);
-    explicitOut = true;
-  }
-  std::vector<std::string> terms;
-  llvm::SmallVector<llvm::StringRef, 4> parts;
-  llvm::StringRef(lhs).split(parts, ',');
-  for (llvm::StringRef t : parts) terms.push_back(t.str());
-  if (terms.size() != c.numInputs()) return;
-  auto isLetter = [](char ch) { return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z'); };
-  // Validates a term; counts its letters; false on bad text.
-  auto scan = [&](const std::string &t, size_t &letters, bool &ell) {
-    letters = 0;
-    ell = false;
-    for (size_t i = 0; i < t.size();) {
-      if (t.compare(i, 3, "...") == 0) {
-        if (ell) return false;
-        ell = true;
-        i += 3;
-      } else if (isLetter(t[i])) {
-        ++letters;
-        ++i;
-      } else {
-        return false;
-      }
-    }
-    return true;
-  };
-  std::map<char, const DimExpr *> dimOf;
-  std::map<char, int> uses;
-  std::optional<Dims> ellDims = Dims{};
-  bool allShapes = true;
-  int64_t ellRank = -1; // rank of the broadcast ellipsis dims, if known
-  for (size_t k = 0; k < terms.size(); ++k) {
-    size_t letters;
-    bool ell;
-    if (!scan(terms[k], letters, ell)) return;
-    auto s = c.inShape(k);
-    if (s && (s->size() < letters || (!ell && s->size() != letters))) return;
-    if (!s) allShapes = false;
-    size_t pos = 0;
-    for (size_t i = 0; i < terms[k].size();) {
-      if (terms[k].compare(i, 3, "...") == 0) {
-        size_t n = s ? s->size() - letters : 0;
-        if (s) {
-          Dims e(s->begin() + pos, s->begin() + pos + n);
-          if (ellDims) ellDims = broadcast(c.ctx, *ellDims, e);
-          if (!ellDims) return;
-          ellRank = std::max<int64_t>(ellRank, (int64_t)n);
-        }
-        pos += n;
-        i += 3;
-        continue;
-      }
-      char ch = terms[k][i++];
-      ++uses[ch];
-      const DimExpr *d = s ? (*s)[pos] : nullptr;
-      ++pos;
-      auto it = dimOf.find(ch);
-      if (it == dimOf.end()) {
-        dimOf[ch] = d;
-      } else if (d && it->second != d) {
-        const DimExpr *o = it->second;
-        if (!o || (!o->isConstant() && d->isConstant())) it->second = d;
-        else if (o->isConstant() && d->isConstant()) {
-          // Only a size-1 dim may differ (it broadcasts).
-          if (o->value() == 1) it->second = d;
-          else if (d->value() != 1) return;
-        }
-      }
-    }
-  }
-  bool anyEll = lhs.find("...") != std::string::npos;
-  std::optional<Dims> ellOut;
-  if (anyEll) {
-    if (allShapes) ellOut = ellDims;
-  } else {
-    ellOut = Dims{};
-  }
-  (void)ellRank;
-  Dims out;
-  if (explicitOut) {
-    size_t letters;
-    bool ell;
-    if (!scan(rhs, letters, ell)) return;
-    for (size_t i = 0; i < rhs.size();) {
-      if (rhs.compare(i, 3, "...") == 0) {
-        if (!ellOut) return c.setTensor(0, el, std::nullopt);
-        out.insert(out.end(), ellOut->begin(), ellOut->end());
-        i += 3;
-        continue;
-      }
-      char ch = rhs[i++];
-      auto it = dimOf.find(ch);
-      if (it == dimOf.end()) return;
-      out.push_back(it->second);
-    }
-  } else {
-    if (!ellOut) return c.setTensor(0, el, std::nullopt);
-    out = *ellOut;
-    for (auto &[ch, n] : uses) // std::map: alphabetical (upper case first)
-      if (n == 1) out.push_back(dimOf[ch]);
-  }
-  c.setTensor(0, el, out);
 }
 
 void matmulRule(InferCtx &c) {
@@ -279,33 +161,6 @@ void rnnRule(InferCtx &c) {
     c.setTensor(1, el, Dims{nd, batch, h});
     c.setTensor(2, el, Dims{nd, batch, h});
   }
-}
-
-void affineGridRule(InferCtx &c) {
-  int32_t el = c.inElem(0);
-  const Dims *size = c.inData(1);
-  if (!size || (size->size() != 4 && size->size() != 5)) {
-    auto s = c.inShape(1);
-    if (s && s->size() == 1 && (*s)[0] && (*s)[0]->isConstant()) {
-      int64_t k = (*s)[0]->value();
-      if (k == 4) return c.setTensor(0, el, Dims{nullptr, nullptr, nullptr, c.c(2)});
-      if (k == 5) return c.setTensor(0, el, Dims{nullptr, nullptr, nullptr, nullptr, c.c(3)});
-    }
-    return c.setTensor(0, el, std::nullopt);
-  }
-  Dims o{(*size)[0]};
-  o.insert(o.end(), size->begin() + 2, size->end());
-  o.push_back(c.c((int64_t)size->size() - 2));
-  c.setTensor(0, el, o);
-}
-
-void maxRoiPoolRule(InferCtx &c) {
-  auto x = c.inShape(0), rois = c.inShape(1);
-  auto ps = c.getInts("pooled_shape");
-  if (!ps || ps->size() != 2) return c.setTensor(0, c.inElem(0), std::nullopt);
-  c.setTensor(0, c.inElem(0),
-              Dims{rois && rois->size() == 2 ? (*rois)[0] : nullptr,
-                   x && x->size() == 4 ? (*x)[1] : nullptr, c.c((*ps)[0]), c.c((*ps)[1])});
 }
 
 /// Attention-23+: Y, present key/value (with a past), qk_matmul_output.
@@ -563,24 +418,81 @@ StatusOr<std::vector<Tensor>> kLogSoftmax(const KernelCall &c) { return softmaxL
 
 StatusOr<std::vector<Tensor>> kHardmax(const KernelCall &c) { return softmaxLike(c, SM::Hardmax); }
 
-/// Dropout in inference mode: identity, and an all-true mask.
+// Note [Dropout in training mode]
+//   Dropout-1/6 train when is_test is 0 (their ratio an attribute),
+//   Dropout-12 on when the training_mode operand is true (ratio an operand,
+//   default 0.5); Dropout-7 and -10 always infer. Training keeps each element
+//   with probability 1 - ratio and scales it by 1 / (1 - ratio): a uniform
+//   draw in [0, 1) per element from std::mt19937_64 seeded by the `seed`
+//   attribute (the evaluator supplies its own when the node has none), kept
+//   when >= ratio, as ONNX's reference does (its draws are numpy's, so the
+//   kept set differs; the rule is the same). Ratio 0 keeps everything; a
+//   ratio outside [0, 1) is refused. Inference, or training with ratio 0,
+//   copies the input with an all-true mask. The mask is bool from opset 10,
+//   of the data's type before.
+
+/// The `seed` attribute as an integer (an int, or a float the evaluator
+/// set); 0 when absent.
+uint64_t seedOf(const KernelCall &c) {
+  const Attribute *a = c.attr("seed");
+  if (!a) return 0;
+  if (a->kind() == AttrKind::Int) return (uint64_t)a->i;
+  if (a->kind() == AttrKind::Float && std::isfinite(a->f)) return (uint64_t)(int64_t)a->f;
+  return 0;
+}
+
 StatusOr<std::vector<Tensor>> kDropout(const KernelCall &c) {
   if (!c.input(0)) return invalid("Dropout without input");
-  if (c.opset > 0 && c.opset < 7 && c.getInt("is_test", 0) == 0)
-    return unsupported("Dropout in training mode");
-  if (c.input(2)) {
-    auto t = intValues(*c.input(2));
-    if (!t.ok() || t->size() != 1) return invalid("training_mode");
-    if ((*t)[0]) return unsupported("Dropout in training mode");
+  bool training = false;
+  double ratio = 0.5;
+  if (c.opset > 0 && c.opset < 7) {
+    training = c.getInt("is_test", 0) == 0;
+    ratio = c.getFloat("ratio", 0.5f);
+  } else if (c.opset <= 0 || c.opset >= 12) {
+    if (c.input(2)) {
+      auto t = intValues(*c.input(2));
+      if (!t.ok() || t->size() != 1)
+        return invalid("Dropout: input training_mode must be one bool");
+      training = (*t)[0] != 0;
+    }
+    if (c.input(1)) {
+      auto r = fromTensor(*c.input(1));
+      if (!r.ok()) return r.status();
+      auto rd = convertArr(*r, DataType::Double);
+      if (!rd.ok() || rd->d.size() != 1) return invalid("Dropout: input ratio must be one float");
+      ratio = rd->d[0];
+    }
   }
+  auto x = inputArr(c, 0);
+  if (!x.ok()) return x.status();
+  if (x->kind() != CK::F32 && x->kind() != CK::F64)
+    return unsupported("Dropout: only floating-point element types");
+  if (training && !(ratio >= 0 && ratio < 1))
+    return invalid(absl::StrCat("Dropout: ratio ", ratio, " is outside [0, 1)"));
+  bool boolMask = c.opset <= 0 || c.opset >= 10;
+  Arr mask = Arr::make(boolMask ? DataType::Bool : x->dt, x->dims);
+  std::vector<char> keep(x->size(), 1);
+  if (training && ratio > 0) {
+    std::mt19937_64 gen(seedOf(c));
+    for (char &k : keep) k = (double)(gen() >> 11) * 0x1.0p-53 >= ratio;
+  }
+  Status st = visitNumeric(x->kind(), [&](auto tag) -> Status {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point_v<T>) {
+      std::vector<T> &v = x->template vec<T>();
+      T scale = training ? (T)(1.0 / (1.0 - ratio)) : T(1);
+      for (size_t k = 0; k < v.size(); ++k) v[k] = keep[k] ? v[k] * scale : T(0);
+      if (!boolMask)
+        for (size_t k = 0; k < v.size(); ++k) mask.template vec<T>()[k] = keep[k] ? T(1) : T(0);
+    }
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  if (boolMask)
+    for (size_t k = 0; k < keep.size(); ++k) mask.i[k] = keep[k];
   std::vector<Tensor> r;
-  r.push_back(*c.input(0));
-  r.back().setName("");
-  if (c.numOutputs > 1) {
-    Arr m = Arr::make(DataType::Bool, c.input(0)->dims());
-    for (int64_t &v : m.i) v = 1;
-    r.push_back(toTensor(m));
-  }
+  r.push_back(toTensor(*x));
+  if (c.numOutputs > 1) r.push_back(toTensor(mask));
   return r;
 }
 
@@ -1103,7 +1015,7 @@ void registerNNOps(OpRegistrar &r) {
   using namespace infer;
   for (const char *op :
        {"Softmax", "LogSoftmax", "Hardmax", "LRN", "InstanceNormalization",
-        "MeanVarianceNormalization", "GroupNormalization", "Det"})
+        "MeanVarianceNormalization", "GroupNormalization"})
     r[op] = sameAsInput;
   r["Softmax"] = kernels::kSoftmax; r["LogSoftmax"] = kernels::kLogSoftmax;
   r["Hardmax"] = kernels::kHardmax;
@@ -1116,14 +1028,9 @@ void registerNNOps(OpRegistrar &r) {
     checkChannelOperands(c, 1, 2, names);
     sameAsInput(c);
   };
-  r["Det"] = [](InferCtx &c) {
-    auto s = c.inShape(0);
-    if (s && s->size() >= 2) s->resize(s->size() - 2);
-    c.setTensor(0, c.inElem(0), s);
-  };
   r["Dropout"] = [](InferCtx &c) {
     sameAsInput(c);
-    if (c.hasOutput(1)) c.setTensor(1, c.opset >= 12 ? kBool : c.inElem(0), c.inShape(0));
+    if (c.hasOutput(1)) c.setTensor(1, c.opset >= 10 ? kBool : c.inElem(0), c.inShape(0));
   };
   r["Dropout"] = kernels::kDropout;
   r["BatchNormalization"] = [](InferCtx &c) {
@@ -1146,31 +1053,12 @@ void registerNNOps(OpRegistrar &r) {
   };
   // Over the axes from `axis` on (Note [Op facts]).
   r["LayerNormalization"].shapePreserving().axis(AxisFact::AxisAttribute);
-  r["NonMaxSuppression"] = [](InferCtx &c) { c.setTensor(0, kInt64, Dims{nullptr, c.c(3)}); };
   // [..., K] x [K, M]: row by row (Note [Op facts]).
   r["MatMul"].infer(matmulRule).kernel(kernels::kMatMul).axis(AxisFact::LastAxis);
   r["MatMulInteger"] = matmulRule;
   r["QLinearMatMul"] = matmulRule;
   r["Gemm"].infer(gemmRule).kernel(kernels::kGemm);
   for (const char *op : {"RNN", "GRU", "LSTM"}) r[op] = rnnRule;
-  r["GridSample"] = [](InferCtx &c) {
-    auto x = c.inShape(0), g = c.inShape(1);
-    if (!x || !g || x->size() < 3 || g->size() != x->size())
-      return c.setTensor(0, c.inElem(0), x ? std::optional<Dims>(Dims(x->size(), nullptr)) : std::nullopt);
-    Dims o = {(*x)[0], (*x)[1]};
-    o.insert(o.end(), g->begin() + 1, g->end() - 1);
-    c.setTensor(0, c.inElem(0), o);
-  };
-  r["RoiAlign"] = [](InferCtx &c) {
-    auto x = c.inShape(0), rois = c.inShape(1);
-    const DimExpr *n = rois && rois->size() == 2 ? (*rois)[0] : nullptr;
-    const DimExpr *ch = x && x->size() == 4 ? (*x)[1] : nullptr;
-    c.setTensor(0, c.inElem(0),
-                Dims{n, ch, c.c(c.getInt("output_height", 1)), c.c(c.getInt("output_width", 1))});
-  };
-  r["Einsum"] = einsumRule;
-  r["AffineGrid"] = affineGridRule;
-  r["MaxRoiPool"] = maxRoiPoolRule;
   for (const char *op : {"LpNormalization", "RotaryEmbedding"}) r[op] = sameAsInput;
   r["RMSNormalization"] = [](InferCtx &c) { c.setTensor(0, c.inElem(1), c.inShape(0)); };
   r["RMSNormalization"].shapePreserving().axis(AxisFact::AxisAttribute);

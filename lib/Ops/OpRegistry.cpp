@@ -105,6 +105,8 @@ OpRegistry::OpRegistry() {
   registerTensorOps(def);
   registerNNOps(def);
   registerConvOps(def);
+  registerLinearAlgebraOps(def);
+  registerImageOps(def);
   registerQuantizationOps(def);
   registerSequenceOps(def);
   registerSignalOps(def);

@@ -153,7 +153,14 @@ struct Result {
 ///    release generated their output_0.pb with other coefficients (~1.5e-4 off).
 ///  - FLOAT_to_BFLOAT16: the data was made by truncating; onnxruntime and the
 ///    current ONNX reference round to nearest even, as we do (onnx/onnx#3876).
+///  - RoiAlign's two tests and GridSample's bicubic one hold their outputs
+///    rounded to four decimals (-0.1406 for -0.140625): up to 5e-5 off, past
+///    1e-4 relative for values below 0.5. eval-conformance (rtol 1e-3)
+///    compares them.
 const char *knownInconsistent(const std::string &name) {
+  if (name == "test_roialign_aligned_false" || name == "test_roialign_aligned_true" ||
+      name == "test_gridsample_bicubic")
+    return "expected data is rounded to four decimals";
   static const char *const kWindow[] = {
       "test_blackmanwindow_expanded", "test_blackmanwindow_symmetric_expanded",
       "test_hammingwindow_expanded",  "test_hammingwindow_symmetric_expanded",
