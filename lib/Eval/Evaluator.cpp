@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "onnxir/Eval/Evaluator.h"
 
+#include "EvalRun.h"
+
 #include "onnxir/IR/ConstantValue.h"
 #include "onnxir/IR/Function.h"
 #include "onnxir/IR/Graph.h"
@@ -28,35 +30,8 @@
 #include <vector>
 
 namespace onnxir {
+namespace evalrun {
 namespace {
-
-using absl::Status;
-template <typename T> using StatusOr = absl::StatusOr<T>;
-
-/// A value during a run: its tensor (owned by the run, or a view of the IR's)
-/// and whether a random op contributed to it.
-struct Held {
-  std::shared_ptr<const Tensor> t;
-  bool nondet = false;
-};
-
-/// The attributes a function body's references resolve to (name -> the
-/// call's attribute, else the function's default).
-using AttrEnv = std::map<std::string, const Attribute *>;
-
-/// The values of one run of one graph; `parent` is the frame of the graph
-/// holding it (null for a top-level graph or a function body).
-struct Frame {
-  Frame *parent = nullptr;
-  const AttrEnv *attrs = nullptr;
-  llvm::DenseMap<const Value *, Held> vals;
-};
-
-/// Per graph: after node #k, the values defined in the graph whose last use
-/// it was (Note [Evaluation]: counted once per graph).
-struct Plan {
-  std::vector<std::vector<const Value *>> freeAfter;
-};
 
 /// `node #3 (Conv) in graph "main"`.
 std::string where(const Node &n) {
@@ -94,44 +69,35 @@ void collectUses(const Graph &g, llvm::DenseSet<const Value *> &out) {
     if (Value *v = g.output(i)) out.insert(v);
 }
 
-class Run {
-public:
-  Run(const Model &m, const EvalOptions &o, EvalStatistics &s) : model_(m), opts_(o), stats_(s) {}
+} // namespace
 
-  Status runGraph(const Graph &g, Frame &f);
-  StatusOr<Held> lookup(const Frame &f, const Value *v) const;
-  /// A tensor the run made, counted in the statistics while it lives.
-  std::shared_ptr<const Tensor> own(Tensor t);
+Held Held::sequence(std::vector<Held> elems, DataType elemType, bool nondet) {
+  Held h;
+  h.kind = EvalValue::Kind::Sequence;
+  h.elems = std::make_shared<const std::vector<Held>>(std::move(elems));
+  h.elemType = elemType;
+  h.nondet = nondet;
+  return h;
+}
 
-private:
-  const Plan &planOf(const Graph &g);
-  Status runNode(const Node &n, Frame &f);
-  Status checkBudget(const Tensor &t) const;
-  /// The node's attributes with references resolved in `f`'s environment.
-  StatusOr<std::vector<const Attribute *>>
-  resolveAttrs(const Node &n, const Frame &f, std::vector<std::unique_ptr<Attribute>> &store);
-  StatusOr<std::vector<Held>> runKernel(const Node &n, const OpEntry &e,
-                                        llvm::ArrayRef<const Attribute *> attrs,
-                                        const std::vector<Held> &in, int64_t opset);
-  StatusOr<std::vector<Held>> runBody(const Node &n, const Function &fn,
-                                      llvm::ArrayRef<const Attribute *> attrs,
-                                      const std::vector<Held> &in);
-  StatusOr<std::vector<Held>> runIf(const Node &n, Frame &f, const std::vector<Held> &in);
-  StatusOr<std::vector<Held>> runLoop(const Node &n, Frame &f, const std::vector<Held> &in);
-  StatusOr<std::vector<Held>> runScan(const Node &n, Frame &f, const std::vector<Held> &in,
-                                      llvm::ArrayRef<const Attribute *> attrs);
-  /// Runs subgraph `g` in a frame under `f` with its inputs bound to `in`.
-  StatusOr<std::vector<Held>> runSubgraph(const Graph &g, Frame &f, const std::vector<Held> &in);
-  StatusOr<const Function *> schemaBody(const OpSchema &s, int64_t opset);
+Held Held::optional(const Held &inner, bool nondet) {
+  Held h;
+  h.kind = EvalValue::Kind::Optional;
+  std::vector<Held> e;
+  if (inner.present()) e.push_back(inner);
+  h.elems = std::make_shared<const std::vector<Held>>(std::move(e));
+  h.nondet = nondet || inner.nondet;
+  return h;
+}
 
-  const Model &model_;
-  const EvalOptions &opts_;
-  EvalStatistics &stats_;
-  llvm::DenseMap<const Graph *, std::unique_ptr<Plan>> plans_;
-  /// Schema function bodies parsed for this run (FunctionBodies.h).
-  Model scratch_;
-  std::map<const char *, const Function *> bodies_;
-};
+const char *kindName(const Held &h) {
+  switch (h.kind) {
+  case EvalValue::Kind::Sequence: return "a sequence";
+  case EvalValue::Kind::Optional: return "an optional";
+  case EvalValue::Kind::Tensor: break;
+  }
+  return "a tensor";
+}
 
 std::shared_ptr<const Tensor> Run::own(Tensor t) {
   uint64_t bytes = tensorDataBytes(t);
@@ -162,7 +128,7 @@ StatusOr<Held> Run::lookup(const Frame &f, const Value *v) const {
     if (it != p->vals.end()) return it->second;
   }
   if (v->hasInitializer()) // constants are read where they are, not copied
-    return Held{std::shared_ptr<const Tensor>(v->initializer(), [](const Tensor *) {}), false};
+    return Held::tensor(std::shared_ptr<const Tensor>(v->initializer(), [](const Tensor *) {}), false);
   if (v->sparseInitializer())
     return absl::UnimplementedError(
         absl::StrCat("sparse initializer \"", v->name().str(), "\""));
@@ -254,7 +220,11 @@ StatusOr<std::vector<Held>> Run::runKernel(const Node &n, const OpEntry &e,
     }
   }
   std::vector<const Tensor *> inputs;
-  for (const Held &h : in) {
+  for (size_t i = 0; i < in.size(); ++i) {
+    const Held &h = in[i];
+    if (!h.isTensor() && h.present())
+      return absl::InvalidArgumentError(absl::StrCat("operand #", i, " is ", kindName(h),
+                                                     ", not a tensor"));
     inputs.push_back(h.t.get());
     nondet |= h.nondet;
   }
@@ -271,7 +241,7 @@ StatusOr<std::vector<Held>> Run::runKernel(const Node &n, const OpEntry &e,
   std::vector<Held> out;
   for (unsigned i = 0; i < n.numResults(); ++i) {
     if (Status s = checkBudget((*r)[i]); !s.ok()) return s;
-    out.push_back(Held{own(std::move((*r)[i])), nondet});
+    out.push_back(Held::tensor(own(std::move((*r)[i])), nondet));
   }
   return out;
 }
@@ -286,7 +256,7 @@ StatusOr<std::vector<Held>> Run::runBody(const Node &n, const Function &fn,
   Frame f;
   f.attrs = &env;
   for (unsigned i = 0; i < body.numInputs(); ++i)
-    if (i < in.size() && in[i].t) f.vals[body.input(i)] = in[i];
+    if (i < in.size() && in[i].present()) f.vals[body.input(i)] = in[i];
   if (Status s = runGraph(body, f); !s.ok()) return s;
   std::vector<Held> out;
   for (unsigned i = 0; i < n.numResults(); ++i) {
@@ -321,7 +291,13 @@ StatusOr<std::vector<Held>> Run::runSubgraph(const Graph &g, Frame &f,
   Frame sub;
   sub.parent = &f;
   sub.attrs = f.attrs;
-  for (unsigned i = 0; i < g.numInputs(); ++i) sub.vals[g.input(i)] = in[i];
+  for (unsigned i = 0; i < g.numInputs(); ++i) {
+    // A sequence or tensor carried into an input declared optional (a Loop
+    // state that starts empty) is held by one (Note [Evaluator values]).
+    const Type *ty = g.input(i)->type();
+    bool wrap = ty && ty->kind() == Type::Kind::Optional && in[i].present() && !in[i].isOptional();
+    sub.vals[g.input(i)] = wrap ? Held::optional(in[i], false) : in[i];
+  }
   if (Status s = runGraph(g, sub); !s.ok()) return s;
   std::vector<Held> out;
   for (unsigned i = 0; i < g.numOutputs(); ++i) {
@@ -357,13 +333,16 @@ Status Run::runNode(const Node &n, Frame &f) {
     Tensor scratch;
     auto t = constantValue(*attrs, scratch);
     if (!t.ok()) return located(n, t.status());
-    out = std::vector<Held>{Held{own(**t), false}};
+    out = std::vector<Held>{Held::tensor(own(**t), false)};
   } else if (defaultDomain && n.opType() == "If") {
     out = runIf(n, f, in);
   } else if (defaultDomain && n.opType() == "Loop") {
     out = runLoop(n, f, in);
   } else if (defaultDomain && n.opType() == "Scan") {
     out = runScan(n, f, in, *attrs);
+  } else if (bool handled = false;
+             defaultDomain && (out = runValueOp(n, f, *attrs, in, opset, handled), handled)) {
+    // a sequence or optional op (Sequences.cpp)
   } else {
     Status why = absl::UnimplementedError(
         absl::StrCat("no kernel for ", n.opType().str(), "-",
@@ -389,7 +368,7 @@ Status Run::runNode(const Node &n, Frame &f) {
   if (!out.ok()) return located(n, out.status());
   for (unsigned i = 0; i < n.numResults() && i < out->size(); ++i)
     if (const Value *r = n.result(i)) {
-      if (!(*out)[i].t)
+      if (!(*out)[i].present())
         return located(n, absl::InvalidArgumentError(
                               absl::StrCat("result #", i, " \"", r->name().str(),
                                            "\" was not computed")));
@@ -534,7 +513,7 @@ StatusOr<Tensor> emptyStack(const Type *t, llvm::StringRef what) {
 }
 
 StatusOr<std::vector<Held>> Run::runIf(const Node &n, Frame &f, const std::vector<Held> &in) {
-  if (in.empty() || !in[0].t) return absl::InvalidArgumentError("If has no condition");
+  if (in.empty() || !in[0].isTensor()) return absl::InvalidArgumentError("If has no condition");
   auto c = truthOf(*in[0].t, "the condition");
   if (!c.ok()) return c.status();
   const Graph *g = graphAttr(n, *c ? "then_branch" : "else_branch");
@@ -557,6 +536,10 @@ StatusOr<std::vector<Held>> Run::runLoop(const Node &n, Frame &f, const std::vec
   size_t nScan = body->numOutputs() - 1 - nCarried;
   bool nondet = false;
   std::optional<int64_t> trips;
+  for (size_t k = 0; k < 2 && k < in.size(); ++k)
+    if (in[k].present() && !in[k].isTensor())
+      return absl::InvalidArgumentError(
+          absl::StrCat(k ? "cond" : "M", " is ", kindName(in[k]), ", not a tensor"));
   if (in.size() > 0 && in[0].t) {
     auto v = in[0].t->values<int64_t>();
     if (!v.ok() || v->size() != 1) return absl::InvalidArgumentError("M is not a scalar");
@@ -579,17 +562,22 @@ StatusOr<std::vector<Held>> Run::runLoop(const Node &n, Frame &f, const std::vec
       return absl::ResourceExhaustedError(
           absl::StrCat("Loop ran over ", opts_.maxLoopIterations, " iterations"));
     std::vector<Held> bin;
-    bin.push_back(Held{own(scalarTensor(DataType::Int64, i)), false});
-    bin.push_back(Held{own(scalarTensor(DataType::Bool, 1)), false});
+    bin.push_back(Held::tensor(own(scalarTensor(DataType::Int64, i)), false));
+    bin.push_back(Held::tensor(own(scalarTensor(DataType::Bool, 1)), false));
     bin.insert(bin.end(), carried.begin(), carried.end());
     auto out = runSubgraph(*body, f, bin);
     if (!out.ok()) return out.status();
+    if (!(*out)[0].isTensor())
+      return absl::InvalidArgumentError("the body's condition is no tensor");
     auto c = truthOf(*(*out)[0].t, "the body's condition");
     if (!c.ok()) return c.status();
     cond = *c;
     nondet |= (*out)[0].nondet;
     for (size_t k = 0; k < nCarried; ++k) carried[k] = (*out)[1 + k];
     for (size_t k = 0; k < nScan; ++k) {
+      if (!(*out)[1 + nCarried + k].isTensor())
+        return absl::InvalidArgumentError(absl::StrCat(
+            "scan output #", k, " is ", kindName((*out)[1 + nCarried + k]), ", not a tensor"));
       scanBytes += tensorDataBytes(*(*out)[1 + nCarried + k].t);
       if (scanBytes > opts_.maxBytes)
         return absl::ResourceExhaustedError(absl::StrCat(
@@ -617,15 +605,14 @@ StatusOr<std::vector<Held>> Run::runLoop(const Node &n, Frame &f, const std::vec
       t = stack(items, 0);
     }
     if (!t.ok()) return t.status();
-    results.push_back(Held{own(std::move(*t)), nd});
+    results.push_back(Held::tensor(own(std::move(*t)), nd));
   }
   return results;
 }
 
 StatusOr<std::vector<Held>> Run::runScan(const Node &n, Frame &f, const std::vector<Held> &in,
                                          llvm::ArrayRef<const Attribute *> attrs) {
-  if (opsetInForce(n) < 9)
-    return absl::UnimplementedError("Scan before opset 9 (sequence_lens and a batch axis)");
+  if (opsetInForce(n) < 9) return runScan8(n, f, in, attrs);
   const Graph *body = graphAttr(n, "body");
   if (!body) return absl::InvalidArgumentError("Scan has no body");
   auto attr = [&](llvm::StringRef name) -> const Attribute * {
@@ -648,46 +635,62 @@ StatusOr<std::vector<Held>> Run::runScan(const Node &n, Frame &f, const std::vec
       for (size_t k = 0; k < count && k < a->ints.size(); ++k) v[k] = a->ints[k];
     return v;
   };
-  std::vector<int64_t> inAxes = list("scan_input_axes", (size_t)m);
-  std::vector<int64_t> inDirs = list("scan_input_directions", (size_t)m);
-  std::vector<int64_t> outAxes = list("scan_output_axes", nScanOut);
-  std::vector<int64_t> outDirs = list("scan_output_directions", nScanOut);
+  std::vector<Held> state(in.begin(), in.begin() + nState);
+  std::vector<Held> scanIn(in.begin() + nState, in.end());
+  return scanLoop(*body, f, std::move(state), scanIn, list("scan_input_axes", (size_t)m),
+                  list("scan_input_directions", (size_t)m), list("scan_output_axes", nScanOut),
+                  list("scan_output_directions", nScanOut), false);
+}
+
+StatusOr<std::vector<Held>> Run::scanLoop(const Graph &body, Frame &f, std::vector<Held> state,
+                                          const std::vector<Held> &scanIn,
+                                          const std::vector<int64_t> &inAxesAttr,
+                                          const std::vector<int64_t> &inDirs,
+                                          const std::vector<int64_t> &outAxes,
+                                          const std::vector<int64_t> &outDirs, bool nondet) {
+  size_t nState = state.size(), m = scanIn.size();
+  size_t nScanOut = body.numOutputs() - nState;
+  std::vector<int64_t> inAxes = inAxesAttr;
   int64_t iters = -1;
-  bool nondet = false;
-  for (int64_t k = 0; k < m; ++k) {
-    const Held &h = in[nState + (size_t)k];
-    if (!h.t) return absl::InvalidArgumentError("a scan input is missing");
+  for (size_t k = 0; k < m; ++k) {
+    const Held &h = scanIn[k];
+    if (!h.isTensor())
+      return absl::InvalidArgumentError(absl::StrCat("scan input #", k, " is ",
+                                                     h.present() ? kindName(h) : "missing"));
     int64_t rank = (int64_t)h.t->dims().size();
-    int64_t ax = inAxes[(size_t)k] < 0 ? inAxes[(size_t)k] + rank : inAxes[(size_t)k];
+    int64_t ax = inAxes[k] < 0 ? inAxes[k] + rank : inAxes[k];
     if (ax < 0 || ax >= rank)
       return absl::InvalidArgumentError(absl::StrCat("scan_input_axes[", k, "] is out of range"));
-    inAxes[(size_t)k] = ax;
+    inAxes[k] = ax;
     int64_t len = h.t->dims()[(size_t)ax];
     if (iters >= 0 && len != iters)
       return absl::InvalidArgumentError("the scan inputs differ in length");
     iters = len;
     nondet |= h.nondet;
   }
-  std::vector<Held> state(in.begin(), in.begin() + nState);
   std::vector<std::vector<Held>> scans(nScanOut);
   uint64_t scanBytes = 0;
   for (int64_t i = 0; i < iters; ++i) {
     std::vector<Held> bin = state;
-    for (int64_t k = 0; k < m; ++k) {
-      int64_t at = inDirs[(size_t)k] ? iters - 1 - i : i;
-      auto s = sliceAt(*in[nState + (size_t)k].t, inAxes[(size_t)k], at);
+    for (size_t k = 0; k < m; ++k) {
+      int64_t at = inDirs[k] ? iters - 1 - i : i;
+      auto s = sliceAt(*scanIn[k].t, inAxes[k], at);
       if (!s.ok()) return s.status();
-      bin.push_back(Held{own(std::move(*s)), in[nState + (size_t)k].nondet});
+      bin.push_back(Held::tensor(own(std::move(*s)), scanIn[k].nondet));
     }
-    auto out = runSubgraph(*body, f, bin);
+    auto out = runSubgraph(body, f, bin);
     if (!out.ok()) return out.status();
     for (size_t k = 0; k < nState; ++k) state[k] = (*out)[k];
     for (size_t k = 0; k < nScanOut; ++k) {
-      scanBytes += tensorDataBytes(*(*out)[nState + k].t);
+      const Held &h = (*out)[nState + k];
+      if (!h.isTensor())
+        return absl::InvalidArgumentError(
+            absl::StrCat("scan output #", k, " is ", kindName(h), ", not a tensor"));
+      scanBytes += tensorDataBytes(*h.t);
       if (scanBytes > opts_.maxBytes)
         return absl::ResourceExhaustedError(absl::StrCat(
             "the scan outputs are over the limit of ", opts_.maxBytes, " bytes"));
-      scans[k].push_back((*out)[nState + k]);
+      scans[k].push_back(h);
     }
   }
   std::vector<Held> results;
@@ -699,7 +702,7 @@ StatusOr<std::vector<Held>> Run::runScan(const Node &n, Frame &f, const std::vec
     StatusOr<Tensor> t = absl::UnknownError("");
     bool nd = nondet;
     if (scans[k].empty()) {
-      t = emptyStack(body->output(nState + k)->type(), absl::StrCat("scan output #", k));
+      t = emptyStack(body.output(nState + k)->type(), absl::StrCat("scan output #", k));
     } else {
       std::vector<const Tensor *> items;
       for (const Held &h : scans[k]) {
@@ -712,56 +715,253 @@ StatusOr<std::vector<Held>> Run::runScan(const Node &n, Frame &f, const std::vec
       t = stack(items, ax);
     }
     if (!t.ok()) return t.status();
-    results.push_back(Held{own(std::move(*t)), nd});
+    results.push_back(Held::tensor(own(std::move(*t)), nd));
+  }
+  return results;
+}
+
+// Note [Scan-8]
+// Scan before opset 9 has a batch axis: every state and scan input has it
+// first (the scan axis of a scan input is axis 1), the optional operand 0
+// (sequence_lens) gives each batch entry's length, and `directions` the
+// scan inputs' directions. It runs as one Scan-9 loop per batch entry on
+// the entry's slices (scan axis 0 there), its states and scan outputs
+// stacked along a new axis 0. A sequence_lens shorter than the scan axis
+// (its outputs padded) is not supported.
+StatusOr<std::vector<Held>> Run::runScan8(const Node &n, Frame &f, const std::vector<Held> &in,
+                                          llvm::ArrayRef<const Attribute *> attrs) {
+  const Graph *body = graphAttr(n, "body");
+  if (!body) return absl::InvalidArgumentError("Scan has no body");
+  const Attribute *nsa = nullptr, *dirs = nullptr;
+  for (const Attribute *a : attrs) {
+    if (a->name() == "num_scan_inputs") nsa = a;
+    if (a->name() == "directions") dirs = a;
+  }
+  if (!nsa) return absl::InvalidArgumentError("Scan has no num_scan_inputs");
+  int64_t m = nsa->i;
+  if (in.empty() || m < 1 || m > (int64_t)in.size() - 1)
+    return absl::InvalidArgumentError(absl::StrCat("num_scan_inputs is ", m));
+  size_t nState = in.size() - 1 - (size_t)m;
+  if (body->numInputs() != in.size() - 1 || body->numOutputs() < nState)
+    return absl::InvalidArgumentError("the Scan body's inputs and outputs do not match it");
+  size_t nScanOut = body->numOutputs() - nState;
+  int64_t batch = -1;
+  bool nondet = false;
+  for (size_t k = 1; k < in.size(); ++k) {
+    const Held &h = in[k];
+    std::string what = k <= nState ? absl::StrCat("state #", k - 1)
+                                   : absl::StrCat("scan input #", k - 1 - nState);
+    if (!h.isTensor())
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " is ", h.present() ? kindName(h) : "missing"));
+    size_t needRank = k <= nState ? 1 : 2;
+    if (h.t->dims().size() < needRank)
+      return absl::InvalidArgumentError(absl::StrCat(what, " has no batch axis"));
+    if (batch >= 0 && h.t->dims()[0] != batch)
+      return absl::InvalidArgumentError(absl::StrCat(what, " has batch size ", h.t->dims()[0],
+                                                     ", the others ", batch));
+    batch = h.t->dims()[0];
+    nondet |= h.nondet;
+  }
+  if (in[0].present()) {
+    if (!in[0].isTensor()) return absl::InvalidArgumentError("sequence_lens is no tensor");
+    auto lens = in[0].t->values<int64_t>();
+    if (!lens.ok()) return lens.status();
+    int64_t full = in[1 + nState].t->dims()[1];
+    if ((int64_t)lens->size() != batch)
+      return absl::InvalidArgumentError(
+          absl::StrCat("sequence_lens has ", lens->size(), " entries for batch size ", batch));
+    for (int64_t l : *lens)
+      if (l != full)
+        return absl::UnimplementedError(absl::StrCat(
+            "Scan-8 with a sequence_lens entry (", l, ") other than the scan axis' length (",
+            full, ")"));
+    nondet |= in[0].nondet;
+  }
+  std::vector<int64_t> inDirs((size_t)m, 0);
+  if (dirs)
+    for (size_t k = 0; k < (size_t)m && k < dirs->ints.size(); ++k) inDirs[k] = dirs->ints[k];
+  std::vector<std::vector<Held>> perBatch;
+  for (int64_t b = 0; b < batch; ++b) {
+    std::vector<Held> state, scanIn;
+    for (size_t k = 1; k < in.size(); ++k) {
+      auto s = sliceAt(*in[k].t, 0, b);
+      if (!s.ok()) return s.status();
+      (k <= nState ? state : scanIn).push_back(Held::tensor(own(std::move(*s)), in[k].nondet));
+    }
+    auto r = scanLoop(*body, f, std::move(state), scanIn, std::vector<int64_t>((size_t)m, 0),
+                      inDirs, std::vector<int64_t>(nScanOut, 0),
+                      std::vector<int64_t>(nScanOut, 0), nondet);
+    if (!r.ok()) return r.status();
+    perBatch.push_back(std::move(*r));
+  }
+  std::vector<Held> results;
+  for (size_t k = 0; k < nState + nScanOut; ++k) {
+    std::vector<const Tensor *> items;
+    bool nd = nondet;
+    for (const std::vector<Held> &r : perBatch) {
+      if (!r[k].isTensor())
+        return absl::InvalidArgumentError(
+            absl::StrCat("body output #", k, " is ", kindName(r[k]), ", not a tensor"));
+      items.push_back(r[k].t.get());
+      nd |= r[k].nondet;
+    }
+    if (items.empty())
+      return absl::UnimplementedError("Scan-8 with a batch of size 0");
+    auto t = stack(items, 0);
+    if (!t.ok()) return t.status();
+    if (Status s = checkBudget(*t); !s.ok()) return s;
+    results.push_back(Held::tensor(own(std::move(*t)), nd));
   }
   return results;
 }
 
 //===----------------------------------------------------------------------===//
-// Inputs
+// Inputs and outputs
 //===----------------------------------------------------------------------===//
 
-/// Checks `t` against the declared type of input `v` (Note [Evaluation]);
-/// `symbols` binds each dim_param to the first size seen, with its input.
-Status checkInput(const Value &v, const Tensor &t,
-                  std::map<std::string, std::pair<int64_t, std::string>> &symbols) {
-  std::string name = v.name().str();
-  const Type *ty = v.type();
-  if (!ty) return absl::OkStatus();
-  if (!ty->isTensor())
-    return absl::UnimplementedError(
-        absl::StrCat("not supported: input \"", name, "\" of type ", ty->str()));
-  if (ty->hasElemType() && ty->elemTypeRaw() != 0 && ty->elemTypeRaw() != t.dataTypeRaw())
+/// dim_param -> (size, the input that bound it).
+using Symbols = std::map<std::string, std::pair<int64_t, std::string>>;
+
+/// Checks tensor `t` given for `what` (`input "x"`, `input "s", element
+/// #2`) against its declared type `ty` (Note [Evaluation]); `symbols` (null
+/// for a sequence's elements, which may differ in size) binds each
+/// dim_param to the first size seen.
+Status checkTensor(const std::string &what, const std::string &input, const Type *ty,
+                   const Tensor &t, Symbols *symbols) {
+  if (ty && ty->hasElemType() && ty->elemTypeRaw() != 0 && ty->elemTypeRaw() != t.dataTypeRaw())
     return absl::InvalidArgumentError(absl::StrCat(
-        "input \"", name, "\": element type ", dataTypeName(t.dataType()).str(), ", expected ",
+        what, ": element type ", dataTypeName(t.dataType()).str(), ", expected ",
         dataTypeName(ty->elemType()).str(), " (", ty->str(), ")"));
-  if (!ty->hasShape()) return absl::OkStatus();
-  if ((int64_t)t.dims().size() != ty->rank())
-    return absl::InvalidArgumentError(absl::StrCat("input \"", name, "\": rank ",
-                                                   t.dims().size(), ", expected ", ty->rank(),
-                                                   " (", ty->str(), ")"));
-  for (size_t k = 0; k < t.dims().size(); ++k) {
-    const Dim &d = ty->dims()[k];
-    int64_t got = t.dims()[k];
-    if (d.isKnown() && d.value != got)
-      return absl::InvalidArgumentError(absl::StrCat("input \"", name, "\": dim ", k, " is ",
-                                                     got, ", expected ", d.value, " (",
-                                                     ty->str(), ")"));
-    if (d.isSymbolic()) {
-      auto [it, fresh] = symbols.emplace(d.param.str(), std::make_pair(got, name));
-      if (!fresh && it->second.first != got)
-        return absl::InvalidArgumentError(absl::StrCat(
-            "input \"", name, "\": dim ", k, " (", d.param.str(), ") is ", got, ", but ",
-            d.param.str(), " is ", it->second.first, " in input \"", it->second.second, "\""));
+  if (ty && ty->hasShape()) {
+    if ((int64_t)t.dims().size() != ty->rank())
+      return absl::InvalidArgumentError(absl::StrCat(what, ": rank ", t.dims().size(),
+                                                     ", expected ", ty->rank(), " (", ty->str(),
+                                                     ")"));
+    for (size_t k = 0; k < t.dims().size(); ++k) {
+      const Dim &d = ty->dims()[k];
+      int64_t got = t.dims()[k];
+      if (d.isKnown() && d.value != got)
+        return absl::InvalidArgumentError(absl::StrCat(what, ": dim ", k, " is ", got,
+                                                       ", expected ", d.value, " (", ty->str(),
+                                                       ")"));
+      if (d.isSymbolic() && symbols) {
+        auto [it, fresh] = symbols->emplace(d.param.str(), std::make_pair(got, input));
+        if (!fresh && it->second.first != got)
+          return absl::InvalidArgumentError(absl::StrCat(
+              what, ": dim ", k, " (", d.param.str(), ") is ", got, ", but ", d.param.str(),
+              " is ", it->second.first, " in input \"", it->second.second, "\""));
+      }
     }
   }
+  if (Status s = checkTensorData(t); !s.ok())
+    return absl::InvalidArgumentError(absl::StrCat(what, ": ", s.message()));
   return absl::OkStatus();
 }
 
-} // namespace
+std::shared_ptr<const Tensor> view(const Tensor &t) {
+  return std::shared_ptr<const Tensor>(&t, [](const Tensor *) {});
+}
 
-absl::StatusOr<EvalResult> evaluateModel(const Model &m,
-                                         const std::map<std::string, Tensor> &inputs,
+/// `v` given for `what` as a value of the run, checked against its declared
+/// type `ty` (null: not declared). Note [Evaluator values]: an optional
+/// input may be given its element alone.
+StatusOr<Held> bindInput(const std::string &what, const std::string &input, const Type *ty,
+                         const EvalValue &v, Symbols *symbols) {
+  using K = EvalValue::Kind;
+  Type::Kind want = ty ? ty->kind() : Type::Kind::None;
+  const Type *inner = ty ? ty->elementType() : nullptr;
+  if (ty && want != Type::Kind::Tensor && want != Type::Kind::Sequence &&
+      want != Type::Kind::Optional)
+    return absl::UnimplementedError(
+        absl::StrCat("not supported: ", what, " of type ", ty->str()));
+  if (want == Type::Kind::Optional && !v.isOptional()) {
+    auto h = bindInput(what, input, inner, v, symbols);
+    if (!h.ok()) return h.status();
+    return Held::optional(*h, false);
+  }
+  auto mismatch = [&](const char *given) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": ", given, " given for ", ty->str()));
+  };
+  switch (v.kind) {
+  case K::Tensor:
+    if (ty && want != Type::Kind::Tensor) return mismatch("a tensor");
+    if (Status s = checkTensor(what, input, ty, v.tensor, symbols); !s.ok()) return s;
+    return Held::tensor(view(v.tensor), false);
+  case K::Sequence: {
+    if (ty && want != Type::Kind::Sequence) return mismatch("a sequence");
+    std::vector<Held> elems;
+    DataType et = v.elemType;
+    for (size_t k = 0; k < v.elements.size(); ++k) {
+      auto h = bindInput(absl::StrCat(what, ", element #", k), input, inner, v.elements[k],
+                         nullptr);
+      if (!h.ok()) return h.status();
+      DataType ek = h->isTensor() ? h->t->dataType() : h->elemType;
+      if (et == DataType::Undefined) et = ek;
+      else if (ek != DataType::Undefined && ek != et)
+        return absl::InvalidArgumentError(
+            absl::StrCat(what, ", element #", k, ": element type ", dataTypeName(ek).str(),
+                         ", the sequence's ", dataTypeName(et).str()));
+      elems.push_back(std::move(*h));
+    }
+    if (et == DataType::Undefined && inner && inner->hasElemType())
+      et = inner->elemType(); // an empty sequence takes its declared type
+    return Held::sequence(std::move(elems), et, false);
+  }
+  case K::Optional: {
+    if (ty && want != Type::Kind::Optional) return mismatch("an optional");
+    if (v.elements.size() > 1)
+      return absl::InvalidArgumentError(absl::StrCat(what, ": an optional holds one value"));
+    if (v.elements.empty()) return Held::optional(Held{}, false);
+    auto h = bindInput(what, input, inner, v.elements[0], symbols);
+    if (!h.ok()) return h.status();
+    return Held::optional(*h, false);
+  }
+  }
+  return absl::InternalError("unknown value kind");
+}
+
+/// An owning copy of `h` for the caller.
+EvalValue valueOf(const Held &h) {
+  switch (h.kind) {
+  case EvalValue::Kind::Tensor: return EvalValue(h.t ? *h.t : Tensor());
+  case EvalValue::Kind::Sequence: {
+    std::vector<EvalValue> elems;
+    for (const Held &e : *h.elems) elems.push_back(valueOf(e));
+    return EvalValue::sequence(std::move(elems), h.elemType);
+  }
+  case EvalValue::Kind::Optional:
+    if (!h.size()) return EvalValue::optional();
+    return EvalValue::optional(valueOf((*h.elems)[0]));
+  }
+  return EvalValue();
+}
+
+/// Values made from the given ones that the run's views point into.
+using Kept = std::vector<std::unique_ptr<EvalValue>>;
+
+/// A value given for input `v` in a map of tensors or of values.
+StatusOr<Held> bindGiven(const Value &v, const Tensor &t, Symbols &symbols, Kept &kept) {
+  std::string what = absl::StrCat("input \"", v.name().str(), "\"");
+  const Type *ty = v.type();
+  if (ty && ty->isTensor()) {
+    if (Status s = checkTensor(what, v.name().str(), ty, t, &symbols); !s.ok()) return s;
+    return Held::tensor(view(t), false);
+  }
+  kept.push_back(std::make_unique<EvalValue>(t));
+  return bindInput(what, v.name().str(), ty, *kept.back(), &symbols);
+}
+
+StatusOr<Held> bindGiven(const Value &v, const EvalValue &x, Symbols &symbols, Kept &) {
+  return bindInput(absl::StrCat("input \"", v.name().str(), "\""), v.name().str(), v.type(), x,
+                   &symbols);
+}
+
+/// evaluateModel on a map of tensors or of values. A tensor given for an
+/// input that is no tensor is copied into a value the run keeps (`kept`).
+template <typename Given>
+absl::StatusOr<EvalResult> evaluateGiven(const Model &m, const std::map<std::string, Given> &inputs,
                                          const EvalOptions &opts) {
   EvalResult res;
   const Graph &g = m.graph();
@@ -779,7 +979,8 @@ absl::StatusOr<EvalResult> evaluateModel(const Model &m,
   {
     Run run(m, opts, res.stats);
     Frame top;
-    std::map<std::string, std::pair<int64_t, std::string>> symbols;
+    Symbols symbols;
+    Kept kept;
     for (Value *v : g.inputs()) {
       auto it = inputs.find(v->name().str());
       if (it == inputs.end()) {
@@ -787,11 +988,9 @@ absl::StatusOr<EvalResult> evaluateModel(const Model &m,
         return absl::InvalidArgumentError(
             absl::StrCat("input \"", v->name().str(), "\" is not given"));
       }
-      if (Status s = checkInput(*v, it->second, symbols); !s.ok()) return s;
-      if (Status s = checkTensorData(it->second); !s.ok())
-        return absl::InvalidArgumentError(
-            absl::StrCat("input \"", v->name().str(), "\": ", s.message()));
-      top.vals[v] = Held{std::shared_ptr<const Tensor>(&it->second, [](const Tensor *) {}), false};
+      auto h = bindGiven(*v, it->second, symbols, kept);
+      if (!h.ok()) return h.status();
+      top.vals[v] = std::move(*h);
     }
     if (Status s = run.runGraph(g, top); !s.ok()) return s;
     for (unsigned i = 0; i < g.numOutputs(); ++i) {
@@ -800,11 +999,65 @@ absl::StatusOr<EvalResult> evaluateModel(const Model &m,
       auto h = run.lookup(top, v);
       if (!h.ok()) return h.status();
       std::string name = v->name().str();
-      res.outputs[name] = *h->t;
+      if (h->isTensor()) res.outputs[name] = *h->t;
+      else res.otherOutputs[name] = valueOf(*h);
       if (h->nondet) res.nondeterministic.insert(name);
     }
   }
   return res;
+}
+
+} // namespace evalrun
+
+EvalValue EvalValue::sequence(std::vector<EvalValue> elements, DataType elemType) {
+  EvalValue v;
+  v.kind = Kind::Sequence;
+  v.elements = std::move(elements);
+  v.elemType = elemType;
+  if (v.elemType == DataType::Undefined && !v.elements.empty()) {
+    const EvalValue &e = v.elements.front();
+    v.elemType = e.isTensor() ? e.tensor.dataType() : e.elemType;
+  }
+  return v;
+}
+
+EvalValue EvalValue::optional(std::optional<EvalValue> element) {
+  EvalValue v;
+  v.kind = Kind::Optional;
+  if (element) v.elements.push_back(std::move(*element));
+  return v;
+}
+
+std::string EvalValue::str() const {
+  switch (kind) {
+  case Kind::Tensor: {
+    std::string s = dataTypeName(tensor.dataType()).str() + "[";
+    for (size_t k = 0; k < tensor.dims().size(); ++k)
+      s += (k ? "," : "") + std::to_string(tensor.dims()[k]);
+    return s + "]";
+  }
+  case Kind::Sequence: {
+    std::string s = "seq(";
+    for (size_t k = 0; k < elements.size(); ++k) s += (k ? ", " : "") + elements[k].str();
+    if (elements.empty() && elemType != DataType::Undefined)
+      s += dataTypeName(elemType).str();
+    return s + ")";
+  }
+  case Kind::Optional: return "optional(" + (elements.empty() ? "" : elements[0].str()) + ")";
+  }
+  return "";
+}
+
+absl::StatusOr<EvalResult> evaluateModel(const Model &m,
+                                         const std::map<std::string, Tensor> &inputs,
+                                         const EvalOptions &opts) {
+  return evalrun::evaluateGiven(m, inputs, opts);
+}
+
+absl::StatusOr<EvalResult> evaluateModelValues(const Model &m,
+                                               const std::map<std::string, EvalValue> &inputs,
+                                               const EvalOptions &opts) {
+  return evalrun::evaluateGiven(m, inputs, opts);
 }
 
 absl::StatusOr<std::map<std::string, Tensor>> evaluate(const Model &m,
@@ -812,6 +1065,11 @@ absl::StatusOr<std::map<std::string, Tensor>> evaluate(const Model &m,
                                                        const EvalOptions &opts) {
   auto r = evaluateModel(m, inputs, opts);
   if (!r.ok()) return r.status();
+  if (!r->otherOutputs.empty())
+    return absl::UnimplementedError(
+        absl::StrCat("output \"", r->otherOutputs.begin()->first, "\" is ",
+                     r->otherOutputs.begin()->second.str(), ", not a tensor (evaluateModel "
+                     "returns every kind)"));
   return std::move(r->outputs);
 }
 

@@ -5,8 +5,10 @@
 // input_*.pb and compares each output with output_*.pb at the backend
 // runner's default tolerances (|got - want| <= atol + rtol * |want|, rtol
 // 1e-3, atol 1e-7; NaN matches NaN; integers, bools and strings exactly).
+// Inputs and outputs of sequence or optional type are SequenceProto /
+// OptionalProto files (Serialize/ValueFile.h), compared element by element.
 // Each test is one of: match, mismatch, not supported (the evaluator's
-// Unimplemented: no kernel, or an input that is no tensor), nondeterministic
+// Unimplemented: no kernel, or a map input or output), nondeterministic
 // (an output from a random op: not compared), inconsistent data (expected
 // outputs known to disagree with the spec: knownInconsistent), error
 // (anything else). The corpus stores bfloat16 tensors as uint16: read as
@@ -25,6 +27,7 @@
 #include "onnxir/IR/Graph.h"
 #include "onnxir/Serialize/ProtoIO.h"
 #include "onnxir/Serialize/TensorFile.h"
+#include "onnxir/Serialize/ValueFile.h"
 
 #include <cmath>
 #include <cstdio>
@@ -62,6 +65,46 @@ std::string compare(const Tensor &want, const Tensor &got) {
     if (!(std::fabs(w - g) <= 1e-7 + 1e-3 * std::fabs(w)))
       return "element #" + std::to_string(k) + ": " + std::to_string(g) + ", expected " +
              std::to_string(w);
+  }
+  return "";
+}
+
+EvalValue toEvalValue(ProtoValue p) {
+  switch (p.kind) {
+  case ProtoValue::Kind::Tensor: return EvalValue(std::move(p.tensor));
+  case ProtoValue::Kind::Sequence: {
+    std::vector<EvalValue> elems;
+    for (ProtoValue &e : p.elements) elems.push_back(toEvalValue(std::move(e)));
+    return EvalValue::sequence(std::move(elems));
+  }
+  case ProtoValue::Kind::Optional:
+    if (p.elements.empty()) return EvalValue::optional();
+    return EvalValue::optional(toEvalValue(std::move(p.elements[0])));
+  }
+  return EvalValue();
+}
+
+/// "" when `got` matches `want` (a sequence or optional: element by
+/// element), else why not.
+std::string compareValue(const ProtoValue &want, const EvalValue &got) {
+  switch (want.kind) {
+  case ProtoValue::Kind::Tensor:
+    if (!got.isTensor()) return got.str() + ", expected a tensor";
+    return compare(want.tensor, got.tensor);
+  case ProtoValue::Kind::Sequence:
+  case ProtoValue::Kind::Optional: {
+    bool seq = want.kind == ProtoValue::Kind::Sequence;
+    if (seq ? !got.isSequence() : !got.isOptional())
+      return got.str() + (seq ? ", expected a sequence" : ", expected an optional");
+    if (want.elements.size() != got.elements.size())
+      return got.str() + ": " + std::to_string(got.elements.size()) + " elements, expected " +
+             std::to_string(want.elements.size());
+    for (size_t k = 0; k < want.elements.size(); ++k) {
+      std::string d = compareValue(want.elements[k], got.elements[k]);
+      if (!d.empty()) return "element #" + std::to_string(k) + ": " + d;
+    }
+    return "";
+  }
   }
   return "";
 }
@@ -154,35 +197,44 @@ int main(int argc, char **argv) {
       if (!v->hasInitializer()) formal.push_back(v);
     std::vector<fs::path> ins = numbered(dir / "test_data_set_0", "input_");
     std::vector<fs::path> outs = numbered(dir / "test_data_set_0", "output_");
-    std::map<std::string, Tensor> inputs;
+    std::map<std::string, EvalValue> inputs;
     std::string why;
-    bool nonTensor = false;
+    auto kindOf = [](const Value *v) {
+      return v->type() ? v->type()->kind() : Type::Kind::Tensor;
+    };
+    bool unsupported = false;
     for (const Value *v : g.inputs())
-      if (v->type() && !v->type()->isTensor()) nonTensor = true;
+      if (kindOf(v) == Type::Kind::Map || kindOf(v) == Type::Kind::SparseTensor)
+        unsupported = true;
     for (unsigned k = 0; k < g.numOutputs(); ++k)
-      if (g.output(k)->type() && !g.output(k)->type()->isTensor()) nonTensor = true;
-    if (nonTensor) {
+      if (kindOf(g.output(k)) == Type::Kind::Map || kindOf(g.output(k)) == Type::Kind::SparseTensor)
+        unsupported = true;
+    if (unsupported) {
       unsupportedOps[ops].insert(name);
-      classify("not supported", "a sequence, optional or map input or output");
+      classify("not supported", "a map or sparse tensor input or output");
       continue;
     }
+    bool unreadable = false;
     for (size_t k = 0; k < ins.size() && k < formal.size(); ++k) {
-      auto t = loadTensorProto(ins[k].string());
+      auto t = loadValueProto(ins[k].string(), kindOf(formal[k]));
       if (!t.ok()) {
         why = std::string(t.status().message());
+        unreadable = t.status().code() == absl::StatusCode::kUnimplemented;
         break;
       }
       // This corpus stores bfloat16 tensors as uint16 bit patterns.
       const Type *ty = formal[k]->type();
-      if (ty && ty->elemType() == DataType::BFloat16 && t->dataType() == DataType::Uint16)
-        t->setDataType(DataType::BFloat16);
-      inputs[formal[k]->name().str()] = std::move(*t);
+      if (ty && ty->isTensor() && ty->elemType() == DataType::BFloat16 &&
+          t->tensor.dataType() == DataType::Uint16)
+        t->tensor.setDataType(DataType::BFloat16);
+      inputs[formal[k]->name().str()] = toEvalValue(std::move(*t));
     }
     if (!why.empty()) {
-      classify("error", why);
+      if (unreadable) unsupportedOps[ops].insert(name);
+      classify(unreadable ? "not supported" : "error", why);
       continue;
     }
-    auto r = evaluateModel(**m, inputs);
+    auto r = evaluateModelValues(**m, inputs);
     if (!r.ok()) {
       if (r.status().code() == absl::StatusCode::kUnimplemented) {
         unsupportedOps[ops].insert(name);
@@ -201,15 +253,23 @@ int main(int argc, char **argv) {
         kind = "nondeterministic";
         continue;
       }
-      auto want = loadTensorProto(outs[k].string());
+      auto want = loadValueProto(outs[k].string(), kindOf(g.output(k)));
       if (!want.ok()) {
         kind = "error";
         why = std::string(want.status().message());
         break;
       }
-      if (want->dataType() == DataType::Uint16 && r->outputs[out].dataType() == DataType::BFloat16)
-        want->setDataType(DataType::BFloat16); // the same bfloat16-as-uint16 storage
-      std::string d = compare(*want, r->outputs[out]);
+      std::string d;
+      if (auto it = r->outputs.find(out); it != r->outputs.end()) {
+        if (want->kind == ProtoValue::Kind::Tensor && want->tensor.dataType() == DataType::Uint16 &&
+            it->second.dataType() == DataType::BFloat16)
+          want->tensor.setDataType(DataType::BFloat16); // the same bfloat16-as-uint16 storage
+        d = compareValue(*want, EvalValue(it->second));
+      } else if (auto jt = r->otherOutputs.find(out); jt != r->otherOutputs.end()) {
+        d = compareValue(*want, jt->second);
+      } else {
+        d = "not computed";
+      }
       if (!d.empty()) {
         kind = "mismatch";
         why = out + ": " + d;

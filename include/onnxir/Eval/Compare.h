@@ -7,8 +7,11 @@
 // Note [Comparing outputs]
 // Two runs' outputs are matched by name. An output only one run has, or one
 // of another element type or shape, differs. Outputs computed from a random
-// op (EvalResult::nondeterministic) are not compared. String outputs agree
-// when equal. Otherwise every element pair (x of A, y of B) agrees when
+// op (EvalResult::nondeterministic) are not compared. A sequence or an
+// optional output is compared tensor by tensor when both runs' have the same
+// structure (length, emptiness, element shapes and types), else it differs
+// like a tensor of another shape; its largest differences are over all its
+// tensors. String outputs agree when equal. Otherwise every element pair (x of A, y of B) agrees when
 // |x - y| <= atol + rtol * |y| (B is the reference), NaN only with NaN; the
 // largest |x - y| and |x - y| / |y| over the pairs that are not equal are
 // reported (the relative one infinite when y is 0, both when only one is
@@ -61,8 +64,13 @@ struct OutputDiff {
   bool ok = true;
 };
 
+/// The type of output `name` of `r` for a message: `float[2,3]`,
+/// `seq(float[2])`, `optional()` (EvalValue::str), `none` if `r` has none.
+std::string describeOutput(const EvalResult &r, const std::string &name);
+
 /// Compares A's outputs with B's (the reference), A's names in order, then
-/// those only B has. Note [Comparing outputs].
+/// those only B has; outputs of every kind (EvalResult::outputs and
+/// otherOutputs). Note [Comparing outputs].
 absl::StatusOr<std::vector<OutputDiff>> compareOutputs(const EvalResult &a, const EvalResult &b,
                                                        double rtol, double atol);
 

@@ -34,6 +34,20 @@
 //  - Random ops (nondeterministic schemas) run when their kernel exists,
 //    with EvalOptions::seed as their `seed` attribute when the node has
 //    none; every value computed from one is reported as nondeterministic.
+//  - Values are tensors, sequences and optionals (Note [Evaluator values]).
+//
+// Note [Evaluator values]
+//  A value of a run is a tensor, a sequence (of tensors, or of sequences:
+//  its elements in order, and the element type of its tensors, known also
+//  when it is empty), or an optional (empty, or holding a tensor or a
+//  sequence). Maps are not supported. The sequence and optional ops, and
+//  Identity, If, Loop and SequenceMap carrying them, run in the evaluator
+//  (lib/Eval/Sequences.cpp, Note [Sequence ops are evaluator built-ins]);
+//  a tensor kernel given a sequence or an optional is an error naming the
+//  operand. A graph input declared optional may be given its element
+//  alone (it is then held); its kind must otherwise match the declared
+//  type, a sequence's tensors checked against its element type. Loop and
+//  Scan scan outputs are tensors.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXIR_EVAL_EVALUATOR_H
@@ -47,8 +61,10 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 ONNXIR_API_BEGIN
 namespace onnxir {
@@ -61,6 +77,37 @@ struct EvalOptions {
   /// Most iterations of one Loop node (a Loop without a trip count runs
   /// until its condition is false).
   int64_t maxLoopIterations = INT64_MAX;
+};
+
+/// A tensor, a sequence or an optional (Note [Evaluator values]).
+struct EvalValue {
+  enum class Kind : uint8_t { Tensor, Sequence, Optional };
+  Kind kind = Kind::Tensor;
+  /// Kind::Tensor: the tensor.
+  Tensor tensor;
+  /// Kind::Sequence: its elements in order. Kind::Optional: none (empty)
+  /// or the one value it holds (a tensor or a sequence).
+  std::vector<EvalValue> elements;
+  /// Kind::Sequence: the element type of its tensors (Undefined when an
+  /// empty sequence does not say).
+  DataType elemType = DataType::Undefined;
+
+  EvalValue() = default;
+  /// A tensor value.
+  EvalValue(Tensor t) : tensor(std::move(t)) {}
+  static EvalValue sequence(std::vector<EvalValue> elements,
+                            DataType elemType = DataType::Undefined);
+  /// An optional holding `element`, or empty.
+  static EvalValue optional(std::optional<EvalValue> element = std::nullopt);
+
+  bool isTensor() const { return kind == Kind::Tensor; }
+  bool isSequence() const { return kind == Kind::Sequence; }
+  bool isOptional() const { return kind == Kind::Optional; }
+  /// An optional holding nothing.
+  bool isEmptyOptional() const { return isOptional() && elements.empty(); }
+  /// `float[2,3]`, `seq(float[2], float[3])`, `optional(float[2])`,
+  /// `optional()` (empty).
+  std::string str() const;
 };
 
 /// What a run did (tests check the freeing of intermediates with it).
@@ -79,8 +126,11 @@ struct EvalStatistics {
 };
 
 struct EvalResult {
-  /// The main graph's outputs by name.
+  /// The main graph's tensor outputs by name.
   std::map<std::string, Tensor> outputs;
+  /// Its other outputs (sequences and optionals) by name (Note [Evaluator
+  /// values]); an output is in exactly one of the two maps.
+  std::map<std::string, EvalValue> otherOutputs;
   /// The outputs computed from a random op (Note [Evaluation]).
   std::set<std::string> nondeterministic;
   EvalStatistics stats;
@@ -92,7 +142,14 @@ absl::StatusOr<EvalResult> evaluateModel(const Model &m,
                                          const std::map<std::string, Tensor> &inputs,
                                          const EvalOptions &opts = {});
 
-/// evaluateModel's outputs alone.
+/// evaluateModel with inputs of every kind (Note [Evaluator values]). Its
+/// own name: a braced list of tensors would fit both.
+absl::StatusOr<EvalResult> evaluateModelValues(const Model &m,
+                                               const std::map<std::string, EvalValue> &inputs,
+                                               const EvalOptions &opts = {});
+
+/// evaluateModel's tensor outputs alone; a model with an output of another
+/// kind is refused (Unimplemented, naming it).
 absl::StatusOr<std::map<std::string, Tensor>> evaluate(const Model &m,
                                                        const std::map<std::string, Tensor> &inputs,
                                                        const EvalOptions &opts = {});
