@@ -1,0 +1,122 @@
+//===- AttentionMatch.cpp - Matchers the attention patterns share --------===//
+//
+// Reports of near-misses, scale placements (a scalar constant multiplying
+// or dividing the scores, Q or Kᵀ) and transposes seen through; declared
+// in AttentionMatch.h.
+//
+//===----------------------------------------------------------------------===//
+#include "AttentionMatch.h"
+
+#include "onnxir/IR/ValueInfo.h"
+
+#include <sstream>
+
+namespace onnxir {
+namespace attention {
+
+namespace {
+
+/// The value of a constant with exactly one element (a scalar or [1, ...]).
+std::optional<double> scalarConstant(const Value *v) {
+  const Tensor *t = PatternRewriter::constantTensor(v);
+  if (!t) return std::nullopt;
+  for (int64_t d : t->dims())
+    if (d != 1) return std::nullopt;
+  DataType dt = t->dataType();
+  if (dt != DataType::Float && dt != DataType::Double && dt != DataType::Float16 &&
+      dt != DataType::BFloat16)
+    return std::nullopt;
+  auto vals = t->values<double>();
+  if (!vals.ok() || vals->size() != 1) return std::nullopt;
+  return (*vals)[0];
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Guards and their reasons
+//===----------------------------------------------------------------------===//
+
+bool miss(PatternRewriter &rw, llvm::StringRef guard, const std::string &why) {
+  return rw.rejected(guard, why);
+}
+
+std::string q(const Node *n) {
+  if (!n) return "''";
+  if (!n->name().empty() || n->numResults() == 0 || !n->result(0)) return "'" + n->name().str() + "'";
+  return "-> '" + n->result(0)->name().str() + "'";
+}
+std::string num(double x) {
+  std::ostringstream os;
+  os << x;
+  return os.str();
+}
+
+std::string q(const Value *v) { return "'" + (v ? v->name().str() : std::string()) + "'"; }
+
+bool isOne(const Dim &d) { return d.isKnown() && d.value == 1; }
+std::string dimStr(const Dim &d) {
+  if (d.isKnown()) return std::to_string(d.value);
+  if (d.isSymbolic()) return d.param.str();
+  return "?";
+}
+
+std::optional<double> absorbedScalar(const Value *c, const Value *x) {
+  const Tensor *t = PatternRewriter::constantTensor(c);
+  int64_t r = rankOf(x);
+  if (!t || r < 0 || (int64_t)t->dims().size() > r) return std::nullopt;
+  if (auto et = elemOf(x); et && *et != t->dataType()) return std::nullopt;
+  return scalarConstant(c);
+}
+
+bool plainAttributes(const Node &n) {
+  for (unsigned a = 0; a < n.numAttributes(); ++a)
+    if (n.attribute(a).isReference()) return false;
+  return true;
+}
+
+Value *peelScale(Value *v, PatternRewriter &rw, double &scale, std::vector<Node *> &seen) {
+  Node *d = v ? v->definingNode() : nullptr;
+  if (!d || d->getGraph() != rw.root()->getGraph() || d->numOperands() != 2 ||
+      !PatternRewriter::hasSingleLocalUse(v))
+    return v;
+  if (d->is("Mul")) {
+    for (unsigned i = 0; i < 2; ++i)
+      if (auto c = absorbedScalar(d->operand(1 - i), d->operand(i));
+          c && !PatternRewriter::constantTensor(d->operand(i))) {
+        scale *= *c;
+        seen.push_back(d);
+        return d->operand(i);
+      }
+  } else if (d->is("Div")) {
+    if (auto c = absorbedScalar(d->operand(1), d->operand(0))) {
+      scale /= *c;
+      seen.push_back(d);
+      return d->operand(0);
+    }
+  }
+  return v;
+}
+
+std::optional<std::vector<int64_t>> transposePerm(const Node &t) {
+  if (!plainAttributes(t) || t.numOperands() != 1) return std::nullopt;
+  if (const Attribute *p = t.getAttr("perm")) return p->ints;
+  int64_t r = rankOf(t.operand(0));
+  if (r < 0) return std::nullopt;
+  std::vector<int64_t> perm;
+  for (int64_t i = r - 1; i >= 0; --i) perm.push_back(i);
+  return perm;
+}
+
+Permuted asPermuted(Value *v, PatternRewriter &rw) {
+  Node *d = v ? v->definingNode() : nullptr;
+  if (d && d->is("Transpose") && d->getGraph() == rw.root()->getGraph() &&
+      PatternRewriter::hasSingleLocalUse(v))
+    if (auto p = transposePerm(*d)) return {d->operand(0), *p};
+  Permuted p{v, {}};
+  for (int64_t i = 0, r = rankOf(v); i < r; ++i) p.perm.push_back(i);
+  return p;
+}
+
+} // namespace attention
+} // namespace onnxir
