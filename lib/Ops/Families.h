@@ -22,6 +22,8 @@ void registerNNOps(OpRegistrar &r);           ///< NN.cpp
 void registerConvOps(OpRegistrar &r);         ///< Conv.cpp
 void registerLinearAlgebraOps(OpRegistrar &r); ///< LinearAlgebra.cpp
 void registerImageOps(OpRegistrar &r);        ///< Image.cpp
+void registerNormalizationOps(OpRegistrar &r); ///< Normalization.cpp
+void registerRecurrentOps(OpRegistrar &r);    ///< Recurrent.cpp
 void registerQuantizationOps(OpRegistrar &r); ///< Quantization.cpp
 void registerSequenceOps(OpRegistrar &r);     ///< Sequence.cpp
 void registerSignalOps(OpRegistrar &r);       ///< Signal.cpp

@@ -1,11 +1,9 @@
-//===- NN.cpp - MatMul, normalization, recurrent, attention, ... ----------===//
+//===- NN.cpp - MatMul, softmax, attention, ... ---------------------------===//
 //
 // NN (convolution and pooling are in Conv.cpp; Einsum Det in LinearAlgebra.cpp;
-// GridSample AffineGrid RoiAlign MaxRoiPool NonMaxSuppression in Image.cpp):
-// MatMul Gemm, RNN GRU
-// LSTM, Softmax LogSoftmax Hardmax, BatchNormalization InstanceNormalization
-// LayerNormalization GroupNormalization RMSNormalization LpNormalization
-// MeanVarianceNormalization LRN, Dropout, Attention LinearAttention
+// GridSample AffineGrid RoiAlign MaxRoiPool NonMaxSuppression in Image.cpp;
+// the normalizations in Normalization.cpp; RNN GRU LSTM in Recurrent.cpp):
+// MatMul Gemm, Softmax LogSoftmax Hardmax, Dropout, Attention LinearAttention
 // RotaryEmbedding SwiGLU CausalConvWithState; the quantized MatMulInteger
 // QLinearMatMul (they share the MatMul rule); and FlexAttention of
 // ai.onnx.preview (registerPreviewOps).
@@ -39,25 +37,6 @@ namespace onnxir {
 
 namespace infer {
 namespace {
-
-/// The 1-D per-channel operands [first, last] of a normalization have the
-/// channel count (dim 1) of X.
-void checkChannelOperands(InferCtx &c, unsigned first, unsigned last, const char *const *names) {
-  auto x = c.inShape(0);
-  if (!x || x->size() < 2) return;
-  auto ch = staticDim((*x)[1]);
-  if (!ch) return;
-  for (unsigned i = first; i <= last; ++i) {
-    auto s = c.hasInput(i) ? c.inShape(i) : std::nullopt;
-    if (!s || s->size() != 1) continue;
-    if (auto v = staticDim((*s)[0]); v && *v != *ch) {
-      c.disagree("input X " + typeStr(c, 0) + " has " +
-                 std::to_string(*ch) + " channels (dim 1), but " + names[i - first] + " " +
-                 typeStr(c, i) + " has " + std::to_string(*v));
-      return;
-    }
-  }
-}
 
 void matmulRule(InferCtx &c) {
   int32_t el = c.inElem(0);
@@ -131,36 +110,6 @@ void gemmRule(InferCtx &c) {
       c.disagree("C " + typeStr(c, 2) + " does not broadcast to the (M, N) result: it " + why);
   }
   c.setTensor(0, el, Dims{m, n});
-}
-
-void rnnRule(InferCtx &c) {
-  int32_t el = c.inElem(0);
-  auto x = c.inShape(0);
-  int64_t hidden = c.getInt("hidden_size", 0);
-  std::string dir = c.getString("direction", "forward");
-  int64_t numDir = dir == "bidirectional" ? 2 : 1;
-  int64_t layout = c.getInt("layout", 0);
-  const DimExpr *h = hidden > 0 ? c.c(hidden) : nullptr;
-  if (!h) {
-    // From R: [num_directions, gates*hidden, hidden].
-    auto r = c.inShape(2);
-    if (r && r->size() == 3) h = (*r)[2];
-  }
-  const DimExpr *seq = nullptr, *batch = nullptr;
-  if (x && x->size() == 3) {
-    seq = layout ? (*x)[1] : (*x)[0];
-    batch = layout ? (*x)[0] : (*x)[1];
-  }
-  const DimExpr *nd = c.c(numDir);
-  if (layout) {
-    c.setTensor(0, el, Dims{batch, seq, nd, h});
-    c.setTensor(1, el, Dims{batch, nd, h});
-    c.setTensor(2, el, Dims{batch, nd, h});
-  } else {
-    c.setTensor(0, el, Dims{seq, nd, batch, h});
-    c.setTensor(1, el, Dims{nd, batch, h});
-    c.setTensor(2, el, Dims{nd, batch, h});
-  }
 }
 
 /// Attention-23+: Y, present key/value (with a past), qk_matmul_output.
@@ -505,13 +454,6 @@ StatusOr<std::vector<Tensor>> kDropout(const KernelCall &c) {
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// The results beyond #0 that are present (a non-empty slot).
-bool hasExtraResults(const Node &n) {
-  for (unsigned i = 1; i < n.numResults(); ++i)
-    if (n.result(i)) return true;
-  return false;
-}
-
 // Gemm-11 made C optional; Gemm-9 needs it: a scalar zero of A's type.
 absl::Status gemmDown11(Node &n, AdapterContext &c) {
   if (n.numOperands() > 2 && n.operand(2)) return absl::OkStatus();
@@ -527,40 +469,6 @@ absl::Status gemmDown11(Node &n, AdapterContext &c) {
     n.setOperand(2, z);
   else
     n.addOperand(z);
-  return absl::OkStatus();
-}
-
-// BatchNormalization-14 replaced the five training outputs of -9 (mean, var,
-// saved_mean, saved_var, chosen by the runtime) by training_mode and two
-// outputs; the inference form (one result) is the same.
-absl::Status batchNormUp14(Node &n, AdapterContext &) {
-  if (hasExtraResults(n))
-    return absl::FailedPreconditionError(
-        "the training outputs (mean, var, saved_mean, saved_var) of BatchNormalization-9 have "
-        "no BatchNormalization-14 form");
-  return absl::OkStatus();
-}
-absl::Status batchNormDown14(Node &n, AdapterContext &c) {
-  if (hasExtraResults(n))
-    return absl::FailedPreconditionError(
-        "the outputs running_mean/running_var (training_mode) have no BatchNormalization-9 form");
-  return adapters::olderFormOnly(n, c, "BatchNormalization", {{"training_mode", AttrKind::Int, 0}});
-}
-// BatchNormalization-15 lets scale/B and mean/var have their own types;
-// -14 has one type for all five.
-absl::Status batchNormDown15(Node &n, AdapterContext &) {
-  DataType x = adapters::operandElemType(n, 0);
-  for (unsigned i = 1; i < n.numOperands() && i < 5; ++i) {
-    DataType t = adapters::operandElemType(n, i);
-    if (x == DataType::Undefined || t == DataType::Undefined)
-      return absl::FailedPreconditionError(
-          "BatchNormalization-14 needs one element type for all operands, and some are unknown "
-          "(infer shapes first)");
-    if (t != x)
-      return absl::FailedPreconditionError(absl::StrCat(
-          "operand #", i, " ('", n.operand(i)->name().str(), "') is ", dataTypeName(t).str(),
-          " and X is ", dataTypeName(x).str(), "; BatchNormalization-14 needs one type"));
-  }
   return absl::OkStatus();
 }
 
@@ -768,67 +676,12 @@ absl::Status gridSampleDown20(Node &n, AdapterContext &c) {
   return absl::OkStatus();
 }
 
-// GroupNormalization-21: scale and bias have one entry per channel (C), in
-// -18 one per group (num_groups); stash_type added (default 1). Only C ==
-// num_groups converts without rewriting the operands.
-absl::Status groupNormShapes(Node &n, AdapterContext &c) {
-  auto g = adapters::intAttrOr(n, "num_groups", -1);
-  if (!g.ok()) return g.status();
-  const Type *t = n.numOperands() && n.operand(0) ? n.operand(0)->type() : nullptr;
-  int64_t channels = -1;
-  if (t && t->kind() == Type::Kind::Tensor && t->rank() >= 2 && t->dims()[1].isKnown())
-    channels = t->dims()[1].value;
-  if (channels < 0 || channels != *g)
-    return absl::FailedPreconditionError(absl::StrCat(
-        "scale and bias have one entry per ", c.to >= 21 ? "channel" : "group", " at opset ",
-        c.to, " (per ", c.to >= 21 ? "group" : "channel", " before): converts only when the "
-        "channel count (", channels < 0 ? std::string("unknown") : absl::StrCat(channels),
-        ") equals num_groups (", *g, ")"));
-  return absl::OkStatus();
-}
-absl::Status groupNormUp21(Node &n, AdapterContext &c) { return groupNormShapes(n, c); }
-absl::Status groupNormDown21(Node &n, AdapterContext &c) {
-  if (absl::Status s = groupNormShapes(n, c); !s.ok()) return s;
-  return adapters::olderFormOnly(n, c, "GroupNormalization", {{"stash_type", AttrKind::Int, 1}});
-}
-
 absl::Status attentionDown24(Node &n, AdapterContext &c) {
   return adapters::olderFormOnly(n, c, "Attention", {});
 }
 absl::Status attentionDown25(Node &n, AdapterContext &c) {
   return adapters::olderFormOnly(n, c, "Attention", {{"left_window_size", AttrKind::Int, -1},
                                                      {"right_window_size", AttrKind::Int, -1}});
-}
-// GRU/LSTM/RNN-14 added layout: 1 puts the batch first in X, the initial
-// and final states and Y. Going down, layout 1 becomes Transposes around the
-// node (X [batch, seq, in] -> [seq, batch, in]; initial_h/c [batch, dirs,
-// hidden] -> [dirs, batch, hidden]; Y [seq, dirs, batch, hidden] -> [batch,
-// seq, dirs, hidden]; Y_h/Y_c back like the initial states).
-absl::Status rnnDown14(Node &n, AdapterContext &c, llvm::StringRef op) {
-  auto layout = adapters::intAttrOr(n, "layout", 0);
-  if (!layout.ok()) return layout.status();
-  if (*layout == 0) return adapters::olderFormOnly(n, c, op, {{"layout", AttrKind::Int, 0}});
-  if (*layout != 1)
-    return absl::FailedPreconditionError(absl::StrCat("layout ", *layout, " is not 0 or 1"));
-  if (c.checkOnly) return absl::OkStatus();
-  n.removeAttr("layout");
-  Graph &g = *n.getGraph();
-  auto transposeOperand = [&](unsigned i, std::vector<int64_t> perm) {
-    if (i >= n.numOperands() || !n.operand(i)) return;
-    Node *t = g.createNode("Transpose", {n.operand(i)}, 1, &n);
-    t->newAttr("perm").setInts(std::move(perm));
-    n.setOperand(i, t->result(0));
-  };
-  transposeOperand(0, {1, 0, 2});
-  transposeOperand(5, {1, 0, 2}); // initial_h
-  if (op == "LSTM") transposeOperand(6, {1, 0, 2}); // initial_c
-  for (unsigned i = 0; i < n.numResults(); ++i) {
-    if (!n.result(i)) continue;
-    Node *t = adapters::wrapResult(n, "Transpose", {}, i);
-    t->newAttr("perm").setInts(i == 0 ? std::vector<int64_t>{2, 0, 1, 3}
-                                      : std::vector<int64_t>{1, 0, 2});
-  }
-  return absl::OkStatus();
 }
 // QLinearMatMul-21 allows float16/bfloat16 scales (and float8 data); -10
 // takes float scales.
@@ -847,15 +700,7 @@ absl::Status qlinearMatMulDown21(Node &n, AdapterContext &) {
 
 void registerNNAdapters(OpRegistrar &r) {
   using adapters::noChange;
-  r["GRU"].since(14).upgrade(noChange).downgrade(
-      [](Node &n, AdapterContext &c) { return rnnDown14(n, c, "GRU"); });
-  r["LSTM"].since(14).upgrade(noChange).downgrade(
-      [](Node &n, AdapterContext &c) { return rnnDown14(n, c, "LSTM"); });
-  r["RNN"].since(14).upgrade(noChange).downgrade(
-      [](Node &n, AdapterContext &c) { return rnnDown14(n, c, "RNN"); });
   r["Gemm"].since(11).upgrade(noChange).downgrade(gemmDown11);
-  r["BatchNormalization"].since(14).upgrade(batchNormUp14).downgrade(batchNormDown14);
-  r["BatchNormalization"].since(15).upgrade(noChange).downgrade(batchNormDown15);
   r["Dropout"].since(10).upgrade(dropoutMask10).downgrade(dropoutMask10);
   r["Dropout"].since(12).upgrade(dropoutUp12).downgrade(dropoutDown12);
   r["Softmax"].since(13).upgrade(softmaxUp13<kSoftmax>).downgrade(softmaxDown13<kSoftmax>);
@@ -864,7 +709,6 @@ void registerNNAdapters(OpRegistrar &r) {
   r["Hardmax"].since(13).upgrade(softmaxUp13<kHardmax>).downgrade(softmaxDown13<kHardmax>);
   r["RoiAlign"].since(16).upgrade(roiAlignUp16).downgrade(roiAlignDown16);
   r["GridSample"].since(20).upgrade(gridSampleUp20).downgrade(gridSampleDown20);
-  r["GroupNormalization"].since(21).upgrade(groupNormUp21).downgrade(groupNormDown21);
   r["Attention"].since(24).upgrade(noChange).downgrade(attentionDown24);
   r["Attention"].since(25).upgrade(noChange).downgrade(attentionDown25);
   // Type-list changes only; the pass checks the types going down.
@@ -902,62 +746,6 @@ void dropResultsFrom(Node &n, unsigned first) {
   n.trimTrailingEmptyResults();
 }
 
-bool hasResultsFrom(const Node &n, unsigned first) {
-  for (unsigned i = first; i < n.numResults(); ++i)
-    if (n.result(i)) return true;
-  return false;
-}
-
-// BatchNormalization-1 requires consumed_inputs: in training mode the running
-// mean and variance (operands #3, #4) are updated in place.
-absl::Status batchNormDown6(Node &n, AdapterContext &c) {
-  if (c.checkOnly) return absl::OkStatus();
-  bool training = hasResultsFrom(n, 1);
-  n.newAttr("consumed_inputs").setInts({0, 0, 0, training ? 1 : 0, training ? 1 : 0});
-  return absl::OkStatus();
-}
-
-// BatchNormalization-7 dropped is_test: the mode follows the results (Y alone:
-// test mode, running statistics; more: training mode, batch statistics).
-absl::Status batchNormUp7(Node &n, AdapterContext &c) {
-  auto test = adapters::intAttrOr(n, "is_test", 0);
-  if (!test.ok()) return test.status();
-  if (*test) {
-    for (unsigned i = 1; i < n.numResults(); ++i)
-      if (resultRead(n, i))
-        return refuse(absl::StrCat("is_test=1 leaves result #", i, " ('",
-                                   n.result(i)->name().str(),
-                                   "') unfilled; at opset 7 it would select training mode"));
-  } else if (!hasResultsFrom(n, 1)) {
-    return refuse("is_test=0 (the default) normalises with the batch's own statistics (training "
-                  "mode); at opset 7 a node with result Y alone uses the running mean and "
-                  "variance (test mode): set is_test=1 if the model is for inference");
-  }
-  if (c.checkOnly) return absl::OkStatus();
-  if (*test) dropResultsFrom(n, 1);
-  n.removeAttr("is_test");
-  return absl::OkStatus();
-}
-
-absl::Status batchNormDown7(Node &n, AdapterContext &c) {
-  if (!c.checkOnly && !hasResultsFrom(n, 1)) n.newAttr("is_test").setInt(1);
-  return absl::OkStatus();
-}
-
-// BatchNormalization-9 dropped spatial: statistics are per channel (spatial=1).
-absl::Status batchNormUp9(Node &n, AdapterContext &c) {
-  auto spatial = adapters::intAttrOr(n, "spatial", 1);
-  if (!spatial.ok()) return spatial.status();
-  const Type *t = n.numOperands() && n.operand(0) ? n.operand(0)->type() : nullptr;
-  bool rank2 = t && t->hasShape() && t->rank() == 2; // per activation = per channel
-  if (!*spatial && !rank2)
-    return refuse("spatial=0 (statistics per activation: scale, B, mean and var of shape C x D1 "
-                  "x ...) has no form at opset 9, which normalises per channel (flattening the "
-                  "input to N x C*D1*... first is not done); an input of rank 2 would do");
-  if (!c.checkOnly) n.removeAttr("spatial");
-  return absl::OkStatus();
-}
-
 // Dropout-7 dropped is_test: the runtime's mode decides (an inference runtime
 // copies the input). Down, is_test=1 keeps that meaning for opset-6 runtimes,
 // which do not fill the mask then.
@@ -978,90 +766,28 @@ absl::Status dropoutDown7(Node &n, AdapterContext &c) {
   return absl::OkStatus();
 }
 
-// RNN-7, GRU-7, LSTM-7 dropped output_sequence: Y is computed when the node
-// has that result.
-absl::Status rnnUp7(Node &n, AdapterContext &c) {
-  if (auto o = adapters::intAttrOr(n, "output_sequence", 0); !o.ok()) return o.status();
-  if (!c.checkOnly) n.removeAttr("output_sequence");
-  return absl::OkStatus();
-}
-
-absl::Status rnnDown7(Node &n, AdapterContext &c) {
-  if (!c.checkOnly && n.numResults() && n.result(0)) n.newAttr("output_sequence").setInt(1);
-  return absl::OkStatus();
-}
-
-// GRU-3 added linear_before_reset (default 0: the old formula) and made Y_h
-// optional.
-absl::Status gruDown3(Node &n, AdapterContext &c) {
-  auto lbr = adapters::intAttrOr(n, "linear_before_reset", 0);
-  if (!lbr.ok()) return lbr.status();
-  if (*lbr)
-    return refuse(absl::StrCat("linear_before_reset=", *lbr, " does not exist at opset ", c.to,
-                               " (the reset gate is applied before the linear map)"));
-  if (c.checkOnly) return absl::OkStatus();
-  n.removeAttr("linear_before_reset");
-  if (n.numResults() < 2 || !n.result(1)) { // Y_h is required at opset 1
-    n.trimTrailingEmptyResults();
-    if (n.numResults() == 0) n.addEmptyResult();
-    (void)n.addResult(n.getGraph()->freshName("y_h"));
-  }
-  return absl::OkStatus();
-}
-
 } // namespace
 
 void registerNNOps(OpRegistrar &r) {
   using namespace infer;
-  for (const char *op :
-       {"Softmax", "LogSoftmax", "Hardmax", "LRN", "InstanceNormalization",
-        "MeanVarianceNormalization", "GroupNormalization"})
-    r[op] = sameAsInput;
+  for (const char *op : {"Softmax", "LogSoftmax", "Hardmax"}) r[op] = sameAsInput;
   r["Softmax"] = kernels::kSoftmax; r["LogSoftmax"] = kernels::kLogSoftmax;
   r["Hardmax"] = kernels::kHardmax;
   // Note [Op facts]: along `axis` (before 13, the rows of the input coerced
   // to 2-D at `axis`: at the last axis, the same).
   for (const char *op : {"Softmax", "LogSoftmax", "Hardmax"})
     r[op].shapePreserving().axis(AxisFact::AxisAttribute);
-  r["InstanceNormalization"] = [](InferCtx &c) {
-    static const char *const names[] = {"scale", "B"};
-    checkChannelOperands(c, 1, 2, names);
-    sameAsInput(c);
-  };
   r["Dropout"] = [](InferCtx &c) {
     sameAsInput(c);
     if (c.hasOutput(1)) c.setTensor(1, c.opset >= 10 ? kBool : c.inElem(0), c.inShape(0));
   };
   r["Dropout"] = kernels::kDropout;
-  r["BatchNormalization"] = [](InferCtx &c) {
-    static const char *const names[] = {"scale", "B", "input_mean", "input_var"};
-    checkChannelOperands(c, 1, 4, names);
-    sameAsInput(c);
-    // Running statistics (training mode) have the shape of the scale.
-    for (unsigned i = 1; i < c.numOutputs() && i < 5; ++i)
-      if (c.opset >= 14 && i <= 2) c.setTensor(i, c.inElem(3), c.inShape(3));
-  };
-  r["LayerNormalization"] = [](InferCtx &c) {
-    sameAsInput(c);
-    auto s = c.inShape(0);
-    if (!s) return;
-    auto ax = normAxis(c.getInt("axis", -1), s->size());
-    if (!ax) return;
-    for (size_t i = *ax; i < s->size(); ++i) (*s)[i] = c.c(1);
-    int32_t st = (int32_t)c.getInt("stash_type", 1);
-    for (unsigned i = 1; i < 3; ++i) c.setTensor(i, st, s);
-  };
-  // Over the axes from `axis` on (Note [Op facts]).
-  r["LayerNormalization"].shapePreserving().axis(AxisFact::AxisAttribute);
   // [..., K] x [K, M]: row by row (Note [Op facts]).
   r["MatMul"].infer(matmulRule).kernel(kernels::kMatMul).axis(AxisFact::LastAxis);
   r["MatMulInteger"] = matmulRule;
   r["QLinearMatMul"] = matmulRule;
   r["Gemm"].infer(gemmRule).kernel(kernels::kGemm);
-  for (const char *op : {"RNN", "GRU", "LSTM"}) r[op] = rnnRule;
-  for (const char *op : {"LpNormalization", "RotaryEmbedding"}) r[op] = sameAsInput;
-  r["RMSNormalization"] = [](InferCtx &c) { c.setTensor(0, c.inElem(1), c.inShape(0)); };
-  r["RMSNormalization"].shapePreserving().axis(AxisFact::AxisAttribute);
+  r["RotaryEmbedding"] = sameAsInput;
   r["SwiGLU"] = [](InferCtx &c) {
     // A and B have identical shapes: take the more precise dim of each pair.
     auto a = c.inShape(0), b = c.inShape(1);
@@ -1085,16 +811,8 @@ void registerNNOps(OpRegistrar &r) {
   // Version adapters up to opset 9 (Note [Version adapters]).
   using adapters::dropConsumedInputs;
   using adapters::noChange;
-  r["BatchNormalization"].since(6).upgrade(dropConsumedInputs).downgrade(batchNormDown6);
-  r["BatchNormalization"].since(7).upgrade(batchNormUp7).downgrade(batchNormDown7);
-  r["BatchNormalization"].since(9).upgrade(batchNormUp9).downgrade(noChange);
-  r["InstanceNormalization"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
   r["Dropout"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
   r["Dropout"].since(7).upgrade(dropoutUp7).downgrade(dropoutDown7);
-  r["GRU"].since(3).upgrade(noChange).downgrade(gruDown3);
-  r["GRU"].since(7).upgrade(rnnUp7).downgrade(rnnDown7);
-  r["RNN"].since(7).upgrade(rnnUp7).downgrade(rnnDown7);
-  r["LSTM"].since(7).upgrade(rnnUp7).downgrade(rnnDown7);
   r["Gemm"].since(7).upgrade(adapters::gemmBroadcastUp).downgrade(adapters::gemmBroadcastDown);
   registerNNAdapters(r);
 }

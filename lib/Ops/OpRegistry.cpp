@@ -107,6 +107,8 @@ OpRegistry::OpRegistry() {
   registerConvOps(def);
   registerLinearAlgebraOps(def);
   registerImageOps(def);
+  registerNormalizationOps(def);
+  registerRecurrentOps(def);
   registerQuantizationOps(def);
   registerSequenceOps(def);
   registerSignalOps(def);
