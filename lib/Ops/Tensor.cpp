@@ -1055,6 +1055,1023 @@ StatusOr<std::vector<Tensor>> kDepthToSpace(const KernelCall &c) { return depthS
 
 StatusOr<std::vector<Tensor>> kSpaceToDepth(const KernelCall &c) { return depthSpace(c, false); }
 
+//===--- Helpers of the kernels below ---===//
+
+/// True for the opset `v` or later (an unknown opset reads as the newest).
+bool atLeast(const KernelCall &c, int64_t v) { return c.opset <= 0 || c.opset >= v; }
+
+/// Index `v` into an axis of `dim` elements, negatives counting from the end;
+/// nullopt when out of range.
+std::optional<int64_t> normIndex(int64_t v, int64_t dim) {
+  if (v < -dim || v >= dim) return std::nullopt;
+  return v < 0 ? v + dim : v;
+}
+
+template <typename T> bool isNanV(T v) {
+  if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
+  else return false;
+}
+
+/// `a` with one more element, `fill`'s first: index a.size() of the result
+/// is the fill value for takeElems (Pad's constant, CenterCropPad's zero,
+/// Resize's extrapolation value).
+Arr withFill(const Arr &a, const Arr &fill) {
+  Arr ext = a;
+  appendElems(ext, fill, 0, 1);
+  return ext;
+}
+
+/// A one-element array of type `dt` holding `v` (strings: ""), as a cast
+/// would give it.
+StatusOr<Arr> scalarOf(DataType dt, double v) {
+  if (computeKind(dt) == CK::Str) return Arr::make(dt, {1});
+  Arr d = Arr::make(DataType::Double, {1});
+  d.d[0] = v;
+  return convertArr(d, dt);
+}
+
+/// Offsets into `a` for every element of the output of dims `od`, where
+/// map[k][o] is the input coordinate on axis k of output coordinate o, or -1
+/// for the fill element (index a.size(), see withFill).
+std::vector<int64_t> mappedOffsets(const Arr &a, const std::vector<int64_t> &od,
+                                   const std::vector<std::vector<int64_t>> &map) {
+  int64_t r = (int64_t)od.size(), n = numElementsOf(od), fill = a.size();
+  auto st = stridesOf(a.dims);
+  std::vector<int64_t> idx((size_t)std::max<int64_t>(n, 0)), cnt(r, 0);
+  for (int64_t e = 0; e < n; ++e) {
+    int64_t off = 0;
+    for (int64_t k = 0; k < r; ++k) {
+      int64_t v = map[k][cnt[k]];
+      if (v < 0) { off = fill; break; }
+      off += v * st[k];
+    }
+    idx[e] = off;
+    for (int64_t k = r - 1; k >= 0; --k) {
+      if (++cnt[k] < od[k]) break;
+      cnt[k] = 0;
+    }
+  }
+  return idx;
+}
+
+/// `data` with update element e written to data element pos[e], or combined
+/// with it by `red` (add, mul, max, min), in order: a later update of one
+/// position sees the earlier ones, so duplicate indices accumulate.
+StatusOr<Arr> scatterInto(const Arr &data, const Arr &upd, const std::vector<int64_t> &pos,
+                          const std::string &red, llvm::StringRef op) {
+  if (upd.dt != data.dt) return invalid(absl::StrCat(op.str(), ": updates and data differ in type"));
+  if (red == "none") {
+    Arr ext = data;
+    appendElems(ext, upd, 0, (int64_t)pos.size());
+    int64_t n = data.size();
+    std::vector<int64_t> idx((size_t)n);
+    for (int64_t k = 0; k < n; ++k) idx[k] = k;
+    for (size_t e = 0; e < pos.size(); ++e) idx[pos[e]] = n + (int64_t)e;
+    return takeElems(ext, data.dims, idx);
+  }
+  int how = red == "add" ? 0 : red == "mul" ? 1 : red == "max" ? 2 : red == "min" ? 3 : -1;
+  if (how < 0)
+    return invalid(absl::StrCat(op.str(), " reduction '", red,
+                                "' (expected none, add, mul, max or min)"));
+  Arr out = data;
+  Status st = visitNumeric(out.kind(), [&](auto tag) -> Status {
+    using T = decltype(tag);
+    auto &o = out.template vec<T>();
+    const auto &u = upd.template vec<T>();
+    for (size_t e = 0; e < pos.size(); ++e) {
+      T &x = o[pos[e]];
+      T v = u[e];
+      switch (how) {
+      case 0: x = addWrap(x, v); break;
+      case 1: x = mulWrap(x, v); break;
+      case 2: if (!isNanV(x) && (isNanV(v) || v > x)) x = v; break;
+      default: if (!isNanV(x) && (isNanV(v) || v < x)) x = v; break;
+      }
+    }
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
+/// The `reduction` attribute of ScatterElements and ScatterND, checked
+/// against the version in force (add and mul from 16, max and min from 18).
+StatusOr<std::string> scatterReduction(const KernelCall &c) {
+  std::string red = c.getString("reduction", "none");
+  if ((red == "max" || red == "min") && !atLeast(c, 18))
+    return invalid(absl::StrCat(c.opType.str(), " reduction '", red, "' first exists at opset 18"));
+  return red;
+}
+
+//===--- GatherND ---===//
+
+StatusOr<std::vector<Tensor>> kGatherND(const KernelCall &c) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  if (!c.input(1)) return invalid("GatherND without indices");
+  auto ind = intValues(*c.input(1));
+  if (!ind.ok()) return ind.status();
+  const auto &idims = c.input(1)->dims();
+  int64_t r = a->rank(), q = (int64_t)idims.size(), b = c.getInt("batch_dims", 0);
+  if (q < 1) return invalid("GatherND indices must have rank 1 or more");
+  if (b < 0 || b >= std::min(r, q))
+    return invalid(absl::StrCat("GatherND batch_dims ", b, " outside [0, min(rank(data), "
+                                "rank(indices)) = ", std::min(r, q), ")"));
+  int64_t k = idims.back();
+  if (k < 0 || k > r - b)
+    return invalid(absl::StrCat("GatherND indices' last dim ", k, " exceeds rank(data) - "
+                                "batch_dims = ", r - b));
+  for (int64_t t = 0; t < b; ++t)
+    if (idims[t] != a->dims[t])
+      return invalid(absl::StrCat("GatherND batch dim #", t, ": data has ", a->dims[t],
+                                  ", indices ", idims[t]));
+  std::vector<int64_t> od(idims.begin(), idims.end() - 1);
+  od.insert(od.end(), a->dims.begin() + b + k, a->dims.end());
+  Status sz = checkOutputSize(c, a->dt, od);
+  if (!sz.ok()) return sz;
+  auto st = stridesOf(a->dims);
+  int64_t slice = numElementsOf(llvm::ArrayRef<int64_t>(a->dims).drop_front(b + k));
+  int64_t batches = numElementsOf(llvm::ArrayRef<int64_t>(idims).take_front(b));
+  int64_t perBatch = numElementsOf(llvm::ArrayRef<int64_t>(idims).slice(b, q - 1 - b));
+  int64_t batchSize = b ? st[b - 1] : 0;
+  std::vector<int64_t> idx;
+  idx.reserve((size_t)numElementsOf(od));
+  for (int64_t bi = 0; bi < batches; ++bi)
+    for (int64_t j = 0; j < perBatch; ++j) {
+      int64_t row = bi * perBatch + j, off = bi * batchSize;
+      for (int64_t t = 0; t < k; ++t) {
+        auto v = normIndex((*ind)[row * k + t], a->dims[b + t]);
+        if (!v)
+          return invalid(absl::StrCat("GatherND index ", (*ind)[row * k + t],
+                                      " out of range for data dim #", b + t, " (",
+                                      a->dims[b + t], ")"));
+        off += *v * st[b + t];
+      }
+      for (int64_t s = 0; s < slice; ++s) idx.push_back(off + s);
+    }
+  return one(takeElems(*a, od, idx));
+}
+
+//===--- Scatter, ScatterElements ---===//
+
+// Scatter (deprecated at 11) is ScatterElements-9 under another name.
+StatusOr<std::vector<Tensor>> kScatterElements(const KernelCall &c) {
+  llvm::StringRef op = c.opType;
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  if (!c.input(1) || !c.input(2)) return invalid(absl::StrCat(op.str(), " needs indices and updates"));
+  auto ind = intValues(*c.input(1));
+  if (!ind.ok()) return ind.status();
+  auto upd = inputArr(c, 2);
+  if (!upd.ok()) return upd.status();
+  const auto &idims = c.input(1)->dims();
+  int64_t r = a->rank();
+  if ((int64_t)idims.size() != r)
+    return invalid(absl::StrCat(op.str(), ": indices have rank ", idims.size(), ", data ", r));
+  if (upd->dims != idims) return invalid(absl::StrCat(op.str(), ": updates and indices differ in shape"));
+  auto axis = normAxis(c.getInt("axis", 0), r);
+  if (!axis) return invalid(absl::StrCat(op.str(), " axis ", c.getInt("axis", 0), " out of range"));
+  for (int64_t k = 0; k < r; ++k)
+    if (k != *axis && idims[k] > a->dims[k])
+      return invalid(absl::StrCat(op.str(), ": indices dim #", k, " (", idims[k],
+                                  ") exceeds the data's (", a->dims[k], ")"));
+  auto st = stridesOf(a->dims);
+  int64_t n = upd->size(), dim = a->dims[*axis];
+  std::vector<int64_t> pos((size_t)n), cnt(r, 0);
+  for (int64_t e = 0; e < n; ++e) {
+    int64_t off = 0;
+    for (int64_t k = 0; k < r; ++k) {
+      int64_t v = cnt[k];
+      if (k == *axis) {
+        auto w = normIndex((*ind)[e], dim);
+        if (!w)
+          return invalid(absl::StrCat(op.str(), " index ", (*ind)[e], " out of range for axis ",
+                                      *axis, " of size ", dim));
+        v = *w;
+      }
+      off += v * st[k];
+    }
+    pos[e] = off;
+    for (int64_t k = r - 1; k >= 0; --k) {
+      if (++cnt[k] < idims[k]) break;
+      cnt[k] = 0;
+    }
+  }
+  auto red = scatterReduction(c);
+  if (!red.ok()) return red.status();
+  auto out = scatterInto(*a, *upd, pos, *red, op);
+  if (!out.ok()) return out.status();
+  return one(*out);
+}
+
+//===--- ScatterND ---===//
+
+StatusOr<std::vector<Tensor>> kScatterND(const KernelCall &c) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  if (!c.input(1) || !c.input(2)) return invalid("ScatterND needs indices and updates");
+  auto ind = intValues(*c.input(1));
+  if (!ind.ok()) return ind.status();
+  auto upd = inputArr(c, 2);
+  if (!upd.ok()) return upd.status();
+  const auto &idims = c.input(1)->dims();
+  int64_t r = a->rank(), q = (int64_t)idims.size();
+  if (q < 1) return invalid("ScatterND indices must have rank 1 or more");
+  int64_t k = idims.back();
+  if (k < 0 || k > r)
+    return invalid(absl::StrCat("ScatterND indices' last dim ", k, " exceeds rank(data) ", r));
+  std::vector<int64_t> ud(idims.begin(), idims.end() - 1);
+  ud.insert(ud.end(), a->dims.begin() + k, a->dims.end());
+  if (upd->dims != ud) return invalid("ScatterND updates' shape is not indices.shape[:-1] + data.shape[k:]");
+  auto st = stridesOf(a->dims);
+  int64_t slice = numElementsOf(llvm::ArrayRef<int64_t>(a->dims).drop_front(k));
+  int64_t rows = numElementsOf(llvm::ArrayRef<int64_t>(idims).drop_back());
+  std::vector<int64_t> pos;
+  pos.reserve((size_t)upd->size());
+  for (int64_t j = 0; j < rows; ++j) {
+    int64_t off = 0;
+    for (int64_t t = 0; t < k; ++t) {
+      auto v = normIndex((*ind)[j * k + t], a->dims[t]);
+      if (!v)
+        return invalid(absl::StrCat("ScatterND index ", (*ind)[j * k + t],
+                                    " out of range for data dim #", t, " (", a->dims[t], ")"));
+      off += *v * st[t];
+    }
+    for (int64_t s = 0; s < slice; ++s) pos.push_back(off + s);
+  }
+  auto red = scatterReduction(c);
+  if (!red.ok()) return red.status();
+  auto out = scatterInto(*a, *upd, pos, *red, "ScatterND");
+  if (!out.ok()) return out.status();
+  return one(*out);
+}
+
+//===--- TensorScatter ---===//
+
+// Writes `update` into a copy of `past_cache` along `axis` from each batch
+// row's write index (0 by default); mode circular wraps around the axis.
+StatusOr<std::vector<Tensor>> kTensorScatter(const KernelCall &c) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  auto upd = inputArr(c, 1);
+  if (!upd.ok()) return upd.status();
+  int64_t r = a->rank();
+  auto axis = normAxis(c.getInt("axis", -2), r);
+  if (!axis || *axis == 0)
+    return invalid(absl::StrCat("TensorScatter axis ", c.getInt("axis", -2),
+                                " must name a non-batch axis of the rank-", r, " cache"));
+  std::string mode = c.getString("mode", "linear");
+  if (mode != "linear" && mode != "circular")
+    return invalid(absl::StrCat("TensorScatter mode '", mode, "' (expected linear or circular)"));
+  if (upd->rank() != r) return invalid("TensorScatter update and past_cache differ in rank");
+  for (int64_t k = 0; k < r; ++k)
+    if (k == *axis ? upd->dims[k] > a->dims[k] : upd->dims[k] != a->dims[k])
+      return invalid(absl::StrCat("TensorScatter update dim #", k, " (", upd->dims[k],
+                                  ") does not fit past_cache's (", a->dims[k], ")"));
+  int64_t batch = a->dims[0], maxLen = a->dims[*axis];
+  std::vector<int64_t> w((size_t)batch, 0);
+  if (c.input(2)) {
+    auto v = intValues(*c.input(2));
+    if (!v.ok()) return v.status();
+    if ((int64_t)v->size() != batch)
+      return invalid(absl::StrCat("TensorScatter write_indices has ", v->size(),
+                                  " values for a batch of ", batch));
+    w = *v;
+  }
+  auto st = stridesOf(a->dims);
+  int64_t n = upd->size();
+  std::vector<int64_t> pos((size_t)n), cnt(r, 0);
+  for (int64_t e = 0; e < n; ++e) {
+    int64_t off = 0;
+    for (int64_t k = 0; k < r; ++k) {
+      int64_t v = cnt[k];
+      if (k == *axis) {
+        int64_t wi = w[cnt[0]];
+        if (wi < 0 || (mode == "linear" && wi > maxLen - upd->dims[k]))
+          return invalid(absl::StrCat("TensorScatter write index ", wi, " for batch row ",
+                                      cnt[0], " does not fit ", upd->dims[k],
+                                      " updates in an axis of ", maxLen));
+        v = mode == "linear" ? wi + v : (wi % maxLen + v) % maxLen;
+      }
+      off += v * st[k];
+    }
+    pos[e] = off;
+    for (int64_t k = r - 1; k >= 0; --k) {
+      if (++cnt[k] < upd->dims[k]) break;
+      cnt[k] = 0;
+    }
+  }
+  auto out = scatterInto(*a, *upd, pos, "none", "TensorScatter");
+  if (!out.ok()) return out.status();
+  return one(*out);
+}
+//===--- Pad ---===//
+
+/// Input coordinate read by output coordinate `o` of an axis of `dim`
+/// elements padded by `begin` in front, per Pad's mode; -1 for the constant.
+/// Note [Pad modes]: reflect mirrors without repeating the edge (period
+/// 2 * (dim - 1), so pads wider than the axis keep reflecting, as numpy's
+/// pad does), edge repeats the edge, wrap is periodic.
+int64_t padSource(int64_t o, int64_t begin, int64_t dim, llvm::StringRef mode) {
+  int64_t in = o - begin;
+  if (in >= 0 && in < dim) return in;
+  if (mode == "constant") return -1;
+  if (mode == "edge") return in < 0 ? 0 : dim - 1;
+  if (mode == "wrap") return ((in % dim) + dim) % dim;
+  if (dim == 1) return 0;
+  int64_t m = 2 * (dim - 1), t = ((in % m) + m) % m;
+  return t < dim ? t : m - t;
+}
+
+StatusOr<std::vector<Tensor>> kPad(const KernelCall &c) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  int64_t r = a->rank();
+  std::vector<int64_t> pads;
+  if (atLeast(c, 11)) {
+    if (!c.input(1)) return invalid("Pad without operand #1 (pads)");
+    auto p = intValues(*c.input(1));
+    if (!p.ok()) return p.status();
+    pads = *p;
+  } else {
+    const char *name = c.opset < 2 ? "paddings" : "pads";
+    auto p = c.getInts(name);
+    if (!p) return invalid(absl::StrCat("Pad without attribute ", name));
+    pads = *p;
+  }
+  std::vector<int64_t> axes;
+  if (atLeast(c, 18) && c.input(3)) {
+    auto v = intValues(*c.input(3));
+    if (!v.ok()) return v.status();
+    std::vector<bool> seen(r, false);
+    for (int64_t x : *v) {
+      auto ax = normAxis(x, r);
+      if (!ax || seen[*ax])
+        return invalid(absl::StrCat("Pad axes: ", x, ax ? " repeated" : " out of range for rank ",
+                                    ax ? "" : std::to_string(r)));
+      seen[*ax] = true;
+      axes.push_back(*ax);
+    }
+  } else {
+    for (int64_t k = 0; k < r; ++k) axes.push_back(k);
+  }
+  size_t na = axes.size();
+  if (pads.size() != 2 * na)
+    return invalid(absl::StrCat("Pad pads has ", pads.size(), " values for ", na,
+                                " axes (expected ", 2 * na, ")"));
+  std::string mode = c.getString("mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "edge" && !(mode == "wrap" && atLeast(c, 19)))
+    return invalid(absl::StrCat("Pad mode '", mode, "' (expected constant, reflect, edge",
+                                atLeast(c, 19) ? " or wrap)" : " or, from opset 19, wrap)"));
+  // The constant: operand #2 from opset 11 (empty name: 0), else the float
+  // attribute `value`.
+  Arr fill;
+  if (atLeast(c, 11) && c.input(2)) {
+    auto v = inputArr(c, 2);
+    if (!v.ok()) return v.status();
+    if (v->dt != a->dt || v->size() != 1)
+      return invalid("Pad constant_value must be one element of the data's type");
+    fill = std::move(*v);
+  } else {
+    auto v = scalarOf(a->dt, atLeast(c, 11) ? 0.0 : (double)c.getFloat("value", 0));
+    if (!v.ok()) return v.status();
+    fill = std::move(*v);
+  }
+  std::vector<int64_t> begin(r, 0), end(r, 0), od = a->dims;
+  for (size_t j = 0; j < na; ++j) {
+    int64_t ax = axes[j], b = pads[j], e = pads[j + na];
+    int64_t d = a->dims[ax], o;
+    if (__builtin_add_overflow(d, b, &o) || __builtin_add_overflow(o, e, &o) || o < 0)
+      return invalid(absl::StrCat("Pad pads ", b, ", ", e, " on axis ", ax, " of size ", d,
+                                  " give no valid size"));
+    if (mode != "constant" && (b < 0 || e < 0) && (b > 0 || e > 0))
+      return unsupported(absl::StrCat("Pad mode ", mode, " with a negative and a positive pad on "
+                                      "axis ", ax));
+    if (mode != "constant" && d == 0 && o > 0)
+      return invalid(absl::StrCat("Pad mode ", mode, " on the empty axis ", ax));
+    begin[ax] = b;
+    end[ax] = e;
+    od[ax] = o;
+  }
+  Status sz = checkOutputSize(c, a->dt, od);
+  if (!sz.ok()) return sz;
+  std::vector<std::vector<int64_t>> map(r);
+  for (int64_t k = 0; k < r; ++k) {
+    map[k].resize((size_t)od[k]);
+    for (int64_t o = 0; o < od[k]; ++o) map[k][o] = padSource(o, begin[k], a->dims[k], mode);
+  }
+  Arr ext = withFill(*a, fill);
+  return one(takeElems(ext, od, mappedOffsets(*a, od, map)));
+}
+
+//===--- TopK ---===//
+
+// The k largest (or smallest) along an axis, in order; ties keep the lower
+// index first, NaN counts as larger than every number (numpy's sort order).
+StatusOr<std::vector<Tensor>> kTopK(const KernelCall &c) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  int64_t r = a->rank();
+  auto axis = normAxis(c.getInt("axis", -1), r);
+  if (!axis) return invalid(absl::StrCat("TopK axis ", c.getInt("axis", -1), " out of range for rank ", r));
+  int64_t k;
+  if (atLeast(c, 10)) {
+    if (!c.input(1)) return invalid("TopK without operand #1 (K)");
+    auto v = intValues(*c.input(1));
+    if (!v.ok()) return v.status();
+    if (v->size() != 1) return invalid("TopK K must hold one value");
+    k = (*v)[0];
+  } else {
+    if (!c.attr("k")) return invalid("TopK without attribute k");
+    k = c.getInt("k", 0);
+  }
+  int64_t dim = a->dims[*axis];
+  if (k < 0 || k > dim)
+    return invalid(absl::StrCat("TopK k = ", k, " outside [0, ", dim, "] (axis ", *axis, ")"));
+  bool largest = !atLeast(c, 11) || c.getInt("largest", 1) != 0;
+  std::vector<int64_t> od = a->dims;
+  od[*axis] = k;
+  Status sz = checkOutputSize(c, a->dt, od);
+  if (!sz.ok()) return sz;
+  int64_t outer = 1, inner = 1;
+  for (int64_t t = 0; t < *axis; ++t) outer *= a->dims[t];
+  for (int64_t t = *axis + 1; t < r; ++t) inner *= a->dims[t];
+  Arr ind = Arr::make(DataType::Int64, od);
+  std::vector<int64_t> idx((size_t)numElementsOf(od));
+  Status st = visitNumeric(a->kind(), [&](auto tag) -> Status {
+    using T = decltype(tag);
+    const auto &v = a->template vec<T>();
+    std::vector<int64_t> order((size_t)dim);
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        int64_t base = o * dim * inner + i;
+        auto before = [&](int64_t p, int64_t q) {
+          T x = v[base + p * inner], y = v[base + q * inner];
+          bool nx = isNanV(x), ny = isNanV(y);
+          if (nx || ny) return nx && ny ? p < q : (largest ? nx : ny);
+          if (x != y) return largest ? x > y : x < y;
+          return p < q;
+        };
+        for (int64_t j = 0; j < dim; ++j) order[j] = j;
+        std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
+        for (int64_t j = 0; j < k; ++j) {
+          int64_t out = (o * k + j) * inner + i;
+          ind.i[out] = order[j];
+          idx[out] = base + order[j] * inner;
+        }
+      }
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  std::vector<Tensor> outs;
+  outs.push_back(toTensor(takeElems(*a, od, idx)));
+  outs.push_back(toTensor(ind));
+  return outs;
+}
+
+//===--- Unique ---===//
+
+/// Three-way comparison of elements: NaN after every number and equal to
+/// NaN (numpy's unique collapses NaNs).
+template <typename T> int cmpElem(const T &x, const T &y) {
+  if constexpr (std::is_floating_point_v<T>) {
+    bool nx = std::isnan(x), ny = std::isnan(y);
+    if (nx || ny) return (int)nx - (int)ny;
+  }
+  return x < y ? -1 : y < x ? 1 : 0;
+}
+
+/// Unique over items: the elements of `v`, or with an axis its slices
+/// (item j is elements (o * m + j) * inner + i, compared lexicographically
+/// over o then i). Fills `perm` with the items in ascending order (stable),
+/// and `start` with where each run of equal items begins in it.
+template <typename T>
+void uniqueRuns(const std::vector<T> &v, int64_t m, int64_t outer, int64_t inner,
+                std::vector<int64_t> &perm, std::vector<int64_t> &start) {
+  auto cmp = [&](int64_t p, int64_t q) {
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i)
+        if (int c3 = cmpElem(v[(o * m + p) * inner + i], v[(o * m + q) * inner + i])) return c3;
+    return 0;
+  };
+  perm.resize((size_t)m);
+  for (int64_t j = 0; j < m; ++j) perm[j] = j;
+  std::stable_sort(perm.begin(), perm.end(), [&](int64_t p, int64_t q) { return cmp(p, q) < 0; });
+  for (int64_t j = 0; j < m; ++j)
+    if (j == 0 || cmp(perm[j - 1], perm[j]) != 0) start.push_back(j);
+}
+
+StatusOr<std::vector<Tensor>> kUnique(const KernelCall &c) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  int64_t r = a->rank(), m = a->size(), outer = 1, inner = 1, ax = -1;
+  if (const Attribute *at = c.attr("axis")) {
+    auto n = normAxis(at->i, r);
+    if (!n) return invalid(absl::StrCat("Unique axis ", at->i, " out of range for rank ", r));
+    ax = *n;
+    m = a->dims[ax];
+    for (int64_t t = 0; t < ax; ++t) outer *= a->dims[t];
+    for (int64_t t = ax + 1; t < r; ++t) inner *= a->dims[t];
+  }
+  std::vector<int64_t> perm, start;
+  switch (a->kind()) {
+  case CK::F32: uniqueRuns(a->f, m, outer, inner, perm, start); break;
+  case CK::F64: uniqueRuns(a->d, m, outer, inner, perm, start); break;
+  case CK::I64: uniqueRuns(a->i, m, outer, inner, perm, start); break;
+  case CK::U64: uniqueRuns(a->u, m, outer, inner, perm, start); break;
+  case CK::Str: uniqueRuns(a->s, m, outer, inner, perm, start); break;
+  default: return unsupported("Unique of this element type");
+  }
+  int64_t g = (int64_t)start.size();
+  // Runs in ascending order, or (sorted = 0) in order of first occurrence;
+  // the stable sort makes a run's first item its first occurrence.
+  std::vector<int64_t> runs((size_t)g);
+  for (int64_t j = 0; j < g; ++j) runs[j] = j;
+  if (c.getInt("sorted", 1) == 0)
+    std::sort(runs.begin(), runs.end(),
+              [&](int64_t p, int64_t q) { return perm[start[p]] < perm[start[q]]; });
+  Arr first = Arr::make(DataType::Int64, {g}), counts = Arr::make(DataType::Int64, {g});
+  Arr inverse = Arr::make(DataType::Int64, {m});
+  for (int64_t j = 0; j < g; ++j) {
+    int64_t s = start[runs[j]], e = runs[j] + 1 < g ? start[runs[j] + 1] : m;
+    first.i[j] = perm[s];
+    counts.i[j] = e - s;
+    for (int64_t t = s; t < e; ++t) inverse.i[perm[t]] = j;
+  }
+  std::vector<int64_t> od = ax < 0 ? std::vector<int64_t>{g} : a->dims, idx;
+  if (ax >= 0) od[ax] = g;
+  idx.reserve((size_t)(g * outer * inner));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < g; ++j)
+      for (int64_t i = 0; i < inner; ++i) idx.push_back((o * m + first.i[j]) * inner + i);
+  std::vector<Tensor> outs;
+  outs.push_back(toTensor(takeElems(*a, od, idx)));
+  outs.push_back(toTensor(first));
+  outs.push_back(toTensor(inverse));
+  outs.push_back(toTensor(counts));
+  return outs;
+}
+
+//===--- ReverseSequence ---===//
+
+StatusOr<std::vector<Tensor>> kReverseSequence(const KernelCall &c) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  if (!c.input(1)) return invalid("ReverseSequence without sequence_lens");
+  auto lens = intValues(*c.input(1));
+  if (!lens.ok()) return lens.status();
+  int64_t r = a->rank(), bAx = c.getInt("batch_axis", 1), tAx = c.getInt("time_axis", 0);
+  if (r < 2) return invalid(absl::StrCat("ReverseSequence input of rank ", r, " (needs 2 or more)"));
+  if ((bAx != 0 && bAx != 1) || (tAx != 0 && tAx != 1) || bAx == tAx)
+    return invalid(absl::StrCat("ReverseSequence batch_axis ", bAx, " and time_axis ", tAx,
+                                " must be 0 and 1 in some order"));
+  int64_t B = a->dims[bAx], T = a->dims[tAx];
+  if ((int64_t)lens->size() != B)
+    return invalid(absl::StrCat("ReverseSequence sequence_lens has ", lens->size(),
+                                " values for a batch of ", B));
+  for (int64_t b = 0; b < B; ++b)
+    if ((*lens)[b] < 0 || (*lens)[b] > T)
+      return invalid(absl::StrCat("ReverseSequence sequence_lens[", b, "] = ", (*lens)[b],
+                                  " outside [0, ", T, "]"));
+  auto st = stridesOf(a->dims);
+  int64_t n = a->size();
+  std::vector<int64_t> idx((size_t)n);
+  for (int64_t e = 0; e < n; ++e) {
+    int64_t t = (e / st[tAx]) % T, b = (e / st[bAx]) % B, len = (*lens)[b];
+    idx[e] = t < len ? e + (len - 1 - 2 * t) * st[tAx] : e;
+  }
+  return one(takeElems(*a, a->dims, idx));
+}
+
+//===--- CenterCropPad ---===//
+
+// Crops or zero-pads each listed axis to its new size around the centre;
+// an odd difference puts the extra element at the end.
+StatusOr<std::vector<Tensor>> kCenterCropPad(const KernelCall &c) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  if (!c.input(1)) return invalid("CenterCropPad without shape");
+  auto shape = intValues(*c.input(1));
+  if (!shape.ok()) return shape.status();
+  int64_t r = a->rank();
+  std::vector<int64_t> axes;
+  if (auto v = c.getInts("axes")) {
+    std::vector<bool> seen(r, false);
+    for (int64_t x : *v) {
+      auto ax = normAxis(x, r);
+      if (!ax || seen[*ax])
+        return invalid(absl::StrCat("CenterCropPad axes: ", x, ax ? " repeated" : " out of range"));
+      seen[*ax] = true;
+      axes.push_back(*ax);
+    }
+  } else {
+    for (int64_t k = 0; k < r; ++k) axes.push_back(k);
+  }
+  if (shape->size() != axes.size())
+    return invalid(absl::StrCat("CenterCropPad shape has ", shape->size(), " values for ",
+                                axes.size(), " axes"));
+  std::vector<int64_t> od = a->dims;
+  for (size_t j = 0; j < axes.size(); ++j) {
+    if ((*shape)[j] < 0) return invalid(absl::StrCat("CenterCropPad shape value ", (*shape)[j]));
+    od[axes[j]] = (*shape)[j];
+  }
+  Status sz = checkOutputSize(c, a->dt, od);
+  if (!sz.ok()) return sz;
+  std::vector<std::vector<int64_t>> map(r);
+  for (int64_t k = 0; k < r; ++k) {
+    int64_t d = a->dims[k], s = od[k];
+    // Output o reads input o + shift: shift > 0 crops, < 0 pads.
+    int64_t shift = d >= s ? (d - s) / 2 : -((s - d) / 2);
+    map[k].resize((size_t)s);
+    for (int64_t o = 0; o < s; ++o) {
+      int64_t in = o + shift;
+      map[k][o] = in >= 0 && in < d ? in : -1;
+    }
+  }
+  auto zero = scalarOf(a->dt, 0);
+  if (!zero.ok()) return zero.status();
+  return one(takeElems(withFill(*a, *zero), od, mappedOffsets(*a, od, map)));
+}
+//===--- Resize, Upsample ---===//
+
+// Note [Resize sampling]
+//   Each resized axis is sampled on its own (the interpolations are
+//   separable), in axis order. Output position y maps to the input
+//   coordinate x by the coordinate_transformation_mode, where the scale s
+//   is the given one or sizes / input, and the output "length" of
+//   align_corners, pytorch_half_pixel and half_pixel_symmetric is s * in as
+//   a real number (ONNX's reference; it differs from the integer size when
+//   floor(s * in) is not s * in). Resize-10 and Upsample are asymmetric.
+//   - nearest picks one input element: x when integral, else floor(x) or
+//     floor(x) + 1 by nearest_mode; Resize-10 and Upsample round down when
+//     the axis grows and up when it shrinks (onnxruntime's rule, which the
+//     opset 10 -> 11 adapter keeps).
+//   - linear and cubic weigh the taps floor(x) + i by a kernel of the
+//     distance i - ratio, ratio = x - floor(x) in (0, 1] (an integral x
+//     counts as 1 past the element before it): 1 - |d| for linear, Keys'
+//     cubic with coefficient A for cubic. With antialias (opset 18) and
+//     s < 1 the kernel is stretched by 1 / s over more taps and the weights
+//     normalized. exclude_outside drops taps outside the input and
+//     renormalizes; taps are then clamped into the input (edge values).
+//   - tf_crop_and_resize samples the region roi; a position outside the
+//     input gets extrapolation_value.
+//   Integer results are rounded half to even and saturated to the type.
+
+/// The sampling of one resized axis: output position y reads input
+/// positions idx[y * taps + t] with weights w[y * taps + t], or the
+/// extrapolation value when outside[y].
+struct ResizeAxis {
+  int64_t axis = 0, in = 0, out = 0, taps = 1;
+  std::vector<int64_t> idx;
+  std::vector<double> w;
+  std::vector<char> outside;
+};
+
+struct ResizeMode {
+  std::string mode, ctm, nearest;
+  bool legacy = false, exclude = false, antialias = false;
+  double cubicA = -0.75;
+};
+
+/// Keys' cubic convolution kernel with coefficient `A` at distance `x`.
+double cubicKernel(double x, double A) {
+  x = std::fabs(x);
+  if (x <= 1) return ((A + 2) * x - (A + 3)) * x * x + 1;
+  if (x < 2) return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A;
+  return 0;
+}
+
+/// Plans one axis (Note [Resize sampling]); roiStart/roiEnd for
+/// tf_crop_and_resize.
+ResizeAxis planResizeAxis(const ResizeMode &m, int64_t axis, int64_t in, int64_t out, double s,
+                          double roiStart, double roiEnd) {
+  ResizeAxis p;
+  p.axis = axis;
+  p.in = in;
+  p.out = out;
+  double W = (double)in, len = s * W;
+  bool nearest = m.mode == "nearest";
+  double sc = m.antialias ? std::min(s, 1.0) : 1.0;
+  // Taps i in [lo, 1 - lo] around floor(x) (lo = 0 for linear, -1 for cubic
+  // without antialias).
+  int64_t lo = nearest ? 0
+               : m.mode == "linear" ? (int64_t)std::floor(-1 / sc) + 1
+                                    : (int64_t)std::floor(-2 / sc) + 1;
+  p.taps = nearest ? 1 : 2 - 2 * lo;
+  p.idx.resize((size_t)(out * p.taps));
+  p.w.assign((size_t)(out * p.taps), 0.0);
+  p.outside.assign((size_t)out, 0);
+  for (int64_t y = 0; y < out; ++y) {
+    double yd = (double)y, x;
+    const std::string &ctm = m.ctm;
+    if (ctm == "asymmetric") x = yd / s;
+    else if (ctm == "align_corners") x = len == 1 ? 0 : yd * (W - 1) / (len - 1);
+    else if (ctm == "pytorch_half_pixel") x = len == 1 ? -0.5 : (yd + 0.5) / s - 0.5;
+    else if (ctm == "tf_half_pixel_for_nn") x = (yd + 0.5) / s;
+    else if (ctm == "half_pixel_symmetric")
+      x = W / 2 * (1 - (double)out / len) + (yd + 0.5) / s - 0.5;
+    else if (ctm == "tf_crop_and_resize") {
+      x = out == 1 ? (roiEnd - roiStart) * (W - 1) / 2
+                   : yd * (roiEnd - roiStart) * (W - 1) / (double)(out - 1);
+      x += roiStart * (W - 1);
+      if (x < 0 || x > W - 1 || std::isnan(x)) {
+        p.outside[y] = 1;
+        for (int64_t t = 0; t < p.taps; ++t) p.idx[y * p.taps + t] = 0;
+        continue;
+      }
+    } else x = (yd + 0.5) / s - 0.5; // half_pixel
+    double fl = std::floor(x);
+    // Coordinates far outside are clamped anyway; keep them in int64 range.
+    double big = (double)in + 4 * (double)p.taps + 4;
+    x = std::clamp(x, -big, big);
+    fl = std::clamp(fl, -big, big);
+    int64_t *ix = &p.idx[y * p.taps];
+    double *w = &p.w[y * p.taps];
+    if (nearest) {
+      int64_t j;
+      if (m.legacy) j = (int64_t)(s >= 1 ? fl : std::ceil(x));
+      else if (x == fl) j = (int64_t)fl;
+      else {
+        double ratio = x - fl;
+        bool up = m.nearest == "ceil" || (m.nearest == "round_prefer_ceil" && ratio >= 0.5) ||
+                  (m.nearest == "round_prefer_floor" && ratio > 0.5);
+        j = (int64_t)fl + up;
+      }
+      ix[0] = std::clamp<int64_t>(j, 0, in - 1);
+      w[0] = 1;
+      continue;
+    }
+    double ratio = x == fl ? 1.0 : x - fl;
+    int64_t base = (int64_t)fl - (x == fl ? 1 : 0);
+    double sum = 0;
+    for (int64_t t = 0; t < p.taps; ++t) {
+      double d = (double)(lo + t) - ratio;
+      double v = m.mode == "linear" ? std::clamp(1 - std::fabs(d * sc), 0.0, 1.0)
+                                    : cubicKernel(d * sc, m.cubicA);
+      w[t] = v;
+      sum += v;
+    }
+    if (m.antialias && sum != 0)
+      for (int64_t t = 0; t < p.taps; ++t) w[t] /= sum;
+    if (m.exclude) {
+      double kept = 0;
+      for (int64_t t = 0; t < p.taps; ++t) {
+        int64_t j = base + lo + t;
+        if (j < 0 || j >= in) w[t] = 0;
+        kept += w[t];
+      }
+      if (kept != 0)
+        for (int64_t t = 0; t < p.taps; ++t) w[t] /= kept;
+    }
+    for (int64_t t = 0; t < p.taps; ++t) ix[t] = std::clamp<int64_t>(base + lo + t, 0, in - 1);
+  }
+  return p;
+}
+
+/// One interpolating pass over axis p.axis of `src` (dims `dims`, updated).
+template <typename T>
+std::vector<T> resizePass(const std::vector<T> &src, std::vector<int64_t> &dims,
+                          const ResizeAxis &p, T extrapolation) {
+  int64_t outer = 1, inner = 1;
+  for (int64_t k = 0; k < p.axis; ++k) outer *= dims[k];
+  for (int64_t k = p.axis + 1; k < (int64_t)dims.size(); ++k) inner *= dims[k];
+  std::vector<T> dst((size_t)(outer * p.out * inner), T(0));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t y = 0; y < p.out; ++y) {
+      T *d = &dst[(size_t)((o * p.out + y) * inner)];
+      if (p.outside[y]) {
+        std::fill(d, d + inner, extrapolation);
+        continue;
+      }
+      for (int64_t t = 0; t < p.taps; ++t) {
+        T w = (T)p.w[y * p.taps + t];
+        if (w == T(0)) continue;
+        const T *s = &src[(size_t)((o * p.in + p.idx[y * p.taps + t]) * inner)];
+        for (int64_t i = 0; i < inner; ++i) d[i] += w * s[i];
+      }
+    }
+  dims[p.axis] = p.out;
+  return dst;
+}
+
+/// Range of an integer element type as doubles (for saturation).
+std::pair<double, double> intRange(DataType dt) {
+  switch (dt) {
+  case DataType::Bool: return {0, 1};
+  case DataType::Int2: return {-2, 1};
+  case DataType::Uint2: return {0, 3};
+  case DataType::Int4: return {-8, 7};
+  case DataType::Uint4: return {0, 15};
+  case DataType::Int8: return {-128, 127};
+  case DataType::Uint8: return {0, 255};
+  case DataType::Int16: return {-32768, 32767};
+  case DataType::Uint16: return {0, 65535};
+  case DataType::Int32: return {-2147483648.0, 2147483647.0};
+  case DataType::Uint32: return {0, 4294967295.0};
+  case DataType::Uint64: return {0, 18446744073709549568.0};
+  default: return {-9223372036854775808.0, 9223372036854774784.0};
+  }
+}
+
+StatusOr<std::vector<Tensor>> kResize(const KernelCall &c) {
+  bool ups = c.opType == "Upsample";
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  int64_t r = a->rank();
+  ResizeMode m;
+  m.legacy = ups || (c.opset > 0 && c.opset < 11);
+  m.mode = c.getString("mode", "nearest");
+  // Scales or sizes, per axis of `axes`.
+  std::vector<double> scales;
+  std::vector<int64_t> sizes;
+  std::vector<double> roi;
+  auto floatValues = [&](unsigned i) -> StatusOr<std::vector<double>> {
+    return c.input(i)->values<double>();
+  };
+  if (ups && c.opset > 0 && c.opset < 7) {
+    if (r != 4) return invalid(absl::StrCat("Upsample-1 input of rank ", r, " (needs NCHW)"));
+    scales = {1, 1, c.getFloat("height_scale", 0), c.getFloat("width_scale", 0)};
+    if (m.mode == "bilinear") m.mode = "linear";
+  } else if (ups && c.opset > 0 && c.opset < 9) {
+    auto s = c.getFloats("scales");
+    if (!s) return invalid("Upsample without attribute scales");
+    scales.assign(s->begin(), s->end());
+  } else if (m.legacy) {
+    if (!c.input(1)) return invalid(absl::StrCat(c.opType.str(), " without operand #1 (scales)"));
+    auto s = floatValues(1);
+    if (!s.ok()) return s.status();
+    scales = *s;
+  } else {
+    if (c.input(2) && c.input(2)->numElements() > 0) {
+      auto s = floatValues(2);
+      if (!s.ok()) return s.status();
+      scales = *s;
+    }
+    if (c.input(3) && c.input(3)->numElements() > 0) {
+      auto s = intValues(*c.input(3));
+      if (!s.ok()) return s.status();
+      sizes = *s;
+    }
+    if (scales.empty() == sizes.empty())
+      return invalid("Resize needs exactly one of scales (operand #2) and sizes (operand #3)");
+    if (c.input(1) && c.input(1)->numElements() > 0) {
+      auto v = floatValues(1);
+      if (!v.ok()) return v.status();
+      roi = *v;
+    }
+  }
+  std::vector<int64_t> axes;
+  if (auto v = atLeast(c, 18) && !ups ? c.getInts("axes") : std::nullopt) {
+    std::vector<bool> seen(r, false);
+    for (int64_t x : *v) {
+      auto ax = normAxis(x, r);
+      if (!ax || seen[*ax])
+        return invalid(absl::StrCat("Resize axes: ", x, ax ? " repeated" : " out of range"));
+      seen[*ax] = true;
+      axes.push_back(*ax);
+    }
+  } else {
+    for (int64_t k = 0; k < r; ++k) axes.push_back(k);
+  }
+  size_t na = axes.size();
+  const char *op = ups ? "Upsample" : "Resize";
+  if (m.mode != "nearest" && m.mode != "linear" && !(m.mode == "cubic" && !m.legacy))
+    return invalid(absl::StrCat(op, " mode '", m.mode, "' (expected nearest, linear",
+                                m.legacy ? ")" : " or cubic)"));
+  if (m.legacy) {
+    m.ctm = "asymmetric";
+  } else {
+    m.ctm = c.getString("coordinate_transformation_mode", "half_pixel");
+    const std::string &t = m.ctm;
+    if (t != "half_pixel" && t != "pytorch_half_pixel" && t != "align_corners" &&
+        t != "asymmetric" && t != "tf_crop_and_resize" &&
+        !(t == "tf_half_pixel_for_nn" && c.opset > 0 && c.opset < 13) &&
+        !(t == "half_pixel_symmetric" && atLeast(c, 19)))
+      return invalid(absl::StrCat("Resize coordinate_transformation_mode '", t,
+                                  "' is not one of opset ", c.opset, "'s"));
+    m.nearest = c.getString("nearest_mode", "round_prefer_floor");
+    if (m.nearest != "round_prefer_floor" && m.nearest != "round_prefer_ceil" &&
+        m.nearest != "floor" && m.nearest != "ceil")
+      return invalid(absl::StrCat("Resize nearest_mode '", m.nearest,
+                                  "' (expected round_prefer_floor, round_prefer_ceil, floor or ceil)"));
+    m.cubicA = c.getFloat("cubic_coeff_a", -0.75f);
+    m.exclude = c.getInt("exclude_outside", 0) != 0;
+    m.antialias = atLeast(c, 18) && c.getInt("antialias", 0) != 0;
+  }
+  std::string policy = atLeast(c, 18) && !ups ? c.getString("keep_aspect_ratio_policy", "stretch")
+                                              : "stretch";
+  if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
+    return invalid(absl::StrCat("Resize keep_aspect_ratio_policy '", policy,
+                                "' (expected stretch, not_larger or not_smaller)"));
+  bool crop = m.ctm == "tf_crop_and_resize";
+  if (crop && roi.size() != 2 * na)
+    return invalid(absl::StrCat("Resize tf_crop_and_resize needs roi with ", 2 * na,
+                                " values (has ", roi.size(), ")"));
+  // Output sizes and the scale of each axis.
+  std::vector<int64_t> od = a->dims;
+  std::vector<double> sc(na);
+  if (!scales.empty()) {
+    if (scales.size() != na)
+      return invalid(absl::StrCat(op, " has ", scales.size(), " scales for ", na, " axes"));
+    for (size_t j = 0; j < na; ++j) {
+      double s = scales[j], in = (double)a->dims[axes[j]];
+      if (!(s > 0) || !std::isfinite(s))
+        return invalid(absl::StrCat(op, " scale ", s, " for axis ", axes[j], " (must be > 0)"));
+      double o = std::floor(in * (crop ? roi[j + na] - roi[j] : 1.0) * s);
+      if (!(o >= 0) || o > 9.0e15)
+        return invalid(absl::StrCat(op, " output size ", o, " for axis ", axes[j]));
+      sc[j] = s;
+      od[axes[j]] = (int64_t)o;
+    }
+  } else {
+    if (sizes.size() != na)
+      return invalid(absl::StrCat("Resize has ", sizes.size(), " sizes for ", na, " axes"));
+    for (size_t j = 0; j < na; ++j) {
+      if (sizes[j] < 0) return invalid(absl::StrCat("Resize size ", sizes[j], " for axis ", axes[j]));
+      int64_t in = a->dims[axes[j]];
+      if (in == 0 && sizes[j] > 0)
+        return invalid(absl::StrCat("Resize of the empty axis ", axes[j], " to ", sizes[j]));
+      sc[j] = in ? (double)sizes[j] / (double)in : 1.0;
+      od[axes[j]] = sizes[j];
+    }
+    if (policy != "stretch") {
+      double s = sc[0];
+      for (double v : sc) s = policy == "not_larger" ? std::min(s, v) : std::max(s, v);
+      for (size_t j = 0; j < na; ++j) {
+        sc[j] = s;
+        od[axes[j]] = (int64_t)(s * (double)a->dims[axes[j]] + 0.5);
+      }
+    }
+  }
+  Status sz = checkOutputSize(c, a->dt, od);
+  if (!sz.ok()) return sz;
+  // Plans in axis order; an axis kept as it is (scale 1, same size, whole
+  // roi) is skipped.
+  std::vector<ResizeAxis> plans;
+  std::vector<size_t> order(na);
+  for (size_t j = 0; j < na; ++j) order[j] = j;
+  std::sort(order.begin(), order.end(), [&](size_t p, size_t q) { return axes[p] < axes[q]; });
+  for (size_t j : order) {
+    int64_t ax = axes[j], in = a->dims[ax], out = od[ax];
+    double rs = crop ? roi[j] : 0, re = crop ? roi[j + na] : 1;
+    if (out == in && std::fabs(sc[j] - 1) <= 1e-9 && rs == 0 && re == 1) continue;
+    if (in == 0 || out == 0) {
+      ResizeAxis p;
+      p.axis = ax, p.in = in, p.out = out;
+      plans.push_back(std::move(p));
+      continue;
+    }
+    plans.push_back(planResizeAxis(m, ax, in, out, sc[j], rs, re));
+  }
+  double extrap = crop ? c.getFloat("extrapolation_value", 0) : 0.0;
+  if (m.mode == "nearest") {
+    // One gather for all axes, any element type.
+    std::vector<std::vector<int64_t>> map(r);
+    for (int64_t k = 0; k < r; ++k) {
+      map[k].resize((size_t)od[k]);
+      for (int64_t o = 0; o < od[k]; ++o) map[k][o] = o;
+    }
+    for (const ResizeAxis &p : plans)
+      for (int64_t y = 0; y < p.out; ++y) map[p.axis][y] = p.outside[y] ? -1 : p.idx[y];
+    auto fill = scalarOf(a->dt, extrap);
+    if (!fill.ok()) return fill.status();
+    return one(takeElems(withFill(*a, *fill), od, mappedOffsets(*a, od, map)));
+  }
+  CK kind = a->kind();
+  if (kind == CK::F32) {
+    std::vector<int64_t> dims = a->dims;
+    std::vector<float> v = a->f;
+    for (const ResizeAxis &p : plans) v = resizePass<float>(v, dims, p, (float)extrap);
+    Arr out;
+    out.dt = a->dt;
+    out.dims = od;
+    out.f = std::move(v);
+    return one(out);
+  }
+  if (kind != CK::F64 && kind != CK::I64 && kind != CK::U64)
+    return invalid(absl::StrCat(op, " mode ", m.mode, " needs a numeric element type"));
+  auto d = convertArr(*a, DataType::Double);
+  if (!d.ok()) return d.status();
+  std::vector<int64_t> dims = a->dims;
+  std::vector<double> v = d->d;
+  for (const ResizeAxis &p : plans) v = resizePass<double>(v, dims, p, extrap);
+  Arr res;
+  res.dt = DataType::Double;
+  res.dims = od;
+  if (kind != CK::F64) {
+    auto [lo, hi] = intRange(a->dt);
+    for (double &x : v) x = std::isnan(x) ? 0 : std::clamp(std::nearbyint(x), lo, hi);
+  }
+  res.d = std::move(v);
+  if (kind == CK::F64) {
+    res.dt = a->dt;
+    return one(res);
+  }
+  auto back = convertArr(res, a->dt);
+  if (!back.ok()) return back.status();
+  return one(*back);
+}
+
 } // namespace
 } // namespace kernels
 
@@ -1734,6 +2751,10 @@ void registerTensorOps(OpRegistrar &r) {
   using namespace infer;
   for (const char *op : {"ReverseSequence", "Trilu", "Scatter", "ScatterElements", "ScatterND"})
     r[op] = sameAsInput;
+  r["ReverseSequence"] = kernels::kReverseSequence;
+  r["Scatter"] = kernels::kScatterElements;
+  r["ScatterElements"] = kernels::kScatterElements;
+  r["ScatterND"] = kernels::kScatterND;
   r["Trilu"] = kernels::kTrilu;
   r["Concat"].infer(concatRule).kernel(kernels::kConcat);
   r["Gather"].infer(gatherRule).kernel(kernels::kGather);
@@ -1749,9 +2770,9 @@ void registerTensorOps(OpRegistrar &r) {
   r["Tile"].since(6).upgrade(tileUp6).downgrade(tileDown6);
   r["Upsample"].since(7).upgrade(upsampleUp7).downgrade(upsampleDown7);
   r["Upsample"].since(9).upgrade(upsampleUp9).downgrade(upsampleDown9);
-  r["Pad"] = padRule;
-  r["Resize"] = resizeRule;
-  r["Upsample"] = resizeRule;
+  r["Pad"].infer(padRule).kernel(kernels::kPad);
+  r["Resize"].infer(resizeRule).kernel(kernels::kResize);
+  r["Upsample"].infer(resizeRule).kernel(kernels::kResize);
   r["GatherElements"] = [](InferCtx &c) {
     // The result has the indices' shape; data and indices have one rank.
     int64_t rd = c.inRank(0), ri = c.inRank(1);
@@ -1785,6 +2806,7 @@ void registerTensorOps(OpRegistrar &r) {
     c.setTensor(0, c.inElem(0), in);
     c.setTensor(1, kInt64, in);
   };
+  r["TopK"] = kernels::kTopK;
   r["OneHot"] = [](InferCtx &c) {
     auto in = c.inShape(0);
     int32_t el = c.inElem(2);
@@ -1841,9 +2863,10 @@ void registerTensorOps(OpRegistrar &r) {
     o.insert(o.end(), d->begin() + b + k, d->end());
     c.setTensor(0, c.inElem(0), o);
   };
-  r["Unique"] = uniqueRule;
-  r["CenterCropPad"] = centerCropPadRule;
-  r["TensorScatter"] = sameAsInput;
+  r["GatherND"] = kernels::kGatherND;
+  r["Unique"].infer(uniqueRule).kernel(kernels::kUnique);
+  r["CenterCropPad"].infer(centerCropPadRule).kernel(kernels::kCenterCropPad);
+  r["TensorScatter"].infer(sameAsInput).kernel(kernels::kTensorScatter);
   registerTensorAdapters(r);
 }
 
