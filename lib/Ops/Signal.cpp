@@ -7,10 +7,18 @@
 #include "AdapterSupport.h"
 #include "Families.h"
 #include "InferSupport.h"
+#include "KernelSupport.h"
 
 #include "onnxir/IR/Node.h"
 #include "onnxir/Ops/InferCtx.h"
 #include "onnxir/Ops/OpRegistry.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
 
 namespace onnxir {
 
@@ -61,6 +69,357 @@ void melRule(InferCtx &c) {
 
 } // namespace
 } // namespace infer
+
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+namespace kernels {
+namespace {
+
+std::string dimsStr(llvm::ArrayRef<int64_t> d) { return "[" + absl::StrJoin(d, ",") + "]"; }
+
+/// The value of a scalar (or one-element) integer input #i named `name`.
+StatusOr<int64_t> scalarInt(const KernelCall &c, unsigned i, llvm::StringRef name) {
+  const Tensor *t = c.input(i);
+  if (!t) return invalid(absl::StrCat(c.opType.str(), ": input '", name.str(), "' is missing"));
+  auto v = intValues(*t);
+  if (!v.ok() || v->size() != 1)
+    return invalid(absl::StrCat(c.opType.str(), ": input '", name.str(),
+                                "' is not an integer scalar"));
+  return (*v)[0];
+}
+
+/// The value of a scalar (or one-element) float input #i named `name`.
+StatusOr<double> scalarFloat(const KernelCall &c, unsigned i, llvm::StringRef name) {
+  auto a = inputArr(c, i);
+  if (!a.ok()) return a.status();
+  if (a->size() != 1 || (a->kind() != CK::F32 && a->kind() != CK::F64))
+    return invalid(absl::StrCat(c.opType.str(), ": input '", name.str(),
+                                "' is not a float scalar"));
+  return a->kind() == CK::F32 ? (double)a->f[0] : a->d[0];
+}
+
+/// The values of a float array in double.
+std::vector<double> asDouble(const Arr &a) {
+  if (a.kind() == CK::F64) return a.d;
+  return std::vector<double>(a.f.begin(), a.f.end());
+}
+
+/// An output of `dt` from values computed in double (numeric types only).
+Arr fromDouble(DataType dt, std::vector<int64_t> dims, const std::vector<double> &v) {
+  Arr d;
+  d.dt = DataType::Double;
+  d.dims = std::move(dims);
+  d.d = v;
+  return *convertArr(d, dt);
+}
+
+/// Whether `dt` is one of the window and MelWeightMatrix output types.
+bool numericOutput(DataType dt) {
+  switch (dt) {
+  case DataType::Uint8: case DataType::Uint16: case DataType::Uint32: case DataType::Uint64:
+  case DataType::Int8: case DataType::Int16: case DataType::Int32: case DataType::Int64:
+  case DataType::Float16: case DataType::Float: case DataType::Double: case DataType::BFloat16:
+    return true;
+  default: return false;
+  }
+}
+
+// Note [DFT lines]
+//   Every transform is a sum over one line of the signal: the line's first
+//   `nu` values (the rest are zero: dft_length pads or truncates), each
+//   output bin k of a length-L transform taking the term of value t at angle
+//   2 pi (k t mod L) / L from a table of L cosines and sines, summed in
+//   double (O(nu K) per line; the backend tests' lines are short). The
+//   inverse flips the sign of the angle and divides by L. IRFFT extends the
+//   one-sided spectrum Y[0 .. L/2] hermitian (Y[L-k] = conj Y[k]) and keeps
+//   the real part: 1/L (Re Y0 + sum over 0 < k < L/2 of 2 Re(Y[k] e^{i..})
+//   + Re(Y[L/2]) (-1)^t for even L), as numpy's irfft (the imaginary parts
+//   of Y0 and Y[L/2] do not count).
+struct Twiddles {
+  int64_t L;
+  std::vector<double> cs, sn;
+  explicit Twiddles(int64_t L) : L(L), cs((size_t)L), sn((size_t)L) {
+    for (int64_t m = 0; m < L; ++m) {
+      double a = 2.0 * M_PI * (double)m / (double)L;
+      cs[m] = std::cos(a);
+      sn[m] = std::sin(a);
+      // Quarter turns exactly: no 1e-16 residue where a bin is 0.
+      if ((4 * m) % L == 0) {
+        int64_t q = 4 * m / L;
+        cs[m] = q == 0 ? 1.0 : q == 2 ? -1.0 : 0.0;
+        sn[m] = q == 1 ? 1.0 : q == 3 ? -1.0 : 0.0;
+      }
+    }
+  }
+};
+
+enum class DftKind { Forward, Inverse, InverseReal };
+
+/// One line: input re/im (im null for real input) of `nu` values, `K`
+/// outputs to re/im (im unused for InverseReal).
+void dftLine(const Twiddles &w, DftKind kind, const double *xr, const double *xi, int64_t nu,
+             int64_t K, double *yr, double *yi) {
+  int64_t L = w.L;
+  double sign = kind == DftKind::Forward ? -1.0 : 1.0;
+  double scale = kind == DftKind::Forward ? 1.0 : 1.0 / (double)L;
+  for (int64_t k = 0; k < K; ++k) {
+    double re = 0, im = 0;
+    if (kind == DftKind::InverseReal) {
+      // Output sample k from spectrum bins t < nu (nu <= L/2 + 1).
+      int64_t idx = 0;
+      for (int64_t t = 0; t < nu; ++t, idx += k, idx = idx >= L ? idx % L : idx) {
+        double weight = (t == 0 || 2 * t == L) ? 1.0 : 2.0;
+        re += weight * (xr[t] * w.cs[idx] - xi[t] * w.sn[idx]);
+      }
+      yr[k] = re * scale;
+      continue;
+    }
+    int64_t step = k % L, idx = 0;
+    for (int64_t t = 0; t < nu; ++t) {
+      double c = w.cs[idx], s = sign * w.sn[idx];
+      double a = xr[t], b = xi ? xi[t] : 0.0;
+      re += a * c - b * s;
+      im += a * s + b * c;
+      idx += step;
+      if (idx >= L) idx -= L;
+    }
+    yr[k] = re * scale;
+    yi[k] = im * scale;
+  }
+}
+
+/// DFT-17 (axis attribute, default 1) and DFT-20 (axis operand, default
+/// -2) over real ([..., 1]) or complex ([..., 2]) input: forward, inverse,
+/// one-sided forward of real input (RFFT), one-sided inverse to real output
+/// (IRFFT); Note [DFT lines].
+StatusOr<std::vector<Tensor>> kDFT(const KernelCall &c) {
+  auto x = inputArr(c, 0);
+  if (!x.ok()) return x.status();
+  if (x->kind() != CK::F32 && x->kind() != CK::F64)
+    return invalid(absl::StrCat("DFT: input is ", dataTypeName(x->dt).str()));
+  int64_t r = x->rank();
+  if (r < 2 || (x->dims.back() != 1 && x->dims.back() != 2))
+    return invalid(absl::StrCat("DFT: input has shape ", dimsStr(x->dims),
+                                "; its last dim is 1 (real) or 2 (complex)"));
+  bool inverse = c.getInt("inverse", 0) != 0, onesided = c.getInt("onesided", 0) != 0;
+  bool complexIn = x->dims.back() == 2;
+  int64_t axis = -2;
+  if (c.opset > 0 && c.opset < 20) {
+    axis = c.getInt("axis", 1);
+  } else if (c.input(2)) {
+    auto a = scalarInt(c, 2, "axis");
+    if (!a.ok()) return a.status();
+    axis = *a;
+  }
+  if (axis < -r || axis == -1 || axis >= r - 1)
+    return invalid(absl::StrCat("DFT: axis ", axis, " is outside [", -r, ", -2] and [0, ", r - 2,
+                                "] for input of rank ", r));
+  int64_t ax = axis < 0 ? axis + r : axis, n = x->dims[ax];
+  DftKind kind = !inverse ? DftKind::Forward : onesided ? DftKind::InverseReal : DftKind::Inverse;
+  if (onesided && !inverse && complexIn)
+    return invalid("DFT: onesided forward (RFFT) takes real input ([..., 1]); the input is complex");
+  if (kind == DftKind::InverseReal && !complexIn)
+    return invalid("DFT: onesided inverse (IRFFT) takes complex input ([..., 2]); the input is real");
+  int64_t L = kind == DftKind::InverseReal ? 2 * (n - 1) : n;
+  if (c.input(1)) {
+    auto l = scalarInt(c, 1, "dft_length");
+    if (!l.ok()) return l.status();
+    L = *l;
+  }
+  if (L <= 0)
+    return invalid(absl::StrCat("DFT: the transform length is ", L,
+                                c.input(1) ? " (dft_length)" : " (from the input's axis dim)",
+                                "; it must be positive"));
+  int64_t K = onesided && !inverse ? L / 2 + 1 : L;
+  std::vector<int64_t> od = x->dims;
+  od[ax] = K;
+  od.back() = kind == DftKind::InverseReal ? 1 : 2;
+  if (Status st = checkOutputSize(c, x->dt, od); !st.ok()) return st;
+  if (L > (int64_t)1 << 28) return unsupported("DFT: a transform longer than 2^28");
+  int64_t nu = std::min(n, kind == DftKind::InverseReal ? L / 2 + 1 : L);
+  int64_t outer = 1, inner = 1, C = x->dims.back(), Co = od.back();
+  for (int64_t k = 0; k < ax; ++k) outer *= x->dims[k];
+  for (int64_t k = ax + 1; k < r - 1; ++k) inner *= x->dims[k];
+  std::vector<double> xv = asDouble(*x), yv((size_t)numElementsOf(od));
+  Twiddles w(L);
+  std::vector<double> xr(nu), xi(nu), yr(K), yi(K);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      for (int64_t t = 0; t < nu; ++t) {
+        const double *e = &xv[((o * n + t) * inner + i) * C];
+        xr[t] = e[0];
+        xi[t] = C == 2 ? e[1] : 0.0;
+      }
+      dftLine(w, kind, xr.data(), complexIn ? xi.data() : nullptr, nu, K, yr.data(), yi.data());
+      for (int64_t k = 0; k < K; ++k) {
+        double *e = &yv[((o * K + k) * inner + i) * Co];
+        e[0] = yr[k];
+        if (Co == 2) e[1] = yi[k];
+      }
+    }
+  return one(fromDouble(x->dt, od, yv));
+}
+
+/// STFT-17: frames of frame_length samples every frame_step, times the
+/// window, each transformed (one-sided for real signals when onesided):
+/// [batch, frames, bins, 2] with frames = 1 + (length - frame_length) /
+/// frame_step.
+StatusOr<std::vector<Tensor>> kSTFT(const KernelCall &c) {
+  auto x = inputArr(c, 0);
+  if (!x.ok()) return x.status();
+  if (x->kind() != CK::F32 && x->kind() != CK::F64)
+    return invalid(absl::StrCat("STFT: signal is ", dataTypeName(x->dt).str()));
+  if (x->rank() != 3 || (x->dims[2] != 1 && x->dims[2] != 2))
+    return invalid(absl::StrCat("STFT: signal has shape ", dimsStr(x->dims),
+                                "; it is [batch, length, 1] or [batch, length, 2]"));
+  int64_t B = x->dims[0], len = x->dims[1], C = x->dims[2];
+  auto step = scalarInt(c, 1, "frame_step");
+  if (!step.ok()) return step.status();
+  if (*step <= 0) return invalid(absl::StrCat("STFT: frame_step is ", *step, "; it must be positive"));
+  std::optional<Arr> win;
+  if (c.input(2)) {
+    auto w = inputArr(c, 2);
+    if (!w.ok()) return w.status();
+    if (w->rank() != 1)
+      return invalid(absl::StrCat("STFT: window has shape ", dimsStr(w->dims), "; it is 1-D"));
+    if (w->dt != x->dt)
+      return invalid(absl::StrCat("STFT: window is ", dataTypeName(w->dt).str(), ", signal is ",
+                                  dataTypeName(x->dt).str()));
+    win = std::move(*w);
+  }
+  int64_t fl = win ? win->dims[0] : len;
+  if (c.input(3)) {
+    auto l = scalarInt(c, 3, "frame_length");
+    if (!l.ok()) return l.status();
+    if (win && *l != fl)
+      return invalid(absl::StrCat("STFT: frame_length is ", *l, " but the window has ", fl,
+                                  " elements"));
+    fl = *l;
+  }
+  if (fl <= 0 || fl > len)
+    return invalid(absl::StrCat("STFT: frame length ", fl, " is not in [1, ", len,
+                                "] (the signal's length)"));
+  bool onesided = c.getInt("onesided", 1) != 0;
+  if (onesided && C == 2)
+    return invalid("STFT: onesided output needs a real signal; the signal is complex");
+  int64_t frames = 1 + (len - fl) / *step, K = onesided ? fl / 2 + 1 : fl;
+  std::vector<int64_t> od = {B, frames, K, 2};
+  if (Status st = checkOutputSize(c, x->dt, od); !st.ok()) return st;
+  if (fl > (int64_t)1 << 28) return unsupported("STFT: a frame longer than 2^28");
+  std::vector<double> xv = asDouble(*x), wv = win ? asDouble(*win) : std::vector<double>(fl, 1.0);
+  std::vector<double> yv((size_t)numElementsOf(od));
+  Twiddles w(fl);
+  std::vector<double> xr(fl), xi(fl), yr(K), yi(K);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t f = 0; f < frames; ++f) {
+      for (int64_t t = 0; t < fl; ++t) {
+        const double *e = &xv[(b * len + f * *step + t) * C];
+        xr[t] = e[0] * wv[t];
+        xi[t] = C == 2 ? e[1] * wv[t] : 0.0;
+      }
+      dftLine(w, DftKind::Forward, xr.data(), C == 2 ? xi.data() : nullptr, fl, K, yr.data(),
+              yi.data());
+      double *o = &yv[((b * frames + f) * K) * 2];
+      for (int64_t k = 0; k < K; ++k) {
+        o[2 * k] = yr[k];
+        o[2 * k + 1] = yi[k];
+      }
+    }
+  return one(fromDouble(x->dt, od, yv));
+}
+
+/// Hann, Hamming and Blackman windows as their function bodies compute
+/// them, in float: a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N), N = size
+/// (periodic) or size - 1 (symmetric), then cast to output_datatype.
+StatusOr<std::vector<Tensor>> window(const KernelCall &c, float a0, float a1, float a2) {
+  auto size = scalarInt(c, 0, "size");
+  if (!size.ok()) return size.status();
+  if (*size < 0) return invalid(absl::StrCat(c.opType.str(), ": size is ", *size));
+  DataType dt = (DataType)c.getInt("output_datatype", (int64_t)DataType::Float);
+  if (!numericOutput(dt))
+    return invalid(absl::StrCat(c.opType.str(), ": attribute 'output_datatype' (",
+                                (int64_t)dt, ") is not a numeric type"));
+  if (Status st = checkOutputSize(c, dt, {*size}); !st.ok()) return st;
+  bool periodic = c.getInt("periodic", 1) != 0;
+  float N = periodic ? (float)*size : (float)*size - 1.f;
+  float inc = 6.2831855f / N;
+  Arr f = Arr::make(DataType::Float, {*size});
+  for (int64_t k = 0; k < *size; ++k) {
+    float ang = (float)k * inc;
+    f.f[k] = (a0 - a1 * std::cos(ang)) + a2 * std::cos(ang * 2.f);
+  }
+  return one(*convertArr(f, dt));
+}
+
+StatusOr<std::vector<Tensor>> kHannWindow(const KernelCall &c) {
+  return window(c, 0.5f, 0.5f, 0.f);
+}
+StatusOr<std::vector<Tensor>> kHammingWindow(const KernelCall &c) {
+  return window(c, 0.54347825f, 0.45652175f, 0.f);
+}
+StatusOr<std::vector<Tensor>> kBlackmanWindow(const KernelCall &c) {
+  return window(c, 0.42f, 0.5f, 0.08f);
+}
+
+/// MelWeightMatrix-17: [dft_length / 2 + 1, num_mel_bins] triangles peaking
+/// at 1, their corners num_mel_bins + 2 points evenly spaced on the mel
+/// scale (mel(f) = 2595 log10(1 + f / 700)) from lower_edge_hertz to
+/// upper_edge_hertz, each mapped to spectrogram bin
+/// floor((dft_length + 1) f / sample_rate); the mel edges in float, the
+/// rest in double, as the reference computes them.
+StatusOr<std::vector<Tensor>> kMelWeightMatrix(const KernelCall &c) {
+  auto bins = scalarInt(c, 0, "num_mel_bins"), L = scalarInt(c, 1, "dft_length"),
+       sr = scalarInt(c, 2, "sample_rate");
+  if (!bins.ok()) return bins.status();
+  if (!L.ok()) return L.status();
+  if (!sr.ok()) return sr.status();
+  auto lo = scalarFloat(c, 3, "lower_edge_hertz"), hi = scalarFloat(c, 4, "upper_edge_hertz");
+  if (!lo.ok()) return lo.status();
+  if (!hi.ok()) return hi.status();
+  if (*bins < 0) return invalid(absl::StrCat("MelWeightMatrix: num_mel_bins is ", *bins));
+  if (*L <= 0) return invalid(absl::StrCat("MelWeightMatrix: dft_length is ", *L));
+  if (*sr <= 0) return invalid(absl::StrCat("MelWeightMatrix: sample_rate is ", *sr));
+  if (!(*lo >= 0) || !(*hi >= *lo))
+    return invalid(absl::StrCat("MelWeightMatrix: the edges ", *lo, " and ", *hi,
+                                " Hz are not 0 <= lower_edge_hertz <= upper_edge_hertz"));
+  DataType dt = (DataType)c.getInt("output_datatype", (int64_t)DataType::Float);
+  if (!numericOutput(dt))
+    return invalid(absl::StrCat("MelWeightMatrix: attribute 'output_datatype' (", (int64_t)dt,
+                                ") is not a numeric type"));
+  int64_t spec = *L / 2 + 1, nm = *bins;
+  std::vector<int64_t> od = {spec, nm};
+  if (Status st = checkOutputSize(c, dt, od); !st.ok()) return st;
+  float loMel = 2595.f * std::log10(1.f + (float)*lo / 700.f);
+  float hiMel = 2595.f * std::log10(1.f + (float)*hi / 700.f);
+  float step = (hiMel - loMel) / (float)(nm + 2);
+  std::vector<int64_t> fb((size_t)nm + 2);
+  for (int64_t k = 0; k < nm + 2; ++k) {
+    double mel = (double)k * (double)step + (double)loMel;
+    double hz = 700.0 * (std::pow(10.0, mel / 2595.0) - 1.0);
+    double bin = std::floor((double)(*L + 1) * hz / (double)*sr);
+    // The last corner only ends a falling edge (bins below it are written).
+    if (!(bin >= 0 && bin <= (double)(k == nm + 1 ? spec : spec - 1)))
+      return invalid(absl::StrCat("MelWeightMatrix: upper_edge_hertz ", *hi,
+                                  " maps past the last spectrogram bin (", spec - 1,
+                                  ") at sample_rate ", *sr));
+    fb[k] = (int64_t)bin;
+  }
+  std::vector<double> out((size_t)(spec * nm), 0.0);
+  for (int64_t i = 0; i < nm; ++i) {
+    int64_t l = fb[i], m = fb[i + 1], h = fb[i + 2];
+    if (m == l) out[m * nm + i] = 1.0;
+    else
+      for (int64_t j = l; j <= m; ++j) out[j * nm + i] = (double)(j - l) / (double)(m - l);
+    for (int64_t j = m; j < h; ++j) out[j * nm + i] = (double)(h - j) / (double)(h - m);
+  }
+  return one(fromDouble(dt, od, out));
+}
+
+} // namespace
+} // namespace kernels
 
 
 // Adapters of the steps at opset 10 and later (Note [Version adapters]).
@@ -144,6 +503,12 @@ void registerSignalOps(OpRegistrar &r) {
   for (const char *op : {"HannWindow", "HammingWindow", "BlackmanWindow"}) r[op] = windowRule;
   r["STFT"] = stftRule;
   r["MelWeightMatrix"] = melRule;
+  r["DFT"].kernel(kernels::kDFT);
+  r["STFT"].kernel(kernels::kSTFT);
+  r["HannWindow"].kernel(kernels::kHannWindow);
+  r["HammingWindow"].kernel(kernels::kHammingWindow);
+  r["BlackmanWindow"].kernel(kernels::kBlackmanWindow);
+  r["MelWeightMatrix"].kernel(kernels::kMelWeightMatrix);
   r["DFT"].since(20).upgrade(dftUp20).downgrade(dftDown20);
 }
 
