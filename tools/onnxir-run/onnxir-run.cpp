@@ -4,10 +4,16 @@
 //              [--bind-dim SYM=V]... [-o DIR] [--max-bytes N]
 //              [--compare B.onnx [--rtol R] [--atol A]]
 //
-// Inputs from .npy or TensorProto .pb files (the backend tests' format);
-// --random-inputs fills the others from their declared types (symbolic dims
-// from --bind-dim, else 1, said on stderr). Prints each output's shape,
-// element type, min/max/mean; -o writes DIR/NAME.npy. --compare runs B on
+// Inputs from .npy or TensorProto .pb files (the backend tests' format; an
+// input declared a sequence or an optional from a SequenceProto or
+// OptionalProto .pb); --random-inputs fills the others from their declared
+// types (symbolic dims from --bind-dim, else 1, said on stderr). Prints each
+// output's shape, element type, min/max/mean; -o writes DIR/NAME.npy.
+// Note [Printing sequences and optionals]: a sequence prints its length,
+// then each element as NAME[k]; -o writes them as DIR/NAME_k.npy (nested:
+// NAME_k_j.npy), an empty sequence nothing. An optional prints `optional`
+// before what it holds, written as that value would be; an empty one prints
+// `NAME: optional, empty` and writes nothing. --compare runs B on
 // the same inputs and prints per output the largest absolute and relative
 // difference: exit 0 when every element is within atol + rtol * |B|, 1 when
 // not (Note [Comparing outputs], Eval/Compare.h). Errors: `onnxir-run: error: ...`, exit 2.
@@ -19,6 +25,7 @@
 #include "onnxir/IR/Graph.h"
 #include "onnxir/Serialize/ModelFile.h"
 #include "onnxir/Serialize/TensorFile.h"
+#include "onnxir/Serialize/ValueFile.h"
 #include "onnxir/Passes/ShapeInference.h"
 #include "onnxir/Support/LLVMCompat.h"
 
@@ -29,6 +36,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <random>
 #include <sstream>
@@ -78,8 +86,9 @@ std::string typeOf(const Tensor &t) {
   return s + "]";
 }
 
-void summarize(llvm::raw_ostream &os, const std::string &name, const Tensor &t, bool nondet) {
-  os << name << ": " << typeOf(t);
+void summarize(llvm::raw_ostream &os, const std::string &name, const Tensor &t, bool nondet,
+               llvm::StringRef prefix = "") {
+  os << name << ": " << prefix << typeOf(t);
   if (t.dataType() != DataType::String) {
     auto v = t.values<double>();
     if (v.ok() && !v->empty()) {
@@ -100,6 +109,70 @@ std::string fileNameFor(std::string name) {
   for (char &c : name)
     if (c == '/' || c == '\\' || c == ':') c = '_';
   return name;
+}
+
+void writeTensor(const std::string &outDir, const std::string &base, const Tensor &t) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
+    fail(outDir + ": " + ec.message());
+  std::string bytes = orFail(writeNpy(t));
+  std::string path = outDir + "/" + base + ".npy";
+  std::ofstream out(path, std::ios::binary);
+  out.write(bytes.data(), (std::streamsize)bytes.size());
+  if (!out) fail(path + ": cannot write the file");
+}
+
+/// Prints (and with `outDir` writes) output `name` (Note [Printing
+/// sequences and optionals]); `base` is its file name without .npy.
+void emit(const std::string &name, const std::string &base, const EvalValue &v, bool nondet,
+          const std::string &outDir, llvm::StringRef prefix = "") {
+  switch (v.kind) {
+  case EvalValue::Kind::Tensor:
+    summarize(llvm::outs(), name, v.tensor, nondet, prefix);
+    if (!outDir.empty()) writeTensor(outDir, base, v.tensor);
+    return;
+  case EvalValue::Kind::Sequence:
+    llvm::outs() << name << ": " << prefix << "sequence of " << v.elements.size()
+                 << (v.elements.size() == 1 ? " element" : " elements");
+    if (v.elemType != DataType::Undefined) llvm::outs() << " (" << dataTypeName(v.elemType) << ")";
+    llvm::outs() << (nondet ? " (nondeterministic)\n" : "\n");
+    for (size_t k = 0; k < v.elements.size(); ++k)
+      emit(name + "[" + std::to_string(k) + "]", base + "_" + std::to_string(k), v.elements[k],
+           nondet, outDir);
+    return;
+  case EvalValue::Kind::Optional:
+    if (v.elements.empty()) {
+      llvm::outs() << name << ": " << prefix << "optional, empty\n";
+      return;
+    }
+    emit(name, base, v.elements[0], nondet, outDir, (prefix + "optional ").str());
+    return;
+  }
+}
+
+/// Input `name` of `m` read from `path` as its declared kind; null for a
+/// tensor input (readInput reads those).
+std::unique_ptr<EvalValue> readValueInput(const Model &m, const std::string &name,
+                                          const std::string &path) {
+  for (Value *v : m.graph().inputs()) {
+    if (v->name() != name || !v->type() || v->type()->isTensor()) continue;
+    if (!endsWith(path, ".pb"))
+      fail(path + ": input \"" + name + "\" is " + v->type()->str() +
+           ": its file is a SequenceProto or OptionalProto .pb");
+    ProtoValue p = orFail(loadValueProto(path, v->type()->kind()));
+    std::function<EvalValue(ProtoValue &)> conv = [&](ProtoValue &p) -> EvalValue {
+      std::vector<EvalValue> elems;
+      for (ProtoValue &e : p.elements) elems.push_back(conv(e));
+      switch (p.kind) {
+      case ProtoValue::Kind::Tensor: return EvalValue(std::move(p.tensor));
+      case ProtoValue::Kind::Sequence: return EvalValue::sequence(std::move(elems));
+      case ProtoValue::Kind::Optional: break;
+      }
+      if (elems.empty()) return EvalValue::optional();
+      return EvalValue::optional(std::move(elems[0]));
+    };
+    return std::make_unique<EvalValue>(conv(p));
+  }
+  return nullptr;
 }
 
 } // namespace
@@ -162,35 +235,53 @@ int main(int argc, char **argv) {
 
   auto m = orFail(loadModelFile(model));
   std::map<std::string, Tensor> inputs;
-  for (auto &[name, file] : inputFiles) inputs[name] = readInput(file);
+  // Inputs declared sequences or optionals, apart (Note [Evaluator values]).
+  std::map<std::string, EvalValue> values;
+  for (auto &[name, file] : inputFiles) {
+    if (auto v = readValueInput(*m, name, file)) values[name] = std::move(*v);
+    else inputs[name] = readInput(file);
+  }
   std::mt19937_64 rng(seed);
   if (random) {
     std::vector<std::string> notes;
-    auto made = randomInputs(*m, inputs, bind, rng, &notes);
+    std::map<std::string, Tensor> given = inputs;
+    for (auto &e : values) given[e.first] = Tensor(); // given, not to be made
+    auto made = randomInputs(*m, given, bind, rng, &notes);
     for (const std::string &n : notes)
       llvm::errs() << "onnxir-run: note: " << n << " (--bind-dim SYM=V)\n";
     if (!made.ok()) fail(std::string(made.status().message()));
     inputs.merge(*made);
   }
 
-  auto r = evaluateModel(*m, inputs, opts);
+  // A tensor-only run keeps the inputs where they are; values need one map.
+  auto run = [&](const Model &mm) {
+    if (values.empty()) return evaluateModel(mm, inputs, opts);
+    std::map<std::string, EvalValue> all = values;
+    for (auto &e : inputs) all[e.first] = EvalValue(e.second);
+    return evaluateModelValues(mm, all, opts);
+  };
+  auto r = run(*m);
   if (!r.ok()) fail(about(model, r.status().message()));
-  for (auto &[name, t] : r->outputs) {
-    summarize(llvm::outs(), name, t, r->nondeterministic.count(name));
-    if (!outDir.empty()) {
-      if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
-        fail(outDir + ": " + ec.message());
-      std::string bytes = orFail(writeNpy(t));
-      std::string path = outDir + "/" + fileNameFor(name) + ".npy";
-      std::ofstream out(path, std::ios::binary);
-      out.write(bytes.data(), (std::streamsize)bytes.size());
-      if (!out) fail(path + ": cannot write the file");
+  // Every output in name order, whatever its kind.
+  std::map<std::string, const EvalValue *> others;
+  for (auto &[name, v] : r->otherOutputs) others[name] = &v;
+  auto ti = r->outputs.begin();
+  auto oi = others.begin();
+  while (ti != r->outputs.end() || oi != others.end()) {
+    if (oi == others.end() || (ti != r->outputs.end() && ti->first < oi->first)) {
+      summarize(llvm::outs(), ti->first, ti->second, r->nondeterministic.count(ti->first));
+      if (!outDir.empty()) writeTensor(outDir, fileNameFor(ti->first), ti->second);
+      ++ti;
+    } else {
+      emit(oi->first, fileNameFor(oi->first), *oi->second,
+           r->nondeterministic.count(oi->first), outDir);
+      ++oi;
     }
   }
   if (compare.empty()) return 0;
 
   auto mb = orFail(loadModelFile(compare));
-  auto rb = evaluateModel(*mb, inputs, opts);
+  auto rb = run(*mb);
   if (!rb.ok()) fail(about(compare, rb.status().message()));
   bool within = true;
   for (const OutputDiff &d : orFail(compareOutputs(*r, *rb, rtol, atol))) {
@@ -199,8 +290,8 @@ int main(int argc, char **argv) {
     case OutputDiff::Kind::MissingInA: llvm::outs() << ": missing in " << model << "\n"; break;
     case OutputDiff::Kind::MissingInB: llvm::outs() << ": missing in " << compare << "\n"; break;
     case OutputDiff::Kind::TypeMismatch:
-      llvm::outs() << ": " << typeOf(r->outputs.at(d.name)) << " vs "
-                   << typeOf(rb->outputs.at(d.name)) << "\n";
+      llvm::outs() << ": " << describeOutput(*r, d.name) << " vs "
+                   << describeOutput(*rb, d.name) << "\n";
       break;
     case OutputDiff::Kind::Nondeterministic: llvm::outs() << ": nondeterministic, not compared\n"; break;
     case OutputDiff::Kind::Strings: llvm::outs() << ": strings " << (d.ok ? "equal" : "differ") << "\n"; break;
