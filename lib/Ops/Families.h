@@ -21,6 +21,7 @@ void registerTensorOps(OpRegistrar &r);       ///< Tensor.cpp
 void registerNNOps(OpRegistrar &r);           ///< NN.cpp
 void registerConvOps(OpRegistrar &r);         ///< Conv.cpp
 void registerLinearAlgebraOps(OpRegistrar &r); ///< LinearAlgebra.cpp
+void registerAttentionOps(OpRegistrar &r);    ///< Attention.cpp
 void registerImageOps(OpRegistrar &r);        ///< Image.cpp
 void registerNormalizationOps(OpRegistrar &r); ///< Normalization.cpp
 void registerRecurrentOps(OpRegistrar &r);    ///< Recurrent.cpp

@@ -1,12 +1,12 @@
 //===- NN.cpp - MatMul, softmax, attention, ... ---------------------------===//
 //
 // NN (convolution and pooling are in Conv.cpp; Einsum Det in LinearAlgebra.cpp;
-// GridSample AffineGrid RoiAlign MaxRoiPool NonMaxSuppression in Image.cpp;
-// the normalizations in Normalization.cpp; RNN GRU LSTM in Recurrent.cpp):
-// MatMul Gemm, Softmax LogSoftmax Hardmax, Dropout, Attention LinearAttention
-// RotaryEmbedding SwiGLU CausalConvWithState; the quantized MatMulInteger
-// QLinearMatMul (they share the MatMul rule); and FlexAttention of
-// ai.onnx.preview (registerPreviewOps).
+// Attention RotaryEmbedding in Attention.cpp; GridSample AffineGrid RoiAlign
+// MaxRoiPool NonMaxSuppression in Image.cpp; the normalizations in
+// Normalization.cpp; RNN GRU LSTM in Recurrent.cpp): MatMul Gemm, Softmax
+// LogSoftmax Hardmax, Dropout, LinearAttention SwiGLU CausalConvWithState; the
+// quantized MatMulInteger QLinearMatMul (they share the MatMul rule); and
+// FlexAttention of ai.onnx.preview (registerPreviewOps).
 //
 //===----------------------------------------------------------------------===//
 #include "AdapterSupport.h"
@@ -110,65 +110,6 @@ void gemmRule(InferCtx &c) {
       c.disagree("C " + typeStr(c, 2) + " does not broadcast to the (M, N) result: it " + why);
   }
   c.setTensor(0, el, Dims{m, n});
-}
-
-/// Attention-23+: Y, present key/value (with a past), qk_matmul_output.
-void attentionRule(InferCtx &c) {
-  int32_t el = c.inElem(0);
-  auto q = c.inShape(0), k = c.inShape(1), v = c.inShape(2);
-  Dims y;
-  const DimExpr *kvSeq = nullptr;
-  bool qkKnown = false;
-  Dims qk;
-  if (q && v && q->size() == 4 && v->size() == 4) {
-    y = {(*q)[0], (*q)[1], (*q)[2], (*v)[3]};
-    kvSeq = (*v)[2];
-    qk = {(*q)[0], (*q)[1], (*q)[2], kvSeq};
-    qkKnown = true;
-    c.setTensor(0, el, y);
-  } else if (q && v && q->size() == 3 && v->size() == 3) {
-    int64_t qh = c.getInt("q_num_heads", 0), kvh = c.getInt("kv_num_heads", 0);
-    if (qh > 0 && kvh > 0 && qh < (1 << 20) && kvh < (1 << 20)) {
-      const DimExpr *vh = (*v)[2] && (*v)[2]->isConstant() && (*v)[2]->value() % kvh == 0
-                              ? c.c((*v)[2]->value() / kvh)
-                              : nullptr;
-      c.setTensor(0, el, Dims{(*q)[0], (*q)[1], dimMul(c.ctx, vh, c.c(qh))});
-      kvSeq = (*v)[1];
-      qk = {(*q)[0], c.c(qh), (*q)[1], kvSeq};
-      qkKnown = true;
-    } else {
-      c.setTensor(0, el, Dims{(*q)[0], (*q)[1], nullptr});
-    }
-  } else if (q && (q->size() == 3 || q->size() == 4)) {
-    c.setTensor(0, el, Dims(q->size(), nullptr));
-  } else {
-    c.setTensor(0, el, std::nullopt);
-  }
-  (void)k;
-  bool past = c.hasInput(4) && c.hasInput(5);
-  const DimExpr *total = kvSeq;
-  if (past) {
-    auto pk = c.inShape(4), pv = c.inShape(5);
-    total = pk && pk->size() == 4 ? dimAdd(c.ctx, (*pk)[2], kvSeq) : nullptr;
-    if (pk && pk->size() == 4) {
-      Dims o = *pk;
-      o[2] = total;
-      c.setTensor(1, c.inElem(4), o);
-    }
-    if (pv && pv->size() == 4) {
-      Dims o = *pv;
-      o[2] = pv && pk && pk->size() == 4 ? dimAdd(c.ctx, (*pv)[2], kvSeq) : nullptr;
-      c.setTensor(2, c.inElem(5), o);
-    }
-  } else if (k && v && k->size() == 4 && v->size() == 4) {
-    // Without a past, present key/value are K and V.
-    c.setTensor(1, c.inElem(1), k);
-    c.setTensor(2, c.inElem(2), v);
-  }
-  if (qkKnown && c.hasOutput(3)) {
-    qk[3] = total;
-    c.setTensor(3, el, qk);
-  }
 }
 
 /// LinearAttention-27: packed [B, T, H*D] query/key/value; output
@@ -787,7 +728,6 @@ void registerNNOps(OpRegistrar &r) {
   r["MatMulInteger"] = matmulRule;
   r["QLinearMatMul"] = matmulRule;
   r["Gemm"].infer(gemmRule).kernel(kernels::kGemm);
-  r["RotaryEmbedding"] = sameAsInput;
   r["SwiGLU"] = [](InferCtx &c) {
     // A and B have identical shapes: take the more precise dim of each pair.
     auto a = c.inShape(0), b = c.inShape(1);
@@ -806,7 +746,6 @@ void registerNNOps(OpRegistrar &r) {
                   Dims{(*x)[0], (*x)[1],
                        w && w->size() == 3 ? dimSub(c.ctx, (*w)[2], c.c(1)) : nullptr});
   };
-  r["Attention"] = attentionRule;
   r["LinearAttention"] = linearAttentionRule;
   // Version adapters up to opset 9 (Note [Version adapters]).
   using adapters::dropConsumedInputs;

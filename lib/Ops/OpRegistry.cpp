@@ -106,6 +106,7 @@ OpRegistry::OpRegistry() {
   registerNNOps(def);
   registerConvOps(def);
   registerLinearAlgebraOps(def);
+  registerAttentionOps(def);
   registerImageOps(def);
   registerNormalizationOps(def);
   registerRecurrentOps(def);
