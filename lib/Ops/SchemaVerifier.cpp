@@ -59,9 +59,11 @@ std::vector<const Graph *> allGraphs(const Model &m) {
     const Graph *g = stack.back();
     stack.pop_back();
     out.push_back(g);
+    if (g->numNodesWithSubgraphs() == 0) continue; // a flat graph: no walk over its nodes
     std::vector<const Graph *> nested;
     for (const Node &n : g->nodes())
-      for (Graph *sg : n.subgraphs()) nested.push_back(sg);
+      if (n.hasSubgraphs())
+        for (Graph *sg : n.subgraphs()) nested.push_back(sg);
     for (auto it = nested.rbegin(); it != nested.rend(); ++it) stack.push_back(*it);
   }
   return out;
@@ -95,6 +97,11 @@ public:
   }
 
   std::vector<Diagnostic> take() { return std::move(diags_); }
+
+  /// The first node of each op kind met, in walk order (Note [One walk on
+  /// load]); complete only when the walk was not cut short by the caps.
+  llvm::ArrayRef<const Node *> firstOfKind() const { return firstOfKind_; }
+  bool walkedAll() const { return !full(); }
 
 private:
   // Severe and other problems have a cap each (VerifyOptions).
@@ -142,6 +149,7 @@ private:
               {n.domain().data(), {n.opType().data(), n.overload().data()}}};
     auto [it, fresh] = ops_.try_emplace(key);
     if (!fresh) return it->second;
+    firstOfKind_.push_back(&n);
     OpEntry &e = it->second;
     e.call = m_.findFunction(n);
     if (e.call) return e;
@@ -368,6 +376,7 @@ private:
   llvm::BumpPtrAllocator alloc_;
   llvm::StringSaver saver_{alloc_};
   unsigned severeCount_ = 0, otherCount_ = 0;
+  std::vector<const Node *> firstOfKind_;
 };
 
 } // namespace
@@ -389,12 +398,20 @@ std::vector<Diagnostic> verifyNodeSchemas(const Model &m, llvm::ArrayRef<const N
   return c.take();
 }
 
-std::vector<Diagnostic> schemaWarnings(const Model &m, bool exceptErrors, bool exceptSevere) {
-  auto firstUse = [](const Node &n) {
-    std::string loc = sourceLocation(&n);
-    return loc.empty() ? nodePath(&n) : absl::StrCat(nodePath(&n), " at ", loc);
-  };
-  std::vector<Diagnostic> out;
+namespace {
+
+// Note [One walk on load]
+// schemaWarnings() says, once per op kind, what is unknown; the load check
+// (checkSchemasOnLoad) also runs the full check, which meets every op kind
+// anyway. So the load check takes the kinds from the full check's walk
+// (the first node of each kind, in the same graph and node order as
+// schemaWarnings' own walk, so the warnings and their order are the same)
+// instead of walking a model of 10^6 nodes a second time. Only when the
+// full check stopped early (its diagnostic caps) does it walk again.
+
+/// What schemaWarnings says before the op kinds: a newer ir_version, and
+/// imports newer than the table.
+void headerWarnings(const Model &m, std::vector<Diagnostic> &out) {
   auto warn = [&](std::string msg) { out.push_back({Diagnostic::Kind::SchemaWarning, std::move(msg)}); };
   if (m.irVersion && *m.irVersion > kMaxIRVersion)
     warn(absl::StrCat("ir_version ", *m.irVersion, " is newer than the newest this build supports (",
@@ -409,13 +426,45 @@ std::vector<Diagnostic> schemaWarnings(const Model &m, bool exceptErrors, bool e
   };
   imports(m.opsetImports, "the model ");
   for (auto &f : m.functions()) imports(f->opsetImports, "function " + f->qualifiedName() + " ");
+}
+
+/// The warning of one op kind, given its first node `n` (none when the
+/// kind is known); `seen` keeps one warning per (domain, op type).
+void kindWarning(const Model &m, const Node &n, bool exceptErrors, bool exceptSevere,
+                 std::set<std::pair<std::string, std::string>> &seen,
+                 std::vector<Diagnostic> &out) {
+  if (m.findFunction(n)) return;
+  std::string dom = canonicalDomain(n.domain()).str();
+  int64_t v = importedOpsetVersion(n, m);
+  bool schemaDomain = isSchemaDomain(dom);
+  if (v >= 0 && (!schemaDomain || lookupSchema(dom, n.opType(), v))) return;
+  if (exceptErrors && schemaDomain) return;
+  // What verifySchemaAll reports as severe (an op of the default domain
+  // at an opset the table covers).
+  if (exceptSevere && isDefaultDomain(dom) && v <= latestOpsetVersion(dom)) return;
+  if (!seen.insert({dom, n.opType().str()}).second) return;
+  std::string loc = sourceLocation(&n);
+  std::string first = loc.empty() ? nodePath(&n) : absl::StrCat(nodePath(&n), " at ", loc);
+  std::string op = dom.empty() ? n.opType().str() : absl::StrCat(dom, ".", n.opType().str());
+  std::string msg = v < 0 ? absl::StrCat("op ", op, ": ", domainPhrase(dom),
+                                         " is not imported (first use: ", first, ")")
+                          : absl::StrCat("op ", op, " is unknown at opset ", v, " of ",
+                                         domainPhrase(dom), " (first use: ", first, ")");
+  out.push_back({Diagnostic::Kind::SchemaWarning, std::move(msg)});
+}
+
+} // namespace
+
+std::vector<Diagnostic> schemaWarnings(const Model &m, bool exceptErrors, bool exceptSevere) {
+  std::vector<Diagnostic> out;
+  headerWarnings(m, out);
   std::set<std::pair<std::string, std::string>> seen;
   // Whether an operator passes depends only on (domain, op type, overload)
   // and on the function whose imports apply; names are interned, so the
   // pointers are the key, and a graph of 10^6 nodes with a few dozen
   // operators does the lookups a few dozen times.
   using OpKey = std::pair<const void *, std::pair<const void *, std::pair<const void *, const void *>>>;
-  llvm::DenseSet<OpKey> passed;
+  llvm::DenseSet<OpKey> kinds;
   for (const Graph *g : allGraphs(m)) {
     const Function *f = g->parentFunction();
     auto none = [](const Node &) {};
@@ -423,30 +472,7 @@ std::vector<Diagnostic> schemaWarnings(const Model &m, bool exceptErrors, bool e
     for (const Node &n : g->nodes()) {
       ahead.step();
       OpKey key{f, {n.domain().data(), {n.opType().data(), n.overload().data()}}};
-      if (passed.count(key)) continue;
-      if (m.findFunction(n)) {
-        passed.insert(key);
-        continue;
-      }
-      std::string dom = canonicalDomain(n.domain()).str();
-      int64_t v = importedOpsetVersion(n, m);
-      bool schemaDomain = isSchemaDomain(dom);
-      if (v >= 0 && (!schemaDomain || lookupSchema(dom, n.opType(), v))) {
-        passed.insert(key);
-        continue;
-      }
-      if (exceptErrors && schemaDomain) continue;
-      // What verifySchemaAll reports as severe (an op of the default domain
-      // at an opset the table covers).
-      if (exceptSevere && isDefaultDomain(dom) && v <= latestOpsetVersion(dom)) continue;
-      if (!seen.insert({dom, n.opType().str()}).second) continue;
-      std::string op = dom.empty() ? n.opType().str() : absl::StrCat(dom, ".", n.opType().str());
-      if (v < 0)
-        warn(absl::StrCat("op ", op, ": ", domainPhrase(dom), " is not imported (first use: ",
-                          firstUse(n), ")"));
-      else
-        warn(absl::StrCat("op ", op, " is unknown at opset ", v, " of ", domainPhrase(dom),
-                          " (first use: ", firstUse(n), ")"));
+      if (kinds.insert(key).second) kindWarning(m, n, exceptErrors, exceptSevere, seen, out);
     }
   }
   return out;
@@ -456,12 +482,27 @@ SchemaCheckResult checkSchemasOnLoad(const Model &m, SchemaCheckLevel level, boo
                                      unsigned maxWarnings) {
   SchemaCheckResult r;
   auto warn = [&](const Diagnostic &d) { (strict ? r.errors : r.warnings).push_back(d); };
-  for (const Diagnostic &d : schemaWarnings(m, /*exceptErrors=*/level == SchemaCheckLevel::Schema,
-                                            /*exceptSevere=*/level == SchemaCheckLevel::Default))
-    warn(d);
-  if (level == SchemaCheckLevel::Structure) return r;
+  bool exceptErrors = level == SchemaCheckLevel::Schema;
+  bool exceptSevere = level == SchemaCheckLevel::Default;
+  if (level == SchemaCheckLevel::Structure) {
+    for (const Diagnostic &d : schemaWarnings(m, exceptErrors, exceptSevere)) warn(d);
+    return r;
+  }
+  // Note [One walk on load]: the kinds come from the full check's walk.
+  SchemaChecker checker(m, VerifyOptions{});
+  checker.run();
+  std::vector<Diagnostic> warnings;
+  if (checker.walkedAll()) {
+    headerWarnings(m, warnings);
+    std::set<std::pair<std::string, std::string>> seen;
+    for (const Node *n : checker.firstOfKind())
+      kindWarning(m, *n, exceptErrors, exceptSevere, seen, warnings);
+  } else {
+    warnings = schemaWarnings(m, exceptErrors, exceptSevere);
+  }
+  for (const Diagnostic &d : warnings) warn(d);
   unsigned warned = 0;
-  for (const Diagnostic &d : verifySchemaAll(m)) {
+  for (const Diagnostic &d : checker.take()) {
     if (level == SchemaCheckLevel::Schema || d.severe) {
       r.errors.push_back(d);
       r.schemaErrors = true;
