@@ -20,6 +20,7 @@
 #include "onnxir/Ops/OpRegistry.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 #include <algorithm>
 #include <cmath>
@@ -75,6 +76,91 @@ void checkChannelOperands(InferCtx &c, unsigned first, unsigned last, const char
 
 } // namespace
 } // namespace infer
+
+namespace kernels {
+namespace {
+
+/// Calls fn(T{}) with T float or double: the compute kinds of the float
+/// element types these ops take.
+template <typename Fn> Status visitFloat(CK k, llvm::StringRef what, Fn &&fn) {
+  if (k == CK::F32) return fn(float{});
+  if (k == CK::F64) return fn(double{});
+  return invalid(absl::StrCat(what.str(), " is not of a float type"));
+}
+
+std::string dimsStr(llvm::ArrayRef<int64_t> d) {
+  return absl::StrCat("[", absl::StrJoin(d, ", "), "]");
+}
+
+/// Operand #i, named `name`, of a float type, in the compute kind of `like`
+/// (its element type stays `like` when the kinds differ).
+StatusOr<Arr> floatOperand(const KernelCall &c, unsigned i, llvm::StringRef name,
+                           DataType like) {
+  const Tensor *t = c.input(i);
+  if (!t) return invalid(absl::StrCat("operand #", i, " (", name.str(), ") is missing"));
+  auto a = fromTensor(*t);
+  if (!a.ok()) return a.status();
+  if (a->kind() != CK::F32 && a->kind() != CK::F64)
+    return invalid(absl::StrCat("operand #", i, " (", name.str(), ") is ",
+                                dataTypeName(a->dt).str(), ", not a float type"));
+  if (a->kind() != computeKind(like)) return convertArr(*a, like);
+  return a;
+}
+
+/// Fails unless `a` (operand `name`) has the dims `want` (`what` says why).
+Status expectDims(const Arr &a, llvm::StringRef name, llvm::ArrayRef<int64_t> want,
+                  llvm::StringRef what) {
+  if (llvm::ArrayRef<int64_t>(a.dims) == want) return absl::OkStatus();
+  return invalid(absl::StrCat(name.str(), " has shape ", dimsStr(a.dims), "; expected ",
+                              dimsStr(want), " (", what.str(), ")"));
+}
+
+/// The element type stash_type names, if a float type.
+StatusOr<DataType> stashType(const KernelCall &c) {
+  int64_t st = c.getInt("stash_type", 1);
+  DataType dt = static_cast<DataType>(st);
+  CK k = st > 0 && st < 64 ? computeKind(dt) : CK::None;
+  if (k != CK::F32 && k != CK::F64)
+    return invalid(absl::StrCat("attribute 'stash_type' is ", st, ", not a float type"));
+  return dt;
+}
+
+/// Note [Normalized-shape operands]
+/// LayerNormalization's Scale and B, and RMSNormalization's scale, broadcast
+/// (one way) to X. X is seen as rows x cols, cols the product of the dims from
+/// `axis` on. When the operand does not vary along the dims before `axis`
+/// (the usual [D_axis, ..., D_last]), one row of offsets serves every row;
+/// otherwise the offsets cover all of X.
+struct RowOffsets {
+  std::vector<int64_t> off;
+  bool perRow = true;
+  const int64_t *row(int64_t r, int64_t cols) const {
+    return perRow ? off.data() : off.data() + r * cols;
+  }
+};
+
+StatusOr<RowOffsets> rowOffsets(const Arr &p, llvm::StringRef name,
+                                llvm::ArrayRef<int64_t> xdims, int64_t axis) {
+  auto b = broadcastShapes(p.dims, xdims);
+  if (!b || *b != std::vector<int64_t>(xdims.begin(), xdims.end()))
+    return invalid(absl::StrCat(name.str(), " of shape ", dimsStr(p.dims),
+                                " does not broadcast to X's shape ", dimsStr(xdims)));
+  int64_t tail = (int64_t)xdims.size() - axis, lead = p.rank() - tail;
+  RowOffsets r;
+  bool rowInvariant = true;
+  for (int64_t k = 0; k < lead; ++k) rowInvariant &= p.dims[k] == 1;
+  if (rowInvariant) {
+    std::vector<int64_t> pd(p.dims.begin() + std::max<int64_t>(lead, 0), p.dims.end());
+    r.off = broadcastOffsets(pd, xdims.drop_front(axis));
+  } else {
+    r.off = broadcastOffsets(p.dims, xdims);
+    r.perRow = false;
+  }
+  return r;
+}
+
+} // namespace
+} // namespace kernels
 
 //===--- BatchNormalization ---===//
 
@@ -177,6 +263,114 @@ absl::Status batchNormDown15(Node &n, AdapterContext &) {
 }
 } // namespace
 
+namespace kernels {
+namespace {
+/// Note [BatchNormalization modes]
+/// Test mode normalizes with the running mean and variance (operands #3, #4),
+/// training mode with the batch's own (over every axis but 1, the variance
+/// without Bessel's correction) and also gives the updated running statistics
+/// (running * momentum + batch * (1 - momentum)). The mode: from 14 the
+/// training_mode attribute; 7 to 13, training when the node has more than Y
+/// (the adapters' rule, batchNormUp7); before 7, is_test=0. Before 14 the
+/// training results are mean, var (running), saved_mean, saved_var (the
+/// batch's, as ONNX's reference). spatial=0 (before 9): statistics per
+/// activation, the operands of X's dims after N.
+StatusOr<std::vector<Tensor>> kBatchNormalization(const KernelCall &c) {
+  auto x = inputArr(c, 0);
+  if (!x.ok()) return x.status();
+  if (x->rank() < 2)
+    return invalid(absl::StrCat("X has shape ", dimsStr(x->dims), "; expected [N, C, ...]"));
+  bool modern = c.opset <= 0 || c.opset >= 14;
+  bool perActivation = !modern && c.opset < 9 && c.getInt("spatial", 1) == 0;
+  bool training = modern ? c.getInt("training_mode", 0) != 0
+                  : c.opset < 7 ? c.getInt("is_test", 0) == 0
+                                : c.numOutputs > 1;
+  float eps = c.getFloat("epsilon", 1e-5f), momentum = c.getFloat("momentum", 0.9f);
+  int64_t N = x->dims[0], C = x->dims[1], inner = 1;
+  std::vector<int64_t> pdims = {C};
+  if (perActivation) {
+    pdims.assign(x->dims.begin() + 1, x->dims.end());
+    C = numElementsOf(pdims);
+  } else {
+    inner = numElementsOf(llvm::ArrayRef<int64_t>(x->dims).drop_front(2));
+  }
+  const char *names[] = {"scale", "B", modern ? "input_mean" : "mean",
+                         modern ? "input_var" : "var"};
+  std::vector<Arr> p;
+  for (unsigned i = 1; i <= 4; ++i) {
+    auto a = floatOperand(c, i, names[i - 1], x->dt);
+    if (!a.ok()) return a.status();
+    if (Status s = expectDims(*a, names[i - 1], pdims,
+                              perActivation ? "X's dims after N, spatial=0" : "X's channels");
+        !s.ok())
+      return s;
+    p.push_back(std::move(*a));
+  }
+  DataType statDt = c.input(3)->dataType();
+  unsigned nOut = training ? std::min(c.numOutputs, modern ? 3u : 5u) : 1;
+  Arr y = Arr::make(x->dt, x->dims);
+  std::vector<Arr> stats;
+  for (unsigned i = 1; i < nOut; ++i) stats.push_back(Arr::make(statDt, pdims));
+  Status st = visitFloat(x->kind(), "X", [&](auto tag) -> Status {
+    using T = decltype(tag);
+    const T *xv = x->template vec<T>().data();
+    T *yv = y.template vec<T>().data();
+    const auto &sc = p[0].template vec<T>(), &bb = p[1].template vec<T>();
+    const auto &rm = p[2].template vec<T>(), &rv = p[3].template vec<T>();
+    std::vector<T> mean(rm), var(rv);
+    if (training) {
+      T count = T(N) * T(inner);
+      for (int64_t ch = 0; ch < C; ++ch) {
+        T sum = 0;
+        for (int64_t n = 0; n < N; ++n) {
+          const T *px = xv + (n * C + ch) * inner;
+          for (int64_t k = 0; k < inner; ++k) sum += px[k];
+        }
+        T m = sum / count, sq = 0;
+        for (int64_t n = 0; n < N; ++n) {
+          const T *px = xv + (n * C + ch) * inner;
+          for (int64_t k = 0; k < inner; ++k) sq += (px[k] - m) * (px[k] - m);
+        }
+        mean[ch] = m;
+        var[ch] = sq / count;
+      }
+    }
+    for (int64_t ch = 0; ch < C; ++ch) {
+      T a = sc[ch] / std::sqrt(var[ch] + T(eps)), m = mean[ch], b = bb[ch];
+      for (int64_t n = 0; n < N; ++n) {
+        const T *px = xv + (n * C + ch) * inner;
+        T *py = yv + (n * C + ch) * inner;
+        for (int64_t k = 0; k < inner; ++k) py[k] = (px[k] - m) * a + b;
+      }
+    }
+    // The statistics results, in their own compute kind.
+    const std::vector<T> *from[] = {nullptr, nullptr, &mean, &var};
+    for (unsigned i = 1; i < nOut; ++i) {
+      Arr &o = stats[i - 1];
+      Status s2 = visitFloat(o.kind(), "the statistics type", [&](auto otag) -> Status {
+        using O = decltype(otag);
+        auto &ov = o.template vec<O>();
+        for (int64_t ch = 0; ch < C; ++ch) {
+          T v = i <= 2 ? (i == 1 ? rm[ch] : rv[ch]) * T(momentum) +
+                             (i == 1 ? mean[ch] : var[ch]) * (T(1) - T(momentum))
+                       : (*from[i - 1])[ch];
+          ov[ch] = (O)v;
+        }
+        return absl::OkStatus();
+      });
+      if (!s2.ok()) return s2;
+    }
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  std::vector<Tensor> r;
+  r.push_back(toTensor(y));
+  for (const Arr &a : stats) r.push_back(toTensor(a));
+  return r;
+}
+} // namespace
+} // namespace kernels
+
 //===--- InstanceNormalization ---===//
 
 namespace infer {
@@ -188,6 +382,47 @@ void instanceNormRule(InferCtx &c) {
 }
 } // namespace
 } // namespace infer
+
+namespace kernels {
+namespace {
+/// Per sample and channel, over the spatial dims.
+StatusOr<std::vector<Tensor>> kInstanceNormalization(const KernelCall &c) {
+  auto x = inputArr(c, 0);
+  if (!x.ok()) return x.status();
+  if (x->rank() < 2)
+    return invalid(absl::StrCat("input has shape ", dimsStr(x->dims), "; expected [N, C, ...]"));
+  int64_t N = x->dims[0], C = x->dims[1];
+  int64_t inner = numElementsOf(llvm::ArrayRef<int64_t>(x->dims).drop_front(2));
+  auto sc = floatOperand(c, 1, "scale", x->dt), bb = floatOperand(c, 2, "B", x->dt);
+  if (!sc.ok()) return sc.status();
+  if (!bb.ok()) return bb.status();
+  for (const auto &[a, name] : {std::pair{&*sc, "scale"}, std::pair{&*bb, "B"}})
+    if (Status s = expectDims(*a, name, {C}, "the input's channels"); !s.ok()) return s;
+  float eps = c.getFloat("epsilon", 1e-5f);
+  Arr y = Arr::make(x->dt, x->dims);
+  Status st = visitFloat(x->kind(), "input", [&](auto tag) -> Status {
+    using T = decltype(tag);
+    const T *xv = x->template vec<T>().data();
+    T *yv = y.template vec<T>().data();
+    const auto &s = sc->template vec<T>(), &b = bb->template vec<T>();
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t ch = 0; ch < C; ++ch) {
+        const T *px = xv + (n * C + ch) * inner;
+        T *py = yv + (n * C + ch) * inner;
+        T sum = 0, sq = 0;
+        for (int64_t k = 0; k < inner; ++k) sum += px[k];
+        T m = sum / T(inner);
+        for (int64_t k = 0; k < inner; ++k) sq += (px[k] - m) * (px[k] - m);
+        T a = s[ch] / std::sqrt(sq / T(inner) + T(eps));
+        for (int64_t k = 0; k < inner; ++k) py[k] = (px[k] - m) * a + b[ch];
+      }
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  return one(y);
+}
+} // namespace
+} // namespace kernels
 
 //===--- LayerNormalization ---===//
 
@@ -205,6 +440,90 @@ void layerNormRule(InferCtx &c) {
 }
 } // namespace
 } // namespace infer
+
+namespace kernels {
+namespace {
+/// Computed in stash_type (X, Scale and B cast to it, as the function body
+/// does); Y back in X's type, Mean and InvStdDev in stash_type, of X's dims
+/// with those from `axis` on made 1.
+StatusOr<std::vector<Tensor>> kLayerNormalization(const KernelCall &c) {
+  auto x0 = inputArr(c, 0);
+  if (!x0.ok()) return x0.status();
+  if (x0->kind() != CK::F32 && x0->kind() != CK::F64)
+    return invalid(absl::StrCat("X is ", dataTypeName(x0->dt).str(), ", not a float type"));
+  int64_t r = x0->rank();
+  auto axis = normAxis(c.getInt("axis", -1), r);
+  if (!axis)
+    return invalid(absl::StrCat("attribute 'axis' is ", c.getInt("axis", -1),
+                                ", out of range for X of rank ", r));
+  auto sdt = stashType(c);
+  if (!sdt.ok()) return sdt.status();
+  auto x = x0->kind() == computeKind(*sdt) ? std::move(*x0) : convertArr(*x0, *sdt);
+  if (!x.ok()) return x.status();
+  DataType xdt = c.input(0)->dataType();
+  auto sc = floatOperand(c, 1, "Scale", *sdt);
+  if (!sc.ok()) return sc.status();
+  std::optional<Arr> bb;
+  if (c.input(2)) {
+    auto b = floatOperand(c, 2, "B", *sdt);
+    if (!b.ok()) return b.status();
+    bb = std::move(*b);
+  }
+  auto so = rowOffsets(*sc, "Scale", x->dims, *axis);
+  if (!so.ok()) return so.status();
+  RowOffsets bo;
+  if (bb) {
+    auto o = rowOffsets(*bb, "B", x->dims, *axis);
+    if (!o.ok()) return o.status();
+    bo = std::move(*o);
+  }
+  int64_t rows = numElementsOf(llvm::ArrayRef<int64_t>(x->dims).take_front(*axis));
+  int64_t cols = numElementsOf(llvm::ArrayRef<int64_t>(x->dims).drop_front(*axis));
+  std::vector<int64_t> sdims(x->dims.begin(), x->dims.begin() + *axis);
+  sdims.resize(r, 1);
+  Arr y = Arr::make(*sdt, x->dims), mean = Arr::make(*sdt, sdims), inv = Arr::make(*sdt, sdims);
+  Status st = visitFloat(x->kind(), "stash_type", [&](auto tag) -> Status {
+    using T = decltype(tag);
+    const T *xv = x->template vec<T>().data();
+    T *yv = y.template vec<T>().data();
+    const T *sv = sc->template vec<T>().data();
+    const T *bv = bb ? bb->template vec<T>().data() : nullptr;
+    T eps = T(c.getFloat("epsilon", 1e-5f));
+    for (int64_t i = 0; i < rows; ++i) {
+      const T *px = xv + i * cols;
+      T *py = yv + i * cols;
+      T sum = 0, sq = 0;
+      for (int64_t j = 0; j < cols; ++j) sum += px[j];
+      T m = sum / T(cols);
+      for (int64_t j = 0; j < cols; ++j) sq += (px[j] - m) * (px[j] - m);
+      T is = T(1) / std::sqrt(sq / T(cols) + eps);
+      mean.template vec<T>()[i] = m;
+      inv.template vec<T>()[i] = is;
+      const int64_t *os = so->row(i, cols);
+      for (int64_t j = 0; j < cols; ++j) py[j] = (px[j] - m) * is * sv[os[j]];
+      if (bv) {
+        const int64_t *ob = bo.row(i, cols);
+        for (int64_t j = 0; j < cols; ++j) py[j] += bv[ob[j]];
+      }
+    }
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  if (computeKind(xdt) == y.kind()) {
+    y.dt = xdt;
+  } else {
+    auto yc = convertArr(y, xdt);
+    if (!yc.ok()) return yc.status();
+    y = std::move(*yc);
+  }
+  std::vector<Tensor> res;
+  res.push_back(toTensor(y));
+  if (c.numOutputs > 1) res.push_back(toTensor(mean));
+  if (c.numOutputs > 2) res.push_back(toTensor(inv));
+  return res;
+}
+} // namespace
+} // namespace kernels
 
 //===--- GroupNormalization ---===//
 
@@ -234,6 +553,79 @@ absl::Status groupNormDown21(Node &n, AdapterContext &c) {
 }
 } // namespace
 
+namespace kernels {
+namespace {
+/// The channels split into num_groups groups, each normalized per sample;
+/// scale and bias per group (-18) or per channel (-21, which also computes
+/// in stash_type).
+StatusOr<std::vector<Tensor>> kGroupNormalization(const KernelCall &c) {
+  auto x0 = inputArr(c, 0);
+  if (!x0.ok()) return x0.status();
+  if (x0->kind() != CK::F32 && x0->kind() != CK::F64)
+    return invalid(absl::StrCat("X is ", dataTypeName(x0->dt).str(), ", not a float type"));
+  if (x0->rank() < 2)
+    return invalid(absl::StrCat("X has shape ", dimsStr(x0->dims), "; expected [N, C, ...]"));
+  bool perGroup = c.opset > 0 && c.opset < 21;
+  DataType xdt = x0->dt, cdt = xdt;
+  if (!perGroup) {
+    auto sdt = stashType(c);
+    if (!sdt.ok()) return sdt.status();
+    cdt = *sdt;
+  }
+  auto x = x0->kind() == computeKind(cdt) ? std::move(*x0) : convertArr(*x0, cdt);
+  if (!x.ok()) return x.status();
+  int64_t N = x->dims[0], C = x->dims[1], G = c.getInt("num_groups", 0);
+  if (G <= 0 || C % G != 0)
+    return invalid(absl::StrCat("attribute 'num_groups' is ", G, "; it must divide X's ", C,
+                                " channels"));
+  int64_t inner = numElementsOf(llvm::ArrayRef<int64_t>(x->dims).drop_front(2));
+  int64_t per = C / G, span = per * inner;
+  auto sc = floatOperand(c, 1, "scale", cdt), bb = floatOperand(c, 2, "bias", cdt);
+  if (!sc.ok()) return sc.status();
+  if (!bb.ok()) return bb.status();
+  for (const auto &[a, name] : {std::pair{&*sc, "scale"}, std::pair{&*bb, "bias"}})
+    if (Status s = expectDims(*a, name, {perGroup ? G : C},
+                              perGroup ? "one per group before opset 21"
+                                       : "one per channel from opset 21");
+        !s.ok())
+      return s;
+  Arr y = Arr::make(cdt, x->dims);
+  Status st = visitFloat(x->kind(), "stash_type", [&](auto tag) -> Status {
+    using T = decltype(tag);
+    const T *xv = x->template vec<T>().data();
+    T *yv = y.template vec<T>().data();
+    const auto &s = sc->template vec<T>(), &b = bb->template vec<T>();
+    T eps = T(c.getFloat("epsilon", 1e-5f));
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t g = 0; g < G; ++g) {
+        const T *px = xv + (n * G + g) * span;
+        T *py = yv + (n * G + g) * span;
+        T sum = 0, sq = 0;
+        for (int64_t k = 0; k < span; ++k) sum += px[k];
+        T m = sum / T(span);
+        for (int64_t k = 0; k < span; ++k) sq += (px[k] - m) * (px[k] - m);
+        T is = T(1) / std::sqrt(sq / T(span) + eps);
+        for (int64_t ch = 0; ch < per; ++ch) {
+          int64_t pi = perGroup ? g : g * per + ch;
+          T a = is * s[pi];
+          for (int64_t k = 0; k < inner; ++k)
+            py[ch * inner + k] = (px[ch * inner + k] - m) * a + b[pi];
+        }
+      }
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  if (computeKind(xdt) == y.kind()) {
+    y.dt = xdt;
+    return one(y);
+  }
+  auto yc = convertArr(y, xdt);
+  if (!yc.ok()) return yc.status();
+  return one(*yc);
+}
+} // namespace
+} // namespace kernels
+
 //===--- RMSNormalization ---===//
 
 namespace infer {
@@ -243,7 +635,196 @@ void rmsNormRule(InferCtx &c) { c.setTensor(0, c.inElem(1), c.inShape(0)); }
 } // namespace
 } // namespace infer
 
-//===--- LpNormalization, MeanVarianceNormalization, LRN ---===//
+namespace kernels {
+namespace {
+/// X / sqrt(mean(X^2 over the dims from `axis` on) + epsilon) * scale,
+/// computed in stash_type; Y of the scale's type.
+StatusOr<std::vector<Tensor>> kRMSNormalization(const KernelCall &c) {
+  auto x0 = inputArr(c, 0);
+  if (!x0.ok()) return x0.status();
+  if (x0->kind() != CK::F32 && x0->kind() != CK::F64)
+    return invalid(absl::StrCat("X is ", dataTypeName(x0->dt).str(), ", not a float type"));
+  int64_t r = x0->rank();
+  auto axis = normAxis(c.getInt("axis", -1), r);
+  if (!axis)
+    return invalid(absl::StrCat("attribute 'axis' is ", c.getInt("axis", -1),
+                                ", out of range for X of rank ", r));
+  auto sdt = stashType(c);
+  if (!sdt.ok()) return sdt.status();
+  auto x = x0->kind() == computeKind(*sdt) ? std::move(*x0) : convertArr(*x0, *sdt);
+  if (!x.ok()) return x.status();
+  auto sc = floatOperand(c, 1, "scale", *sdt);
+  if (!sc.ok()) return sc.status();
+  DataType ydt = c.input(1)->dataType();
+  auto so = rowOffsets(*sc, "scale", x->dims, *axis);
+  if (!so.ok()) return so.status();
+  int64_t rows = numElementsOf(llvm::ArrayRef<int64_t>(x->dims).take_front(*axis));
+  int64_t cols = numElementsOf(llvm::ArrayRef<int64_t>(x->dims).drop_front(*axis));
+  Arr y = Arr::make(*sdt, x->dims);
+  Status st = visitFloat(x->kind(), "stash_type", [&](auto tag) -> Status {
+    using T = decltype(tag);
+    const T *xv = x->template vec<T>().data();
+    T *yv = y.template vec<T>().data();
+    const T *sv = sc->template vec<T>().data();
+    T eps = T(c.getFloat("epsilon", 1e-5f));
+    for (int64_t i = 0; i < rows; ++i) {
+      const T *px = xv + i * cols;
+      T *py = yv + i * cols;
+      T sq = 0;
+      for (int64_t j = 0; j < cols; ++j) sq += px[j] * px[j];
+      T is = T(1) / std::sqrt(sq / T(cols) + eps);
+      const int64_t *os = so->row(i, cols);
+      for (int64_t j = 0; j < cols; ++j) py[j] = px[j] * is * sv[os[j]];
+    }
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  if (computeKind(ydt) == y.kind()) {
+    y.dt = ydt;
+    return one(y);
+  }
+  auto yc = convertArr(y, ydt);
+  if (!yc.ok()) return yc.status();
+  return one(*yc);
+}
+} // namespace
+} // namespace kernels
+
+//===--- LpNormalization ---===//
+
+namespace kernels {
+namespace {
+/// Along `axis`: x / ||x||_p, p 1 or 2; a zero norm gives 0 (ONNX's
+/// reference), not NaN.
+StatusOr<std::vector<Tensor>> kLpNormalization(const KernelCall &c) {
+  auto x = inputArr(c, 0);
+  if (!x.ok()) return x.status();
+  int64_t r = x->rank();
+  auto axis = normAxis(c.getInt("axis", -1), r);
+  if (!axis)
+    return invalid(absl::StrCat("attribute 'axis' is ", c.getInt("axis", -1),
+                                ", out of range for the input of rank ", r));
+  int64_t p = c.getInt("p", 2);
+  if (p != 1 && p != 2) return invalid(absl::StrCat("attribute 'p' is ", p, "; it must be 1 or 2"));
+  int64_t outer = numElementsOf(llvm::ArrayRef<int64_t>(x->dims).take_front(*axis));
+  int64_t dim = x->dims[*axis];
+  int64_t inner = numElementsOf(llvm::ArrayRef<int64_t>(x->dims).drop_front(*axis + 1));
+  Status st = visitFloat(x->kind(), "input", [&](auto tag) -> Status {
+    using T = decltype(tag);
+    T *v = x->template vec<T>().data();
+    std::vector<T> norm(inner);
+    for (int64_t o = 0; o < outer; ++o) {
+      T *base = v + o * dim * inner;
+      std::fill(norm.begin(), norm.end(), T(0));
+      for (int64_t j = 0; j < dim; ++j)
+        for (int64_t i = 0; i < inner; ++i) {
+          T e = base[j * inner + i];
+          norm[i] += p == 1 ? std::abs(e) : e * e;
+        }
+      if (p == 2)
+        for (T &n : norm) n = std::sqrt(n);
+      for (int64_t j = 0; j < dim; ++j)
+        for (int64_t i = 0; i < inner; ++i)
+          base[j * inner + i] = norm[i] == T(0) ? T(0) : base[j * inner + i] / norm[i];
+    }
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  return one(*x);
+}
+} // namespace
+} // namespace kernels
+
+//===--- MeanVarianceNormalization ---===//
+
+namespace kernels {
+namespace {
+/// (X - mean) / (sqrt(variance) + 1e-9) over `axes` (default [0, 2, 3]), as
+/// the function body (which takes the variance as E[X^2] - E[X]^2; here it is
+/// the mean squared deviation, the same up to rounding and never negative).
+StatusOr<std::vector<Tensor>> kMeanVarianceNormalization(const KernelCall &c) {
+  auto x = inputArr(c, 0);
+  if (!x.ok()) return x.status();
+  int64_t r = x->rank();
+  std::vector<int64_t> axes = c.getInts("axes").value_or(std::vector<int64_t>{0, 2, 3});
+  std::vector<int64_t> kept = x->dims;
+  for (int64_t a : axes) {
+    auto k = normAxis(a, r);
+    if (!k)
+      return invalid(absl::StrCat("attribute 'axes' holds ", a, ", out of range for X of rank ", r));
+    if (kept[*k] == 1 && x->dims[*k] != 1)
+      return invalid(absl::StrCat("attribute 'axes' names axis ", a, " twice"));
+    kept[*k] = 1;
+  }
+  int64_t nk = numElementsOf(kept), total = x->size();
+  std::vector<int64_t> idx = broadcastOffsets(kept, x->dims);
+  Status st = visitFloat(x->kind(), "X", [&](auto tag) -> Status {
+    using T = decltype(tag);
+    T *v = x->template vec<T>().data();
+    std::vector<T> mean(nk, T(0)), var(nk, T(0));
+    T count = nk ? T(total) / T(nk) : T(0);
+    for (int64_t e = 0; e < total; ++e) mean[idx[e]] += v[e];
+    for (T &m : mean) m /= count;
+    for (int64_t e = 0; e < total; ++e) {
+      T d = v[e] - mean[idx[e]];
+      var[idx[e]] += d * d;
+    }
+    for (T &s : var) s = std::sqrt(s / count) + T(1e-9);
+    for (int64_t e = 0; e < total; ++e) v[e] = (v[e] - mean[idx[e]]) / var[idx[e]];
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  return one(*x);
+}
+} // namespace
+} // namespace kernels
+
+//===--- LRN ---===//
+
+namespace kernels {
+namespace {
+/// Across channels: x / (bias + alpha / size * sum of x^2 over the channels
+/// [c - floor((size-1)/2), c + ceil((size-1)/2)]) ^ beta.
+StatusOr<std::vector<Tensor>> kLRN(const KernelCall &c) {
+  auto x = inputArr(c, 0);
+  if (!x.ok()) return x.status();
+  if (x->rank() < 2)
+    return invalid(absl::StrCat("X has shape ", dimsStr(x->dims), "; expected [N, C, ...]"));
+  int64_t size = c.getInt("size", 0);
+  if (size <= 0) return invalid(absl::StrCat("attribute 'size' is ", size, "; it must be positive"));
+  float alpha = c.getFloat("alpha", 1e-4f), beta = c.getFloat("beta", 0.75f),
+        bias = c.getFloat("bias", 1.0f);
+  int64_t N = x->dims[0], C = x->dims[1];
+  int64_t inner = numElementsOf(llvm::ArrayRef<int64_t>(x->dims).drop_front(2));
+  int64_t before = (size - 1) / 2, after = size / 2; // floor and ceil of (size-1)/2
+  Arr y = Arr::make(x->dt, x->dims);
+  Status st = visitFloat(x->kind(), "X", [&](auto tag) -> Status {
+    using T = decltype(tag);
+    const T *xv = x->template vec<T>().data();
+    T *yv = y.template vec<T>().data();
+    std::vector<T> sq(C * inner), sum(inner);
+    T scale = T(alpha) / T(size);
+    for (int64_t n = 0; n < N; ++n) {
+      const T *px = xv + n * C * inner;
+      T *py = yv + n * C * inner;
+      for (int64_t k = 0; k < C * inner; ++k) sq[k] = px[k] * px[k];
+      for (int64_t ch = 0; ch < C; ++ch) {
+        std::fill(sum.begin(), sum.end(), T(0));
+        for (int64_t j = std::max<int64_t>(0, ch - before); j <= std::min(C - 1, ch + after); ++j)
+          for (int64_t k = 0; k < inner; ++k) sum[k] += sq[j * inner + k];
+        for (int64_t k = 0; k < inner; ++k)
+          py[ch * inner + k] =
+              px[ch * inner + k] / std::pow(T(bias) + scale * sum[k], T(beta));
+      }
+    }
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  return one(y);
+}
+} // namespace
+} // namespace kernels
+
 
 //===----------------------------------------------------------------------===//
 // Registration
@@ -253,7 +834,7 @@ void registerNormalizationOps(OpRegistrar &r) {
   using namespace infer;
   using adapters::dropConsumedInputs;
   using adapters::noChange;
-  r["BatchNormalization"] = batchNormRule;
+  r["BatchNormalization"].infer(batchNormRule).kernel(kernels::kBatchNormalization);
   // Version adapters (Note [Version adapters]).
   r["BatchNormalization"].since(6).upgrade(dropConsumedInputs).downgrade(batchNormDown6);
   r["BatchNormalization"].since(7).upgrade(batchNormUp7).downgrade(batchNormDown7);
@@ -261,22 +842,22 @@ void registerNormalizationOps(OpRegistrar &r) {
   r["BatchNormalization"].since(14).upgrade(batchNormUp14).downgrade(batchNormDown14);
   r["BatchNormalization"].since(15).upgrade(noChange).downgrade(batchNormDown15);
 
-  r["InstanceNormalization"] = instanceNormRule;
+  r["InstanceNormalization"].infer(instanceNormRule).kernel(kernels::kInstanceNormalization);
   r["InstanceNormalization"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
 
-  r["LayerNormalization"] = layerNormRule;
+  r["LayerNormalization"].infer(layerNormRule).kernel(kernels::kLayerNormalization);
   // Over the axes from `axis` on (Note [Op facts]).
   r["LayerNormalization"].shapePreserving().axis(AxisFact::AxisAttribute);
 
-  r["GroupNormalization"] = sameAsInput;
+  r["GroupNormalization"].infer(sameAsInput).kernel(kernels::kGroupNormalization);
   r["GroupNormalization"].since(21).upgrade(groupNormUp21).downgrade(groupNormDown21);
 
-  r["RMSNormalization"] = rmsNormRule;
+  r["RMSNormalization"].infer(rmsNormRule).kernel(kernels::kRMSNormalization);
   r["RMSNormalization"].shapePreserving().axis(AxisFact::AxisAttribute);
 
-  r["LpNormalization"] = sameAsInput;
-  r["MeanVarianceNormalization"] = sameAsInput;
-  r["LRN"] = sameAsInput;
+  r["LpNormalization"].infer(sameAsInput).kernel(kernels::kLpNormalization);
+  r["MeanVarianceNormalization"].infer(sameAsInput).kernel(kernels::kMeanVarianceNormalization);
+  r["LRN"].infer(sameAsInput).kernel(kernels::kLRN);
 }
 
 } // namespace onnxir
