@@ -83,7 +83,9 @@ bool attentionFloat(std::optional<DataType> t) {
                *t == DataType::BFloat16);
 }
 
-bool fuseAttention(Node &root, PatternRewriter &rw) {
+/// The Softmax under the root MatMul (probabilities · V), its opset and its
+/// axis: fills m.softmax and m.v, and the scores' rank.
+bool matchSoftmax(Node &root, PatternRewriter &rw, AttentionMatch &m, int64_t &rank) {
   if (root.numOperands() != 2 || root.numResults() != 1) return false;
   Node *sm = rw.singleUseProducer(root, 0, "Softmax");
   if (!sm) {
@@ -93,7 +95,6 @@ bool fuseAttention(Node &root, PatternRewriter &rw) {
     return false;
   }
   if (sm->numOperands() != 1) return false;
-  AttentionMatch m;
   m.softmax = sm;
   m.v = root.operand(1);
   // Opset: Attention's first version (Softmax's axis is per-axis by then).
@@ -102,20 +103,26 @@ bool fuseAttention(Node &root, PatternRewriter &rw) {
                 "Softmax " + q(sm) + ", MatMul " + q(&root) + ": Attention needs opset " +
                     std::to_string(since) + ", the graph imports " + std::to_string(rw.opsetVersion()));
   Value *s = sm->operand(0);
-  int64_t rank = rankOf(s);
+  rank = rankOf(s);
   if (!plainAttributes(*sm)) return false;
   int64_t axis = NodeContext(*sm).getInt("axis", -1);
   if (rank < 0) return miss(rw, "rank", "scores " + q(s) + " of unknown rank");
   if (axis != -1 && axis != rank - 1)
     return miss(rw, "softmax-axis", "Softmax " + q(sm) + " over axis " + std::to_string(axis) +
                                         ", not the last of rank " + std::to_string(rank));
+  return true;
+}
 
-  // Mask, scale, Q·Kᵀ.
-  Value *scores = peelMask(s, rw, m);
+/// Mask, scale and Q·Kᵀ under the Softmax: fills m.mask (peelMask), m.scale,
+/// m.q and m.k; `scores` is what the mask is added to, `mm` the MatMul Q·Kᵀ
+/// and `kt` its Kᵀ operand (scale factors peeled off).
+bool matchProduct(Node &root, PatternRewriter &rw, AttentionMatch &m, Value *&scores, Node *&mm,
+                  Value *&kt) {
+  scores = peelMask(m.softmax->operand(0), rw, m);
   if (!scores) return false;
   std::vector<Node *> scaleNodes;
   Value *qk = peelScale(scores, rw, m.scale, scaleNodes);
-  Node *mm = qk ? qk->definingNode() : nullptr;
+  mm = qk ? qk->definingNode() : nullptr;
   if (mm && mm->is("MatMul") && !PatternRewriter::hasSingleLocalUse(qk))
     return miss(rw, "single-use", "scores MatMul " + q(mm) + " have another use");
   if (mm && (mm->is("Mul") || mm->is("Div")) && mm->numOperands() == 2) {
@@ -127,7 +134,7 @@ bool fuseAttention(Node &root, PatternRewriter &rw) {
   if (!mm || !mm->is("MatMul") || mm->numOperands() != 2 || mm->getGraph() != root.getGraph())
     return false; // not an attention
   m.q = peelScale(mm->operand(0), rw, m.scale, scaleNodes);
-  Value *kt = peelScale(mm->operand(1), rw, m.scale, scaleNodes);
+  kt = peelScale(mm->operand(1), rw, m.scale, scaleNodes);
   Permuted ktp = asPermuted(kt, rw);
   if (ktp.src != kt) { // a scale may sit under the Transpose too
     Value *inner = peelScale(ktp.src, rw, m.scale, scaleNodes);
@@ -138,7 +145,15 @@ bool fuseAttention(Node &root, PatternRewriter &rw) {
   if (rankOf(m.k.src) != (int64_t)m.k.perm.size())
     return miss(rw, "rank", "K " + q(m.k.src) + " of unknown rank");
   std::swap(m.k.perm[m.k.perm.size() - 1], m.k.perm[m.k.perm.size() - 2]);
+  return true;
+}
 
+/// What Attention needs of the matched operands: ranks, one float type
+/// (`et`), batch and heads, a positive finite scale, a mask it takes (and
+/// whether it is causal). `sq` is Q's sequence dim.
+bool checkOperands(Node &root, PatternRewriter &rw, AttentionMatch &m, Value *scores, Node *mm,
+                   Value *kt, int64_t rank, std::optional<DataType> &et, Dim &sq) {
+  Node *sm = m.softmax;
   // Ranks: Q, Kᵀ, V and the scores all 4-D, or all 3-D.
   if ((rank != 4 && rank != 3) || rankOf(m.q) != rank || rankOf(kt) != rank || rankOf(m.v) != rank)
     return miss(rw, "rank",
@@ -146,7 +161,7 @@ bool fuseAttention(Node &root, PatternRewriter &rw) {
                     std::to_string(rankOf(m.q)) + ", Kᵀ " + std::to_string(rankOf(kt)) + ", V " +
                     std::to_string(rankOf(m.v)) + ", scores " + std::to_string(rank) +
                     "; Attention takes 4-D (or 3-D batch*heads) operands");
-  auto et = elemOf(m.q);
+  et = elemOf(m.q);
   if (!attentionFloat(et) || elemOf(kt) != et || elemOf(m.v) != et)
     return miss(rw, "type", "Q, K, V of " + q(mm) + "/" + q(&root) +
                                 " are not all of one of Attention's float types");
@@ -164,7 +179,8 @@ bool fuseAttention(Node &root, PatternRewriter &rw) {
   // The kv sequence of Kᵀ and V need not be proven equal: the scores'
   // last dim is Kᵀ's (no broadcasting in a product's matrix dims; a mask
   // may not widen it, see maskBroadcasts), and P·V needs V's to be it.
-  Dim sq = dimOf(m.q, -2), skv = dimOf(kt, -1);
+  sq = dimOf(m.q, -2);
+  Dim skv = dimOf(kt, -1);
 
   // The scale: positive and finite (Attention multiplies Q and K by its
   // square root).
@@ -181,56 +197,72 @@ bool fuseAttention(Node &root, PatternRewriter &rw) {
     if (!maskBroadcasts(m.mask, scores, m.expandQ, why)) return miss(rw, "mask-shape", why);
     if (m.boolMask && provablyCausal(m.mask, sq, skv, m.maskNegated)) m.causal = true;
   }
+  return true;
+}
 
-  // The 3-D form when the head split of Q, K, V and the merge of the
-  // result are all there.
+/// The 3-D form's pieces, when the head split of Q, K, V and the merge of
+/// the result are all there (mergeR set).
+struct HeadForms {
   Value *q3 = nullptr, *k3 = nullptr, *v3 = nullptr;
   Node *mergeR = nullptr;
-  Value *packed = nullptr; // Q, K, V are the thirds of its last axis
+  Value *packed = nullptr;                 // Q, K, V are the thirds of its last axis
   Node *qRope = nullptr, *kRope = nullptr; // rotary embeddings on split heads
   int64_t qHeads = 0, kvHeads = 0, vHeads = 0;
+  bool seqFirst = false;
+};
+
+HeadForms findHeadForms(Node &root, PatternRewriter &rw, const AttentionMatch &m, int64_t rank) {
+  HeadForms f;
   if (rank == 4) {
     Permuted vp = asPermuted(m.v, rw);
-    q3 = headSplitThroughRope(asPermuted(m.q, rw), rw, qHeads, qRope);
-    k3 = q3 ? headSplitThroughRope(m.k, rw, kvHeads, kRope) : nullptr;
-    v3 = k3 ? headSplitSource(vp, rw, vHeads) : nullptr;
-    if (!q3 && m.k.identity())
-      if ((packed = packedHeadSplitSource(m.q, m.k.src, m.v, qHeads))) {
-        q3 = k3 = v3 = packed;
-        kvHeads = vHeads = qHeads;
+    f.q3 = headSplitThroughRope(asPermuted(m.q, rw), rw, f.qHeads, f.qRope);
+    f.k3 = f.q3 ? headSplitThroughRope(m.k, rw, f.kvHeads, f.kRope) : nullptr;
+    f.v3 = f.k3 ? headSplitSource(vp, rw, f.vHeads) : nullptr;
+    if (!f.q3 && m.k.identity())
+      if ((f.packed = packedHeadSplitSource(m.q, m.k.src, m.v, f.qHeads))) {
+        f.q3 = f.k3 = f.v3 = f.packed;
+        f.kvHeads = f.vHeads = f.qHeads;
       }
-    if (v3 && vHeads == kvHeads && qHeads % kvHeads == 0) mergeR = headMerge(root.result(0), qHeads);
+    if (f.v3 && f.vHeads == f.kvHeads && f.qHeads % f.kvHeads == 0)
+      f.mergeR = headMerge(root.result(0), f.qHeads);
   }
   // 3-D scores of sequence-first head splits (Note [Sequence-first
   // heads]): one batch B and H heads for Q, K and V (the scores' B*H rows
   // pair them one to one), and a mask that broadcasts to [B, H, Sq, Skv]
   // as it did to [B*H, Sq, Skv] (at most its last two dims).
-  bool seqFirst = false;
   if (rank == 3 && (!m.mask || rankOf(m.mask) <= 2 || (rankOf(m.mask) == 3 && isOne(dimOf(m.mask, 0))))) {
     Permuted kp = m.k.identity() ? asPermuted(m.k.src, rw) : m.k;
-    q3 = seqFirstHeadSplit(asPermuted(m.q, rw), rw, qHeads);
-    k3 = q3 ? seqFirstHeadSplit(kp, rw, kvHeads) : nullptr;
-    v3 = k3 ? seqFirstHeadSplit(asPermuted(m.v, rw), rw, vHeads) : nullptr;
-    if (v3 && qHeads == kvHeads && vHeads == kvHeads && sameDim(dimOf(q3, 1), dimOf(k3, 1)) &&
-        sameDim(dimOf(q3, 1), dimOf(v3, 1)))
-      mergeR = seqFirstHeadMerge(root.result(0), qHeads, dimOf(q3, 0), dimOf(q3, 1));
-    seqFirst = mergeR != nullptr;
+    f.q3 = seqFirstHeadSplit(asPermuted(m.q, rw), rw, f.qHeads);
+    f.k3 = f.q3 ? seqFirstHeadSplit(kp, rw, f.kvHeads) : nullptr;
+    f.v3 = f.k3 ? seqFirstHeadSplit(asPermuted(m.v, rw), rw, f.vHeads) : nullptr;
+    if (f.v3 && f.qHeads == f.kvHeads && f.vHeads == f.kvHeads && sameDim(dimOf(f.q3, 1), dimOf(f.k3, 1)) &&
+        sameDim(dimOf(f.q3, 1), dimOf(f.v3, 1)))
+      f.mergeR = seqFirstHeadMerge(root.result(0), f.qHeads, dimOf(f.q3, 0), dimOf(f.q3, 1));
+    f.seqFirst = f.mergeR != nullptr;
   }
+  return f;
+}
 
-  // Rewrite.
-  if (seqFirst) { // [S, B, E] -> [B, S, E]
-    auto batchFirst = [&](Value *t) {
-      Node *tr = rw.create("Transpose", {t});
-      tr->setAttr(intsAttr("perm", {1, 0, 2}));
-      std::vector<Dim> dims{dimOf(t, 1), dimOf(t, 0), dimOf(t, 2)};
-      tr->result(0)->setType(rw.getModel().getContext().getTensorType(*et, llvm::ArrayRef<Dim>(dims)));
-      return tr->result(0);
-    };
-    Value *q0 = q3, *k0 = k3;
-    q3 = batchFirst(q3);
-    k3 = k0 == q0 ? q3 : batchFirst(k3);
-    v3 = v3 == q0 ? q3 : v3 == k0 ? k3 : batchFirst(v3);
-  }
+/// Sequence-first Q, K, V [S, B, E] transposed to [B, S, E] (each once).
+void batchFirst(PatternRewriter &rw, HeadForms &f, DataType et) {
+  auto transposed = [&](Value *t) {
+    Node *tr = rw.create("Transpose", {t});
+    tr->setAttr(intsAttr("perm", {1, 0, 2}));
+    std::vector<Dim> dims{dimOf(t, 1), dimOf(t, 0), dimOf(t, 2)};
+    tr->result(0)->setType(rw.getModel().getContext().getTensorType(et, llvm::ArrayRef<Dim>(dims)));
+    return tr->result(0);
+  };
+  Value *q0 = f.q3, *k0 = f.k3;
+  f.q3 = transposed(f.q3);
+  f.k3 = k0 == q0 ? f.q3 : transposed(f.k3);
+  f.v3 = f.v3 == q0 ? f.q3 : f.v3 == k0 ? f.k3 : transposed(f.v3);
+}
+
+/// The attn_mask operand Attention reads: none for a causal mask, the
+/// negation of a negated one, expanded along q_seq where it is 1 there
+/// (Note [Attention mask shape]).
+Value *attentionMask(Node &root, PatternRewriter &rw, const AttentionMatch &m, const HeadForms &f,
+                     const Dim &sq) {
   Value *mask = m.causal ? nullptr : m.mask;
   if (mask && m.maskNegated) {
     Node *n = rw.create("Not", {mask});
@@ -241,7 +273,7 @@ bool fuseAttention(Node &root, PatternRewriter &rw) {
     // [.., 1, kv] -> [.., q_seq, kv]: Expand to Concat(Shape(Q)[-2], [1]);
     // every form's Q operand (4-D, 3-D [B, S, hidden], packed, batch*heads)
     // has q_seq as its last but one dim.
-    Value *qv = mergeR ? (packed ? packed : q3) : m.q;
+    Value *qv = f.mergeR ? (f.packed ? f.packed : f.q3) : m.q;
     Node *sh = rw.create("Shape", {qv});
     sh->setAttr(intAttr("start", -2));
     sh->setAttr(intAttr("end", -1));
@@ -257,68 +289,89 @@ bool fuseAttention(Node &root, PatternRewriter &rw) {
     ex->result(0)->setType(ctx.getTensorType(*elemOf(mask), llvm::ArrayRef<Dim>(dims)));
     mask = ex->result(0);
   }
-  auto setAttrs = [&](Node *a) {
-    a->setAttr(floatAttr("scale", (float)m.scale));
-    if (m.causal) a->setAttr(intAttr("is_causal", 1));
-  };
-  if (mergeR) {
-    if (packed) {
-      int64_t e = dimOf(packed, 2).value / 3;
-      Value *sizes = rw.createConstant(root.result(0)->name().str() + "_qkv_split",
-                                       makeInt64Tensor({3}, {e, e, e}));
-      Node *sp = rw.create("Split", {packed, sizes}, 3);
-      sp->setAttr(intAttr("axis", 2));
-      std::vector<Dim> dims(tensorType(packed)->dims().begin(), tensorType(packed)->dims().end());
-      dims[2] = Dim::known(e);
-      const Type *t = rw.getModel().getContext().getTensorType(*et, llvm::ArrayRef<Dim>(dims));
-      for (unsigned i = 0; i < 3; ++i) sp->result(i)->setType(t);
-      q3 = sp->result(0);
-      k3 = sp->result(1);
-      v3 = sp->result(2);
-    }
-    // Note [Rotary before the head split]
-    if (qRope) q3 = ropeOnHidden(qRope, q3, qHeads, rw);
-    if (kRope) k3 = ropeOnHidden(kRope, k3, kvHeads, rw);
-    std::vector<Value *> ops{q3, k3, v3};
-    if (mask) ops.push_back(mask);
-    Node *a = rw.create("Attention", ops);
-    setAttrs(a);
-    a->setAttr(intAttr("q_num_heads", qHeads));
-    a->setAttr(intAttr("kv_num_heads", kvHeads));
-    PatternRewriter::copyNodeInfo(root, *a);
-    if (seqFirst) { // [B, Sq, Ev] back to the merge's [Sq, B, Ev] or [Sq*B, Ev]
-      auto &ctx = rw.getModel().getContext();
-      Dim ev = dimOf(mergeR->result(0), -1);
-      std::vector<Dim> dims{dimOf(q3, 0), dimOf(q3, 1), ev};
-      a->result(0)->setType(ctx.getTensorType(*et, llvm::ArrayRef<Dim>(dims)));
-      Node *t = rw.create("Transpose", {a->result(0)});
-      t->setAttr(intsAttr("perm", {1, 0, 2}));
-      Value *out = t->result(0);
-      if (rankOf(mergeR->result(0)) == 3) {
-        PatternRewriter::copyNodeInfo(*mergeR, *t);
-        out->setType(mergeR->result(0)->type());
-      } else {
-        std::vector<Dim> tdims{dims[1], dims[0], ev};
-        out->setType(ctx.getTensorType(*et, llvm::ArrayRef<Dim>(tdims)));
-        Value *shape = rw.createConstant(root.result(0)->name().str() + "_merge",
-                                         makeInt64Tensor({2}, {-1, ev.value}));
-        Node *r = rw.create("Reshape", {out, shape});
-        PatternRewriter::copyNodeInfo(*mergeR, *r);
-        r->result(0)->setType(mergeR->result(0)->type());
-        out = r->result(0);
-      }
-      return rw.replaceNode(mergeR, {out});
-    }
-    a->result(0)->setType(mergeR->result(0)->type());
-    return rw.replaceNode(mergeR, {a->result(0)});
+  return mask;
+}
+
+void setScaleAndCausal(Node *a, const AttentionMatch &m) {
+  a->setAttr(floatAttr("scale", (float)m.scale));
+  if (m.causal) a->setAttr(intAttr("is_causal", 1));
+}
+
+/// The packed [B, S, 3*E] split into Q, K, V [B, S, E].
+void splitPacked(Node &root, PatternRewriter &rw, HeadForms &f, DataType et) {
+  int64_t e = dimOf(f.packed, 2).value / 3;
+  Value *sizes = rw.createConstant(root.result(0)->name().str() + "_qkv_split",
+                                   makeInt64Tensor({3}, {e, e, e}));
+  Node *sp = rw.create("Split", {f.packed, sizes}, 3);
+  sp->setAttr(intAttr("axis", 2));
+  std::vector<Dim> dims(tensorType(f.packed)->dims().begin(), tensorType(f.packed)->dims().end());
+  dims[2] = Dim::known(e);
+  const Type *t = rw.getModel().getContext().getTensorType(et, llvm::ArrayRef<Dim>(dims));
+  for (unsigned i = 0; i < 3; ++i) sp->result(i)->setType(t);
+  f.q3 = sp->result(0);
+  f.k3 = sp->result(1);
+  f.v3 = sp->result(2);
+}
+
+/// The sequence-first Attention `a`'s result [B, Sq, Ev] back to the
+/// merge's [Sq, B, Ev] or [Sq*B, Ev]; replaces the merge.
+bool seqFirstResult(Node &root, PatternRewriter &rw, const HeadForms &f, Node *a, DataType et) {
+  auto &ctx = rw.getModel().getContext();
+  Node *mergeR = f.mergeR;
+  Dim ev = dimOf(mergeR->result(0), -1);
+  std::vector<Dim> dims{dimOf(f.q3, 0), dimOf(f.q3, 1), ev};
+  a->result(0)->setType(ctx.getTensorType(et, llvm::ArrayRef<Dim>(dims)));
+  Node *t = rw.create("Transpose", {a->result(0)});
+  t->setAttr(intsAttr("perm", {1, 0, 2}));
+  Value *out = t->result(0);
+  if (rankOf(mergeR->result(0)) == 3) {
+    PatternRewriter::copyNodeInfo(*mergeR, *t);
+    out->setType(mergeR->result(0)->type());
+  } else {
+    std::vector<Dim> tdims{dims[1], dims[0], ev};
+    out->setType(ctx.getTensorType(et, llvm::ArrayRef<Dim>(tdims)));
+    Value *shape = rw.createConstant(root.result(0)->name().str() + "_merge",
+                                     makeInt64Tensor({2}, {-1, ev.value}));
+    Node *r = rw.create("Reshape", {out, shape});
+    PatternRewriter::copyNodeInfo(*mergeR, *r);
+    r->result(0)->setType(mergeR->result(0)->type());
+    out = r->result(0);
   }
+  return rw.replaceNode(mergeR, {out});
+}
+
+/// The 3-D form: Attention of the unsplit Q, K, V with q_num_heads and
+/// kv_num_heads replaces the head merge.
+bool rewriteHeads(Node &root, PatternRewriter &rw, const AttentionMatch &m, HeadForms &f, Value *mask,
+                  DataType et) {
+  if (f.packed) splitPacked(root, rw, f, et);
+  // Note [Rotary before the head split]
+  if (f.qRope) f.q3 = ropeOnHidden(f.qRope, f.q3, f.qHeads, rw);
+  if (f.kRope) f.k3 = ropeOnHidden(f.kRope, f.k3, f.kvHeads, rw);
+  std::vector<Value *> ops{f.q3, f.k3, f.v3};
+  if (mask) ops.push_back(mask);
+  Node *a = rw.create("Attention", ops);
+  setScaleAndCausal(a, m);
+  a->setAttr(intAttr("q_num_heads", f.qHeads));
+  a->setAttr(intAttr("kv_num_heads", f.kvHeads));
+  PatternRewriter::copyNodeInfo(root, *a);
+  if (f.seqFirst) return seqFirstResult(root, rw, f, a, et);
+  a->result(0)->setType(f.mergeR->result(0)->type());
+  return rw.replaceNode(f.mergeR, {a->result(0)});
+}
+
+/// The 4-D form (3-D batch*heads scores through Unsqueeze/Squeeze as a
+/// batch of 1): Attention of Q, K (transposed back if need be), V
+/// replaces the root.
+bool rewritePlain(Node &root, PatternRewriter &rw, const AttentionMatch &m, Value *mask, int64_t rank,
+                  DataType et) {
   Value *k = m.k.src;
   if (!m.k.identity()) {
     Node *t = rw.create("Transpose", {k});
     t->setAttr(intsAttr("perm", m.k.perm));
     std::vector<Dim> dims;
     for (int64_t p : m.k.perm) dims.push_back(dimOf(k, p));
-    t->result(0)->setType(rw.getModel().getContext().getTensorType(*et, llvm::ArrayRef<Dim>(dims)));
+    t->result(0)->setType(rw.getModel().getContext().getTensorType(et, llvm::ArrayRef<Dim>(dims)));
     k = t->result(0);
   }
   Value *qv = m.q, *vv = m.v;
@@ -327,7 +380,7 @@ bool fuseAttention(Node &root, PatternRewriter &rw) {
     Node *u = rw.create("Unsqueeze", {x, axes0});
     std::vector<Dim> dims{Dim::known(1)};
     for (const Dim &d : tensorType(x)->dims()) dims.push_back(d);
-    u->result(0)->setType(rw.getModel().getContext().getTensorType(*et, llvm::ArrayRef<Dim>(dims)));
+    u->result(0)->setType(rw.getModel().getContext().getTensorType(et, llvm::ArrayRef<Dim>(dims)));
     return u->result(0);
   };
   if (rank == 3) {
@@ -339,7 +392,7 @@ bool fuseAttention(Node &root, PatternRewriter &rw) {
   std::vector<Value *> ops{qv, k, vv};
   if (mask) ops.push_back(mask);
   Node *a = rw.create("Attention", ops);
-  setAttrs(a);
+  setScaleAndCausal(a, m);
   if (rank == 4) {
     PatternRewriter::copyNodeInfo(root, *a);
     a->result(0)->setType(root.result(0)->type());
@@ -347,11 +400,30 @@ bool fuseAttention(Node &root, PatternRewriter &rw) {
   }
   std::vector<Dim> dims{Dim::known(1)};
   for (const Dim &d : tensorType(root.result(0))->dims()) dims.push_back(d);
-  a->result(0)->setType(rw.getModel().getContext().getTensorType(*et, llvm::ArrayRef<Dim>(dims)));
+  a->result(0)->setType(rw.getModel().getContext().getTensorType(et, llvm::ArrayRef<Dim>(dims)));
   Node *sq0 = rw.create("Squeeze", {a->result(0), axes0});
   PatternRewriter::copyNodeInfo(root, *sq0);
   sq0->result(0)->setType(root.result(0)->type());
   return rw.replaceNode(&root, {sq0->result(0)});
+}
+
+/// fuse-attention, rooted at the MatMul probabilities · V.
+bool fuseAttention(Node &root, PatternRewriter &rw) {
+  AttentionMatch m;
+  int64_t rank = -1;
+  if (!matchSoftmax(root, rw, m, rank)) return false;
+  Value *scores = nullptr, *kt = nullptr;
+  Node *mm = nullptr;
+  if (!matchProduct(root, rw, m, scores, mm, kt)) return false;
+  std::optional<DataType> et;
+  Dim sq;
+  if (!checkOperands(root, rw, m, scores, mm, kt, rank, et, sq)) return false;
+  HeadForms f = findHeadForms(root, rw, m, rank);
+  // Rewrite.
+  if (f.seqFirst) batchFirst(rw, f, *et); // [S, B, E] -> [B, S, E]
+  Value *mask = attentionMask(root, rw, m, f, sq);
+  if (f.mergeR) return rewriteHeads(root, rw, m, f, mask, *et);
+  return rewritePlain(root, rw, m, mask, rank, *et);
 }
 
 } // namespace

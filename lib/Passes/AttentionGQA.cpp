@@ -63,59 +63,68 @@ struct HeadRepeat {
 /// (torch 1.13's repeat_interleave(src, n, dim=1) at fixed shapes). `why`
 /// set (and src null) for one that repeats in another order or along
 /// another axis; nothing set if `x` is no repeat.
-HeadRepeat headRepeat(Value *x, PatternRewriter &rw) {
+HeadRepeat headRepeat(Value *x, PatternRewriter &rw);
+
+/// A Concat or Split along the heads axis of [B, H, S, D].
+bool headAxis(const Node &n) {
+  int64_t axis = NodeContext(n).getInt("axis", 0);
+  return axis == 1 || axis == -3;
+}
+
+/// headRepeat of the Concat `d` along the heads: the repeats (the same n)
+/// of the parts of one Split of src along the heads, in order.
+HeadRepeat concatRepeat(Node *d, PatternRewriter &rw) {
   HeadRepeat hr;
-  Node *d = x ? x->definingNode() : nullptr;
-  if (!d || d->getGraph() != rw.root()->getGraph() || !PatternRewriter::hasSingleLocalUse(x) ||
-      rankOf(x) != 4)
-    return hr;
-  auto headAxis = [](const Node &n) {
-    int64_t axis = NodeContext(n).getInt("axis", 0);
-    return axis == 1 || axis == -3;
-  };
-  if (d->is("Concat") && plainAttributes(*d) && headAxis(*d) && d->numOperands() >= 2) {
-    Node *split = nullptr;
-    int64_t times = 0;
-    for (unsigned i = 0; i < d->numOperands(); ++i) {
-      HeadRepeat part = headRepeat(d->operand(i), rw);
-      if (!part.why.empty()) return part;
-      Node *sp = part.src ? part.src->definingNode() : nullptr;
-      if (!sp || !sp->is("Split") || (split && sp != split) || sp->numResults() != d->numOperands() ||
-          (times && part.times != times) || !PatternRewriter::hasSingleLocalUse(part.src))
-        return hr;
-      if (sp->result(i) != part.src) {
-        hr.guard = "repeat-order";
-        hr.why = "Concat " + q(d) + " joins the repeated parts of Split " + q(sp) + " out of order";
-        return hr;
-      }
-      split = sp;
-      times = part.times;
-    }
-    if (!plainAttributes(*split) || !headAxis(*split) || split->numOperands() < 1 ||
-        rankOf(split->operand(0)) != 4)
+  Node *split = nullptr;
+  int64_t times = 0;
+  for (unsigned i = 0; i < d->numOperands(); ++i) {
+    HeadRepeat part = headRepeat(d->operand(i), rw);
+    if (!part.why.empty()) return part;
+    Node *sp = part.src ? part.src->definingNode() : nullptr;
+    if (!sp || !sp->is("Split") || (split && sp != split) || sp->numResults() != d->numOperands() ||
+        (times && part.times != times) || !PatternRewriter::hasSingleLocalUse(part.src))
       return hr;
-    hr.src = split->operand(0);
-    hr.times = times;
-    return hr;
-  }
-  if (d->is("Tile") && d->numOperands() == 2) {
-    auto reps = constantInts(d->operand(1));
-    Value *src = d->operand(0);
-    if (!reps || reps->size() != 4 || (*reps)[0] != 1 || (*reps)[2] != 1 || (*reps)[3] != 1 ||
-        (*reps)[1] < 2 || rankOf(src) != 4)
-      return hr;
-    if (!isOne(dimOf(src, 1))) {
+    if (sp->result(i) != part.src) {
       hr.guard = "repeat-order";
-      hr.why = "Tile " + q(d) + " repeats the heads of " + q(src) + " in tile order (" +
-               dimStr(dimOf(src, 1)) + " heads, " + std::to_string((*reps)[1]) +
-               " times), not each head in place";
+      hr.why = "Concat " + q(d) + " joins the repeated parts of Split " + q(sp) + " out of order";
       return hr;
     }
-    hr.src = src;
-    hr.times = (*reps)[1];
+    split = sp;
+    times = part.times;
+  }
+  if (!plainAttributes(*split) || !headAxis(*split) || split->numOperands() < 1 ||
+      rankOf(split->operand(0)) != 4)
+    return hr;
+  hr.src = split->operand(0);
+  hr.times = times;
+  return hr;
+}
+
+/// headRepeat of Tile(src, [1, n, 1, 1]) `d`: heads in place only when src
+/// has one head.
+HeadRepeat tileRepeat(Node *d) {
+  HeadRepeat hr;
+  auto reps = constantInts(d->operand(1));
+  Value *src = d->operand(0);
+  if (!reps || reps->size() != 4 || (*reps)[0] != 1 || (*reps)[2] != 1 || (*reps)[3] != 1 ||
+      (*reps)[1] < 2 || rankOf(src) != 4)
+    return hr;
+  if (!isOne(dimOf(src, 1))) {
+    hr.guard = "repeat-order";
+    hr.why = "Tile " + q(d) + " repeats the heads of " + q(src) + " in tile order (" +
+             dimStr(dimOf(src, 1)) + " heads, " + std::to_string((*reps)[1]) +
+             " times), not each head in place";
     return hr;
   }
-  if (!d->is("Reshape") || d->numOperands() < 1) return hr;
+  hr.src = src;
+  hr.times = (*reps)[1];
+  return hr;
+}
+
+/// headRepeat of Reshape(Expand(Unsqueeze(src, [a]))) `d` making `x`
+/// (Note [Grouped KV heads]).
+HeadRepeat expandRepeat(Node *d, Value *x) {
+  HeadRepeat hr;
   Value *e = d->operand(0);
   Node *ex = e ? e->definingNode() : nullptr;
   if (!ex || !ex->is("Expand") || ex->numOperands() != 2 || !PatternRewriter::hasSingleLocalUse(e) ||
@@ -166,6 +175,18 @@ HeadRepeat headRepeat(Value *x, PatternRewriter &rw) {
   hr.why = "Reshape " + q(d) + " of Expand " + q(ex) + " repeats " + q(src) + " along axis " +
            std::to_string(a) + ", not its heads [B, H, S, D] -> [B, H*n, S, D]";
   return hr;
+}
+
+HeadRepeat headRepeat(Value *x, PatternRewriter &rw) {
+  Node *d = x ? x->definingNode() : nullptr;
+  if (!d || d->getGraph() != rw.root()->getGraph() || !PatternRewriter::hasSingleLocalUse(x) ||
+      rankOf(x) != 4)
+    return HeadRepeat();
+  if (d->is("Concat") && plainAttributes(*d) && headAxis(*d) && d->numOperands() >= 2)
+    return concatRepeat(d, rw);
+  if (d->is("Tile") && d->numOperands() == 2) return tileRepeat(d);
+  if (!d->is("Reshape") || d->numOperands() < 1) return HeadRepeat();
+  return expandRepeat(d, x);
 }
 
 } // namespace

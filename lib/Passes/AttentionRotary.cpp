@@ -139,85 +139,56 @@ std::optional<RopeCache> ropeCache(Value *c, int64_t d, PatternRewriter &rw, std
 /// computed in the graph]). Otherwise `why` names the value where the proof
 /// stops. `proven` memoizes values already proven.
 bool equalHalves(const Value *v, int64_t d, unsigned depth, std::vector<const Value *> &proven,
-                 std::string &why) {
-  Dim last = dimOf(v, -1);
-  if (!last.isKnown() || last.value != d) {
-    why = q(v) + " has last dim " + dimStr(last) + ", not " + std::to_string(d);
-    return false;
-  }
-  for (const Value *p : proven)
-    if (p == v) return true;
+                 std::string &why);
+
+/// equalHalves of a constant `v` holding `t`: each row's halves equal
+/// (integers exactly, floats bit for bit but for NaN payloads).
+bool constantHalves(const Value *v, const Tensor &t, int64_t d, std::vector<const Value *> &proven,
+                    std::string &why) {
   auto holds = [&] {
     proven.push_back(v);
     return true;
   };
-  if (const Tensor *t = PatternRewriter::constantTensor(v)) {
-    auto unreadable = [&] {
-      why = "constant " + q(v) + " cannot be read as [.., " + std::to_string(d) + "]";
-      return false;
-    };
-    if (t->dims().empty() || t->dims().back() != d) return unreadable();
-    auto halvesRepeat = [&](const auto &vals, auto same) {
-      size_t n = (size_t)d, h = n / 2;
-      for (size_t r = 0; r + n <= vals.size(); r += n)
-        for (size_t j = 0; j < h; ++j)
-          if (!same(vals[r + j], vals[r + h + j])) {
-            why = "constant " + q(v) + " row " + std::to_string(r / n) + " has unequal halves";
-            return false;
-          }
-      return holds();
-    };
-    DataType dt = t->dataType();
-    if (dt != DataType::Float && dt != DataType::Double && dt != DataType::Float16 &&
-        dt != DataType::BFloat16) { // integers exactly (not through a double)
-      auto ints = t->values<int64_t>();
-      return ints.ok() ? halvesRepeat(*ints, [](int64_t a, int64_t b) { return a == b; }) : unreadable();
-    }
-    // Floats bit for bit but for NaN payloads: a NaN is unequal, -0 is not 0.
-    auto vals = t->values<double>();
-    return vals.ok() ? halvesRepeat(*vals, [](double a, double b) {
-      return a == b && std::signbit(a) == std::signbit(b);
-    })
-                     : unreadable();
-  }
-  Node *n = v->definingNode();
-  if (!n) {
-    why = q(v) + " is a graph input";
+  auto unreadable = [&] {
+    why = "constant " + q(v) + " cannot be read as [.., " + std::to_string(d) + "]";
     return false;
-  }
-  if (depth == 0) {
-    why = "the proof reaches " + q(v) + " too deep in the graph";
-    return false;
-  }
-  std::string op = n->opType().str();
-  if (n->numResults() != 1 || n->hasSubgraphs() || !plainAttributes(*n) || n->numOperands() < 1 ||
-      !n->operand(0)) {
-    why = q(v) + " is made by " + op + " " + q(n) + ", not known to keep equal halves";
-    return false;
-  }
-  int64_t r = rankOf(v);
-  auto below = [&](const Value *o) { return equalHalves(o, d, depth - 1, proven, why); };
-  // What the op does comes from its registry entry (Note [Op facts]).
-  const OpEntry *e = OpRegistry::get().lookup(*n);
-  // Elementwise with broadcasting: each operand repeats its halves, or is
-  // one value along the last axis (a scalar, a last dim of 1).
-  if (e && e->elementwise && e->broadcasting) {
-    for (unsigned i = 0; i < n->numOperands(); ++i) {
-      const Value *o = n->operand(i);
-      if (!o) {
-        why = op + " " + q(n) + " has an empty operand";
-        return false;
-      }
-      if (rankOf(o) == 0 || (rankOf(o) > 0 && isOne(dimOf(o, -1)))) continue;
-      if (!below(o)) return false;
-    }
+  };
+  if (t.dims().empty() || t.dims().back() != d) return unreadable();
+  auto halvesRepeat = [&](const auto &vals, auto same) {
+    size_t n = (size_t)d, h = n / 2;
+    for (size_t r = 0; r + n <= vals.size(); r += n)
+      for (size_t j = 0; j < h; ++j)
+        if (!same(vals[r + j], vals[r + h + j])) {
+          why = "constant " + q(v) + " row " + std::to_string(r / n) + " has unequal halves";
+          return false;
+        }
     return holds();
+  };
+  DataType dt = t.dataType();
+  if (dt != DataType::Float && dt != DataType::Double && dt != DataType::Float16 &&
+      dt != DataType::BFloat16) { // integers exactly (not through a double)
+    auto ints = t.values<int64_t>();
+    return ints.ok() ? halvesRepeat(*ints, [](int64_t a, int64_t b) { return a == b; }) : unreadable();
   }
-  // Elementwise of one element: equal inputs give equal outputs.
-  if (e && e->elementwise && n->numOperands() == 1) return below(n->operand(0)) && holds();
-  // Row-major reshapes keep each element's index modulo the last dim when
-  // the input's last dim is d too (checked below).
-  if (e && e->reshapes) return below(n->operand(0)) && holds();
+  // Floats bit for bit but for NaN payloads: a NaN is unequal, -0 is not 0.
+  auto vals = t.values<double>();
+  return vals.ok() ? halvesRepeat(*vals, [](double a, double b) {
+    return a == b && std::signbit(a) == std::signbit(b);
+  })
+                   : unreadable();
+}
+
+/// equalHalves of `v` made by `n` (Transpose, Gather, Slice, Expand,
+/// Concat: ops that move elements without touching the last axis, or
+/// join one value to itself along it); `r` is v's rank.
+bool layoutHalves(Node *n, const Value *v, int64_t r, int64_t d, unsigned depth,
+                  std::vector<const Value *> &proven, std::string &why) {
+  std::string op = n->opType().str();
+  auto holds = [&] {
+    proven.push_back(v);
+    return true;
+  };
+  auto below = [&](const Value *o) { return equalHalves(o, d, depth - 1, proven, why); };
   if (n->is("Transpose")) {
     auto perm = transposePerm(*n);
     if (!perm || perm->empty() || perm->back() != (int64_t)perm->size() - 1) {
@@ -267,6 +238,61 @@ bool equalHalves(const Value *v, int64_t d, unsigned depth, std::vector<const Va
   }
   why = q(v) + " is made by " + op + " " + q(n) + ", not known to keep equal halves";
   return false;
+}
+
+bool equalHalves(const Value *v, int64_t d, unsigned depth, std::vector<const Value *> &proven,
+                 std::string &why) {
+  Dim last = dimOf(v, -1);
+  if (!last.isKnown() || last.value != d) {
+    why = q(v) + " has last dim " + dimStr(last) + ", not " + std::to_string(d);
+    return false;
+  }
+  for (const Value *p : proven)
+    if (p == v) return true;
+  auto holds = [&] {
+    proven.push_back(v);
+    return true;
+  };
+  if (const Tensor *t = PatternRewriter::constantTensor(v)) return constantHalves(v, *t, d, proven, why);
+  Node *n = v->definingNode();
+  if (!n) {
+    why = q(v) + " is a graph input";
+    return false;
+  }
+  if (depth == 0) {
+    why = "the proof reaches " + q(v) + " too deep in the graph";
+    return false;
+  }
+  std::string op = n->opType().str();
+  if (n->numResults() != 1 || n->hasSubgraphs() || !plainAttributes(*n) || n->numOperands() < 1 ||
+      !n->operand(0)) {
+    why = q(v) + " is made by " + op + " " + q(n) + ", not known to keep equal halves";
+    return false;
+  }
+  int64_t r = rankOf(v);
+  auto below = [&](const Value *o) { return equalHalves(o, d, depth - 1, proven, why); };
+  // What the op does comes from its registry entry (Note [Op facts]).
+  const OpEntry *e = OpRegistry::get().lookup(*n);
+  // Elementwise with broadcasting: each operand repeats its halves, or is
+  // one value along the last axis (a scalar, a last dim of 1).
+  if (e && e->elementwise && e->broadcasting) {
+    for (unsigned i = 0; i < n->numOperands(); ++i) {
+      const Value *o = n->operand(i);
+      if (!o) {
+        why = op + " " + q(n) + " has an empty operand";
+        return false;
+      }
+      if (rankOf(o) == 0 || (rankOf(o) > 0 && isOne(dimOf(o, -1)))) continue;
+      if (!below(o)) return false;
+    }
+    return holds();
+  }
+  // Elementwise of one element: equal inputs give equal outputs.
+  if (e && e->elementwise && n->numOperands() == 1) return below(n->operand(0)) && holds();
+  // Row-major reshapes keep each element's index modulo the last dim when
+  // the input's last dim is d too (checked below).
+  if (e && e->reshapes) return below(n->operand(0)) && holds();
+  return layoutHalves(n, v, r, d, depth, proven, why);
 }
 
 /// C (a rotary cos or sin operand of x [B,H,S,D]) broadcasts to x as
