@@ -4,7 +4,7 @@
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
-PKGS=(cmake ninja-build g++ libprotobuf-dev protobuf-compiler libabsl-dev llvm-14-dev
+PKGS=(cmake ninja-build g++ libprotobuf-dev protobuf-compiler libabsl-dev libeigen3-dev llvm-14-dev
       llvm-14-tools libgtest-dev python3-dev pybind11-dev python3-pybind11)
 if [ "${1:-}" = "--test" ]; then
   # Independent references and tools the test suite uses; LLVM 19 for the

@@ -19,6 +19,9 @@
 #include "onnxir/Ops/OpRegistry.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+#include <Eigen/Core>
 
 #include <algorithm>
 #include <cmath>
@@ -27,6 +30,7 @@
 namespace onnxir {
 namespace {
 using namespace infer;
+using namespace kernels;
 
 //===--- Window attributes (Conv, ConvTranspose, the pools) ---===//
 
@@ -99,6 +103,281 @@ std::optional<Dims> windowOut(InferCtx &c, const Dims &in, const Window &w, bool
   return out;
 }
 
+//===--- Kernels: window geometry, patches, matrix products ---===//
+
+// Note [Matrix products]
+// Conv, ConvTranspose, DeformConv, ConvInteger, QLinearConv (and MatMul and
+// Gemm in NN.cpp) turn their sums into one matrix product per image and group:
+// im2col copies each window into a column (patches<true>), the product with
+// the weights gives the output rows; ConvTranspose and Col2Im go the other
+// way, adding columns back into the image (patches<false>). The products use
+// Eigen: header-only (nothing to link, nothing the installed package needs),
+// a Debian package (libeigen3-dev), and a cache-blocked, vectorized GEMM that
+// is fast on one thread, which is what a reference evaluator and the constant
+// folder run on. OpenBLAS would add a runtime library and its own threads.
+// Eigen stays single-threaded (no OpenMP; EIGEN_DONT_PARALLELIZE).
+
+template <typename T>
+using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <typename T> using MatMap = Eigen::Map<RowMat<T>>;
+template <typename T> using CMatMap = Eigen::Map<const RowMat<T>>;
+
+int64_t product(llvm::ArrayRef<int64_t> v) {
+  int64_t p = 1;
+  for (int64_t x : v) p *= x;
+  return p;
+}
+
+/// A window resolved for one kernel call: over an image of `img` spatial
+/// dims, the windows start on the `grid` (a convolution's or pool's output;
+/// ConvTranspose's input; Col2Im's blocks) at g * stride - padBegin.
+struct Geom {
+  size_t n = 0;
+  std::vector<int64_t> img, grid, kernel, strides, dilations, padBegin, padEnd;
+};
+
+/// Reads strides, dilations and pads (`n` spatial dims) into `g`, refusing
+/// what ONNX calls invalid. `dilationsAttr` false: the op has none.
+Status readStridesPads(const KernelCall &c, size_t n, Geom &g, bool dilationsAttr = true) {
+  std::string op = c.opType.str();
+  g.n = n;
+  g.strides = c.getInts("strides").value_or(std::vector<int64_t>(n, 1));
+  g.dilations = dilationsAttr ? c.getInts("dilations").value_or(std::vector<int64_t>(n, 1))
+                              : std::vector<int64_t>(n, 1);
+  std::vector<int64_t> pads = c.getInts("pads").value_or(std::vector<int64_t>(2 * n, 0));
+  if (g.strides.empty()) g.strides.assign(n, 1);
+  if (g.dilations.empty()) g.dilations.assign(n, 1);
+  if (pads.empty()) pads.assign(2 * n, 0);
+  auto count = [&](const char *name, size_t have, size_t want) {
+    return invalid(absl::StrCat(op, ": attribute '", name, "' has ", have, " values, the ",
+                                n, " spatial dims of the input need ", want));
+  };
+  if (g.strides.size() != n) return count("strides", g.strides.size(), n);
+  if (g.dilations.size() != n) return count("dilations", g.dilations.size(), n);
+  if (pads.size() != 2 * n) return count("pads", pads.size(), 2 * n);
+  constexpr int64_t kMax = (int64_t)1 << 30;
+  for (size_t i = 0; i < n; ++i) {
+    if (g.strides[i] <= 0 || g.strides[i] > kMax)
+      return invalid(absl::StrCat(op, ": strides[", i, "] is ", g.strides[i],
+                                  "; strides must be positive"));
+    if (g.dilations[i] <= 0 || g.dilations[i] > kMax)
+      return invalid(absl::StrCat(op, ": dilations[", i, "] is ", g.dilations[i],
+                                  "; dilations must be positive"));
+  }
+  for (size_t i = 0; i < 2 * n; ++i)
+    if (pads[i] < 0 || pads[i] > kMax)
+      return invalid(absl::StrCat(op, ": pads[", i, "] is ", pads[i],
+                                  "; pads must not be negative"));
+  g.padBegin.assign(pads.begin(), pads.begin() + n);
+  g.padEnd.assign(pads.begin() + n, pads.end());
+  return absl::OkStatus();
+}
+
+/// The kernel size: attribute kernel_shape, else `wKernel` (W's spatial
+/// dims; empty for the pools, which need the attribute).
+Status readKernelShape(const KernelCall &c, size_t n, llvm::ArrayRef<int64_t> wKernel, Geom &g) {
+  std::string op = c.opType.str();
+  if (auto k = c.getInts("kernel_shape")) g.kernel = *k;
+  else if (!wKernel.empty()) g.kernel = wKernel.vec();
+  else return invalid(op + ": attribute 'kernel_shape' is missing");
+  if (g.kernel.size() != n)
+    return invalid(absl::StrCat(op, ": attribute 'kernel_shape' has ", g.kernel.size(),
+                                " values for ", n, " spatial dims"));
+  for (size_t i = 0; i < n; ++i)
+    if (g.kernel[i] <= 0 || g.kernel[i] > ((int64_t)1 << 30))
+      return invalid(absl::StrCat(op, ": kernel_shape[", i, "] is ", g.kernel[i],
+                                  "; it must be positive"));
+  if (!wKernel.empty() && llvm::ArrayRef<int64_t>(g.kernel) != wKernel)
+    return invalid(absl::StrCat(op, ": attribute 'kernel_shape' [",
+                                absl::StrJoin(g.kernel, ","), "] is not W's spatial dims [",
+                                absl::StrJoin(wKernel, ","), "]"));
+  return absl::OkStatus();
+}
+
+/// The window of a convolution or pool over input spatial dims `img`: the
+/// grid of outputs and the pads auto_pad gives (Note [Window sizes] of the
+/// shape rule, windowOut: the same sizes). A window larger than the padded
+/// input is refused.
+Status readWindowGeom(const KernelCall &c, llvm::ArrayRef<int64_t> img,
+                      llvm::ArrayRef<int64_t> wKernel, bool pool, Geom &g) {
+  size_t n = img.size();
+  std::string op = c.opType.str();
+  if (Status s = readKernelShape(c, n, wKernel, g); !s.ok()) return s;
+  bool dil = !(op == "AveragePool" && c.opset > 0 && c.opset < 19) &&
+             !(op == "MaxPool" && c.opset > 0 && c.opset < 10) &&
+             !(op == "LpPool" && c.opset > 0 && c.opset < 18);
+  if (Status s = readStridesPads(c, n, g, dil); !s.ok()) return s;
+  g.img = img.vec();
+  std::string autoPad = c.getString("auto_pad", "NOTSET");
+  bool ceilMode = pool && c.getInt("ceil_mode", 0) != 0;
+  g.grid.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t in = img[i], s = g.strides[i], ek = g.dilations[i] * (g.kernel[i] - 1) + 1;
+    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+      int64_t out = (in + s - 1) / s;
+      int64_t total = std::max<int64_t>(0, (out - 1) * s + ek - in);
+      g.padBegin[i] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      g.padEnd[i] = total - g.padBegin[i];
+      g.grid[i] = out;
+    } else if (autoPad == "VALID" || autoPad == "NOTSET") {
+      if (autoPad == "VALID") g.padBegin[i] = g.padEnd[i] = 0;
+      int64_t span = in + g.padBegin[i] + g.padEnd[i] - ek;
+      if (span < 0)
+        return invalid(absl::StrCat(op, ": the window along spatial dim ", i, " (kernel ",
+                                    g.kernel[i], ", dilation ", g.dilations[i], ": ", ek,
+                                    ") is larger than the padded input (", in, " + pads ",
+                                    g.padBegin[i], " + ", g.padEnd[i], ")"));
+      int64_t out = ceilMode ? (span + s - 1) / s + 1 : span / s + 1;
+      // With ceil_mode, a last window starting in the end padding is dropped.
+      if (ceilMode && (out - 1) * s >= in + g.padBegin[i]) --out;
+      g.grid[i] = out;
+    } else {
+      return invalid(op + ": attribute 'auto_pad' is '" + autoPad +
+                     "', not NOTSET, SAME_UPPER, SAME_LOWER or VALID");
+    }
+  }
+  return absl::OkStatus();
+}
+
+/// Gather (im2col): col[(c, k), q] = img[c, q * stride - padBegin + k *
+/// dilation], 0 outside the image, for `C` channels of `g.img`, columns over
+/// g.grid. Scatter (col2im): img[c, ...] += col[(c, k), q] where inside.
+template <bool Gather, typename T>
+void patches(const T *imgIn, T *imgOut, T *col, int64_t C, const Geom &g) {
+  size_t n = g.n;
+  int64_t K = product(g.kernel), GS = product(g.grid), IS = product(g.img);
+  int64_t L = g.grid[n - 1], inLast = g.img[n - 1], sLast = g.strides[n - 1];
+  if (GS == 0 || K == 0) return;
+  int64_t outer = GS / L;
+  std::vector<int64_t> kk(n), oo(n);
+  for (int64_t ch = 0; ch < C; ++ch) {
+    for (int64_t kidx = 0; kidx < K; ++kidx) {
+      for (int64_t r = kidx, d = (int64_t)n - 1; d >= 0; --d) {
+        kk[d] = r % g.kernel[d];
+        r /= g.kernel[d];
+      }
+      T *dst = col + (ch * K + kidx) * GS;
+      int64_t base = kk[n - 1] * g.dilations[n - 1] - g.padBegin[n - 1];
+      // The grid positions along the last dim whose pixel is inside.
+      int64_t lo = base >= 0 ? 0 : (-base + sLast - 1) / sLast;
+      int64_t hi = inLast - base <= 0 ? 0 : (inLast - base + sLast - 1) / sLast;
+      hi = std::min(hi, L);
+      lo = std::min(lo, hi);
+      std::fill(oo.begin(), oo.end(), 0);
+      for (int64_t q = 0; q < outer; ++q, dst += L) {
+        bool inside = true;
+        int64_t off = 0;
+        for (size_t d = 0; d + 1 < n; ++d) {
+          int64_t p = oo[d] * g.strides[d] - g.padBegin[d] + kk[d] * g.dilations[d];
+          if (p < 0 || p >= g.img[d]) {
+            inside = false;
+            break;
+          }
+          off = off * g.img[d] + p;
+        }
+        int64_t at = ch * IS + off * inLast + base;
+        if constexpr (Gather) {
+          if (!inside) {
+            std::fill(dst, dst + L, T(0));
+          } else {
+            std::fill(dst, dst + lo, T(0));
+            if (sLast == 1) std::copy(imgIn + (at + lo), imgIn + (at + hi), dst + lo);
+            else
+              for (int64_t j = lo; j < hi; ++j) dst[j] = imgIn[at + j * sLast];
+            std::fill(dst + hi, dst + L, T(0));
+          }
+        } else if (inside) {
+          for (int64_t j = lo; j < hi; ++j) imgOut[at + j * sLast] += dst[j];
+        }
+        for (int64_t d = (int64_t)n - 2; d >= 0; --d) {
+          if (++oo[d] < g.grid[d]) break;
+          oo[d] = 0;
+        }
+      }
+    }
+  }
+}
+
+/// True if the window is the identity (1x..x1 kernel, unit strides, no
+/// pads): the image is its own column matrix.
+bool pointwise(const Geom &g) {
+  for (size_t i = 0; i < g.n; ++i)
+    if (g.kernel[i] != 1 || g.strides[i] != 1 || g.padBegin[i] || g.padEnd[i] ||
+        g.grid[i] != g.img[i])
+      return false;
+  return true;
+}
+
+/// y[N, M, grid] = conv(x[N, C, img], w[M, C/group, kernel]) (no bias),
+/// Note [Matrix products].
+template <typename T>
+void convCore(const T *x, const T *w, T *y, int64_t N, int64_t C, int64_t M, int64_t group,
+              const Geom &g) {
+  int64_t Cg = C / group, Mg = M / group, K = product(g.kernel), IS = product(g.img),
+          OS = product(g.grid);
+  bool direct = pointwise(g);
+  std::vector<T> col(direct ? 0 : (size_t)(Cg * K * OS));
+  for (int64_t b = 0; b < N; ++b)
+    for (int64_t gr = 0; gr < group; ++gr) {
+      const T *xg = x + (b * C + gr * Cg) * IS;
+      const T *cp = xg;
+      if (!direct) {
+        patches<true, T>(xg, nullptr, col.data(), Cg, g);
+        cp = col.data();
+      }
+      MatMap<T>(y + (b * M + gr * Mg) * OS, Mg, OS).noalias() =
+          CMatMap<T>(w + gr * Mg * Cg * K, Mg, Cg * K) * CMatMap<T>(cp, Cg * K, OS);
+    }
+}
+
+/// Checks X [N, C, ...] and W [M, C/group, ...] of a convolution; the group.
+Status checkConvOperands(const KernelCall &c, const Arr &x, const Arr &w, int64_t &group) {
+  std::string op = c.opType.str();
+  if (x.rank() < 3)
+    return invalid(absl::StrCat(op, ": input X has rank ", x.rank(),
+                                "; it needs [N, C, spatial...] (rank 3 or more)"));
+  if (w.rank() != x.rank())
+    return invalid(absl::StrCat(op, ": W has rank ", w.rank(), " and X rank ", x.rank(),
+                                "; they must agree"));
+  group = c.getInt("group", 1);
+  if (group <= 0) return invalid(absl::StrCat(op, ": attribute 'group' is ", group));
+  if (x.dims[1] != w.dims[1] * group)
+    return invalid(absl::StrCat(op, ": X has ", x.dims[1], " channels, but W has ", w.dims[1],
+                                " per group and group is ", group));
+  if (w.dims[0] % group)
+    return invalid(absl::StrCat(op, ": W's ", w.dims[0], " output channels do not divide "
+                                "into group ", group));
+  return absl::OkStatus();
+}
+
+/// The optional 1-D per-output-channel operand #i (bias) of `m` entries.
+Status checkBias(const KernelCall &c, const std::optional<Arr> &b, int64_t m, const char *name) {
+  if (b && (b->rank() != 1 || b->dims[0] != m))
+    return invalid(absl::StrCat(c.opType.str(), ": ", name, " has shape [",
+                                absl::StrJoin(b->dims, ","), "]; it needs [", m, "]"));
+  return absl::OkStatus();
+}
+
+/// Adds bias[m] to each of the M output planes of N images.
+template <typename T>
+void addBias(T *y, const T *bias, int64_t N, int64_t M, int64_t plane) {
+  for (int64_t b = 0; b < N; ++b)
+    for (int64_t m = 0; m < M; ++m) {
+      T v = bias[m];
+      T *p = y + (b * M + m) * plane;
+      for (int64_t j = 0; j < plane; ++j) p[j] += v;
+    }
+}
+
+StatusOr<std::optional<Arr>> optionalInput(const KernelCall &c, unsigned i) {
+  if (!c.input(i)) return std::optional<Arr>();
+  auto a = inputArr(c, i);
+  if (!a.ok()) return a.status();
+  return std::optional<Arr>(std::move(*a));
+}
+
+bool isFloatKind(CK k) { return k == CK::F32 || k == CK::F64; }
+
 //===--- Conv, ConvInteger, QLinearConv, DeformConv ---===//
 
 void convRule(InferCtx &c) {
@@ -127,6 +406,160 @@ void convRule(InferCtx &c) {
   Dims out = {(*x)[0], w && w->size() == n + 2 ? (*w)[0] : nullptr};
   out.insert(out.end(), sp->begin(), sp->end());
   c.setTensor(0, el, out);
+}
+
+StatusOr<std::vector<Tensor>> kConv(const KernelCall &c) {
+  auto x = inputArr(c, 0), w = inputArr(c, 1);
+  if (!x.ok()) return x.status();
+  if (!w.ok()) return w.status();
+  auto b = optionalInput(c, 2);
+  if (!b.ok()) return b.status();
+  if (!isFloatKind(x->kind())) return unsupported("Conv of a non-float type");
+  if (w->dt != x->dt || (*b && (*b)->dt != x->dt))
+    return invalid("Conv: X, W and B have different element types");
+  int64_t group;
+  if (Status s = checkConvOperands(c, *x, *w, group); !s.ok()) return s;
+  int64_t N = x->dims[0], C = x->dims[1], M = w->dims[0];
+  if (Status s = checkBias(c, *b, M, "B"); !s.ok()) return s;
+  Geom g;
+  std::vector<int64_t> img(x->dims.begin() + 2, x->dims.end());
+  std::vector<int64_t> wk(w->dims.begin() + 2, w->dims.end());
+  if (Status s = readWindowGeom(c, img, wk, false, g); !s.ok()) return s;
+  std::vector<int64_t> od = {N, M};
+  od.insert(od.end(), g.grid.begin(), g.grid.end());
+  if (Status s = checkOutputSize(c, x->dt, od); !s.ok()) return s;
+  if (Status s = checkOutputSize(c, x->dt, {C / group * product(g.kernel), product(g.grid)});
+      !s.ok())
+    return s;
+  Arr out = Arr::make(x->dt, od);
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    T *y = out.template vec<T>().data();
+    convCore<T>(x->template vec<T>().data(), w->template vec<T>().data(), y, N, C, M, group, g);
+    if (*b) addBias<T>(y, (*b)->template vec<T>().data(), N, M, product(g.grid));
+  };
+  if (x->kind() == CK::F32) run(float{});
+  else run(double{});
+  return one(out);
+}
+
+/// The zero point operand #i of an integer convolution: absent (0), a
+/// scalar, or (`perChannel` > 0) one per output channel; as `perChannel` or
+/// one value.
+StatusOr<std::vector<int64_t>> zeroPoints(const KernelCall &c, unsigned i, int64_t perChannel,
+                                          const char *name) {
+  if (!c.input(i)) return std::vector<int64_t>{0};
+  auto z = inputArr(c, i);
+  if (!z.ok()) return z.status();
+  if (z->kind() != CK::I64)
+    return invalid(absl::StrCat(c.opType.str(), ": ", name, " is not an 8-bit integer"));
+  int64_t n = z->size();
+  if (n == 1 && z->rank() <= 1) return z->i;
+  if (perChannel > 0 && z->rank() == 1 && n == perChannel) return z->i;
+  return invalid(absl::StrCat(c.opType.str(), ": ", name, " has shape [",
+                              absl::StrJoin(z->dims, ","), "]; it must be a scalar",
+                              perChannel > 0 ? absl::StrCat(" or have ", perChannel,
+                                                            " values (one per output channel)")
+                                             : std::string()));
+}
+
+/// An integer convolution (ConvInteger, QLinearConv): x and w less their
+/// zero points, summed in int64 (ONNX's int32 accumulation does not
+/// overflow for 8-bit operands below 2^15 products). Operand numbers: x, w
+/// and their zero points.
+StatusOr<Arr> integerConv(const KernelCall &c, unsigned xi, unsigned xzi, unsigned wi,
+                          unsigned wzi, int64_t &M, Geom &g) {
+  auto x = inputArr(c, xi), w = inputArr(c, wi);
+  if (!x.ok()) return x.status();
+  if (!w.ok()) return w.status();
+  if (x->kind() != CK::I64 || w->kind() != CK::I64)
+    return unsupported(c.opType.str() + " of a non-integer type");
+  int64_t group;
+  if (Status s = checkConvOperands(c, *x, *w, group); !s.ok()) return s;
+  int64_t N = x->dims[0], C = x->dims[1];
+  M = w->dims[0];
+  auto xz = zeroPoints(c, xzi, 0, "x_zero_point");
+  if (!xz.ok()) return xz.status();
+  auto wz = zeroPoints(c, wzi, M, "w_zero_point");
+  if (!wz.ok()) return wz.status();
+  std::vector<int64_t> img(x->dims.begin() + 2, x->dims.end());
+  std::vector<int64_t> wk(w->dims.begin() + 2, w->dims.end());
+  if (Status s = readWindowGeom(c, img, wk, false, g); !s.ok()) return s;
+  std::vector<int64_t> od = {N, M};
+  od.insert(od.end(), g.grid.begin(), g.grid.end());
+  if (Status s = checkOutputSize(c, DataType::Int32, od); !s.ok()) return s;
+  if (Status s = checkOutputSize(c, DataType::Int64, {C / group * product(g.kernel),
+                                                      product(g.grid)});
+      !s.ok())
+    return s;
+  for (int64_t &v : x->i) v -= (*xz)[0];
+  int64_t per = w->size() / std::max<int64_t>(M, 1);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t j = 0; j < per; ++j) w->i[m * per + j] -= (*wz)[wz->size() == 1 ? 0 : m];
+  Arr out = Arr::make(DataType::Int32, od);
+  convCore<int64_t>(x->i.data(), w->i.data(), out.i.data(), N, C, M, group, g);
+  return out;
+}
+
+StatusOr<std::vector<Tensor>> kConvInteger(const KernelCall &c) {
+  int64_t M;
+  Geom g;
+  auto out = integerConv(c, 0, 2, 1, 3, M, g);
+  if (!out.ok()) return out.status();
+  return one(*out);
+}
+
+/// QLinearConv: the integer convolution plus the int32 bias B, scaled by
+/// x_scale * w_scale / y_scale (w_scale per tensor or per output channel),
+/// rounded half to even, plus y_zero_point, saturated to y's type.
+StatusOr<std::vector<Tensor>> kQLinearConv(const KernelCall &c) {
+  int64_t M;
+  Geom g;
+  auto acc = integerConv(c, 0, 2, 3, 5, M, g);
+  if (!acc.ok()) return acc.status();
+  auto b = optionalInput(c, 8);
+  if (!b.ok()) return b.status();
+  if (Status s = checkBias(c, *b, M, "B"); !s.ok()) return s;
+  if (*b && (*b)->kind() != CK::I64) return invalid("QLinearConv: B is not int32");
+  auto scale = [&](unsigned i, int64_t per, const char *name) -> StatusOr<std::vector<float>> {
+    auto a = inputArr(c, i);
+    if (!a.ok()) return a.status();
+    if (a->kind() != CK::F32) return invalid(absl::StrCat("QLinearConv: ", name, " is not float"));
+    if (a->size() == 1 && a->rank() <= 1) return a->f;
+    if (per > 0 && a->rank() == 1 && a->size() == per) return a->f;
+    return invalid(absl::StrCat("QLinearConv: ", name, " has shape [",
+                                absl::StrJoin(a->dims, ","), "]; it must be a scalar",
+                                per > 0 ? " or have one value per output channel" : ""));
+  };
+  auto xs = scale(1, 0, "x_scale"), ws = scale(4, M, "w_scale"), ys = scale(6, 0, "y_scale");
+  if (!xs.ok()) return xs.status();
+  if (!ws.ok()) return ws.status();
+  if (!ys.ok()) return ys.status();
+  DataType yt = c.input(7) ? c.input(7)->dataType() : c.input(0)->dataType();
+  int64_t lo, hi;
+  switch (yt) {
+  case DataType::Uint8: lo = 0, hi = 255; break;
+  case DataType::Int8: lo = -128, hi = 127; break;
+  default: return unsupported("QLinearConv to a type other than int8 and uint8");
+  }
+  auto yz = zeroPoints(c, 7, 0, "y_zero_point");
+  if (!yz.ok()) return yz.status();
+  Arr out = Arr::make(yt, acc->dims);
+  int64_t N = acc->dims[0], plane = product(g.grid);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t m = 0; m < M; ++m) {
+      // The requantization scale in float, as the operands are; the
+      // product with the sum in double (the sum may exceed float's 24 bits).
+      float f = (*xs)[0] * (*ws)[ws->size() == 1 ? 0 : m] / (*ys)[0];
+      int64_t bias = *b ? (*b)->i[m] : 0;
+      const int64_t *src = acc->i.data() + (n * M + m) * plane;
+      int64_t *dst = out.i.data() + (n * M + m) * plane;
+      for (int64_t j = 0; j < plane; ++j) {
+        double v = std::nearbyint((double)(int32_t)(src[j] + bias) * (double)f) + (double)(*yz)[0];
+        dst[j] = (int64_t)std::min<double>(std::max<double>(v, (double)lo), (double)hi);
+      }
+    }
+  return one(out);
 }
 
 //===--- ConvTranspose ---===//
@@ -173,6 +606,198 @@ void convTransposeRule(InferCtx &c) {
   c.setTensor(0, el, out);
 }
 
+/// ConvTranspose: per image and group, the columns W_g^T X_g [Mg * K, in]
+/// added back into the output (patches<false>), Note [Matrix products].
+/// Output sizes as the shape rule: output_shape when given (the pads then
+/// split the difference, SAME_UPPER putting the odd one at the end),
+/// in * stride for SAME_*, else stride * (in - 1) + output_padding +
+/// dilated kernel - pads.
+StatusOr<std::vector<Tensor>> kConvTranspose(const KernelCall &c) {
+  auto x = inputArr(c, 0), w = inputArr(c, 1);
+  if (!x.ok()) return x.status();
+  if (!w.ok()) return w.status();
+  auto b = optionalInput(c, 2);
+  if (!b.ok()) return b.status();
+  if (!isFloatKind(x->kind())) return unsupported("ConvTranspose of a non-float type");
+  if (w->dt != x->dt || (*b && (*b)->dt != x->dt))
+    return invalid("ConvTranspose: X, W and B have different element types");
+  if (x->rank() < 3)
+    return invalid(absl::StrCat("ConvTranspose: input X has rank ", x->rank(),
+                                "; it needs [N, C, spatial...] (rank 3 or more)"));
+  if (w->rank() != x->rank())
+    return invalid(absl::StrCat("ConvTranspose: W has rank ", w->rank(), " and X rank ",
+                                x->rank(), "; they must agree"));
+  int64_t group = c.getInt("group", 1);
+  if (group <= 0) return invalid(absl::StrCat("ConvTranspose: attribute 'group' is ", group));
+  int64_t N = x->dims[0], C = x->dims[1];
+  if (w->dims[0] != C || C % group)
+    return invalid(absl::StrCat("ConvTranspose: X has ", C, " channels and W ", w->dims[0],
+                                " input channels (its dim 0), group ", group,
+                                ": they must agree and divide by the group"));
+  int64_t Mg = w->dims[1], M = Mg * group, Cg = C / group;
+  if (Status s = checkBias(c, *b, M, "B"); !s.ok()) return s;
+  size_t n = x->rank() - 2;
+  Geom g;
+  std::vector<int64_t> wk(w->dims.begin() + 2, w->dims.end());
+  if (Status s = readKernelShape(c, n, wk, g); !s.ok()) return s;
+  if (Status s = readStridesPads(c, n, g); !s.ok()) return s;
+  std::vector<int64_t> op = c.getInts("output_padding").value_or(std::vector<int64_t>(n, 0));
+  if (op.empty()) op.assign(n, 0);
+  if (op.size() != n)
+    return invalid(absl::StrCat("ConvTranspose: attribute 'output_padding' has ", op.size(),
+                                " values for ", n, " spatial dims"));
+  std::optional<std::vector<int64_t>> os = c.getInts("output_shape");
+  if (os && os->empty()) os.reset();
+  if (os && os->size() == n + 2) os->erase(os->begin(), os->begin() + 2);
+  if (os && os->size() != n)
+    return invalid(absl::StrCat("ConvTranspose: attribute 'output_shape' has ", os->size(),
+                                " values for ", n, " spatial dims"));
+  std::string autoPad = c.getString("auto_pad", "NOTSET");
+  if (autoPad != "NOTSET" && autoPad != "VALID" && autoPad != "SAME_UPPER" &&
+      autoPad != "SAME_LOWER")
+    return invalid("ConvTranspose: attribute 'auto_pad' is '" + autoPad + "'");
+  bool same = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
+  g.grid.assign(x->dims.begin() + 2, x->dims.end());
+  g.img.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (op[i] < 0 || op[i] > ((int64_t)1 << 30))
+      return invalid(absl::StrCat("ConvTranspose: output_padding[", i, "] is ", op[i]));
+    int64_t ek = g.dilations[i] * (g.kernel[i] - 1) + 1;
+    int64_t full = g.strides[i] * (g.grid[i] - 1) + op[i] + ek;
+    if (os || same) {
+      int64_t out = os ? (*os)[i] : g.grid[i] * g.strides[i];
+      if (out < 0)
+        return invalid(absl::StrCat("ConvTranspose: output_shape[", i, "] is ", out));
+      int64_t total = std::max<int64_t>(0, full - out);
+      g.padBegin[i] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      g.padEnd[i] = total - g.padBegin[i];
+      g.img[i] = out;
+    } else {
+      if (autoPad == "VALID") g.padBegin[i] = g.padEnd[i] = 0;
+      g.img[i] = full - g.padBegin[i] - g.padEnd[i];
+      if (g.img[i] < 0)
+        return invalid(absl::StrCat("ConvTranspose: the pads of spatial dim ", i, " (",
+                                    g.padBegin[i], " + ", g.padEnd[i],
+                                    ") exceed the full output (", full, ")"));
+    }
+  }
+  std::vector<int64_t> od = {N, M};
+  od.insert(od.end(), g.img.begin(), g.img.end());
+  if (Status s = checkOutputSize(c, x->dt, od); !s.ok()) return s;
+  int64_t K = product(g.kernel), IS = product(g.grid), OS = product(g.img);
+  if (Status s = checkOutputSize(c, x->dt, {Mg * K, IS}); !s.ok()) return s;
+  Arr out = Arr::make(x->dt, od);
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    const T *xp = x->template vec<T>().data(), *wp = w->template vec<T>().data();
+    T *y = out.template vec<T>().data();
+    std::vector<T> col((size_t)(Mg * K * IS));
+    for (int64_t bi = 0; bi < N; ++bi)
+      for (int64_t gr = 0; gr < group; ++gr) {
+        MatMap<T>(col.data(), Mg * K, IS).noalias() =
+            CMatMap<T>(wp + gr * Cg * Mg * K, Cg, Mg * K).transpose() *
+            CMatMap<T>(xp + (bi * C + gr * Cg) * IS, Cg, IS);
+        patches<false, T>(nullptr, y + (bi * M + gr * Mg) * OS, col.data(), Mg, g);
+      }
+    if (*b) addBias<T>(y, (*b)->template vec<T>().data(), N, M, OS);
+  };
+  if (x->kind() == CK::F32) run(float{});
+  else run(double{});
+  return one(out);
+}
+
+//===--- DeformConv ---===//
+
+/// DeformConv (2-D): each kernel tap of each output samples X at its place
+/// moved by `offset` (bilinear, zero outside the image, as GridSample with
+/// align_corners), times `mask`; then the product with W as Conv.
+StatusOr<std::vector<Tensor>> kDeformConv(const KernelCall &c) {
+  auto x = inputArr(c, 0), w = inputArr(c, 1), off = inputArr(c, 2);
+  if (!x.ok()) return x.status();
+  if (!w.ok()) return w.status();
+  if (!off.ok()) return off.status();
+  auto b = optionalInput(c, 3);
+  if (!b.ok()) return b.status();
+  auto mask = optionalInput(c, 4);
+  if (!mask.ok()) return mask.status();
+  if (!isFloatKind(x->kind())) return unsupported("DeformConv of a non-float type");
+  if (w->dt != x->dt || off->dt != x->dt || (*b && (*b)->dt != x->dt) ||
+      (*mask && (*mask)->dt != x->dt))
+    return invalid("DeformConv: X, W, offset, B and mask have different element types");
+  int64_t group;
+  if (Status s = checkConvOperands(c, *x, *w, group); !s.ok()) return s;
+  if (x->rank() != 4) return unsupported("DeformConv of other than 2 spatial dims");
+  int64_t N = x->dims[0], C = x->dims[1], M = w->dims[0], H = x->dims[2], W = x->dims[3];
+  if (Status s = checkBias(c, *b, M, "B"); !s.ok()) return s;
+  int64_t og = c.getInt("offset_group", 1);
+  if (og <= 0 || C % og)
+    return invalid(absl::StrCat("DeformConv: offset_group ", og, " does not divide the ", C,
+                                " input channels"));
+  Geom g;
+  std::vector<int64_t> img = {H, W}, wk(w->dims.begin() + 2, w->dims.end());
+  if (Status s = readWindowGeom(c, img, wk, false, g); !s.ok()) return s;
+  int64_t K = product(g.kernel), OH = g.grid[0], OW = g.grid[1], OS = OH * OW;
+  std::vector<int64_t> want = {N, og * 2 * K, OH, OW};
+  if (off->dims != want)
+    return invalid(absl::StrCat("DeformConv: offset has shape [", absl::StrJoin(off->dims, ","),
+                                "]; it needs [", absl::StrJoin(want, ","), "]"));
+  want[1] = og * K;
+  if (*mask && (*mask)->dims != want)
+    return invalid(absl::StrCat("DeformConv: mask has shape [",
+                                absl::StrJoin((*mask)->dims, ","), "]; it needs [",
+                                absl::StrJoin(want, ","), "]"));
+  std::vector<int64_t> od = {N, M, OH, OW};
+  if (Status s = checkOutputSize(c, x->dt, od); !s.ok()) return s;
+  if (Status s = checkOutputSize(c, x->dt, {C * K, OS}); !s.ok()) return s;
+  Arr out = Arr::make(x->dt, od);
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    const T *xp = x->template vec<T>().data(), *op = off->template vec<T>().data();
+    const T *mp = *mask ? (*mask)->template vec<T>().data() : nullptr;
+    std::vector<T> col((size_t)(C * K * OS));
+    int64_t Cg = C / group, Mg = M / group, Cog = C / og;
+    for (int64_t bi = 0; bi < N; ++bi) {
+      for (int64_t ch = 0; ch < C; ++ch) {
+        const T *plane = xp + (bi * C + ch) * H * W;
+        int64_t o = ch / Cog;
+        auto at = [&](int64_t yy, int64_t xx) -> T {
+          return yy >= 0 && yy < H && xx >= 0 && xx < W ? plane[yy * W + xx] : T(0);
+        };
+        for (int64_t kidx = 0; kidx < K; ++kidx) {
+          int64_t ki = kidx / g.kernel[1], kj = kidx % g.kernel[1];
+          const T *dy = op + ((bi * og + o) * K + kidx) * 2 * OS, *dx = dy + OS;
+          const T *mk = mp ? mp + ((bi * og + o) * K + kidx) * OS : nullptr;
+          T *dst = col.data() + (ch * K + kidx) * OS;
+          for (int64_t oy = 0; oy < OH; ++oy)
+            for (int64_t ox = 0; ox < OW; ++ox) {
+              int64_t q = oy * OW + ox;
+              T py = (T)(oy * g.strides[0] - g.padBegin[0] + ki * g.dilations[0]) + dy[q];
+              T px = (T)(ox * g.strides[1] - g.padBegin[1] + kj * g.dilations[1]) + dx[q];
+              T fy = std::floor(py), fx = std::floor(px);
+              T v = T(0);
+              // Inside (a corner may be), NaN not.
+              if (fy >= T(-1) && fy < (T)H && fx >= T(-1) && fx < (T)W) {
+                T ly = py - fy, lx = px - fx;
+                int64_t y0 = (int64_t)fy, x0 = (int64_t)fx;
+                v = (1 - ly) * ((1 - lx) * at(y0, x0) + lx * at(y0, x0 + 1)) +
+                    ly * ((1 - lx) * at(y0 + 1, x0) + lx * at(y0 + 1, x0 + 1));
+              }
+              dst[q] = mk ? v * mk[q] : v;
+            }
+        }
+      }
+      for (int64_t gr = 0; gr < group; ++gr)
+        MatMap<T>(out.template vec<T>().data() + (bi * M + gr * Mg) * OS, Mg, OS).noalias() =
+            CMatMap<T>(w->template vec<T>().data() + gr * Mg * Cg * K, Mg, Cg * K) *
+            CMatMap<T>(col.data() + gr * Cg * K * OS, Cg * K, OS);
+    }
+    if (*b) addBias<T>(out.template vec<T>().data(), (*b)->template vec<T>().data(), N, M, OS);
+  };
+  if (x->kind() == CK::F32) run(float{});
+  else run(double{});
+  return one(out);
+}
+
 //===--- MaxPool, AveragePool, LpPool ---===//
 
 void poolRule(InferCtx &c) {
@@ -193,6 +818,168 @@ void poolRule(InferCtx &c) {
   c.setTensor(0, el, out);
   if (c.hasOutput(1)) c.setTensor(1, kInt64, out);
 }
+
+enum class PoolKind { Max, Average, Lp };
+
+/// Along one spatial dim, for each output position: the input positions of
+/// its window that are inside (first[o] .. first[o + 1] in `pos`), and how
+/// many lie inside the padded input (count_include_pad's divisor).
+struct DimWindows {
+  std::vector<int64_t> first, pos, padded;
+};
+
+DimWindows dimWindows(const Geom &g, size_t d) {
+  DimWindows w;
+  for (int64_t o = 0; o < g.grid[d]; ++o) {
+    w.first.push_back((int64_t)w.pos.size());
+    int64_t start = o * g.strides[d] - g.padBegin[d], cnt = 0;
+    for (int64_t k = 0; k < g.kernel[d]; ++k) {
+      int64_t p = start + k * g.dilations[d];
+      if (p < g.img[d] + g.padEnd[d]) ++cnt;
+      if (p >= 0 && p < g.img[d]) w.pos.push_back(p);
+    }
+    w.padded.push_back(cnt);
+  }
+  w.first.push_back((int64_t)w.pos.size());
+  return w;
+}
+
+/// MaxPool, AveragePool, LpPool over N * C planes: for each output, the
+/// window's inside elements (an odometer over all but the last spatial dim,
+/// a loop over the last). MaxPool's Indices: the flat index into X of the
+/// first maximum (storage_order 1: the spatial dims column-major).
+template <typename T>
+void poolCore(PoolKind kind, const T *x, T *y, int64_t *idx, int64_t planes, const Geom &g,
+              bool countPad, double p, bool colMajor) {
+  size_t n = g.n;
+  std::vector<DimWindows> dw;
+  for (size_t d = 0; d < n; ++d) dw.push_back(dimWindows(g, d));
+  int64_t IS = product(g.img), OS = product(g.grid);
+  std::vector<int64_t> rowStride(n), colStride(n);
+  for (int64_t d = (int64_t)n - 1, s = 1; d >= 0; --d) rowStride[d] = s, s *= g.img[d];
+  for (size_t d = 0, s = 1; d < n; ++d) colStride[d] = (int64_t)s, s *= (size_t)g.img[d];
+  std::vector<int64_t> o(n), k(n);
+  const DimWindows &last = dw[n - 1];
+  for (int64_t pl = 0; pl < planes; ++pl) {
+    const T *src = x + pl * IS;
+    std::fill(o.begin(), o.end(), 0);
+    for (int64_t q = 0; q < OS; ++q) {
+      // Window sizes per dim; empty along one dim: an empty window.
+      int64_t inside = 1, padded = 1;
+      for (size_t d = 0; d < n; ++d) {
+        inside *= dw[d].first[o[d] + 1] - dw[d].first[o[d]];
+        padded *= dw[d].padded[o[d]];
+      }
+      T best = std::numeric_limits<T>::lowest();
+      int64_t bestAt = -1;
+      double sum = 0;
+      if (inside > 0) {
+        std::fill(k.begin(), k.end(), 0);
+        int64_t lb = last.first[o[n - 1]], le = last.first[o[n - 1] + 1];
+        for (;;) {
+          int64_t off = 0;
+          for (size_t d = 0; d + 1 < n; ++d) off += dw[d].pos[dw[d].first[o[d]] + k[d]] * rowStride[d];
+          for (int64_t j = lb; j < le; ++j) {
+            T v = src[off + last.pos[j]];
+            if (kind == PoolKind::Max) {
+              // The first maximum; NaN is never one.
+              if (bestAt < 0 ? v == v : v > best) {
+                best = v;
+                bestAt = off + last.pos[j];
+              }
+            } else if (kind == PoolKind::Average) {
+              sum += (double)v;
+            } else {
+              double a = std::fabs((double)v);
+              sum += p == 2 ? a * a : p == 1 ? a : std::pow(a, p);
+            }
+          }
+          int64_t d = (int64_t)n - 2;
+          for (; d >= 0; --d) {
+            if (++k[d] < dw[d].first[o[d] + 1] - dw[d].first[o[d]]) break;
+            k[d] = 0;
+          }
+          if (d < 0) break;
+        }
+      }
+      if (kind == PoolKind::Max) {
+        y[pl * OS + q] = best;
+        if (idx) {
+          int64_t flat = bestAt < 0 ? 0 : bestAt;
+          if (colMajor) {
+            int64_t cm = 0;
+            for (size_t d = 0; d < n; ++d) cm += (flat / rowStride[d]) % g.img[d] * colStride[d];
+            flat = cm;
+          }
+          idx[pl * OS + q] = pl * IS + flat;
+        }
+      } else if (kind == PoolKind::Average) {
+        y[pl * OS + q] = (T)(sum / (double)(countPad ? padded : inside));
+      } else {
+        y[pl * OS + q] = (T)(p == 2 ? std::sqrt(sum) : p == 1 ? sum : std::pow(sum, 1.0 / p));
+      }
+      for (int64_t d = (int64_t)n - 1; d >= 0; --d) {
+        if (++o[d] < g.grid[d]) break;
+        o[d] = 0;
+      }
+    }
+  }
+}
+
+StatusOr<std::vector<Tensor>> pool(const KernelCall &c, PoolKind kind) {
+  std::string op = c.opType.str();
+  auto x = inputArr(c, 0);
+  if (!x.ok()) return x.status();
+  if (kind == PoolKind::Max ? (x->kind() != CK::F32 && x->kind() != CK::F64 && x->kind() != CK::I64)
+                            : !isFloatKind(x->kind()))
+    return unsupported(op + " of type " + dataTypeName(x->dt).str());
+  if (x->rank() < 3)
+    return invalid(absl::StrCat(op, ": input X has rank ", x->rank(),
+                                "; it needs [N, C, spatial...] (rank 3 or more)"));
+  Geom g;
+  std::vector<int64_t> img(x->dims.begin() + 2, x->dims.end());
+  if (Status s = readWindowGeom(c, img, {}, true, g); !s.ok()) return s;
+  std::vector<int64_t> od = {x->dims[0], x->dims[1]};
+  od.insert(od.end(), g.grid.begin(), g.grid.end());
+  if (Status s = checkOutputSize(c, x->dt, od); !s.ok()) return s;
+  double p = 2;
+  if (kind == PoolKind::Lp) {
+    p = c.opset > 0 && c.opset < 2 ? (double)c.getFloat("p", 2.0f) : (double)c.getInt("p", 2);
+    if (!(p > 0)) return invalid(absl::StrCat(op, ": attribute 'p' is ", p, "; it must be positive"));
+  }
+  bool countPad = kind == PoolKind::Average && c.getInt("count_include_pad", 0) != 0;
+  int64_t so = kind == PoolKind::Max ? c.getInt("storage_order", 0) : 0;
+  if (so != 0 && so != 1)
+    return invalid(absl::StrCat(op, ": attribute 'storage_order' is ", so, ", not 0 or 1"));
+  bool wantIdx = kind == PoolKind::Max && c.numOutputs > 1;
+  Arr out = Arr::make(x->dt, od);
+  std::optional<Arr> ind;
+  if (wantIdx) ind = Arr::make(DataType::Int64, od);
+  int64_t planes = x->dims[0] * x->dims[1];
+  switch (x->kind()) {
+  case CK::F32:
+    poolCore<float>(kind, x->f.data(), out.f.data(), wantIdx ? ind->i.data() : nullptr, planes,
+                    g, countPad, p, so == 1);
+    break;
+  case CK::F64:
+    poolCore<double>(kind, x->d.data(), out.d.data(), wantIdx ? ind->i.data() : nullptr, planes,
+                     g, countPad, p, so == 1);
+    break;
+  default:
+    poolCore<int64_t>(kind, x->i.data(), out.i.data(), wantIdx ? ind->i.data() : nullptr, planes,
+                      g, countPad, p, so == 1);
+  }
+  std::vector<Tensor> r;
+  r.push_back(toTensor(out));
+  if (wantIdx) r.push_back(toTensor(*ind));
+  return r;
+}
+
+StatusOr<std::vector<Tensor>> kMaxPool(const KernelCall &c) { return pool(c, PoolKind::Max); }
+StatusOr<std::vector<Tensor>> kAveragePool(const KernelCall &c) {
+  return pool(c, PoolKind::Average);
+}
+StatusOr<std::vector<Tensor>> kLpPool(const KernelCall &c) { return pool(c, PoolKind::Lp); }
 
 absl::Status refuse(std::string why) { return absl::FailedPreconditionError(std::move(why)); }
 
@@ -256,6 +1043,64 @@ void globalPoolRule(InferCtx &c) {
   c.setTensor(0, c.inElem(0), out);
 }
 
+/// GlobalAveragePool, GlobalMaxPool, GlobalLpPool: one value per plane.
+StatusOr<std::vector<Tensor>> globalPool(const KernelCall &c, PoolKind kind) {
+  std::string op = c.opType.str();
+  auto x = inputArr(c, 0);
+  if (!x.ok()) return x.status();
+  if (!isFloatKind(x->kind())) return unsupported(op + " of type " + dataTypeName(x->dt).str());
+  if (x->rank() < 2)
+    return invalid(absl::StrCat(op, ": input X has rank ", x->rank(), "; it needs [N, C, ...]"));
+  double p = 2;
+  if (kind == PoolKind::Lp) {
+    p = c.opset > 0 && c.opset < 2 ? (double)c.getFloat("p", 2.0f) : (double)c.getInt("p", 2);
+    if (!(p > 0)) return invalid(absl::StrCat(op, ": attribute 'p' is ", p, "; it must be positive"));
+  }
+  std::vector<int64_t> od(x->dims.size(), 1);
+  od[0] = x->dims[0];
+  od[1] = x->dims[1];
+  int64_t planes = od[0] * od[1], IS = x->size() / std::max<int64_t>(planes, 1);
+  Arr out = Arr::make(x->dt, od);
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    const T *src = x->template vec<T>().data();
+    T *y = out.template vec<T>().data();
+    for (int64_t pl = 0; pl < planes; ++pl, src += IS) {
+      if (kind == PoolKind::Max) {
+        T best = std::numeric_limits<T>::lowest();
+        bool any = false;
+        for (int64_t j = 0; j < IS; ++j)
+          if (any ? src[j] > best : src[j] == src[j]) best = src[j], any = true;
+        y[pl] = best;
+      } else if (kind == PoolKind::Average) {
+        T sum = 0; // in the element's compute type, as the sums of ReduceMean
+        for (int64_t j = 0; j < IS; ++j) sum += src[j];
+        y[pl] = sum / (T)IS;
+      } else {
+        double sum = 0;
+        for (int64_t j = 0; j < IS; ++j) {
+          double a = std::fabs((double)src[j]);
+          sum += p == 2 ? a * a : std::pow(a, p);
+        }
+        y[pl] = (T)(p == 2 ? std::sqrt(sum) : std::pow(sum, 1.0 / p));
+      }
+    }
+  };
+  if (x->kind() == CK::F32) run(float{});
+  else run(double{});
+  return one(out);
+}
+
+StatusOr<std::vector<Tensor>> kGlobalMaxPool(const KernelCall &c) {
+  return globalPool(c, PoolKind::Max);
+}
+StatusOr<std::vector<Tensor>> kGlobalAveragePool(const KernelCall &c) {
+  return globalPool(c, PoolKind::Average);
+}
+StatusOr<std::vector<Tensor>> kGlobalLpPool(const KernelCall &c) {
+  return globalPool(c, PoolKind::Lp);
+}
+
 //===--- MaxUnpool ---===//
 
 void maxUnpoolRule(InferCtx &c) {
@@ -280,6 +1125,73 @@ void maxUnpoolRule(InferCtx &c) {
                        c.c((*k)[i] - pads[i] - pads[i + n])));
   }
   c.setTensor(0, el, o);
+}
+
+/// MaxUnpool: X's values at their Indices (flat, into the output of the
+/// inferred shape (in - 1) * stride + kernel - pads), zero elsewhere; with
+/// output_shape, that block is the origin corner of a zero output (ONNX's
+/// reference).
+StatusOr<std::vector<Tensor>> kMaxUnpool(const KernelCall &c) {
+  auto x = inputArr(c, 0), ind = inputArr(c, 1);
+  if (!x.ok()) return x.status();
+  if (!ind.ok()) return ind.status();
+  if (x->kind() == CK::Str) return unsupported("MaxUnpool of strings");
+  if (x->rank() < 3)
+    return invalid(absl::StrCat("MaxUnpool: input X has rank ", x->rank(),
+                                "; it needs [N, C, spatial...]"));
+  if (ind->dims != x->dims)
+    return invalid(absl::StrCat("MaxUnpool: I has shape [", absl::StrJoin(ind->dims, ","),
+                                "] and X [", absl::StrJoin(x->dims, ","), "]; they must agree"));
+  size_t n = x->rank() - 2;
+  Geom g;
+  if (Status s = readKernelShape(c, n, {}, g); !s.ok()) return s;
+  if (Status s = readStridesPads(c, n, g, false); !s.ok()) return s;
+  std::vector<int64_t> inferred = {x->dims[0], x->dims[1]};
+  for (size_t i = 0; i < n; ++i) {
+    int64_t v = (x->dims[i + 2] - 1) * g.strides[i] + g.kernel[i] - g.padBegin[i] - g.padEnd[i];
+    if (v < 0)
+      return invalid(absl::StrCat("MaxUnpool: the pads of spatial dim ", i,
+                                  " exceed the unpooled size"));
+    inferred.push_back(v);
+  }
+  std::vector<int64_t> od = inferred;
+  if (c.input(2)) {
+    auto s = intValues(*c.input(2));
+    if (!s.ok()) return s.status();
+    if (s->size() != od.size())
+      return invalid(absl::StrCat("MaxUnpool: output_shape has ", s->size(),
+                                  " values; the output has rank ", od.size()));
+    for (size_t i = 0; i < od.size(); ++i)
+      if ((*s)[i] < inferred[i])
+        return invalid(absl::StrCat("MaxUnpool: output_shape[", i, "] is ", (*s)[i],
+                                    ", below the unpooled size ", inferred[i]));
+    od = *s;
+  }
+  if (Status s = checkOutputSize(c, x->dt, od); !s.ok()) return s;
+  int64_t total = numElementsOf(inferred);
+  Arr out = Arr::make(x->dt, od);
+  // Flat index into `inferred` -> flat index into `od`.
+  std::vector<int64_t> is = stridesOf(inferred), os = stridesOf(od);
+  std::vector<int64_t> dst(x->size());
+  for (int64_t j = 0; j < x->size(); ++j) {
+    int64_t f = ind->i.empty() ? 0 : ind->i[j];
+    if (ind->kind() != CK::I64 || f < 0 || f >= total)
+      return invalid(absl::StrCat("MaxUnpool: index ", f, " (element ", j,
+                                  " of I) is outside the unpooled output of ", total,
+                                  " elements"));
+    int64_t t = 0;
+    for (size_t d = 0; d < inferred.size(); ++d) t += (f / is[d]) % inferred[d] * os[d];
+    dst[j] = t;
+  }
+  Status st = visitNumeric(x->kind(), [&](auto tag) -> Status {
+    using T = decltype(tag);
+    const auto &src = x->template vec<T>();
+    auto &y = out.template vec<T>();
+    for (int64_t j = 0; j < x->size(); ++j) y[dst[j]] = src[j];
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  return one(out);
 }
 
 //===--- Col2Im ---===//
@@ -308,16 +1220,77 @@ void col2imRule(InferCtx &c) {
   c.setTensor(0, el, o);
 }
 
+/// Col2Im: the columns [N, C * prod(block_shape), L] added back into
+/// images [N, C, image_shape...] (patches<false>); L is the number of block
+/// positions.
+StatusOr<std::vector<Tensor>> kCol2Im(const KernelCall &c) {
+  auto x = inputArr(c, 0);
+  if (!x.ok()) return x.status();
+  if (!c.input(1) || !c.input(2)) return invalid("Col2Im: image_shape and block_shape are required");
+  auto img = intValues(*c.input(1)), blk = intValues(*c.input(2));
+  if (!img.ok()) return img.status();
+  if (!blk.ok()) return blk.status();
+  if (x->rank() != 3)
+    return invalid(absl::StrCat("Col2Im: input has rank ", x->rank(), "; it needs [N, C * prod(block_shape), L]"));
+  size_t n = img->size();
+  if (n == 0 || blk->size() != n)
+    return invalid(absl::StrCat("Col2Im: image_shape has ", n, " values and block_shape ",
+                                blk->size(), "; they must agree (and not be empty)"));
+  Geom g;
+  if (Status s = readStridesPads(c, n, g); !s.ok()) return s;
+  g.img = *img;
+  g.kernel = *blk;
+  g.grid.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (g.img[i] <= 0 || g.kernel[i] <= 0 || g.img[i] > ((int64_t)1 << 30) ||
+        g.kernel[i] > ((int64_t)1 << 30))
+      return invalid(absl::StrCat("Col2Im: image_shape[", i, "] is ", g.img[i],
+                                  " and block_shape[", i, "] ", g.kernel[i],
+                                  "; both must be positive"));
+    int64_t ek = g.dilations[i] * (g.kernel[i] - 1) + 1;
+    int64_t span = g.img[i] + g.padBegin[i] + g.padEnd[i] - ek;
+    if (span < 0)
+      return invalid(absl::StrCat("Col2Im: the block along dim ", i, " (", ek,
+                                  " dilated) is larger than the padded image (", g.img[i],
+                                  " + pads ", g.padBegin[i], " + ", g.padEnd[i], ")"));
+    g.grid[i] = span / g.strides[i] + 1;
+  }
+  int64_t K = product(g.kernel), L = product(g.grid);
+  if (x->dims[1] % K || x->dims[2] != L)
+    return invalid(absl::StrCat("Col2Im: input has shape [", absl::StrJoin(x->dims, ","),
+                                "]; with block_shape [", absl::StrJoin(g.kernel, ","),
+                                "] dim 1 must be a multiple of ", K, " and dim 2 be ", L,
+                                " (the block positions)"));
+  int64_t N = x->dims[0], C = x->dims[1] / K, IS = product(g.img);
+  std::vector<int64_t> od = {N, C};
+  od.insert(od.end(), g.img.begin(), g.img.end());
+  if (Status s = checkOutputSize(c, x->dt, od); !s.ok()) return s;
+  Arr out = Arr::make(x->dt, od);
+  Status st = visitNumeric(x->kind(), [&](auto tag) -> Status {
+    using T = decltype(tag);
+    auto &src = x->template vec<T>();
+    for (int64_t b = 0; b < N; ++b)
+      patches<false, T>(nullptr, out.template vec<T>().data() + b * C * IS,
+                        src.data() + b * C * K * L, C, g);
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  return one(out);
+}
+
 } // namespace
 
 void registerConvOps(OpRegistrar &r) {
   using adapters::noChange;
-  r["Conv"] = convRule;
-  r["ConvInteger"] = convRule;
-  r["QLinearConv"] = convRule;
-  r["DeformConv"] = convRule; // X, W, offset, ...: sizes as Conv
-  r["ConvTranspose"] = convTransposeRule;
-  for (const char *op : {"MaxPool", "AveragePool", "LpPool"}) r[op] = poolRule;
+  r["Conv"].infer(convRule).kernel(kConv);
+  r["ConvInteger"].infer(convRule).kernel(kConvInteger);
+  r["QLinearConv"].infer(convRule).kernel(kQLinearConv);
+  // X, W, offset, ...: sizes as Conv.
+  r["DeformConv"].infer(convRule).kernel(kDeformConv);
+  r["ConvTranspose"].infer(convTransposeRule).kernel(kConvTranspose);
+  r["MaxPool"].infer(poolRule).kernel(kMaxPool);
+  r["AveragePool"].infer(poolRule).kernel(kAveragePool);
+  r["LpPool"].infer(poolRule).kernel(kLpPool);
   r["AveragePool"].since(7).upgrade(noChange).downgrade(averagePoolDown7);
   r["AveragePool"].since(10).upgrade(noChange).downgrade(
       [](Node &n, AdapterContext &c) { return poolDown(n, c, "AveragePool"); });
@@ -329,11 +1302,12 @@ void registerConvOps(OpRegistrar &r) {
   r["LpPool"].since(2).upgrade(lpPoolUp2).downgrade(lpPoolDown2);
   r["LpPool"].since(18).upgrade(noChange).downgrade(
       [](Node &n, AdapterContext &c) { return poolDown(n, c, "LpPool"); });
-  for (const char *op : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"})
-    r[op] = globalPoolRule;
+  r["GlobalAveragePool"].infer(globalPoolRule).kernel(kGlobalAveragePool);
+  r["GlobalMaxPool"].infer(globalPoolRule).kernel(kGlobalMaxPool);
+  r["GlobalLpPool"].infer(globalPoolRule).kernel(kGlobalLpPool);
   r["GlobalLpPool"].since(2).upgrade(lpPoolUp2).downgrade(lpPoolDown2);
-  r["MaxUnpool"] = maxUnpoolRule;
-  r["Col2Im"] = col2imRule;
+  r["MaxUnpool"].infer(maxUnpoolRule).kernel(kMaxUnpool);
+  r["Col2Im"].infer(col2imRule).kernel(kCol2Im);
 }
 
 } // namespace onnxir

@@ -23,6 +23,8 @@
 
 #include "absl/strings/str_cat.h"
 
+#include <Eigen/Core>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -190,6 +192,14 @@ StatusOr<std::vector<Tensor>> kMatMul(const KernelCall &c) {
       const T *pa = va.data() + oa[p] * M * K;
       const T *pb = vb.data() + ob[p] * K * N;
       T *po = vo.data() + p * M * N;
+      // Floats: one Eigen product per batch slice (Note [Matrix products]
+      // in Conv.cpp); integers wrap, as the loop below does.
+      if constexpr (std::is_floating_point_v<T>) {
+        using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+        Eigen::Map<Mat>(po, M, N).noalias() =
+            Eigen::Map<const Mat>(pa, M, K) * Eigen::Map<const Mat>(pb, K, N);
+        continue;
+      }
       for (int64_t i = 0; i < M; ++i)
         for (int64_t j = 0; j < N; ++j) {
           T acc = T(0);
@@ -233,6 +243,24 @@ StatusOr<std::vector<Tensor>> kGemm(const KernelCall &c) {
     const auto &va = a->template vec<T>();
     const auto &vb = b->template vec<T>();
     auto &vo = out.template vec<T>();
+    if constexpr (std::is_floating_point_v<T>) {
+      // alpha * op(A) op(B) + beta * C with Eigen (Note [Matrix products]
+      // in Conv.cpp).
+      using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+      Eigen::Map<const Mat> A(va.data(), a->dims[0], a->dims[1]), B(vb.data(), b->dims[0],
+                                                                    b->dims[1]);
+      Eigen::Map<Mat> O(vo.data(), M, N);
+      if (!ta && !tb) O.noalias() = A * B;
+      else if (ta && !tb) O.noalias() = A.transpose() * B;
+      else if (!ta && tb) O.noalias() = A * B.transpose();
+      else O.noalias() = A.transpose() * B.transpose();
+      for (int64_t i = 0; i < M * N; ++i) {
+        T r = (T)alpha * vo[i];
+        if (cc) r += (T)beta * cc->template vec<T>()[co[i]];
+        vo[i] = r;
+      }
+      return absl::OkStatus();
+    }
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) {
         T acc = T(0);
