@@ -18,6 +18,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
+#include <memory>
 #include <optional>
 
 namespace onnxir {
@@ -128,68 +130,114 @@ bool numericOutput(DataType dt) {
 }
 
 // Note [DFT lines]
-//   Every transform is a sum over one line of the signal: the line's first
-//   `nu` values (the rest are zero: dft_length pads or truncates), each
-//   output bin k of a length-L transform taking the term of value t at angle
-//   2 pi (k t mod L) / L from a table of L cosines and sines, summed in
-//   double (O(nu K) per line; the backend tests' lines are short). The
-//   inverse flips the sign of the angle and divides by L. IRFFT extends the
-//   one-sided spectrum Y[0 .. L/2] hermitian (Y[L-k] = conj Y[k]) and keeps
-//   the real part: 1/L (Re Y0 + sum over 0 < k < L/2 of 2 Re(Y[k] e^{i..})
-//   + Re(Y[L/2]) (-1)^t for even L), as numpy's irfft (the imaginary parts
-//   of Y0 and Y[L/2] do not count).
-struct Twiddles {
-  int64_t L;
-  std::vector<double> cs, sn;
-  explicit Twiddles(int64_t L) : L(L), cs((size_t)L), sn((size_t)L) {
-    for (int64_t m = 0; m < L; ++m) {
-      double a = 2.0 * M_PI * (double)m / (double)L;
-      cs[m] = std::cos(a);
-      sn[m] = std::sin(a);
-      // Quarter turns exactly: no 1e-16 residue where a bin is 0.
-      if ((4 * m) % L == 0) {
-        int64_t q = 4 * m / L;
-        cs[m] = q == 0 ? 1.0 : q == 2 ? -1.0 : 0.0;
-        sn[m] = q == 1 ? 1.0 : q == 3 ? -1.0 : 0.0;
-      }
+//   Every transform runs over one line of the signal at a time: the line's
+//   first `nu` values, zero-padded (or truncated) to the length L, as L
+//   complex doubles. A DftPlan transforms such a buffer (unscaled; the
+//   angle's sign -1 forward, +1 inverse): radix 2 when L is a power of two,
+//   the direct sum for other L up to 64, and above, Bluestein's chirp
+//   convolution through power-of-two transforms of length >= 2L - 1, so any
+//   length costs O(L log L). Angles are 2 pi (m mod L) / L, exact at
+//   quarter turns, so a bin that is zero comes out 0, not 1e-16. The
+//   inverse divides by L. IRFFT extends the one-sided spectrum Y[0 .. L/2]
+//   hermitian (Y[L-k] = conj Y[k]) and keeps the real part, so, as numpy's
+//   irfft, the imaginary parts of Y[0] and Y[L/2] do not count.
+using cd = std::complex<double>;
+
+/// e^{sign 2 pi i m / L}, exact at quarter turns.
+cd unitRoot(int64_t m, int64_t L, int sign) {
+  m %= L;
+  if ((4 * m) % L == 0) {
+    switch (4 * m / L) {
+    case 0: return {1.0, 0.0};
+    case 1: return {0.0, (double)sign};
+    case 2: return {-1.0, 0.0};
+    default: return {0.0, -(double)sign};
     }
   }
+  double a = 2.0 * M_PI * (double)m / (double)L;
+  return {std::cos(a), sign * std::sin(a)};
+}
+
+/// The longest transform the kernels take (Bluestein's buffers are four
+/// times as long).
+constexpr int64_t kMaxDftLength = (int64_t)1 << 24;
+
+class DftPlan {
+public:
+  DftPlan(int64_t L, int sign) : L_(L) {
+    if ((L & (L - 1)) == 0) {
+      kind_ = Pow2;
+      rev_.assign((size_t)L, 0);
+      int bits = 0;
+      while (((int64_t)1 << bits) < L) ++bits;
+      for (int64_t i = 0; i < L; ++i)
+        for (int b = 0; b < bits; ++b)
+          if (i >> b & 1) rev_[i] |= (int64_t)1 << (bits - 1 - b);
+      for (int64_t m = 0; m < L / 2; ++m) roots_.push_back(unitRoot(m, L, sign));
+    } else if (L <= 64) {
+      kind_ = Direct;
+      for (int64_t m = 0; m < L; ++m) roots_.push_back(unitRoot(m, L, sign));
+    } else {
+      kind_ = Bluestein;
+      M_ = 1;
+      while (M_ < 2 * L - 1) M_ <<= 1;
+      // chirp[t] = e^{sign pi i t^2 / L}; X[k] = chirp[k] sum_t x[t]
+      // chirp[t] conj(chirp[k - t]), a convolution of length >= 2L - 1.
+      for (int64_t t = 0; t < L; ++t) chirp_.push_back(unitRoot(t * t % (2 * L), 2 * L, sign));
+      fwd_ = std::make_unique<DftPlan>(M_, -1);
+      inv_ = std::make_unique<DftPlan>(M_, 1);
+      std::vector<cd> b((size_t)M_, cd(0, 0));
+      b[0] = std::conj(chirp_[0]);
+      for (int64_t m = 1; m < L; ++m) b[m] = b[M_ - m] = std::conj(chirp_[m]);
+      kernel_.resize((size_t)M_);
+      fwd_->run(b.data(), kernel_.data());
+      work_.resize((size_t)M_);
+      work2_.resize((size_t)M_);
+    }
+  }
+
+  /// y[0 .. L) = the transform of x[0 .. L).
+  void run(const cd *x, cd *y) {
+    switch (kind_) {
+    case Pow2:
+      for (int64_t i = 0; i < L_; ++i) y[rev_[i]] = x[i];
+      for (int64_t len = 2; len <= L_; len <<= 1) {
+        int64_t half = len / 2, step = L_ / len;
+        for (int64_t i = 0; i < L_; i += len)
+          for (int64_t j = 0; j < half; ++j) {
+            cd u = y[i + j], v = y[i + j + half] * roots_[j * step];
+            y[i + j] = u + v;
+            y[i + j + half] = u - v;
+          }
+      }
+      return;
+    case Direct:
+      for (int64_t k = 0; k < L_; ++k) {
+        cd acc(0, 0);
+        for (int64_t t = 0, idx = 0; t < L_; ++t, idx = (idx + k) % L_) acc += x[t] * roots_[idx];
+        y[k] = acc;
+      }
+      return;
+    case Bluestein:
+      std::fill(work_.begin(), work_.end(), cd(0, 0));
+      for (int64_t t = 0; t < L_; ++t) work_[t] = x[t] * chirp_[t];
+      fwd_->run(work_.data(), work2_.data());
+      for (int64_t m = 0; m < M_; ++m) work2_[m] *= kernel_[m];
+      inv_->run(work2_.data(), work_.data());
+      for (int64_t k = 0; k < L_; ++k) y[k] = chirp_[k] * work_[k] / (double)M_;
+      return;
+    }
+  }
+
+private:
+  enum Kind { Pow2, Direct, Bluestein } kind_ = Direct;
+  int64_t L_, M_ = 0;
+  std::vector<cd> roots_, chirp_, kernel_, work_, work2_;
+  std::vector<int64_t> rev_;
+  std::unique_ptr<DftPlan> fwd_, inv_;
 };
 
 enum class DftKind { Forward, Inverse, InverseReal };
-
-/// One line: input re/im (im null for real input) of `nu` values, `K`
-/// outputs to re/im (im unused for InverseReal).
-void dftLine(const Twiddles &w, DftKind kind, const double *xr, const double *xi, int64_t nu,
-             int64_t K, double *yr, double *yi) {
-  int64_t L = w.L;
-  double sign = kind == DftKind::Forward ? -1.0 : 1.0;
-  double scale = kind == DftKind::Forward ? 1.0 : 1.0 / (double)L;
-  for (int64_t k = 0; k < K; ++k) {
-    double re = 0, im = 0;
-    if (kind == DftKind::InverseReal) {
-      // Output sample k from spectrum bins t < nu (nu <= L/2 + 1).
-      int64_t idx = 0;
-      for (int64_t t = 0; t < nu; ++t, idx += k, idx = idx >= L ? idx % L : idx) {
-        double weight = (t == 0 || 2 * t == L) ? 1.0 : 2.0;
-        re += weight * (xr[t] * w.cs[idx] - xi[t] * w.sn[idx]);
-      }
-      yr[k] = re * scale;
-      continue;
-    }
-    int64_t step = k % L, idx = 0;
-    for (int64_t t = 0; t < nu; ++t) {
-      double c = w.cs[idx], s = sign * w.sn[idx];
-      double a = xr[t], b = xi ? xi[t] : 0.0;
-      re += a * c - b * s;
-      im += a * s + b * c;
-      idx += step;
-      if (idx >= L) idx -= L;
-    }
-    yr[k] = re * scale;
-    yi[k] = im * scale;
-  }
-}
 
 /// DFT-17 (axis attribute, default 1) and DFT-20 (axis operand, default
 /// -2) over real ([..., 1]) or complex ([..., 2]) input: forward, inverse,
@@ -238,26 +286,30 @@ StatusOr<std::vector<Tensor>> kDFT(const KernelCall &c) {
   od[ax] = K;
   od.back() = kind == DftKind::InverseReal ? 1 : 2;
   if (Status st = checkOutputSize(c, x->dt, od); !st.ok()) return st;
-  if (L > (int64_t)1 << 28) return unsupported("DFT: a transform longer than 2^28");
+  if (L > kMaxDftLength)
+    return unsupported(absl::StrCat("DFT: a transform of length ", L, " (above 2^24)"));
   int64_t nu = std::min(n, kind == DftKind::InverseReal ? L / 2 + 1 : L);
   int64_t outer = 1, inner = 1, C = x->dims.back(), Co = od.back();
   for (int64_t k = 0; k < ax; ++k) outer *= x->dims[k];
   for (int64_t k = ax + 1; k < r - 1; ++k) inner *= x->dims[k];
   std::vector<double> xv = asDouble(*x), yv((size_t)numElementsOf(od));
-  Twiddles w(L);
-  std::vector<double> xr(nu), xi(nu), yr(K), yi(K);
+  DftPlan plan(L, kind == DftKind::Forward ? -1 : 1);
+  double scale = kind == DftKind::Forward ? 1.0 : 1.0 / (double)L;
+  std::vector<cd> buf((size_t)L), out((size_t)L);
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
+      std::fill(buf.begin(), buf.end(), cd(0, 0));
       for (int64_t t = 0; t < nu; ++t) {
         const double *e = &xv[((o * n + t) * inner + i) * C];
-        xr[t] = e[0];
-        xi[t] = C == 2 ? e[1] : 0.0;
+        cd v(e[0], C == 2 ? e[1] : 0.0);
+        buf[t] = v;
+        if (kind == DftKind::InverseReal && t > 0 && 2 * t != L) buf[L - t] = std::conj(v);
       }
-      dftLine(w, kind, xr.data(), complexIn ? xi.data() : nullptr, nu, K, yr.data(), yi.data());
+      plan.run(buf.data(), out.data());
       for (int64_t k = 0; k < K; ++k) {
         double *e = &yv[((o * K + k) * inner + i) * Co];
-        e[0] = yr[k];
-        if (Co == 2) e[1] = yi[k];
+        e[0] = out[k].real() * scale;
+        if (Co == 2) e[1] = out[k].imag() * scale;
       }
     }
   return one(fromDouble(x->dt, od, yv));
@@ -308,24 +360,23 @@ StatusOr<std::vector<Tensor>> kSTFT(const KernelCall &c) {
   int64_t frames = 1 + (len - fl) / *step, K = onesided ? fl / 2 + 1 : fl;
   std::vector<int64_t> od = {B, frames, K, 2};
   if (Status st = checkOutputSize(c, x->dt, od); !st.ok()) return st;
-  if (fl > (int64_t)1 << 28) return unsupported("STFT: a frame longer than 2^28");
+  if (fl > kMaxDftLength)
+    return unsupported(absl::StrCat("STFT: a frame of length ", fl, " (above 2^24)"));
   std::vector<double> xv = asDouble(*x), wv = win ? asDouble(*win) : std::vector<double>(fl, 1.0);
   std::vector<double> yv((size_t)numElementsOf(od));
-  Twiddles w(fl);
-  std::vector<double> xr(fl), xi(fl), yr(K), yi(K);
+  DftPlan plan(fl, -1);
+  std::vector<cd> buf((size_t)fl), out((size_t)fl);
   for (int64_t b = 0; b < B; ++b)
     for (int64_t f = 0; f < frames; ++f) {
       for (int64_t t = 0; t < fl; ++t) {
         const double *e = &xv[(b * len + f * *step + t) * C];
-        xr[t] = e[0] * wv[t];
-        xi[t] = C == 2 ? e[1] * wv[t] : 0.0;
+        buf[t] = cd(e[0] * wv[t], C == 2 ? e[1] * wv[t] : 0.0);
       }
-      dftLine(w, DftKind::Forward, xr.data(), C == 2 ? xi.data() : nullptr, fl, K, yr.data(),
-              yi.data());
+      plan.run(buf.data(), out.data());
       double *o = &yv[((b * frames + f) * K) * 2];
       for (int64_t k = 0; k < K; ++k) {
-        o[2 * k] = yr[k];
-        o[2 * k + 1] = yi[k];
+        o[2 * k] = out[k].real();
+        o[2 * k + 1] = out[k].imag();
       }
     }
   return one(fromDouble(x->dt, od, yv));
