@@ -21,6 +21,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <Eigen/Core>
+
 namespace onnxir {
 
 //===--- RNN, GRU, LSTM: shapes and version adapters ---===//
@@ -148,7 +150,16 @@ namespace {
 // states and the results. activation_alpha/beta are consumed in the order of
 // the activations, each by the functions that take one (ONNX's wording, and
 // onnxruntime's reading); a function without its value takes the default of
-// the operator of that name.
+// the operator of that name. The products use Eigen (Note [Matrix products],
+// Conv.cpp).
+
+template <typename T>
+using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <typename T> using MatMap = Eigen::Map<RowMat<T>>;
+template <typename T> using CMatMap = Eigen::Map<const RowMat<T>>;
+template <typename T> using ColVecMap = Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, 1>>;
+template <typename T> using CColVec = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, 1>>;
+template <typename T> using CRowVec = Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>;
 
 enum class ActKind {
   Sigmoid, Tanh, Relu, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu,
@@ -358,9 +369,6 @@ StatusOr<std::vector<Tensor>> recurrent(const KernelCall &c, Cell cell) {
       auto stateAt = [&](int64_t d, int64_t b) {
         return layout ? (b * D + d) * H : (d * B + b) * H;
       };
-      auto xAt = [&](int64_t t, int64_t b) {
-        return xv + (layout ? (b * S + t) * I : (t * B + b) * I);
-      };
       auto clipTo = [&](T *v, int64_t n) {
         if (!hasClip) return;
         for (int64_t k = 0; k < n; ++k) v[k] = std::max(T(-clip), std::min(T(clip), v[k]));
@@ -373,18 +381,10 @@ StatusOr<std::vector<Tensor>> recurrent(const KernelCall &c, Cell cell) {
         const T *Rb = Wb ? Wb + GH : nullptr;
         const T *P = peep ? peep->template vec<T>().data() + d * 3 * H : nullptr;
         const Act *act = acts->data() + d * nAct;
-        // Input projections of every step: xw[t][b] = x W^T + Wb.
-        for (int64_t t = 0; t < S; ++t)
-          for (int64_t b = 0; b < B; ++b) {
-            const T *px = xAt(t, b);
-            T *o = xw.data() + (t * B + b) * GH;
-            for (int64_t g = 0; g < GH; ++g) {
-              const T *wr = W + g * I;
-              T acc = Wb ? Wb[g] : T(0);
-              for (int64_t i = 0; i < I; ++i) acc += px[i] * wr[i];
-              o[g] = acc;
-            }
-          }
+        // Input projections of every step, in X's row order: x W^T + Wb.
+        MatMap<T> xwm(xw.data(), S * B, GH);
+        xwm.noalias() = CMatMap<T>(xv, S * B, I) * CMatMap<T>(W, GH, I).transpose();
+        if (Wb) xwm.rowwise() += CRowVec<T>(Wb, GH);
         for (int64_t b = 0; b < B; ++b)
           for (int64_t k = 0; k < H; ++k) {
             hs[b * H + k] = h0 ? h0->template vec<T>()[stateAt(d, b) + k] : T(0);
@@ -395,16 +395,12 @@ StatusOr<std::vector<Tensor>> recurrent(const KernelCall &c, Cell cell) {
           T *h = hs.data() + b * H, *cc = cs.data() + b * H;
           for (int64_t step = 0; step < lens[b]; ++step) {
             int64_t t = rev ? lens[b] - 1 - step : step;
-            const T *xg = xw.data() + (t * B + b) * GH;
+            const T *xg = xw.data() + (layout ? b * S + t : t * B + b) * GH;
             // hr = H R^T + Rb (GRU with linear_before_reset=0: z and r only).
             int64_t rows = cell == Cell::GRU && !lbr ? 2 * H : GH;
-            for (int64_t g = 0; g < rows; ++g) {
-              const T *rr = R + g * H;
-              T acc = Rb ? Rb[g] : T(0);
-              for (int64_t k = 0; k < H; ++k) acc += h[k] * rr[k];
-              hr[g] = acc;
-            }
-            for (int64_t g = 0; g < rows; ++g) hr[g] += xg[g];
+            ColVecMap<T>(hr.data(), rows).noalias() =
+                CMatMap<T>(R, rows, H) * CColVec<T>(h, H);
+            for (int64_t g = 0; g < rows; ++g) hr[g] += xg[g] + (Rb ? Rb[g] : T(0));
             if (cell == Cell::RNN) {
               clipTo(hr.data(), H);
               applyAct(act[0], hr.data(), H);
@@ -419,12 +415,10 @@ StatusOr<std::vector<Tensor>> recurrent(const KernelCall &c, Cell cell) {
                 for (int64_t k = 0; k < H; ++k) hh[k] = xg[2 * H + k] + rg[k] * (hh[k] - xg[2 * H + k]);
               } else {
                 for (int64_t k = 0; k < H; ++k) tmp[k] = rg[k] * h[k];
-                for (int64_t k = 0; k < H; ++k) {
-                  const T *rr = R + (2 * H + k) * H;
-                  T acc = xg[2 * H + k] + (Rb ? Rb[2 * H + k] : T(0));
-                  for (int64_t j = 0; j < H; ++j) acc += tmp[j] * rr[j];
-                  hh[k] = acc;
-                }
+                ColVecMap<T>(hh, H).noalias() =
+                    CMatMap<T>(R + 2 * H * H, H, H) * CColVec<T>(tmp.data(), H);
+                for (int64_t k = 0; k < H; ++k)
+                  hh[k] += xg[2 * H + k] + (Rb ? Rb[2 * H + k] : T(0));
               }
               clipTo(hh, H);
               applyAct(act[1], hh, H);
