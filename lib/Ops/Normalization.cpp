@@ -278,6 +278,7 @@ namespace {
 StatusOr<std::vector<Tensor>> kBatchNormalization(const KernelCall &c) {
   auto x = inputArr(c, 0);
   if (!x.ok()) return x.status();
+  if (Status sz = checkOutputSize(c, x->dt, x->dims); !sz.ok()) return sz;
   if (x->rank() < 2)
     return invalid(absl::StrCat("X has shape ", dimsStr(x->dims), "; expected [N, C, ...]"));
   bool modern = c.opset <= 0 || c.opset >= 14;
@@ -389,6 +390,7 @@ namespace {
 StatusOr<std::vector<Tensor>> kInstanceNormalization(const KernelCall &c) {
   auto x = inputArr(c, 0);
   if (!x.ok()) return x.status();
+  if (Status sz = checkOutputSize(c, x->dt, x->dims); !sz.ok()) return sz;
   if (x->rank() < 2)
     return invalid(absl::StrCat("input has shape ", dimsStr(x->dims), "; expected [N, C, ...]"));
   int64_t N = x->dims[0], C = x->dims[1];
@@ -449,6 +451,7 @@ namespace {
 StatusOr<std::vector<Tensor>> kLayerNormalization(const KernelCall &c) {
   auto x0 = inputArr(c, 0);
   if (!x0.ok()) return x0.status();
+  if (Status sz = checkOutputSize(c, x0->dt, x0->dims); !sz.ok()) return sz;
   if (x0->kind() != CK::F32 && x0->kind() != CK::F64)
     return invalid(absl::StrCat("X is ", dataTypeName(x0->dt).str(), ", not a float type"));
   int64_t r = x0->rank();
@@ -561,6 +564,7 @@ namespace {
 StatusOr<std::vector<Tensor>> kGroupNormalization(const KernelCall &c) {
   auto x0 = inputArr(c, 0);
   if (!x0.ok()) return x0.status();
+  if (Status sz = checkOutputSize(c, x0->dt, x0->dims); !sz.ok()) return sz;
   if (x0->kind() != CK::F32 && x0->kind() != CK::F64)
     return invalid(absl::StrCat("X is ", dataTypeName(x0->dt).str(), ", not a float type"));
   if (x0->rank() < 2)
@@ -642,6 +646,7 @@ namespace {
 StatusOr<std::vector<Tensor>> kRMSNormalization(const KernelCall &c) {
   auto x0 = inputArr(c, 0);
   if (!x0.ok()) return x0.status();
+  if (Status sz = checkOutputSize(c, x0->dt, x0->dims); !sz.ok()) return sz;
   if (x0->kind() != CK::F32 && x0->kind() != CK::F64)
     return invalid(absl::StrCat("X is ", dataTypeName(x0->dt).str(), ", not a float type"));
   int64_t r = x0->rank();
@@ -699,6 +704,7 @@ namespace {
 StatusOr<std::vector<Tensor>> kLpNormalization(const KernelCall &c) {
   auto x = inputArr(c, 0);
   if (!x.ok()) return x.status();
+  if (Status sz = checkOutputSize(c, x->dt, x->dims); !sz.ok()) return sz;
   int64_t r = x->rank();
   auto axis = normAxis(c.getInt("axis", -1), r);
   if (!axis)
@@ -745,6 +751,7 @@ namespace {
 StatusOr<std::vector<Tensor>> kMeanVarianceNormalization(const KernelCall &c) {
   auto x = inputArr(c, 0);
   if (!x.ok()) return x.status();
+  if (Status sz = checkOutputSize(c, x->dt, x->dims); !sz.ok()) return sz;
   int64_t r = x->rank();
   std::vector<int64_t> axes = c.getInts("axes").value_or(std::vector<int64_t>{0, 2, 3});
   std::vector<int64_t> kept = x->dims;
@@ -788,6 +795,7 @@ namespace {
 StatusOr<std::vector<Tensor>> kLRN(const KernelCall &c) {
   auto x = inputArr(c, 0);
   if (!x.ok()) return x.status();
+  if (Status sz = checkOutputSize(c, x->dt, x->dims); !sz.ok()) return sz;
   if (x->rank() < 2)
     return invalid(absl::StrCat("X has shape ", dimsStr(x->dims), "; expected [N, C, ...]"));
   int64_t size = c.getInt("size", 0);
