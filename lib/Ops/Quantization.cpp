@@ -56,13 +56,17 @@ struct QLayout {
   int64_t outer = 1, dim = 1, inner = 1, block = 0;
 };
 
+/// ceil(a / b) for a >= 0, b > 0, without overflow (block_size may be
+/// INT64_MAX).
+inline int64_t ceilDiv(int64_t a, int64_t b) { return a == 0 ? 0 : (a - 1) / b + 1; }
+
 /// Calls fn(x element, parameter index) for every element of x, in order.
 template <typename Fn> void forEachParam(const QLayout &l, int64_t n, Fn &&fn) {
   if (l.kind == QLayout::PerTensor) {
     for (int64_t e = 0; e < n; ++e) fn(e, (int64_t)0);
     return;
   }
-  int64_t blocks = l.kind == QLayout::Blocked ? (l.dim + l.block - 1) / l.block : l.dim;
+  int64_t blocks = l.kind == QLayout::Blocked ? ceilDiv(l.dim, l.block) : l.dim;
   int64_t e = 0;
   for (int64_t o = 0; o < l.outer; ++o)
     for (int64_t a = 0; a < l.dim; ++a) {
@@ -111,7 +115,7 @@ StatusOr<QLayout> quantLayout(const KernelCall &c, llvm::ArrayRef<int64_t> x, co
   } else {
     bool ok = scale.rank() == rank;
     for (int64_t k = 0; ok && k < rank; ++k)
-      ok = scale.dims[k] == (k == *axis ? (x[k] + block - 1) / block : x[k]);
+      ok = scale.dims[k] == (k == *axis ? ceilDiv(x[k], block) : x[k]);
     if (!ok)
       return invalid(absl::StrCat(op, ": ", scaleName.str(), " has shape ",
                                   dimsStr(scale.dims), "; blocks of ", block,
