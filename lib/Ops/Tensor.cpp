@@ -1365,6 +1365,7 @@ StatusOr<std::vector<Tensor>> kTensorScatter(const KernelCall &c) {
   if (!out.ok()) return out.status();
   return one(*out);
 }
+
 //===--- Pad ---===//
 
 /// Input coordinate read by output coordinate `o` of an axis of `dim`
@@ -1455,6 +1456,8 @@ StatusOr<std::vector<Tensor>> kPad(const KernelCall &c) {
   }
   Status sz = checkOutputSize(c, a->dt, od);
   if (!sz.ok()) return sz;
+  // No per-axis maps for an empty result: one of its dims may be huge.
+  if (numElementsOf(od) == 0) return one(Arr::make(a->dt, od));
   std::vector<std::vector<int64_t>> map(r);
   for (int64_t k = 0; k < r; ++k) {
     map[k].resize((size_t)od[k]);
@@ -1677,6 +1680,7 @@ StatusOr<std::vector<Tensor>> kCenterCropPad(const KernelCall &c) {
   }
   Status sz = checkOutputSize(c, a->dt, od);
   if (!sz.ok()) return sz;
+  if (numElementsOf(od) == 0) return one(Arr::make(a->dt, od));
   std::vector<std::vector<int64_t>> map(r);
   for (int64_t k = 0; k < r; ++k) {
     int64_t d = a->dims[k], s = od[k];
@@ -1692,13 +1696,14 @@ StatusOr<std::vector<Tensor>> kCenterCropPad(const KernelCall &c) {
   if (!zero.ok()) return zero.status();
   return one(takeElems(withFill(*a, *zero), od, mappedOffsets(*a, od, map)));
 }
+
 //===--- Resize, Upsample ---===//
 
 // Note [Resize sampling]
 //   Each resized axis is sampled on its own (the interpolations are
-//   separable), in axis order. Output position y maps to the input
-//   coordinate x by the coordinate_transformation_mode, where the scale s
-//   is the given one or sizes / input, and the output "length" of
+//   separable), the most shrinking axis first. Output position y maps to
+//   the input coordinate x by the coordinate_transformation_mode, where the
+//   scale s is the given one or sizes / input, and the output "length" of
 //   align_corners, pytorch_half_pixel and half_pixel_symmetric is s * in as
 //   a real number (ONNX's reference; it differs from the integer size when
 //   floor(s * in) is not s * in). Resize-10 and Upsample are asymmetric.
@@ -2005,12 +2010,19 @@ StatusOr<std::vector<Tensor>> kResize(const KernelCall &c) {
   }
   Status sz = checkOutputSize(c, a->dt, od);
   if (!sz.ok()) return sz;
-  // Plans in axis order; an axis kept as it is (scale 1, same size, whole
-  // roi) is skipped.
+  if (numElementsOf(od) == 0) return one(Arr::make(a->dt, od));
+  // Plans for the axes that shrink most first, so that no intermediate
+  // result of the passes is bigger than the input or the output (growing
+  // one axis before shrinking another could make it far bigger than both);
+  // an axis kept as it is (scale 1, same size, whole roi) is skipped.
   std::vector<ResizeAxis> plans;
   std::vector<size_t> order(na);
   for (size_t j = 0; j < na; ++j) order[j] = j;
-  std::sort(order.begin(), order.end(), [&](size_t p, size_t q) { return axes[p] < axes[q]; });
+  auto growth = [&](size_t j) {
+    return (double)od[axes[j]] / (double)std::max<int64_t>(a->dims[axes[j]], 1);
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t p, size_t q) { return growth(p) < growth(q); });
   for (size_t j : order) {
     int64_t ax = axes[j], in = a->dims[ax], out = od[ax];
     double rs = crop ? roi[j] : 0, re = crop ? roi[j + na] : 1;
@@ -2022,6 +2034,13 @@ StatusOr<std::vector<Tensor>> kResize(const KernelCall &c) {
       continue;
     }
     plans.push_back(planResizeAxis(m, ax, in, out, sc[j], rs, re));
+  }
+  if (m.mode != "nearest") {
+    std::vector<int64_t> dims = a->dims;
+    for (const ResizeAxis &p : plans) {
+      dims[p.axis] = p.out;
+      if (Status st = checkOutputSize(c, a->dt, dims); !st.ok()) return st;
+    }
   }
   double extrap = crop ? c.getFloat("extrapolation_value", 0) : 0.0;
   if (m.mode == "nearest") {
