@@ -113,6 +113,10 @@ def run(model, inputs=None, *, random=False, seed=0, bind_dims=None, max_bytes=N
     seeds the random ops that set none. `max_bytes`: no tensor of the run may
     be larger (None: no limit).
 
+    An input declared a sequence is a list of arrays, one declared optional
+    None (empty) or its element; a sequence output is a list of arrays, an
+    empty optional output None.
+
     Outputs are copies (writable) in NumPy's dtype; bfloat16, float8 and
     float4 outputs are widened exactly to float32, int4/int2 to int8 and
     uint4/uint2 to uint8 (NumPy has none of those), strings are object

@@ -6,6 +6,13 @@
 // outputs come back as NumPy arrays. Random inputs and the tolerance rule
 // are the library's (Eval/Compare.h), as onnxir-run's.
 //
+// Note [Sequences and optionals in Python]
+// An input the model declares a sequence is given as a list (or tuple) of
+// arrays, nested lists for nested sequences; one declared optional as None
+// (empty) or its element. Every other input is an array (a Python list
+// there is np.asarray's, as before). Outputs: a sequence is a list of
+// arrays, an empty optional None, an optional holding a value that value.
+//
 // Note [Evaluation errors in Python]
 // The evaluator's errors are raised as subclasses of onnxir.Error that are
 // also the builtin exception a Python user catches:
@@ -23,6 +30,7 @@
 #include "onnxir/Eval/Compare.h"
 #include "onnxir/Eval/Evaluator.h"
 #include "onnxir/IR/DataType.h"
+#include "onnxir/IR/Graph.h"
 
 #include <pybind11/stl.h>
 
@@ -51,19 +59,74 @@ PyObject *gEvalError = nullptr, *gEvalValueError = nullptr, *gNotSupported = nul
 
 std::string typeName(py::handle v) { return py::str(v.get_type().attr("__name__")); }
 
-/// {name: array} as tensors (None: none).
-std::map<std::string, Tensor> inputsArg(py::handle inputs) {
-  std::map<std::string, Tensor> out;
+/// A run's inputs: tensors, and the sequences and optionals apart (Note
+/// [Sequences and optionals in Python]).
+struct Inputs {
+  std::map<std::string, Tensor> tensors;
+  std::map<std::string, EvalValue> values;
+  size_t size() const { return tensors.size() + values.size(); }
+};
+
+/// `v` given for `name` of declared type `ty` (a sequence or optional
+/// input, or an element of one).
+EvalValue valueFromPython(py::handle v, const Type *ty, const std::string &name) {
+  Type::Kind k = ty ? ty->kind() : Type::Kind::Tensor;
+  if (k == Type::Kind::Optional) {
+    if (v.is_none()) return EvalValue::optional();
+    return valueFromPython(v, ty->elementType(), name); // the evaluator holds it
+  }
+  if (k == Type::Kind::Sequence) {
+    if (!py::isinstance<py::list>(v) && !py::isinstance<py::tuple>(v))
+      throw py::type_error("inputs['" + name + "'] is " + ty->str() +
+                           ": give a list of arrays, not " + typeName(v));
+    std::vector<EvalValue> elems;
+    size_t k = 0;
+    for (py::handle e : v)
+      elems.push_back(valueFromPython(e, ty->elementType(),
+                                      name + "[" + std::to_string(k++) + "]"));
+    return EvalValue::sequence(std::move(elems));
+  }
+  if (v.is_none())
+    throw py::type_error("inputs['" + name + "'] is None, which only an optional input takes");
+  return EvalValue(tensorFromPython(v, name));
+}
+
+/// {name: array, list or None} for `m` (None: none).
+Inputs inputsArg(const Model &m, py::handle inputs) {
+  Inputs out;
   if (inputs.is_none()) return out;
   if (!py::isinstance<py::dict>(inputs))
     throw py::type_error("inputs must be a dict {input name: array}, not " + typeName(inputs));
+  std::map<std::string, const Type *> declared;
+  for (Value *v : m.graph().inputs()) declared[v->name().str()] = v->type();
   for (auto item : inputs.cast<py::dict>()) {
     if (!py::isinstance<py::str>(item.first))
       throw py::type_error("inputs: keys are input names (str), not " + typeName(item.first));
     std::string name = py::str(item.first);
-    out[name] = tensorFromPython(item.second, name);
+    auto d = declared.find(name);
+    const Type *ty = d == declared.end() ? nullptr : d->second;
+    if (ty && (ty->kind() == Type::Kind::Sequence || ty->kind() == Type::Kind::Optional))
+      out.values[name] = valueFromPython(item.second, ty, name);
+    else
+      out.tensors[name] = tensorFromPython(item.second, name);
   }
   return out;
+}
+
+/// An output as Python (Note [Sequences and optionals in Python]).
+py::object pyOfValue(const EvalValue &v) {
+  switch (v.kind) {
+  case EvalValue::Kind::Tensor: return arrayOfTensor(v.tensor);
+  case EvalValue::Kind::Sequence: {
+    py::list l;
+    for (const EvalValue &e : v.elements) l.append(pyOfValue(e));
+    return std::move(l);
+  }
+  case EvalValue::Kind::Optional:
+    if (v.elements.empty()) return py::none();
+    return pyOfValue(v.elements[0]);
+  }
+  return py::none();
 }
 
 std::map<std::string, int64_t> bindDimsArg(py::handle bind) {
@@ -95,30 +158,37 @@ EvalOptions optionsArg(uint64_t seed, py::handle maxBytes) {
 
 /// Fills the inputs `given` lacks with the library's random values (the
 /// dims taken as 1 are UserWarnings).
-std::map<std::string, Tensor> withRandom(const Model &m, const std::map<std::string, Tensor> &given,
-                                         const std::map<std::string, int64_t> &bind,
-                                         std::mt19937_64 &rng) {
+Inputs withRandom(const Model &m, const Inputs &given, const std::map<std::string, int64_t> &bind,
+                  std::mt19937_64 &rng) {
   std::vector<std::string> notes;
-  auto made = randomInputs(m, given, bind, rng, &notes);
+  std::map<std::string, Tensor> mask = given.tensors;
+  for (auto &e : given.values) mask[e.first] = Tensor(); // given, not to be made
+  auto made = randomInputs(m, mask, bind, rng, &notes);
   for (const std::string &n : notes)
     if (PyErr_WarnEx(PyExc_UserWarning, (n + " (bind_dims={symbol: size})").c_str(), 2) != 0)
       throw py::error_already_set();
   if (!made.ok()) raise(made.status());
-  std::map<std::string, Tensor> all = given;
-  for (auto &e : *made) all[e.first] = std::move(e.second);
+  Inputs all = given;
+  for (auto &e : *made) all.tensors[e.first] = std::move(e.second);
   return all;
 }
 
 /// Runs `pm` with the GIL released. A missing input's error says how to
 /// give it.
-EvalResult runModel(const PyModel &pm, const std::map<std::string, Tensor> &inputs,
-                    const EvalOptions &o, const std::string &which = "") {
+EvalResult runModel(const PyModel &pm, const Inputs &inputs, const EvalOptions &o,
+                    const std::string &which = "") {
   const Model &m = pm.m();
   absl::StatusOr<EvalResult> r;
+  std::map<std::string, EvalValue> all;
+  if (!inputs.values.empty()) {
+    all = inputs.values;
+    for (auto &e : inputs.tensors) all[e.first] = EvalValue(e.second);
+  }
   {
     ModelHolder::Busy busy(*pm.h);
     py::gil_scoped_release nogil;
-    r = evaluateModel(m, inputs, o);
+    r = inputs.values.empty() ? evaluateModel(m, inputs.tensors, o)
+                              : evaluateModelValues(m, all, o);
   }
   if (!r.ok()) {
     absl::Status s = r.status();
@@ -132,7 +202,7 @@ EvalResult runModel(const PyModel &pm, const std::map<std::string, Tensor> &inpu
 
 py::dict runPy(const PyModel &pm, py::handle inputsObj, bool random, uint64_t seed,
                py::handle bindObj, py::handle maxBytes) {
-  std::map<std::string, Tensor> inputs = inputsArg(inputsObj);
+  Inputs inputs = inputsArg(pm.m(), inputsObj);
   std::map<std::string, int64_t> bind = bindDimsArg(bindObj);
   EvalOptions o = optionsArg(seed, maxBytes);
   if (random) {
@@ -146,6 +216,8 @@ py::dict runPy(const PyModel &pm, py::handle inputsObj, bool random, uint64_t se
     if (!v) continue;
     auto it = r.outputs.find(v->name().str());
     if (it != r.outputs.end()) out[py::str(it->first)] = arrayOfTensor(it->second);
+    auto jt = r.otherOutputs.find(v->name().str());
+    if (jt != r.otherOutputs.end()) out[py::str(jt->first)] = pyOfValue(jt->second);
   }
   return out;
 }
@@ -155,7 +227,7 @@ py::list comparePy(const PyModel &a, const PyModel &b, py::handle inputsObj, int
                    double atol, uint64_t seed, py::handle bindObj, py::handle maxBytes) {
   if (n < 1) throw py::value_error("n must be at least 1, not " + std::to_string(n));
   if (!(rtol >= 0) || !(atol >= 0)) throw py::value_error("rtol and atol must be >= 0");
-  std::map<std::string, Tensor> given = inputsArg(inputsObj);
+  Inputs given = inputsArg(a.m(), inputsObj);
   std::map<std::string, int64_t> bind = bindDimsArg(bindObj);
   EvalOptions o = optionsArg(seed, maxBytes);
   std::mt19937_64 rng(seed);
@@ -166,7 +238,7 @@ py::list comparePy(const PyModel &a, const PyModel &b, py::handle inputsObj, int
   std::vector<Row> rows;
   std::map<std::string, size_t> index;
   for (int64_t k = 0; k < n; ++k) {
-    std::map<std::string, Tensor> inputs = withRandom(a.m(), given, bind, rng);
+    Inputs inputs = withRandom(a.m(), given, bind, rng);
     if (k == 0 && inputs.size() == given.size()) n = 1; // nothing random: one run says it all
     EvalResult ra = runModel(a, inputs, o, "a: ");
     EvalResult rb = runModel(b, inputs, o, "b: ");
@@ -177,15 +249,9 @@ py::list comparePy(const PyModel &a, const PyModel &b, py::handle inputsObj, int
       switch (d.kind) {
       case OutputDiff::Kind::MissingInA: note = "missing in a"; break;
       case OutputDiff::Kind::MissingInB: note = "missing in b"; break;
-      case OutputDiff::Kind::TypeMismatch: {
-        auto desc = [](const Tensor &t) {
-          std::string s = dataTypeName(t.dataType()).str() + "[";
-          for (size_t i = 0; i < t.dims().size(); ++i) s += (i ? "," : "") + std::to_string(t.dims()[i]);
-          return s + "]";
-        };
-        note = desc(ra.outputs.at(d.name)) + " vs " + desc(rb.outputs.at(d.name));
+      case OutputDiff::Kind::TypeMismatch:
+        note = describeOutput(ra, d.name) + " vs " + describeOutput(rb, d.name);
         break;
-      }
       case OutputDiff::Kind::Nondeterministic: note = "nondeterministic, not compared"; break;
       case OutputDiff::Kind::Strings: note = d.ok ? "strings equal" : "strings differ"; break;
       case OutputDiff::Kind::Values:

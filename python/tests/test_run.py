@@ -250,3 +250,55 @@ g (float[300,300] x) => (float[300,300] y)
         done.set()
         t.join()
     assert during >= 20  # about 300 ms of evaluation; none with the GIL held
+
+
+# Note [Sequences and optionals in Python] (src/Eval.cpp).
+SEQ = """<ir_version: 8, opset_import: ["" : 18]>
+g (seq(float[]) xs, optional(float[2]) o, float[1] k) => (seq(float[]) ys, int64 n, bool has,
+    optional(float[2]) same, optional(float[1]) none)
+{
+  ys = SequenceMap <body = b (float[] x, float[1] kk) => (float[] y) { y = Mul (x, kk) }> (xs, k)
+  n = SequenceLength (xs)
+  has = OptionalHasElement (o)
+  same = Identity (o)
+  none = Optional <type = float[1]> ()
+}
+"""
+
+
+def test_run_takes_and_returns_sequences_and_optionals():
+    m = text(SEQ)
+    xs = [np.array([1, 2], np.float32), np.array([3, 4, 5], np.float32)]
+    k = np.array([10], np.float32)
+    out = onnxir.run(m, {"xs": xs, "o": None, "k": k})
+    assert list(out) == ["ys", "n", "has", "same", "none"]
+    assert isinstance(out["ys"], list) and len(out["ys"]) == 2
+    assert out["ys"][1].dtype == np.float32 and out["ys"][1].tolist() == [30, 40, 50]
+    assert out["n"] == 2 and not out["has"]
+    assert out["same"] is None and out["none"] is None
+    # An optional input given its element holds it; a tuple is a sequence too.
+    out = onnxir.run(m, {"xs": (xs[0],), "o": np.array([7, 8], np.float32), "k": k})
+    assert out["n"] == 1 and out["has"]
+    assert out["same"].tolist() == [7, 8]
+    # An empty list is an empty sequence.
+    out = onnxir.run(m, {"xs": [], "o": None, "k": k})
+    assert out["ys"] == [] and out["n"] == 0
+
+
+def test_sequence_and_optional_inputs_of_the_wrong_kind():
+    m = text(SEQ)
+    k = np.array([10], np.float32)
+    with pytest.raises(TypeError, match=r"inputs\['xs'\] is seq\(float\[\]\): give a list"):
+        onnxir.run(m, {"xs": np.ones(2, np.float32), "o": None, "k": k})
+    with pytest.raises(onnxir.EvalValueError, match=r'input "xs", element #1: element type int64'):
+        onnxir.run(m, {"xs": [np.ones(2, np.float32), np.ones(2, np.int64)], "o": None, "k": k})
+
+
+def test_compare_goes_through_sequences():
+    a = text(SEQ)
+    b = text(SEQ.replace("y = Mul (x, kk)", "y = Add (x, kk)"))
+    inputs = {"xs": [np.array([1, 2], np.float32)], "o": None, "k": np.array([10], np.float32)}
+    diffs = {d.name: d for d in onnxir.compare(a, b, inputs)}
+    assert not diffs["ys"].ok and diffs["ys"].max_abs == 8  # 10, 20 vs 11, 12
+    assert diffs["none"].ok and diffs["n"].ok
+    assert all(d.ok for d in onnxir.compare(a, a, inputs))
