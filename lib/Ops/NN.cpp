@@ -414,6 +414,211 @@ StatusOr<std::vector<Tensor>> kDropout(const KernelCall &c) {
   return r;
 }
 
+//===--- SwiGLU -----------------------------------------------------------===//
+
+/// Y = A * sigmoid(alpha * A) * B, A and B of one shape (no broadcasting).
+StatusOr<std::vector<Tensor>> kSwiGLU(const KernelCall &c) {
+  auto a = inputArr(c, 0), b = inputArr(c, 1);
+  if (!a.ok()) return a.status();
+  if (!b.ok()) return b.status();
+  if (a->dt != b->dt || a->dims != b->dims)
+    return invalid("SwiGLU: inputs A and B must have one element type and one shape");
+  double alpha = c.getFloat("alpha", 1.0f);
+  Status st = visitNumeric(a->kind(), [&](auto tag) -> Status {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point_v<T>) {
+      std::vector<T> &av = a->template vec<T>();
+      const std::vector<T> &bv = b->template vec<T>();
+      for (size_t k = 0; k < av.size(); ++k)
+        av[k] = av[k] / (T(1) + std::exp(-(T)alpha * av[k])) * bv[k];
+      return absl::OkStatus();
+    }
+    return unsupported("SwiGLU: only floating-point element types");
+  });
+  if (!st.ok()) return st;
+  return one(*a);
+}
+
+//===--- CausalConvWithState ----------------------------------------------===//
+
+/// A depthwise causal 1-D convolution over [B, C, T]: the past_state (or
+/// k-1 zeros) before the input, weight [C, 1, k], optional bias [C], then
+/// activation none or silu/swish (x * sigmoid(x)); present_state is the
+/// last k-1 positions of state ++ input.
+StatusOr<std::vector<Tensor>> kCausalConvWithState(const KernelCall &c) {
+  auto x = inputArr(c, 0), w = inputArr(c, 1);
+  if (!x.ok()) return x.status();
+  if (!w.ok()) return w.status();
+  if (x->kind() != CK::F32 || w->kind() != CK::F32)
+    return unsupported("CausalConvWithState: only float, float16 and bfloat16");
+  std::string act = c.getString("activation", "none");
+  if (act != "none" && act != "silu" && act != "swish")
+    return invalid(absl::StrCat("CausalConvWithState: attribute activation '", act,
+                                "' is not one of none, silu, swish"));
+  if (x->rank() != 3) return invalid("CausalConvWithState: input must be [batch, channels, length]");
+  int64_t B = x->dims[0], C = x->dims[1], T = x->dims[2];
+  if (w->rank() != 3 || w->dims[0] != C || w->dims[1] != 1 || w->dims[2] < 1)
+    return invalid("CausalConvWithState: weight must be [channels, 1, k] with k >= 1");
+  int64_t K = w->dims[2];
+  std::optional<Arr> bias, past;
+  if (c.input(2)) {
+    auto v = inputArr(c, 2);
+    if (!v.ok()) return v.status();
+    if (v->kind() != CK::F32 || v->dims != std::vector<int64_t>{C})
+      return invalid("CausalConvWithState: bias must be [channels]");
+    bias = std::move(*v);
+  }
+  if (c.input(3)) {
+    auto v = inputArr(c, 3);
+    if (!v.ok()) return v.status();
+    if (v->kind() != CK::F32 || v->dims != std::vector<int64_t>{B, C, K - 1})
+      return invalid("CausalConvWithState: past_state must be [batch, channels, k - 1]");
+    past = std::move(*v);
+  }
+  Arr out = Arr::make(x->dt, x->dims), state = Arr::make(x->dt, {B, C, K - 1});
+  std::vector<float> padded(K - 1 + T);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t ch = 0; ch < C; ++ch) {
+      for (int64_t j = 0; j < K - 1; ++j)
+        padded[j] = past ? past->f[(b * C + ch) * (K - 1) + j] : 0.0f;
+      std::copy_n(x->f.data() + (b * C + ch) * T, T, padded.data() + K - 1);
+      const float *wc = w->f.data() + ch * K;
+      float *o = out.f.data() + (b * C + ch) * T;
+      for (int64_t t = 0; t < T; ++t) {
+        float acc = bias ? bias->f[ch] : 0.0f;
+        for (int64_t j = 0; j < K; ++j) acc += wc[j] * padded[t + j];
+        o[t] = act == "none" ? acc : acc / (1.0f + std::exp(-acc));
+      }
+      std::copy_n(padded.data() + T, K - 1, state.f.data() + (b * C + ch) * (K - 1));
+    }
+  std::vector<Tensor> r;
+  r.push_back(toTensor(out));
+  if (c.numOutputs > 1) r.push_back(toTensor(state));
+  return r;
+}
+
+//===--- LinearAttention --------------------------------------------------===//
+
+// Note [LinearAttention recurrence]
+//   Per batch and key/value head, a state S [Dk, Dv] (past_state, else
+//   zeros) runs over the time steps: gating (update_rule gated,
+//   gated_delta) scales S's rows by exp(decay_t) (one per head, or per key
+//   dim); the delta rule (delta, gated_delta) replaces v_t by
+//   beta_t * (v_t - k_t S); then S += k_t^T v_t, and each query head of the
+//   group reads out_t = scale * q_t S (scale 0: 1 / sqrt(Dk)). The inputs
+//   are packed [B, T, H*D]; present_state is the final S. Computed in float,
+//   as ONNX's reference does; chunk_size changes nothing.
+StatusOr<std::vector<Tensor>> kLinearAttention(const KernelCall &c) {
+  auto q = inputArr(c, 0), k = inputArr(c, 1), v = inputArr(c, 2);
+  if (!q.ok()) return q.status();
+  if (!k.ok()) return k.status();
+  if (!v.ok()) return v.status();
+  if (q->kind() != CK::F32 || k->kind() != CK::F32 || v->kind() != CK::F32)
+    return unsupported("LinearAttention: only float, float16 and bfloat16");
+  std::string rule = c.getString("update_rule", "gated_delta");
+  if (rule != "linear" && rule != "gated" && rule != "delta" && rule != "gated_delta")
+    return invalid(absl::StrCat("LinearAttention: attribute update_rule '", rule,
+                                "' is not one of linear, gated, delta, gated_delta"));
+  bool gating = rule == "gated" || rule == "gated_delta";
+  bool delta = rule == "delta" || rule == "gated_delta";
+  int64_t qh = c.getInt("q_num_heads", 0), kvh = c.getInt("kv_num_heads", 0);
+  if (qh <= 0 || kvh <= 0 || qh % kvh)
+    return invalid("LinearAttention: q_num_heads must be a positive multiple of kv_num_heads");
+  if (gating != (c.input(4) != nullptr))
+    return invalid(absl::StrCat("LinearAttention: update_rule '", rule,
+                                gating ? "' needs input decay" : "' takes no input decay"));
+  if (delta != (c.input(5) != nullptr))
+    return invalid(absl::StrCat("LinearAttention: update_rule '", rule,
+                                delta ? "' needs input beta" : "' takes no input beta"));
+  if (q->rank() != 3 || k->rank() != 3 || v->rank() != 3)
+    return invalid("LinearAttention: query, key and value must be [batch, time, heads * size]");
+  int64_t B = q->dims[0], T = q->dims[1];
+  for (const Arr *a : {&*k, &*v})
+    if (a->dims[0] != B || a->dims[1] != T)
+      return invalid("LinearAttention: query, key and value differ in batch or time");
+  if (q->dims[2] % qh || k->dims[2] % kvh || v->dims[2] % kvh)
+    return invalid("LinearAttention: a hidden size is not a multiple of its number of heads");
+  int64_t Dk = q->dims[2] / qh, Dv = v->dims[2] / kvh, group = qh / kvh;
+  if (k->dims[2] / kvh != Dk) return invalid("LinearAttention: query and key differ in head size");
+  std::optional<Arr> decay, beta;
+  int64_t decayLast = 0, betaLast = 0;
+  if (gating) {
+    auto d = inputArr(c, 4);
+    if (!d.ok()) return d.status();
+    decayLast = d->rank() == 3 ? d->dims[2] : -1;
+    if (d->kind() != CK::F32 || d->rank() != 3 || d->dims[0] != B || d->dims[1] != T ||
+        (decayLast != kvh && decayLast != kvh * Dk))
+      return invalid("LinearAttention: decay must be [batch, time, kv_num_heads (* head size)]");
+    decay = std::move(*d);
+  }
+  if (delta) {
+    auto d = inputArr(c, 5);
+    if (!d.ok()) return d.status();
+    betaLast = d->rank() == 3 ? d->dims[2] : -1;
+    if (d->kind() != CK::F32 || d->rank() != 3 || d->dims[0] != B || d->dims[1] != T ||
+        (betaLast != kvh && betaLast != 1))
+      return invalid("LinearAttention: beta must be [batch, time, kv_num_heads or 1]");
+    beta = std::move(*d);
+  }
+  DataType stateDt = q->dt;
+  std::vector<float> S(B * kvh * Dk * Dv, 0.0f);
+  if (c.input(3)) {
+    auto p = inputArr(c, 3);
+    if (!p.ok()) return p.status();
+    if (p->kind() != CK::F32 || p->dims != std::vector<int64_t>{B, kvh, Dk, Dv})
+      return invalid("LinearAttention: past_state must be [batch, kv_num_heads, key size, "
+                     "value size]");
+    S = p->f;
+    stateDt = p->dt;
+  }
+  double sc = c.getFloat("scale", 0.0f);
+  float scale = sc == 0 ? 1.0f / std::sqrt((float)Dk) : (float)sc;
+  Arr out = Arr::make(q->dt, {B, T, qh * Dv});
+  std::vector<float> vt(Dv);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < kvh; ++h) {
+      float *St = S.data() + (b * kvh + h) * Dk * Dv;
+      for (int64_t t = 0; t < T; ++t) {
+        const float *kt = k->f.data() + (b * T + t) * kvh * Dk + h * Dk;
+        const float *vs = v->f.data() + (b * T + t) * kvh * Dv + h * Dv;
+        if (gating) {
+          const float *g = decay->f.data() + (b * T + t) * decayLast;
+          for (int64_t d = 0; d < Dk; ++d) {
+            float e = std::exp(decayLast == kvh ? g[h] : g[h * Dk + d]);
+            for (int64_t m = 0; m < Dv; ++m) St[d * Dv + m] *= e;
+          }
+        }
+        std::copy_n(vs, Dv, vt.data());
+        if (delta) {
+          float bt = beta->f[(b * T + t) * betaLast + (betaLast == 1 ? 0 : h)];
+          for (int64_t m = 0; m < Dv; ++m) {
+            float r = 0;
+            for (int64_t d = 0; d < Dk; ++d) r += St[d * Dv + m] * kt[d];
+            vt[m] = bt * (vt[m] - r);
+          }
+        }
+        for (int64_t d = 0; d < Dk; ++d)
+          for (int64_t m = 0; m < Dv; ++m) St[d * Dv + m] += kt[d] * vt[m];
+        for (int64_t g = 0; g < group; ++g) {
+          int64_t hq = h * group + g;
+          const float *qt = q->f.data() + (b * T + t) * qh * Dk + hq * Dk;
+          float *o = out.f.data() + (b * T + t) * qh * Dv + hq * Dv;
+          for (int64_t m = 0; m < Dv; ++m) {
+            float r = 0;
+            for (int64_t d = 0; d < Dk; ++d) r += qt[d] * St[d * Dv + m];
+            o[m] = scale * r;
+          }
+        }
+      }
+    }
+  Arr state = Arr::make(stateDt, {B, kvh, Dk, Dv});
+  state.f = std::move(S);
+  std::vector<Tensor> r;
+  r.push_back(toTensor(out));
+  if (c.numOutputs > 1) r.push_back(toTensor(state));
+  return r;
+}
+
 } // namespace
 } // namespace kernels
 
@@ -765,6 +970,7 @@ void registerNNOps(OpRegistrar &r) {
           (*a)[i] = (*b)[i];
     c.setTensor(0, c.inElem(0), a ? a : b);
   };
+  r["SwiGLU"] = kernels::kSwiGLU;
   r["CausalConvWithState"] = [](InferCtx &c) {
     auto x = c.inShape(0), w = c.inShape(1);
     c.setTensor(0, c.inElem(0), x);
@@ -774,7 +980,8 @@ void registerNNOps(OpRegistrar &r) {
                   Dims{(*x)[0], (*x)[1],
                        w && w->size() == 3 ? dimSub(c.ctx, (*w)[2], c.c(1)) : nullptr});
   };
-  r["LinearAttention"] = linearAttentionRule;
+  r["CausalConvWithState"] = kernels::kCausalConvWithState;
+  r["LinearAttention"].infer(linearAttentionRule).kernel(kernels::kLinearAttention);
   // Version adapters up to opset 9 (Note [Version adapters]).
   using adapters::dropConsumedInputs;
   using adapters::noChange;
