@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnxir/Eval/Compare.h"
 #include "onnxir/Eval/Evaluator.h"
+#include "onnxir/Eval/Npy.h"
 #include "onnxir/IR/Model.h"
 #include "onnxir/Ops/SchemaVerifier.h"
 #include "onnxir/IR/Verifier.h"
@@ -22,6 +23,7 @@
 #include "onnxir/Passes/ShapeInference.h"
 #include "onnxir/Serialize/ModelFile.h"
 #include "onnxir/Serialize/ProtoIO.h"
+#include "onnxir/Serialize/TensorFile.h"
 #include "onnxir/Serialize/Text.h"
 #include "onnxir/Support/LLVMCompat.h"
 
@@ -137,6 +139,11 @@ cl::opt<std::string> gCheckNumerics(
     cl::desc("Run the input model and the result on N random input sets (default 3) with the "
              "reference evaluator and refuse to write when an output differs beyond its element "
              "type's tolerance"),
+    cl::cat(gIOCat));
+cl::list<std::string> gCheckInput(
+    "check-input", cl::value_desc("NAME=FILE|NUMBER"),
+    cl::desc("--check-numerics: input NAME from a .npy or TensorProto .pb file, or its declared "
+             "type and shape filled with NUMBER, instead of random values (repeatable)"),
     cl::cat(gIOCat));
 cl::opt<bool> gSummary("summary",
                        cl::desc("Print a before/after table of op counts, initializers and "
@@ -543,7 +550,9 @@ static void printRunTimes(double load, const PipelineRun &run, double save) {
 // sets and refuses to write when an output differs. The inputs are made from
 // the result's graph inputs (after --input-shape and --bind-dim have fixed
 // their dims; a dim still symbolic or unknown takes its --bind-dim value, or
-// 1, and a note says so), so both models take them. The original is kept as
+// 1, and a note says so), so both models take them; --check-input gives an
+// input from a file, or fills it with one number (a model whose input must
+// hold a particular value: a sample rate, a mode flag). The original is kept as
 // its bytes (external data stays where it is) and lifted again for the run.
 // Tolerances follow the element type: floats within atol + rtol * |original|
 // (float and double 1e-5 / 1e-4 as onnxruntime-level checks use, float16 and
@@ -563,18 +572,80 @@ std::pair<double, double> numericTolerance(DataType t) {
   }
 }
 
+/// The tensor of `--check-input NAME=FILE|NUMBER`: a .npy or TensorProto
+/// .pb file, or input NAME of `m` (its declared element type; dims known,
+/// from `bind`, else 1) filled with NUMBER.
+absl::StatusOr<Tensor> checkInputTensor(const Model &m, const std::string &spec,
+                                        const std::map<std::string, int64_t> &bind) {
+  size_t eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+    return absl::InvalidArgumentError("expected NAME=FILE or NAME=NUMBER");
+  std::string name = spec.substr(0, eq), what = spec.substr(eq + 1);
+  llvm::StringRef w(what);
+  if (endsWith(w, ".npy")) {
+    std::ifstream in(what, std::ios::binary);
+    if (!in) return absl::NotFoundError(what + ": cannot open the file");
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return parseNpy(ss.str());
+  }
+  if (endsWith(w, ".pb")) return loadTensorProto(what);
+  double x;
+  if (w.getAsDouble(x))
+    return absl::InvalidArgumentError("'" + what + "' is neither a .npy or .pb file nor a number");
+  const Value *in = nullptr;
+  for (const Value *v : m.graph().inputs())
+    if (v->name() == name) in = v;
+  if (!in) return absl::InvalidArgumentError("\"" + name + "\" is no input of the model");
+  const Type *t = in->type();
+  if (!t || !t->isTensor() || !t->hasElemType() || !t->hasShape())
+    return absl::InvalidArgumentError("input \"" + name + "\" has no tensor type with a shape");
+  std::vector<int64_t> dims;
+  for (const Dim &d : t->dims())
+    dims.push_back(d.isKnown() ? d.value
+                   : d.isSymbolic() && bind.count(d.param.str()) ? bind.at(d.param.str())
+                                                                 : 1);
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  std::string bytes;
+  auto fill = [&](auto v) {
+    for (int64_t k = 0; k < n; ++k) bytes.append(reinterpret_cast<const char *>(&v), sizeof v);
+  };
+  switch (t->elemType()) {
+  case DataType::Float: fill((float)x); break;
+  case DataType::Double: fill(x); break;
+  case DataType::Float16: fill(floatToHalf((float)x)); break;
+  case DataType::Int64: fill((int64_t)x); break;
+  case DataType::Int32: fill((int32_t)x); break;
+  case DataType::Int8: fill((int8_t)x); break;
+  case DataType::Uint8: fill((uint8_t)x); break;
+  case DataType::Bool: fill((uint8_t)(x != 0)); break;
+  default:
+    return absl::InvalidArgumentError("input \"" + name + "\" is " +
+                                      dataTypeName(t->elemType()).str() +
+                                      ": give a .npy or .pb file");
+  }
+  Tensor out;
+  out.setDataType(t->elemType());
+  out.setDims(dims);
+  out.setRaw(std::move(bytes));
+  return out;
+}
+
 /// Runs `original` (its bytes) and `result` on `sets` random input sets;
 /// an error names the first output that differs.
 absl::Status checkNumerics(llvm::StringRef originalBytes, const LiftOptions &lo,
                            const Model &result, unsigned sets,
-                           const std::map<std::string, int64_t> &bind) {
+                           const std::map<std::string, int64_t> &bind,
+                           const std::map<std::string, Tensor> &given) {
   auto original = liftModel(originalBytes, lo);
   if (!original.ok()) return original.status();
   std::mt19937_64 rng(0);
   for (unsigned set = 0; set < sets; ++set) {
     std::vector<std::string> notes;
-    auto inputs = randomInputs(result, {}, bind, rng, &notes);
+    auto inputs = randomInputs(result, given, bind, rng, &notes);
     if (!inputs.ok()) return inputs.status();
+    for (const auto &[name, t] : given) inputs->emplace(name, t);
     if (set == 0)
       for (const std::string &n : notes)
         llvm::errs() << "onnx-opt: note: --check-numerics: " << n << " (--bind-dim SYM=V)\n";
@@ -782,6 +853,8 @@ int onnxOptMain(int argc, char **argv) {
   std::string originalBytes;
   LiftOptions checkLift;
   std::map<std::string, int64_t> checkBind;
+  if (!gCheckInput.empty() && !gCheckNumerics.getNumOccurrences())
+    fail("--check-input goes with --check-numerics");
   if (gCheckNumerics.getNumOccurrences()) {
     checkSets = 3;
     if (!gCheckNumerics.empty()) llvm::StringRef(gCheckNumerics).getAsInteger(10, checkSets);
@@ -842,7 +915,14 @@ int onnxOptMain(int argc, char **argv) {
   if (auto s = checkMappedFileReads(); !s.ok()) fail(std::string(s.message()));
   if (checkSets) {
     gStage = "checking the numbers";
-    if (auto s = checkNumerics(originalBytes, checkLift, *model, checkSets, checkBind); !s.ok())
+    std::map<std::string, Tensor> checkGiven;
+    for (const std::string &spec : gCheckInput) {
+      auto t = checkInputTensor(*model, spec, checkBind);
+      if (!t.ok()) fail("--check-input " + spec + ": " + std::string(t.status().message()));
+      checkGiven[spec.substr(0, spec.find('='))] = std::move(*t);
+    }
+    if (auto s = checkNumerics(originalBytes, checkLift, *model, checkSets, checkBind, checkGiven);
+        !s.ok())
       fail("--check-numerics: " + std::string(s.message()));
   }
 
