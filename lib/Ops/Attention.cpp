@@ -3,14 +3,17 @@
 // Attention (-23 on: 3-D or 4-D Q/K/V, grouped key/value heads, a past
 // cache, a bool or additive mask, is_causal, softcap, the qk_matmul_output
 // modes; -24's nonpad_kv_seqlen; -25's sliding window) and RotaryEmbedding
-// (-23). Per op: its rule, its kernel, its registration. LinearAttention,
+// (-23). Per op: its rule, its kernel, its version adapters, its
+// registration. LinearAttention,
 // SwiGLU and CausalConvWithState keep their rules in NN.cpp.
 //
 //===----------------------------------------------------------------------===//
+#include "AdapterSupport.h"
 #include "Families.h"
 #include "InferSupport.h"
 #include "KernelSupport.h"
 
+#include "onnxir/IR/Node.h"
 #include "onnxir/IR/Type.h"
 #include "onnxir/Ops/InferCtx.h"
 #include "onnxir/Ops/OpRegistry.h"
@@ -328,6 +331,16 @@ StatusOr<std::vector<Tensor>> kAttention(const KernelCall &c) {
   return r;
 }
 
+// Attention-24 added nonpad_kv_seqlen, -25 the window sizes: going down, the
+// node must not use them.
+absl::Status attentionDown24(Node &n, AdapterContext &c) {
+  return adapters::olderFormOnly(n, c, "Attention", {});
+}
+absl::Status attentionDown25(Node &n, AdapterContext &c) {
+  return adapters::olderFormOnly(n, c, "Attention", {{"left_window_size", AttrKind::Int, -1},
+                                                     {"right_window_size", AttrKind::Int, -1}});
+}
+
 //===--- RotaryEmbedding --------------------------------------------------===//
 
 /// Rotates the first rotary_embedding_dim values of each head (pairs: the
@@ -405,6 +418,8 @@ StatusOr<std::vector<Tensor>> kRotaryEmbedding(const KernelCall &c) {
 
 void registerAttentionOps(OpRegistrar &r) {
   r["Attention"].infer(attentionRule).kernel(kAttention);
+  r["Attention"].since(24).upgrade(adapters::noChange).downgrade(attentionDown24);
+  r["Attention"].since(25).upgrade(adapters::noChange).downgrade(attentionDown25);
   r["RotaryEmbedding"].infer(sameAsInput).kernel(kRotaryEmbedding);
 }
 

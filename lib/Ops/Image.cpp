@@ -4,13 +4,16 @@
 // (-16: bilinear/nearest/bicubic on 4-D input; -20 on: linear/nearest/cubic
 // on any spatial rank), AffineGrid (the sampling grid of a batch of affine
 // maps), RoiAlign (-10 and -16's coordinate modes, avg and max), MaxRoiPool,
-// NonMaxSuppression. Per op: its rule, its kernel, its registration.
+// NonMaxSuppression. Per op: its rule, its kernel, its version adapters, its
+// registration.
 //
 //===----------------------------------------------------------------------===//
+#include "AdapterSupport.h"
 #include "Families.h"
 #include "InferSupport.h"
 #include "KernelSupport.h"
 
+#include "onnxir/IR/Node.h"
 #include "onnxir/IR/Type.h"
 #include "onnxir/Ops/InferCtx.h"
 #include "onnxir/Ops/OpRegistry.h"
@@ -238,6 +241,31 @@ StatusOr<std::vector<Tensor>> kGridSample(const KernelCall &c) {
   });
   if (!st.ok()) return st;
   return one(out);
+}
+
+// GridSample-20 renamed the modes bilinear/bicubic to linear/cubic and took
+// any rank; -16 takes 4-D only.
+absl::Status gridSampleUp20(Node &n, AdapterContext &c) {
+  auto m = adapters::stringAttrOr(n, "mode", "bilinear");
+  if (!m.ok()) return m.status();
+  if (c.checkOnly || !n.getAttr("mode")) return absl::OkStatus();
+  if (*m == "bilinear") adapters::setStringAttr(n, "mode", "linear");
+  if (*m == "bicubic") adapters::setStringAttr(n, "mode", "cubic");
+  return absl::OkStatus();
+}
+absl::Status gridSampleDown20(Node &n, AdapterContext &c) {
+  auto m = adapters::stringAttrOr(n, "mode", "linear");
+  if (!m.ok()) return m.status();
+  int64_t r = adapters::operandRank(n, 0);
+  if (r != 4)
+    return absl::FailedPreconditionError(
+        r < 0 ? "GridSample-16 takes 4-D input only, and the input's rank is unknown (infer "
+                "shapes first)"
+              : absl::StrCat("the input is ", r, "-D; GridSample-16 takes 4-D input only"));
+  if (c.checkOnly || !n.getAttr("mode")) return absl::OkStatus();
+  if (*m == "linear") adapters::setStringAttr(n, "mode", "bilinear");
+  if (*m == "cubic") adapters::setStringAttr(n, "mode", "bicubic");
+  return absl::OkStatus();
 }
 
 //===--- AffineGrid -------------------------------------------------------===//
@@ -470,6 +498,23 @@ StatusOr<std::vector<Tensor>> kRoiAlign(const KernelCall &c) {
   return one(out);
 }
 
+// RoiAlign-16 added coordinate_transformation_mode, default half_pixel; -10
+// behaves as output_half_pixel, which up writes out and down requires.
+absl::Status roiAlignUp16(Node &n, AdapterContext &c) {
+  if (!c.checkOnly) adapters::setStringAttr(n, "coordinate_transformation_mode", "output_half_pixel");
+  return absl::OkStatus();
+}
+absl::Status roiAlignDown16(Node &n, AdapterContext &c) {
+  auto m = adapters::stringAttrOr(n, "coordinate_transformation_mode", "half_pixel");
+  if (!m.ok()) return m.status();
+  if (*m != "output_half_pixel")
+    return absl::FailedPreconditionError(absl::StrCat(
+        "coordinate_transformation_mode is ", *m,
+        "; RoiAlign-10 behaves as output_half_pixel only"));
+  if (!c.checkOnly) n.removeAttr("coordinate_transformation_mode");
+  return absl::OkStatus();
+}
+
 //===--- MaxRoiPool -------------------------------------------------------===//
 
 void maxRoiPoolRule(InferCtx &c) {
@@ -662,8 +707,10 @@ StatusOr<std::vector<Tensor>> kNonMaxSuppression(const KernelCall &c) {
 
 void registerImageOps(OpRegistrar &r) {
   r["GridSample"].infer(gridSampleRule).kernel(kGridSample);
+  r["GridSample"].since(20).upgrade(gridSampleUp20).downgrade(gridSampleDown20);
   r["AffineGrid"].infer(affineGridRule).kernel(kAffineGrid);
   r["RoiAlign"].infer(roiAlignRule).kernel(kRoiAlign);
+  r["RoiAlign"].since(16).upgrade(roiAlignUp16).downgrade(roiAlignDown16);
   r["MaxRoiPool"].infer(maxRoiPoolRule).kernel(kMaxRoiPool);
   r["NonMaxSuppression"].infer(nonMaxSuppressionRule).kernel(kNonMaxSuppression);
 }

@@ -808,55 +808,6 @@ template <const char *Op> absl::Status softmaxDown13(Node &n, AdapterContext &c)
 }
 constexpr char kSoftmax[] = "Softmax", kLogSoftmax[] = "LogSoftmax", kHardmax[] = "Hardmax";
 
-// RoiAlign-16 added coordinate_transformation_mode, default half_pixel; -10
-// behaves as output_half_pixel, which up writes out and down requires.
-absl::Status roiAlignUp16(Node &n, AdapterContext &c) {
-  if (!c.checkOnly) adapters::setStringAttr(n, "coordinate_transformation_mode", "output_half_pixel");
-  return absl::OkStatus();
-}
-absl::Status roiAlignDown16(Node &n, AdapterContext &c) {
-  auto m = adapters::stringAttrOr(n, "coordinate_transformation_mode", "half_pixel");
-  if (!m.ok()) return m.status();
-  if (*m != "output_half_pixel")
-    return absl::FailedPreconditionError(absl::StrCat(
-        "coordinate_transformation_mode is ", *m,
-        "; RoiAlign-10 behaves as output_half_pixel only"));
-  if (!c.checkOnly) n.removeAttr("coordinate_transformation_mode");
-  return absl::OkStatus();
-}
-
-// GridSample-20 renamed the modes bilinear/bicubic to linear/cubic and took
-// any rank; -16 takes 4-D only.
-absl::Status gridSampleUp20(Node &n, AdapterContext &c) {
-  auto m = adapters::stringAttrOr(n, "mode", "bilinear");
-  if (!m.ok()) return m.status();
-  if (c.checkOnly || !n.getAttr("mode")) return absl::OkStatus();
-  if (*m == "bilinear") adapters::setStringAttr(n, "mode", "linear");
-  if (*m == "bicubic") adapters::setStringAttr(n, "mode", "cubic");
-  return absl::OkStatus();
-}
-absl::Status gridSampleDown20(Node &n, AdapterContext &c) {
-  auto m = adapters::stringAttrOr(n, "mode", "linear");
-  if (!m.ok()) return m.status();
-  int64_t r = adapters::operandRank(n, 0);
-  if (r != 4)
-    return absl::FailedPreconditionError(
-        r < 0 ? "GridSample-16 takes 4-D input only, and the input's rank is unknown (infer "
-                "shapes first)"
-              : absl::StrCat("the input is ", r, "-D; GridSample-16 takes 4-D input only"));
-  if (c.checkOnly || !n.getAttr("mode")) return absl::OkStatus();
-  if (*m == "linear") adapters::setStringAttr(n, "mode", "bilinear");
-  if (*m == "cubic") adapters::setStringAttr(n, "mode", "bicubic");
-  return absl::OkStatus();
-}
-
-absl::Status attentionDown24(Node &n, AdapterContext &c) {
-  return adapters::olderFormOnly(n, c, "Attention", {});
-}
-absl::Status attentionDown25(Node &n, AdapterContext &c) {
-  return adapters::olderFormOnly(n, c, "Attention", {{"left_window_size", AttrKind::Int, -1},
-                                                     {"right_window_size", AttrKind::Int, -1}});
-}
 // QLinearMatMul-21 allows float16/bfloat16 scales (and float8 data); -10
 // takes float scales.
 absl::Status qlinearMatMulDown21(Node &n, AdapterContext &) {
@@ -881,10 +832,6 @@ void registerNNAdapters(OpRegistrar &r) {
   r["LogSoftmax"].since(13).upgrade(softmaxUp13<kLogSoftmax>).downgrade(
       softmaxDown13<kLogSoftmax>);
   r["Hardmax"].since(13).upgrade(softmaxUp13<kHardmax>).downgrade(softmaxDown13<kHardmax>);
-  r["RoiAlign"].since(16).upgrade(roiAlignUp16).downgrade(roiAlignDown16);
-  r["GridSample"].since(20).upgrade(gridSampleUp20).downgrade(gridSampleDown20);
-  r["Attention"].since(24).upgrade(noChange).downgrade(attentionDown24);
-  r["Attention"].since(25).upgrade(noChange).downgrade(attentionDown25);
   // Type-list changes only; the pass checks the types going down.
   r["QLinearMatMul"].since(21).upgrade(noChange).downgrade(qlinearMatMulDown21);
 }
