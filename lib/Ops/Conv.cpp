@@ -325,6 +325,14 @@ void convCore(const T *x, const T *w, T *y, int64_t N, int64_t C, int64_t M, int
         patches<true, T>(xg, nullptr, col.data(), Cg, g);
         cp = col.data();
       }
+      if (Mg == 1) {
+        // One output channel per group (depthwise): a vector-matrix
+        // product, which Eigen picks only for a vector type.
+        using Row = Eigen::Matrix<T, 1, Eigen::Dynamic>;
+        Eigen::Map<Row>(y + (b * M + gr) * OS, OS).noalias() =
+            Eigen::Map<const Row>(w + gr * Cg * K, Cg * K) * CMatMap<T>(cp, Cg * K, OS);
+        continue;
+      }
       MatMap<T>(y + (b * M + gr * Mg) * OS, Mg, OS).noalias() =
           CMatMap<T>(w + gr * Mg * Cg * K, Mg, Cg * K) * CMatMap<T>(cp, Cg * K, OS);
     }
