@@ -37,7 +37,8 @@
 // on onnxruntime. At fixed shapes it is a Concat of per-head repeats, which
 // is peeled.)
 //
-// The pattern `fuse-rotary-embedding` is described above its code.
+// The pattern `fuse-rotary-embedding` is described in AttentionRotary.cpp;
+// AttentionMatch.h lists the files of the other forms.
 //
 // Note [Attention numerical contract]
 //   Attention-23 computes softmax((Q*sqrt(s)) (K*sqrt(s))ᵀ + bias) V with s
@@ -63,14 +64,9 @@
 #include "onnxir/IR/ValueInfo.h"
 #include "onnxir/Ops/OpContext.h"
 #include "onnxir/Ops/OpFacts.h"
-#include "onnxir/Ops/OpRegistry.h"
-#include "onnxir/Ops/OpSchema.h"
 
-#include <algorithm>
 #include <cmath>
-#include <limits>
 #include <optional>
-#include <sstream>
 #include <string>
 
 namespace onnxir {

@@ -1,4 +1,4 @@
-//===- AttentionGQA.cpp - Grouped KV heads -------------------------------===//
+//===- AttentionGQA.cpp - Grouped KV heads --------------------------------===//
 //
 // The pattern fuse-attention-gqa: K and V repeated per head (HF's
 // repeat_kv, Tile, per-head Concat) peeled off a 4-D Attention (Note

@@ -1,4 +1,4 @@
-//===- AttentionHeads.cpp - Head split and merge -------------------------===//
+//===- AttentionHeads.cpp - Head split and merge --------------------------===//
 //
 // The head split of Q, K, V and the merge of the result in their forms
 // (4-D Reshape/Transpose, timm's packed split, nn.MultiheadAttention's

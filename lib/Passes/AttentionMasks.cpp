@@ -1,4 +1,4 @@
-//===- AttentionMasks.cpp - Attention masks ------------------------------===//
+//===- AttentionMasks.cpp - Attention masks -------------------------------===//
 //
 // The mask of fuse-attention: an additive mask, or a boolean one through
 // Where with -inf; its shape against the scores (Note [Attention mask

@@ -1,4 +1,4 @@
-//===- AttentionMatch.cpp - Matchers the attention patterns share --------===//
+//===- AttentionMatch.cpp - Matchers the attention patterns share ---------===//
 //
 // Reports of near-misses, scale placements (a scalar constant multiplying
 // or dividing the scores, Q or Kᵀ) and transposes seen through; declared

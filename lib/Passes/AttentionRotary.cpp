@@ -1,4 +1,4 @@
-//===- AttentionRotary.cpp - Rotary embedding ----------------------------===//
+//===- AttentionRotary.cpp - Rotary embedding -----------------------------===//
 //
 // The pattern fuse-rotary-embedding: x * cos + rotate_half(x) * sin ->
 // RotaryEmbedding, with cos and sin gathered from constant caches or

@@ -55,8 +55,9 @@ void populateFusionPatterns(PatternSet &ps, const FusionOptions &opts = {});
 ///                           -> Gelu{approximate} (>= 20)
 void populateNormFusionPatterns(PatternSet &ps);
 
-/// Attention and rotary embedding (AttentionFusion.cpp, issue 28; contract
-/// in Note [Attention numerical contract]):
+/// Attention and rotary embedding (lib/Passes/Attention*.cpp, one file a
+/// form, listed in AttentionMatch.h; issue 28; contract in Note [Attention
+/// numerical contract]):
 ///   fuse-attention          softmax(Q·Kᵀ*scale [+mask])·V -> Attention (>= 23)
 ///   fuse-attention-heads    4-D Attention between a head split and merge
 ///                           -> the 3-D form (q_num_heads/kv_num_heads)
