@@ -114,9 +114,12 @@ std::string compareValue(const ProtoValue &want, const EvalValue &got) {
 /// was made by truncating; the spec and onnxruntime round to nearest even,
 /// as the kernel does (onnx/onnx#3876). CastLike's BFLOAT16 tests give
 /// `like` as a 1-element tensor where the model declares [3,4] (the
-/// evaluator checks inputs against the declared types). Listed, not
-/// compared.
+/// evaluator checks inputs against the declared types). test_adam_multiple's
+/// data was computed with epsilon 1e-2, which its model does not set (the
+/// default 1e-6 applies). Listed, not compared.
 const char *knownInconsistent(const std::string &name) {
+  if (name == "test_adam_multiple")
+    return "expected data uses epsilon 1e-2, which the model does not set (default 1e-6)";
   if (name.rfind("test_castlike_BFLOAT16_to_FLOAT", 0) == 0 ||
       name.rfind("test_castlike_FLOAT_to_BFLOAT16", 0) == 0)
     return "input \"like\" is not of the declared shape [3,4]";
