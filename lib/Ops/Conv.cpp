@@ -856,9 +856,9 @@ DimWindows dimWindows(const Geom &g, size_t d) {
 /// window's inside elements (an odometer over all but the last spatial dim,
 /// a loop over the last). MaxPool's Indices: the flat index into X of the
 /// first maximum (storage_order 1: the spatial dims column-major).
-template <typename T>
-void poolCore(PoolKind kind, const T *x, T *y, int64_t *idx, int64_t planes, const Geom &g,
-              bool countPad, double p, bool colMajor) {
+template <PoolKind Kind, typename T>
+void poolCore(const T *x, T *y, int64_t *idx, int64_t planes, const Geom &g, bool countPad,
+              double p, bool colMajor) {
   size_t n = g.n;
   std::vector<DimWindows> dw;
   for (size_t d = 0; d < n; ++d) dw.push_back(dimWindows(g, d));
@@ -881,27 +881,37 @@ void poolCore(PoolKind kind, const T *x, T *y, int64_t *idx, int64_t planes, con
       T best = std::numeric_limits<T>::lowest();
       int64_t bestAt = -1;
       double sum = 0;
-      if (inside > 0) {
+      int64_t lb = last.first[o[n - 1]], le = last.first[o[n - 1] + 1];
+      // One row of the window along the last dim, from offset `off`.
+      auto row = [&](int64_t off) {
+        for (int64_t j = lb; j < le; ++j) {
+          T v = src[off + last.pos[j]];
+          if constexpr (Kind == PoolKind::Max) {
+            // The first maximum; NaN is never one.
+            if (bestAt < 0 ? v == v : v > best) {
+              best = v;
+              bestAt = off + last.pos[j];
+            }
+          } else if constexpr (Kind == PoolKind::Average) {
+            sum += (double)v;
+          } else {
+            double a = std::fabs((double)v);
+            sum += p == 2 ? a * a : p == 1 ? a : std::pow(a, p);
+          }
+        }
+      };
+      if (inside > 0 && n == 1) {
+        row(0);
+      } else if (inside > 0 && n == 2) {
+        for (int64_t a = dw[0].first[o[0]], ae = dw[0].first[o[0] + 1]; a < ae; ++a)
+          row(dw[0].pos[a] * rowStride[0]);
+      } else if (inside > 0) {
         std::fill(k.begin(), k.end(), 0);
-        int64_t lb = last.first[o[n - 1]], le = last.first[o[n - 1] + 1];
         for (;;) {
           int64_t off = 0;
-          for (size_t d = 0; d + 1 < n; ++d) off += dw[d].pos[dw[d].first[o[d]] + k[d]] * rowStride[d];
-          for (int64_t j = lb; j < le; ++j) {
-            T v = src[off + last.pos[j]];
-            if (kind == PoolKind::Max) {
-              // The first maximum; NaN is never one.
-              if (bestAt < 0 ? v == v : v > best) {
-                best = v;
-                bestAt = off + last.pos[j];
-              }
-            } else if (kind == PoolKind::Average) {
-              sum += (double)v;
-            } else {
-              double a = std::fabs((double)v);
-              sum += p == 2 ? a * a : p == 1 ? a : std::pow(a, p);
-            }
-          }
+          for (size_t d = 0; d + 1 < n; ++d)
+            off += dw[d].pos[dw[d].first[o[d]] + k[d]] * rowStride[d];
+          row(off);
           int64_t d = (int64_t)n - 2;
           for (; d >= 0; --d) {
             if (++k[d] < dw[d].first[o[d] + 1] - dw[d].first[o[d]]) break;
@@ -910,7 +920,7 @@ void poolCore(PoolKind kind, const T *x, T *y, int64_t *idx, int64_t planes, con
           if (d < 0) break;
         }
       }
-      if (kind == PoolKind::Max) {
+      if constexpr (Kind == PoolKind::Max) {
         y[pl * OS + q] = best;
         if (idx) {
           int64_t flat = bestAt < 0 ? 0 : bestAt;
@@ -921,7 +931,7 @@ void poolCore(PoolKind kind, const T *x, T *y, int64_t *idx, int64_t planes, con
           }
           idx[pl * OS + q] = pl * IS + flat;
         }
-      } else if (kind == PoolKind::Average) {
+      } else if constexpr (Kind == PoolKind::Average) {
         y[pl * OS + q] = (T)(sum / (double)(countPad ? padded : inside));
       } else {
         y[pl * OS + q] = (T)(p == 2 ? std::sqrt(sum) : p == 1 ? sum : std::pow(sum, 1.0 / p));
@@ -964,18 +974,22 @@ StatusOr<std::vector<Tensor>> pool(const KernelCall &c, PoolKind kind) {
   std::optional<Arr> ind;
   if (wantIdx) ind = Arr::make(DataType::Int64, od);
   int64_t planes = x->dims[0] * x->dims[1];
+  int64_t *ip = wantIdx ? ind->i.data() : nullptr;
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    const T *xp = x->template vec<T>().data();
+    T *yp = out.template vec<T>().data();
+    if (kind == PoolKind::Max)
+      poolCore<PoolKind::Max, T>(xp, yp, ip, planes, g, countPad, p, so == 1);
+    else if (kind == PoolKind::Average)
+      poolCore<PoolKind::Average, T>(xp, yp, ip, planes, g, countPad, p, so == 1);
+    else
+      poolCore<PoolKind::Lp, T>(xp, yp, ip, planes, g, countPad, p, so == 1);
+  };
   switch (x->kind()) {
-  case CK::F32:
-    poolCore<float>(kind, x->f.data(), out.f.data(), wantIdx ? ind->i.data() : nullptr, planes,
-                    g, countPad, p, so == 1);
-    break;
-  case CK::F64:
-    poolCore<double>(kind, x->d.data(), out.d.data(), wantIdx ? ind->i.data() : nullptr, planes,
-                     g, countPad, p, so == 1);
-    break;
-  default:
-    poolCore<int64_t>(kind, x->i.data(), out.i.data(), wantIdx ? ind->i.data() : nullptr, planes,
-                      g, countPad, p, so == 1);
+  case CK::F32: run(float{}); break;
+  case CK::F64: run(double{}); break;
+  default: run(int64_t{});
   }
   std::vector<Tensor> r;
   r.push_back(toTensor(out));
