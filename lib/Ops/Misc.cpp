@@ -279,6 +279,92 @@ StatusOr<std::vector<Tensor>> kStringNormalizer(const KernelCall &c) {
   return one(y);
 }
 
+//===--- StringConcat ----------------------------------------------------===//
+
+StatusOr<std::vector<Tensor>> kStringConcat(const KernelCall &c) {
+  auto x = inputArr(c, 0), y = inputArr(c, 1);
+  if (!x.ok()) return x.status();
+  if (!y.ok()) return y.status();
+  if (x->dt != DataType::String || y->dt != DataType::String)
+    return invalid("StringConcat: X and Y must be string tensors");
+  auto od = broadcastShapes(x->dims, y->dims);
+  if (!od) return invalid("StringConcat: X and Y do not broadcast");
+  if (Status s = checkOutputSize(c, DataType::String, *od); !s.ok()) return s;
+  std::vector<int64_t> ox = broadcastOffsets(x->dims, *od), oy = broadcastOffsets(y->dims, *od);
+  Arr z = Arr::make(DataType::String, *od);
+  for (size_t k = 0; k < z.s.size(); ++k) z.s[k] = x->s[(size_t)ox[k]] + y->s[(size_t)oy[k]];
+  return one(z);
+}
+
+//===--- StringSplit -----------------------------------------------------===//
+
+// Note [StringSplit]
+//   As Python's str.split: with a delimiter, every occurrence splits (an
+//   empty string is one empty substring, delimiters side by side give empty
+//   substrings); without one (or ""), runs of whitespace split and leading
+//   and trailing whitespace give nothing (an empty string has no
+//   substrings). maxsplit bounds the splits from the left, the rest of the
+//   string being the last substring (its trailing whitespace kept). Y is X's shape plus the largest count,
+//   shorter rows padded with ""; Z the counts.
+
+bool isSpace(char ch) {
+  return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\v' || ch == '\f';
+}
+
+std::vector<std::string> splitString(llvm::StringRef s, llvm::StringRef delim, int64_t maxsplit) {
+  std::vector<std::string> out;
+  if (!delim.empty()) {
+    while (maxsplit < 0 || (int64_t)out.size() < maxsplit) {
+      size_t at = s.find(delim);
+      if (at == llvm::StringRef::npos) break;
+      out.push_back(s.substr(0, at).str());
+      s = s.substr(at + delim.size());
+    }
+    out.push_back(s.str());
+    return out;
+  }
+  size_t k = 0, n = s.size();
+  while (true) {
+    while (k < n && isSpace(s[k])) ++k;
+    if (k == n) break;
+    if (maxsplit >= 0 && (int64_t)out.size() == maxsplit) {
+      out.push_back(s.substr(k).str()); // the rest, trailing whitespace kept
+      break;
+    }
+    size_t b = k;
+    while (k < n && !isSpace(s[k])) ++k;
+    out.push_back(s.substr(b, k - b).str());
+  }
+  return out;
+}
+
+StatusOr<std::vector<Tensor>> kStringSplit(const KernelCall &c) {
+  auto x = inputArr(c, 0);
+  if (!x.ok()) return x.status();
+  if (x->dt != DataType::String) return invalid("StringSplit: X must be a string tensor");
+  std::string delim = c.getString("delimiter", "");
+  int64_t maxsplit = c.hasAttr("maxsplit") ? c.getInt("maxsplit") : -1;
+  if (c.hasAttr("maxsplit") && maxsplit < 0) return invalid("StringSplit: maxsplit is negative");
+  std::vector<std::vector<std::string>> parts;
+  int64_t width = 0;
+  for (const std::string &s : x->s) {
+    parts.push_back(splitString(s, delim, maxsplit));
+    width = std::max<int64_t>(width, (int64_t)parts.back().size());
+  }
+  std::vector<int64_t> yd = x->dims;
+  yd.push_back(width);
+  if (Status s = checkOutputSize(c, DataType::String, yd); !s.ok()) return s;
+  Arr y = Arr::make(DataType::String, yd), z = Arr::make(DataType::Int64, x->dims);
+  for (size_t e = 0; e < parts.size(); ++e) {
+    z.i[e] = (int64_t)parts[e].size();
+    for (size_t k = 0; k < parts[e].size(); ++k) y.s[e * (size_t)width + k] = std::move(parts[e][k]);
+  }
+  std::vector<Tensor> r;
+  r.push_back(toTensor(y));
+  r.push_back(toTensor(z));
+  return r;
+}
+
 //===--- TfIdfVectorizer -------------------------------------------------===//
 
 // Note [TfIdfVectorizer]
@@ -583,11 +669,12 @@ void registerMiscOps(OpRegistrar &r) {
     c.setTensor(0, static_cast<int32_t>(DataType::Float), o);
   };
   r["StringNormalizer"] = stringNormalizerRule;
-  r["StringSplit"] = stringSplitRule;
+  r["StringSplit"].infer(stringSplitRule).kernel(kernels::kStringSplit);
   r["StringConcat"] = [](InferCtx &c) {
     auto a = c.inShape(0), b = c.inShape(1);
     c.setTensor(0, kString, a && b ? broadcast(c.ctx, *a, *b) : std::nullopt);
   };
+  r["StringConcat"] = kernels::kStringConcat;
   r["RegexFullMatch"] = [](InferCtx &c) { c.setTensor(0, kBool, c.inShape(0)); };
   r["Multinomial"] = multinomialRule;
   r["ImageDecoder"] = [](InferCtx &c) {
