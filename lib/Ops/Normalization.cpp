@@ -125,12 +125,12 @@ StatusOr<DataType> stashType(const KernelCall &c) {
   return dt;
 }
 
-/// Note [Normalized-shape operands]
-/// LayerNormalization's Scale and B, and RMSNormalization's scale, broadcast
-/// (one way) to X. X is seen as rows x cols, cols the product of the dims from
-/// `axis` on. When the operand does not vary along the dims before `axis`
-/// (the usual [D_axis, ..., D_last]), one row of offsets serves every row;
-/// otherwise the offsets cover all of X.
+// Note [Normalized-shape operands]
+//   LayerNormalization's Scale and B, and RMSNormalization's scale, broadcast
+//   (one way) to X. X is seen as rows x cols, cols the product of the dims from
+//   `axis` on. When the operand does not vary along the dims before `axis`
+//   (the usual [D_axis, ..., D_last]), one row of offsets serves every row;
+//   otherwise the offsets cover all of X.
 struct RowOffsets {
   std::vector<int64_t> off;
   bool perRow = true;
@@ -265,16 +265,16 @@ absl::Status batchNormDown15(Node &n, AdapterContext &) {
 
 namespace kernels {
 namespace {
-/// Note [BatchNormalization modes]
-/// Test mode normalizes with the running mean and variance (operands #3, #4),
-/// training mode with the batch's own (over every axis but 1, the variance
-/// without Bessel's correction) and also gives the updated running statistics
-/// (running * momentum + batch * (1 - momentum)). The mode: from 14 the
-/// training_mode attribute; 7 to 13, training when the node has more than Y
-/// (the adapters' rule, batchNormUp7); before 7, is_test=0. Before 14 the
-/// training results are mean, var (running), saved_mean, saved_var (the
-/// batch's, as ONNX's reference). spatial=0 (before 9): statistics per
-/// activation, the operands of X's dims after N.
+// Note [BatchNormalization modes]
+//   Test mode normalizes with the running mean and variance (operands #3, #4),
+//   training mode with the batch's own (over every axis but 1, the variance
+//   without Bessel's correction) and also gives the updated running statistics
+//   (running * momentum + batch * (1 - momentum)). The mode: from 14 the
+//   training_mode attribute; 7 to 13, training when the node has more than Y
+//   (the adapters' rule, batchNormUp7); before 7, is_test=0. Before 14 the
+//   training results are mean, var (running), saved_mean, saved_var (the
+//   batch's, as ONNX's reference). spatial=0 (before 9): statistics per
+//   activation, the operands of X's dims after N.
 StatusOr<std::vector<Tensor>> kBatchNormalization(const KernelCall &c) {
   auto x = inputArr(c, 0);
   if (!x.ok()) return x.status();
@@ -758,7 +758,8 @@ StatusOr<std::vector<Tensor>> kMeanVarianceNormalization(const KernelCall &c) {
   for (int64_t a : axes) {
     auto k = normAxis(a, r);
     if (!k)
-      return invalid(absl::StrCat("attribute 'axes' holds ", a, ", out of range for X of rank ", r));
+      return invalid(
+          absl::StrCat("attribute 'axes' holds ", a, ", out of range for X of rank ", r));
     if (kept[*k] == 1 && x->dims[*k] != 1)
       return invalid(absl::StrCat("attribute 'axes' names axis ", a, " twice"));
     kept[*k] = 1;
@@ -799,7 +800,8 @@ StatusOr<std::vector<Tensor>> kLRN(const KernelCall &c) {
   if (x->rank() < 2)
     return invalid(absl::StrCat("X has shape ", dimsStr(x->dims), "; expected [N, C, ...]"));
   int64_t size = c.getInt("size", 0);
-  if (size <= 0) return invalid(absl::StrCat("attribute 'size' is ", size, "; it must be positive"));
+  if (size <= 0)
+    return invalid(absl::StrCat("attribute 'size' is ", size, "; it must be positive"));
   float alpha = c.getFloat("alpha", 1e-4f), beta = c.getFloat("beta", 0.75f),
         bias = c.getFloat("bias", 1.0f);
   int64_t N = x->dims[0], C = x->dims[1];

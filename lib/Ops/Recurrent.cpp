@@ -140,18 +140,19 @@ namespace kernels {
 namespace {
 
 // Note [Recurrent kernels]
-// One engine runs RNN (1 gate), GRU (3: z r h) and LSTM (4: i o f c) over
-// each direction: the input projections X W^T + Wb of every step first (one
-// matrix product), then step by step the recurrent H R^T + Rb, the gates
-// (clip bounds each activation's input when given), and the state update.
-// With sequence_lens a batch entry stops after its length: its later Y rows
-// are 0, its Y_h (and Y_c) are the last computed state; reverse starts at
-// its last valid step. Layout 1 puts the batch first in X, the initial
-// states and the results. activation_alpha/beta are consumed in the order of
-// the activations, each by the functions that take one (ONNX's wording, and
-// onnxruntime's reading); a function without its value takes the default of
-// the operator of that name. The products use Eigen (Note [Matrix products],
-// Conv.cpp).
+//   One engine runs RNN (1 gate), GRU (3: z r h) and LSTM (4: i o f c) over
+//   each direction: the input projections X W^T + Wb of every step first (one
+//   matrix product), then step by step the recurrent H R^T + Rb, the gates
+//   (clip, when given, bounds the gates' inputs; LSTM's cell state goes to h
+//   unclipped, as in onnxruntime), and the state update.
+//   With sequence_lens a batch entry stops after its length: its later Y rows
+//   are 0, its Y_h (and Y_c) are the last computed state; reverse starts at
+//   its last valid step. Layout 1 puts the batch first in X, the initial
+//   states and the results. activation_alpha/beta are consumed in the order of
+//   the activations, each by the functions that take one (ONNX's wording, and
+//   onnxruntime's reading); a function without its value takes the default of
+//   the operator of that name. The products use Eigen (Note [Matrix products],
+//   Conv.cpp).
 
 template <typename T>
 using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -412,7 +413,8 @@ StatusOr<std::vector<Tensor>> recurrent(const KernelCall &c, Cell cell) {
               if (lbr) {
                 // hh = x Wh^T + Wbh + r * (H Rh^T + Rbh): hr holds all of it
                 // but the reset: redo the h part.
-                for (int64_t k = 0; k < H; ++k) hh[k] = xg[2 * H + k] + rg[k] * (hh[k] - xg[2 * H + k]);
+                for (int64_t k = 0; k < H; ++k)
+                  hh[k] = xg[2 * H + k] + rg[k] * (hh[k] - xg[2 * H + k]);
               } else {
                 for (int64_t k = 0; k < H; ++k) tmp[k] = rg[k] * h[k];
                 ColVecMap<T>(hh, H).noalias() =
