@@ -4,7 +4,9 @@
 // Scatter ScatterElements ScatterND TensorScatter Pad Tile Transpose Compress
 // NonZero OneHot Trilu TopK Unique DepthToSpace SpaceToDepth ReverseSequence
 // Resize Upsample CenterCropPad. A kernel moves data as "take element idx[k]
-// of the input", which works for every element type.
+// of the input", which works for every element type. One section per op, in
+// this order: its type and shape rule, its kernel, its version adapters and
+// its registration (registerTensorOps at the end calls them in turn).
 //
 //===----------------------------------------------------------------------===//
 #include "AdapterSupport.h"
@@ -32,8 +34,209 @@
 namespace onnxir {
 
 //===----------------------------------------------------------------------===//
-// Type and shape rules
+// Helpers shared by several ops
 //===----------------------------------------------------------------------===//
+
+namespace kernels {
+namespace {
+
+/// Output of a slice along one axis of `a`: elements [start, start+len) of
+/// axis with step; used by Split and Slice.
+struct AxisSlice {
+  int64_t start, step, len;
+};
+
+Arr sliceArr(const Arr &a, const std::vector<AxisSlice> &sl) {
+  int64_t r = a.rank();
+  std::vector<int64_t> od(r);
+  for (int64_t k = 0; k < r; ++k) od[k] = sl[k].len;
+  auto ist = stridesOf(a.dims);
+  int64_t n = numElementsOf(od);
+  std::vector<int64_t> idx((size_t)std::max<int64_t>(n, 0)), cnt(r, 0);
+  int64_t base = 0;
+  for (int64_t k = 0; k < r; ++k) base += sl[k].start * ist[k];
+  int64_t off = base;
+  for (int64_t e = 0; e < n; ++e) {
+    idx[e] = off;
+    for (int64_t k = r - 1; k >= 0; --k) {
+      if (++cnt[k] < od[k]) { off += sl[k].step * ist[k]; break; }
+      off -= sl[k].step * ist[k] * (cnt[k] - 1);
+      cnt[k] = 0;
+    }
+  }
+  return takeElems(a, od, idx);
+}
+
+/// True for the opset `v` or later (an unknown opset reads as the newest).
+bool atLeast(const KernelCall &c, int64_t v) { return c.opset <= 0 || c.opset >= v; }
+
+/// Index `v` into an axis of `dim` elements, negatives counting from the end;
+/// nullopt when out of range.
+std::optional<int64_t> normIndex(int64_t v, int64_t dim) {
+  if (v < -dim || v >= dim) return std::nullopt;
+  return v < 0 ? v + dim : v;
+}
+
+template <typename T> bool isNanV(T v) {
+  if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
+  else return false;
+}
+
+/// `a` with one more element, `fill`'s first: index a.size() of the result
+/// is the fill value for takeElems (Pad's constant, CenterCropPad's zero,
+/// Resize's extrapolation value).
+Arr withFill(const Arr &a, const Arr &fill) {
+  Arr ext = a;
+  appendElems(ext, fill, 0, 1);
+  return ext;
+}
+
+/// A one-element array of type `dt` holding `v` (strings: ""), as a cast
+/// would give it.
+StatusOr<Arr> scalarOf(DataType dt, double v) {
+  if (computeKind(dt) == CK::Str) return Arr::make(dt, {1});
+  Arr d = Arr::make(DataType::Double, {1});
+  d.d[0] = v;
+  return convertArr(d, dt);
+}
+
+/// Offsets into `a` for every element of the output of dims `od`, where
+/// map[k][o] is the input coordinate on axis k of output coordinate o, or -1
+/// for the fill element (index a.size(), see withFill).
+std::vector<int64_t> mappedOffsets(const Arr &a, const std::vector<int64_t> &od,
+                                   const std::vector<std::vector<int64_t>> &map) {
+  int64_t r = (int64_t)od.size(), n = numElementsOf(od), fill = a.size();
+  auto st = stridesOf(a.dims);
+  std::vector<int64_t> idx((size_t)std::max<int64_t>(n, 0)), cnt(r, 0);
+  for (int64_t e = 0; e < n; ++e) {
+    int64_t off = 0;
+    for (int64_t k = 0; k < r; ++k) {
+      int64_t v = map[k][cnt[k]];
+      if (v < 0) { off = fill; break; }
+      off += v * st[k];
+    }
+    idx[e] = off;
+    for (int64_t k = r - 1; k >= 0; --k) {
+      if (++cnt[k] < od[k]) break;
+      cnt[k] = 0;
+    }
+  }
+  return idx;
+}
+
+/// `data` with update element e written to data element pos[e], or combined
+/// with it by `red` (add, mul, max, min), in order: a later update of one
+/// position sees the earlier ones, so duplicate indices accumulate.
+StatusOr<Arr> scatterInto(const Arr &data, const Arr &upd, const std::vector<int64_t> &pos,
+                          const std::string &red, llvm::StringRef op) {
+  if (upd.dt != data.dt) return invalid(absl::StrCat(op.str(), ": updates and data differ in type"));
+  if (red == "none") {
+    Arr ext = data;
+    appendElems(ext, upd, 0, (int64_t)pos.size());
+    int64_t n = data.size();
+    std::vector<int64_t> idx((size_t)n);
+    for (int64_t k = 0; k < n; ++k) idx[k] = k;
+    for (size_t e = 0; e < pos.size(); ++e) idx[pos[e]] = n + (int64_t)e;
+    return takeElems(ext, data.dims, idx);
+  }
+  int how = red == "add" ? 0 : red == "mul" ? 1 : red == "max" ? 2 : red == "min" ? 3 : -1;
+  if (how < 0)
+    return invalid(absl::StrCat(op.str(), " reduction '", red,
+                                "' (expected none, add, mul, max or min)"));
+  Arr out = data;
+  Status st = visitNumeric(out.kind(), [&](auto tag) -> Status {
+    using T = decltype(tag);
+    auto &o = out.template vec<T>();
+    const auto &u = upd.template vec<T>();
+    for (size_t e = 0; e < pos.size(); ++e) {
+      T &x = o[pos[e]];
+      T v = u[e];
+      switch (how) {
+      case 0: x = addWrap(x, v); break;
+      case 1: x = mulWrap(x, v); break;
+      case 2: if (!isNanV(x) && (isNanV(v) || v > x)) x = v; break;
+      default: if (!isNanV(x) && (isNanV(v) || v < x)) x = v; break;
+      }
+    }
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
+/// The `reduction` attribute of ScatterElements and ScatterND, checked
+/// against the version in force (add and mul from 16, max and min from 18).
+StatusOr<std::string> scatterReduction(const KernelCall &c) {
+  std::string red = c.getString("reduction", "none");
+  if ((red == "max" || red == "min") && !atLeast(c, 18))
+    return invalid(absl::StrCat(c.opType.str(), " reduction '", red, "' first exists at opset 18"));
+  return red;
+}
+
+} // namespace
+} // namespace kernels
+
+namespace {
+
+using adapters::AttrDefault;
+
+/// An int64 constant of shape [vals.size()] (or a scalar).
+Value *int64Constant(Node &n, AdapterContext &c, llvm::StringRef base, std::vector<int64_t> vals,
+                     bool scalar = false) {
+  Tensor t;
+  t.setDataType(DataType::Int64);
+  if (!scalar) t.setDims({(int64_t)vals.size()});
+  t.setTyped(Tensor::TypedField::Int64);
+  t.int64Data.mut() = std::move(vals);
+  return c.constant(n, base, std::move(t));
+}
+
+Value *emptyFloatConstant(Node &n, AdapterContext &c, llvm::StringRef base) {
+  Tensor t;
+  t.setDataType(DataType::Float);
+  t.setDims({0});
+  t.setRaw(std::string());
+  return c.constant(n, base, std::move(t));
+}
+
+/// The integer values of constant operand `i` (`what`: what opset c.to needs
+/// it as, for the refusal).
+absl::StatusOr<std::vector<int64_t>> constantInts(const Node &n, AdapterContext &c, unsigned i,
+                                                  llvm::StringRef what) {
+  auto v = adapters::constantOperandValues(n, c, i, what);
+  if (!v.ok()) return v.status();
+  std::vector<int64_t> out;
+  for (double d : *v) {
+    if (d != std::floor(d))
+      return absl::FailedPreconditionError(absl::StrCat("operand #", i, " is not integral"));
+    out.push_back((int64_t)d);
+  }
+  return out;
+}
+
+const Attribute *plainAttr(const Node &n, llvm::StringRef name, AttrKind k, absl::Status &err) {
+  const Attribute *a = n.getAttr(name);
+  if (a && (a->isReference() || a->kind() != k)) {
+    err = absl::FailedPreconditionError(absl::StrCat(
+        "attribute '", name.str(), "' is not a ", attrKindName(k).str(),
+        " (or refers to a function attribute)"));
+    return nullptr;
+  }
+  return a;
+}
+
+// Pad-2 renamed `paddings` (same layout: all begins, then all ends) `pads`.
+template <const char *From, const char *To>
+absl::Status renameAttr(Node &n, AdapterContext &c) {
+  if (Attribute *a = n.getAttr(From); a && !c.checkOnly) a->setName(To);
+  return absl::OkStatus();
+}
+
+constexpr char kPaddings[] = "paddings", kPads[] = "pads";
+
+} // namespace
+
+//===--- Concat ---===//
 
 namespace infer {
 namespace {
@@ -124,29 +327,297 @@ void concatRule(InferCtx &c) {
   }
 }
 
-void gatherRule(InferCtx &c) {
-  auto d = c.inShape(0), ix = c.inShape(1);
-  int32_t el = c.inElem(0);
-  if (!d || !ix) return c.setTensor(0, el, std::nullopt);
-  auto ax = normAxis(c.getInt("axis", 0), d->size());
-  if (!ax) return;
-  Dims out(d->begin(), d->begin() + *ax);
-  out.insert(out.end(), ix->begin(), ix->end());
-  out.insert(out.end(), d->begin() + *ax + 1, d->end());
-  c.setTensor(0, el, out);
-  const Dims *data = c.inData(0);
-  auto idx = c.inInts(1);
-  if (data && idx && d->size() == 1 && ix->size() <= 1) {
-    Dims r;
-    int64_t n = data->size();
-    for (int64_t i : *idx) {
-      if (i < 0) i += n;
-      if (i < 0 || i >= n) return;
-      r.push_back((*data)[i]);
+} // namespace
+} // namespace infer
+
+namespace kernels {
+namespace {
+
+StatusOr<std::vector<Tensor>> kConcat(const KernelCall &c) {
+  if (c.inputs.empty()) return invalid("Concat without inputs");
+  std::vector<Arr> ins;
+  for (unsigned k = 0; k < c.inputs.size(); ++k) {
+    auto a = inputArr(c, k);
+    if (!a.ok()) return a.status();
+    ins.push_back(std::move(*a));
+  }
+  int64_t r = ins[0].rank();
+  int64_t axisAttr = c.getInt("axis", (c.opset > 0 && c.opset < 4) ? 1 : INT64_MIN);
+  if (axisAttr == INT64_MIN) return invalid("Concat without axis");
+  auto axis = normAxis(axisAttr, r);
+  if (!axis) return invalid("Concat axis");
+  std::vector<int64_t> od = ins[0].dims;
+  od[*axis] = 0;
+  for (const Arr &a : ins) {
+    if (a.dt != ins[0].dt || a.rank() != r) return invalid("Concat operands");
+    for (int64_t k = 0; k < r; ++k)
+      if (k != *axis && a.dims[k] != od[k]) return invalid("Concat shapes");
+    od[*axis] += a.dims[*axis];
+  }
+  Status sz = checkOutputSize(c, ins[0].dt, od);
+  if (!sz.ok()) return sz;
+  int64_t outer = 1;
+  for (int64_t k = 0; k < *axis; ++k) outer *= od[k];
+  Arr out;
+  out.dt = ins[0].dt;
+  out.dims = od;
+  for (int64_t o = 0; o < outer; ++o)
+    for (const Arr &a : ins) {
+      int64_t chunk = 1;
+      for (int64_t k = *axis; k < r; ++k) chunk *= a.dims[k];
+      appendElems(out, a, o * chunk, chunk);
     }
-    c.setOutData(0, std::move(r));
+  return one(out);
+}
+
+} // namespace
+} // namespace kernels
+
+namespace {
+
+// Concat-4 made axis required; Concat-1 defaulted it to 1.
+absl::Status concatUp4(Node &n, AdapterContext &c) {
+  if (!c.checkOnly && !n.getAttr("axis")) n.newAttr("axis").setInt(1);
+  return absl::OkStatus();
+}
+
+void registerConcat(OpRegistrar &r) {
+  using namespace infer;
+  using adapters::noChange;
+  r["Concat"].infer(concatRule).kernel(kernels::kConcat);
+  r["Concat"].since(4).upgrade(concatUp4).downgrade(adapters::noChange);
+}
+
+} // namespace
+
+//===--- Split ---===//
+
+namespace infer {
+namespace {
+
+void splitRule(InferCtx &c) {
+  int32_t el = c.inElem(0);
+  auto in = c.inShape(0);
+  unsigned n = c.numOutputs();
+  if (!in) {
+    for (unsigned i = 0; i < n; ++i) c.setTensor(i, el, std::nullopt);
+    return;
+  }
+  auto ax = normAxis(c.getInt("axis", 0), in->size());
+  if (!ax) return;
+  std::optional<std::vector<int64_t>> split;
+  bool splitGiven;
+  if (c.opset >= 13) {
+    splitGiven = c.hasInput(1);
+    if (splitGiven) split = c.inInts(1);
+  } else {
+    split = c.getInts("split");
+    splitGiven = split.has_value();
+    if (!splitGiven && c.opset == 2 && c.hasInput(1)) {
+      splitGiven = true;
+      split = c.inInts(1);
+    }
+  }
+  const DimExpr *dim = (*in)[*ax];
+  std::vector<const DimExpr *> sizes(n, nullptr);
+  if (splitGiven) {
+    if (split) {
+      if (split->size() != n) return;
+      for (unsigned i = 0; i < n; ++i) sizes[i] = c.c((*split)[i]);
+    }
+  } else if (int64_t parts = c.getInt("num_outputs", 0); parts > 0 || n > 0) {
+    int64_t k = parts > 0 ? parts : n;
+    if (dim) {
+      // Equal parts (ceil), the last one possibly smaller (opset 18).
+      const DimExpr *chunk = dimCeilDiv(c.ctx, dim, c.c(k));
+      for (unsigned i = 0; i < n; ++i)
+        sizes[i] = i + 1 < n ? chunk : dimSub(c.ctx, dim, dimMul(c.ctx, chunk, c.c(n - 1)));
+      if (dim->isConstant() && dim->value() % k == 0)
+        for (unsigned i = 0; i < n; ++i) sizes[i] = c.c(dim->value() / k);
+      else if (!dim->isConstant() && c.opset < 18)
+        for (unsigned i = 0; i < n; ++i) sizes[i] = dimFloorDiv(c.ctx, dim, c.c(k));
+    }
+  }
+  for (unsigned i = 0; i < n; ++i) {
+    Dims o = *in;
+    o[*ax] = sizes[i];
+    c.setTensor(i, el, o);
   }
 }
+
+} // namespace
+} // namespace infer
+
+namespace kernels {
+namespace {
+
+StatusOr<std::vector<Tensor>> kSplit(const KernelCall &c) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  int64_t r = a->rank();
+  auto axis = normAxis(c.getInt("axis", 0), r);
+  if (!axis) return invalid("Split axis");
+  int64_t dim = a->dims[*axis];
+  std::vector<int64_t> split;
+  if (c.opset >= 13 || c.opset <= 0) {
+    if (c.input(1)) {
+      auto s = intValues(*c.input(1));
+      if (!s.ok()) return s.status();
+      split = *s;
+    }
+  } else if (auto s = c.getInts("split")) {
+    split = *s;
+  } else if (c.input(1)) { // Split-2 and earlier took it as an input too
+    auto s2 = intValues(*c.input(1));
+    if (!s2.ok()) return s2.status();
+    split = *s2;
+  }
+  if (split.empty()) {
+    // The number of parts comes from the node's result count; an opset-18
+    // num_outputs must agree with it. Checked before anything is allocated:
+    // num_outputs = 2^31-1 on a one-result node must not build 2^31 sizes.
+    int64_t parts = c.numOutputs;
+    bool uneven = c.opset >= 18 && c.attr("num_outputs");
+    if (uneven && c.getInt("num_outputs", 0) != parts)
+      return invalid("Split num_outputs differs from the number of results");
+    if (parts <= 0) return invalid("Split parts");
+    if (uneven) {
+      int64_t chunk = (dim + parts - 1) / parts;
+      for (int64_t k = 0; k < parts; ++k)
+        split.push_back(std::max<int64_t>(0, std::min(chunk, dim - k * chunk)));
+    } else {
+      if (dim % parts) return invalid("Split not even");
+      split.assign(parts, dim / parts);
+    }
+  }
+  if (split.size() != c.numOutputs) return invalid("Split sizes");
+  int64_t total = 0;
+  for (int64_t s : split) {
+    if (s < 0 || s > dim - total) return invalid("Split sizes"); // no overflow
+    total += s;
+  }
+  if (total != dim) return invalid("Split sizes");
+  std::vector<Tensor> outs;
+  int64_t pos = 0;
+  for (int64_t s : split) {
+    std::vector<AxisSlice> sl;
+    for (int64_t k = 0; k < r; ++k)
+      sl.push_back(k == *axis ? AxisSlice{pos, 1, s} : AxisSlice{0, 1, a->dims[k]});
+    outs.push_back(toTensor(sliceArr(*a, sl)));
+    pos += s;
+  }
+  return outs;
+}
+
+} // namespace
+} // namespace kernels
+
+namespace {
+
+// Split-2 dropped the optional operand #1 (the sizes, of the input's type)
+// for the attribute `split`.
+absl::Status splitUp2(Node &n, AdapterContext &c) {
+  if (n.numOperands() < 2 || !n.operand(1)) return absl::OkStatus();
+  Value *v = n.operand(1);
+  if (n.getAttr("split"))
+    return absl::FailedPreconditionError(
+        absl::StrCat("the node has both attribute 'split' and operand #1 ('", v->name().str(), "')"));
+  Tensor scratch;
+  const Tensor *t = constantOf(v, scratch);
+  auto d = t ? t->values<double>() : absl::StatusOr<std::vector<double>>(absl::NotFoundError(""));
+  std::vector<int64_t> sizes;
+  if (d.ok())
+    for (double x : *d) {
+      if (x != std::floor(x) || x < 0 || x > 9.0e18) {
+        d = absl::InvalidArgumentError("");
+        break;
+      }
+      sizes.push_back((int64_t)x);
+    }
+  if (!d.ok())
+    return absl::FailedPreconditionError(absl::StrCat(
+        "operand #1 ('", v->name().str(),
+        "') is not a constant of sizes; opset 2 needs it as attribute 'split'"));
+  if (c.checkOnly) return absl::OkStatus();
+  n.removeOperand(1);
+  adapters::eraseIfDeadConstant(v);
+  n.newAttr("split").setInts(std::move(sizes));
+  return absl::OkStatus();
+}
+
+// Split-13: the attribute `split` became the optional operand #1.
+absl::Status splitUp13(Node &n, AdapterContext &c) {
+  return adapters::intsAttrToOperand(n, c, "split", 1, /*dropEmpty=*/true);
+}
+
+absl::Status splitDown13(Node &n, AdapterContext &c) {
+  return adapters::operandToIntsAttr(n, c, 1, "split", /*dropEmpty=*/true);
+}
+
+// Split-18 added num_outputs, which also allows an uneven last part
+// (ceil(d/k) each, the rest last). Up: an equal split says how many parts.
+// Down: num_outputs goes; the sizes become operand #1 when the axis' size is
+// known and not a multiple of it, and an unknown size is refused.
+absl::Status splitUp18(Node &n, AdapterContext &c) {
+  if ((n.numOperands() > 1 && n.operand(1)) || n.getAttr("num_outputs") || c.checkOnly)
+    return absl::OkStatus();
+  n.newAttr("num_outputs").setInt(n.numResults());
+  return absl::OkStatus();
+}
+
+absl::Status splitDown18(Node &n, AdapterContext &c) {
+  const Attribute *a = n.getAttr("num_outputs");
+  if (!a) return absl::OkStatus();
+  if (a->isReference())
+    return absl::FailedPreconditionError("attribute 'num_outputs' refers to a function attribute");
+  if (n.numOperands() > 1 && n.operand(1))
+    return absl::FailedPreconditionError("the node has both 'num_outputs' and operand #1");
+  int64_t k = a->i;
+  const Attribute *ax = n.getAttr("axis");
+  int64_t axis = ax ? ax->i : 0;
+  const Type *t = n.numOperands() ? (n.operand(0) ? n.operand(0)->type() : nullptr) : nullptr;
+  int64_t rank = t ? t->rank() : -1;
+  if (rank >= 0 && axis < 0) axis += rank;
+  if (k <= 0 || rank < 0 || axis < 0 || axis >= rank || !t->dims()[axis].isKnown())
+    return absl::FailedPreconditionError(absl::StrCat(
+        "num_outputs=", k, " may split axis ", axis,
+        " unevenly, and its size is unknown (infer shapes first)"));
+  int64_t d = t->dims()[axis].value;
+  int64_t chunk = (d + k - 1) / k;
+  if (d % k != 0 && d - chunk * (k - 1) <= 0)
+    return absl::FailedPreconditionError(
+        absl::StrCat("num_outputs=", k, " does not split a size of ", d));
+  if (c.checkOnly) return absl::OkStatus();
+  n.removeAttr("num_outputs");
+  if (d % k == 0) return absl::OkStatus();
+  std::vector<int64_t> sizes(k, chunk);
+  sizes.back() = d - chunk * (k - 1);
+  Tensor s;
+  s.setDataType(DataType::Int64);
+  s.setDims({k});
+  s.setTyped(Tensor::TypedField::Int64);
+  s.int64Data.mut() = std::move(sizes);
+  Value *v = c.constant(n, "split", std::move(s));
+  while (n.numOperands() < 1) n.addOperand(nullptr);
+  n.insertOperand(1, v);
+  return absl::OkStatus();
+}
+
+void registerSplit(OpRegistrar &r) {
+  using namespace infer;
+  using adapters::noChange;
+  r["Split"].infer(splitRule).kernel(kernels::kSplit).axis(AxisFact::AxisAttribute);
+  r["Split"].since(13).upgrade(splitUp13).downgrade(splitDown13);
+  r["Split"].since(18).upgrade(splitUp18).downgrade(splitDown18);
+  r["Split"].since(2).upgrade(splitUp2).downgrade(adapters::noChange);
+}
+
+} // namespace
+
+//===--- Slice ---===//
+
+namespace infer {
+namespace {
 
 /// True if `e` cannot be negative (symbols stand for sizes).
 bool nonNeg(const DimExpr *e) {
@@ -329,393 +800,11 @@ void sliceRule(InferCtx &c) {
   }
 }
 
-void tileRule(InferCtx &c) {
-  int32_t el = c.inElem(0);
-  auto in = c.inShape(0);
-  auto reps = c.inData(1);
-  if (!in) return c.setTensor(0, el, std::nullopt);
-  if (!reps || reps->size() != in->size()) return c.setTensor(0, el, Dims(in->size(), nullptr));
-  Dims out;
-  for (size_t i = 0; i < in->size(); ++i) out.push_back(dimMul(c.ctx, (*in)[i], (*reps)[i]));
-  c.setTensor(0, el, out);
-}
-
-void transposeRule(InferCtx &c) {
-  int32_t el = c.inElem(0);
-  auto in = c.inShape(0);
-  if (!in) return c.setTensor(0, el, std::nullopt);
-  auto perm = c.getInts("perm");
-  int64_t r = in->size();
-  std::vector<int64_t> p(r);
-  if (perm) {
-    if ((int64_t)perm->size() != r) return;
-    p = *perm;
-  } else {
-    for (int64_t i = 0; i < r; ++i) p[i] = r - 1 - i;
-  }
-  Dims out;
-  std::vector<bool> seen(r, false);
-  for (int64_t a : p) {
-    auto n = normAxis(a, r);
-    if (!n || seen[*n]) return;
-    seen[*n] = true;
-    out.push_back((*in)[*n]);
-  }
-  c.setTensor(0, el, out);
-}
-
-void splitRule(InferCtx &c) {
-  int32_t el = c.inElem(0);
-  auto in = c.inShape(0);
-  unsigned n = c.numOutputs();
-  if (!in) {
-    for (unsigned i = 0; i < n; ++i) c.setTensor(i, el, std::nullopt);
-    return;
-  }
-  auto ax = normAxis(c.getInt("axis", 0), in->size());
-  if (!ax) return;
-  std::optional<std::vector<int64_t>> split;
-  bool splitGiven;
-  if (c.opset >= 13) {
-    splitGiven = c.hasInput(1);
-    if (splitGiven) split = c.inInts(1);
-  } else {
-    split = c.getInts("split");
-    splitGiven = split.has_value();
-    if (!splitGiven && c.opset == 2 && c.hasInput(1)) {
-      splitGiven = true;
-      split = c.inInts(1);
-    }
-  }
-  const DimExpr *dim = (*in)[*ax];
-  std::vector<const DimExpr *> sizes(n, nullptr);
-  if (splitGiven) {
-    if (split) {
-      if (split->size() != n) return;
-      for (unsigned i = 0; i < n; ++i) sizes[i] = c.c((*split)[i]);
-    }
-  } else if (int64_t parts = c.getInt("num_outputs", 0); parts > 0 || n > 0) {
-    int64_t k = parts > 0 ? parts : n;
-    if (dim) {
-      // Equal parts (ceil), the last one possibly smaller (opset 18).
-      const DimExpr *chunk = dimCeilDiv(c.ctx, dim, c.c(k));
-      for (unsigned i = 0; i < n; ++i)
-        sizes[i] = i + 1 < n ? chunk : dimSub(c.ctx, dim, dimMul(c.ctx, chunk, c.c(n - 1)));
-      if (dim->isConstant() && dim->value() % k == 0)
-        for (unsigned i = 0; i < n; ++i) sizes[i] = c.c(dim->value() / k);
-      else if (!dim->isConstant() && c.opset < 18)
-        for (unsigned i = 0; i < n; ++i) sizes[i] = dimFloorDiv(c.ctx, dim, c.c(k));
-    }
-  }
-  for (unsigned i = 0; i < n; ++i) {
-    Dims o = *in;
-    o[*ax] = sizes[i];
-    c.setTensor(i, el, o);
-  }
-}
-
-void padRule(InferCtx &c) {
-  int32_t el = c.inElem(0);
-  auto in = c.inShape(0);
-  if (!in) return c.setTensor(0, el, std::nullopt);
-  int64_t r = in->size();
-  auto pads = c.opset >= 11 ? (c.hasInput(1) ? c.inInts(1) : std::nullopt)
-                            : c.getInts(c.opset < 2 ? "paddings" : "pads");
-  std::optional<std::vector<int64_t>> axes;
-  if (c.opset >= 18 && c.hasInput(3)) {
-    axes = c.inInts(3);
-    if (!axes) return c.setTensor(0, el, Dims(r, nullptr));
-  }
-  if (!pads) return c.setTensor(0, el, Dims(r, nullptr));
-  if (!axes) {
-    axes = std::vector<int64_t>(r);
-    for (int64_t i = 0; i < r; ++i) (*axes)[i] = i;
-  }
-  size_t k = axes->size();
-  if (pads->size() != 2 * k) return;
-  Dims out = *in;
-  for (size_t i = 0; i < k; ++i) {
-    auto ax = normAxis((*axes)[i], r);
-    if (!ax) return;
-    out[*ax] = dimAdd(c.ctx, out[*ax], dimAdd(c.ctx, c.c((*pads)[i]), c.c((*pads)[i + k])));
-  }
-  c.setTensor(0, el, out);
-}
-
-void resizeRule(InferCtx &c) {
-  int32_t el = c.inElem(0);
-  auto in = c.inShape(0);
-  if (!in) return c.setTensor(0, el, std::nullopt);
-  int64_t r = in->size();
-  bool isUpsample = c.node.opType() == "Upsample";
-  // Inputs: Resize-10 / Upsample-9 (X, scales); Resize-11+ (X, roi, scales, sizes).
-  unsigned scalesIdx = (c.opset >= 11 && !isUpsample) ? 2 : 1;
-  unsigned sizesIdx = 3;
-  std::optional<std::vector<int64_t>> axes = c.getInts("axes");
-  auto axisList = [&]() {
-    std::vector<int64_t> a;
-    if (axes) {
-      for (int64_t x : *axes) {
-        auto n = normAxis(x, r);
-        if (!n) return std::vector<int64_t>{};
-        a.push_back(*n);
-      }
-    } else {
-      for (int64_t i = 0; i < r; ++i) a.push_back(i);
-    }
-    return a;
-  };
-  std::vector<int64_t> ax = axisList();
-  if (ax.empty() && r > 0) return;
-  if (!isUpsample && c.opset >= 11 && c.hasInput(sizesIdx)) {
-    const Dims *sz = c.inData(sizesIdx);
-    if (!sz || sz->size() != ax.size()) return c.setTensor(0, el, Dims(r, nullptr));
-    Dims out = *in;
-    for (size_t i = 0; i < ax.size(); ++i) out[ax[i]] = (*sz)[i];
-    return c.setTensor(0, el, out);
-  }
-  std::optional<std::vector<float>> scales;
-  if (isUpsample && c.opset < 9) {
-    if (const Attribute *a = c.attr("scales")) scales = a->floats;
-  } else if (c.hasInput(scalesIdx)) {
-    // Scales are float data; only constants give them.
-    if (const Tensor *t = c.inConstant(scalesIdx); t && t->dataType() == DataType::Float)
-      if (auto v = t->values<float>(); v.ok()) scales = *v;
-    // Cropping resizes the roi, not the whole input.
-    if (c.getString("coordinate_transformation_mode", "") == "tf_crop_and_resize")
-      scales = std::nullopt;
-  }
-  if (!scales || scales->size() != ax.size()) return c.setTensor(0, el, Dims(r, nullptr));
-  Dims out = *in;
-  for (size_t i = 0; i < ax.size(); ++i) {
-    const DimExpr *d = (*in)[ax[i]];
-    if (!d || !d->isConstant()) {
-      out[ax[i]] = (*scales)[i] == 1.0f ? d : nullptr;
-      continue;
-    }
-    double v = std::floor((double)d->value() * (*scales)[i]);
-    out[ax[i]] = v >= 0 && v < (double)((int64_t)1 << 40) ? c.c((int64_t)v) : nullptr;
-  }
-  c.setTensor(0, el, out);
-}
-
-void uniqueRule(InferCtx &c) {
-  int32_t el = c.inElem(0);
-  auto x = c.inShape(0);
-  const Attribute *axis = c.attr("axis");
-  if (!axis) {
-    c.setTensor(0, el, Dims{nullptr});
-    c.setTensor(1, kInt64, Dims{nullptr});
-    // One inverse index per element of the flattened input.
-    const DimExpr *n = nullptr;
-    if (x) {
-      n = c.c(1);
-      for (const DimExpr *d : *x) n = dimMul(c.ctx, n, d);
-    }
-    c.setTensor(2, kInt64, Dims{n});
-    c.setTensor(3, kInt64, Dims{nullptr});
-    return;
-  }
-  if (!x) {
-    c.setTensor(0, el, std::nullopt);
-    for (unsigned i = 1; i < 4; ++i) c.setTensor(i, kInt64, Dims{nullptr});
-    return;
-  }
-  auto ax = normAxis(axis->i, x->size());
-  if (!ax) return;
-  Dims y = *x;
-  y[*ax] = nullptr;
-  c.setTensor(0, el, y);
-  c.setTensor(1, kInt64, Dims{nullptr});
-  c.setTensor(2, kInt64, Dims{(*x)[*ax]});
-  c.setTensor(3, kInt64, Dims{nullptr});
-}
-
-void centerCropPadRule(InferCtx &c) {
-  int32_t el = c.inElem(0);
-  auto x = c.inShape(0);
-  if (!x) return c.setTensor(0, el, std::nullopt);
-  int64_t r = x->size();
-  std::vector<int64_t> axes;
-  if (auto a = c.getInts("axes")) {
-    for (int64_t v : *a) {
-      auto n = normAxis(v, r);
-      if (!n) return;
-      axes.push_back(*n);
-    }
-  } else {
-    for (int64_t i = 0; i < r; ++i) axes.push_back(i);
-  }
-  const Dims *sh = c.inData(1);
-  if (!sh || sh->size() != axes.size()) return c.setTensor(0, el, Dims(r, nullptr));
-  Dims o = *x;
-  for (size_t i = 0; i < axes.size(); ++i) o[axes[i]] = (*sh)[i];
-  c.setTensor(0, el, o);
-}
-
 } // namespace
 } // namespace infer
 
-//===----------------------------------------------------------------------===//
-// Kernels
-//===----------------------------------------------------------------------===//
-
 namespace kernels {
 namespace {
-
-StatusOr<std::vector<Tensor>> kTranspose(const KernelCall &c) {
-  auto a = inputArr(c, 0);
-  if (!a.ok()) return a.status();
-  int64_t r = a->rank();
-  std::vector<int64_t> perm;
-  if (auto p = c.getInts("perm")) perm = *p;
-  else for (int64_t k = r - 1; k >= 0; --k) perm.push_back(k);
-  if ((int64_t)perm.size() != r) return invalid("Transpose perm");
-  std::vector<bool> seen(r, false);
-  std::vector<int64_t> od(r);
-  for (int64_t k = 0; k < r; ++k) {
-    if (perm[k] < 0 || perm[k] >= r || seen[perm[k]]) return invalid("Transpose perm");
-    seen[perm[k]] = true;
-    od[k] = a->dims[perm[k]];
-  }
-  auto ist = stridesOf(a->dims);
-  std::vector<int64_t> st(r);
-  for (int64_t k = 0; k < r; ++k) st[k] = ist[perm[k]];
-  int64_t n = a->size();
-  std::vector<int64_t> idx((size_t)n), cnt(r, 0);
-  int64_t off = 0;
-  for (int64_t e = 0; e < n; ++e) {
-    idx[e] = off;
-    for (int64_t k = r - 1; k >= 0; --k) {
-      if (++cnt[k] < od[k]) { off += st[k]; break; }
-      off -= st[k] * (cnt[k] - 1);
-      cnt[k] = 0;
-    }
-  }
-  return one(takeElems(*a, od, idx));
-}
-
-StatusOr<std::vector<Tensor>> kConcat(const KernelCall &c) {
-  if (c.inputs.empty()) return invalid("Concat without inputs");
-  std::vector<Arr> ins;
-  for (unsigned k = 0; k < c.inputs.size(); ++k) {
-    auto a = inputArr(c, k);
-    if (!a.ok()) return a.status();
-    ins.push_back(std::move(*a));
-  }
-  int64_t r = ins[0].rank();
-  int64_t axisAttr = c.getInt("axis", (c.opset > 0 && c.opset < 4) ? 1 : INT64_MIN);
-  if (axisAttr == INT64_MIN) return invalid("Concat without axis");
-  auto axis = normAxis(axisAttr, r);
-  if (!axis) return invalid("Concat axis");
-  std::vector<int64_t> od = ins[0].dims;
-  od[*axis] = 0;
-  for (const Arr &a : ins) {
-    if (a.dt != ins[0].dt || a.rank() != r) return invalid("Concat operands");
-    for (int64_t k = 0; k < r; ++k)
-      if (k != *axis && a.dims[k] != od[k]) return invalid("Concat shapes");
-    od[*axis] += a.dims[*axis];
-  }
-  Status sz = checkOutputSize(c, ins[0].dt, od);
-  if (!sz.ok()) return sz;
-  int64_t outer = 1;
-  for (int64_t k = 0; k < *axis; ++k) outer *= od[k];
-  Arr out;
-  out.dt = ins[0].dt;
-  out.dims = od;
-  for (int64_t o = 0; o < outer; ++o)
-    for (const Arr &a : ins) {
-      int64_t chunk = 1;
-      for (int64_t k = *axis; k < r; ++k) chunk *= a.dims[k];
-      appendElems(out, a, o * chunk, chunk);
-    }
-  return one(out);
-}
-
-/// Output of a slice along one axis of `a`: elements [start, start+len) of
-/// axis with step; used by Split and Slice.
-struct AxisSlice {
-  int64_t start, step, len;
-};
-
-Arr sliceArr(const Arr &a, const std::vector<AxisSlice> &sl) {
-  int64_t r = a.rank();
-  std::vector<int64_t> od(r);
-  for (int64_t k = 0; k < r; ++k) od[k] = sl[k].len;
-  auto ist = stridesOf(a.dims);
-  int64_t n = numElementsOf(od);
-  std::vector<int64_t> idx((size_t)std::max<int64_t>(n, 0)), cnt(r, 0);
-  int64_t base = 0;
-  for (int64_t k = 0; k < r; ++k) base += sl[k].start * ist[k];
-  int64_t off = base;
-  for (int64_t e = 0; e < n; ++e) {
-    idx[e] = off;
-    for (int64_t k = r - 1; k >= 0; --k) {
-      if (++cnt[k] < od[k]) { off += sl[k].step * ist[k]; break; }
-      off -= sl[k].step * ist[k] * (cnt[k] - 1);
-      cnt[k] = 0;
-    }
-  }
-  return takeElems(a, od, idx);
-}
-
-StatusOr<std::vector<Tensor>> kSplit(const KernelCall &c) {
-  auto a = inputArr(c, 0);
-  if (!a.ok()) return a.status();
-  int64_t r = a->rank();
-  auto axis = normAxis(c.getInt("axis", 0), r);
-  if (!axis) return invalid("Split axis");
-  int64_t dim = a->dims[*axis];
-  std::vector<int64_t> split;
-  if (c.opset >= 13 || c.opset <= 0) {
-    if (c.input(1)) {
-      auto s = intValues(*c.input(1));
-      if (!s.ok()) return s.status();
-      split = *s;
-    }
-  } else if (auto s = c.getInts("split")) {
-    split = *s;
-  } else if (c.input(1)) { // Split-2 and earlier took it as an input too
-    auto s2 = intValues(*c.input(1));
-    if (!s2.ok()) return s2.status();
-    split = *s2;
-  }
-  if (split.empty()) {
-    // The number of parts comes from the node's result count; an opset-18
-    // num_outputs must agree with it. Checked before anything is allocated:
-    // num_outputs = 2^31-1 on a one-result node must not build 2^31 sizes.
-    int64_t parts = c.numOutputs;
-    bool uneven = c.opset >= 18 && c.attr("num_outputs");
-    if (uneven && c.getInt("num_outputs", 0) != parts)
-      return invalid("Split num_outputs differs from the number of results");
-    if (parts <= 0) return invalid("Split parts");
-    if (uneven) {
-      int64_t chunk = (dim + parts - 1) / parts;
-      for (int64_t k = 0; k < parts; ++k)
-        split.push_back(std::max<int64_t>(0, std::min(chunk, dim - k * chunk)));
-    } else {
-      if (dim % parts) return invalid("Split not even");
-      split.assign(parts, dim / parts);
-    }
-  }
-  if (split.size() != c.numOutputs) return invalid("Split sizes");
-  int64_t total = 0;
-  for (int64_t s : split) {
-    if (s < 0 || s > dim - total) return invalid("Split sizes"); // no overflow
-    total += s;
-  }
-  if (total != dim) return invalid("Split sizes");
-  std::vector<Tensor> outs;
-  int64_t pos = 0;
-  for (int64_t s : split) {
-    std::vector<AxisSlice> sl;
-    for (int64_t k = 0; k < r; ++k)
-      sl.push_back(k == *axis ? AxisSlice{pos, 1, s} : AxisSlice{0, 1, a->dims[k]});
-    outs.push_back(toTensor(sliceArr(*a, sl)));
-    pos += s;
-  }
-  return outs;
-}
 
 StatusOr<std::vector<Tensor>> kSlice(const KernelCall &c) {
   auto a = inputArr(c, 0);
@@ -790,6 +879,104 @@ StatusOr<std::vector<Tensor>> kSlice(const KernelCall &c) {
   return one(sliceArr(*a, sl));
 }
 
+} // namespace
+} // namespace kernels
+
+namespace {
+
+// Slice-10: starts, ends, axes became operands #1-#3 (int64) and steps #4
+// was added.
+absl::Status sliceUp10(Node &n, AdapterContext &c) {
+  absl::Status err;
+  const Attribute *a[3];
+  const char *names[3] = {"starts", "ends", "axes"};
+  for (int k = 0; k < 3; ++k) {
+    a[k] = plainAttr(n, names[k], AttrKind::Ints, err);
+    if (!err.ok()) return err;
+  }
+  if (!a[0] || !a[1]) return absl::FailedPreconditionError("no attribute 'starts' or 'ends'");
+  if (n.numOperands() > 1) return absl::FailedPreconditionError("Slice-1 with operands beyond #0");
+  if (c.checkOnly) return absl::OkStatus();
+  for (int k = 0; k < 3; ++k) {
+    if (!a[k]) continue;
+    Value *v = int64Constant(n, c, names[k], std::vector<int64_t>(a[k]->ints.begin(), a[k]->ints.end()));
+    n.addOperand(v);
+    n.removeAttr(names[k]);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status sliceDown10(Node &n, AdapterContext &c) {
+  std::vector<int64_t> vals[3];
+  const char *names[3] = {"starts", "ends", "axes"};
+  for (unsigned k = 0; k < 3; ++k) {
+    if (n.numOperands() <= k + 1 || !n.operand(k + 1)) {
+      if (k < 2) return absl::FailedPreconditionError(absl::StrCat("no operand ", names[k]));
+      continue;
+    }
+    auto v = constantInts(n, c, k + 1, absl::StrCat("attribute '", names[k], "'"));
+    if (!v.ok()) return v.status();
+    vals[k] = std::move(*v);
+  }
+  if (n.numOperands() > 4 && n.operand(4)) {
+    auto st = constantInts(n, c, 4, "no steps (Slice-1 steps by 1)");
+    if (!st.ok()) return st.status();
+    for (int64_t v : *st)
+      if (v != 1)
+        return absl::FailedPreconditionError(
+            absl::StrCat("a step of ", v, "; Slice-1 steps by 1 only"));
+  }
+  if (c.checkOnly) return absl::OkStatus();
+  bool hasAxes = n.numOperands() > 3 && n.operand(3);
+  for (unsigned k = 5; k-- > 1;) adapters::dropOperand(n, k);
+  for (unsigned k = 0; k < 3; ++k)
+    if (k < 2 || hasAxes) n.newAttr(names[k]).setInts(std::move(vals[k]));
+  return absl::OkStatus();
+}
+
+void registerSlice(OpRegistrar &r) {
+  using namespace infer;
+  r["Slice"].infer(sliceRule).kernel(kernels::kSlice).axis(AxisFact::AxesList);
+  r["Slice"].since(10).upgrade(sliceUp10).downgrade(sliceDown10);
+}
+
+} // namespace
+
+//===--- Gather ---===//
+
+namespace infer {
+namespace {
+
+void gatherRule(InferCtx &c) {
+  auto d = c.inShape(0), ix = c.inShape(1);
+  int32_t el = c.inElem(0);
+  if (!d || !ix) return c.setTensor(0, el, std::nullopt);
+  auto ax = normAxis(c.getInt("axis", 0), d->size());
+  if (!ax) return;
+  Dims out(d->begin(), d->begin() + *ax);
+  out.insert(out.end(), ix->begin(), ix->end());
+  out.insert(out.end(), d->begin() + *ax + 1, d->end());
+  c.setTensor(0, el, out);
+  const Dims *data = c.inData(0);
+  auto idx = c.inInts(1);
+  if (data && idx && d->size() == 1 && ix->size() <= 1) {
+    Dims r;
+    int64_t n = data->size();
+    for (int64_t i : *idx) {
+      if (i < 0) i += n;
+      if (i < 0 || i >= n) return;
+      r.push_back((*data)[i]);
+    }
+    c.setOutData(0, std::move(r));
+  }
+}
+
+} // namespace
+} // namespace infer
+
+namespace kernels {
+namespace {
+
 StatusOr<std::vector<Tensor>> kGather(const KernelCall &c) {
   auto a = inputArr(c, 0);
   if (!a.ok()) return a.status();
@@ -818,6 +1005,23 @@ StatusOr<std::vector<Tensor>> kGather(const KernelCall &c) {
     }
   return one(takeElems(*a, od, idx));
 }
+
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerGather(OpRegistrar &r) {
+  using namespace infer;
+  r["Gather"].infer(gatherRule).kernel(kernels::kGather);
+}
+
+} // namespace
+
+//===--- GatherElements ---===//
+
+namespace kernels {
+namespace {
 
 StatusOr<std::vector<Tensor>> kGatherElements(const KernelCall &c) {
   auto a = inputArr(c, 0);
@@ -856,314 +1060,32 @@ StatusOr<std::vector<Tensor>> kGatherElements(const KernelCall &c) {
   return one(takeElems(*a, od, idx));
 }
 
-StatusOr<std::vector<Tensor>> kTile(const KernelCall &c) {
-  auto a = inputArr(c, 0);
-  if (!a.ok()) return a.status();
-  if (!c.input(1)) return invalid("Tile without repeats");
-  auto rep = intValues(*c.input(1));
-  if (!rep.ok()) return rep.status();
-  int64_t r = a->rank();
-  if ((int64_t)rep->size() != r) return invalid("Tile repeats");
-  std::vector<int64_t> od(r);
-  for (int64_t k = 0; k < r; ++k) {
-    if ((*rep)[k] < 0) return invalid("Tile negative repeat");
-    if (a->dims[k] && (*rep)[k] > INT64_MAX / a->dims[k])
-      return absl::ResourceExhaustedError("Tile output dims overflow");
-    od[k] = a->dims[k] * (*rep)[k];
-  }
-  Status sz = checkOutputSize(c, a->dt, od);
-  if (!sz.ok()) return sz;
-  auto ist = stridesOf(a->dims);
-  int64_t n = numElementsOf(od);
-  std::vector<int64_t> idx((size_t)n), cnt(r, 0);
-  for (int64_t e = 0; e < n; ++e) {
-    int64_t off = 0;
-    for (int64_t k = 0; k < r; ++k) off += (cnt[k] % a->dims[k]) * ist[k];
-    idx[e] = off;
-    for (int64_t k = r - 1; k >= 0; --k) {
-      if (++cnt[k] < od[k]) break;
-      cnt[k] = 0;
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerGatherElements(OpRegistrar &r) {
+  using namespace infer;
+  r["GatherElements"] = [](InferCtx &c) {
+    // The result has the indices' shape; data and indices have one rank.
+    int64_t rd = c.inRank(0), ri = c.inRank(1);
+    if (rd >= 0 && ri >= 0 && rd != ri) {
+      c.disagree("data " + typeStr(c, 0) + " has rank " + std::to_string(rd) + " but indices " +
+                 typeStr(c, 1) + " have rank " + std::to_string(ri) + " (GatherElements needs one)");
+      return;
     }
-  }
-  return one(takeElems(*a, od, idx));
+    c.setTensor(0, c.inElem(0), c.inShape(1));
+  };
+  r["GatherElements"] = kernels::kGatherElements;
 }
 
-StatusOr<std::vector<Tensor>> kTrilu(const KernelCall &c) {
-  auto a = inputArr(c, 0);
-  if (!a.ok()) return a.status();
-  if (a->rank() < 2) return invalid("Trilu rank");
-  int64_t k = 0;
-  if (c.input(1)) {
-    auto v = intValues(*c.input(1));
-    if (!v.ok() || v->size() != 1) return invalid("Trilu k");
-    k = (*v)[0];
-  }
-  bool upper = c.getInt("upper", 1) != 0;
-  int64_t R = a->dims[a->rank() - 2], C = a->dims.back();
-  int64_t n = a->size();
-  std::vector<int64_t> idx((size_t)n);
-  Arr zero = Arr::make(a->dt, {1});
-  // Index n points at the appended zero.
-  for (int64_t e = 0; e < n; ++e) {
-    int64_t j = e % C, i = (e / C) % R;
-    bool keep = upper ? (j - i >= k) : (j - i <= k);
-    idx[e] = keep ? e : n;
-  }
-  Arr ext = *a;
-  switch (ext.kind()) {
-  case CK::F32: ext.f.push_back(0); break;
-  case CK::F64: ext.d.push_back(0); break;
-  case CK::I64: ext.i.push_back(0); break;
-  case CK::U64: ext.u.push_back(0); break;
-  case CK::Str: ext.s.push_back(""); break;
-  default: return unsupported("Trilu type");
-  }
-  return one(takeElems(ext, a->dims, idx));
-}
-
-StatusOr<std::vector<Tensor>> kNonZero(const KernelCall &c) {
-  auto a = inputArr(c, 0);
-  if (!a.ok()) return a.status();
-  std::vector<int64_t> hits;
-  Status st = visitNumeric(a->kind(), [&](auto tag) -> Status {
-    using T = decltype(tag);
-    const auto &v = a->template vec<T>();
-    for (size_t k = 0; k < v.size(); ++k) if (v[k] != T(0)) hits.push_back((int64_t)k);
-    return absl::OkStatus();
-  });
-  if (!st.ok()) return st;
-  // A scalar counts as one element of a 1-D tensor (onnxruntime, and numpy's
-  // nonzero, which the ONNX reference calls): [1, 1] when it is nonzero.
-  int64_t r = std::max<int64_t>(a->rank(), 1), n = (int64_t)hits.size();
-  // rank x hits can be far more than the input (a rank-1000 tensor of ones).
-  Status sz = checkOutputSize(c, DataType::Int64, {r, n});
-  if (!sz.ok()) return sz;
-  Arr out = Arr::make(DataType::Int64, {r, n});
-  auto strides = a->rank() ? stridesOf(a->dims) : std::vector<int64_t>{1};
-  for (int64_t h = 0; h < n; ++h) {
-    int64_t rem = hits[h];
-    for (int64_t k = 0; k < r; ++k) {
-      out.i[k * n + h] = rem / strides[k];
-      rem %= strides[k];
-    }
-  }
-  return one(out);
-}
-
-StatusOr<std::vector<Tensor>> kOneHot(const KernelCall &c) {
-  if (!c.input(0) || !c.input(1) || !c.input(2)) return invalid("OneHot inputs");
-  auto ind = c.input(0)->values<double>();
-  auto depthV = c.input(1)->values<double>();
-  auto vals = fromTensor(*c.input(2));
-  if (!ind.ok()) return ind.status();
-  if (!depthV.ok() || depthV->size() != 1) return invalid("OneHot depth");
-  if (!vals.ok() || vals->size() != 2) return invalid("OneHot values");
-  double depthD = (*depthV)[0];
-  // Checked as a double: NaN or a value past 2^63 has no int64 value.
-  if (!(depthD >= 1) || depthD > 9.0e18) return invalid("OneHot depth");
-  int64_t depth = (int64_t)depthD;
-  std::vector<int64_t> id = c.input(0)->dims();
-  int64_t r = (int64_t)id.size() + 1;
-  auto axis = normAxis(c.getInt("axis", -1), r);
-  if (!axis) return invalid("OneHot axis");
-  std::vector<int64_t> od = id;
-  od.insert(od.begin() + *axis, depth);
-  Status sz = checkOutputSize(c, vals->dt, od);
-  if (!sz.ok()) return sz;
-  int64_t outer = 1, inner = 1;
-  for (int64_t k = 0; k < *axis; ++k) outer *= id[k];
-  for (int64_t k = *axis; k < (int64_t)id.size(); ++k) inner *= id[k];
-  std::vector<int64_t> idx((size_t)numElementsOf(od), 0);
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t d = 0; d < depth; ++d)
-      for (int64_t i = 0; i < inner; ++i) {
-        double dv = (*ind)[o * inner + i];
-        // Out-of-range (and NaN) indices select no position.
-        int64_t v = std::isfinite(dv) && std::fabs(dv) < 9.0e18 ? (int64_t)dv : -1 - depth;
-        if (v < 0) v += depth;
-        idx[(o * depth + d) * inner + i] = v == d ? 1 : 0;
-      }
-  return one(takeElems(*vals, od, idx));
-}
-
-StatusOr<std::vector<Tensor>> kCompress(const KernelCall &c) {
-  auto a = inputArr(c, 0);
-  if (!a.ok()) return a.status();
-  if (!c.input(1)) return invalid("Compress without condition");
-  auto cond = intValues(*c.input(1));
-  if (!cond.ok()) return cond.status();
-  std::vector<int64_t> idx, od;
-  if (const Attribute *ax = c.attr("axis")) {
-    auto axis = normAxis(ax->i, a->rank());
-    if (!axis) return invalid("Compress axis");
-    int64_t dim = a->dims[*axis], outer = 1, inner = 1;
-    for (int64_t k = 0; k < *axis; ++k) outer *= a->dims[k];
-    for (int64_t k = *axis + 1; k < a->rank(); ++k) inner *= a->dims[k];
-    std::vector<int64_t> sel;
-    for (int64_t j = 0; j < dim && j < (int64_t)cond->size(); ++j) if ((*cond)[j]) sel.push_back(j);
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t j : sel)
-        for (int64_t i = 0; i < inner; ++i) idx.push_back((o * dim + j) * inner + i);
-    od = a->dims;
-    od[*axis] = (int64_t)sel.size();
-  } else {
-    for (int64_t j = 0; j < a->size() && j < (int64_t)cond->size(); ++j)
-      if ((*cond)[j]) idx.push_back(j);
-    od = {(int64_t)idx.size()};
-  }
-  return one(takeElems(*a, od, idx));
-}
-
-StatusOr<std::vector<Tensor>> depthSpace(const KernelCall &c, bool toSpace) {
-  auto a = inputArr(c, 0);
-  if (!a.ok()) return a.status();
-  if (a->rank() != 4) return invalid("needs 4-D");
-  int64_t b = c.getInt("blocksize", 0);
-  // b*b and H*b below must not overflow; no real block is this big.
-  if (b <= 0 || b > (int64_t(1) << 20)) return invalid("blocksize");
-  int64_t N = a->dims[0], C = a->dims[1], H = a->dims[2], W = a->dims[3];
-  bool crd = c.getString("mode", "DCR") == "CRD";
-  std::vector<int64_t> od, idx;
-  if (toSpace) {
-    if (C % (b * b)) return invalid("channels");
-    int64_t oc = C / (b * b);
-    od = {N, oc, H * b, W * b};
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t ch = 0; ch < oc; ++ch)
-        for (int64_t y = 0; y < H * b; ++y)
-          for (int64_t x = 0; x < W * b; ++x) {
-            int64_t by = y % b, bx = x % b;
-            int64_t ic = crd ? ch * b * b + by * b + bx : (by * b + bx) * oc + ch;
-            idx.push_back(((n * C + ic) * H + y / b) * W + x / b);
-          }
-  } else {
-    if (H % b || W % b) return invalid("spatial dims");
-    int64_t oh = H / b, ow = W / b, oc = C * b * b;
-    od = {N, oc, oh, ow};
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t ch = 0; ch < oc; ++ch)
-        for (int64_t y = 0; y < oh; ++y)
-          for (int64_t x = 0; x < ow; ++x) {
-            int64_t ic = ch % C, blk = ch / C, by = blk / b, bx = blk % b;
-            idx.push_back(((n * C + ic) * H + y * b + by) * W + x * b + bx);
-          }
-  }
-  return one(takeElems(*a, od, idx));
-}
-
-StatusOr<std::vector<Tensor>> kDepthToSpace(const KernelCall &c) { return depthSpace(c, true); }
-
-StatusOr<std::vector<Tensor>> kSpaceToDepth(const KernelCall &c) { return depthSpace(c, false); }
-
-//===--- Helpers of the kernels below ---===//
-
-/// True for the opset `v` or later (an unknown opset reads as the newest).
-bool atLeast(const KernelCall &c, int64_t v) { return c.opset <= 0 || c.opset >= v; }
-
-/// Index `v` into an axis of `dim` elements, negatives counting from the end;
-/// nullopt when out of range.
-std::optional<int64_t> normIndex(int64_t v, int64_t dim) {
-  if (v < -dim || v >= dim) return std::nullopt;
-  return v < 0 ? v + dim : v;
-}
-
-template <typename T> bool isNanV(T v) {
-  if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
-  else return false;
-}
-
-/// `a` with one more element, `fill`'s first: index a.size() of the result
-/// is the fill value for takeElems (Pad's constant, CenterCropPad's zero,
-/// Resize's extrapolation value).
-Arr withFill(const Arr &a, const Arr &fill) {
-  Arr ext = a;
-  appendElems(ext, fill, 0, 1);
-  return ext;
-}
-
-/// A one-element array of type `dt` holding `v` (strings: ""), as a cast
-/// would give it.
-StatusOr<Arr> scalarOf(DataType dt, double v) {
-  if (computeKind(dt) == CK::Str) return Arr::make(dt, {1});
-  Arr d = Arr::make(DataType::Double, {1});
-  d.d[0] = v;
-  return convertArr(d, dt);
-}
-
-/// Offsets into `a` for every element of the output of dims `od`, where
-/// map[k][o] is the input coordinate on axis k of output coordinate o, or -1
-/// for the fill element (index a.size(), see withFill).
-std::vector<int64_t> mappedOffsets(const Arr &a, const std::vector<int64_t> &od,
-                                   const std::vector<std::vector<int64_t>> &map) {
-  int64_t r = (int64_t)od.size(), n = numElementsOf(od), fill = a.size();
-  auto st = stridesOf(a.dims);
-  std::vector<int64_t> idx((size_t)std::max<int64_t>(n, 0)), cnt(r, 0);
-  for (int64_t e = 0; e < n; ++e) {
-    int64_t off = 0;
-    for (int64_t k = 0; k < r; ++k) {
-      int64_t v = map[k][cnt[k]];
-      if (v < 0) { off = fill; break; }
-      off += v * st[k];
-    }
-    idx[e] = off;
-    for (int64_t k = r - 1; k >= 0; --k) {
-      if (++cnt[k] < od[k]) break;
-      cnt[k] = 0;
-    }
-  }
-  return idx;
-}
-
-/// `data` with update element e written to data element pos[e], or combined
-/// with it by `red` (add, mul, max, min), in order: a later update of one
-/// position sees the earlier ones, so duplicate indices accumulate.
-StatusOr<Arr> scatterInto(const Arr &data, const Arr &upd, const std::vector<int64_t> &pos,
-                          const std::string &red, llvm::StringRef op) {
-  if (upd.dt != data.dt) return invalid(absl::StrCat(op.str(), ": updates and data differ in type"));
-  if (red == "none") {
-    Arr ext = data;
-    appendElems(ext, upd, 0, (int64_t)pos.size());
-    int64_t n = data.size();
-    std::vector<int64_t> idx((size_t)n);
-    for (int64_t k = 0; k < n; ++k) idx[k] = k;
-    for (size_t e = 0; e < pos.size(); ++e) idx[pos[e]] = n + (int64_t)e;
-    return takeElems(ext, data.dims, idx);
-  }
-  int how = red == "add" ? 0 : red == "mul" ? 1 : red == "max" ? 2 : red == "min" ? 3 : -1;
-  if (how < 0)
-    return invalid(absl::StrCat(op.str(), " reduction '", red,
-                                "' (expected none, add, mul, max or min)"));
-  Arr out = data;
-  Status st = visitNumeric(out.kind(), [&](auto tag) -> Status {
-    using T = decltype(tag);
-    auto &o = out.template vec<T>();
-    const auto &u = upd.template vec<T>();
-    for (size_t e = 0; e < pos.size(); ++e) {
-      T &x = o[pos[e]];
-      T v = u[e];
-      switch (how) {
-      case 0: x = addWrap(x, v); break;
-      case 1: x = mulWrap(x, v); break;
-      case 2: if (!isNanV(x) && (isNanV(v) || v > x)) x = v; break;
-      default: if (!isNanV(x) && (isNanV(v) || v < x)) x = v; break;
-      }
-    }
-    return absl::OkStatus();
-  });
-  if (!st.ok()) return st;
-  return out;
-}
-
-/// The `reduction` attribute of ScatterElements and ScatterND, checked
-/// against the version in force (add and mul from 16, max and min from 18).
-StatusOr<std::string> scatterReduction(const KernelCall &c) {
-  std::string red = c.getString("reduction", "none");
-  if ((red == "max" || red == "min") && !atLeast(c, 18))
-    return invalid(absl::StrCat(c.opType.str(), " reduction '", red, "' first exists at opset 18"));
-  return red;
-}
+} // namespace
 
 //===--- GatherND ---===//
+
+namespace kernels {
+namespace {
 
 StatusOr<std::vector<Tensor>> kGatherND(const KernelCall &c) {
   auto a = inputArr(c, 0);
@@ -1212,7 +1134,38 @@ StatusOr<std::vector<Tensor>> kGatherND(const KernelCall &c) {
   return one(takeElems(*a, od, idx));
 }
 
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerGatherND(OpRegistrar &r) {
+  using namespace infer;
+  using adapters::noChange;
+  r["GatherND"] = [](InferCtx &c) {
+    auto d = c.inShape(0), ix = c.inShape(1);
+    if (!d || !ix || ix->empty()) return c.setTensor(0, c.inElem(0), std::nullopt);
+    const DimExpr *last = ix->back();
+    int64_t b = c.getInt("batch_dims", 0);
+    if (!last || !last->isConstant()) return c.setTensor(0, c.inElem(0), std::nullopt);
+    int64_t k = last->value();
+    if (b + k > (int64_t)d->size()) return;
+    Dims o(ix->begin(), ix->end() - 1);
+    o.insert(o.end(), d->begin() + b + k, d->end());
+    c.setTensor(0, c.inElem(0), o);
+  };
+  r["GatherND"] = kernels::kGatherND;
+  r["GatherND"].since(12).upgrade(noChange).downgrade([](Node &n, AdapterContext &c) {
+    return adapters::olderFormOnly(n, c, "GatherND", {{"batch_dims", AttrKind::Int, 0}});
+  });
+}
+
+} // namespace
+
 //===--- Scatter, ScatterElements ---===//
+
+namespace kernels {
+namespace {
 
 // Scatter (deprecated at 11) is ScatterElements-9 under another name.
 StatusOr<std::vector<Tensor>> kScatterElements(const KernelCall &c) {
@@ -1264,7 +1217,68 @@ StatusOr<std::vector<Tensor>> kScatterElements(const KernelCall &c) {
   return one(*out);
 }
 
+} // namespace
+} // namespace kernels
+
+namespace {
+
+// ScatterElements/ScatterND-18 added the reductions max and min.
+absl::Status scatterDown18(Node &n, AdapterContext &) {
+  auto m = adapters::stringAttrOr(n, "reduction", "none");
+  if (!m.ok()) return m.status();
+  if (*m == "max" || *m == "min")
+    return absl::FailedPreconditionError(
+        absl::StrCat("reduction \"", *m, "\" first exists at opset 18"));
+  return absl::OkStatus();
+}
+
+// Note [Replaced ops]: Scatter-11 and Upsample-10 are deprecated in favour of
+// ScatterElements-11 and Resize-10, which have the same operands and
+// attributes as Scatter-9 and Upsample-9. The deprecated entry's upgrade and
+// the successor's first downgrade only change the op type
+// (AdapterContext::newOpType, Note [Version adapters]).
+absl::Status scatterToElements(Node &n, AdapterContext &c) {
+  c.newOpType = "ScatterElements";
+  if (!c.checkOnly) n.setOpType("ScatterElements");
+  return absl::OkStatus();
+}
+
+absl::Status elementsToScatter(Node &n, AdapterContext &c) {
+  // The pass's check of negative axes does not see this step (there is no
+  // older ScatterElements).
+  auto a = adapters::intAttrOr(n, "axis", 0);
+  if (!a.ok()) return a.status();
+  if (*a < 0)
+    return absl::FailedPreconditionError(
+        "a negative axis, which Scatter-9 may not accept (normalising it needs the rank; not "
+        "done yet)");
+  c.newOpType = "Scatter";
+  if (!c.checkOnly) n.setOpType("Scatter");
+  return absl::OkStatus();
+}
+
+void registerScatterElements(OpRegistrar &r) {
+  using namespace infer;
+  using adapters::noChange;
+  r["Scatter"] = sameAsInput;
+  r["Scatter"] = kernels::kScatterElements;
+  r["Scatter"].since(11).upgrade(scatterToElements);
+  r["ScatterElements"] = sameAsInput;
+  r["ScatterElements"] = kernels::kScatterElements;
+  r["ScatterElements"].since(16).upgrade(noChange).downgrade([](Node &n, AdapterContext &c) {
+    return adapters::olderFormOnly(n, c, "ScatterElements",
+                                   {{"reduction", AttrKind::String, 0, "none"}});
+  });
+  r["ScatterElements"].since(18).upgrade(noChange).downgrade(scatterDown18);
+  r["ScatterElements"].since(11).downgrade(elementsToScatter);
+}
+
+} // namespace
+
 //===--- ScatterND ---===//
+
+namespace kernels {
+namespace {
 
 StatusOr<std::vector<Tensor>> kScatterND(const KernelCall &c) {
   auto a = inputArr(c, 0);
@@ -1306,7 +1320,28 @@ StatusOr<std::vector<Tensor>> kScatterND(const KernelCall &c) {
   return one(*out);
 }
 
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerScatterND(OpRegistrar &r) {
+  using namespace infer;
+  using adapters::noChange;
+  r["ScatterND"] = sameAsInput;
+  r["ScatterND"] = kernels::kScatterND;
+  r["ScatterND"].since(16).upgrade(noChange).downgrade([](Node &n, AdapterContext &c) {
+    return adapters::olderFormOnly(n, c, "ScatterND", {{"reduction", AttrKind::String, 0, "none"}});
+  });
+  r["ScatterND"].since(18).upgrade(noChange).downgrade(scatterDown18);
+}
+
+} // namespace
+
 //===--- TensorScatter ---===//
+
+namespace kernels {
+namespace {
 
 // Writes `update` into a copy of `past_cache` along `axis` from each batch
 // row's write index (0 by default); mode circular wraps around the axis.
@@ -1366,7 +1401,56 @@ StatusOr<std::vector<Tensor>> kTensorScatter(const KernelCall &c) {
   return one(*out);
 }
 
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerTensorScatter(OpRegistrar &r) {
+  using namespace infer;
+  r["TensorScatter"].infer(sameAsInput).kernel(kernels::kTensorScatter);
+}
+
+} // namespace
+
 //===--- Pad ---===//
+
+namespace infer {
+namespace {
+
+void padRule(InferCtx &c) {
+  int32_t el = c.inElem(0);
+  auto in = c.inShape(0);
+  if (!in) return c.setTensor(0, el, std::nullopt);
+  int64_t r = in->size();
+  auto pads = c.opset >= 11 ? (c.hasInput(1) ? c.inInts(1) : std::nullopt)
+                            : c.getInts(c.opset < 2 ? "paddings" : "pads");
+  std::optional<std::vector<int64_t>> axes;
+  if (c.opset >= 18 && c.hasInput(3)) {
+    axes = c.inInts(3);
+    if (!axes) return c.setTensor(0, el, Dims(r, nullptr));
+  }
+  if (!pads) return c.setTensor(0, el, Dims(r, nullptr));
+  if (!axes) {
+    axes = std::vector<int64_t>(r);
+    for (int64_t i = 0; i < r; ++i) (*axes)[i] = i;
+  }
+  size_t k = axes->size();
+  if (pads->size() != 2 * k) return;
+  Dims out = *in;
+  for (size_t i = 0; i < k; ++i) {
+    auto ax = normAxis((*axes)[i], r);
+    if (!ax) return;
+    out[*ax] = dimAdd(c.ctx, out[*ax], dimAdd(c.ctx, c.c((*pads)[i]), c.c((*pads)[i + k])));
+  }
+  c.setTensor(0, el, out);
+}
+
+} // namespace
+} // namespace infer
+
+namespace kernels {
+namespace {
 
 /// Input coordinate read by output coordinate `o` of an axis of `dim`
 /// elements padded by `begin` in front, per Pad's mode; -1 for the constant.
@@ -1467,7 +1551,546 @@ StatusOr<std::vector<Tensor>> kPad(const KernelCall &c) {
   return one(takeElems(ext, od, mappedOffsets(*a, od, map)));
 }
 
+} // namespace
+} // namespace kernels
+
+namespace {
+
+// Pad-11: pads became operand #1 (int64), value operand #2 (a scalar of the
+// data's type).
+absl::Status padUp11(Node &n, AdapterContext &c) {
+  absl::Status err;
+  const Attribute *pads = plainAttr(n, "pads", AttrKind::Ints, err);
+  if (!err.ok()) return err;
+  const Attribute *value = plainAttr(n, "value", AttrKind::Float, err);
+  if (!err.ok()) return err;
+  if (!pads) return absl::FailedPreconditionError("no attribute 'pads'");
+  DataType dt = adapters::operandElemType(n, 0);
+  if (value && value->f != 0 && dt == DataType::Undefined)
+    return absl::FailedPreconditionError(
+        "the value becomes an operand of the data's element type, which is unknown (infer "
+        "shapes first)");
+  if (c.checkOnly) return absl::OkStatus();
+  n.addOperand(int64Constant(n, c, "pads", std::vector<int64_t>(pads->ints.begin(), pads->ints.end())));
+  if (value && value->f != 0) n.addOperand(adapters::scalarConstant(n, c, "value", dt, value->f));
+  n.removeAttr("pads");
+  n.removeAttr("value");
+  return absl::OkStatus();
+}
+
+absl::Status padDown11(Node &n, AdapterContext &c) {
+  auto pads = constantInts(n, c, 1, "attribute 'pads'");
+  if (!pads.ok()) return pads.status();
+  float value = 0;
+  bool hasValue = n.numOperands() > 2 && n.operand(2);
+  if (hasValue) {
+    auto v = adapters::constantOperandValues(n, c, 2, "attribute 'value'");
+    if (!v.ok()) return v.status();
+    if (v->size() != 1) return absl::FailedPreconditionError("operand #2 (constant_value) is not one value");
+    value = (float)(*v)[0];
+    if ((double)value != (*v)[0] && !std::isnan((*v)[0]))
+      return absl::FailedPreconditionError(absl::StrCat(
+          "constant_value ", (*v)[0], " is not exactly a float, as attribute 'value' must be"));
+  }
+  if (n.numOperands() > 3 && n.operand(3))
+    return absl::FailedPreconditionError("operand #3 (axes) does not exist at opset 2");
+  if (c.checkOnly) return absl::OkStatus();
+  adapters::dropOperand(n, 2);
+  adapters::dropOperand(n, 1);
+  n.newAttr("pads").setInts(std::move(*pads));
+  if (hasValue && value != 0) n.newAttr("value").setFloat(value);
+  return absl::OkStatus();
+}
+
+// Pad-19 added mode "wrap".
+absl::Status padDown19(Node &n, AdapterContext &) {
+  auto m = adapters::stringAttrOr(n, "mode", "constant");
+  if (!m.ok()) return m.status();
+  if (*m == "wrap") return absl::FailedPreconditionError("mode \"wrap\" first exists at opset 19");
+  return absl::OkStatus();
+}
+
+void registerPad(OpRegistrar &r) {
+  using namespace infer;
+  using adapters::noChange;
+  r["Pad"].since(2).upgrade(renameAttr<kPaddings, kPads>).downgrade(renameAttr<kPads, kPaddings>);
+  r["Pad"].infer(padRule).kernel(kernels::kPad);
+  r["Pad"].since(11).upgrade(padUp11).downgrade(padDown11);
+  r["Pad"].since(18).upgrade(noChange).downgrade(
+      [](Node &n, AdapterContext &c) { return adapters::olderFormOnly(n, c, "Pad", {}); });
+  r["Pad"].since(19).upgrade(noChange).downgrade(padDown19);
+}
+
+} // namespace
+
+//===--- Tile ---===//
+
+namespace infer {
+namespace {
+
+void tileRule(InferCtx &c) {
+  int32_t el = c.inElem(0);
+  auto in = c.inShape(0);
+  auto reps = c.inData(1);
+  if (!in) return c.setTensor(0, el, std::nullopt);
+  if (!reps || reps->size() != in->size()) return c.setTensor(0, el, Dims(in->size(), nullptr));
+  Dims out;
+  for (size_t i = 0; i < in->size(); ++i) out.push_back(dimMul(c.ctx, (*in)[i], (*reps)[i]));
+  c.setTensor(0, el, out);
+}
+
+} // namespace
+} // namespace infer
+
+namespace kernels {
+namespace {
+
+StatusOr<std::vector<Tensor>> kTile(const KernelCall &c) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  if (!c.input(1)) return invalid("Tile without repeats");
+  auto rep = intValues(*c.input(1));
+  if (!rep.ok()) return rep.status();
+  int64_t r = a->rank();
+  if ((int64_t)rep->size() != r) return invalid("Tile repeats");
+  std::vector<int64_t> od(r);
+  for (int64_t k = 0; k < r; ++k) {
+    if ((*rep)[k] < 0) return invalid("Tile negative repeat");
+    if (a->dims[k] && (*rep)[k] > INT64_MAX / a->dims[k])
+      return absl::ResourceExhaustedError("Tile output dims overflow");
+    od[k] = a->dims[k] * (*rep)[k];
+  }
+  Status sz = checkOutputSize(c, a->dt, od);
+  if (!sz.ok()) return sz;
+  auto ist = stridesOf(a->dims);
+  int64_t n = numElementsOf(od);
+  std::vector<int64_t> idx((size_t)n), cnt(r, 0);
+  for (int64_t e = 0; e < n; ++e) {
+    int64_t off = 0;
+    for (int64_t k = 0; k < r; ++k) off += (cnt[k] % a->dims[k]) * ist[k];
+    idx[e] = off;
+    for (int64_t k = r - 1; k >= 0; --k) {
+      if (++cnt[k] < od[k]) break;
+      cnt[k] = 0;
+    }
+  }
+  return one(takeElems(*a, od, idx));
+}
+
+} // namespace
+} // namespace kernels
+
+namespace {
+
+// Tile-6: Tile-1's scalar operands `tiles` and `axis` (of the input's type)
+// became one int64 operand `repeats` with a count per axis.
+absl::Status tileUp6(Node &n, AdapterContext &c) {
+  if (n.numOperands() != 3 || !n.operand(1) || !n.operand(2))
+    return absl::FailedPreconditionError("Tile-1 needs operands 'tiles' and 'axis'");
+  int64_t vals[2];
+  for (unsigned k = 1; k <= 2; ++k) {
+    Tensor scratch;
+    const Tensor *t = constantOf(n.operand(k), scratch);
+    auto d = t && t->numElements() == 1 ? t->values<double>()
+                                        : absl::StatusOr<std::vector<double>>(absl::NotFoundError(""));
+    if (!d.ok() || (*d)[0] != std::floor((*d)[0]) || std::fabs((*d)[0]) > 1e15)
+      return absl::FailedPreconditionError(absl::StrCat(
+          "operand #", k, " ('", n.operand(k)->name().str(),
+          "') is not a constant integral scalar; opset 6 needs it in the constant 'repeats'"));
+    vals[k - 1] = (int64_t)(*d)[0];
+  }
+  const Type *t = n.operand(0) ? n.operand(0)->type() : nullptr;
+  int64_t rank = t && t->hasShape() ? t->rank() : -1;
+  if (rank < 0)
+    return absl::FailedPreconditionError(
+        "the rank of operand #0 is unknown; opset 6 needs a repeat count per axis (run "
+        "infer-shapes first)");
+  int64_t axis = vals[1] < 0 ? vals[1] + rank : vals[1];
+  if (axis < 0 || axis >= rank || vals[0] < 0)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "tiles=", vals[0], " along axis=", vals[1], " does not fit an input of rank ", rank));
+  if (c.checkOnly) return absl::OkStatus();
+  std::vector<int64_t> reps(rank, 1);
+  reps[axis] = vals[0];
+  Tensor rt;
+  rt.setDataType(DataType::Int64);
+  rt.setDims({rank});
+  rt.setTyped(Tensor::TypedField::Int64);
+  rt.int64Data.mut() = std::move(reps);
+  Value *old[2] = {n.operand(1), n.operand(2)};
+  Value *rv = adapters::newConstant(n, c, "repeats", std::move(rt));
+  n.setOperands({n.operand(0), rv});
+  for (int k = 0, e = old[0] == old[1] ? 1 : 2; k < e; ++k)
+    adapters::eraseIfDeadConstant(old[k]);
+  return absl::OkStatus();
+}
+
+// Down: repeats with at most one count other than 1 is one Tile-1 (several
+// would need a chain of Tiles: not done).
+absl::Status tileDown6(Node &n, AdapterContext &c) {
+  Value *v = n.numOperands() > 1 ? n.operand(1) : nullptr;
+  if (!v) return absl::FailedPreconditionError("no operand 'repeats'");
+  Tensor scratch;
+  const Tensor *t = constantOf(v, scratch);
+  auto reps = t ? t->values<int64_t>()
+                : absl::StatusOr<std::vector<int64_t>>(absl::NotFoundError(""));
+  if (!reps.ok())
+    return absl::FailedPreconditionError(absl::StrCat(
+        "operand #1 ('", v->name().str(), "') is not a constant; opset ", c.to,
+        " needs constant 'tiles' and 'axis'"));
+  int64_t axis = 0, tiles = 1, others = 0;
+  for (size_t i = 0; i < reps->size(); ++i)
+    if ((*reps)[i] != 1) {
+      axis = (int64_t)i;
+      tiles = (*reps)[i];
+      ++others;
+    }
+  if (others > 1)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "repeats has ", others, " counts other than 1; Tile-1 repeats along one axis (a chain "
+        "of Tiles is not done)"));
+  const Type *in = n.operand(0) ? n.operand(0)->type() : nullptr;
+  DataType dt = in && in->hasElemType() ? in->elemType() : DataType::Undefined;
+  if (dt != DataType::Float && dt != DataType::Double && dt != DataType::Float16)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "Tile-1's 'tiles' and 'axis' have the input's type, which must be a known float type, "
+        "not ", in && in->hasElemType() ? dataTypeName(dt).str() : std::string("unknown")));
+  if (c.checkOnly) return absl::OkStatus();
+  Value *sc[2];
+  int64_t vals[2] = {tiles, axis};
+  const char *names[2] = {"tiles", "axis"};
+  for (int k = 0; k < 2; ++k) {
+    Tensor s;
+    s.setDims({});
+    if (dt == DataType::Double) {
+      s.setDataType(DataType::Double);
+      s.setTyped(Tensor::TypedField::Double);
+      s.doubleData.mut() = {(double)vals[k]};
+    } else {
+      s.setDataType(DataType::Float);
+      s.setTyped(Tensor::TypedField::Float);
+      s.floatData.mut() = {(float)vals[k]};
+    }
+    sc[k] = c.constant(n, names[k], std::move(s));
+  }
+  n.setOperands({n.operand(0), sc[0], sc[1]});
+  adapters::eraseIfDeadConstant(v);
+  return absl::OkStatus();
+}
+
+void registerTile(OpRegistrar &r) {
+  using namespace infer;
+  r["Tile"].infer(tileRule).kernel(kernels::kTile);
+  r["Tile"].since(6).upgrade(tileUp6).downgrade(tileDown6);
+}
+
+} // namespace
+
+//===--- Transpose ---===//
+
+namespace infer {
+namespace {
+
+void transposeRule(InferCtx &c) {
+  int32_t el = c.inElem(0);
+  auto in = c.inShape(0);
+  if (!in) return c.setTensor(0, el, std::nullopt);
+  auto perm = c.getInts("perm");
+  int64_t r = in->size();
+  std::vector<int64_t> p(r);
+  if (perm) {
+    if ((int64_t)perm->size() != r) return;
+    p = *perm;
+  } else {
+    for (int64_t i = 0; i < r; ++i) p[i] = r - 1 - i;
+  }
+  Dims out;
+  std::vector<bool> seen(r, false);
+  for (int64_t a : p) {
+    auto n = normAxis(a, r);
+    if (!n || seen[*n]) return;
+    seen[*n] = true;
+    out.push_back((*in)[*n]);
+  }
+  c.setTensor(0, el, out);
+}
+
+} // namespace
+} // namespace infer
+
+namespace kernels {
+namespace {
+
+StatusOr<std::vector<Tensor>> kTranspose(const KernelCall &c) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  int64_t r = a->rank();
+  std::vector<int64_t> perm;
+  if (auto p = c.getInts("perm")) perm = *p;
+  else for (int64_t k = r - 1; k >= 0; --k) perm.push_back(k);
+  if ((int64_t)perm.size() != r) return invalid("Transpose perm");
+  std::vector<bool> seen(r, false);
+  std::vector<int64_t> od(r);
+  for (int64_t k = 0; k < r; ++k) {
+    if (perm[k] < 0 || perm[k] >= r || seen[perm[k]]) return invalid("Transpose perm");
+    seen[perm[k]] = true;
+    od[k] = a->dims[perm[k]];
+  }
+  auto ist = stridesOf(a->dims);
+  std::vector<int64_t> st(r);
+  for (int64_t k = 0; k < r; ++k) st[k] = ist[perm[k]];
+  int64_t n = a->size();
+  std::vector<int64_t> idx((size_t)n), cnt(r, 0);
+  int64_t off = 0;
+  for (int64_t e = 0; e < n; ++e) {
+    idx[e] = off;
+    for (int64_t k = r - 1; k >= 0; --k) {
+      if (++cnt[k] < od[k]) { off += st[k]; break; }
+      off -= st[k] * (cnt[k] - 1);
+      cnt[k] = 0;
+    }
+  }
+  return one(takeElems(*a, od, idx));
+}
+
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerTranspose(OpRegistrar &r) {
+  using namespace infer;
+  r["Transpose"].infer(transposeRule).kernel(kernels::kTranspose);
+}
+
+} // namespace
+
+//===--- Compress ---===//
+
+namespace kernels {
+namespace {
+
+StatusOr<std::vector<Tensor>> kCompress(const KernelCall &c) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  if (!c.input(1)) return invalid("Compress without condition");
+  auto cond = intValues(*c.input(1));
+  if (!cond.ok()) return cond.status();
+  std::vector<int64_t> idx, od;
+  if (const Attribute *ax = c.attr("axis")) {
+    auto axis = normAxis(ax->i, a->rank());
+    if (!axis) return invalid("Compress axis");
+    int64_t dim = a->dims[*axis], outer = 1, inner = 1;
+    for (int64_t k = 0; k < *axis; ++k) outer *= a->dims[k];
+    for (int64_t k = *axis + 1; k < a->rank(); ++k) inner *= a->dims[k];
+    std::vector<int64_t> sel;
+    for (int64_t j = 0; j < dim && j < (int64_t)cond->size(); ++j) if ((*cond)[j]) sel.push_back(j);
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t j : sel)
+        for (int64_t i = 0; i < inner; ++i) idx.push_back((o * dim + j) * inner + i);
+    od = a->dims;
+    od[*axis] = (int64_t)sel.size();
+  } else {
+    for (int64_t j = 0; j < a->size() && j < (int64_t)cond->size(); ++j)
+      if ((*cond)[j]) idx.push_back(j);
+    od = {(int64_t)idx.size()};
+  }
+  return one(takeElems(*a, od, idx));
+}
+
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerCompress(OpRegistrar &r) {
+  using namespace infer;
+  r["Compress"] = [](InferCtx &c) {
+    auto in = c.inShape(0);
+    const Attribute *a = c.attr("axis");
+    if (!in) return c.setTensor(0, c.inElem(0), std::nullopt);
+    if (!a) return c.setTensor(0, c.inElem(0), Dims{nullptr});
+    auto ax = normAxis(a->i, in->size());
+    if (!ax) return;
+    (*in)[*ax] = nullptr;
+    c.setTensor(0, c.inElem(0), in);
+  };
+  r["Compress"] = kernels::kCompress;
+}
+
+} // namespace
+
+//===--- NonZero ---===//
+
+namespace kernels {
+namespace {
+
+StatusOr<std::vector<Tensor>> kNonZero(const KernelCall &c) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  std::vector<int64_t> hits;
+  Status st = visitNumeric(a->kind(), [&](auto tag) -> Status {
+    using T = decltype(tag);
+    const auto &v = a->template vec<T>();
+    for (size_t k = 0; k < v.size(); ++k) if (v[k] != T(0)) hits.push_back((int64_t)k);
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  // A scalar counts as one element of a 1-D tensor (onnxruntime, and numpy's
+  // nonzero, which the ONNX reference calls): [1, 1] when it is nonzero.
+  int64_t r = std::max<int64_t>(a->rank(), 1), n = (int64_t)hits.size();
+  // rank x hits can be far more than the input (a rank-1000 tensor of ones).
+  Status sz = checkOutputSize(c, DataType::Int64, {r, n});
+  if (!sz.ok()) return sz;
+  Arr out = Arr::make(DataType::Int64, {r, n});
+  auto strides = a->rank() ? stridesOf(a->dims) : std::vector<int64_t>{1};
+  for (int64_t h = 0; h < n; ++h) {
+    int64_t rem = hits[h];
+    for (int64_t k = 0; k < r; ++k) {
+      out.i[k * n + h] = rem / strides[k];
+      rem %= strides[k];
+    }
+  }
+  return one(out);
+}
+
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerNonZero(OpRegistrar &r) {
+  using namespace infer;
+  r["NonZero"] = [](InferCtx &c) {
+    // A scalar input gives one row, like a 1-D input (see kNonZero).
+    int64_t rank = c.inRank(0);
+    c.setTensor(0, kInt64, Dims{rank >= 0 ? c.c(std::max<int64_t>(rank, 1)) : nullptr, nullptr});
+  };
+  r["NonZero"] = kernels::kNonZero;
+}
+
+} // namespace
+
+//===--- OneHot ---===//
+
+namespace kernels {
+namespace {
+
+StatusOr<std::vector<Tensor>> kOneHot(const KernelCall &c) {
+  if (!c.input(0) || !c.input(1) || !c.input(2)) return invalid("OneHot inputs");
+  auto ind = c.input(0)->values<double>();
+  auto depthV = c.input(1)->values<double>();
+  auto vals = fromTensor(*c.input(2));
+  if (!ind.ok()) return ind.status();
+  if (!depthV.ok() || depthV->size() != 1) return invalid("OneHot depth");
+  if (!vals.ok() || vals->size() != 2) return invalid("OneHot values");
+  double depthD = (*depthV)[0];
+  // Checked as a double: NaN or a value past 2^63 has no int64 value.
+  if (!(depthD >= 1) || depthD > 9.0e18) return invalid("OneHot depth");
+  int64_t depth = (int64_t)depthD;
+  std::vector<int64_t> id = c.input(0)->dims();
+  int64_t r = (int64_t)id.size() + 1;
+  auto axis = normAxis(c.getInt("axis", -1), r);
+  if (!axis) return invalid("OneHot axis");
+  std::vector<int64_t> od = id;
+  od.insert(od.begin() + *axis, depth);
+  Status sz = checkOutputSize(c, vals->dt, od);
+  if (!sz.ok()) return sz;
+  int64_t outer = 1, inner = 1;
+  for (int64_t k = 0; k < *axis; ++k) outer *= id[k];
+  for (int64_t k = *axis; k < (int64_t)id.size(); ++k) inner *= id[k];
+  std::vector<int64_t> idx((size_t)numElementsOf(od), 0);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t d = 0; d < depth; ++d)
+      for (int64_t i = 0; i < inner; ++i) {
+        double dv = (*ind)[o * inner + i];
+        // Out-of-range (and NaN) indices select no position.
+        int64_t v = std::isfinite(dv) && std::fabs(dv) < 9.0e18 ? (int64_t)dv : -1 - depth;
+        if (v < 0) v += depth;
+        idx[(o * depth + d) * inner + i] = v == d ? 1 : 0;
+      }
+  return one(takeElems(*vals, od, idx));
+}
+
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerOneHot(OpRegistrar &r) {
+  using namespace infer;
+  r["OneHot"] = [](InferCtx &c) {
+    auto in = c.inShape(0);
+    int32_t el = c.inElem(2);
+    if (!in) return c.setTensor(0, el, std::nullopt);
+    int64_t rr = in->size() + 1;
+    auto ax = normAxis(c.getInt("axis", -1), rr);
+    if (!ax) return;
+    const DimExpr *depth = nullptr;
+    if (const Dims *d = c.inData(1); d && d->size() == 1) depth = (*d)[0];
+    in->insert(in->begin() + *ax, depth);
+    c.setTensor(0, el, in);
+  };
+  r["OneHot"] = kernels::kOneHot;
+}
+
+} // namespace
+
+//===--- Trilu ---===//
+
+namespace kernels {
+namespace {
+
+StatusOr<std::vector<Tensor>> kTrilu(const KernelCall &c) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  if (a->rank() < 2) return invalid("Trilu rank");
+  int64_t k = 0;
+  if (c.input(1)) {
+    auto v = intValues(*c.input(1));
+    if (!v.ok() || v->size() != 1) return invalid("Trilu k");
+    k = (*v)[0];
+  }
+  bool upper = c.getInt("upper", 1) != 0;
+  int64_t R = a->dims[a->rank() - 2], C = a->dims.back();
+  int64_t n = a->size();
+  std::vector<int64_t> idx((size_t)n);
+  Arr zero = Arr::make(a->dt, {1});
+  // Index n points at the appended zero.
+  for (int64_t e = 0; e < n; ++e) {
+    int64_t j = e % C, i = (e / C) % R;
+    bool keep = upper ? (j - i >= k) : (j - i <= k);
+    idx[e] = keep ? e : n;
+  }
+  Arr ext = *a;
+  switch (ext.kind()) {
+  case CK::F32: ext.f.push_back(0); break;
+  case CK::F64: ext.d.push_back(0); break;
+  case CK::I64: ext.i.push_back(0); break;
+  case CK::U64: ext.u.push_back(0); break;
+  case CK::Str: ext.s.push_back(""); break;
+  default: return unsupported("Trilu type");
+  }
+  return one(takeElems(ext, a->dims, idx));
+}
+
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerTrilu(OpRegistrar &r) {
+  using namespace infer;
+  r["Trilu"] = sameAsInput;
+  r["Trilu"] = kernels::kTrilu;
+}
+
+} // namespace
+
 //===--- TopK ---===//
+
+namespace kernels {
+namespace {
 
 // The k largest (or smallest) along an axis, in order; ties keep the lower
 // index first, NaN counts as larger than every number (numpy's sort order).
@@ -1532,7 +2155,105 @@ StatusOr<std::vector<Tensor>> kTopK(const KernelCall &c) {
   return outs;
 }
 
+} // namespace
+} // namespace kernels
+
+namespace {
+
+// TopK-10: the attribute k became the operand K (int64, shape [1]).
+absl::Status topkUp10(Node &n, AdapterContext &c) {
+  absl::Status err;
+  const Attribute *k = plainAttr(n, "k", AttrKind::Int, err);
+  if (!err.ok()) return err;
+  if (!k) return absl::FailedPreconditionError("no attribute 'k'");
+  if (c.checkOnly) return absl::OkStatus();
+  Value *v = int64Constant(n, c, "k", {k->i});
+  n.removeAttr("k");
+  n.addOperand(v);
+  return absl::OkStatus();
+}
+
+absl::Status topkDown10(Node &n, AdapterContext &c) {
+  auto k = constantInts(n, c, 1, "attribute 'k'");
+  if (!k.ok()) return k.status();
+  if (k->size() != 1) return absl::FailedPreconditionError("operand #1 (K) has not one element");
+  if (c.checkOnly) return absl::OkStatus();
+  adapters::dropOperand(n, 1);
+  adapters::setIntAttr(n, "k", (*k)[0]);
+  return absl::OkStatus();
+}
+
+void registerTopK(OpRegistrar &r) {
+  using namespace infer;
+  using adapters::noChange;
+  r["TopK"] = [](InferCtx &c) {
+    auto in = c.inShape(0);
+    if (!in) {
+      c.setTensor(0, c.inElem(0), std::nullopt);
+      c.setTensor(1, kInt64, std::nullopt);
+      return;
+    }
+    auto ax = normAxis(c.getInt("axis", -1), in->size());
+    if (!ax) return;
+    const DimExpr *k = nullptr;
+    if (c.opset < 10) k = c.c(c.getInt("k", 0));
+    else if (const Dims *d = c.inData(1); d && d->size() == 1) k = (*d)[0];
+    (*in)[*ax] = k;
+    c.setTensor(0, c.inElem(0), in);
+    c.setTensor(1, kInt64, in);
+  };
+  r["TopK"] = kernels::kTopK;
+  r["TopK"].since(10).upgrade(topkUp10).downgrade(topkDown10);
+  r["TopK"].since(11).upgrade(noChange).downgrade([](Node &n, AdapterContext &c) {
+    return adapters::olderFormOnly(n, c, "TopK",
+                                   {{"largest", AttrKind::Int, 1}, {"sorted", AttrKind::Int, 1}});
+  });
+}
+
+} // namespace
+
 //===--- Unique ---===//
+
+namespace infer {
+namespace {
+
+void uniqueRule(InferCtx &c) {
+  int32_t el = c.inElem(0);
+  auto x = c.inShape(0);
+  const Attribute *axis = c.attr("axis");
+  if (!axis) {
+    c.setTensor(0, el, Dims{nullptr});
+    c.setTensor(1, kInt64, Dims{nullptr});
+    // One inverse index per element of the flattened input.
+    const DimExpr *n = nullptr;
+    if (x) {
+      n = c.c(1);
+      for (const DimExpr *d : *x) n = dimMul(c.ctx, n, d);
+    }
+    c.setTensor(2, kInt64, Dims{n});
+    c.setTensor(3, kInt64, Dims{nullptr});
+    return;
+  }
+  if (!x) {
+    c.setTensor(0, el, std::nullopt);
+    for (unsigned i = 1; i < 4; ++i) c.setTensor(i, kInt64, Dims{nullptr});
+    return;
+  }
+  auto ax = normAxis(axis->i, x->size());
+  if (!ax) return;
+  Dims y = *x;
+  y[*ax] = nullptr;
+  c.setTensor(0, el, y);
+  c.setTensor(1, kInt64, Dims{nullptr});
+  c.setTensor(2, kInt64, Dims{(*x)[*ax]});
+  c.setTensor(3, kInt64, Dims{nullptr});
+}
+
+} // namespace
+} // namespace infer
+
+namespace kernels {
+namespace {
 
 /// Three-way comparison of elements: NaN after every number and equal to
 /// NaN (numpy's unique collapses NaNs).
@@ -1615,7 +2336,103 @@ StatusOr<std::vector<Tensor>> kUnique(const KernelCall &c) {
   return outs;
 }
 
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerUnique(OpRegistrar &r) {
+  using namespace infer;
+  r["Unique"].infer(uniqueRule).kernel(kernels::kUnique);
+}
+
+} // namespace
+
+//===--- DepthToSpace, SpaceToDepth ---===//
+
+namespace kernels {
+namespace {
+
+StatusOr<std::vector<Tensor>> depthSpace(const KernelCall &c, bool toSpace) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  if (a->rank() != 4) return invalid("needs 4-D");
+  int64_t b = c.getInt("blocksize", 0);
+  // b*b and H*b below must not overflow; no real block is this big.
+  if (b <= 0 || b > (int64_t(1) << 20)) return invalid("blocksize");
+  int64_t N = a->dims[0], C = a->dims[1], H = a->dims[2], W = a->dims[3];
+  bool crd = c.getString("mode", "DCR") == "CRD";
+  std::vector<int64_t> od, idx;
+  if (toSpace) {
+    if (C % (b * b)) return invalid("channels");
+    int64_t oc = C / (b * b);
+    od = {N, oc, H * b, W * b};
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t ch = 0; ch < oc; ++ch)
+        for (int64_t y = 0; y < H * b; ++y)
+          for (int64_t x = 0; x < W * b; ++x) {
+            int64_t by = y % b, bx = x % b;
+            int64_t ic = crd ? ch * b * b + by * b + bx : (by * b + bx) * oc + ch;
+            idx.push_back(((n * C + ic) * H + y / b) * W + x / b);
+          }
+  } else {
+    if (H % b || W % b) return invalid("spatial dims");
+    int64_t oh = H / b, ow = W / b, oc = C * b * b;
+    od = {N, oc, oh, ow};
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t ch = 0; ch < oc; ++ch)
+        for (int64_t y = 0; y < oh; ++y)
+          for (int64_t x = 0; x < ow; ++x) {
+            int64_t ic = ch % C, blk = ch / C, by = blk / b, bx = blk % b;
+            idx.push_back(((n * C + ic) * H + y * b + by) * W + x * b + bx);
+          }
+  }
+  return one(takeElems(*a, od, idx));
+}
+
+StatusOr<std::vector<Tensor>> kDepthToSpace(const KernelCall &c) { return depthSpace(c, true); }
+
+StatusOr<std::vector<Tensor>> kSpaceToDepth(const KernelCall &c) { return depthSpace(c, false); }
+
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerDepthSpace(OpRegistrar &r) {
+  using namespace infer;
+  using adapters::noChange;
+  r["DepthToSpace"] = [](InferCtx &c) {
+    auto in = c.inShape(0);
+    int64_t b = c.getInt("blocksize", 0);
+    if (!in || in->size() != 4 || b <= 0) return c.setTensor(0, c.inElem(0), std::nullopt);
+    if (b > (1 << 20)) return;
+    Dims o = {(*in)[0], dimFloorDiv(c.ctx, (*in)[1], c.c(b * b)), dimMul(c.ctx, (*in)[2], c.c(b)),
+              dimMul(c.ctx, (*in)[3], c.c(b))};
+    c.setTensor(0, c.inElem(0), o);
+  };
+  r["DepthToSpace"] = kernels::kDepthToSpace;
+  r["DepthToSpace"].since(11).upgrade(noChange).downgrade([](Node &n, AdapterContext &c) {
+    return adapters::olderFormOnly(n, c, "DepthToSpace", {{"mode", AttrKind::String, 0, "DCR"}});
+  });
+  r["SpaceToDepth"] = [](InferCtx &c) {
+    auto in = c.inShape(0);
+    int64_t b = c.getInt("blocksize", 0);
+    if (!in || in->size() != 4 || b <= 0) return c.setTensor(0, c.inElem(0), std::nullopt);
+    if (b > (1 << 20)) return;
+    Dims o = {(*in)[0], dimMul(c.ctx, (*in)[1], c.c(b * b)), dimFloorDiv(c.ctx, (*in)[2], c.c(b)),
+              dimFloorDiv(c.ctx, (*in)[3], c.c(b))};
+    c.setTensor(0, c.inElem(0), o);
+  };
+  r["SpaceToDepth"] = kernels::kSpaceToDepth;
+}
+
+} // namespace
+
 //===--- ReverseSequence ---===//
+
+namespace kernels {
+namespace {
 
 StatusOr<std::vector<Tensor>> kReverseSequence(const KernelCall &c) {
   auto a = inputArr(c, 0);
@@ -1646,56 +2463,18 @@ StatusOr<std::vector<Tensor>> kReverseSequence(const KernelCall &c) {
   return one(takeElems(*a, a->dims, idx));
 }
 
-//===--- CenterCropPad ---===//
+} // namespace
+} // namespace kernels
 
-// Crops or zero-pads each listed axis to its new size around the centre;
-// an odd difference puts the extra element at the end.
-StatusOr<std::vector<Tensor>> kCenterCropPad(const KernelCall &c) {
-  auto a = inputArr(c, 0);
-  if (!a.ok()) return a.status();
-  if (!c.input(1)) return invalid("CenterCropPad without shape");
-  auto shape = intValues(*c.input(1));
-  if (!shape.ok()) return shape.status();
-  int64_t r = a->rank();
-  std::vector<int64_t> axes;
-  if (auto v = c.getInts("axes")) {
-    std::vector<bool> seen(r, false);
-    for (int64_t x : *v) {
-      auto ax = normAxis(x, r);
-      if (!ax || seen[*ax])
-        return invalid(absl::StrCat("CenterCropPad axes: ", x, ax ? " repeated" : " out of range"));
-      seen[*ax] = true;
-      axes.push_back(*ax);
-    }
-  } else {
-    for (int64_t k = 0; k < r; ++k) axes.push_back(k);
-  }
-  if (shape->size() != axes.size())
-    return invalid(absl::StrCat("CenterCropPad shape has ", shape->size(), " values for ",
-                                axes.size(), " axes"));
-  std::vector<int64_t> od = a->dims;
-  for (size_t j = 0; j < axes.size(); ++j) {
-    if ((*shape)[j] < 0) return invalid(absl::StrCat("CenterCropPad shape value ", (*shape)[j]));
-    od[axes[j]] = (*shape)[j];
-  }
-  Status sz = checkOutputSize(c, a->dt, od);
-  if (!sz.ok()) return sz;
-  if (numElementsOf(od) == 0) return one(Arr::make(a->dt, od));
-  std::vector<std::vector<int64_t>> map(r);
-  for (int64_t k = 0; k < r; ++k) {
-    int64_t d = a->dims[k], s = od[k];
-    // Output o reads input o + shift: shift > 0 crops, < 0 pads.
-    int64_t shift = d >= s ? (d - s) / 2 : -((s - d) / 2);
-    map[k].resize((size_t)s);
-    for (int64_t o = 0; o < s; ++o) {
-      int64_t in = o + shift;
-      map[k][o] = in >= 0 && in < d ? in : -1;
-    }
-  }
-  auto zero = scalarOf(a->dt, 0);
-  if (!zero.ok()) return zero.status();
-  return one(takeElems(withFill(*a, *zero), od, mappedOffsets(*a, od, map)));
+namespace {
+
+void registerReverseSequence(OpRegistrar &r) {
+  using namespace infer;
+  r["ReverseSequence"] = sameAsInput;
+  r["ReverseSequence"] = kernels::kReverseSequence;
 }
+
+} // namespace
 
 //===--- Resize, Upsample ---===//
 
@@ -1721,6 +2500,72 @@ StatusOr<std::vector<Tensor>> kCenterCropPad(const KernelCall &c) {
 //   - tf_crop_and_resize samples the region roi; a position outside the
 //     input gets extrapolation_value.
 //   Integer results are rounded half to even and saturated to the type.
+
+namespace infer {
+namespace {
+
+void resizeRule(InferCtx &c) {
+  int32_t el = c.inElem(0);
+  auto in = c.inShape(0);
+  if (!in) return c.setTensor(0, el, std::nullopt);
+  int64_t r = in->size();
+  bool isUpsample = c.node.opType() == "Upsample";
+  // Inputs: Resize-10 / Upsample-9 (X, scales); Resize-11+ (X, roi, scales, sizes).
+  unsigned scalesIdx = (c.opset >= 11 && !isUpsample) ? 2 : 1;
+  unsigned sizesIdx = 3;
+  std::optional<std::vector<int64_t>> axes = c.getInts("axes");
+  auto axisList = [&]() {
+    std::vector<int64_t> a;
+    if (axes) {
+      for (int64_t x : *axes) {
+        auto n = normAxis(x, r);
+        if (!n) return std::vector<int64_t>{};
+        a.push_back(*n);
+      }
+    } else {
+      for (int64_t i = 0; i < r; ++i) a.push_back(i);
+    }
+    return a;
+  };
+  std::vector<int64_t> ax = axisList();
+  if (ax.empty() && r > 0) return;
+  if (!isUpsample && c.opset >= 11 && c.hasInput(sizesIdx)) {
+    const Dims *sz = c.inData(sizesIdx);
+    if (!sz || sz->size() != ax.size()) return c.setTensor(0, el, Dims(r, nullptr));
+    Dims out = *in;
+    for (size_t i = 0; i < ax.size(); ++i) out[ax[i]] = (*sz)[i];
+    return c.setTensor(0, el, out);
+  }
+  std::optional<std::vector<float>> scales;
+  if (isUpsample && c.opset < 9) {
+    if (const Attribute *a = c.attr("scales")) scales = a->floats;
+  } else if (c.hasInput(scalesIdx)) {
+    // Scales are float data; only constants give them.
+    if (const Tensor *t = c.inConstant(scalesIdx); t && t->dataType() == DataType::Float)
+      if (auto v = t->values<float>(); v.ok()) scales = *v;
+    // Cropping resizes the roi, not the whole input.
+    if (c.getString("coordinate_transformation_mode", "") == "tf_crop_and_resize")
+      scales = std::nullopt;
+  }
+  if (!scales || scales->size() != ax.size()) return c.setTensor(0, el, Dims(r, nullptr));
+  Dims out = *in;
+  for (size_t i = 0; i < ax.size(); ++i) {
+    const DimExpr *d = (*in)[ax[i]];
+    if (!d || !d->isConstant()) {
+      out[ax[i]] = (*scales)[i] == 1.0f ? d : nullptr;
+      continue;
+    }
+    double v = std::floor((double)d->value() * (*scales)[i]);
+    out[ax[i]] = v >= 0 && v < (double)((int64_t)1 << 40) ? c.c((int64_t)v) : nullptr;
+  }
+  c.setTensor(0, el, out);
+}
+
+} // namespace
+} // namespace infer
+
+namespace kernels {
+namespace {
 
 /// The sampling of one resized axis: output position y reads input
 /// positions idx[y * taps + t] with weights w[y * taps + t], or the
@@ -2095,202 +2940,7 @@ StatusOr<std::vector<Tensor>> kResize(const KernelCall &c) {
 } // namespace kernels
 
 namespace {
-// Split-13: the attribute `split` became the optional operand #1.
-absl::Status splitUp13(Node &n, AdapterContext &c) {
-  return adapters::intsAttrToOperand(n, c, "split", 1, /*dropEmpty=*/true);
-}
-absl::Status splitDown13(Node &n, AdapterContext &c) {
-  return adapters::operandToIntsAttr(n, c, 1, "split", /*dropEmpty=*/true);
-}
-// Split-18 added num_outputs, which also allows an uneven last part
-// (ceil(d/k) each, the rest last). Up: an equal split says how many parts.
-// Down: num_outputs goes; the sizes become operand #1 when the axis' size is
-// known and not a multiple of it, and an unknown size is refused.
-absl::Status splitUp18(Node &n, AdapterContext &c) {
-  if ((n.numOperands() > 1 && n.operand(1)) || n.getAttr("num_outputs") || c.checkOnly)
-    return absl::OkStatus();
-  n.newAttr("num_outputs").setInt(n.numResults());
-  return absl::OkStatus();
-}
-absl::Status splitDown18(Node &n, AdapterContext &c) {
-  const Attribute *a = n.getAttr("num_outputs");
-  if (!a) return absl::OkStatus();
-  if (a->isReference())
-    return absl::FailedPreconditionError("attribute 'num_outputs' refers to a function attribute");
-  if (n.numOperands() > 1 && n.operand(1))
-    return absl::FailedPreconditionError("the node has both 'num_outputs' and operand #1");
-  int64_t k = a->i;
-  const Attribute *ax = n.getAttr("axis");
-  int64_t axis = ax ? ax->i : 0;
-  const Type *t = n.numOperands() ? (n.operand(0) ? n.operand(0)->type() : nullptr) : nullptr;
-  int64_t rank = t ? t->rank() : -1;
-  if (rank >= 0 && axis < 0) axis += rank;
-  if (k <= 0 || rank < 0 || axis < 0 || axis >= rank || !t->dims()[axis].isKnown())
-    return absl::FailedPreconditionError(absl::StrCat(
-        "num_outputs=", k, " may split axis ", axis,
-        " unevenly, and its size is unknown (infer shapes first)"));
-  int64_t d = t->dims()[axis].value;
-  int64_t chunk = (d + k - 1) / k;
-  if (d % k != 0 && d - chunk * (k - 1) <= 0)
-    return absl::FailedPreconditionError(
-        absl::StrCat("num_outputs=", k, " does not split a size of ", d));
-  if (c.checkOnly) return absl::OkStatus();
-  n.removeAttr("num_outputs");
-  if (d % k == 0) return absl::OkStatus();
-  std::vector<int64_t> sizes(k, chunk);
-  sizes.back() = d - chunk * (k - 1);
-  Tensor s;
-  s.setDataType(DataType::Int64);
-  s.setDims({k});
-  s.setTyped(Tensor::TypedField::Int64);
-  s.int64Data.mut() = std::move(sizes);
-  Value *v = c.constant(n, "split", std::move(s));
-  while (n.numOperands() < 1) n.addOperand(nullptr);
-  n.insertOperand(1, v);
-  return absl::OkStatus();
-}
 
-// Version adapters up to opset 9.
-// Concat-4 made axis required; Concat-1 defaulted it to 1.
-absl::Status concatUp4(Node &n, AdapterContext &c) {
-  if (!c.checkOnly && !n.getAttr("axis")) n.newAttr("axis").setInt(1);
-  return absl::OkStatus();
-}
-
-// Split-2 dropped the optional operand #1 (the sizes, of the input's type)
-// for the attribute `split`.
-absl::Status splitUp2(Node &n, AdapterContext &c) {
-  if (n.numOperands() < 2 || !n.operand(1)) return absl::OkStatus();
-  Value *v = n.operand(1);
-  if (n.getAttr("split"))
-    return absl::FailedPreconditionError(
-        absl::StrCat("the node has both attribute 'split' and operand #1 ('", v->name().str(), "')"));
-  Tensor scratch;
-  const Tensor *t = constantOf(v, scratch);
-  auto d = t ? t->values<double>() : absl::StatusOr<std::vector<double>>(absl::NotFoundError(""));
-  std::vector<int64_t> sizes;
-  if (d.ok())
-    for (double x : *d) {
-      if (x != std::floor(x) || x < 0 || x > 9.0e18) {
-        d = absl::InvalidArgumentError("");
-        break;
-      }
-      sizes.push_back((int64_t)x);
-    }
-  if (!d.ok())
-    return absl::FailedPreconditionError(absl::StrCat(
-        "operand #1 ('", v->name().str(),
-        "') is not a constant of sizes; opset 2 needs it as attribute 'split'"));
-  if (c.checkOnly) return absl::OkStatus();
-  n.removeOperand(1);
-  adapters::eraseIfDeadConstant(v);
-  n.newAttr("split").setInts(std::move(sizes));
-  return absl::OkStatus();
-}
-
-// Pad-2 renamed `paddings` (same layout: all begins, then all ends) `pads`.
-template <const char *From, const char *To>
-absl::Status renameAttr(Node &n, AdapterContext &c) {
-  if (Attribute *a = n.getAttr(From); a && !c.checkOnly) a->setName(To);
-  return absl::OkStatus();
-}
-constexpr char kPaddings[] = "paddings", kPads[] = "pads";
-
-// Tile-6: Tile-1's scalar operands `tiles` and `axis` (of the input's type)
-// became one int64 operand `repeats` with a count per axis.
-absl::Status tileUp6(Node &n, AdapterContext &c) {
-  if (n.numOperands() != 3 || !n.operand(1) || !n.operand(2))
-    return absl::FailedPreconditionError("Tile-1 needs operands 'tiles' and 'axis'");
-  int64_t vals[2];
-  for (unsigned k = 1; k <= 2; ++k) {
-    Tensor scratch;
-    const Tensor *t = constantOf(n.operand(k), scratch);
-    auto d = t && t->numElements() == 1 ? t->values<double>()
-                                        : absl::StatusOr<std::vector<double>>(absl::NotFoundError(""));
-    if (!d.ok() || (*d)[0] != std::floor((*d)[0]) || std::fabs((*d)[0]) > 1e15)
-      return absl::FailedPreconditionError(absl::StrCat(
-          "operand #", k, " ('", n.operand(k)->name().str(),
-          "') is not a constant integral scalar; opset 6 needs it in the constant 'repeats'"));
-    vals[k - 1] = (int64_t)(*d)[0];
-  }
-  const Type *t = n.operand(0) ? n.operand(0)->type() : nullptr;
-  int64_t rank = t && t->hasShape() ? t->rank() : -1;
-  if (rank < 0)
-    return absl::FailedPreconditionError(
-        "the rank of operand #0 is unknown; opset 6 needs a repeat count per axis (run "
-        "infer-shapes first)");
-  int64_t axis = vals[1] < 0 ? vals[1] + rank : vals[1];
-  if (axis < 0 || axis >= rank || vals[0] < 0)
-    return absl::FailedPreconditionError(absl::StrCat(
-        "tiles=", vals[0], " along axis=", vals[1], " does not fit an input of rank ", rank));
-  if (c.checkOnly) return absl::OkStatus();
-  std::vector<int64_t> reps(rank, 1);
-  reps[axis] = vals[0];
-  Tensor rt;
-  rt.setDataType(DataType::Int64);
-  rt.setDims({rank});
-  rt.setTyped(Tensor::TypedField::Int64);
-  rt.int64Data.mut() = std::move(reps);
-  Value *old[2] = {n.operand(1), n.operand(2)};
-  Value *rv = adapters::newConstant(n, c, "repeats", std::move(rt));
-  n.setOperands({n.operand(0), rv});
-  for (int k = 0, e = old[0] == old[1] ? 1 : 2; k < e; ++k)
-    adapters::eraseIfDeadConstant(old[k]);
-  return absl::OkStatus();
-}
-
-// Down: repeats with at most one count other than 1 is one Tile-1 (several
-// would need a chain of Tiles: not done).
-absl::Status tileDown6(Node &n, AdapterContext &c) {
-  Value *v = n.numOperands() > 1 ? n.operand(1) : nullptr;
-  if (!v) return absl::FailedPreconditionError("no operand 'repeats'");
-  Tensor scratch;
-  const Tensor *t = constantOf(v, scratch);
-  auto reps = t ? t->values<int64_t>()
-                : absl::StatusOr<std::vector<int64_t>>(absl::NotFoundError(""));
-  if (!reps.ok())
-    return absl::FailedPreconditionError(absl::StrCat(
-        "operand #1 ('", v->name().str(), "') is not a constant; opset ", c.to,
-        " needs constant 'tiles' and 'axis'"));
-  int64_t axis = 0, tiles = 1, others = 0;
-  for (size_t i = 0; i < reps->size(); ++i)
-    if ((*reps)[i] != 1) {
-      axis = (int64_t)i;
-      tiles = (*reps)[i];
-      ++others;
-    }
-  if (others > 1)
-    return absl::FailedPreconditionError(absl::StrCat(
-        "repeats has ", others, " counts other than 1; Tile-1 repeats along one axis (a chain "
-        "of Tiles is not done)"));
-  const Type *in = n.operand(0) ? n.operand(0)->type() : nullptr;
-  DataType dt = in && in->hasElemType() ? in->elemType() : DataType::Undefined;
-  if (dt != DataType::Float && dt != DataType::Double && dt != DataType::Float16)
-    return absl::FailedPreconditionError(absl::StrCat(
-        "Tile-1's 'tiles' and 'axis' have the input's type, which must be a known float type, "
-        "not ", in && in->hasElemType() ? dataTypeName(dt).str() : std::string("unknown")));
-  if (c.checkOnly) return absl::OkStatus();
-  Value *sc[2];
-  int64_t vals[2] = {tiles, axis};
-  const char *names[2] = {"tiles", "axis"};
-  for (int k = 0; k < 2; ++k) {
-    Tensor s;
-    s.setDims({});
-    if (dt == DataType::Double) {
-      s.setDataType(DataType::Double);
-      s.setTyped(Tensor::TypedField::Double);
-      s.doubleData.mut() = {(double)vals[k]};
-    } else {
-      s.setDataType(DataType::Float);
-      s.setTyped(Tensor::TypedField::Float);
-      s.floatData.mut() = {(float)vals[k]};
-    }
-    sc[k] = c.constant(n, names[k], std::move(s));
-  }
-  n.setOperands({n.operand(0), sc[0], sc[1]});
-  adapters::eraseIfDeadConstant(v);
-  return absl::OkStatus();
-}
 // Upsample's scales from whichever form the node has: attribute `scales`, a
 // constant float operand #1, or height_scale/width_scale.
 std::optional<std::vector<float>> upsampleScales(const Node &n) {
@@ -2330,6 +2980,7 @@ absl::Status upsampleUp7(Node &n, AdapterContext &c) {
   if (mode && mode->kind() == AttrKind::String && mode->s == "bilinear") mode->setString("linear");
   return absl::OkStatus();
 }
+
 absl::Status upsampleDown7(Node &n, AdapterContext &c) {
   auto scales = upsampleScales(n);
   if (!scales)
@@ -2366,6 +3017,7 @@ absl::Status upsampleUp9(Node &n, AdapterContext &c) {
   n.addOperand(adapters::newConstant(n, c, "scales", std::move(t)));
   return absl::OkStatus();
 }
+
 absl::Status upsampleDown9(Node &n, AdapterContext &c) {
   Value *v = n.numOperands() > 1 ? n.operand(1) : nullptr;
   if (!v) return absl::FailedPreconditionError("no operand 'scales'");
@@ -2380,219 +3032,13 @@ absl::Status upsampleDown9(Node &n, AdapterContext &c) {
   n.newAttr("scales").setFloats(std::move(*scales));
   return absl::OkStatus();
 }
-} // namespace
 
-
-//===----------------------------------------------------------------------===//
-// Version adapters of the steps at opset 10 and later (Note [Version
-// adapters], OpRegistry.h)
-//===----------------------------------------------------------------------===//
-
-namespace {
-using adapters::AttrDefault;
-
-/// An int64 constant of shape [vals.size()] (or a scalar).
-Value *int64Constant(Node &n, AdapterContext &c, llvm::StringRef base, std::vector<int64_t> vals,
-                     bool scalar = false) {
-  Tensor t;
-  t.setDataType(DataType::Int64);
-  if (!scalar) t.setDims({(int64_t)vals.size()});
-  t.setTyped(Tensor::TypedField::Int64);
-  t.int64Data.mut() = std::move(vals);
-  return c.constant(n, base, std::move(t));
-}
-Value *emptyFloatConstant(Node &n, AdapterContext &c, llvm::StringRef base) {
-  Tensor t;
-  t.setDataType(DataType::Float);
-  t.setDims({0});
-  t.setRaw(std::string());
-  return c.constant(n, base, std::move(t));
-}
-/// The integer values of constant operand `i` (`what`: what opset c.to needs
-/// it as, for the refusal).
-absl::StatusOr<std::vector<int64_t>> constantInts(const Node &n, AdapterContext &c, unsigned i,
-                                                  llvm::StringRef what) {
-  auto v = adapters::constantOperandValues(n, c, i, what);
-  if (!v.ok()) return v.status();
-  std::vector<int64_t> out;
-  for (double d : *v) {
-    if (d != std::floor(d))
-      return absl::FailedPreconditionError(absl::StrCat("operand #", i, " is not integral"));
-    out.push_back((int64_t)d);
-  }
-  return out;
-}
-const Attribute *plainAttr(const Node &n, llvm::StringRef name, AttrKind k, absl::Status &err) {
-  const Attribute *a = n.getAttr(name);
-  if (a && (a->isReference() || a->kind() != k)) {
-    err = absl::FailedPreconditionError(absl::StrCat(
-        "attribute '", name.str(), "' is not a ", attrKindName(k).str(),
-        " (or refers to a function attribute)"));
-    return nullptr;
-  }
-  return a;
-}
-
-// TopK-10: the attribute k became the operand K (int64, shape [1]).
-absl::Status topkUp10(Node &n, AdapterContext &c) {
-  absl::Status err;
-  const Attribute *k = plainAttr(n, "k", AttrKind::Int, err);
-  if (!err.ok()) return err;
-  if (!k) return absl::FailedPreconditionError("no attribute 'k'");
-  if (c.checkOnly) return absl::OkStatus();
-  Value *v = int64Constant(n, c, "k", {k->i});
-  n.removeAttr("k");
-  n.addOperand(v);
-  return absl::OkStatus();
-}
-absl::Status topkDown10(Node &n, AdapterContext &c) {
-  auto k = constantInts(n, c, 1, "attribute 'k'");
-  if (!k.ok()) return k.status();
-  if (k->size() != 1) return absl::FailedPreconditionError("operand #1 (K) has not one element");
-  if (c.checkOnly) return absl::OkStatus();
-  adapters::dropOperand(n, 1);
-  adapters::setIntAttr(n, "k", (*k)[0]);
-  return absl::OkStatus();
-}
-
-// Slice-10: starts, ends, axes became operands #1-#3 (int64) and steps #4
-// was added.
-absl::Status sliceUp10(Node &n, AdapterContext &c) {
-  absl::Status err;
-  const Attribute *a[3];
-  const char *names[3] = {"starts", "ends", "axes"};
-  for (int k = 0; k < 3; ++k) {
-    a[k] = plainAttr(n, names[k], AttrKind::Ints, err);
-    if (!err.ok()) return err;
-  }
-  if (!a[0] || !a[1]) return absl::FailedPreconditionError("no attribute 'starts' or 'ends'");
-  if (n.numOperands() > 1) return absl::FailedPreconditionError("Slice-1 with operands beyond #0");
-  if (c.checkOnly) return absl::OkStatus();
-  for (int k = 0; k < 3; ++k) {
-    if (!a[k]) continue;
-    Value *v = int64Constant(n, c, names[k], std::vector<int64_t>(a[k]->ints.begin(), a[k]->ints.end()));
-    n.addOperand(v);
-    n.removeAttr(names[k]);
-  }
-  return absl::OkStatus();
-}
-absl::Status sliceDown10(Node &n, AdapterContext &c) {
-  std::vector<int64_t> vals[3];
-  const char *names[3] = {"starts", "ends", "axes"};
-  for (unsigned k = 0; k < 3; ++k) {
-    if (n.numOperands() <= k + 1 || !n.operand(k + 1)) {
-      if (k < 2) return absl::FailedPreconditionError(absl::StrCat("no operand ", names[k]));
-      continue;
-    }
-    auto v = constantInts(n, c, k + 1, absl::StrCat("attribute '", names[k], "'"));
-    if (!v.ok()) return v.status();
-    vals[k] = std::move(*v);
-  }
-  if (n.numOperands() > 4 && n.operand(4)) {
-    auto st = constantInts(n, c, 4, "no steps (Slice-1 steps by 1)");
-    if (!st.ok()) return st.status();
-    for (int64_t v : *st)
-      if (v != 1)
-        return absl::FailedPreconditionError(
-            absl::StrCat("a step of ", v, "; Slice-1 steps by 1 only"));
-  }
-  if (c.checkOnly) return absl::OkStatus();
-  bool hasAxes = n.numOperands() > 3 && n.operand(3);
-  for (unsigned k = 5; k-- > 1;) adapters::dropOperand(n, k);
-  for (unsigned k = 0; k < 3; ++k)
-    if (k < 2 || hasAxes) n.newAttr(names[k]).setInts(std::move(vals[k]));
-  return absl::OkStatus();
-}
-
-// Pad-11: pads became operand #1 (int64), value operand #2 (a scalar of the
-// data's type).
-absl::Status padUp11(Node &n, AdapterContext &c) {
-  absl::Status err;
-  const Attribute *pads = plainAttr(n, "pads", AttrKind::Ints, err);
-  if (!err.ok()) return err;
-  const Attribute *value = plainAttr(n, "value", AttrKind::Float, err);
-  if (!err.ok()) return err;
-  if (!pads) return absl::FailedPreconditionError("no attribute 'pads'");
-  DataType dt = adapters::operandElemType(n, 0);
-  if (value && value->f != 0 && dt == DataType::Undefined)
-    return absl::FailedPreconditionError(
-        "the value becomes an operand of the data's element type, which is unknown (infer "
-        "shapes first)");
-  if (c.checkOnly) return absl::OkStatus();
-  n.addOperand(int64Constant(n, c, "pads", std::vector<int64_t>(pads->ints.begin(), pads->ints.end())));
-  if (value && value->f != 0) n.addOperand(adapters::scalarConstant(n, c, "value", dt, value->f));
-  n.removeAttr("pads");
-  n.removeAttr("value");
-  return absl::OkStatus();
-}
-absl::Status padDown11(Node &n, AdapterContext &c) {
-  auto pads = constantInts(n, c, 1, "attribute 'pads'");
-  if (!pads.ok()) return pads.status();
-  float value = 0;
-  bool hasValue = n.numOperands() > 2 && n.operand(2);
-  if (hasValue) {
-    auto v = adapters::constantOperandValues(n, c, 2, "attribute 'value'");
-    if (!v.ok()) return v.status();
-    if (v->size() != 1) return absl::FailedPreconditionError("operand #2 (constant_value) is not one value");
-    value = (float)(*v)[0];
-    if ((double)value != (*v)[0] && !std::isnan((*v)[0]))
-      return absl::FailedPreconditionError(absl::StrCat(
-          "constant_value ", (*v)[0], " is not exactly a float, as attribute 'value' must be"));
-  }
-  if (n.numOperands() > 3 && n.operand(3))
-    return absl::FailedPreconditionError("operand #3 (axes) does not exist at opset 2");
-  if (c.checkOnly) return absl::OkStatus();
-  adapters::dropOperand(n, 2);
-  adapters::dropOperand(n, 1);
-  n.newAttr("pads").setInts(std::move(*pads));
-  if (hasValue && value != 0) n.newAttr("value").setFloat(value);
-  return absl::OkStatus();
-}
-// Pad-19 added mode "wrap".
-absl::Status padDown19(Node &n, AdapterContext &) {
-  auto m = adapters::stringAttrOr(n, "mode", "constant");
-  if (!m.ok()) return m.status();
-  if (*m == "wrap") return absl::FailedPreconditionError("mode \"wrap\" first exists at opset 19");
-  return absl::OkStatus();
-}
-// ScatterElements/ScatterND-18 added the reductions max and min.
-absl::Status scatterDown18(Node &n, AdapterContext &) {
-  auto m = adapters::stringAttrOr(n, "reduction", "none");
-  if (!m.ok()) return m.status();
-  if (*m == "max" || *m == "min")
-    return absl::FailedPreconditionError(
-        absl::StrCat("reduction \"", *m, "\" first exists at opset 18"));
-  return absl::OkStatus();
-}
-
-// Note [Replaced ops]: Scatter-11 and Upsample-10 are deprecated in favour of
-// ScatterElements-11 and Resize-10, which have the same operands and
-// attributes as Scatter-9 and Upsample-9. The deprecated entry's upgrade and
-// the successor's first downgrade only change the op type
-// (AdapterContext::newOpType, Note [Version adapters]).
-absl::Status scatterToElements(Node &n, AdapterContext &c) {
-  c.newOpType = "ScatterElements";
-  if (!c.checkOnly) n.setOpType("ScatterElements");
-  return absl::OkStatus();
-}
-absl::Status elementsToScatter(Node &n, AdapterContext &c) {
-  // The pass's check of negative axes does not see this step (there is no
-  // older ScatterElements).
-  auto a = adapters::intAttrOr(n, "axis", 0);
-  if (!a.ok()) return a.status();
-  if (*a < 0)
-    return absl::FailedPreconditionError(
-        "a negative axis, which Scatter-9 may not accept (normalising it needs the rank; not "
-        "done yet)");
-  c.newOpType = "Scatter";
-  if (!c.checkOnly) n.setOpType("Scatter");
-  return absl::OkStatus();
-}
 absl::Status upsampleToResize(Node &n, AdapterContext &c) {
   c.newOpType = "Resize";
   if (!c.checkOnly) n.setOpType("Resize");
   return absl::OkStatus();
 }
+
 absl::Status resizeToUpsample(Node &n, AdapterContext &c) {
   c.newOpType = "Upsample";
   if (!c.checkOnly) n.setOpType("Upsample");
@@ -2621,6 +3067,7 @@ absl::StatusOr<std::string> resize10Nearest(const Node &n, AdapterContext &c, un
       "mode nearest with scales both above and below 1: Resize-10 rounds down when upsampling "
       "and up when downsampling, which no one nearest_mode of Resize-11 does");
 }
+
 absl::Status resizeUp11(Node &n, AdapterContext &c) {
   auto mode = adapters::stringAttrOr(n, "mode", "nearest");
   if (!mode.ok()) return mode.status();
@@ -2641,6 +3088,7 @@ absl::Status resizeUp11(Node &n, AdapterContext &c) {
   if (!nearest.empty()) adapters::setStringAttr(n, "nearest_mode", nearest);
   return absl::OkStatus();
 }
+
 absl::Status resizeDown11(Node &n, AdapterContext &c) {
   auto mode = adapters::stringAttrOr(n, "mode", "nearest");
   if (!mode.ok()) return mode.status();
@@ -2680,6 +3128,7 @@ absl::Status resizeDown11(Node &n, AdapterContext &c) {
     (void)def->erase();
   return absl::OkStatus();
 }
+
 // Resize-13 made roi and scales optional and dropped the mode
 // tf_half_pixel_for_nn (x / scale + 0.5 / scale, where half_pixel is that
 // - 0.5): rounding y is rounding y' = y - 0.5 one way up, so
@@ -2703,6 +3152,7 @@ absl::Status resizeUp13(Node &n, AdapterContext &c) {
   adapters::setStringAttr(n, "nearest_mode", to);
   return absl::OkStatus();
 }
+
 absl::Status resizeDown13(Node &n, AdapterContext &c) {
   if (c.checkOnly) return absl::OkStatus();
   bool hasRoi = n.numOperands() > 1 && n.operand(1);
@@ -2713,11 +3163,13 @@ absl::Status resizeDown13(Node &n, AdapterContext &c) {
   if (!hasScales) n.setOperand(2, emptyFloatConstant(n, c, "scales"));
   return absl::OkStatus();
 }
+
 absl::Status resizeDown18(Node &n, AdapterContext &c) {
   return adapters::olderFormOnly(n, c, "Resize",
                                  {{"antialias", AttrKind::Int, 0},
                                   {"keep_aspect_ratio_policy", AttrKind::String, 0, "stretch"}});
 }
+
 // Resize-19 added coordinate_transformation_mode half_pixel_symmetric.
 absl::Status resizeDown19(Node &n, AdapterContext &) {
   auto ctm = adapters::stringAttrOr(n, "coordinate_transformation_mode", "half_pixel");
@@ -2727,38 +3179,15 @@ absl::Status resizeDown19(Node &n, AdapterContext &) {
         "coordinate_transformation_mode half_pixel_symmetric first exists at opset 19");
   return absl::OkStatus();
 }
-} // namespace
 
-void registerTensorAdapters(OpRegistrar &r) {
+void registerResize(OpRegistrar &r) {
+  using namespace infer;
   using adapters::noChange;
-  r["GatherND"].since(12).upgrade(noChange).downgrade([](Node &n, AdapterContext &c) {
-    return adapters::olderFormOnly(n, c, "GatherND", {{"batch_dims", AttrKind::Int, 0}});
-  });
-  r["ScatterElements"].since(16).upgrade(noChange).downgrade([](Node &n, AdapterContext &c) {
-    return adapters::olderFormOnly(n, c, "ScatterElements",
-                                   {{"reduction", AttrKind::String, 0, "none"}});
-  });
-  r["ScatterND"].since(16).upgrade(noChange).downgrade([](Node &n, AdapterContext &c) {
-    return adapters::olderFormOnly(n, c, "ScatterND", {{"reduction", AttrKind::String, 0, "none"}});
-  });
-  r["ScatterElements"].since(18).upgrade(noChange).downgrade(scatterDown18);
-  r["ScatterND"].since(18).upgrade(noChange).downgrade(scatterDown18);
-  r["Scatter"].since(11).upgrade(scatterToElements);
-  r["ScatterElements"].since(11).downgrade(elementsToScatter);
-  r["DepthToSpace"].since(11).upgrade(noChange).downgrade([](Node &n, AdapterContext &c) {
-    return adapters::olderFormOnly(n, c, "DepthToSpace", {{"mode", AttrKind::String, 0, "DCR"}});
-  });
-  r["TopK"].since(10).upgrade(topkUp10).downgrade(topkDown10);
-  r["TopK"].since(11).upgrade(noChange).downgrade([](Node &n, AdapterContext &c) {
-    return adapters::olderFormOnly(n, c, "TopK",
-                                   {{"largest", AttrKind::Int, 1}, {"sorted", AttrKind::Int, 1}});
-  });
-  r["Slice"].since(10).upgrade(sliceUp10).downgrade(sliceDown10);
-  r["Pad"].since(11).upgrade(padUp11).downgrade(padDown11);
-  r["Pad"].since(18).upgrade(noChange).downgrade(
-      [](Node &n, AdapterContext &c) { return adapters::olderFormOnly(n, c, "Pad", {}); });
-  r["Pad"].since(19).upgrade(noChange).downgrade(padDown19);
+  r["Upsample"].since(7).upgrade(upsampleUp7).downgrade(upsampleDown7);
+  r["Upsample"].since(9).upgrade(upsampleUp9).downgrade(upsampleDown9);
+  r["Upsample"].infer(resizeRule).kernel(kernels::kResize);
   r["Upsample"].since(10).upgrade(upsampleToResize);
+  r["Resize"].infer(resizeRule).kernel(kernels::kResize);
   r["Resize"].since(10).downgrade(resizeToUpsample);
   r["Resize"].since(11).upgrade(resizeUp11).downgrade(resizeDown11);
   r["Resize"].since(13).upgrade(resizeUp13).downgrade(resizeDown13);
@@ -2766,127 +3195,114 @@ void registerTensorAdapters(OpRegistrar &r) {
   r["Resize"].since(19).upgrade(noChange).downgrade(resizeDown19);
 }
 
-void registerTensorOps(OpRegistrar &r) {
+} // namespace
+
+//===--- CenterCropPad ---===//
+
+namespace infer {
+namespace {
+
+void centerCropPadRule(InferCtx &c) {
+  int32_t el = c.inElem(0);
+  auto x = c.inShape(0);
+  if (!x) return c.setTensor(0, el, std::nullopt);
+  int64_t r = x->size();
+  std::vector<int64_t> axes;
+  if (auto a = c.getInts("axes")) {
+    for (int64_t v : *a) {
+      auto n = normAxis(v, r);
+      if (!n) return;
+      axes.push_back(*n);
+    }
+  } else {
+    for (int64_t i = 0; i < r; ++i) axes.push_back(i);
+  }
+  const Dims *sh = c.inData(1);
+  if (!sh || sh->size() != axes.size()) return c.setTensor(0, el, Dims(r, nullptr));
+  Dims o = *x;
+  for (size_t i = 0; i < axes.size(); ++i) o[axes[i]] = (*sh)[i];
+  c.setTensor(0, el, o);
+}
+
+} // namespace
+} // namespace infer
+
+namespace kernels {
+namespace {
+
+// Crops or zero-pads each listed axis to its new size around the centre;
+// an odd difference puts the extra element at the end.
+StatusOr<std::vector<Tensor>> kCenterCropPad(const KernelCall &c) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  if (!c.input(1)) return invalid("CenterCropPad without shape");
+  auto shape = intValues(*c.input(1));
+  if (!shape.ok()) return shape.status();
+  int64_t r = a->rank();
+  std::vector<int64_t> axes;
+  if (auto v = c.getInts("axes")) {
+    std::vector<bool> seen(r, false);
+    for (int64_t x : *v) {
+      auto ax = normAxis(x, r);
+      if (!ax || seen[*ax])
+        return invalid(absl::StrCat("CenterCropPad axes: ", x, ax ? " repeated" : " out of range"));
+      seen[*ax] = true;
+      axes.push_back(*ax);
+    }
+  } else {
+    for (int64_t k = 0; k < r; ++k) axes.push_back(k);
+  }
+  if (shape->size() != axes.size())
+    return invalid(absl::StrCat("CenterCropPad shape has ", shape->size(), " values for ",
+                                axes.size(), " axes"));
+  std::vector<int64_t> od = a->dims;
+  for (size_t j = 0; j < axes.size(); ++j) {
+    if ((*shape)[j] < 0) return invalid(absl::StrCat("CenterCropPad shape value ", (*shape)[j]));
+    od[axes[j]] = (*shape)[j];
+  }
+  Status sz = checkOutputSize(c, a->dt, od);
+  if (!sz.ok()) return sz;
+  if (numElementsOf(od) == 0) return one(Arr::make(a->dt, od));
+  std::vector<std::vector<int64_t>> map(r);
+  for (int64_t k = 0; k < r; ++k) {
+    int64_t d = a->dims[k], s = od[k];
+    // Output o reads input o + shift: shift > 0 crops, < 0 pads.
+    int64_t shift = d >= s ? (d - s) / 2 : -((s - d) / 2);
+    map[k].resize((size_t)s);
+    for (int64_t o = 0; o < s; ++o) {
+      int64_t in = o + shift;
+      map[k][o] = in >= 0 && in < d ? in : -1;
+    }
+  }
+  auto zero = scalarOf(a->dt, 0);
+  if (!zero.ok()) return zero.status();
+  return one(takeElems(withFill(*a, *zero), od, mappedOffsets(*a, od, map)));
+}
+
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerCenterCropPad(OpRegistrar &r) {
   using namespace infer;
-  for (const char *op : {"ReverseSequence", "Trilu", "Scatter", "ScatterElements", "ScatterND"})
-    r[op] = sameAsInput;
-  r["ReverseSequence"] = kernels::kReverseSequence;
-  r["Scatter"] = kernels::kScatterElements;
-  r["ScatterElements"] = kernels::kScatterElements;
-  r["ScatterND"] = kernels::kScatterND;
-  r["Trilu"] = kernels::kTrilu;
-  r["Concat"].infer(concatRule).kernel(kernels::kConcat);
-  r["Gather"].infer(gatherRule).kernel(kernels::kGather);
-  r["Slice"].infer(sliceRule).kernel(kernels::kSlice).axis(AxisFact::AxesList);
-  r["Tile"].infer(tileRule).kernel(kernels::kTile);
-  r["Transpose"].infer(transposeRule).kernel(kernels::kTranspose);
-  r["Split"].infer(splitRule).kernel(kernels::kSplit).axis(AxisFact::AxisAttribute);
-  r["Split"].since(13).upgrade(splitUp13).downgrade(splitDown13);
-  r["Split"].since(18).upgrade(splitUp18).downgrade(splitDown18);
-  r["Split"].since(2).upgrade(splitUp2).downgrade(adapters::noChange);
-  r["Concat"].since(4).upgrade(concatUp4).downgrade(adapters::noChange);
-  r["Pad"].since(2).upgrade(renameAttr<kPaddings, kPads>).downgrade(renameAttr<kPads, kPaddings>);
-  r["Tile"].since(6).upgrade(tileUp6).downgrade(tileDown6);
-  r["Upsample"].since(7).upgrade(upsampleUp7).downgrade(upsampleDown7);
-  r["Upsample"].since(9).upgrade(upsampleUp9).downgrade(upsampleDown9);
-  r["Pad"].infer(padRule).kernel(kernels::kPad);
-  r["Resize"].infer(resizeRule).kernel(kernels::kResize);
-  r["Upsample"].infer(resizeRule).kernel(kernels::kResize);
-  r["GatherElements"] = [](InferCtx &c) {
-    // The result has the indices' shape; data and indices have one rank.
-    int64_t rd = c.inRank(0), ri = c.inRank(1);
-    if (rd >= 0 && ri >= 0 && rd != ri) {
-      c.disagree("data " + typeStr(c, 0) + " has rank " + std::to_string(rd) + " but indices " +
-                 typeStr(c, 1) + " have rank " + std::to_string(ri) + " (GatherElements needs one)");
-      return;
-    }
-    c.setTensor(0, c.inElem(0), c.inShape(1));
-  };
-  r["GatherElements"] = kernels::kGatherElements;
-  r["NonZero"] = [](InferCtx &c) {
-    // A scalar input gives one row, like a 1-D input (see kNonZero).
-    int64_t rank = c.inRank(0);
-    c.setTensor(0, kInt64, Dims{rank >= 0 ? c.c(std::max<int64_t>(rank, 1)) : nullptr, nullptr});
-  };
-  r["NonZero"] = kernels::kNonZero;
-  r["TopK"] = [](InferCtx &c) {
-    auto in = c.inShape(0);
-    if (!in) {
-      c.setTensor(0, c.inElem(0), std::nullopt);
-      c.setTensor(1, kInt64, std::nullopt);
-      return;
-    }
-    auto ax = normAxis(c.getInt("axis", -1), in->size());
-    if (!ax) return;
-    const DimExpr *k = nullptr;
-    if (c.opset < 10) k = c.c(c.getInt("k", 0));
-    else if (const Dims *d = c.inData(1); d && d->size() == 1) k = (*d)[0];
-    (*in)[*ax] = k;
-    c.setTensor(0, c.inElem(0), in);
-    c.setTensor(1, kInt64, in);
-  };
-  r["TopK"] = kernels::kTopK;
-  r["OneHot"] = [](InferCtx &c) {
-    auto in = c.inShape(0);
-    int32_t el = c.inElem(2);
-    if (!in) return c.setTensor(0, el, std::nullopt);
-    int64_t rr = in->size() + 1;
-    auto ax = normAxis(c.getInt("axis", -1), rr);
-    if (!ax) return;
-    const DimExpr *depth = nullptr;
-    if (const Dims *d = c.inData(1); d && d->size() == 1) depth = (*d)[0];
-    in->insert(in->begin() + *ax, depth);
-    c.setTensor(0, el, in);
-  };
-  r["OneHot"] = kernels::kOneHot;
-  r["DepthToSpace"] = [](InferCtx &c) {
-    auto in = c.inShape(0);
-    int64_t b = c.getInt("blocksize", 0);
-    if (!in || in->size() != 4 || b <= 0) return c.setTensor(0, c.inElem(0), std::nullopt);
-    if (b > (1 << 20)) return;
-    Dims o = {(*in)[0], dimFloorDiv(c.ctx, (*in)[1], c.c(b * b)), dimMul(c.ctx, (*in)[2], c.c(b)),
-              dimMul(c.ctx, (*in)[3], c.c(b))};
-    c.setTensor(0, c.inElem(0), o);
-  };
-  r["DepthToSpace"] = kernels::kDepthToSpace;
-  r["SpaceToDepth"] = [](InferCtx &c) {
-    auto in = c.inShape(0);
-    int64_t b = c.getInt("blocksize", 0);
-    if (!in || in->size() != 4 || b <= 0) return c.setTensor(0, c.inElem(0), std::nullopt);
-    if (b > (1 << 20)) return;
-    Dims o = {(*in)[0], dimMul(c.ctx, (*in)[1], c.c(b * b)), dimFloorDiv(c.ctx, (*in)[2], c.c(b)),
-              dimFloorDiv(c.ctx, (*in)[3], c.c(b))};
-    c.setTensor(0, c.inElem(0), o);
-  };
-  r["SpaceToDepth"] = kernels::kSpaceToDepth;
-  r["Compress"] = [](InferCtx &c) {
-    auto in = c.inShape(0);
-    const Attribute *a = c.attr("axis");
-    if (!in) return c.setTensor(0, c.inElem(0), std::nullopt);
-    if (!a) return c.setTensor(0, c.inElem(0), Dims{nullptr});
-    auto ax = normAxis(a->i, in->size());
-    if (!ax) return;
-    (*in)[*ax] = nullptr;
-    c.setTensor(0, c.inElem(0), in);
-  };
-  r["Compress"] = kernels::kCompress;
-  r["GatherND"] = [](InferCtx &c) {
-    auto d = c.inShape(0), ix = c.inShape(1);
-    if (!d || !ix || ix->empty()) return c.setTensor(0, c.inElem(0), std::nullopt);
-    const DimExpr *last = ix->back();
-    int64_t b = c.getInt("batch_dims", 0);
-    if (!last || !last->isConstant()) return c.setTensor(0, c.inElem(0), std::nullopt);
-    int64_t k = last->value();
-    if (b + k > (int64_t)d->size()) return;
-    Dims o(ix->begin(), ix->end() - 1);
-    o.insert(o.end(), d->begin() + b + k, d->end());
-    c.setTensor(0, c.inElem(0), o);
-  };
-  r["GatherND"] = kernels::kGatherND;
-  r["Unique"].infer(uniqueRule).kernel(kernels::kUnique);
   r["CenterCropPad"].infer(centerCropPadRule).kernel(kernels::kCenterCropPad);
-  r["TensorScatter"].infer(sameAsInput).kernel(kernels::kTensorScatter);
-  registerTensorAdapters(r);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Registration
+//===----------------------------------------------------------------------===//
+
+void registerTensorOps(OpRegistrar &r) {
+  for (auto *reg : {registerConcat, registerSplit, registerSlice, registerGather,
+                    registerGatherElements, registerGatherND, registerScatterElements,
+                    registerScatterND, registerTensorScatter, registerPad, registerTile,
+                    registerTranspose, registerCompress, registerNonZero, registerOneHot,
+                    registerTrilu, registerTopK, registerUnique, registerDepthSpace,
+                    registerReverseSequence, registerResize, registerCenterCropPad})
+    reg(r);
 }
 
 } // namespace onnxir
