@@ -119,7 +119,8 @@ StatusOr<QLayout> quantLayout(const KernelCall &c, llvm::ArrayRef<int64_t> x, co
     if (!ok)
       return invalid(absl::StrCat(op, ": ", scaleName.str(), " has shape ",
                                   dimsStr(scale.dims), "; blocks of ", block,
-                                  " along axis ", *axis, " of x ", dimsStr(x), " need x's dims with ceil(",
+                                  " along axis ", *axis, " of x ", dimsStr(x),
+                                  " need x's dims with ceil(",
                                   x[*axis], " / ", block, ") on the axis"));
     l.kind = QLayout::Blocked;
     l.block = block;
@@ -177,7 +178,8 @@ Tensor float8Tensor(DataType t, const std::vector<int64_t> &dims, const std::vec
 
 /// True when every element of `a` is zero.
 bool allZero(const Arr &a) {
-  if (a.kind() == CK::F32) return std::all_of(a.f.begin(), a.f.end(), [](float v) { return v == 0; });
+  if (a.kind() == CK::F32)
+    return std::all_of(a.f.begin(), a.f.end(), [](float v) { return v == 0; });
   return std::all_of(a.i.begin(), a.i.end(), [](int64_t v) { return v == 0; });
 }
 
@@ -193,6 +195,17 @@ StatusOr<std::optional<Arr>> optionalArr(const KernelCall &c, unsigned i) {
 } // namespace kernels
 
 //===--- QuantizeLinear ----------------------------------------------------===//
+
+namespace infer {
+namespace {
+/// y: the zero point's type, else output_dtype (opset 21), else uint8.
+void quantizeRule(InferCtx &c) {
+  int32_t el = c.hasInput(2) ? c.inElem(2) : static_cast<int32_t>(DataType::Uint8);
+  if (int64_t od = c.getInt("output_dtype", 0)) el = (int32_t)od;
+  c.setTensor(0, el, c.inShape(0));
+}
+} // namespace
+} // namespace infer
 
 namespace kernels {
 namespace {
@@ -291,7 +304,71 @@ StatusOr<std::vector<Tensor>> kQuantizeLinear(const KernelCall &c) {
 } // namespace
 } // namespace kernels
 
+// Adapters (Note [Version adapters]).
+namespace {
+// Q/DQ-13 added axis (per-axis scales); -10 takes a scalar scale only
+// (DequantizeLinear-13 uses it too).
+absl::Status qdqDown13(Node &n, AdapterContext &c) {
+  int64_t r = adapters::operandRank(n, 1);
+  if (r != 0)
+    return absl::FailedPreconditionError(
+        r < 0 ? std::string("the scale's rank is unknown, and opset 10 takes a scalar scale only "
+                            "(infer shapes first)")
+              : absl::StrCat("the scale is ", r, "-D (per-axis); opset 10 takes a scalar scale "
+                             "only"));
+  if (!c.checkOnly) n.removeAttr("axis");
+  return absl::OkStatus();
+}
+// QuantizeLinear-19 added saturate (float8 outputs only).
+absl::Status quantizeDown19(Node &n, AdapterContext &c) {
+  if (!n.getAttr("saturate")) return absl::OkStatus();
+  DataType zp = adapters::operandElemType(n, 2);
+  if (n.numOperands() > 2 && n.operand(2) && (zp == DataType::Undefined || isFloat8(zp)))
+    return absl::FailedPreconditionError("attribute 'saturate' applies: the output is float8 "
+                                         "or of unknown type");
+  if (!c.checkOnly) n.removeAttr("saturate");
+  return absl::OkStatus();
+}
+// QuantizeLinear-21 added block_size (0: none) and output_dtype (0: the zero
+// point's type, uint8 without one); -23 precision (0: the scale's type).
+absl::Status quantizeDown21(Node &n, AdapterContext &c) {
+  auto od = adapters::intAttrOr(n, "output_dtype", 0);
+  if (!od.ok()) return od.status();
+  bool hasZp = n.numOperands() > 2 && n.operand(2);
+  DataType implied = hasZp ? adapters::operandElemType(n, 2) : DataType::Uint8;
+  if (*od != 0 && (DataType)*od != implied)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "output_dtype ", *od, " is not the type the zero point implies; opset ", c.to,
+        " has no output_dtype"));
+  if (absl::Status s = adapters::olderFormOnly(n, c, "QuantizeLinear",
+                                               {{"block_size", AttrKind::Int, 0},
+                                                {"output_dtype", AttrKind::Int, *od}});
+      !s.ok())
+    return s;
+  return absl::OkStatus();
+}
+absl::Status quantizeDown23(Node &n, AdapterContext &c) {
+  auto p = adapters::intAttrOr(n, "precision", 0);
+  if (!p.ok()) return p.status();
+  return adapters::olderFormOnly(
+      n, c, "QuantizeLinear",
+      {{"precision", AttrKind::Int,
+        (DataType)*p == adapters::operandElemType(n, 1) ? *p : 0}});
+}
+} // namespace
+
 //===--- DequantizeLinear --------------------------------------------------===//
+
+namespace infer {
+namespace {
+/// y: float before opset 19, then the scale's type, or output_dtype (23).
+void dequantizeRule(InferCtx &c) {
+  int32_t el = c.opset >= 19 ? c.inElem(1) : static_cast<int32_t>(DataType::Float);
+  if (int64_t od = c.getInt("output_dtype", 0)) el = (int32_t)od;
+  c.setTensor(0, el, c.inShape(0));
+}
+} // namespace
+} // namespace infer
 
 namespace kernels {
 namespace {
@@ -343,7 +420,43 @@ StatusOr<std::vector<Tensor>> kDequantizeLinear(const KernelCall &c) {
 } // namespace
 } // namespace kernels
 
+// Adapters (Note [Version adapters]).
+namespace {
+// DequantizeLinear-19 allows float16/bfloat16 scales (and outputs); -13
+// takes float only.
+absl::Status dequantizeDown19(Node &n, AdapterContext &) {
+  DataType t = adapters::operandElemType(n, 1);
+  if (t != DataType::Float)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the scale is ", t == DataType::Undefined ? std::string("of unknown type")
+                                                  : dataTypeName(t).str(),
+        "; DequantizeLinear-13 takes a float scale only"));
+  return absl::OkStatus();
+}
+absl::Status dequantizeDown21(Node &n, AdapterContext &c) {
+  return adapters::olderFormOnly(n, c, "DequantizeLinear", {{"block_size", AttrKind::Int, 0}});
+}
+absl::Status dequantizeDown23(Node &n, AdapterContext &c) {
+  auto od = adapters::intAttrOr(n, "output_dtype", 0);
+  if (!od.ok()) return od.status();
+  return adapters::olderFormOnly(
+      n, c, "DequantizeLinear",
+      {{"output_dtype", AttrKind::Int,
+        (DataType)*od == adapters::operandElemType(n, 1) ? *od : 0}});
+}
+} // namespace
+
 //===--- DynamicQuantizeLinear ---------------------------------------------===//
+
+namespace infer {
+namespace {
+void dynamicQuantizeRule(InferCtx &c) {
+  c.setTensor(0, static_cast<int32_t>(DataType::Uint8), c.inShape(0));
+  c.setTensor(1, static_cast<int32_t>(DataType::Float), Dims{});
+  c.setTensor(2, static_cast<int32_t>(DataType::Uint8), Dims{});
+}
+} // namespace
+} // namespace infer
 
 namespace kernels {
 namespace {
@@ -456,7 +569,8 @@ StatusOr<std::vector<int64_t>> subtractZeroPoint(const KernelCall &c, const Arr 
   auto b = broadcastShapes(zd, x.dims);
   if (zd.size() > x.dims.size() || !b || *b != x.dims)
     return invalid(absl::StrCat(c.opType.str(), ": ", name.str(), " has shape ",
-                                dimsStr(zp->dims), ", which does not apply ", rows ? "per row" : "per column",
+                                dimsStr(zp->dims), ", which does not apply ",
+                                rows ? "per row" : "per column",
                                 " to ", dimsStr(x.dims)));
   std::vector<int64_t> off = broadcastOffsets(zd, x.dims);
   for (size_t k = 0; k < r.size(); ++k) r[k] -= zp->i[off[k]];
@@ -509,7 +623,8 @@ StatusOr<std::vector<Tensor>> kQLinearMatMul(const KernelCall &c) {
   const char *names[] = {"a", "a_scale", "a_zero_point", "b", "b_scale", "b_zero_point",
                          "y_scale", "y_zero_point"};
   for (unsigned i = 0; i < 8; ++i) {
-    if (!c.input(i)) return invalid(absl::StrCat("QLinearMatMul: input '", names[i], "' is missing"));
+    if (!c.input(i))
+      return invalid(absl::StrCat("QLinearMatMul: input '", names[i], "' is missing"));
     auto x = inputArr(c, i);
     if (!x.ok()) return x.status();
     in.push_back(std::move(*x));
@@ -593,117 +708,25 @@ StatusOr<std::vector<Tensor>> kQLinearMatMul(const KernelCall &c) {
 } // namespace
 } // namespace kernels
 
+//===--- Registration ------------------------------------------------------===//
 
-// Adapters of the steps at opset 10 and later (Note [Version adapters]).
-namespace {
-// Q/DQ-13 added axis (per-axis scales); -10 takes a scalar scale only.
-absl::Status qdqDown13(Node &n, AdapterContext &c) {
-  int64_t r = adapters::operandRank(n, 1);
-  if (r != 0)
-    return absl::FailedPreconditionError(
-        r < 0 ? std::string("the scale's rank is unknown, and opset 10 takes a scalar scale only "
-                            "(infer shapes first)")
-              : absl::StrCat("the scale is ", r, "-D (per-axis); opset 10 takes a scalar scale "
-                             "only"));
-  if (!c.checkOnly) n.removeAttr("axis");
-  return absl::OkStatus();
-}
-// QuantizeLinear-19 added saturate (float8 outputs only).
-absl::Status quantizeDown19(Node &n, AdapterContext &c) {
-  if (!n.getAttr("saturate")) return absl::OkStatus();
-  DataType zp = adapters::operandElemType(n, 2);
-  if (n.numOperands() > 2 && n.operand(2) && (zp == DataType::Undefined || isFloat8(zp)))
-    return absl::FailedPreconditionError("attribute 'saturate' applies: the output is float8 "
-                                         "or of unknown type");
-  if (!c.checkOnly) n.removeAttr("saturate");
-  return absl::OkStatus();
-}
-// QuantizeLinear-21 added block_size (0: none) and output_dtype (0: the zero
-// point's type, uint8 without one); -23 precision (0: the scale's type).
-absl::Status quantizeDown21(Node &n, AdapterContext &c) {
-  auto od = adapters::intAttrOr(n, "output_dtype", 0);
-  if (!od.ok()) return od.status();
-  bool hasZp = n.numOperands() > 2 && n.operand(2);
-  DataType implied = hasZp ? adapters::operandElemType(n, 2) : DataType::Uint8;
-  if (*od != 0 && (DataType)*od != implied)
-    return absl::FailedPreconditionError(absl::StrCat(
-        "output_dtype ", *od, " is not the type the zero point implies; opset ", c.to,
-        " has no output_dtype"));
-  if (absl::Status s = adapters::olderFormOnly(n, c, "QuantizeLinear",
-                                               {{"block_size", AttrKind::Int, 0},
-                                                {"output_dtype", AttrKind::Int, *od}});
-      !s.ok())
-    return s;
-  return absl::OkStatus();
-}
-absl::Status quantizeDown23(Node &n, AdapterContext &c) {
-  auto p = adapters::intAttrOr(n, "precision", 0);
-  if (!p.ok()) return p.status();
-  return adapters::olderFormOnly(
-      n, c, "QuantizeLinear",
-      {{"precision", AttrKind::Int,
-        (DataType)*p == adapters::operandElemType(n, 1) ? *p : 0}});
-}
-// DequantizeLinear-19 allows float16/bfloat16 scales (and outputs); -13
-// takes float only.
-absl::Status dequantizeDown19(Node &n, AdapterContext &) {
-  DataType t = adapters::operandElemType(n, 1);
-  if (t != DataType::Float)
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the scale is ", t == DataType::Undefined ? std::string("of unknown type")
-                                                  : dataTypeName(t).str(),
-        "; DequantizeLinear-13 takes a float scale only"));
-  return absl::OkStatus();
-}
-absl::Status dequantizeDown21(Node &n, AdapterContext &c) {
-  return adapters::olderFormOnly(n, c, "DequantizeLinear", {{"block_size", AttrKind::Int, 0}});
-}
-absl::Status dequantizeDown23(Node &n, AdapterContext &c) {
-  auto od = adapters::intAttrOr(n, "output_dtype", 0);
-  if (!od.ok()) return od.status();
-  return adapters::olderFormOnly(
-      n, c, "DequantizeLinear",
-      {{"output_dtype", AttrKind::Int,
-        (DataType)*od == adapters::operandElemType(n, 1) ? *od : 0}});
-}
-} // namespace
-
-void registerQuantizationAdapters(OpRegistrar &r) {
+void registerQuantizationOps(OpRegistrar &r) {
   using adapters::noChange;
+  r["QuantizeLinear"].infer(infer::quantizeRule).kernel(kernels::kQuantizeLinear);
   r["QuantizeLinear"].since(13).upgrade(noChange).downgrade(qdqDown13);
-  r["DequantizeLinear"].since(13).upgrade(noChange).downgrade(qdqDown13);
   r["QuantizeLinear"].since(19).upgrade(noChange).downgrade(quantizeDown19);
   r["QuantizeLinear"].since(21).upgrade(noChange).downgrade(quantizeDown21);
   r["QuantizeLinear"].since(23).upgrade(noChange).downgrade(quantizeDown23);
+  r["DequantizeLinear"].infer(infer::dequantizeRule).kernel(kernels::kDequantizeLinear);
+  r["DequantizeLinear"].since(13).upgrade(noChange).downgrade(qdqDown13);
   r["DequantizeLinear"].since(19).upgrade(noChange).downgrade(dequantizeDown19);
   r["DequantizeLinear"].since(21).upgrade(noChange).downgrade(dequantizeDown21);
   r["DequantizeLinear"].since(23).upgrade(noChange).downgrade(dequantizeDown23);
-}
-
-void registerQuantizationOps(OpRegistrar &r) {
-  using namespace infer;
-  r["QuantizeLinear"] = [](InferCtx &c) {
-    int32_t el = c.hasInput(2) ? c.inElem(2) : static_cast<int32_t>(DataType::Uint8);
-    if (int64_t od = c.getInt("output_dtype", 0)) el = (int32_t)od;
-    c.setTensor(0, el, c.inShape(0));
-  };
-  r["DequantizeLinear"] = [](InferCtx &c) {
-    int32_t el = c.opset >= 19 ? c.inElem(1) : static_cast<int32_t>(DataType::Float);
-    if (int64_t od = c.getInt("output_dtype", 0)) el = (int32_t)od;
-    c.setTensor(0, el, c.inShape(0));
-  };
-  r["DynamicQuantizeLinear"] = [](InferCtx &c) {
-    c.setTensor(0, static_cast<int32_t>(DataType::Uint8), c.inShape(0));
-    c.setTensor(1, static_cast<int32_t>(DataType::Float), Dims{});
-    c.setTensor(2, static_cast<int32_t>(DataType::Uint8), Dims{});
-  };
-  r["QuantizeLinear"].kernel(kernels::kQuantizeLinear);
-  r["DequantizeLinear"].kernel(kernels::kDequantizeLinear);
-  r["DynamicQuantizeLinear"].kernel(kernels::kDynamicQuantizeLinear);
+  r["DynamicQuantizeLinear"].infer(infer::dynamicQuantizeRule)
+      .kernel(kernels::kDynamicQuantizeLinear);
   // Their rule is MatMul's (NN.cpp); the registrar sets the kernel alone.
   r["MatMulInteger"].kernel(kernels::kMatMulInteger);
   r["QLinearMatMul"].kernel(kernels::kQLinearMatMul);
-  registerQuantizationAdapters(r);
 }
 
 } // namespace onnxir

@@ -268,9 +268,11 @@ StatusOr<std::vector<Tensor>> kDFT(const KernelCall &c) {
   int64_t ax = axis < 0 ? axis + r : axis, n = x->dims[ax];
   DftKind kind = !inverse ? DftKind::Forward : onesided ? DftKind::InverseReal : DftKind::Inverse;
   if (onesided && !inverse && complexIn)
-    return invalid("DFT: onesided forward (RFFT) takes real input ([..., 1]); the input is complex");
+    return invalid(
+        "DFT: onesided forward (RFFT) takes real input ([..., 1]); the input is complex");
   if (kind == DftKind::InverseReal && !complexIn)
-    return invalid("DFT: onesided inverse (IRFFT) takes complex input ([..., 2]); the input is real");
+    return invalid(
+        "DFT: onesided inverse (IRFFT) takes complex input ([..., 2]); the input is real");
   int64_t L = kind == DftKind::InverseReal ? 2 * (n - 1) : n;
   if (c.input(1)) {
     auto l = scalarInt(c, 1, "dft_length");
@@ -330,7 +332,8 @@ StatusOr<std::vector<Tensor>> kSTFT(const KernelCall &c) {
   int64_t B = x->dims[0], len = x->dims[1], C = x->dims[2];
   auto step = scalarInt(c, 1, "frame_step");
   if (!step.ok()) return step.status();
-  if (*step <= 0) return invalid(absl::StrCat("STFT: frame_step is ", *step, "; it must be positive"));
+  if (*step <= 0)
+    return invalid(absl::StrCat("STFT: frame_step is ", *step, "; it must be positive"));
   std::optional<Arr> win;
   if (c.input(2)) {
     auto w = inputArr(c, 2);
