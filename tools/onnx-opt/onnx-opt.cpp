@@ -561,6 +561,16 @@ static void printRunTimes(double load, const PipelineRun &run, double save) {
 // is an error: nothing is written, since nothing was checked.
 //===----------------------------------------------------------------------===//
 
+/// The element type of a sequence or optional output (of its tensors),
+/// Undefined when it holds none.
+DataType valueElemType(const EvalValue &v) {
+  if (v.isTensor()) return v.tensor.dataType();
+  if (v.isSequence() && v.elemType != DataType::Undefined) return v.elemType;
+  for (const EvalValue &e : v.elements)
+    if (DataType t = valueElemType(e); t != DataType::Undefined) return t;
+  return DataType::Undefined;
+}
+
 /// The tolerance of an output of element type `t` (Note [Numeric check]).
 std::pair<double, double> numericTolerance(DataType t) {
   switch (t) {
@@ -659,14 +669,23 @@ absl::Status checkNumerics(llvm::StringRef originalBytes, const LiftOptions &lo,
       return absl::Status(b.status().code(), absl::StrCat("the result does not run on the "
                                                           "reference evaluator: ",
                                                           b.status().message()));
-    for (auto &[name, t] : a->outputs) {
-      // One output at a time, with its element type's tolerance.
+    // Every output of the original, tensors and sequences/optionals alike
+    // (their elements), one at a time with its element type's tolerance.
+    std::vector<std::pair<std::string, DataType>> names;
+    for (auto &[name, t] : a->outputs) names.push_back({name, t.dataType()});
+    for (auto &[name, v] : a->otherOutputs) names.push_back({name, valueElemType(v)});
+    for (auto &[name, elem] : names) {
       EvalResult ea, eb;
-      ea.outputs.emplace(name, t);
-      if (a->nondeterministic.count(name)) ea.nondeterministic.insert(name);
-      if (auto it = b->outputs.find(name); it != b->outputs.end()) eb.outputs.emplace(name, it->second);
-      if (b->nondeterministic.count(name)) eb.nondeterministic.insert(name);
-      auto [rtol, atol] = numericTolerance(t.dataType());
+      auto take = [&](const EvalResult &from, EvalResult &to) {
+        if (auto it = from.outputs.find(name); it != from.outputs.end())
+          to.outputs.emplace(name, it->second);
+        if (auto it = from.otherOutputs.find(name); it != from.otherOutputs.end())
+          to.otherOutputs.emplace(name, it->second);
+        if (from.nondeterministic.count(name)) to.nondeterministic.insert(name);
+      };
+      take(*a, ea);
+      take(*b, eb);
+      auto [rtol, atol] = numericTolerance(elem);
       // The original's values are the reference (compareOutputs measures
       // against its second result).
       auto diffs = compareOutputs(eb, ea, rtol, atol);
