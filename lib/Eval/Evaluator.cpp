@@ -209,7 +209,9 @@ StatusOr<std::vector<Held>> Run::runKernel(const Node &n, const OpEntry &e,
                                            llvm::ArrayRef<const Attribute *> attrs,
                                            const std::vector<Held> &in, int64_t opset) {
   std::vector<const Attribute *> all(attrs.begin(), attrs.end());
-  bool nondet = !isDeterministic(n);
+  std::vector<const Tensor *> known;
+  for (const Held &h : in) known.push_back(h.isTensor() ? h.t.get() : nullptr);
+  bool nondet = !isDeterministic(n, known);
   Attribute seed("seed");
   if (nondet) {
     bool hasSeed = false;

@@ -473,21 +473,38 @@ std::string typeString(const Type &t) {
 //===--- Traits -----------------------------------------------------------===//
 
 /// The override list of Note [Op traits]: nullopt where the schema decides.
-static std::optional<bool> determinismOverride(const Node &n) {
+static std::optional<bool> determinismOverride(const Node &n,
+                                               llvm::ArrayRef<const Tensor *> operands = {}) {
   if (!isDefaultDomain(n.domain()) || n.opType() != "Dropout") return std::nullopt;
   int64_t v = opsetInForce(n);
   if (v > 0 && v < 7) {
     const Attribute *a = n.getAttr("is_test");
-    return a && !a->isReference() && a->kind() == AttrKind::Int && a->i != 0;
+    if (a && !a->isReference() && a->kind() == AttrKind::Int && a->i != 0) return true;
+    const Attribute *r = n.getAttr("ratio");
+    return r && !r->isReference() && r->kind() == AttrKind::Float && r->f == 0;
   }
-  if (v < 12 || n.numOperands() < 3 || !n.operand(2)) return true;
-  Tensor scratch;
-  const Tensor *t = constantOf(n.operand(2), scratch);
-  auto vals = t ? t->values<double>() : absl::StatusOr<std::vector<double>>();
-  return t && vals.ok() && vals->size() == 1 && (*vals)[0] == 0;
+  if (v < 12) return true;
+  // Operand i's single value, if known.
+  auto known = [&](unsigned i) -> std::optional<double> {
+    if (n.numOperands() <= i || !n.operand(i)) return std::nullopt;
+    Tensor scratch;
+    const Tensor *t = i < operands.size() && operands[i] ? operands[i]
+                                                         : constantOf(n.operand(i), scratch);
+    auto vals = t ? t->values<double>() : absl::StatusOr<std::vector<double>>();
+    if (!t || !vals.ok() || vals->size() != 1) return std::nullopt;
+    return (*vals)[0];
+  };
+  if (n.numOperands() < 3 || !n.operand(2)) return true;
+  if (known(2) == 0.0) return true;
+  return known(1) == 0.0;
 }
 
 bool isDeterministic(const Node &n) { return !isNondeterministic(n); }
+
+bool isDeterministic(const Node &n, llvm::ArrayRef<const Tensor *> operands) {
+  if (auto d = determinismOverride(n, operands)) return *d;
+  return isDeterministic(n);
+}
 
 bool isNondeterministic(const Node &n) {
   if (auto d = determinismOverride(n)) return !*d;

@@ -266,7 +266,10 @@ std::string typeString(const Type &t);
 //    Dropout is random only in training mode: before opset 7 unless its
 //    is_test attribute is nonzero (the default is 0); opsets 7-11 never
 //    (no training mode); from opset 12 when its training_mode operand is
-//    present and not a constant false (Note [Constant values]).
+//    present and not a constant false (Note [Constant values]), and its
+//    ratio operand (or, before 7, attribute) is not a constant 0 (it then
+//    drops nothing: Note [Dropout in training mode]). The evaluator, which
+//    knows every operand's value, asks the form with `operands`.
 //  - side effects: ops of the schema domains (the default domain, ai.onnx.ml,
 //    ai.onnx.preview(.training), a domain registered with registerSchema) and
 //    com.microsoft have none (their schemas are pure functions); ops of other domains and
@@ -282,6 +285,9 @@ std::string typeString(const Type &t);
 //    Sum, Mean, And, Or, Xor, Equal, BitwiseAnd, BitwiseOr, BitwiseXor.
 //    The schemas do not say; this list does.
 bool isDeterministic(const Node &n);
+/// isDeterministic with the values of the node's operands where known (a
+/// null entry, or one past the end: its constant value, if any).
+bool isDeterministic(const Node &n, llvm::ArrayRef<const Tensor *> operands);
 bool isNondeterministic(const Node &n); ///< !isDeterministic(n)
 bool hasSideEffects(const Node &n);
 bool isOptionalResult(const Node &n, unsigned i);
