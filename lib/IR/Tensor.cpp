@@ -371,6 +371,18 @@ template <typename T> absl::StatusOr<std::vector<T>> Tensor::values() const {
                                                    " bytes but its dims need ", want));
   const char *p = b->data();
   std::vector<T> out;
+  // The storage already is T (float, double, int64 and the like): one copy
+  // of the bytes, not an element-by-element decode.
+  constexpr bool kFloatT = std::is_same_v<T, float>, kDoubleT = std::is_same_v<T, double>;
+  constexpr bool kI64T = std::is_same_v<T, int64_t>, kU64T = std::is_same_v<T, uint64_t>;
+  constexpr bool kI32T = std::is_same_v<T, int32_t>;
+  if ((kFloatT && dt == DataType::Float) || (kDoubleT && dt == DataType::Double) ||
+      (kI64T && dt == DataType::Int64) || (kU64T && dt == DataType::Uint64) ||
+      (kI32T && dt == DataType::Int32)) {
+    out.resize((size_t)*n);
+    if (*n) std::memcpy(out.data(), p, sizeof(T) * (size_t)*n);
+    return out;
+  }
   out.reserve((size_t)*n);
   for (int64_t i = 0; i < *n; ++i) {
     switch (dt) {

@@ -203,6 +203,13 @@ Tensor toTensor(const Arr &a) {
     t.setTyped(Tensor::TypedField::String);
     return t;
   }
+  // Float and double are stored as computed: one copy, no zero fill first.
+  if (a.dt == DataType::Float || a.dt == DataType::Double) {
+    const char *p = a.dt == DataType::Float ? reinterpret_cast<const char *>(a.f.data())
+                                            : reinterpret_cast<const char *>(a.d.data());
+    t.setRaw(std::string(p, n ? (a.dt == DataType::Float ? 4 : 8) * n : 0));
+    return t;
+  }
   std::string raw((size_t)dataTypeStorageBytes(a.dt, n), '\0');
   switch (a.dt) {
   case DataType::Float: if (n) std::memcpy(raw.data(), a.f.data(), 4 * n); break;
