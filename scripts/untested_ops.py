@@ -122,14 +122,16 @@ def registrations():
         src = strip_comments(open(os.path.join(OPS_DIR, name)).read())
         for m in re.finditer(r"\bvoid\s+(register\w+)\s*\(\s*OpRegistrar\s*&\s*r\s*\)\s*\{", src):
             bodies[m.group(1)] = src[m.end() - 1:matching(src, m.end() - 1)]
-    # A family function may call others with its registrar (registerNNAdapters(r)).
+    # A family function may call others with its registrar, directly
+    # (registerNNAdapters(r)) or from a list it walks (Tensor.cpp's one
+    # register function per op): any registrar function it names.
     changed = True
     while changed:
         changed = False
         for f, body in bodies.items():
             if f not in domain_of:
                 continue
-            for g in re.findall(r"\b(register\w+)\(\s*r\s*\)", body):
+            for g in re.findall(r"\b(register\w+)\b", body):
                 if g in bodies and g not in domain_of:
                     domain_of[g] = domain_of[f]
                     changed = True

@@ -450,7 +450,7 @@ struct Key {
 std::vector<Key> keysOf(const Arr &a, CK k) {
   std::vector<Key> r;
   for (int64_t e = 0; e < std::max<int64_t>(a.size(), 0); ++e) {
-    Key key{k};
+    Key key{k, 0, 0, {}};
     if (a.kind() == CK::Str) key.s = a.s[(size_t)e];
     else if (a.kind() == CK::I64) key.i = a.i[(size_t)e], key.d = (double)key.i;
     else if (a.kind() == CK::F32) key.d = a.f[(size_t)e];
