@@ -38,7 +38,7 @@ for dir in $REWRITE_FOLDERS; do
       if eval "\"\$OPT\" \"\$t\" $p --check-numerics -o \"\$b\"" >"$stem.$i.out" 2>&1; then
         compared=$((compared+1))
       elif grep -q -E -- '--check-numerics: (.*not supported: |the input model does not run|input .*: random values need)' "$stem.$i.out"; then
-        unchecked+=("$name [$p]: $(grep -m1 -o -- '--check-numerics: .*' "$stem.$i.out" | cut -c20-170)")
+        unchecked+=("$name [$p]: $(grep -m1 -o -- 'error: --check-numerics: .*' "$stem.$i.out" | cut -c26-200)")
       elif grep -q -- 'onnx-opt: error: --check-numerics: ' "$stem.$i.out"; then
         echo "FAIL: $name [$p]: $(grep -m1 'error' "$stem.$i.out")"; fail=$((fail+1))
       elif ! eval "\"\$OPT\" \"\$t\" $p -o \"\$b\"" >/dev/null 2>&1; then
