@@ -674,7 +674,11 @@ absl::Status checkNumerics(llvm::StringRef originalBytes, const LiftOptions &lo,
     std::vector<std::pair<std::string, DataType>> names;
     for (auto &[name, t] : a->outputs) names.push_back({name, t.dataType()});
     for (auto &[name, v] : a->otherOutputs) names.push_back({name, valueElemType(v)});
-    for (auto &[name, elem] : names) {
+    for (const auto &entry : names) {
+      // (A named variable: a lambda may not capture a structured binding
+      // before C++20.)
+      const std::string &name = entry.first;
+      DataType elem = entry.second;
       EvalResult ea, eb;
       auto take = [&](const EvalResult &from, EvalResult &to) {
         if (auto it = from.outputs.find(name); it != from.outputs.end())
