@@ -489,7 +489,8 @@ SchemaCheckResult checkSchemasOnLoad(const Model &m, SchemaCheckLevel level, boo
     return r;
   }
   // Note [One walk on load]: the kinds come from the full check's walk.
-  SchemaChecker checker(m, VerifyOptions{});
+  VerifyOptions defaults; // the checker keeps a reference: it must outlive it
+  SchemaChecker checker(m, defaults);
   checker.run();
   std::vector<Diagnostic> warnings;
   if (checker.walkedAll()) {
