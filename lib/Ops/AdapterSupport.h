@@ -11,6 +11,8 @@
 #include "onnxir/Ops/OpRegistry.h"
 
 #include "onnxir/IR/Attribute.h"
+#include "onnxir/IR/Node.h"
+#include "onnxir/IR/Value.h"
 #include "onnxir/IR/Tensor.h"
 
 #include "absl/status/status.h"
@@ -23,6 +25,24 @@
 #include <vector>
 
 namespace onnxir::adapters {
+
+/// An adapter's refusal: FailedPrecondition with the reason.
+inline absl::Status refuse(std::string why) {
+  return absl::FailedPreconditionError(std::move(why));
+}
+
+/// True if result #i of `n` exists and is read (a use, or a graph output).
+inline bool resultRead(const Node &n, unsigned i) {
+  Value *v = i < n.numResults() ? n.result(i) : nullptr;
+  return v && (!v->useEmpty() || v->isGraphOutput());
+}
+
+/// Empties the (unread) result slots of `n` from #first on.
+inline void dropResultsFrom(Node &n, unsigned first) {
+  for (unsigned i = first; i < n.numResults(); ++i)
+    if (n.result(i)) (void)n.eraseResult(i);
+  n.trimTrailingEmptyResults();
+}
 
 /// Moves the ints attribute `attr` to a new int64 constant operand #`index`
 /// (empty slots fill the gap). Nothing to do when the attribute is absent;

@@ -1003,7 +1003,7 @@ StatusOr<std::vector<Tensor>> kAveragePool(const KernelCall &c) {
 }
 StatusOr<std::vector<Tensor>> kLpPool(const KernelCall &c) { return pool(c, PoolKind::Lp); }
 
-absl::Status refuse(std::string why) { return absl::FailedPreconditionError(std::move(why)); }
+using adapters::refuse;
 
 // MaxPool-10, AveragePool-10 and -19, LpPool-18 added ceil_mode or dilations.
 absl::Status poolDown(Node &n, AdapterContext &c, llvm::StringRef op) {

@@ -42,12 +42,7 @@ using kernels::visitNumeric;
 using Status = absl::Status;
 template <typename T> using StatusOr = absl::StatusOr<T>;
 
-/// Calls fn(T{}) with T float or double for a float compute kind.
-template <typename Fn> Status visitFloat(CK k, Fn &&fn) {
-  if (k == CK::F32) return fn(float{});
-  if (k == CK::F64) return fn(double{});
-  return unsupported("only floating-point element types");
-}
+using kernels::visitFloat;
 
 //===--- GridSample -------------------------------------------------------===//
 

@@ -111,6 +111,14 @@ template <typename Fn> auto visitNumeric(CK k, Fn &&fn) -> decltype(fn(float{}))
   }
 }
 
+/// Calls fn(T{}) with T float or double for a float compute kind;
+/// Unimplemented for any other.
+template <typename Fn> Status visitFloat(CK k, Fn &&fn) {
+  if (k == CK::F32) return fn(float{});
+  if (k == CK::F64) return fn(double{});
+  return unsupported("only floating-point element types");
+}
+
 /// Integer arithmetic that wraps (two's complement, like the stored narrow
 /// types and numpy) instead of overflowing; plain arithmetic for floats.
 template <typename T> T addWrap(T x, T y) {

@@ -852,20 +852,11 @@ void registerPreviewOps(OpRegistrar &r) {
 namespace {
 // Version adapters up to opset 9 (Note [Version adapters], OpRegistry.h).
 
-absl::Status refuse(std::string why) { return absl::FailedPreconditionError(std::move(why)); }
+using adapters::dropResultsFrom;
+using adapters::refuse;
+using adapters::resultRead;
 
-/// True if result #i exists and is read (a use, or a graph output).
-bool resultRead(const Node &n, unsigned i) {
-  Value *v = i < n.numResults() ? n.result(i) : nullptr;
-  return v && (!v->useEmpty() || v->isGraphOutput());
-}
 
-/// Empties the (unread) result slots from #first on.
-void dropResultsFrom(Node &n, unsigned first) {
-  for (unsigned i = first; i < n.numResults(); ++i)
-    if (n.result(i)) (void)n.eraseResult(i);
-  n.trimTrailingEmptyResults();
-}
 
 // Dropout-7 dropped is_test: the runtime's mode decides (an inference runtime
 // copies the input). Down, is_test=1 keeps that meaning for opset-6 runtimes,

@@ -28,20 +28,11 @@
 namespace onnxir {
 namespace {
 
-absl::Status refuse(std::string why) { return absl::FailedPreconditionError(std::move(why)); }
+using adapters::dropResultsFrom;
+using adapters::refuse;
+using adapters::resultRead;
 
-/// True if result #i exists and is read (a use, or a graph output).
-bool resultRead(const Node &n, unsigned i) {
-  Value *v = i < n.numResults() ? n.result(i) : nullptr;
-  return v && (!v->useEmpty() || v->isGraphOutput());
-}
 
-/// Empties the (unread) result slots from #first on.
-void dropResultsFrom(Node &n, unsigned first) {
-  for (unsigned i = first; i < n.numResults(); ++i)
-    if (n.result(i)) (void)n.eraseResult(i);
-  n.trimTrailingEmptyResults();
-}
 
 /// True if a result slot from #first on is present (a non-empty slot).
 bool hasResultsFrom(const Node &n, unsigned first) {

@@ -67,7 +67,7 @@ void rnnRule(InferCtx &c) {
 
 namespace {
 
-absl::Status refuse(std::string why) { return absl::FailedPreconditionError(std::move(why)); }
+using adapters::refuse;
 
 // RNN-7, GRU-7, LSTM-7 dropped output_sequence: Y is computed when the node
 // has that result.
