@@ -2,8 +2,9 @@
 # rewrites.sh ONNX_OPT SOURCE_DIR WORK_DIR
 # Every rewrite's lit models keep their outputs on the reference evaluator
 # (issue 40's tests): each .onnxtxt model of the rewrite folders of
-# test/Passes (positive cases and near misses alike) goes through the
-# pipeline of each of its own RUN lines that reads the model itself, with
+# test/Passes and of REWRITE_MODELS (../Common/lit_pipelines.sh; positive
+# cases and near misses alike) goes through the pipeline of each of its own
+# RUN lines that reads the model itself, with
 # `onnx-opt --check-numerics` (Note [Numeric check]: the model as read and
 # the result run on three random input sets; a dim without a size is 1).
 # test/Ort/rewrites.sh does the same on onnxruntime; this walk needs no
@@ -25,30 +26,28 @@ source "$(dirname "$0")/../Common/lit_pipelines.sh"
 rm -rf "$WORK"; mkdir -p "$WORK"
 
 compared=0; fail=0; unchecked=()
-for dir in $REWRITE_FOLDERS; do
-  for t in "$SRC"/test/Passes/$dir/*.onnxtxt; do
-    [ -e "$t" ] || continue
-    name=$dir/$(basename "$t" .onnxtxt)
-    stem="$WORK/${name//\//_}"
-    mapfile -t pipes < <(lit_pipelines "$t")
-    i=0
-    for p in "${pipes[@]}"; do
-      i=$((i+1)); b="$stem.$i.onnx"
-      # shellcheck disable=SC2086  # the flags are words
-      if eval "\"\$OPT\" \"\$t\" $p --check-numerics -o \"\$b\"" >"$stem.$i.out" 2>&1; then
-        compared=$((compared+1))
-      elif grep -q -E -- '--check-numerics: (.*not supported: |the input model does not run|input .*: random values need)' "$stem.$i.out"; then
-        unchecked+=("$name [$p]: $(grep -m1 -o -- 'error: --check-numerics: .*' "$stem.$i.out" | cut -c26-200)")
-      elif grep -q -- 'onnx-opt: error: --check-numerics: ' "$stem.$i.out"; then
-        echo "FAIL: $name [$p]: $(grep -m1 'error' "$stem.$i.out")"; fail=$((fail+1))
-      elif ! eval "\"\$OPT\" \"\$t\" $p -o \"\$b\"" >/dev/null 2>&1; then
-        # The pipeline itself refuses the model (a RUN line expecting an
-        # error): nothing to compare.
-        continue
-      else
-        echo "FAIL: $name [$p]: $(grep -m1 'error' "$stem.$i.out")"; fail=$((fail+1))
-      fi
-    done
+mapfile -t models < <(rewrite_models "$SRC")
+for m in "${models[@]}"; do
+  name=${m%% *}; t=${m#* }
+  stem="$WORK/${name//\//_}"
+  mapfile -t pipes < <(lit_pipelines "$t")
+  i=0
+  for p in "${pipes[@]}"; do
+    i=$((i+1)); b="$stem.$i.onnx"
+    # shellcheck disable=SC2086  # the flags are words
+    if eval "\"\$OPT\" \"\$t\" $p --check-numerics -o \"\$b\"" >"$stem.$i.out" 2>&1; then
+      compared=$((compared+1))
+    elif grep -q -E -- '--check-numerics: (.*not supported: |the input model does not run|input .*: random values need)' "$stem.$i.out"; then
+      unchecked+=("$name [$p]: $(grep -m1 -o -- 'error: --check-numerics: .*' "$stem.$i.out" | cut -c26-200)")
+    elif grep -q -- 'onnx-opt: error: --check-numerics: ' "$stem.$i.out"; then
+      echo "FAIL: $name [$p]: $(grep -m1 'error' "$stem.$i.out")"; fail=$((fail+1))
+    elif ! eval "\"\$OPT\" \"\$t\" $p -o \"\$b\"" >/dev/null 2>&1; then
+      # The pipeline itself refuses the model (a RUN line expecting an
+      # error): nothing to compare.
+      continue
+    else
+      echo "FAIL: $name [$p]: $(grep -m1 'error' "$stem.$i.out")"; fail=$((fail+1))
+    fi
   done
 done
 echo "eval-rewrites: not checkable on the evaluator (${#unchecked[@]}):"
