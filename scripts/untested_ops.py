@@ -9,8 +9,9 @@ with. An operator is *tested* when some test file uses it by name: a node of
 the text syntax (`= Op(`, `= Op<`, `domain.Op(`), or the op type as a string
 literal ("Op" or 'Op') of a C++, Python, JavaScript or shell test. An op with
 a kernel is *folded* by a test when one of those files folds: a lit test whose
-RUN line runs fold-constants (or -O1/-O2, which do), or a GoogleTest of
-test/Unit/Fold. The external corpora (the ONNX backend data, ../shared/models)
+RUN line runs fold-constants (or -O1/-O2, which do), or a GoogleTest
+(test/Unit) that calls a kernel (evaluateKernel) or the folding pass
+(foldConstants). The external corpora (the ONNX backend data, ../shared/models)
 do not count: they are exercised wholesale, and a wrong rule for an op they
 alone hold shows as a count mismatch, not as a named failure.
 
@@ -187,11 +188,11 @@ def uses(ops):
 
 def folds(rel):
     """True if the test file rel (relative to ROOT) runs the folding pass."""
-    if rel.startswith(os.path.join("test", "Unit", "Fold") + os.sep):
-        return True
+    text = open(os.path.join(ROOT, rel), encoding="utf-8", errors="replace").read()
+    if rel.startswith(os.path.join("test", "Unit") + os.sep):
+        return re.search(r"\b(evaluateKernel|foldConstants)\s*\(", text) is not None
     if not rel.endswith((".onnxtxt", ".test")):
         return False
-    text = open(os.path.join(ROOT, rel), encoding="utf-8", errors="replace").read()
     return re.search(r"RUN:.*(-fold-constants|fold-constants\{|-O[12]\b)", text) is not None
 
 

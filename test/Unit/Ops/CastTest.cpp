@@ -1,4 +1,4 @@
-//===- CastSmallFloatTest.cpp - Cast folding to float8/float4/E8M0 --------===//
+//===- CastTest.cpp - Cast folding to float8/float4/E8M0 ------------------===//
 //
 // One test per rule of Note [Cast to small floats] (lib/Ops/Cast.cpp).
 // Expected codes are worked out by hand from the ONNX spec's

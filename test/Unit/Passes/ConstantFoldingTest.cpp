@@ -1,4 +1,4 @@
-//===- FoldPassTest.cpp - foldConstants on small models -------------------===//
+//===- ConstantFoldingTest.cpp - foldConstants on small models ------------===//
 #include "onnxir/IR/Model.h"
 #include "onnxir/IR/Verifier.h"
 #include "onnxir/Passes/ConstantFolding.h"
