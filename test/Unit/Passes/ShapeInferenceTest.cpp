@@ -1,4 +1,4 @@
-//===- InferShapesTest.cpp - The inference engine through its C++ API -----===//
+//===- ShapeInferenceTest.cpp - The inference engine through its C++ API --===//
 #include "onnxir/IR/Model.h"
 #include "onnxir/Ops/OpSchema.h"
 #include "onnxir/Passes/ShapeInference.h"
