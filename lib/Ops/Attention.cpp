@@ -28,19 +28,9 @@
 namespace onnxir {
 namespace {
 
+// The rule and kernel vocabulary (InferSupport.h, KernelSupport.h).
 using namespace infer;
-using kernels::Arr;
-using kernels::CK;
-using kernels::checkOutputSize;
-using kernels::inputArr;
-using kernels::intValues;
-using kernels::invalid;
-using kernels::toTensor;
-using kernels::unsupported;
-using Status = absl::Status;
-template <typename T> using StatusOr = absl::StatusOr<T>;
-
-using kernels::visitFloat;
+using namespace kernels;
 
 //===--- Attention --------------------------------------------------------===//
 
@@ -336,6 +326,12 @@ absl::Status attentionDown25(Node &n, AdapterContext &c) {
                                                      {"right_window_size", AttrKind::Int, -1}});
 }
 
+void registerAttention(OpRegistrar &r) {
+  r["Attention"].infer(attentionRule).kernel(kAttention);
+  r["Attention"].since(24).upgrade(adapters::noChange).downgrade(attentionDown24);
+  r["Attention"].since(25).upgrade(adapters::noChange).downgrade(attentionDown25);
+}
+
 //===--- RotaryEmbedding --------------------------------------------------===//
 
 /// Rotates the first rotary_embedding_dim values of each head (pairs: the
@@ -409,13 +405,15 @@ StatusOr<std::vector<Tensor>> kRotaryEmbedding(const KernelCall &c) {
   return kernels::one(out);
 }
 
+void registerRotaryEmbedding(OpRegistrar &r) {
+  r["RotaryEmbedding"].infer(sameAsInput).kernel(kRotaryEmbedding);
+}
+
 } // namespace
 
 void registerAttentionOps(OpRegistrar &r) {
-  r["Attention"].infer(attentionRule).kernel(kAttention);
-  r["Attention"].since(24).upgrade(adapters::noChange).downgrade(attentionDown24);
-  r["Attention"].since(25).upgrade(adapters::noChange).downgrade(attentionDown25);
-  r["RotaryEmbedding"].infer(sameAsInput).kernel(kRotaryEmbedding);
+  for (auto *reg : {registerAttention, registerRotaryEmbedding})
+    reg(r);
 }
 
 } // namespace onnxir

@@ -28,21 +28,9 @@
 namespace onnxir {
 namespace {
 
+// The rule and kernel vocabulary (InferSupport.h, KernelSupport.h).
 using namespace infer;
-using kernels::Arr;
-using kernels::CK;
-using kernels::checkOutputSize;
-using kernels::convertArr;
-using kernels::inputArr;
-using kernels::intValues;
-using kernels::invalid;
-using kernels::one;
-using kernels::unsupported;
-using kernels::visitNumeric;
-using Status = absl::Status;
-template <typename T> using StatusOr = absl::StatusOr<T>;
-
-using kernels::visitFloat;
+using namespace kernels;
 
 //===--- GridSample -------------------------------------------------------===//
 
@@ -263,6 +251,11 @@ absl::Status gridSampleDown20(Node &n, AdapterContext &c) {
   return absl::OkStatus();
 }
 
+void registerGridSample(OpRegistrar &r) {
+  r["GridSample"].infer(gridSampleRule).kernel(kGridSample);
+  r["GridSample"].since(20).upgrade(gridSampleUp20).downgrade(gridSampleDown20);
+}
+
 //===--- AffineGrid -------------------------------------------------------===//
 
 void affineGridRule(InferCtx &c) {
@@ -343,6 +336,10 @@ StatusOr<std::vector<Tensor>> kAffineGrid(const KernelCall &c) {
   });
   if (!st.ok()) return st;
   return one(out);
+}
+
+void registerAffineGrid(OpRegistrar &r) {
+  r["AffineGrid"].infer(affineGridRule).kernel(kAffineGrid);
 }
 
 //===--- RoiAlign ---------------------------------------------------------===//
@@ -510,6 +507,11 @@ absl::Status roiAlignDown16(Node &n, AdapterContext &c) {
   return absl::OkStatus();
 }
 
+void registerRoiAlign(OpRegistrar &r) {
+  r["RoiAlign"].infer(roiAlignRule).kernel(kRoiAlign);
+  r["RoiAlign"].since(16).upgrade(roiAlignUp16).downgrade(roiAlignDown16);
+}
+
 //===--- MaxRoiPool -------------------------------------------------------===//
 
 void maxRoiPoolRule(InferCtx &c) {
@@ -585,6 +587,10 @@ StatusOr<std::vector<Tensor>> kMaxRoiPool(const KernelCall &c) {
   });
   if (!st.ok()) return st;
   return one(out);
+}
+
+void registerMaxRoiPool(OpRegistrar &r) {
+  r["MaxRoiPool"].infer(maxRoiPoolRule).kernel(kMaxRoiPool);
 }
 
 //===--- NonMaxSuppression ------------------------------------------------===//
@@ -698,16 +704,16 @@ StatusOr<std::vector<Tensor>> kNonMaxSuppression(const KernelCall &c) {
   return one(out);
 }
 
+void registerNonMaxSuppression(OpRegistrar &r) {
+  r["NonMaxSuppression"].infer(nonMaxSuppressionRule).kernel(kNonMaxSuppression);
+}
+
 } // namespace
 
 void registerImageOps(OpRegistrar &r) {
-  r["GridSample"].infer(gridSampleRule).kernel(kGridSample);
-  r["GridSample"].since(20).upgrade(gridSampleUp20).downgrade(gridSampleDown20);
-  r["AffineGrid"].infer(affineGridRule).kernel(kAffineGrid);
-  r["RoiAlign"].infer(roiAlignRule).kernel(kRoiAlign);
-  r["RoiAlign"].since(16).upgrade(roiAlignUp16).downgrade(roiAlignDown16);
-  r["MaxRoiPool"].infer(maxRoiPoolRule).kernel(kMaxRoiPool);
-  r["NonMaxSuppression"].infer(nonMaxSuppressionRule).kernel(kNonMaxSuppression);
+  for (auto *reg : {registerGridSample, registerAffineGrid, registerRoiAlign, registerMaxRoiPool,
+                    registerNonMaxSuppression})
+    reg(r);
 }
 
 } // namespace onnxir

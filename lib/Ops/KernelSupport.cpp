@@ -116,11 +116,6 @@ std::vector<int64_t> broadcastOffsets(llvm::ArrayRef<int64_t> in, llvm::ArrayRef
   return offs;
 }
 
-std::optional<int64_t> normAxis(int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= rank) return std::nullopt;
-  return axis < 0 ? axis + rank : axis;
-}
-
 uint64_t estimateBytes(DataType dt, int64_t n) {
   if (n < 0) return UINT64_MAX;
   // Strings (and types without a fixed size) count at least 16 bytes an

@@ -7,6 +7,7 @@
 #ifndef ONNXIR_LIB_OPS_KERNELSUPPORT_H
 #define ONNXIR_LIB_OPS_KERNELSUPPORT_H
 
+#include "onnxir/Ops/InferCtx.h"
 #include "onnxir/Ops/Kernels.h"
 #include "onnxir/Ops/OpRegistry.h"
 
@@ -91,8 +92,8 @@ std::vector<int64_t> stridesOf(llvm::ArrayRef<int64_t> dims);
 /// of shape `in` broadcast to `out` (in is right-aligned).
 std::vector<int64_t> broadcastOffsets(llvm::ArrayRef<int64_t> in,
                                       llvm::ArrayRef<int64_t> out);
-/// Normalizes a possibly negative axis for `rank`; nullopt if out of range.
-std::optional<int64_t> normAxis(int64_t axis, int64_t rank);
+/// The rules' axis normalisation (InferCtx.h), one definition for both.
+using infer::normAxis;
 
 /// Converts one element between compute kinds.
 template <typename To, typename From> To convertElem(From v) {

@@ -355,6 +355,16 @@ absl::Status quantizeDown23(Node &n, AdapterContext &c) {
       {{"precision", AttrKind::Int,
         (DataType)*p == adapters::operandElemType(n, 1) ? *p : 0}});
 }
+
+void registerQuantizeLinear(OpRegistrar &r) {
+  using adapters::noChange;
+  r["QuantizeLinear"].infer(infer::quantizeRule).kernel(kernels::kQuantizeLinear);
+  r["QuantizeLinear"].since(13).upgrade(noChange).downgrade(qdqDown13);
+  r["QuantizeLinear"].since(19).upgrade(noChange).downgrade(quantizeDown19);
+  r["QuantizeLinear"].since(21).upgrade(noChange).downgrade(quantizeDown21);
+  r["QuantizeLinear"].since(23).upgrade(noChange).downgrade(quantizeDown23);
+}
+
 } // namespace
 
 //===--- DequantizeLinear --------------------------------------------------===//
@@ -444,6 +454,16 @@ absl::Status dequantizeDown23(Node &n, AdapterContext &c) {
       {{"output_dtype", AttrKind::Int,
         (DataType)*od == adapters::operandElemType(n, 1) ? *od : 0}});
 }
+
+void registerDequantizeLinear(OpRegistrar &r) {
+  using adapters::noChange;
+  r["DequantizeLinear"].infer(infer::dequantizeRule).kernel(kernels::kDequantizeLinear);
+  r["DequantizeLinear"].since(13).upgrade(noChange).downgrade(qdqDown13);
+  r["DequantizeLinear"].since(19).upgrade(noChange).downgrade(dequantizeDown19);
+  r["DequantizeLinear"].since(21).upgrade(noChange).downgrade(dequantizeDown21);
+  r["DequantizeLinear"].since(23).upgrade(noChange).downgrade(dequantizeDown23);
+}
+
 } // namespace
 
 //===--- DynamicQuantizeLinear ---------------------------------------------===//
@@ -494,6 +514,15 @@ StatusOr<std::vector<Tensor>> kDynamicQuantizeLinear(const KernelCall &c) {
 
 } // namespace
 } // namespace kernels
+
+namespace {
+
+void registerDynamicQuantizeLinear(OpRegistrar &r) {
+  r["DynamicQuantizeLinear"].infer(infer::dynamicQuantizeRule)
+      .kernel(kernels::kDynamicQuantizeLinear);
+}
+
+} // namespace
 
 //===--- MatMulInteger, QLinearMatMul --------------------------------------===//
 
@@ -708,25 +737,22 @@ StatusOr<std::vector<Tensor>> kQLinearMatMul(const KernelCall &c) {
 } // namespace
 } // namespace kernels
 
-//===--- Registration ------------------------------------------------------===//
+namespace {
 
-void registerQuantizationOps(OpRegistrar &r) {
-  using adapters::noChange;
-  r["QuantizeLinear"].infer(infer::quantizeRule).kernel(kernels::kQuantizeLinear);
-  r["QuantizeLinear"].since(13).upgrade(noChange).downgrade(qdqDown13);
-  r["QuantizeLinear"].since(19).upgrade(noChange).downgrade(quantizeDown19);
-  r["QuantizeLinear"].since(21).upgrade(noChange).downgrade(quantizeDown21);
-  r["QuantizeLinear"].since(23).upgrade(noChange).downgrade(quantizeDown23);
-  r["DequantizeLinear"].infer(infer::dequantizeRule).kernel(kernels::kDequantizeLinear);
-  r["DequantizeLinear"].since(13).upgrade(noChange).downgrade(qdqDown13);
-  r["DequantizeLinear"].since(19).upgrade(noChange).downgrade(dequantizeDown19);
-  r["DequantizeLinear"].since(21).upgrade(noChange).downgrade(dequantizeDown21);
-  r["DequantizeLinear"].since(23).upgrade(noChange).downgrade(dequantizeDown23);
-  r["DynamicQuantizeLinear"].infer(infer::dynamicQuantizeRule)
-      .kernel(kernels::kDynamicQuantizeLinear);
+void registerMatMulInteger(OpRegistrar &r) {
   // Their rule is MatMul's (NN.cpp); the registrar sets the kernel alone.
   r["MatMulInteger"].kernel(kernels::kMatMulInteger);
   r["QLinearMatMul"].kernel(kernels::kQLinearMatMul);
+}
+
+} // namespace
+
+//===--- Registration ------------------------------------------------------===//
+
+void registerQuantizationOps(OpRegistrar &r) {
+  for (auto *reg : {registerQuantizeLinear, registerDequantizeLinear, registerDynamicQuantizeLinear,
+                    registerMatMulInteger})
+    reg(r);
 }
 
 } // namespace onnxir

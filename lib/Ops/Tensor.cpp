@@ -32,13 +32,16 @@
 #include <optional>
 
 namespace onnxir {
+namespace {
+
+// The rule and kernel vocabulary (InferSupport.h, KernelSupport.h); each
+// op's rule, kernel, adapters and registration follow in its section.
+using namespace infer;
+using namespace kernels;
 
 //===----------------------------------------------------------------------===//
 // Helpers shared by several ops
 //===----------------------------------------------------------------------===//
-
-namespace kernels {
-namespace {
 
 /// Output of a slice along one axis of `a`: elements [start, start+len) of
 /// axis with step; used by Split and Slice.
@@ -173,11 +176,6 @@ StatusOr<std::string> scatterReduction(const KernelCall &c) {
   return red;
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 using adapters::AttrDefault;
 
 /// An int64 constant of shape [vals.size()] (or a scalar).
@@ -234,12 +232,7 @@ absl::Status renameAttr(Node &n, AdapterContext &c) {
 
 constexpr char kPaddings[] = "paddings", kPads[] = "pads";
 
-} // namespace
-
 //===--- Concat ---===//
-
-namespace infer {
-namespace {
 
 void concatRule(InferCtx &c) {
   int32_t el = -1;
@@ -327,12 +320,6 @@ void concatRule(InferCtx &c) {
   }
 }
 
-} // namespace
-} // namespace infer
-
-namespace kernels {
-namespace {
-
 StatusOr<std::vector<Tensor>> kConcat(const KernelCall &c) {
   if (c.inputs.empty()) return invalid("Concat without inputs");
   std::vector<Arr> ins;
@@ -370,11 +357,6 @@ StatusOr<std::vector<Tensor>> kConcat(const KernelCall &c) {
   return one(out);
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 // Concat-4 made axis required; Concat-1 defaulted it to 1.
 absl::Status concatUp4(Node &n, AdapterContext &c) {
   if (!c.checkOnly && !n.getAttr("axis")) n.newAttr("axis").setInt(1);
@@ -382,18 +364,12 @@ absl::Status concatUp4(Node &n, AdapterContext &c) {
 }
 
 void registerConcat(OpRegistrar &r) {
-  using namespace infer;
   using adapters::noChange;
-  r["Concat"].infer(concatRule).kernel(kernels::kConcat);
+  r["Concat"].infer(concatRule).kernel(kConcat);
   r["Concat"].since(4).upgrade(concatUp4).downgrade(adapters::noChange);
 }
 
-} // namespace
-
 //===--- Split ---===//
-
-namespace infer {
-namespace {
 
 void splitRule(InferCtx &c) {
   int32_t el = c.inElem(0);
@@ -444,12 +420,6 @@ void splitRule(InferCtx &c) {
     c.setTensor(i, el, o);
   }
 }
-
-} // namespace
-} // namespace infer
-
-namespace kernels {
-namespace {
 
 StatusOr<std::vector<Tensor>> kSplit(const KernelCall &c) {
   auto a = inputArr(c, 0);
@@ -508,11 +478,6 @@ StatusOr<std::vector<Tensor>> kSplit(const KernelCall &c) {
   }
   return outs;
 }
-
-} // namespace
-} // namespace kernels
-
-namespace {
 
 // Split-2 dropped the optional operand #1 (the sizes, of the input's type)
 // for the attribute `split`.
@@ -604,20 +569,14 @@ absl::Status splitDown18(Node &n, AdapterContext &c) {
 }
 
 void registerSplit(OpRegistrar &r) {
-  using namespace infer;
   using adapters::noChange;
-  r["Split"].infer(splitRule).kernel(kernels::kSplit).axis(AxisFact::AxisAttribute);
+  r["Split"].infer(splitRule).kernel(kSplit).axis(AxisFact::AxisAttribute);
   r["Split"].since(13).upgrade(splitUp13).downgrade(splitDown13);
   r["Split"].since(18).upgrade(splitUp18).downgrade(splitDown18);
   r["Split"].since(2).upgrade(splitUp2).downgrade(adapters::noChange);
 }
 
-} // namespace
-
 //===--- Slice ---===//
-
-namespace infer {
-namespace {
 
 /// True if `e` cannot be negative (symbols stand for sizes).
 bool nonNeg(const DimExpr *e) {
@@ -800,12 +759,6 @@ void sliceRule(InferCtx &c) {
   }
 }
 
-} // namespace
-} // namespace infer
-
-namespace kernels {
-namespace {
-
 StatusOr<std::vector<Tensor>> kSlice(const KernelCall &c) {
   auto a = inputArr(c, 0);
   if (!a.ok()) return a.status();
@@ -879,11 +832,6 @@ StatusOr<std::vector<Tensor>> kSlice(const KernelCall &c) {
   return one(sliceArr(*a, sl));
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 // Slice-10: starts, ends, axes became operands #1-#3 (int64) and steps #4
 // was added.
 absl::Status sliceUp10(Node &n, AdapterContext &c) {
@@ -935,17 +883,11 @@ absl::Status sliceDown10(Node &n, AdapterContext &c) {
 }
 
 void registerSlice(OpRegistrar &r) {
-  using namespace infer;
-  r["Slice"].infer(sliceRule).kernel(kernels::kSlice).axis(AxisFact::AxesList);
+  r["Slice"].infer(sliceRule).kernel(kSlice).axis(AxisFact::AxesList);
   r["Slice"].since(10).upgrade(sliceUp10).downgrade(sliceDown10);
 }
 
-} // namespace
-
 //===--- Gather ---===//
-
-namespace infer {
-namespace {
 
 void gatherRule(InferCtx &c) {
   auto d = c.inShape(0), ix = c.inShape(1);
@@ -970,12 +912,6 @@ void gatherRule(InferCtx &c) {
     c.setOutData(0, std::move(r));
   }
 }
-
-} // namespace
-} // namespace infer
-
-namespace kernels {
-namespace {
 
 StatusOr<std::vector<Tensor>> kGather(const KernelCall &c) {
   auto a = inputArr(c, 0);
@@ -1006,22 +942,11 @@ StatusOr<std::vector<Tensor>> kGather(const KernelCall &c) {
   return one(takeElems(*a, od, idx));
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerGather(OpRegistrar &r) {
-  using namespace infer;
-  r["Gather"].infer(gatherRule).kernel(kernels::kGather);
+  r["Gather"].infer(gatherRule).kernel(kGather);
 }
 
-} // namespace
-
 //===--- GatherElements ---===//
-
-namespace kernels {
-namespace {
 
 StatusOr<std::vector<Tensor>> kGatherElements(const KernelCall &c) {
   auto a = inputArr(c, 0);
@@ -1060,13 +985,7 @@ StatusOr<std::vector<Tensor>> kGatherElements(const KernelCall &c) {
   return one(takeElems(*a, od, idx));
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerGatherElements(OpRegistrar &r) {
-  using namespace infer;
   r["GatherElements"] = [](InferCtx &c) {
     // The result has the indices' shape; data and indices have one rank.
     int64_t rd = c.inRank(0), ri = c.inRank(1);
@@ -1077,15 +996,10 @@ void registerGatherElements(OpRegistrar &r) {
     }
     c.setTensor(0, c.inElem(0), c.inShape(1));
   };
-  r["GatherElements"] = kernels::kGatherElements;
+  r["GatherElements"] = kGatherElements;
 }
 
-} // namespace
-
 //===--- GatherND ---===//
-
-namespace kernels {
-namespace {
 
 StatusOr<std::vector<Tensor>> kGatherND(const KernelCall &c) {
   auto a = inputArr(c, 0);
@@ -1134,13 +1048,7 @@ StatusOr<std::vector<Tensor>> kGatherND(const KernelCall &c) {
   return one(takeElems(*a, od, idx));
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerGatherND(OpRegistrar &r) {
-  using namespace infer;
   using adapters::noChange;
   r["GatherND"] = [](InferCtx &c) {
     auto d = c.inShape(0), ix = c.inShape(1);
@@ -1154,18 +1062,13 @@ void registerGatherND(OpRegistrar &r) {
     o.insert(o.end(), d->begin() + b + k, d->end());
     c.setTensor(0, c.inElem(0), o);
   };
-  r["GatherND"] = kernels::kGatherND;
+  r["GatherND"] = kGatherND;
   r["GatherND"].since(12).upgrade(noChange).downgrade([](Node &n, AdapterContext &c) {
     return adapters::olderFormOnly(n, c, "GatherND", {{"batch_dims", AttrKind::Int, 0}});
   });
 }
 
-} // namespace
-
 //===--- Scatter, ScatterElements ---===//
-
-namespace kernels {
-namespace {
 
 // Scatter (deprecated at 11) is ScatterElements-9 under another name.
 StatusOr<std::vector<Tensor>> kScatterElements(const KernelCall &c) {
@@ -1217,11 +1120,6 @@ StatusOr<std::vector<Tensor>> kScatterElements(const KernelCall &c) {
   return one(*out);
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 // ScatterElements/ScatterND-18 added the reductions max and min.
 absl::Status scatterDown18(Node &n, AdapterContext &) {
   auto m = adapters::stringAttrOr(n, "reduction", "none");
@@ -1258,13 +1156,12 @@ absl::Status elementsToScatter(Node &n, AdapterContext &c) {
 }
 
 void registerScatterElements(OpRegistrar &r) {
-  using namespace infer;
   using adapters::noChange;
   r["Scatter"] = sameAsInput;
-  r["Scatter"] = kernels::kScatterElements;
+  r["Scatter"] = kScatterElements;
   r["Scatter"].since(11).upgrade(scatterToElements);
   r["ScatterElements"] = sameAsInput;
-  r["ScatterElements"] = kernels::kScatterElements;
+  r["ScatterElements"] = kScatterElements;
   r["ScatterElements"].since(16).upgrade(noChange).downgrade([](Node &n, AdapterContext &c) {
     return adapters::olderFormOnly(n, c, "ScatterElements",
                                    {{"reduction", AttrKind::String, 0, "none"}});
@@ -1273,12 +1170,7 @@ void registerScatterElements(OpRegistrar &r) {
   r["ScatterElements"].since(11).downgrade(elementsToScatter);
 }
 
-} // namespace
-
 //===--- ScatterND ---===//
-
-namespace kernels {
-namespace {
 
 StatusOr<std::vector<Tensor>> kScatterND(const KernelCall &c) {
   auto a = inputArr(c, 0);
@@ -1320,28 +1212,17 @@ StatusOr<std::vector<Tensor>> kScatterND(const KernelCall &c) {
   return one(*out);
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerScatterND(OpRegistrar &r) {
-  using namespace infer;
   using adapters::noChange;
   r["ScatterND"] = sameAsInput;
-  r["ScatterND"] = kernels::kScatterND;
+  r["ScatterND"] = kScatterND;
   r["ScatterND"].since(16).upgrade(noChange).downgrade([](Node &n, AdapterContext &c) {
     return adapters::olderFormOnly(n, c, "ScatterND", {{"reduction", AttrKind::String, 0, "none"}});
   });
   r["ScatterND"].since(18).upgrade(noChange).downgrade(scatterDown18);
 }
 
-} // namespace
-
 //===--- TensorScatter ---===//
-
-namespace kernels {
-namespace {
 
 // Writes `update` into a copy of `past_cache` along `axis` from each batch
 // row's write index (0 by default); mode circular wraps around the axis.
@@ -1401,22 +1282,11 @@ StatusOr<std::vector<Tensor>> kTensorScatter(const KernelCall &c) {
   return one(*out);
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerTensorScatter(OpRegistrar &r) {
-  using namespace infer;
-  r["TensorScatter"].infer(sameAsInput).kernel(kernels::kTensorScatter);
+  r["TensorScatter"].infer(sameAsInput).kernel(kTensorScatter);
 }
 
-} // namespace
-
 //===--- Pad ---===//
-
-namespace infer {
-namespace {
 
 void padRule(InferCtx &c) {
   int32_t el = c.inElem(0);
@@ -1445,12 +1315,6 @@ void padRule(InferCtx &c) {
   }
   c.setTensor(0, el, out);
 }
-
-} // namespace
-} // namespace infer
-
-namespace kernels {
-namespace {
 
 /// Input coordinate read by output coordinate `o` of an axis of `dim`
 /// elements padded by `begin` in front, per Pad's mode; -1 for the constant.
@@ -1551,11 +1415,6 @@ StatusOr<std::vector<Tensor>> kPad(const KernelCall &c) {
   return one(takeElems(ext, od, mappedOffsets(*a, od, map)));
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 // Pad-11: pads became operand #1 (int64), value operand #2 (a scalar of the
 // data's type).
 absl::Status padUp11(Node &n, AdapterContext &c) {
@@ -1611,22 +1470,16 @@ absl::Status padDown19(Node &n, AdapterContext &) {
 }
 
 void registerPad(OpRegistrar &r) {
-  using namespace infer;
   using adapters::noChange;
   r["Pad"].since(2).upgrade(renameAttr<kPaddings, kPads>).downgrade(renameAttr<kPads, kPaddings>);
-  r["Pad"].infer(padRule).kernel(kernels::kPad);
+  r["Pad"].infer(padRule).kernel(kPad);
   r["Pad"].since(11).upgrade(padUp11).downgrade(padDown11);
   r["Pad"].since(18).upgrade(noChange).downgrade(
       [](Node &n, AdapterContext &c) { return adapters::olderFormOnly(n, c, "Pad", {}); });
   r["Pad"].since(19).upgrade(noChange).downgrade(padDown19);
 }
 
-} // namespace
-
 //===--- Tile ---===//
-
-namespace infer {
-namespace {
 
 void tileRule(InferCtx &c) {
   int32_t el = c.inElem(0);
@@ -1638,12 +1491,6 @@ void tileRule(InferCtx &c) {
   for (size_t i = 0; i < in->size(); ++i) out.push_back(dimMul(c.ctx, (*in)[i], (*reps)[i]));
   c.setTensor(0, el, out);
 }
-
-} // namespace
-} // namespace infer
-
-namespace kernels {
-namespace {
 
 StatusOr<std::vector<Tensor>> kTile(const KernelCall &c) {
   auto a = inputArr(c, 0);
@@ -1676,11 +1523,6 @@ StatusOr<std::vector<Tensor>> kTile(const KernelCall &c) {
   }
   return one(takeElems(*a, od, idx));
 }
-
-} // namespace
-} // namespace kernels
-
-namespace {
 
 // Tile-6: Tile-1's scalar operands `tiles` and `axis` (of the input's type)
 // became one int64 operand `repeats` with a count per axis.
@@ -1779,17 +1621,11 @@ absl::Status tileDown6(Node &n, AdapterContext &c) {
 }
 
 void registerTile(OpRegistrar &r) {
-  using namespace infer;
-  r["Tile"].infer(tileRule).kernel(kernels::kTile);
+  r["Tile"].infer(tileRule).kernel(kTile);
   r["Tile"].since(6).upgrade(tileUp6).downgrade(tileDown6);
 }
 
-} // namespace
-
 //===--- Transpose ---===//
-
-namespace infer {
-namespace {
 
 void transposeRule(InferCtx &c) {
   int32_t el = c.inElem(0);
@@ -1814,12 +1650,6 @@ void transposeRule(InferCtx &c) {
   }
   c.setTensor(0, el, out);
 }
-
-} // namespace
-} // namespace infer
-
-namespace kernels {
-namespace {
 
 StatusOr<std::vector<Tensor>> kTranspose(const KernelCall &c) {
   auto a = inputArr(c, 0);
@@ -1853,22 +1683,11 @@ StatusOr<std::vector<Tensor>> kTranspose(const KernelCall &c) {
   return one(takeElems(*a, od, idx));
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerTranspose(OpRegistrar &r) {
-  using namespace infer;
-  r["Transpose"].infer(transposeRule).kernel(kernels::kTranspose);
+  r["Transpose"].infer(transposeRule).kernel(kTranspose);
 }
 
-} // namespace
-
 //===--- Compress ---===//
-
-namespace kernels {
-namespace {
 
 StatusOr<std::vector<Tensor>> kCompress(const KernelCall &c) {
   auto a = inputArr(c, 0);
@@ -1898,13 +1717,7 @@ StatusOr<std::vector<Tensor>> kCompress(const KernelCall &c) {
   return one(takeElems(*a, od, idx));
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerCompress(OpRegistrar &r) {
-  using namespace infer;
   r["Compress"] = [](InferCtx &c) {
     auto in = c.inShape(0);
     const Attribute *a = c.attr("axis");
@@ -1915,15 +1728,10 @@ void registerCompress(OpRegistrar &r) {
     (*in)[*ax] = nullptr;
     c.setTensor(0, c.inElem(0), in);
   };
-  r["Compress"] = kernels::kCompress;
+  r["Compress"] = kCompress;
 }
 
-} // namespace
-
 //===--- NonZero ---===//
-
-namespace kernels {
-namespace {
 
 StatusOr<std::vector<Tensor>> kNonZero(const KernelCall &c) {
   auto a = inputArr(c, 0);
@@ -1954,27 +1762,16 @@ StatusOr<std::vector<Tensor>> kNonZero(const KernelCall &c) {
   return one(out);
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerNonZero(OpRegistrar &r) {
-  using namespace infer;
   r["NonZero"] = [](InferCtx &c) {
     // A scalar input gives one row, like a 1-D input (see kNonZero).
     int64_t rank = c.inRank(0);
     c.setTensor(0, kInt64, Dims{rank >= 0 ? c.c(std::max<int64_t>(rank, 1)) : nullptr, nullptr});
   };
-  r["NonZero"] = kernels::kNonZero;
+  r["NonZero"] = kNonZero;
 }
 
-} // namespace
-
 //===--- OneHot ---===//
-
-namespace kernels {
-namespace {
 
 StatusOr<std::vector<Tensor>> kOneHot(const KernelCall &c) {
   if (!c.input(0) || !c.input(1) || !c.input(2)) return invalid("OneHot inputs");
@@ -2012,13 +1809,7 @@ StatusOr<std::vector<Tensor>> kOneHot(const KernelCall &c) {
   return one(takeElems(*vals, od, idx));
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerOneHot(OpRegistrar &r) {
-  using namespace infer;
   r["OneHot"] = [](InferCtx &c) {
     auto in = c.inShape(0);
     int32_t el = c.inElem(2);
@@ -2031,15 +1822,10 @@ void registerOneHot(OpRegistrar &r) {
     in->insert(in->begin() + *ax, depth);
     c.setTensor(0, el, in);
   };
-  r["OneHot"] = kernels::kOneHot;
+  r["OneHot"] = kOneHot;
 }
 
-} // namespace
-
 //===--- Trilu ---===//
-
-namespace kernels {
-namespace {
 
 StatusOr<std::vector<Tensor>> kTrilu(const KernelCall &c) {
   auto a = inputArr(c, 0);
@@ -2074,23 +1860,12 @@ StatusOr<std::vector<Tensor>> kTrilu(const KernelCall &c) {
   return one(takeElems(ext, a->dims, idx));
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerTrilu(OpRegistrar &r) {
-  using namespace infer;
   r["Trilu"] = sameAsInput;
-  r["Trilu"] = kernels::kTrilu;
+  r["Trilu"] = kTrilu;
 }
 
-} // namespace
-
 //===--- TopK ---===//
-
-namespace kernels {
-namespace {
 
 // The k largest (or smallest) along an axis, in order; ties keep the lower
 // index first, NaN counts as larger than every number (numpy's sort order).
@@ -2155,11 +1930,6 @@ StatusOr<std::vector<Tensor>> kTopK(const KernelCall &c) {
   return outs;
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 // TopK-10: the attribute k became the operand K (int64, shape [1]).
 absl::Status topkUp10(Node &n, AdapterContext &c) {
   absl::Status err;
@@ -2184,7 +1954,6 @@ absl::Status topkDown10(Node &n, AdapterContext &c) {
 }
 
 void registerTopK(OpRegistrar &r) {
-  using namespace infer;
   using adapters::noChange;
   r["TopK"] = [](InferCtx &c) {
     auto in = c.inShape(0);
@@ -2202,7 +1971,7 @@ void registerTopK(OpRegistrar &r) {
     c.setTensor(0, c.inElem(0), in);
     c.setTensor(1, kInt64, in);
   };
-  r["TopK"] = kernels::kTopK;
+  r["TopK"] = kTopK;
   r["TopK"].since(10).upgrade(topkUp10).downgrade(topkDown10);
   r["TopK"].since(11).upgrade(noChange).downgrade([](Node &n, AdapterContext &c) {
     return adapters::olderFormOnly(n, c, "TopK",
@@ -2210,12 +1979,7 @@ void registerTopK(OpRegistrar &r) {
   });
 }
 
-} // namespace
-
 //===--- Unique ---===//
-
-namespace infer {
-namespace {
 
 void uniqueRule(InferCtx &c) {
   int32_t el = c.inElem(0);
@@ -2248,12 +2012,6 @@ void uniqueRule(InferCtx &c) {
   c.setTensor(2, kInt64, Dims{(*x)[*ax]});
   c.setTensor(3, kInt64, Dims{nullptr});
 }
-
-} // namespace
-} // namespace infer
-
-namespace kernels {
-namespace {
 
 /// Three-way comparison of elements: NaN after every number and equal to
 /// NaN (numpy's unique collapses NaNs).
@@ -2336,22 +2094,11 @@ StatusOr<std::vector<Tensor>> kUnique(const KernelCall &c) {
   return outs;
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerUnique(OpRegistrar &r) {
-  using namespace infer;
-  r["Unique"].infer(uniqueRule).kernel(kernels::kUnique);
+  r["Unique"].infer(uniqueRule).kernel(kUnique);
 }
 
-} // namespace
-
 //===--- DepthToSpace, SpaceToDepth ---===//
-
-namespace kernels {
-namespace {
 
 StatusOr<std::vector<Tensor>> depthSpace(const KernelCall &c, bool toSpace) {
   auto a = inputArr(c, 0);
@@ -2394,13 +2141,7 @@ StatusOr<std::vector<Tensor>> kDepthToSpace(const KernelCall &c) { return depthS
 
 StatusOr<std::vector<Tensor>> kSpaceToDepth(const KernelCall &c) { return depthSpace(c, false); }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerDepthSpace(OpRegistrar &r) {
-  using namespace infer;
   using adapters::noChange;
   r["DepthToSpace"] = [](InferCtx &c) {
     auto in = c.inShape(0);
@@ -2411,7 +2152,7 @@ void registerDepthSpace(OpRegistrar &r) {
               dimMul(c.ctx, (*in)[3], c.c(b))};
     c.setTensor(0, c.inElem(0), o);
   };
-  r["DepthToSpace"] = kernels::kDepthToSpace;
+  r["DepthToSpace"] = kDepthToSpace;
   r["DepthToSpace"].since(11).upgrade(noChange).downgrade([](Node &n, AdapterContext &c) {
     return adapters::olderFormOnly(n, c, "DepthToSpace", {{"mode", AttrKind::String, 0, "DCR"}});
   });
@@ -2424,15 +2165,10 @@ void registerDepthSpace(OpRegistrar &r) {
               dimFloorDiv(c.ctx, (*in)[3], c.c(b))};
     c.setTensor(0, c.inElem(0), o);
   };
-  r["SpaceToDepth"] = kernels::kSpaceToDepth;
+  r["SpaceToDepth"] = kSpaceToDepth;
 }
 
-} // namespace
-
 //===--- ReverseSequence ---===//
-
-namespace kernels {
-namespace {
 
 StatusOr<std::vector<Tensor>> kReverseSequence(const KernelCall &c) {
   auto a = inputArr(c, 0);
@@ -2463,18 +2199,10 @@ StatusOr<std::vector<Tensor>> kReverseSequence(const KernelCall &c) {
   return one(takeElems(*a, a->dims, idx));
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerReverseSequence(OpRegistrar &r) {
-  using namespace infer;
   r["ReverseSequence"] = sameAsInput;
-  r["ReverseSequence"] = kernels::kReverseSequence;
+  r["ReverseSequence"] = kReverseSequence;
 }
-
-} // namespace
 
 //===--- Resize, Upsample ---===//
 
@@ -2500,9 +2228,6 @@ void registerReverseSequence(OpRegistrar &r) {
 //   - tf_crop_and_resize samples the region roi; a position outside the
 //     input gets extrapolation_value.
 //   Integer results are rounded half to even and saturated to the type.
-
-namespace infer {
-namespace {
 
 void resizeRule(InferCtx &c) {
   int32_t el = c.inElem(0);
@@ -2560,12 +2285,6 @@ void resizeRule(InferCtx &c) {
   }
   c.setTensor(0, el, out);
 }
-
-} // namespace
-} // namespace infer
-
-namespace kernels {
-namespace {
 
 /// The sampling of one resized axis: output position y reads input
 /// positions idx[y * taps + t] with weights w[y * taps + t], or the
@@ -2936,11 +2655,6 @@ StatusOr<std::vector<Tensor>> kResize(const KernelCall &c) {
   return one(*back);
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 // Upsample's scales from whichever form the node has: attribute `scales`, a
 // constant float operand #1, or height_scale/width_scale.
 std::optional<std::vector<float>> upsampleScales(const Node &n) {
@@ -3181,13 +2895,12 @@ absl::Status resizeDown19(Node &n, AdapterContext &) {
 }
 
 void registerResize(OpRegistrar &r) {
-  using namespace infer;
   using adapters::noChange;
   r["Upsample"].since(7).upgrade(upsampleUp7).downgrade(upsampleDown7);
   r["Upsample"].since(9).upgrade(upsampleUp9).downgrade(upsampleDown9);
-  r["Upsample"].infer(resizeRule).kernel(kernels::kResize);
+  r["Upsample"].infer(resizeRule).kernel(kResize);
   r["Upsample"].since(10).upgrade(upsampleToResize);
-  r["Resize"].infer(resizeRule).kernel(kernels::kResize);
+  r["Resize"].infer(resizeRule).kernel(kResize);
   r["Resize"].since(10).downgrade(resizeToUpsample);
   r["Resize"].since(11).upgrade(resizeUp11).downgrade(resizeDown11);
   r["Resize"].since(13).upgrade(resizeUp13).downgrade(resizeDown13);
@@ -3195,12 +2908,7 @@ void registerResize(OpRegistrar &r) {
   r["Resize"].since(19).upgrade(noChange).downgrade(resizeDown19);
 }
 
-} // namespace
-
 //===--- CenterCropPad ---===//
-
-namespace infer {
-namespace {
 
 void centerCropPadRule(InferCtx &c) {
   int32_t el = c.inElem(0);
@@ -3223,12 +2931,6 @@ void centerCropPadRule(InferCtx &c) {
   for (size_t i = 0; i < axes.size(); ++i) o[axes[i]] = (*sh)[i];
   c.setTensor(0, el, o);
 }
-
-} // namespace
-} // namespace infer
-
-namespace kernels {
-namespace {
 
 // Crops or zero-pads each listed axis to its new size around the centre;
 // an odd difference puts the extra element at the end.
@@ -3279,21 +2981,15 @@ StatusOr<std::vector<Tensor>> kCenterCropPad(const KernelCall &c) {
   return one(takeElems(withFill(*a, *zero), od, mappedOffsets(*a, od, map)));
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerCenterCropPad(OpRegistrar &r) {
-  using namespace infer;
-  r["CenterCropPad"].infer(centerCropPadRule).kernel(kernels::kCenterCropPad);
+  r["CenterCropPad"].infer(centerCropPadRule).kernel(kCenterCropPad);
 }
-
-} // namespace
 
 //===----------------------------------------------------------------------===//
 // Registration
 //===----------------------------------------------------------------------===//
+
+} // namespace
 
 void registerTensorOps(OpRegistrar &r) {
   for (auto *reg : {registerConcat, registerSplit, registerSlice, registerGather,
