@@ -3,7 +3,7 @@
 // Each function feeds arbitrary bytes through one path of the library and
 // must never crash, hang or leak, whatever the bytes; errors are fine.
 // The fuzzers call them from LLVMFuzzerTestOneInput and abort on a broken
-// invariant; test/Unit/Replay calls them on every file of
+// invariant; test/Unit/Fuzz calls them on every file of
 // fuzz/corpus-regressions in the normal build and checks each Outcome
 // against the stage that input is known to reach.
 //

@@ -1,4 +1,4 @@
-//===- SchemaCorpusTest.cpp - Valid models pass the schema checks ---------===//
+//===- SchemaVerifierTest.cpp - Valid models pass the schema checks -------===//
 //
 // Every model of the ONNX backend test corpus and of ../shared/models is a
 // valid model: verifyAll(m, {schema = true}) must report nothing and load
