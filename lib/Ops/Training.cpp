@@ -1,7 +1,8 @@
 //===- Training.cpp - ai.onnx.preview.training ----------------------------===//
 //
 // Training (domain ai.onnx.preview.training): the optimizers Adagrad Momentum
-// Adam.
+// Adam. The three share one rule and one kernel, so the file is one section
+// whose registration is registerTrainingOps itself.
 //
 //===----------------------------------------------------------------------===//
 #include "Families.h"
@@ -18,9 +19,28 @@
 
 namespace onnxir {
 
-//===----------------------------------------------------------------------===//
-// Kernels
-//===----------------------------------------------------------------------===//
+//===--- Adagrad, Momentum, Adam ---===//
+
+namespace infer {
+namespace {
+
+// Optimizer results are typed like the tensors they update: Adagrad
+// (R, T, X..., G..., H...) -> (X_new..., H_new...), Momentum likewise with
+// V, Adam (R, T, X..., G..., V..., H...) -> (X_new..., V_new..., H_new...).
+// `groups` counts the runs of operands after R and T, `outGroups` names the
+// run each run of results takes its types from.
+Rule optimizerRule(unsigned groups, std::vector<unsigned> outGroups) {
+  return [groups, outGroups](InferCtx &c) {
+    if (c.numInputs() < 2 || (c.numInputs() - 2) % groups) return;
+    unsigned n = (c.numInputs() - 2) / groups;
+    for (unsigned k = 0; k < outGroups.size(); ++k)
+      for (unsigned i = 0; i < n; ++i)
+        if (const Type *t = c.inType(2 + outGroups[k] * n + i)) c.setOutType(k * n + i, t);
+  };
+}
+
+} // namespace
+} // namespace infer
 
 namespace kernels {
 namespace {
@@ -165,22 +185,10 @@ StatusOr<std::vector<Tensor>> kAdam(const KernelCall &c) { return optimizer(c, O
 } // namespace kernels
 
 void registerTrainingOps(OpRegistrar &r) {
-  using namespace infer;
-  // Optimizer results are typed like the tensors they update: Adagrad
-  // (R, T, X..., G..., H...) -> (X_new..., H_new...), Momentum likewise with
-  // V, Adam (R, T, X..., G..., V..., H...) -> (X_new..., V_new..., H_new...).
-  auto optimizer = [](unsigned groups, std::vector<unsigned> outGroups) {
-    return [groups, outGroups](InferCtx &c) {
-      if (c.numInputs() < 2 || (c.numInputs() - 2) % groups) return;
-      unsigned n = (c.numInputs() - 2) / groups;
-      for (unsigned k = 0; k < outGroups.size(); ++k)
-        for (unsigned i = 0; i < n; ++i)
-          if (const Type *t = c.inType(2 + outGroups[k] * n + i)) c.setOutType(k * n + i, t);
-    };
-  };
-  r["Adagrad"].infer(optimizer(3, {0, 2})).kernel(kernels::kAdagrad);
-  r["Momentum"].infer(optimizer(3, {0, 2})).kernel(kernels::kMomentum);
-  r["Adam"].infer(optimizer(4, {0, 2, 3})).kernel(kernels::kAdam);
+  using infer::optimizerRule;
+  r["Adagrad"].infer(optimizerRule(3, {0, 2})).kernel(kernels::kAdagrad);
+  r["Momentum"].infer(optimizerRule(3, {0, 2})).kernel(kernels::kMomentum);
+  r["Adam"].infer(optimizerRule(4, {0, 2, 3})).kernel(kernels::kAdam);
 }
 
 } // namespace onnxir
