@@ -1,7 +1,10 @@
 //===- Signal.cpp - DFT, STFT, windows, MelWeightMatrix -------------------===//
 //
 // Signal: DFT (the opset-17 attribute and opset-20 input forms of the axis),
-// STFT, HannWindow HammingWindow BlackmanWindow, MelWeightMatrix.
+// STFT, HannWindow HammingWindow BlackmanWindow, MelWeightMatrix. After the
+// helpers shared by several ops, one section per op (the windows share one):
+// its type and shape rule, its kernel, its version adapters and its
+// registration (registerSignalOps at the end calls them in turn).
 //
 //===----------------------------------------------------------------------===//
 #include "AdapterSupport.h"
@@ -25,7 +28,7 @@
 namespace onnxir {
 
 //===----------------------------------------------------------------------===//
-// Type and shape rules
+// Helpers shared by several ops
 //===----------------------------------------------------------------------===//
 
 namespace infer {
@@ -37,45 +40,8 @@ const DimExpr *scalarData(InferCtx &c, unsigned i) {
   return d && d->size() == 1 ? (*d)[0] : nullptr;
 }
 
-/// Hann/Hamming/BlackmanWindow: [size] of output_datatype.
-void windowRule(InferCtx &c) {
-  int32_t el = (int32_t)c.getInt("output_datatype", kFloat);
-  c.setTensor(0, el, Dims{scalarData(c, 0)});
-}
-
-void stftRule(InferCtx &c) {
-  int32_t el = c.inElem(0);
-  auto x = c.inShape(0);
-  if (!x || x->size() != 3) return c.setTensor(0, el, std::nullopt);
-  const DimExpr *len = nullptr;
-  if (c.hasInput(3)) {
-    len = scalarData(c, 3);
-  } else if (c.hasInput(2)) {
-    auto w = c.inShape(2);
-    if (w && w->size() == 1) len = (*w)[0];
-  }
-  const DimExpr *step = scalarData(c, 1);
-  const DimExpr *frames = nullptr;
-  if (step && step->isConstant() && step->value() > 0)
-    frames = dimAdd(c.ctx, dimFloorDiv(c.ctx, dimSub(c.ctx, (*x)[1], len), step), c.c(1));
-  const DimExpr *bins =
-      c.getInt("onesided", 1) ? dimAdd(c.ctx, dimFloorDiv(c.ctx, len, c.c(2)), c.c(1)) : len;
-  c.setTensor(0, el, Dims{(*x)[0], frames, bins, c.c(2)});
-}
-
-void melRule(InferCtx &c) {
-  int32_t el = (int32_t)c.getInt("output_datatype", kFloat);
-  const DimExpr *bins = scalarData(c, 0), *dft = scalarData(c, 1);
-  c.setTensor(0, el, Dims{dimAdd(c.ctx, dimFloorDiv(c.ctx, dft, c.c(2)), c.c(1)), bins});
-}
-
 } // namespace
 } // namespace infer
-
-
-//===----------------------------------------------------------------------===//
-// Kernels
-//===----------------------------------------------------------------------===//
 
 namespace kernels {
 namespace {
@@ -91,16 +57,6 @@ StatusOr<int64_t> scalarInt(const KernelCall &c, unsigned i, llvm::StringRef nam
     return invalid(absl::StrCat(c.opType.str(), ": input '", name.str(),
                                 "' is not an integer scalar"));
   return (*v)[0];
-}
-
-/// The value of a scalar (or one-element) float input #i named `name`.
-StatusOr<double> scalarFloat(const KernelCall &c, unsigned i, llvm::StringRef name) {
-  auto a = inputArr(c, i);
-  if (!a.ok()) return a.status();
-  if (a->size() != 1 || (a->kind() != CK::F32 && a->kind() != CK::F64))
-    return invalid(absl::StrCat(c.opType.str(), ": input '", name.str(),
-                                "' is not a float scalar"));
-  return a->kind() == CK::F32 ? (double)a->f[0] : a->d[0];
 }
 
 /// The values of a float array in double.
@@ -237,6 +193,68 @@ private:
   std::unique_ptr<DftPlan> fwd_, inv_;
 };
 
+} // namespace
+} // namespace kernels
+
+//===--- DFT ---===//
+
+namespace infer {
+namespace {
+
+// DFT-17 (axis attribute, default 1) and DFT-20 (axis input, default -2).
+// The last dim is 2 (complex) except for the inverse one-sided form (IRFFT,
+// real output: 1). The axis dim becomes dft_length when given (RFFT:
+// floor(dft_length / 2) + 1); without it RFFT gives floor(n / 2) + 1,
+// IRFFT 2 * (n - 1), the others keep n. An axis input whose value is
+// unknown leaves every dim unknown where the axis dim could change
+// (one-sided or dft_length), else only the last dim changes.
+void dftRule(InferCtx &c) {
+  auto x = c.inShape(0);
+  int32_t el = c.inElem(0);
+  if (!x || x->size() < 2) return c.setTensor(0, el, std::nullopt);
+  int64_t rank = x->size();
+  bool onesided = c.getInt("onesided", 0) != 0, inverse = c.getInt("inverse", 0) != 0;
+  bool irfft = onesided && inverse, rfft = onesided && !inverse;
+  const DimExpr *last = c.c(irfft ? 1 : 2);
+  Dims o = *x;
+  o.back() = last;
+  int64_t axis;
+  if (c.opset >= 20) {
+    if (c.hasInput(2)) {
+      auto a = c.inInts(2);
+      if (!a || a->size() != 1) {
+        if (onesided || c.hasInput(1)) o.assign(rank, nullptr);
+        o.back() = last;
+        return c.setTensor(0, el, o);
+      }
+      axis = (*a)[0];
+    } else {
+      axis = -2;
+    }
+  } else {
+    axis = c.getInt("axis", 1);
+  }
+  if (axis < -rank || axis == -1 || axis >= rank - 1) return; // invalid
+  int64_t ax = axis < 0 ? axis + rank : axis;
+  const DimExpr *n = (*x)[ax];
+  if (c.hasInput(1)) {
+    const Dims *d = c.inData(1);
+    const DimExpr *len = d && d->size() == 1 ? (*d)[0] : nullptr;
+    o[ax] = rfft && len ? dimAdd(c.ctx, dimFloorDiv(c.ctx, len, c.c(2)), c.c(1)) : len;
+  } else if (rfft) {
+    o[ax] = n ? dimAdd(c.ctx, dimFloorDiv(c.ctx, n, c.c(2)), c.c(1)) : nullptr;
+  } else if (irfft) {
+    o[ax] = n ? dimMul(c.ctx, c.c(2), dimSub(c.ctx, n, c.c(1))) : nullptr;
+  }
+  c.setTensor(0, el, o);
+}
+
+} // namespace
+} // namespace infer
+
+namespace kernels {
+namespace {
+
 enum class DftKind { Forward, Inverse, InverseReal };
 
 /// DFT-17 (axis attribute, default 1) and DFT-20 (axis operand, default
@@ -317,6 +335,76 @@ StatusOr<std::vector<Tensor>> kDFT(const KernelCall &c) {
   return one(fromDouble(x->dt, od, yv));
 }
 
+} // namespace
+} // namespace kernels
+
+namespace {
+
+// Adapters of the steps at opset 10 and later (Note [Version adapters]).
+// DFT-20: the attribute axis (default 1) became operand #2 (int64 scalar,
+// default -2).
+absl::Status dftUp20(Node &n, AdapterContext &c) {
+  auto a = adapters::intAttrOr(n, "axis", 1);
+  if (!a.ok()) return a.status();
+  if (c.checkOnly) return absl::OkStatus();
+  Value *v = adapters::scalarConstant(n, c, "axis", DataType::Int64, (double)*a);
+  n.removeAttr("axis");
+  while (n.numOperands() < 2) n.addOperand(nullptr);
+  n.addOperand(v);
+  return absl::OkStatus();
+}
+absl::Status dftDown20(Node &n, AdapterContext &c) {
+  int64_t axis = -2;
+  if (n.numOperands() > 2 && n.operand(2)) {
+    auto v = adapters::constantOperandValues(n, c, 2, "attribute 'axis'");
+    if (!v.ok()) return v.status();
+    if (v->size() != 1) return absl::FailedPreconditionError("operand #2 (axis) is not a scalar");
+    axis = (int64_t)(*v)[0];
+  }
+  if (c.checkOnly) return absl::OkStatus();
+  adapters::dropOperand(n, 2);
+  adapters::setIntAttr(n, "axis", axis);
+  return absl::OkStatus();
+}
+
+void registerDFT(OpRegistrar &r) {
+  r["DFT"].infer(infer::dftRule).kernel(kernels::kDFT);
+  r["DFT"].since(20).upgrade(dftUp20).downgrade(dftDown20);
+}
+
+} // namespace
+
+//===--- STFT ---===//
+
+namespace infer {
+namespace {
+
+void stftRule(InferCtx &c) {
+  int32_t el = c.inElem(0);
+  auto x = c.inShape(0);
+  if (!x || x->size() != 3) return c.setTensor(0, el, std::nullopt);
+  const DimExpr *len = nullptr;
+  if (c.hasInput(3)) {
+    len = scalarData(c, 3);
+  } else if (c.hasInput(2)) {
+    auto w = c.inShape(2);
+    if (w && w->size() == 1) len = (*w)[0];
+  }
+  const DimExpr *step = scalarData(c, 1);
+  const DimExpr *frames = nullptr;
+  if (step && step->isConstant() && step->value() > 0)
+    frames = dimAdd(c.ctx, dimFloorDiv(c.ctx, dimSub(c.ctx, (*x)[1], len), step), c.c(1));
+  const DimExpr *bins =
+      c.getInt("onesided", 1) ? dimAdd(c.ctx, dimFloorDiv(c.ctx, len, c.c(2)), c.c(1)) : len;
+  c.setTensor(0, el, Dims{(*x)[0], frames, bins, c.c(2)});
+}
+
+} // namespace
+} // namespace infer
+
+namespace kernels {
+namespace {
+
 /// STFT-17: frames of frame_length samples every frame_step, times the
 /// window, each transformed (one-sided for real signals when onesided):
 /// [batch, frames, bins, 2] with frames = 1 + (length - frame_length) /
@@ -385,6 +473,32 @@ StatusOr<std::vector<Tensor>> kSTFT(const KernelCall &c) {
   return one(fromDouble(x->dt, od, yv));
 }
 
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerSTFT(OpRegistrar &r) { r["STFT"].infer(infer::stftRule).kernel(kernels::kSTFT); }
+
+} // namespace
+
+//===--- HannWindow, HammingWindow, BlackmanWindow ---===//
+
+namespace infer {
+namespace {
+
+/// Hann/Hamming/BlackmanWindow: [size] of output_datatype.
+void windowRule(InferCtx &c) {
+  int32_t el = (int32_t)c.getInt("output_datatype", kFloat);
+  c.setTensor(0, el, Dims{scalarData(c, 0)});
+}
+
+} // namespace
+} // namespace infer
+
+namespace kernels {
+namespace {
+
 /// Hann, Hamming and Blackman windows as their function bodies compute
 /// them, in float: a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N), N = size
 /// (periodic) or size - 1 (symmetric), then cast to output_datatype.
@@ -416,6 +530,46 @@ StatusOr<std::vector<Tensor>> kHammingWindow(const KernelCall &c) {
 }
 StatusOr<std::vector<Tensor>> kBlackmanWindow(const KernelCall &c) {
   return window(c, 0.42f, 0.5f, 0.08f);
+}
+
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerWindows(OpRegistrar &r) {
+  r["HannWindow"].infer(infer::windowRule).kernel(kernels::kHannWindow);
+  r["HammingWindow"].infer(infer::windowRule).kernel(kernels::kHammingWindow);
+  r["BlackmanWindow"].infer(infer::windowRule).kernel(kernels::kBlackmanWindow);
+}
+
+} // namespace
+
+//===--- MelWeightMatrix ---===//
+
+namespace infer {
+namespace {
+
+void melRule(InferCtx &c) {
+  int32_t el = (int32_t)c.getInt("output_datatype", kFloat);
+  const DimExpr *bins = scalarData(c, 0), *dft = scalarData(c, 1);
+  c.setTensor(0, el, Dims{dimAdd(c.ctx, dimFloorDiv(c.ctx, dft, c.c(2)), c.c(1)), bins});
+}
+
+} // namespace
+} // namespace infer
+
+namespace kernels {
+namespace {
+
+/// The value of a scalar (or one-element) float input #i named `name`.
+StatusOr<double> scalarFloat(const KernelCall &c, unsigned i, llvm::StringRef name) {
+  auto a = inputArr(c, i);
+  if (!a.ok()) return a.status();
+  if (a->size() != 1 || (a->kind() != CK::F32 && a->kind() != CK::F64))
+    return invalid(absl::StrCat(c.opType.str(), ": input '", name.str(),
+                                "' is not a float scalar"));
+  return a->kind() == CK::F32 ? (double)a->f[0] : a->d[0];
 }
 
 /// MelWeightMatrix-17: [dft_length / 2 + 1, num_mel_bins] triangles peaking
@@ -475,95 +629,16 @@ StatusOr<std::vector<Tensor>> kMelWeightMatrix(const KernelCall &c) {
 } // namespace
 } // namespace kernels
 
-
-// Adapters of the steps at opset 10 and later (Note [Version adapters]).
 namespace {
-// DFT-20: the attribute axis (default 1) became operand #2 (int64 scalar,
-// default -2).
-absl::Status dftUp20(Node &n, AdapterContext &c) {
-  auto a = adapters::intAttrOr(n, "axis", 1);
-  if (!a.ok()) return a.status();
-  if (c.checkOnly) return absl::OkStatus();
-  Value *v = adapters::scalarConstant(n, c, "axis", DataType::Int64, (double)*a);
-  n.removeAttr("axis");
-  while (n.numOperands() < 2) n.addOperand(nullptr);
-  n.addOperand(v);
-  return absl::OkStatus();
+
+void registerMelWeightMatrix(OpRegistrar &r) {
+  r["MelWeightMatrix"].infer(infer::melRule).kernel(kernels::kMelWeightMatrix);
 }
-absl::Status dftDown20(Node &n, AdapterContext &c) {
-  int64_t axis = -2;
-  if (n.numOperands() > 2 && n.operand(2)) {
-    auto v = adapters::constantOperandValues(n, c, 2, "attribute 'axis'");
-    if (!v.ok()) return v.status();
-    if (v->size() != 1) return absl::FailedPreconditionError("operand #2 (axis) is not a scalar");
-    axis = (int64_t)(*v)[0];
-  }
-  if (c.checkOnly) return absl::OkStatus();
-  adapters::dropOperand(n, 2);
-  adapters::setIntAttr(n, "axis", axis);
-  return absl::OkStatus();
-}
+
 } // namespace
 
 void registerSignalOps(OpRegistrar &r) {
-  using namespace infer;
-  // DFT-17 (axis attribute, default 1) and DFT-20 (axis input, default -2).
-  // The last dim is 2 (complex) except for the inverse one-sided form (IRFFT,
-  // real output: 1). The axis dim becomes dft_length when given (RFFT:
-  // floor(dft_length / 2) + 1); without it RFFT gives floor(n / 2) + 1,
-  // IRFFT 2 * (n - 1), the others keep n. An axis input whose value is
-  // unknown leaves every dim unknown where the axis dim could change
-  // (one-sided or dft_length), else only the last dim changes.
-  r["DFT"] = [](InferCtx &c) {
-    auto x = c.inShape(0);
-    int32_t el = c.inElem(0);
-    if (!x || x->size() < 2) return c.setTensor(0, el, std::nullopt);
-    int64_t rank = x->size();
-    bool onesided = c.getInt("onesided", 0) != 0, inverse = c.getInt("inverse", 0) != 0;
-    bool irfft = onesided && inverse, rfft = onesided && !inverse;
-    const DimExpr *last = c.c(irfft ? 1 : 2);
-    Dims o = *x;
-    o.back() = last;
-    int64_t axis;
-    if (c.opset >= 20) {
-      if (c.hasInput(2)) {
-        auto a = c.inInts(2);
-        if (!a || a->size() != 1) {
-          if (onesided || c.hasInput(1)) o.assign(rank, nullptr);
-          o.back() = last;
-          return c.setTensor(0, el, o);
-        }
-        axis = (*a)[0];
-      } else {
-        axis = -2;
-      }
-    } else {
-      axis = c.getInt("axis", 1);
-    }
-    if (axis < -rank || axis == -1 || axis >= rank - 1) return; // invalid
-    int64_t ax = axis < 0 ? axis + rank : axis;
-    const DimExpr *n = (*x)[ax];
-    if (c.hasInput(1)) {
-      const Dims *d = c.inData(1);
-      const DimExpr *len = d && d->size() == 1 ? (*d)[0] : nullptr;
-      o[ax] = rfft && len ? dimAdd(c.ctx, dimFloorDiv(c.ctx, len, c.c(2)), c.c(1)) : len;
-    } else if (rfft) {
-      o[ax] = n ? dimAdd(c.ctx, dimFloorDiv(c.ctx, n, c.c(2)), c.c(1)) : nullptr;
-    } else if (irfft) {
-      o[ax] = n ? dimMul(c.ctx, c.c(2), dimSub(c.ctx, n, c.c(1))) : nullptr;
-    }
-    c.setTensor(0, el, o);
-  };
-  for (const char *op : {"HannWindow", "HammingWindow", "BlackmanWindow"}) r[op] = windowRule;
-  r["STFT"] = stftRule;
-  r["MelWeightMatrix"] = melRule;
-  r["DFT"].kernel(kernels::kDFT);
-  r["STFT"].kernel(kernels::kSTFT);
-  r["HannWindow"].kernel(kernels::kHannWindow);
-  r["HammingWindow"].kernel(kernels::kHammingWindow);
-  r["BlackmanWindow"].kernel(kernels::kBlackmanWindow);
-  r["MelWeightMatrix"].kernel(kernels::kMelWeightMatrix);
-  r["DFT"].since(20).upgrade(dftUp20).downgrade(dftDown20);
+  for (auto *reg : {registerDFT, registerSTFT, registerWindows, registerMelWeightMatrix}) reg(r);
 }
 
 } // namespace onnxir
