@@ -4,7 +4,10 @@
 // SoftmaxCrossEntropyLoss, the string ops StringNormalizer StringSplit
 // StringConcat RegexFullMatch TfIdfVectorizer, the random generators
 // RandomNormal RandomUniform RandomNormalLike RandomUniformLike Bernoulli
-// Multinomial, and ImageDecoder.
+// Multinomial, and ImageDecoder. After the helpers shared by several ops,
+// one section per op (the two losses share one, and so do the four
+// generators): its type and shape rule, its kernel and its registration
+// (registerMiscOps at the end calls them in turn).
 //
 //===----------------------------------------------------------------------===//
 #include "Families.h"
@@ -26,8 +29,66 @@
 namespace onnxir {
 
 //===----------------------------------------------------------------------===//
-// Type and shape rules
+// Helpers shared by several ops
 //===----------------------------------------------------------------------===//
+
+namespace infer {
+namespace {
+
+/// RandomNormalLike, RandomUniformLike and Bernoulli: the input's shape,
+/// of `dtype` or else the input's type.
+void randomLikeRule(InferCtx &c) {
+  int64_t dt = c.getInt("dtype", 0);
+  c.setTensor(0, dt ? (int32_t)dt : c.inElem(0), c.inShape(0));
+}
+
+} // namespace
+} // namespace infer
+
+namespace kernels {
+namespace {
+
+/// The float element types a loss, a random generator or a probability
+/// input may have.
+bool isFloatType(DataType t) {
+  return t == DataType::Float || t == DataType::Double || t == DataType::Float16 ||
+         t == DataType::BFloat16;
+}
+
+// Note [Random kernels]
+//   The random ops never fold (their schemas are nondeterministic); the
+//   evaluator runs them with the node's `seed`, or EvalOptions::seed given
+//   as one (Evaluator.h). The generator is std::mt19937_64 seeded with the
+//   bits of the seed as a double (distinct seeds, distinct streams; no
+//   seed at all is seed 0), so a seed gives the same values on every
+//   platform: uniforms are the top 53 bits of a draw scaled to [0, 1),
+//   normals come from Box-Muller (one pair of uniforms per value), not from
+//   the standard library's distributions, whose algorithms vary.
+
+class Rng {
+public:
+  explicit Rng(const KernelCall &c) {
+    double seed = c.hasAttr("seed") ? (double)c.getFloat("seed") : 0.0;
+    uint64_t bits;
+    std::memcpy(&bits, &seed, sizeof bits);
+    gen_.seed(bits);
+  }
+  /// Uniform in [0, 1).
+  double uniform() { return (double)(gen_() >> 11) * 0x1.0p-53; }
+  /// Standard normal.
+  double normal() {
+    double u1 = 1.0 - uniform(), u2 = uniform(); // u1 in (0, 1]
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+  }
+
+private:
+  std::mt19937_64 gen_;
+};
+
+} // namespace
+} // namespace kernels
+
+//===--- NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss ---===//
 
 namespace infer {
 namespace {
@@ -42,53 +103,11 @@ void lossRule(InferCtx &c) {
     c.setTensor(1, el, c.inShape(0));
 }
 
-/// StringNormalizer: [C] or [1,C]; stop words may remove elements.
-void stringNormalizerRule(InferCtx &c) {
-  auto x = c.inShape(0);
-  bool stops = false;
-  if (const Attribute *a = c.attr("stopwords")) stops = !a->strings.empty();
-  if (!x) return c.setTensor(0, kString, std::nullopt);
-  if (!stops) return c.setTensor(0, kString, x);
-  if (x->size() == 1) return c.setTensor(0, kString, Dims{nullptr});
-  if (x->size() == 2) return c.setTensor(0, kString, Dims{(*x)[0], nullptr});
-}
-
-void stringSplitRule(InferCtx &c) {
-  auto x = c.inShape(0);
-  std::optional<Dims> y;
-  if (x) {
-    y = *x;
-    y->push_back(nullptr);
-  }
-  c.setTensor(0, kString, y);
-  c.setTensor(1, kInt64, x);
-}
-
-void multinomialRule(InferCtx &c) {
-  auto x = c.inShape(0);
-  int32_t el = (int32_t)c.getInt("dtype", static_cast<int32_t>(DataType::Int32));
-  c.setTensor(0, el,
-              Dims{x && x->size() == 2 ? (*x)[0] : nullptr, c.c(c.getInt("sample_size", 1))});
-}
-
 } // namespace
 } // namespace infer
 
-//===----------------------------------------------------------------------===//
-// Kernels
-//===----------------------------------------------------------------------===//
-
 namespace kernels {
 namespace {
-
-/// The float element types a loss, a random generator or a probability
-/// input may have.
-bool isFloatType(DataType t) {
-  return t == DataType::Float || t == DataType::Double || t == DataType::Float16 ||
-         t == DataType::BFloat16;
-}
-
-//===--- NegativeLogLikelihoodLoss ---------------------------------------===//
 
 // Note [Loss kernels]
 //   NegativeLogLikelihoodLoss reads input [N, C, d1..dk] as log
@@ -177,8 +196,6 @@ StatusOr<std::vector<Tensor>> kNegativeLogLikelihoodLoss(const KernelCall &c) {
   });
 }
 
-//===--- SoftmaxCrossEntropyLoss -----------------------------------------===//
-
 StatusOr<std::vector<Tensor>> kSoftmaxCrossEntropyLoss(const KernelCall &c) {
   auto x = inputArr(c, 0);
   if (!x.ok()) return x.status();
@@ -209,7 +226,40 @@ StatusOr<std::vector<Tensor>> kSoftmaxCrossEntropyLoss(const KernelCall &c) {
   });
 }
 
-//===--- StringNormalizer ------------------------------------------------===//
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerLosses(OpRegistrar &r) {
+  using namespace infer;
+  r["NegativeLogLikelihoodLoss"].infer(lossRule).kernel(kernels::kNegativeLogLikelihoodLoss);
+  r["SoftmaxCrossEntropyLoss"].infer(lossRule).kernel(kernels::kSoftmaxCrossEntropyLoss);
+}
+
+} // namespace
+
+//===--- StringNormalizer ---===//
+
+namespace infer {
+namespace {
+
+/// StringNormalizer: [C] or [1,C]; stop words may remove elements.
+void stringNormalizerRule(InferCtx &c) {
+  auto x = c.inShape(0);
+  bool stops = false;
+  if (const Attribute *a = c.attr("stopwords")) stops = !a->strings.empty();
+  if (!x) return c.setTensor(0, kString, std::nullopt);
+  if (!stops) return c.setTensor(0, kString, x);
+  if (x->size() == 1) return c.setTensor(0, kString, Dims{nullptr});
+  if (x->size() == 2) return c.setTensor(0, kString, Dims{(*x)[0], nullptr});
+}
+
+} // namespace
+} // namespace infer
+
+namespace kernels {
+namespace {
 
 // Note [StringNormalizer locales]
 //   Case is changed and compared with ASCII rules: every locale but the
@@ -279,24 +329,38 @@ StatusOr<std::vector<Tensor>> kStringNormalizer(const KernelCall &c) {
   return one(y);
 }
 
-//===--- StringConcat ----------------------------------------------------===//
+} // namespace
+} // namespace kernels
 
-StatusOr<std::vector<Tensor>> kStringConcat(const KernelCall &c) {
-  auto x = inputArr(c, 0), y = inputArr(c, 1);
-  if (!x.ok()) return x.status();
-  if (!y.ok()) return y.status();
-  if (x->dt != DataType::String || y->dt != DataType::String)
-    return invalid("StringConcat: X and Y must be string tensors");
-  auto od = broadcastShapes(x->dims, y->dims);
-  if (!od) return invalid("StringConcat: X and Y do not broadcast");
-  if (Status s = checkOutputSize(c, DataType::String, *od); !s.ok()) return s;
-  std::vector<int64_t> ox = broadcastOffsets(x->dims, *od), oy = broadcastOffsets(y->dims, *od);
-  Arr z = Arr::make(DataType::String, *od);
-  for (size_t k = 0; k < z.s.size(); ++k) z.s[k] = x->s[(size_t)ox[k]] + y->s[(size_t)oy[k]];
-  return one(z);
+namespace {
+
+void registerStringNormalizer(OpRegistrar &r) {
+  r["StringNormalizer"].infer(infer::stringNormalizerRule).kernel(kernels::kStringNormalizer);
 }
 
-//===--- StringSplit -----------------------------------------------------===//
+} // namespace
+
+//===--- StringSplit ---===//
+
+namespace infer {
+namespace {
+
+void stringSplitRule(InferCtx &c) {
+  auto x = c.inShape(0);
+  std::optional<Dims> y;
+  if (x) {
+    y = *x;
+    y->push_back(nullptr);
+  }
+  c.setTensor(0, kString, y);
+  c.setTensor(1, kInt64, x);
+}
+
+} // namespace
+} // namespace infer
+
+namespace kernels {
+namespace {
 
 // Note [StringSplit]
 //   As Python's str.split: with a delimiter, every occurrence splits (an
@@ -365,7 +429,68 @@ StatusOr<std::vector<Tensor>> kStringSplit(const KernelCall &c) {
   return r;
 }
 
-//===--- TfIdfVectorizer -------------------------------------------------===//
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerStringSplit(OpRegistrar &r) {
+  r["StringSplit"].infer(infer::stringSplitRule).kernel(kernels::kStringSplit);
+}
+
+} // namespace
+
+//===--- StringConcat ---===//
+
+namespace kernels {
+namespace {
+
+StatusOr<std::vector<Tensor>> kStringConcat(const KernelCall &c) {
+  auto x = inputArr(c, 0), y = inputArr(c, 1);
+  if (!x.ok()) return x.status();
+  if (!y.ok()) return y.status();
+  if (x->dt != DataType::String || y->dt != DataType::String)
+    return invalid("StringConcat: X and Y must be string tensors");
+  auto od = broadcastShapes(x->dims, y->dims);
+  if (!od) return invalid("StringConcat: X and Y do not broadcast");
+  if (Status s = checkOutputSize(c, DataType::String, *od); !s.ok()) return s;
+  std::vector<int64_t> ox = broadcastOffsets(x->dims, *od), oy = broadcastOffsets(y->dims, *od);
+  Arr z = Arr::make(DataType::String, *od);
+  for (size_t k = 0; k < z.s.size(); ++k) z.s[k] = x->s[(size_t)ox[k]] + y->s[(size_t)oy[k]];
+  return one(z);
+}
+
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerStringConcat(OpRegistrar &r) {
+  using namespace infer;
+  r["StringConcat"] = [](InferCtx &c) {
+    auto a = c.inShape(0), b = c.inShape(1);
+    c.setTensor(0, kString, a && b ? broadcast(c.ctx, *a, *b) : std::nullopt);
+  };
+  r["StringConcat"] = kernels::kStringConcat;
+}
+
+} // namespace
+
+//===--- RegexFullMatch ---===//
+
+namespace {
+
+void registerRegexFullMatch(OpRegistrar &r) {
+  using namespace infer;
+  r["RegexFullMatch"] = [](InferCtx &c) { c.setTensor(0, kBool, c.inShape(0)); };
+}
+
+} // namespace
+
+//===--- TfIdfVectorizer ---===//
+
+namespace kernels {
+namespace {
 
 // Note [TfIdfVectorizer]
 //   The pool holds n-grams by size: ngram_counts[i] is where those of size
@@ -462,38 +587,34 @@ StatusOr<std::vector<Tensor>> kTfIdfVectorizer(const KernelCall &c) {
   return tfidf<int64_t>(c, x->i, x->dims, *pool);
 }
 
-//===--- RandomNormal, RandomUniform, their -Like forms, Bernoulli,
-//      Multinomial -------------------------------------------------------===//
+} // namespace
+} // namespace kernels
 
-// Note [Random kernels]
-//   The random ops never fold (their schemas are nondeterministic); the
-//   evaluator runs them with the node's `seed`, or EvalOptions::seed given
-//   as one (Evaluator.h). The generator is std::mt19937_64 seeded with the
-//   bits of the seed as a double (distinct seeds, distinct streams; no
-//   seed at all is seed 0), so a seed gives the same values on every
-//   platform: uniforms are the top 53 bits of a draw scaled to [0, 1),
-//   normals come from Box-Muller (one pair of uniforms per value), not from
-//   the standard library's distributions, whose algorithms vary.
+namespace {
 
-class Rng {
-public:
-  explicit Rng(const KernelCall &c) {
-    double seed = c.hasAttr("seed") ? (double)c.getFloat("seed") : 0.0;
-    uint64_t bits;
-    std::memcpy(&bits, &seed, sizeof bits);
-    gen_.seed(bits);
-  }
-  /// Uniform in [0, 1).
-  double uniform() { return (double)(gen_() >> 11) * 0x1.0p-53; }
-  /// Standard normal.
-  double normal() {
-    double u1 = 1.0 - uniform(), u2 = uniform(); // u1 in (0, 1]
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
-  }
+void registerTfIdfVectorizer(OpRegistrar &r) {
+  using namespace infer;
+  r["TfIdfVectorizer"] = kernels::kTfIdfVectorizer;
+  r["TfIdfVectorizer"] = [](InferCtx &c) {
+    auto idx = c.getInts("ngram_indexes");
+    auto in = c.inShape(0);
+    if (!idx || idx->empty() || !in) return;
+    int64_t mx = *std::max_element(idx->begin(), idx->end());
+    if (mx < 0 || mx >= ((int64_t)1 << 40)) return;
+    Dims o;
+    if (in->size() == 2) o.push_back((*in)[0]);
+    else if (in->size() != 1) return;
+    o.push_back(c.c(mx + 1));
+    c.setTensor(0, static_cast<int32_t>(DataType::Float), o);
+  };
+}
 
-private:
-  std::mt19937_64 gen_;
-};
+} // namespace
+
+//===--- RandomNormal, RandomUniform, RandomNormalLike, RandomUniformLike ---===//
+
+namespace kernels {
+namespace {
 
 /// The output type of a generator: `dtype`, else `dflt`; a float type.
 StatusOr<DataType> randomType(const KernelCall &c, DataType dflt) {
@@ -558,6 +679,35 @@ StatusOr<std::vector<Tensor>> kRandomUniformLike(const KernelCall &c) {
   return randomLike(c, Dist::Uniform);
 }
 
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerRandomGenerators(OpRegistrar &r) {
+  using namespace infer;
+  for (const char *op : {"RandomNormal", "RandomUniform"})
+    r[op] = [](InferCtx &c) {
+      auto sh = c.getInts("shape");
+      if (!sh) return;
+      Dims d;
+      for (int64_t x : *sh) d.push_back(c.c(x));
+      c.setTensor(0, (int32_t)c.getInt("dtype", 1), d);
+    };
+  for (const char *op : {"RandomNormalLike", "RandomUniformLike"}) r[op] = randomLikeRule;
+  r["RandomNormal"] = kernels::kRandomNormal;
+  r["RandomUniform"] = kernels::kRandomUniform;
+  r["RandomNormalLike"] = kernels::kRandomNormalLike;
+  r["RandomUniformLike"] = kernels::kRandomUniformLike;
+}
+
+} // namespace
+
+//===--- Bernoulli ---===//
+
+namespace kernels {
+namespace {
+
 /// Bernoulli: 1 where a uniform draw is below the input's probability.
 StatusOr<std::vector<Tensor>> kBernoulli(const KernelCall &c) {
   auto p = inputArr(c, 0);
@@ -590,6 +740,35 @@ StatusOr<std::vector<Tensor>> kBernoulli(const KernelCall &c) {
   if (!st.ok()) return st;
   return one(y);
 }
+
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerBernoulli(OpRegistrar &r) {
+  r["Bernoulli"].infer(infer::randomLikeRule).kernel(kernels::kBernoulli);
+}
+
+} // namespace
+
+//===--- Multinomial ---===//
+
+namespace infer {
+namespace {
+
+void multinomialRule(InferCtx &c) {
+  auto x = c.inShape(0);
+  int32_t el = (int32_t)c.getInt("dtype", static_cast<int32_t>(DataType::Int32));
+  c.setTensor(0, el,
+              Dims{x && x->size() == 2 ? (*x)[0] : nullptr, c.c(c.getInt("sample_size", 1))});
+}
+
+} // namespace
+} // namespace infer
+
+namespace kernels {
+namespace {
 
 /// Multinomial: per row of unnormalized log probabilities, sample_size
 /// class indices drawn from their softmax.
@@ -631,57 +810,35 @@ StatusOr<std::vector<Tensor>> kMultinomial(const KernelCall &c) {
 } // namespace
 } // namespace kernels
 
-void registerMiscOps(OpRegistrar &r) {
+namespace {
+
+void registerMultinomial(OpRegistrar &r) {
+  r["Multinomial"].infer(infer::multinomialRule).kernel(kernels::kMultinomial);
+}
+
+} // namespace
+
+//===--- ImageDecoder ---===//
+
+namespace {
+
+void registerImageDecoder(OpRegistrar &r) {
   using namespace infer;
-  for (const char *op : {"RandomNormal", "RandomUniform"})
-    r[op] = [](InferCtx &c) {
-      auto sh = c.getInts("shape");
-      if (!sh) return;
-      Dims d;
-      for (int64_t x : *sh) d.push_back(c.c(x));
-      c.setTensor(0, (int32_t)c.getInt("dtype", 1), d);
-    };
-  for (const char *op : {"RandomNormalLike", "RandomUniformLike", "Bernoulli"})
-    r[op] = [](InferCtx &c) {
-      int64_t dt = c.getInt("dtype", 0);
-      c.setTensor(0, dt ? (int32_t)dt : c.inElem(0), c.inShape(0));
-    };
-  r["NegativeLogLikelihoodLoss"].infer(lossRule).kernel(kernels::kNegativeLogLikelihoodLoss);
-  r["SoftmaxCrossEntropyLoss"].infer(lossRule).kernel(kernels::kSoftmaxCrossEntropyLoss);
-  r["RandomNormal"] = kernels::kRandomNormal;
-  r["RandomUniform"] = kernels::kRandomUniform;
-  r["RandomNormalLike"] = kernels::kRandomNormalLike;
-  r["RandomUniformLike"] = kernels::kRandomUniformLike;
-  r["Bernoulli"] = kernels::kBernoulli;
-  r["Multinomial"] = kernels::kMultinomial;
-  r["TfIdfVectorizer"] = kernels::kTfIdfVectorizer;
-  r["StringNormalizer"] = kernels::kStringNormalizer;
-  r["TfIdfVectorizer"] = [](InferCtx &c) {
-    auto idx = c.getInts("ngram_indexes");
-    auto in = c.inShape(0);
-    if (!idx || idx->empty() || !in) return;
-    int64_t mx = *std::max_element(idx->begin(), idx->end());
-    if (mx < 0 || mx >= ((int64_t)1 << 40)) return;
-    Dims o;
-    if (in->size() == 2) o.push_back((*in)[0]);
-    else if (in->size() != 1) return;
-    o.push_back(c.c(mx + 1));
-    c.setTensor(0, static_cast<int32_t>(DataType::Float), o);
-  };
-  r["StringNormalizer"] = stringNormalizerRule;
-  r["StringSplit"].infer(stringSplitRule).kernel(kernels::kStringSplit);
-  r["StringConcat"] = [](InferCtx &c) {
-    auto a = c.inShape(0), b = c.inShape(1);
-    c.setTensor(0, kString, a && b ? broadcast(c.ctx, *a, *b) : std::nullopt);
-  };
-  r["StringConcat"] = kernels::kStringConcat;
-  r["RegexFullMatch"] = [](InferCtx &c) { c.setTensor(0, kBool, c.inShape(0)); };
-  r["Multinomial"] = multinomialRule;
   r["ImageDecoder"] = [](InferCtx &c) {
     std::string f = c.getString("pixel_format", "RGB");
     const DimExpr *ch = f == "Grayscale" ? c.c(1) : (f == "RGB" || f == "BGR") ? c.c(3) : nullptr;
     c.setTensor(0, static_cast<int32_t>(DataType::Uint8), Dims{nullptr, nullptr, ch});
   };
+}
+
+} // namespace
+
+void registerMiscOps(OpRegistrar &r) {
+  for (auto *reg : {registerLosses, registerStringNormalizer, registerStringSplit,
+                    registerStringConcat, registerRegexFullMatch, registerTfIdfVectorizer,
+                    registerRandomGenerators, registerBernoulli, registerMultinomial,
+                    registerImageDecoder})
+    reg(r);
 }
 
 } // namespace onnxir
