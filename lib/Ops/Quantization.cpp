@@ -306,6 +306,15 @@ StatusOr<std::vector<Tensor>> kQuantizeLinear(const KernelCall &c) {
 
 // Adapters (Note [Version adapters]).
 namespace {
+// QuantizeLinear-23's precision and DequantizeLinear-23's output_dtype name
+// an element type (0: the scale's); the older form computes in the scale's
+// type, so the attribute may go when it says that type (or 0).
+absl::Status scaleTypedAttrDown(Node &n, AdapterContext &c, const char *op, const char *attr) {
+  auto t = adapters::intAttrOr(n, attr, 0);
+  if (!t.ok()) return t.status();
+  return adapters::olderFormOnly(
+      n, c, op, {{attr, AttrKind::Int, (DataType)*t == adapters::operandElemType(n, 1) ? *t : 0}});
+}
 // Q/DQ-13 added axis (per-axis scales); -10 takes a scalar scale only
 // (DequantizeLinear-13 uses it too).
 absl::Status qdqDown13(Node &n, AdapterContext &c) {
@@ -348,12 +357,7 @@ absl::Status quantizeDown21(Node &n, AdapterContext &c) {
   return absl::OkStatus();
 }
 absl::Status quantizeDown23(Node &n, AdapterContext &c) {
-  auto p = adapters::intAttrOr(n, "precision", 0);
-  if (!p.ok()) return p.status();
-  return adapters::olderFormOnly(
-      n, c, "QuantizeLinear",
-      {{"precision", AttrKind::Int,
-        (DataType)*p == adapters::operandElemType(n, 1) ? *p : 0}});
+  return scaleTypedAttrDown(n, c, "QuantizeLinear", "precision");
 }
 
 void registerQuantizeLinear(OpRegistrar &r) {
@@ -447,12 +451,7 @@ absl::Status dequantizeDown21(Node &n, AdapterContext &c) {
   return adapters::olderFormOnly(n, c, "DequantizeLinear", {{"block_size", AttrKind::Int, 0}});
 }
 absl::Status dequantizeDown23(Node &n, AdapterContext &c) {
-  auto od = adapters::intAttrOr(n, "output_dtype", 0);
-  if (!od.ok()) return od.status();
-  return adapters::olderFormOnly(
-      n, c, "DequantizeLinear",
-      {{"output_dtype", AttrKind::Int,
-        (DataType)*od == adapters::operandElemType(n, 1) ? *od : 0}});
+  return scaleTypedAttrDown(n, c, "DequantizeLinear", "output_dtype");
 }
 
 void registerDequantizeLinear(OpRegistrar &r) {
