@@ -3,7 +3,10 @@
 // ML (domain ai.onnx.ml): ArrayFeatureExtractor Binarizer CastMap CategoryMapper
 // DictVectorizer FeatureVectorizer Imputer LabelEncoder LinearClassifier
 // LinearRegressor Normalizer OneHotEncoder Scaler SVMClassifier SVMRegressor
-// TreeEnsembleClassifier TreeEnsembleRegressor TreeEnsemble ZipMap.
+// TreeEnsembleClassifier TreeEnsembleRegressor TreeEnsemble ZipMap. After the
+// helpers shared by several ops, one section per op (the two SVMs share one,
+// and so do the two classic tree ensembles): its type and shape rule, its
+// kernel and its registration (registerMLOps at the end calls them in turn).
 //
 //===----------------------------------------------------------------------===//
 #include "Families.h"
@@ -22,7 +25,7 @@
 namespace onnxir {
 
 //===----------------------------------------------------------------------===//
-// Type and shape rules
+// Helpers shared by several ops
 //===----------------------------------------------------------------------===//
 
 namespace infer {
@@ -59,33 +62,6 @@ int32_t labelElem(InferCtx &c) {
 }
 
 void sameShape(InferCtx &c, int32_t el) { c.setTensor(0, el, c.inShape(0)); }
-
-void linearClassifier(InferCtx &c) {
-  int32_t lab = labelElem(c);
-  size_t nLabels = lab == kString ? attrLen(c, "classlabels_strings") : attrLen(c, "classlabels_ints");
-  int64_t classes = attrLen(c, "intercepts");
-  if (classes == 1 && nLabels == 2) classes = 2;
-  auto n = batchDim(c, true);
-  const DimExpr *e = classes > 0 ? c.c(classes) : nullptr;
-  c.setTensor(0, lab, n ? std::optional<Dims>(Dims{*n}) : std::nullopt);
-  c.setTensor(1, kFloat, n ? std::optional<Dims>(Dims{*n, e}) : std::nullopt);
-}
-
-void svmClassifier(InferCtx &c) {
-  auto n = batchDim(c, false);
-  c.setTensor(0, labelElem(c), n ? std::optional<Dims>(Dims{*n}) : std::nullopt);
-  c.setTensor(1, kFloat, n ? std::optional<Dims>(Dims{*n, nullptr}) : std::nullopt);
-}
-
-void treeClassifier(InferCtx &c) {
-  int32_t lab = labelElem(c);
-  size_t classes = lab == kString ? attrLen(c, "classlabels_strings") : attrLen(c, "classlabels_int64s");
-  auto n = batchDim(c, false);
-  c.setTensor(0, lab, n ? std::optional<Dims>(Dims{*n}) : std::nullopt);
-  c.setTensor(1, kFloat,
-              n ? std::optional<Dims>(Dims{*n, classes ? c.c(classes) : nullptr}) : std::nullopt);
-}
-
 /// [N, targets] results of the regressors; `targets` from an int attribute.
 void regressor(InferCtx &c, int32_t el, llvm::StringRef targetsAttr, int64_t dflt) {
   auto n = batchDim(c, false);
@@ -94,59 +70,8 @@ void regressor(InferCtx &c, int32_t el, llvm::StringRef targetsAttr, int64_t dfl
   c.setTensor(0, el, n ? std::optional<Dims>(Dims{*n, t > 0 ? c.c(t) : nullptr}) : std::nullopt);
 }
 
-/// LabelEncoder: v1 maps strings <-> int64; v2+ takes the values_* type.
-void labelEncoder(InferCtx &c) {
-  int32_t el = -1;
-  if (c.opset < 2) {
-    int32_t in = c.inElem(0);
-    el = in == kString ? kInt64 : in == kInt64 ? kString : -1;
-  } else if (const Attribute *t = c.attr("values_tensor"); t && !t->tensors.empty()) {
-    el = t->tensors[0]->dataTypeRaw();
-  } else if (c.attr("values_strings")) {
-    el = kString;
-  } else if (c.attr("values_int64s")) {
-    el = kInt64;
-  } else if (c.attr("values_floats")) {
-    el = kFloat;
-  }
-  sameShape(c, el);
-}
-
-void arrayFeatureExtractor(InferCtx &c) {
-  int32_t el = c.inElem(0);
-  auto x = c.inShape(0);
-  if (!x || x->size() < 2) return c.setTensor(0, el, std::nullopt);
-  // The indices select along the last axis.
-  Dims o(x->begin(), x->end() - 1);
-  const DimExpr *k = nullptr;
-  if (auto ix = c.inShape(1); ix && !ix->empty()) {
-    k = c.c(1);
-    for (const DimExpr *d : *ix) k = dimMul(c.ctx, k, d);
-  }
-  o.push_back(k);
-  c.setTensor(0, el, o);
-}
-
-void featureVectorizer(InferCtx &c) {
-  auto dims = c.getInts("inputdimensions");
-  auto x = c.inShape(0);
-  if (!dims || dims->size() != c.numInputs() || !x || x->size() != 2)
-    return c.setTensor(0, kFloat, std::nullopt);
-  int64_t sum = 0;
-  for (int64_t d : *dims) {
-    if (d < 0 || d > ((int64_t)1 << 40)) return c.setTensor(0, kFloat, std::nullopt);
-    sum += d;
-    if (sum > ((int64_t)1 << 50)) return c.setTensor(0, kFloat, std::nullopt);
-  }
-  c.setTensor(0, kFloat, Dims{(*x)[0], c.c(sum)});
-}
-
 } // namespace
 } // namespace infer
-
-//===----------------------------------------------------------------------===//
-// Kernels
-//===----------------------------------------------------------------------===//
 
 namespace kernels {
 namespace {
@@ -188,15 +113,6 @@ StatusOr<Mat> matrixOf(const KernelCall &c, unsigned i, bool vectorOk = true) {
   if (!st.ok()) return invalid(absl::StrCat(c.opType.str(), ": X must be numeric"));
   return m;
 }
-
-/// A float list attribute, or its `_as_tensor` double form (read as float).
-std::vector<float> floatsOf(const KernelCall &c, llvm::StringRef name) {
-  if (const Attribute *a = c.attr((name + "_as_tensor").str());
-      a && a->kind() == AttrKind::Tensor && !a->tensors.empty())
-    if (auto v = a->tensors[0]->values<float>(); v.ok()) return *v;
-  return c.getFloats(name).value_or(std::vector<float>{});
-}
-
 std::vector<int64_t> intsOf(const KernelCall &c, llvm::StringRef name) {
   return c.getInts(name).value_or(std::vector<int64_t>{});
 }
@@ -282,7 +198,34 @@ StatusOr<std::vector<Tensor>> labelsAndScores(const std::vector<int64_t> &labelI
   return r;
 }
 
-//===--- ArrayFeatureExtractor -------------------------------------------===//
+} // namespace
+} // namespace kernels
+
+//===--- ArrayFeatureExtractor ---===//
+
+namespace infer {
+namespace {
+
+void arrayFeatureExtractor(InferCtx &c) {
+  int32_t el = c.inElem(0);
+  auto x = c.inShape(0);
+  if (!x || x->size() < 2) return c.setTensor(0, el, std::nullopt);
+  // The indices select along the last axis.
+  Dims o(x->begin(), x->end() - 1);
+  const DimExpr *k = nullptr;
+  if (auto ix = c.inShape(1); ix && !ix->empty()) {
+    k = c.c(1);
+    for (const DimExpr *d : *ix) k = dimMul(c.ctx, k, d);
+  }
+  o.push_back(k);
+  c.setTensor(0, el, o);
+}
+
+} // namespace
+} // namespace infer
+
+namespace kernels {
+namespace {
 
 /// The indices select along X's last axis; a [C] X gives [1, K].
 StatusOr<std::vector<Tensor>> kArrayFeatureExtractor(const KernelCall &c) {
@@ -306,7 +249,21 @@ StatusOr<std::vector<Tensor>> kArrayFeatureExtractor(const KernelCall &c) {
   return one(takeElems(*x, od, idx));
 }
 
-//===--- Binarizer -------------------------------------------------------===//
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerArrayFeatureExtractor(OpRegistrar &r) {
+  r["ArrayFeatureExtractor"].infer(infer::arrayFeatureExtractor).kernel(kernels::kArrayFeatureExtractor);
+}
+
+} // namespace
+
+//===--- Binarizer ---===//
+
+namespace kernels {
+namespace {
 
 StatusOr<std::vector<Tensor>> kBinarizer(const KernelCall &c) {
   auto x = inputArr(c, 0);
@@ -321,7 +278,38 @@ StatusOr<std::vector<Tensor>> kBinarizer(const KernelCall &c) {
   return one(*x);
 }
 
-//===--- CategoryMapper --------------------------------------------------===//
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerBinarizer(OpRegistrar &r) {
+  using namespace infer;
+  r["Binarizer"] = [](InferCtx &c) { sameShape(c, c.inElem(0)); };
+  r["Binarizer"] = kernels::kBinarizer;
+}
+
+} // namespace
+
+//===--- CastMap ---===//
+
+namespace {
+
+void registerCastMap(OpRegistrar &r) {
+  using namespace infer;
+  r["CastMap"] = [](InferCtx &c) {
+    std::string to = c.getString("cast_to", "TO_FLOAT");
+    int32_t el = to == "TO_FLOAT" ? kFloat : to == "TO_INT64" ? kInt64 : to == "TO_STRING" ? kString : -1;
+    c.setTensor(0, el, std::nullopt);
+  };
+}
+
+} // namespace
+
+//===--- CategoryMapper ---===//
+
+namespace kernels {
+namespace {
 
 StatusOr<std::vector<Tensor>> kCategoryMapper(const KernelCall &c) {
   auto x = inputArr(c, 0);
@@ -354,7 +342,63 @@ StatusOr<std::vector<Tensor>> kCategoryMapper(const KernelCall &c) {
   return one(y);
 }
 
-//===--- FeatureVectorizer -----------------------------------------------===//
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerCategoryMapper(OpRegistrar &r) {
+  using namespace infer;
+  r["CategoryMapper"] = [](InferCtx &c) {
+    int32_t in = c.inElem(0);
+    sameShape(c, in == kString ? kInt64 : in == kInt64 ? kString : -1);
+  };
+  r["CategoryMapper"] = kernels::kCategoryMapper;
+}
+
+} // namespace
+
+//===--- DictVectorizer ---===//
+
+namespace {
+
+void registerDictVectorizer(OpRegistrar &r) {
+  using namespace infer;
+  r["DictVectorizer"] = [](InferCtx &c) {
+    const Type *t = c.inType(0);
+    if (!t || t->kind() != Type::Kind::Map) return;
+    const Type *v = t->elementType();
+    if (v && v->isTensor() && v->hasElemType() && v->elemTypeRaw())
+      c.setTensor(0, v->elemTypeRaw(), std::nullopt);
+  };
+}
+
+} // namespace
+
+//===--- FeatureVectorizer ---===//
+
+namespace infer {
+namespace {
+
+void featureVectorizer(InferCtx &c) {
+  auto dims = c.getInts("inputdimensions");
+  auto x = c.inShape(0);
+  if (!dims || dims->size() != c.numInputs() || !x || x->size() != 2)
+    return c.setTensor(0, kFloat, std::nullopt);
+  int64_t sum = 0;
+  for (int64_t d : *dims) {
+    if (d < 0 || d > ((int64_t)1 << 40)) return c.setTensor(0, kFloat, std::nullopt);
+    sum += d;
+    if (sum > ((int64_t)1 << 50)) return c.setTensor(0, kFloat, std::nullopt);
+  }
+  c.setTensor(0, kFloat, Dims{(*x)[0], c.c(sum)});
+}
+
+} // namespace
+} // namespace infer
+
+namespace kernels {
+namespace {
 
 /// Input i, [N, C_i] ([C] is [1, C]), cut or zero-padded to
 /// inputdimensions[i] columns, side by side.
@@ -386,7 +430,21 @@ StatusOr<std::vector<Tensor>> kFeatureVectorizer(const KernelCall &c) {
   return one(y);
 }
 
-//===--- Imputer ---------------------------------------------------------===//
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerFeatureVectorizer(OpRegistrar &r) {
+  r["FeatureVectorizer"].infer(infer::featureVectorizer).kernel(kernels::kFeatureVectorizer);
+}
+
+} // namespace
+
+//===--- Imputer ---===//
+
+namespace kernels {
+namespace {
 
 /// Elements equal to the replaced value (NaN: NaNs) take the imputed value
 /// of their column (the last axis), or the single one.
@@ -420,7 +478,47 @@ StatusOr<std::vector<Tensor>> kImputer(const KernelCall &c) {
   return one(*x);
 }
 
-//===--- LabelEncoder ----------------------------------------------------===//
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerImputer(OpRegistrar &r) {
+  using namespace infer;
+  r["Imputer"] = [](InferCtx &c) { sameShape(c, c.inElem(0)); };
+  r["Imputer"] = kernels::kImputer;
+}
+
+} // namespace
+
+//===--- LabelEncoder ---===//
+
+namespace infer {
+namespace {
+
+/// LabelEncoder: v1 maps strings <-> int64; v2+ takes the values_* type.
+void labelEncoder(InferCtx &c) {
+  int32_t el = -1;
+  if (c.opset < 2) {
+    int32_t in = c.inElem(0);
+    el = in == kString ? kInt64 : in == kInt64 ? kString : -1;
+  } else if (const Attribute *t = c.attr("values_tensor"); t && !t->tensors.empty()) {
+    el = t->tensors[0]->dataTypeRaw();
+  } else if (c.attr("values_strings")) {
+    el = kString;
+  } else if (c.attr("values_int64s")) {
+    el = kInt64;
+  } else if (c.attr("values_floats")) {
+    el = kFloat;
+  }
+  sameShape(c, el);
+}
+
+} // namespace
+} // namespace infer
+
+namespace kernels {
+namespace {
 
 // Note [LabelEncoder forms]
 //   Version 1 maps strings to their index in classes_strings (else
@@ -542,7 +640,38 @@ StatusOr<std::vector<Tensor>> kLabelEncoder(const KernelCall &c) {
   return one(takeElems(pool, x->dims, idx));
 }
 
-//===--- LinearClassifier ------------------------------------------------===//
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerLabelEncoder(OpRegistrar &r) {
+  r["LabelEncoder"].infer(infer::labelEncoder).kernel(kernels::kLabelEncoder);
+}
+
+} // namespace
+
+//===--- LinearClassifier ---===//
+
+namespace infer {
+namespace {
+
+void linearClassifier(InferCtx &c) {
+  int32_t lab = labelElem(c);
+  size_t nLabels = lab == kString ? attrLen(c, "classlabels_strings") : attrLen(c, "classlabels_ints");
+  int64_t classes = attrLen(c, "intercepts");
+  if (classes == 1 && nLabels == 2) classes = 2;
+  auto n = batchDim(c, true);
+  const DimExpr *e = classes > 0 ? c.c(classes) : nullptr;
+  c.setTensor(0, lab, n ? std::optional<Dims>(Dims{*n}) : std::nullopt);
+  c.setTensor(1, kFloat, n ? std::optional<Dims>(Dims{*n, e}) : std::nullopt);
+}
+
+} // namespace
+} // namespace infer
+
+namespace kernels {
+namespace {
 
 StatusOr<std::vector<Tensor>> kLinearClassifier(const KernelCall &c) {
   auto x = matrixOf(c, 0);
@@ -598,7 +727,21 @@ StatusOr<std::vector<Tensor>> kLinearClassifier(const KernelCall &c) {
   return labelsAndScores(label, ints, strs, std::move(z));
 }
 
-//===--- LinearRegressor -------------------------------------------------===//
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerLinearClassifier(OpRegistrar &r) {
+  r["LinearClassifier"].infer(infer::linearClassifier).kernel(kernels::kLinearClassifier);
+}
+
+} // namespace
+
+//===--- LinearRegressor ---===//
+
+namespace kernels {
+namespace {
 
 StatusOr<std::vector<Tensor>> kLinearRegressor(const KernelCall &c) {
   auto x = matrixOf(c, 0);
@@ -626,7 +769,23 @@ StatusOr<std::vector<Tensor>> kLinearRegressor(const KernelCall &c) {
   return one(y);
 }
 
-//===--- Normalizer ------------------------------------------------------===//
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerLinearRegressor(OpRegistrar &r) {
+  using namespace infer;
+  r["LinearRegressor"] = [](InferCtx &c) { regressor(c, kFloat, "targets", 1); };
+  r["LinearRegressor"] = kernels::kLinearRegressor;
+}
+
+} // namespace
+
+//===--- Normalizer ---===//
+
+namespace kernels {
+namespace {
 
 // Note [Normalizer]
 //   Per row: MAX divides by the row's largest value, L1 by the sum of the
@@ -656,7 +815,23 @@ StatusOr<std::vector<Tensor>> kNormalizer(const KernelCall &c) {
   return one(y);
 }
 
-//===--- OneHotEncoder ---------------------------------------------------===//
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerNormalizer(OpRegistrar &r) {
+  using namespace infer;
+  r["Normalizer"] = [](InferCtx &c) { sameShape(c, kFloat); };
+  r["Normalizer"] = kernels::kNormalizer;
+}
+
+} // namespace
+
+//===--- OneHotEncoder ---===//
+
+namespace kernels {
+namespace {
 
 /// X's shape plus one axis of the categories; numbers are cast to int64
 /// and looked up in cats_int64s, strings in cats_strings. With zeros = 0 a
@@ -697,7 +872,28 @@ StatusOr<std::vector<Tensor>> kOneHotEncoder(const KernelCall &c) {
   return one(y);
 }
 
-//===--- Scaler ----------------------------------------------------------===//
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerOneHotEncoder(OpRegistrar &r) {
+  using namespace infer;
+  r["OneHotEncoder"] = [](InferCtx &c) {
+    size_t cats = std::max(attrLen(c, "cats_int64s"), attrLen(c, "cats_strings"));
+    auto x = c.inShape(0);
+    if (x) x->push_back(cats ? c.c(cats) : nullptr);
+    c.setTensor(0, kFloat, x);
+  };
+  r["OneHotEncoder"] = kernels::kOneHotEncoder;
+}
+
+} // namespace
+
+//===--- Scaler ---===//
+
+namespace kernels {
+namespace {
 
 /// (x - offset) * scale, offset and scale of 1 or one value per column.
 StatusOr<std::vector<Tensor>> kScaler(const KernelCall &c) {
@@ -723,7 +919,35 @@ StatusOr<std::vector<Tensor>> kScaler(const KernelCall &c) {
   return one(y);
 }
 
-//===--- SVMClassifier, SVMRegressor -------------------------------------===//
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerScaler(OpRegistrar &r) {
+  using namespace infer;
+  r["Scaler"] = [](InferCtx &c) { sameShape(c, kFloat); };
+  r["Scaler"] = kernels::kScaler;
+}
+
+} // namespace
+
+//===--- SVMClassifier, SVMRegressor ---===//
+
+namespace infer {
+namespace {
+
+void svmClassifier(InferCtx &c) {
+  auto n = batchDim(c, false);
+  c.setTensor(0, labelElem(c), n ? std::optional<Dims>(Dims{*n}) : std::nullopt);
+  c.setTensor(1, kFloat, n ? std::optional<Dims>(Dims{*n, nullptr}) : std::nullopt);
+}
+
+} // namespace
+} // namespace infer
+
+namespace kernels {
+namespace {
 
 // Note [SVM kernels]
 //   K(x, v): LINEAR x.v, POLY (gamma x.v + coef0)^degree, RBF
@@ -765,35 +989,53 @@ StatusOr<SvmKernel> svmKernel(const KernelCall &c) {
   return k;
 }
 
-StatusOr<std::vector<Tensor>> kSVMRegressor(const KernelCall &c) {
+/// What both SVMs read first, in this order: X, post_transform,
+/// kernel_type/kernel_params, then coefficients, rho and support_vectors.
+struct SvmModel {
+  Mat x;
+  Post post;
+  SvmKernel kern;
+  std::vector<float> coef, rho, sv;
+};
+
+StatusOr<SvmModel> svmModel(const KernelCall &c) {
   auto x = matrixOf(c, 0);
   if (!x.ok()) return x.status();
   auto post = postOf(c);
   if (!post.ok()) return post.status();
   auto kern = svmKernel(c);
   if (!kern.ok()) return kern.status();
-  auto coef = c.getFloats("coefficients").value_or(std::vector<float>{});
-  auto rho = c.getFloats("rho").value_or(std::vector<float>{});
-  auto sv = c.getFloats("support_vectors").value_or(std::vector<float>{});
-  int64_t ns = c.getInt("n_supports", 0), F = x->f;
+  SvmModel m{std::move(*x), *post, std::move(*kern), {}, {}, {}};
+  m.coef = c.getFloats("coefficients").value_or(std::vector<float>{});
+  m.rho = c.getFloats("rho").value_or(std::vector<float>{});
+  m.sv = c.getFloats("support_vectors").value_or(std::vector<float>{});
+  return m;
+}
+
+StatusOr<std::vector<Tensor>> kSVMRegressor(const KernelCall &c) {
+  auto m = svmModel(c);
+  if (!m.ok()) return m.status();
+  const Mat &x = m->x;
+  const std::vector<float> &coef = m->coef, &rho = m->rho, &sv = m->sv;
+  int64_t ns = c.getInt("n_supports", 0), F = x.f;
   bool oneClass = c.getInt("one_class", 0) != 0;
   if (rho.empty()) return invalid("SVMRegressor: needs rho");
   if (ns > 0 && ((int64_t)sv.size() != ns * F || (int64_t)coef.size() != ns))
     return invalid("SVMRegressor: support_vectors must be n_supports x C and coefficients n_supports");
   if (ns <= 0 && (int64_t)coef.size() != F)
     return invalid("SVMRegressor: a linear model needs C coefficients");
-  Arr y = Arr::make(DataType::Float, {x->n, 1});
+  Arr y = Arr::make(DataType::Float, {x.n, 1});
   SvmKernel lin{"LINEAR"};
-  for (int64_t r = 0; r < x->n; ++r) {
-    const float *row = x->v.data() + r * F;
+  for (int64_t r = 0; r < x.n; ++r) {
+    const float *row = x.v.data() + r * F;
     float s = 0;
     if (ns > 0)
-      for (int64_t j = 0; j < ns; ++j) s += coef[(size_t)j] * (*kern)(row, sv.data() + j * F, F);
+      for (int64_t j = 0; j < ns; ++j) s += coef[(size_t)j] * m->kern(row, sv.data() + j * F, F);
     else
       s = lin(row, coef.data(), F);
     s += rho[0];
     y.f[(size_t)r] = oneClass ? (s > 0 ? 1.f : -1.f) : s;
-    postTransform(*post, &y.f[(size_t)r], 1);
+    postTransform(m->post, &y.f[(size_t)r], 1);
   }
   return one(y);
 }
@@ -840,22 +1082,17 @@ std::vector<float> multiclassProbability(int64_t k, const std::vector<float> &r)
 }
 
 StatusOr<std::vector<Tensor>> kSVMClassifier(const KernelCall &c) {
-  auto x = matrixOf(c, 0);
-  if (!x.ok()) return x.status();
-  auto post = postOf(c);
-  if (!post.ok()) return post.status();
-  auto kern = svmKernel(c);
-  if (!kern.ok()) return kern.status();
-  auto coef = c.getFloats("coefficients").value_or(std::vector<float>{});
-  auto rho = c.getFloats("rho").value_or(std::vector<float>{});
-  auto sv = c.getFloats("support_vectors").value_or(std::vector<float>{});
+  auto m = svmModel(c);
+  if (!m.ok()) return m.status();
+  const Mat &x = m->x;
+  const std::vector<float> &coef = m->coef, &rho = m->rho, &sv = m->sv;
   auto probA = c.getFloats("prob_a").value_or(std::vector<float>{});
   auto probB = c.getFloats("prob_b").value_or(std::vector<float>{});
   auto vpc = intsOf(c, "vectors_per_class");
   auto ints = intsOf(c, "classlabels_ints");
   auto strs = stringsOf(c, "classlabels_strings");
   int64_t classes = std::max<int64_t>((int64_t)std::max(ints.size(), strs.size()), 1);
-  int64_t F = x->f, nv = 0;
+  int64_t F = x.f, nv = 0;
   std::vector<int64_t> start;
   for (int64_t v : vpc) {
     if (v < 0) return invalid("SVMClassifier: a negative vectors_per_class entry");
@@ -880,14 +1117,14 @@ StatusOr<std::vector<Tensor>> kSVMClassifier(const KernelCall &c) {
   SvmKernel lin{"LINEAR"};
   std::vector<std::vector<float>> rows;
   std::vector<int64_t> label;
-  for (int64_t r = 0; r < x->n; ++r) {
-    const float *row = x->v.data() + r * F;
+  for (int64_t r = 0; r < x.n; ++r) {
+    const float *row = x.v.data() + r * F;
     std::vector<float> scores, votes;
     if (!svc) {
       for (int64_t j = 0; j < classes; ++j) scores.push_back(rho[0] + lin(row, coef.data() + j * F, F));
     } else {
       std::vector<float> kv((size_t)nv);
-      for (int64_t j = 0; j < nv; ++j) kv[(size_t)j] = (*kern)(row, sv.data() + j * F, F);
+      for (int64_t j = 0; j < nv; ++j) kv[(size_t)j] = m->kern(row, sv.data() + j * F, F);
       votes.assign((size_t)classes, 0.f);
       int64_t e = 0;
       for (int64_t i = 0; i < classes; ++i)
@@ -928,34 +1165,68 @@ StatusOr<std::vector<Tensor>> kSVMClassifier(const KernelCall &c) {
     std::vector<float> out;
     if (n >= 2) {
       out = scores;
-      postTransform(*post, out.data(), n);
+      postTransform(m->post, out.data(), n);
     } else if (n == 1) {
       float s = scores[0];
-      if (*post == Post::Probit) out = {1.41421356f * erfInv(2 * s - 1)};
+      if (m->post == Post::Probit) out = {1.41421356f * erfInv(2 * s - 1)};
       else if (addSecond == 2) {
         out = {-s, s};
-        if (*post != Post::None) postTransform(*post, out.data(), 2);
+        if (m->post != Post::None) postTransform(m->post, out.data(), 2);
       } else out = {s};
     }
     rows.push_back(std::move(out));
     label.push_back(lab);
   }
   int64_t cols = rows.empty() ? (svc && !proba ? pairs : classes) : (int64_t)rows[0].size();
-  Arr z = Arr::make(DataType::Float, {x->n, cols});
-  for (int64_t r = 0; r < x->n; ++r)
+  Arr z = Arr::make(DataType::Float, {x.n, cols});
+  for (int64_t r = 0; r < x.n; ++r)
     std::copy(rows[(size_t)r].begin(), rows[(size_t)r].end(), z.f.begin() + r * cols);
-  if (ints.empty() && strs.empty()) {
-    Arr y = Arr::make(DataType::Int64, {x->n});
-    for (int64_t r = 0; r < x->n; ++r) y.i[(size_t)r] = label[(size_t)r];
-    std::vector<Tensor> res;
-    res.push_back(toTensor(y));
-    res.push_back(toTensor(z));
-    return res;
-  }
+  // Without class labels, labelsAndScores gives the class indices as int64.
   return labelsAndScores(label, ints, strs, std::move(z));
 }
 
-//===--- TreeEnsembleClassifier, TreeEnsembleRegressor -------------------===//
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerSVMs(OpRegistrar &r) {
+  using namespace infer;
+  r["SVMClassifier"].infer(svmClassifier).kernel(kernels::kSVMClassifier);
+  // One score per example (the regressor has a single target).
+  r["SVMRegressor"] = [](InferCtx &c) { regressor(c, kFloat, "", 1); };
+  r["SVMRegressor"] = kernels::kSVMRegressor;
+}
+
+} // namespace
+
+//===--- TreeEnsembleClassifier, TreeEnsembleRegressor ---===//
+
+namespace infer {
+namespace {
+
+void treeClassifier(InferCtx &c) {
+  int32_t lab = labelElem(c);
+  size_t classes = lab == kString ? attrLen(c, "classlabels_strings") : attrLen(c, "classlabels_int64s");
+  auto n = batchDim(c, false);
+  c.setTensor(0, lab, n ? std::optional<Dims>(Dims{*n}) : std::nullopt);
+  c.setTensor(1, kFloat,
+              n ? std::optional<Dims>(Dims{*n, classes ? c.c(classes) : nullptr}) : std::nullopt);
+}
+
+} // namespace
+} // namespace infer
+
+namespace kernels {
+namespace {
+
+/// A float list attribute, or its `_as_tensor` double form (read as float).
+std::vector<float> floatsOf(const KernelCall &c, llvm::StringRef name) {
+  if (const Attribute *a = c.attr((name + "_as_tensor").str());
+      a && a->kind() == AttrKind::Tensor && !a->tensors.empty())
+    if (auto v = a->tensors[0]->values<float>(); v.ok()) return *v;
+  return c.getFloats(name).value_or(std::vector<float>{});
+}
 
 // Note [Tree ensembles]
 //   The classic form (TreeEnsembleClassifier / Regressor) lists nodes by
@@ -1173,19 +1444,32 @@ StatusOr<std::vector<Tensor>> kTreeEnsembleClassifier(const KernelCall &c) {
     int64_t best = std::max_element(out, out + cols) - out;
     label.push_back(best);
   }
-  if (binary && classes == 1) {
-    // The one label (1) where class 1 wins, else 0.
-    Arr y = Arr::make(DataType::Int64, {x->n});
-    for (int64_t r = 0; r < x->n; ++r) y.i[(size_t)r] = label[(size_t)r] == 1 ? 1 : 0;
-    std::vector<Tensor> res;
-    res.push_back(toTensor(y));
-    res.push_back(toTensor(z));
-    return res;
-  }
+  // Binary with one class label: the label is 1 where class 1 wins, else 0,
+  // which are the indices themselves (int64, not looked up in classlabels).
+  if (binary && classes == 1) return labelsAndScores(label, {}, {}, std::move(z));
   return labelsAndScores(label, ints, strs, std::move(z));
 }
 
-//===--- TreeEnsemble ----------------------------------------------------===//
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerTreeEnsembles(OpRegistrar &r) {
+  using namespace infer;
+  r["TreeEnsembleClassifier"].infer(treeClassifier).kernel(kernels::kTreeEnsembleClassifier);
+  r["TreeEnsembleRegressor"] = [](InferCtx &c) { regressor(c, kFloat, "n_targets", 0); };
+  r["TreeEnsembleRegressor"] = kernels::kTreeEnsembleRegressor;
+}
+
+} // namespace
+
+//===--- TreeEnsemble ---===//
+
+namespace kernels {
+namespace {
+
+// Note [Tree ensembles] (above) describes this index form too.
 
 StatusOr<std::vector<Tensor>> kTreeEnsemble(const KernelCall &c) {
   auto xa = inputArr(c, 0);
@@ -1303,7 +1587,23 @@ StatusOr<std::vector<Tensor>> kTreeEnsemble(const KernelCall &c) {
   return one(y);
 }
 
-//===--- ZipMap ----------------------------------------------------------===//
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerTreeEnsemble(OpRegistrar &r) {
+  using namespace infer;
+  r["TreeEnsemble"] = [](InferCtx &c) { regressor(c, c.inElem(0), "n_targets", 0); };
+  r["TreeEnsemble"] = kernels::kTreeEnsemble;
+}
+
+} // namespace
+
+//===--- ZipMap ---===//
+
+namespace kernels {
+namespace {
 
 StatusOr<std::vector<Tensor>> kZipMap(const KernelCall &) {
   return unsupported("ZipMap: its result is a sequence of maps, and the evaluator has no map values");
@@ -1312,62 +1612,10 @@ StatusOr<std::vector<Tensor>> kZipMap(const KernelCall &) {
 } // namespace
 } // namespace kernels
 
-void registerMLOps(OpRegistrar &r) {
+namespace {
+
+void registerZipMap(OpRegistrar &r) {
   using namespace infer;
-  r["ArrayFeatureExtractor"] = arrayFeatureExtractor;
-  for (const char *op : {"Binarizer", "Imputer"})
-    r[op] = [](InferCtx &c) { sameShape(c, c.inElem(0)); };
-  for (const char *op : {"Normalizer", "Scaler"})
-    r[op] = [](InferCtx &c) { sameShape(c, kFloat); };
-  r["CastMap"] = [](InferCtx &c) {
-    std::string to = c.getString("cast_to", "TO_FLOAT");
-    int32_t el = to == "TO_FLOAT" ? kFloat : to == "TO_INT64" ? kInt64 : to == "TO_STRING" ? kString : -1;
-    c.setTensor(0, el, std::nullopt);
-  };
-  r["CategoryMapper"] = [](InferCtx &c) {
-    int32_t in = c.inElem(0);
-    sameShape(c, in == kString ? kInt64 : in == kInt64 ? kString : -1);
-  };
-  r["DictVectorizer"] = [](InferCtx &c) {
-    const Type *t = c.inType(0);
-    if (!t || t->kind() != Type::Kind::Map) return;
-    const Type *v = t->elementType();
-    if (v && v->isTensor() && v->hasElemType() && v->elemTypeRaw())
-      c.setTensor(0, v->elemTypeRaw(), std::nullopt);
-  };
-  r["FeatureVectorizer"] = featureVectorizer;
-  r["LabelEncoder"] = labelEncoder;
-  r["LinearClassifier"] = linearClassifier;
-  r["LinearRegressor"] = [](InferCtx &c) { regressor(c, kFloat, "targets", 1); };
-  r["OneHotEncoder"] = [](InferCtx &c) {
-    size_t cats = std::max(attrLen(c, "cats_int64s"), attrLen(c, "cats_strings"));
-    auto x = c.inShape(0);
-    if (x) x->push_back(cats ? c.c(cats) : nullptr);
-    c.setTensor(0, kFloat, x);
-  };
-  r["SVMClassifier"] = svmClassifier;
-  // One score per example (the regressor has a single target).
-  r["SVMRegressor"] = [](InferCtx &c) { regressor(c, kFloat, "", 1); };
-  r["TreeEnsembleClassifier"] = treeClassifier;
-  r["TreeEnsembleRegressor"] = [](InferCtx &c) { regressor(c, kFloat, "n_targets", 0); };
-  r["TreeEnsemble"] = [](InferCtx &c) { regressor(c, c.inElem(0), "n_targets", 0); };
-  r["ArrayFeatureExtractor"] = kernels::kArrayFeatureExtractor;
-  r["Binarizer"] = kernels::kBinarizer;
-  r["CategoryMapper"] = kernels::kCategoryMapper;
-  r["FeatureVectorizer"] = kernels::kFeatureVectorizer;
-  r["Imputer"] = kernels::kImputer;
-  r["LabelEncoder"] = kernels::kLabelEncoder;
-  r["LinearClassifier"] = kernels::kLinearClassifier;
-  r["LinearRegressor"] = kernels::kLinearRegressor;
-  r["Normalizer"] = kernels::kNormalizer;
-  r["OneHotEncoder"] = kernels::kOneHotEncoder;
-  r["Scaler"] = kernels::kScaler;
-  r["SVMClassifier"] = kernels::kSVMClassifier;
-  r["SVMRegressor"] = kernels::kSVMRegressor;
-  r["TreeEnsembleClassifier"] = kernels::kTreeEnsembleClassifier;
-  r["TreeEnsembleRegressor"] = kernels::kTreeEnsembleRegressor;
-  r["TreeEnsemble"] = kernels::kTreeEnsemble;
-  r["ZipMap"] = kernels::kZipMap;
   r["ZipMap"] = [](InferCtx &c) {
     DataType key;
     if (attrLen(c, "classlabels_strings")) key = DataType::String;
@@ -1376,6 +1624,19 @@ void registerMLOps(OpRegistrar &r) {
     const Type *val = c.ctx.getTensorType(DataType::Float, llvm::ArrayRef<int64_t>{});
     c.setOutType(0, c.ctx.getSequenceType(c.ctx.getMapType(key, val)));
   };
+  r["ZipMap"] = kernels::kZipMap;
+}
+
+} // namespace
+
+void registerMLOps(OpRegistrar &r) {
+  for (auto *reg : {registerArrayFeatureExtractor, registerBinarizer, registerCastMap,
+                    registerCategoryMapper, registerDictVectorizer, registerFeatureVectorizer,
+                    registerImputer, registerLabelEncoder, registerLinearClassifier,
+                    registerLinearRegressor, registerNormalizer, registerOneHotEncoder,
+                    registerScaler, registerSVMs, registerTreeEnsembles, registerTreeEnsemble,
+                    registerZipMap})
+    reg(r);
 }
 
 } // namespace onnxir
