@@ -1,4 +1,5 @@
 //===- EvaluatorTest.cpp - evaluateModel on small models, one feature each ===//
+#include "EvalTestUtil.h"
 #include "onnxir/Eval/Evaluator.h"
 #include "onnxir/IR/Model.h"
 #include "onnxir/Serialize/Text.h"
@@ -11,27 +12,9 @@ using namespace onnxir;
 
 namespace {
 
-std::unique_ptr<Model> parse(llvm::StringRef text) {
-  auto m = parseModelText(text);
-  EXPECT_TRUE(m.ok()) << m.status();
-  return m.ok() ? std::move(*m) : nullptr;
-}
-
-Tensor floats(std::vector<int64_t> dims, std::vector<float> v) {
-  Tensor t;
-  t.setDataType(DataType::Float);
-  t.setDims(std::move(dims));
-  t.setRaw(std::string(reinterpret_cast<const char *>(v.data()), v.size() * sizeof(float)));
-  return t;
-}
-
-Tensor ints(std::vector<int64_t> dims, std::vector<int64_t> v) {
-  Tensor t;
-  t.setDataType(DataType::Int64);
-  t.setDims(std::move(dims));
-  t.setRaw(std::string(reinterpret_cast<const char *>(v.data()), v.size() * sizeof(int64_t)));
-  return t;
-}
+using evaltest::floats;
+using evaltest::int64s;
+using evaltest::parse;
 
 Tensor boolean(bool b) {
   Tensor t;
@@ -137,7 +120,7 @@ g (int64 n, float[2] x) => (float[2] sum, float[3,2] all) <float[2] w = {1, 10}>
     }>
 })");
   ASSERT_TRUE(m);
-  auto r = evaluateModel(*m, {{"n", ints({}, {3})}, {"x", floats({2}, {0, 0})}});
+  auto r = evaluateModel(*m, {{"n", int64s({}, {3})}, {"x", floats({2}, {0, 0})}});
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(fvals(*r, "sum"), (std::vector<float>{3, 30}));
   EXPECT_EQ(fvals(*r, "all"), (std::vector<float>{1, 10, 2, 20, 3, 30}));
@@ -158,7 +141,7 @@ g (int64 n) => (int64 last) <int64 lim = {2}>
     }>
 })");
   ASSERT_TRUE(m);
-  auto r = evaluateModel(*m, {{"n", ints({}, {10})}});
+  auto r = evaluateModel(*m, {{"n", int64s({}, {10})}});
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(*r->outputs["last"].values<int64_t>(), (std::vector<int64_t>{2}));
 }
@@ -236,7 +219,7 @@ g (float[N,2] x, float[N] v) => (float[N,2] y)
 })");
   ASSERT_TRUE(m);
   Tensor v = floats({2}, {0, 0});
-  auto r = evaluateModel(*m, {{"x", ints({2, 2}, {1, 2, 3, 4})}, {"v", v}});
+  auto r = evaluateModel(*m, {{"x", int64s({2, 2}, {1, 2, 3, 4})}, {"v", v}});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(r.status().message(), "input \"x\": element type int64, expected float (float[N,2])");
@@ -291,10 +274,10 @@ g (int64 n, float[4] x) => (float[N,4] all)
   ASSERT_TRUE(m);
   EvalOptions o;
   o.maxBytes = 100;
-  auto r = evaluateModel(*m, {{"n", ints({}, {10})}, {"x", floats({4}, {1, 2, 3, 4})}}, o);
+  auto r = evaluateModel(*m, {{"n", int64s({}, {10})}, {"x", floats({4}, {1, 2, 3, 4})}}, o);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted) << r.status();
-  r = evaluateModel(*m, {{"n", ints({}, {6})}, {"x", floats({4}, {1, 2, 3, 4})}}, o);
+  r = evaluateModel(*m, {{"n", int64s({}, {6})}, {"x", floats({4}, {1, 2, 3, 4})}}, o);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->outputs["all"].dims(), (std::vector<int64_t>{6, 4}));
 }

@@ -5,6 +5,7 @@
 // errors naming node and operand.
 //
 //===----------------------------------------------------------------------===//
+#include "EvalTestUtil.h"
 #include "onnxir/Eval/Compare.h"
 #include "onnxir/Eval/Evaluator.h"
 #include "onnxir/IR/Model.h"
@@ -16,27 +17,9 @@ using namespace onnxir;
 
 namespace {
 
-std::unique_ptr<Model> parse(llvm::StringRef text) {
-  auto m = parseModelText(text);
-  EXPECT_TRUE(m.ok()) << m.status();
-  return m.ok() ? std::move(*m) : nullptr;
-}
-
-Tensor floats(std::vector<int64_t> dims, std::vector<float> v) {
-  Tensor t;
-  t.setDataType(DataType::Float);
-  t.setDims(std::move(dims));
-  t.setRaw(std::string(reinterpret_cast<const char *>(v.data()), v.size() * sizeof(float)));
-  return t;
-}
-
-Tensor int64s(std::vector<int64_t> dims, std::vector<int64_t> v) {
-  Tensor t;
-  t.setDataType(DataType::Int64);
-  t.setDims(std::move(dims));
-  t.setRaw(std::string(reinterpret_cast<const char *>(v.data()), v.size() * sizeof(int64_t)));
-  return t;
-}
+using evaltest::floats;
+using evaltest::int64s;
+using evaltest::parse;
 
 std::vector<float> fv(const Tensor &t) {
   auto v = t.values<float>();

@@ -6,50 +6,27 @@
 // dies with bad_alloc, under the sanitizers too).
 //
 //===----------------------------------------------------------------------===//
+#include "KernelTestUtil.h"
 #include "onnxir/IR/Builder.h"
 #include "onnxir/Ops/Kernels.h"
 
 #include "gtest/gtest.h"
 
-#include <cstring>
 #include <limits>
 
 using namespace onnxir;
 
 namespace {
 
-struct Call {
-  std::string op;
-  int64_t opset;
-  std::vector<Tensor> inputs;
-  std::vector<std::unique_ptr<Attribute>> attrs;
-  unsigned numOutputs = 1;
-  uint64_t maxBytes = 1 << 20; // the pass's default
-
-  Call(std::string o, int64_t v = 17) : op(std::move(o)), opset(v) {}
-  Call &in(Tensor t) { inputs.push_back(std::move(t)); return *this; }
-  Call &attr(std::unique_ptr<Attribute> a) { attrs.push_back(std::move(a)); return *this; }
-  absl::StatusOr<std::vector<Tensor>> run() {
-    std::vector<const Tensor *> ins;
-    for (auto &t : inputs) ins.push_back(&t);
-    std::vector<const Attribute *> as;
-    for (auto &a : attrs) as.push_back(a.get());
-    KernelCall c("", op, opset, as);
-    c.inputs = ins;
-    c.numOutputs = numOutputs;
-    c.maxOutputBytes = maxBytes;
-    return evaluateKernel(c);
-  }
-  absl::StatusCode code() { return run().status().code(); }
+/// A kernel call under the folding pass's default output budget.
+struct Call : kerneltest::Call {
+  Call(std::string o, int64_t v = 17) : kerneltest::Call(std::move(o), v) { maxBytes = 1 << 20; }
 };
 
-Tensor i64(std::vector<int64_t> d, std::vector<int64_t> v) { return makeInt64Tensor(d, v); }
-Tensor f32(std::vector<int64_t> d, std::vector<float> v) { return makeFloatTensor(d, v); }
-Tensor f64(std::vector<int64_t> d, std::vector<double> v) {
-  std::string raw(v.size() * 8, '\0');
-  if (!v.empty()) std::memcpy(raw.data(), v.data(), raw.size());
-  return makeTensor(DataType::Double, d, raw);
-}
+using kerneltest::f32;
+using kerneltest::f64;
+using kerneltest::i64;
+
 Tensor strs(std::vector<int64_t> d, std::vector<std::string> v) {
   Tensor t;
   t.setDataType(DataType::String);

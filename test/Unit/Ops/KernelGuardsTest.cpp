@@ -6,6 +6,7 @@
 // #9 and #39; seed 48 at fe2c29d, #65).
 //
 //===----------------------------------------------------------------------===//
+#include "KernelTestUtil.h"
 #include "onnxir/IR/Builder.h"
 #include "onnxir/Ops/Kernels.h"
 
@@ -15,21 +16,8 @@ using namespace onnxir;
 
 namespace {
 
-absl::StatusOr<std::vector<Tensor>> call(const std::string &op, int64_t opset,
-                                         std::vector<const Tensor *> inputs,
-                                         const std::vector<std::unique_ptr<Attribute>> &attrs = {}) {
-  std::vector<const Attribute *> as;
-  for (auto &a : attrs) as.push_back(a.get());
-  KernelCall c("", op, opset, as);
-  c.inputs = std::move(inputs);
-  return evaluateKernel(c);
-}
-
-std::vector<std::unique_ptr<Attribute>> attrs1(std::unique_ptr<Attribute> a) {
-  std::vector<std::unique_ptr<Attribute>> v;
-  v.push_back(std::move(a));
-  return v;
-}
+using kerneltest::attrs1;
+using kerneltest::call;
 
 // Gemm multiplies matrices: an A of rank 3 (or 1) is refused, not read as the
 // matrix its first dims would make (#9 dropped `a->rank() != 2`: a [2,2,2] A

@@ -9,6 +9,7 @@
 // let a string base into Pow).
 //
 //===----------------------------------------------------------------------===//
+#include "KernelTestUtil.h"
 #include "onnxir/IR/Builder.h"
 #include "onnxir/Ops/Kernels.h"
 
@@ -18,15 +19,7 @@ using namespace onnxir;
 
 namespace {
 
-absl::StatusOr<std::vector<Tensor>> call(const std::string &op, int64_t opset,
-                                         std::vector<const Tensor *> inputs,
-                                         const std::vector<std::unique_ptr<Attribute>> &attrs = {}) {
-  std::vector<const Attribute *> as;
-  for (auto &a : attrs) as.push_back(a.get());
-  KernelCall c("", op, opset, as);
-  c.inputs = inputs;
-  return evaluateKernel(c);
-}
+using kerneltest::call;
 
 bool says(const absl::Status &s, const std::string &what) {
   return s.message().find(what) != std::string::npos;

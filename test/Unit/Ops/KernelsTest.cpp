@@ -1,60 +1,23 @@
 //===- KernelsTest.cpp - The folding kernels, one operator at a time ------===//
+#include "KernelTestUtil.h"
 #include "onnxir/IR/Builder.h"
 #include "onnxir/Ops/Kernels.h"
 
 #include "gtest/gtest.h"
 
 #include <cmath>
-#include <cstring>
 
 using namespace onnxir;
 
 namespace {
 
-/// Calls a kernel with owned inputs and attributes.
-struct Call {
-  std::string op;
-  int64_t opset = 17;
-  std::vector<Tensor> inputs;
-  std::vector<bool> present;
-  std::vector<std::unique_ptr<Attribute>> attrs;
-  unsigned numOutputs = 1;
-  uint64_t maxBytes = UINT64_MAX;
-
-  Call(std::string o, int64_t v = 17) : op(std::move(o)), opset(v) {}
-  Call &in(Tensor t) { inputs.push_back(std::move(t)); present.push_back(true); return *this; }
-  Call &none() { inputs.emplace_back(); present.push_back(false); return *this; }
-  Call &attr(std::unique_ptr<Attribute> a) { attrs.push_back(std::move(a)); return *this; }
-
-  absl::StatusOr<std::vector<Tensor>> run() {
-    std::vector<const Tensor *> ins;
-    for (size_t k = 0; k < inputs.size(); ++k) ins.push_back(present[k] ? &inputs[k] : nullptr);
-    std::vector<const Attribute *> as;
-    for (auto &a : attrs) as.push_back(a.get());
-    KernelCall c("", op, opset, as);
-    c.inputs = ins;
-    c.numOutputs = numOutputs;
-    c.maxOutputBytes = maxBytes;
-    return evaluateKernel(c);
-  }
-  Tensor one() {
-    auto r = run();
-    EXPECT_TRUE(r.ok()) << r.status();
-    if (!r.ok() || r->empty()) return Tensor();
-    return std::move((*r)[0]);
-  }
-};
-
-template <typename T> Tensor typed(DataType dt, std::vector<int64_t> dims, std::vector<T> v) {
-  std::string raw(v.size() * sizeof(T), '\0');
-  if (!v.empty()) std::memcpy(raw.data(), v.data(), raw.size());
-  return makeTensor(dt, std::move(dims), std::move(raw));
-}
-Tensor f32(std::vector<int64_t> d, std::vector<float> v) { return makeFloatTensor(d, v); }
-Tensor i64(std::vector<int64_t> d, std::vector<int64_t> v) { return makeInt64Tensor(d, v); }
-Tensor i32(std::vector<int64_t> d, std::vector<int32_t> v) { return typed(DataType::Int32, d, v); }
-Tensor i8(std::vector<int64_t> d, std::vector<int8_t> v) { return typed(DataType::Int8, d, v); }
-Tensor u8(std::vector<int64_t> d, std::vector<uint8_t> v) { return typed(DataType::Uint8, d, v); }
+using kerneltest::Call;
+using kerneltest::f32;
+using kerneltest::i32;
+using kerneltest::i64;
+using kerneltest::i8;
+using kerneltest::typed;
+using kerneltest::u8;
 
 std::vector<float> fv(const Tensor &t) { return *t.values<float>(); }
 std::vector<int64_t> iv(const Tensor &t) { return *t.values<int64_t>(); }

@@ -1,4 +1,5 @@
 //===- ConstantFoldingTest.cpp - foldConstants on small models ------------===//
+#include "PassTestUtil.h"
 #include "onnxir/IR/Model.h"
 #include "onnxir/IR/Verifier.h"
 #include "onnxir/Passes/ConstantFolding.h"
@@ -10,11 +11,7 @@ using namespace onnxir;
 
 namespace {
 
-std::unique_ptr<Model> parse(llvm::StringRef text) {
-  auto m = parseModelText(text);
-  EXPECT_TRUE(m.ok()) << m.status();
-  return m.ok() ? std::move(*m) : nullptr;
-}
+using passtest::parse;
 
 unsigned countOps(Graph &g, llvm::StringRef op) {
   unsigned n = 0;

@@ -1,4 +1,5 @@
 //===- ShapeInferenceTest.cpp - The inference engine through its C++ API --===//
+#include "PassTestUtil.h"
 #include "onnxir/IR/Model.h"
 #include "onnxir/Ops/OpSchema.h"
 #include "onnxir/Passes/ShapeInference.h"
@@ -13,11 +14,7 @@ using namespace onnxir;
 
 namespace {
 
-std::unique_ptr<Model> parse(const char *text) {
-  auto m = parseModelText(text);
-  EXPECT_TRUE(m.ok()) << m.status().message();
-  return m.ok() ? std::move(*m) : nullptr;
-}
+using passtest::parse;
 
 Value *valueNamed(Model &m, llvm::StringRef name) {
   Value *found = nullptr;
