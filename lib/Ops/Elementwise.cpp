@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "AdapterSupport.h"
+#include "ExpandSupport.h"
 #include "Families.h"
 #include "InferSupport.h"
 #include "KernelSupport.h"
@@ -24,6 +25,7 @@
 #include "onnxir/IR/Type.h"
 #include "onnxir/IR/Value.h"
 #include "onnxir/Ops/InferCtx.h"
+#include "onnxir/Ops/OpContext.h"
 #include "onnxir/Ops/OpFacts.h"
 #include "onnxir/Ops/OpRegistry.h"
 
@@ -1168,6 +1170,48 @@ absl::Status preluUp7(Node &n, AdapterContext &c) {
 }
 } // namespace
 
+namespace expansions {
+namespace {
+
+// Gelu-20's function body: approximate="none": Y = 0.5 * X * (1 + Erf(X /
+// sqrt(2))); "tanh": Y = 0.5 * X * (1 + Tanh(sqrt(2 / pi) * (X + 0.044715 *
+// X^3))).
+absl::Status expandGelu(Node &n, ExpandContext &c, std::vector<Value *> &results) {
+  if (absl::Status s = noReferences(n); !s.ok()) return s;
+  if (n.numOperands() < 1 || !n.operand(0)) return refuse("X is required");
+  NodeContext nc(n);
+  std::string approximate = nc.getString("approximate", "none");
+  if (approximate != "none" && approximate != "tanh")
+    return refuse(absl::StrCat("approximate \"", approximate, "\" is neither \"none\" nor \"tanh\""));
+  std::optional<DataType> t = firstElemType({n.operand(0), resultOr(n, 0)}); // X and Y: T
+  if (!t && c.opset < 15)
+    return refuse(absl::StrCat("the element type of X ('", n.operand(0)->name().str(),
+                               "') is unknown, and CastLike does not exist at opset ", c.opset));
+  if (t && !isFloatType(*t))
+    return refuse(absl::StrCat("X has element type ", dataTypeName(*t).str(), ", not a float type"));
+  absl::Status s = approximate == "none" ? requireOps(c, {"Div", "Erf", "Add", "Mul"})
+                                         : requireOps(c, {"Tanh", "Add", "Mul"});
+  if (!s.ok()) return s;
+  if (c.checkOnly) return absl::OkStatus();
+  Emitter e(n, c);
+  Value *x = n.operand(0);
+  Value *inner;
+  if (approximate == "none") {
+    inner = e.op("Erf", {e.op("Div", {x, e.scalar(std::sqrt(2.0), t, x)})});
+  } else {
+    Value *x3 = e.op("Mul", {e.op("Mul", {x, x}), x});
+    Value *poly = e.op("Add", {x, e.op("Mul", {e.scalar(0.044715, t, x), x3})});
+    inner = e.op("Tanh", {e.op("Mul", {e.scalar(std::sqrt(2.0 / M_PI), t, x), poly})});
+  }
+  Value *onePlus = e.op("Add", {e.scalar(1.0, t, x), inner});
+  Value *halfX = e.op("Mul", {e.scalar(0.5, t, x), x});
+  results = {e.op("Mul", {halfX, onePlus})};
+  return absl::OkStatus();
+}
+
+} // namespace
+} // namespace expansions
+
 void registerElementwiseOps(OpRegistrar &r) {
   using namespace infer;
   for (const char *op : {"Add", "Sub", "Mul", "Div", "Mod"})
@@ -1224,6 +1268,7 @@ void registerElementwiseOps(OpRegistrar &r) {
   r["Softsign"] = kernels::kSoftsign; r["Celu"] = kernels::kCelu;
   r["ThresholdedRelu"] = kernels::kThresholdedRelu; r["Clip"] = kernels::kClip;
   r["Mish"] = kernels::kMish; r["Swish"] = kernels::kSwish; r["Gelu"] = kernels::kGelu;
+  r["Gelu"].since(20).expand(expansions::expandGelu);
   r["Clip"].since(11).upgrade(clipUp11).downgrade(clipDown11);
   r["Pow"].since(12).upgrade(adapters::noChange).downgrade(powDown12);
   r["GreaterOrEqual"].since(12).downgrade(orEqualDown12<true>);

@@ -30,8 +30,6 @@ void registerSequenceOps(OpRegistrar &r);     ///< Sequence.cpp
 void registerSignalOps(OpRegistrar &r);       ///< Signal.cpp
 void registerMiscOps(OpRegistrar &r);         ///< Misc.cpp
 void registerControlFlowOps(OpRegistrar &r);  ///< ControlFlow.cpp
-/// Expansion builders (Note [Expansion builders], OpRegistry.h).
-void registerExpansions(OpRegistrar &r);      ///< Expansions.cpp
 void registerMLOps(OpRegistrar &r);       ///< ai.onnx.ml (ML.cpp)
 void registerPreviewOps(OpRegistrar &r);  ///< ai.onnx.preview (NN.cpp)
 void registerTrainingOps(OpRegistrar &r); ///< ai.onnx.preview.training (Training.cpp)

@@ -4,10 +4,15 @@
 // forms before 9, the training outputs of -9 and -14), InstanceNormalization,
 // LayerNormalization, GroupNormalization (scale and bias per group at -18,
 // per channel from -21), RMSNormalization, LpNormalization,
-// MeanVarianceNormalization, LRN.
+// MeanVarianceNormalization, LRN. One section per op, in this order: its
+// type and shape rule, its kernel, its version adapters, its expansion
+// builder (LayerNormalization-17, RMSNormalization-23: Note [Expansion
+// builders], OpRegistry.h) and its registration (registerNormalizationOps at
+// the end calls them in turn).
 //
 //===----------------------------------------------------------------------===//
 #include "AdapterSupport.h"
+#include "ExpandSupport.h"
 #include "Families.h"
 #include "InferSupport.h"
 #include "KernelSupport.h"
@@ -17,6 +22,7 @@
 #include "onnxir/IR/Type.h"
 #include "onnxir/IR/Value.h"
 #include "onnxir/Ops/InferCtx.h"
+#include "onnxir/Ops/OpContext.h"
 #include "onnxir/Ops/OpRegistry.h"
 
 #include "absl/strings/str_cat.h"
@@ -26,13 +32,16 @@
 #include <cmath>
 
 namespace onnxir {
+
+//===----------------------------------------------------------------------===//
+// Helpers shared by several ops
+//===----------------------------------------------------------------------===//
+
 namespace {
 
 using adapters::dropResultsFrom;
 using adapters::refuse;
 using adapters::resultRead;
-
-
 
 /// True if a result slot from #first on is present (a non-empty slot).
 bool hasResultsFrom(const Node &n, unsigned first) {
@@ -116,6 +125,33 @@ StatusOr<DataType> stashType(const KernelCall &c) {
   return dt;
 }
 
+/// X (operand #0), of a float type and within the output size budget.
+StatusOr<Arr> floatX(const KernelCall &c) {
+  auto x = inputArr(c, 0);
+  if (!x.ok()) return x.status();
+  if (Status sz = checkOutputSize(c, x->dt, x->dims); !sz.ok()) return sz;
+  if (x->kind() != CK::F32 && x->kind() != CK::F64)
+    return invalid(absl::StrCat("X is ", dataTypeName(x->dt).str(), ", not a float type"));
+  return x;
+}
+
+/// `a` in the compute kind of `dt`: converted when the kinds differ (its
+/// element type stays `a`'s otherwise).
+StatusOr<Arr> inKindOf(Arr a, DataType dt) {
+  if (a.kind() == computeKind(dt)) return a;
+  return convertArr(a, dt);
+}
+
+/// `y`, computed in a stash type, as element type `dt`: relabelled when the
+/// compute kinds agree, converted otherwise.
+StatusOr<Arr> asElemType(Arr y, DataType dt) {
+  if (computeKind(dt) == y.kind()) {
+    y.dt = dt;
+    return y;
+  }
+  return convertArr(y, dt);
+}
+
 // Note [Normalized-shape operands]
 //   LayerNormalization's Scale and B, and RMSNormalization's scale, broadcast
 //   (one way) to X. X is seen as rows x cols, cols the product of the dims from
@@ -150,8 +186,96 @@ StatusOr<RowOffsets> rowOffsets(const Arr &p, llvm::StringRef name,
   return r;
 }
 
+/// What LayerNormalization and RMSNormalization start from: X (float) in
+/// stash_type, seen as rows x cols, cols the product of the dims from `axis`
+/// on (Note [Normalized-shape operands]).
+struct StashedRows {
+  Arr x;
+  DataType stash;
+  int64_t axis, rows, cols;
+};
+
+StatusOr<StashedRows> stashedRows(const KernelCall &c) {
+  auto x0 = floatX(c);
+  if (!x0.ok()) return x0.status();
+  int64_t r = x0->rank();
+  auto axis = normAxis(c.getInt("axis", -1), r);
+  if (!axis)
+    return invalid(absl::StrCat("attribute 'axis' is ", c.getInt("axis", -1),
+                                ", out of range for X of rank ", r));
+  auto sdt = stashType(c);
+  if (!sdt.ok()) return sdt.status();
+  auto x = inKindOf(std::move(*x0), *sdt);
+  if (!x.ok()) return x.status();
+  int64_t rows = numElementsOf(llvm::ArrayRef<int64_t>(x->dims).take_front(*axis));
+  int64_t cols = numElementsOf(llvm::ArrayRef<int64_t>(x->dims).drop_front(*axis));
+  return StashedRows{std::move(*x), *sdt, *axis, rows, cols};
+}
+
 } // namespace
 } // namespace kernels
+
+namespace expansions {
+namespace {
+
+/// What the normalizations (LayerNormalization-17, RMSNormalization-23)
+/// share: their attributes, T (the element type of X, known from X or from
+/// values of the same constraint), U (stash_type) and the axes [axis, rank)
+/// as the opset can say them.
+struct NormalizationPlan {
+  std::optional<DataType> t;
+  DataType u = DataType::Float;
+  float eps = 1e-5f;
+  std::vector<int64_t> axes;
+
+  bool sameType() const { return t && *t == u; }
+  /// X in the stash type.
+  Value *toStash(Emitter &e, Value *x) const { return sameType() ? x : e.cast(x, u); }
+  /// `v` (of type U) back in T, X's type.
+  Value *fromStash(Emitter &e, Value *v, Value *x) const {
+    return sameType() ? v : t ? e.cast(v, *t) : e.op("CastLike", {v, x});
+  }
+};
+
+/// The checks shared by the normalizations, in this order: no attribute
+/// refers to a function attribute; X and the scale operand (named `scale`
+/// in the refusal) are given; stash_type is a float type; T is known (from X
+/// or `sameType`) or CastLike exists; the axes can be said; `ops` exist.
+absl::Status planNormalization(Node &n, const ExpandContext &c, const char *scale,
+                               std::initializer_list<const Value *> sameType,
+                               std::initializer_list<const char *> ops, NormalizationPlan &p) {
+  if (absl::Status s = noReferences(n); !s.ok()) return s;
+  if (n.numOperands() < 2 || !n.operand(0) || !n.operand(1))
+    return refuse(absl::StrCat("X and ", scale, " are required"));
+  NodeContext nc(n);
+  int64_t axis = nc.getInt("axis", -1), stash = nc.getInt("stash_type", 1);
+  p.eps = nc.getFloat("epsilon", 1e-5f);
+  if (!isFloatType((DataType)stash))
+    return refuse(absl::StrCat("stash_type ", stash, " is not a floating-point type"));
+  p.u = (DataType)stash;
+  p.t = elemOf(n.operand(0));
+  if (!p.t) p.t = firstElemType(sameType);
+  if (!p.t && c.opset < 15)
+    return refuse(absl::StrCat("the element type of X ('", n.operand(0)->name().str(),
+                               "') is unknown, and CastLike does not exist at opset ", c.opset));
+  int64_t rank = rankOf(n.operand(0));
+  if (axis < 0 && c.opset >= 11) {
+    for (int64_t a = axis; a < 0; ++a) p.axes.push_back(a);
+  } else {
+    if (rank < 0)
+      return refuse(absl::StrCat("axis ", axis, " needs the rank of X ('",
+                                 n.operand(0)->name().str(), "'), which is unknown",
+                                 axis < 0 ? " (negative axes need opset 11)" : ""));
+    int64_t first = axis < 0 ? axis + rank : axis;
+    if (first < 0 || first >= rank)
+      return refuse(absl::StrCat("axis ", axis, " is outside the rank ", rank, " of X"));
+    for (int64_t a = first; a < rank; ++a) p.axes.push_back(a);
+  }
+  return requireOps(c, ops);
+}
+
+} // namespace
+} // namespace expansions
 
 //===--- BatchNormalization ---===//
 
@@ -363,6 +487,23 @@ StatusOr<std::vector<Tensor>> kBatchNormalization(const KernelCall &c) {
 } // namespace
 } // namespace kernels
 
+namespace {
+
+void registerBatchNormalization(OpRegistrar &r) {
+  using namespace infer;
+  using adapters::dropConsumedInputs;
+  using adapters::noChange;
+  r["BatchNormalization"].infer(batchNormRule).kernel(kernels::kBatchNormalization);
+  // Version adapters (Note [Version adapters]).
+  r["BatchNormalization"].since(6).upgrade(dropConsumedInputs).downgrade(batchNormDown6);
+  r["BatchNormalization"].since(7).upgrade(batchNormUp7).downgrade(batchNormDown7);
+  r["BatchNormalization"].since(9).upgrade(batchNormUp9).downgrade(noChange);
+  r["BatchNormalization"].since(14).upgrade(batchNormUp14).downgrade(batchNormDown14);
+  r["BatchNormalization"].since(15).upgrade(noChange).downgrade(batchNormDown15);
+}
+
+} // namespace
+
 //===--- InstanceNormalization ---===//
 
 namespace infer {
@@ -417,6 +558,16 @@ StatusOr<std::vector<Tensor>> kInstanceNormalization(const KernelCall &c) {
 } // namespace
 } // namespace kernels
 
+namespace {
+
+void registerInstanceNormalization(OpRegistrar &r) {
+  using namespace infer;
+  r["InstanceNormalization"].infer(instanceNormRule).kernel(kernels::kInstanceNormalization);
+  r["InstanceNormalization"].since(6).upgrade(adapters::dropConsumedInputs).downgrade(adapters::noChange);
+}
+
+} // namespace
+
 //===--- LayerNormalization ---===//
 
 namespace infer {
@@ -440,42 +591,31 @@ namespace {
 /// does); Y back in X's type, Mean and InvStdDev in stash_type, of X's dims
 /// with those from `axis` on made 1.
 StatusOr<std::vector<Tensor>> kLayerNormalization(const KernelCall &c) {
-  auto x0 = inputArr(c, 0);
-  if (!x0.ok()) return x0.status();
-  if (Status sz = checkOutputSize(c, x0->dt, x0->dims); !sz.ok()) return sz;
-  if (x0->kind() != CK::F32 && x0->kind() != CK::F64)
-    return invalid(absl::StrCat("X is ", dataTypeName(x0->dt).str(), ", not a float type"));
-  int64_t r = x0->rank();
-  auto axis = normAxis(c.getInt("axis", -1), r);
-  if (!axis)
-    return invalid(absl::StrCat("attribute 'axis' is ", c.getInt("axis", -1),
-                                ", out of range for X of rank ", r));
-  auto sdt = stashType(c);
-  if (!sdt.ok()) return sdt.status();
-  auto x = x0->kind() == computeKind(*sdt) ? std::move(*x0) : convertArr(*x0, *sdt);
-  if (!x.ok()) return x.status();
+  auto sr = stashedRows(c);
+  if (!sr.ok()) return sr.status();
+  const Arr *x = &sr->x;
+  DataType sdt = sr->stash;
+  int64_t axis = sr->axis, rows = sr->rows, cols = sr->cols;
   DataType xdt = c.input(0)->dataType();
-  auto sc = floatOperand(c, 1, "Scale", *sdt);
+  auto sc = floatOperand(c, 1, "Scale", sdt);
   if (!sc.ok()) return sc.status();
   std::optional<Arr> bb;
   if (c.input(2)) {
-    auto b = floatOperand(c, 2, "B", *sdt);
+    auto b = floatOperand(c, 2, "B", sdt);
     if (!b.ok()) return b.status();
     bb = std::move(*b);
   }
-  auto so = rowOffsets(*sc, "Scale", x->dims, *axis);
+  auto so = rowOffsets(*sc, "Scale", x->dims, axis);
   if (!so.ok()) return so.status();
   RowOffsets bo;
   if (bb) {
-    auto o = rowOffsets(*bb, "B", x->dims, *axis);
+    auto o = rowOffsets(*bb, "B", x->dims, axis);
     if (!o.ok()) return o.status();
     bo = std::move(*o);
   }
-  int64_t rows = numElementsOf(llvm::ArrayRef<int64_t>(x->dims).take_front(*axis));
-  int64_t cols = numElementsOf(llvm::ArrayRef<int64_t>(x->dims).drop_front(*axis));
-  std::vector<int64_t> sdims(x->dims.begin(), x->dims.begin() + *axis);
-  sdims.resize(r, 1);
-  Arr y = Arr::make(*sdt, x->dims), mean = Arr::make(*sdt, sdims), inv = Arr::make(*sdt, sdims);
+  std::vector<int64_t> sdims(x->dims.begin(), x->dims.begin() + axis);
+  sdims.resize(x->rank(), 1);
+  Arr y = Arr::make(sdt, x->dims), mean = Arr::make(sdt, sdims), inv = Arr::make(sdt, sdims);
   Status st = visitFloat(x->kind(), "stash_type", [&](auto tag) -> Status {
     using T = decltype(tag);
     const T *xv = x->template vec<T>().data();
@@ -503,21 +643,64 @@ StatusOr<std::vector<Tensor>> kLayerNormalization(const KernelCall &c) {
     return absl::OkStatus();
   });
   if (!st.ok()) return st;
-  if (computeKind(xdt) == y.kind()) {
-    y.dt = xdt;
-  } else {
-    auto yc = convertArr(y, xdt);
-    if (!yc.ok()) return yc.status();
-    y = std::move(*yc);
-  }
+  auto yc = asElemType(std::move(y), xdt);
+  if (!yc.ok()) return yc.status();
   std::vector<Tensor> res;
-  res.push_back(toTensor(y));
+  res.push_back(toTensor(*yc));
   if (c.numOutputs > 1) res.push_back(toTensor(mean));
   if (c.numOutputs > 2) res.push_back(toTensor(inv));
   return res;
 }
 } // namespace
 } // namespace kernels
+
+namespace expansions {
+namespace {
+
+// LayerNormalization-17's function body: U = stash_type; XU = Cast<U>(X);
+// axes = [axis, rank); Mean = ReduceMean(XU); D = XU - Mean;
+// Var = ReduceMean(D * D); InvStdDev = 1 / Sqrt(Var + epsilon);
+// Y = Cast<T>(D * InvStdDev) * Scale (+ B when given); the optional results
+// Mean and InvStdDev are of type U.
+absl::Status expandLayerNormalization(Node &n, ExpandContext &c, std::vector<Value *> &results) {
+  NormalizationPlan p;
+  // LayerNormalization-17: X, Scale, B and Y share T.
+  if (absl::Status s = planNormalization(
+          n, c, "Scale", {operandOr(n, 1), operandOr(n, 2), resultOr(n, 0)},
+          {"ReduceMean", "Sub", "Mul", "Add", "Sqrt", "Reciprocal", "Cast"}, p);
+      !s.ok())
+    return s;
+  if (c.checkOnly) return absl::OkStatus();
+  Emitter e(n, c);
+  Value *x = n.operand(0);
+  Value *xu = p.toStash(e, x);
+  Value *mean = e.reduceMean(xu, p.axes);
+  Value *d = e.op("Sub", {xu, mean});
+  Value *var = e.reduceMean(e.op("Mul", {d, d}), p.axes);
+  Value *varEps = e.op("Add", {var, e.scalar(p.eps, p.u, nullptr)});
+  Value *invStdDev = e.op("Reciprocal", {e.op("Sqrt", {varEps})});
+  Value *normalized = e.op("Mul", {d, invStdDev});
+  Value *y = e.op("Mul", {p.fromStash(e, normalized, x), n.operand(1)});
+  if (n.numOperands() > 2 && n.operand(2)) y = e.op("Add", {y, n.operand(2)});
+  results = {y, mean, invStdDev};
+  results.resize(n.numResults());
+  return absl::OkStatus();
+}
+
+} // namespace
+} // namespace expansions
+
+namespace {
+
+void registerLayerNormalization(OpRegistrar &r) {
+  using namespace infer;
+  r["LayerNormalization"].infer(layerNormRule).kernel(kernels::kLayerNormalization);
+  // Over the axes from `axis` on (Note [Op facts]).
+  r["LayerNormalization"].shapePreserving().axis(AxisFact::AxisAttribute);
+  r["LayerNormalization"].since(17).expand(expansions::expandLayerNormalization);
+}
+
+} // namespace
 
 //===--- GroupNormalization ---===//
 
@@ -553,11 +736,8 @@ namespace {
 /// scale and bias per group (-18) or per channel (-21, which also computes
 /// in stash_type).
 StatusOr<std::vector<Tensor>> kGroupNormalization(const KernelCall &c) {
-  auto x0 = inputArr(c, 0);
+  auto x0 = floatX(c);
   if (!x0.ok()) return x0.status();
-  if (Status sz = checkOutputSize(c, x0->dt, x0->dims); !sz.ok()) return sz;
-  if (x0->kind() != CK::F32 && x0->kind() != CK::F64)
-    return invalid(absl::StrCat("X is ", dataTypeName(x0->dt).str(), ", not a float type"));
   if (x0->rank() < 2)
     return invalid(absl::StrCat("X has shape ", dimsStr(x0->dims), "; expected [N, C, ...]"));
   bool perGroup = c.opset > 0 && c.opset < 21;
@@ -567,7 +747,7 @@ StatusOr<std::vector<Tensor>> kGroupNormalization(const KernelCall &c) {
     if (!sdt.ok()) return sdt.status();
     cdt = *sdt;
   }
-  auto x = x0->kind() == computeKind(cdt) ? std::move(*x0) : convertArr(*x0, cdt);
+  auto x = inKindOf(std::move(*x0), cdt);
   if (!x.ok()) return x.status();
   int64_t N = x->dims[0], C = x->dims[1], G = c.getInt("num_groups", 0);
   if (G <= 0 || C % G != 0)
@@ -610,16 +790,21 @@ StatusOr<std::vector<Tensor>> kGroupNormalization(const KernelCall &c) {
     return absl::OkStatus();
   });
   if (!st.ok()) return st;
-  if (computeKind(xdt) == y.kind()) {
-    y.dt = xdt;
-    return one(y);
-  }
-  auto yc = convertArr(y, xdt);
+  auto yc = asElemType(std::move(y), xdt);
   if (!yc.ok()) return yc.status();
   return one(*yc);
 }
 } // namespace
 } // namespace kernels
+
+namespace {
+
+void registerGroupNormalization(OpRegistrar &r) {
+  r["GroupNormalization"].infer(infer::sameAsInput).kernel(kernels::kGroupNormalization);
+  r["GroupNormalization"].since(21).upgrade(groupNormUp21).downgrade(groupNormDown21);
+}
+
+} // namespace
 
 //===--- RMSNormalization ---===//
 
@@ -635,28 +820,16 @@ namespace {
 /// X / sqrt(mean(X^2 over the dims from `axis` on) + epsilon) * scale,
 /// computed in stash_type; Y of the scale's type.
 StatusOr<std::vector<Tensor>> kRMSNormalization(const KernelCall &c) {
-  auto x0 = inputArr(c, 0);
-  if (!x0.ok()) return x0.status();
-  if (Status sz = checkOutputSize(c, x0->dt, x0->dims); !sz.ok()) return sz;
-  if (x0->kind() != CK::F32 && x0->kind() != CK::F64)
-    return invalid(absl::StrCat("X is ", dataTypeName(x0->dt).str(), ", not a float type"));
-  int64_t r = x0->rank();
-  auto axis = normAxis(c.getInt("axis", -1), r);
-  if (!axis)
-    return invalid(absl::StrCat("attribute 'axis' is ", c.getInt("axis", -1),
-                                ", out of range for X of rank ", r));
-  auto sdt = stashType(c);
-  if (!sdt.ok()) return sdt.status();
-  auto x = x0->kind() == computeKind(*sdt) ? std::move(*x0) : convertArr(*x0, *sdt);
-  if (!x.ok()) return x.status();
-  auto sc = floatOperand(c, 1, "scale", *sdt);
+  auto sr = stashedRows(c);
+  if (!sr.ok()) return sr.status();
+  const Arr *x = &sr->x;
+  int64_t rows = sr->rows, cols = sr->cols;
+  auto sc = floatOperand(c, 1, "scale", sr->stash);
   if (!sc.ok()) return sc.status();
   DataType ydt = c.input(1)->dataType();
-  auto so = rowOffsets(*sc, "scale", x->dims, *axis);
+  auto so = rowOffsets(*sc, "scale", x->dims, sr->axis);
   if (!so.ok()) return so.status();
-  int64_t rows = numElementsOf(llvm::ArrayRef<int64_t>(x->dims).take_front(*axis));
-  int64_t cols = numElementsOf(llvm::ArrayRef<int64_t>(x->dims).drop_front(*axis));
-  Arr y = Arr::make(*sdt, x->dims);
+  Arr y = Arr::make(sr->stash, x->dims);
   Status st = visitFloat(x->kind(), "stash_type", [&](auto tag) -> Status {
     using T = decltype(tag);
     const T *xv = x->template vec<T>().data();
@@ -675,16 +848,58 @@ StatusOr<std::vector<Tensor>> kRMSNormalization(const KernelCall &c) {
     return absl::OkStatus();
   });
   if (!st.ok()) return st;
-  if (computeKind(ydt) == y.kind()) {
-    y.dt = ydt;
-    return one(y);
-  }
-  auto yc = convertArr(y, ydt);
+  auto yc = asElemType(std::move(y), ydt);
   if (!yc.ok()) return yc.status();
   return one(*yc);
 }
 } // namespace
 } // namespace kernels
+
+namespace expansions {
+namespace {
+
+// RMSNormalization-23's function body: XU = Cast<U>(X);
+// Y = Cast<T>(XU * 1 / Sqrt(ReduceMean(XU * XU) + epsilon)) * scale.
+absl::Status expandRMSNormalization(Node &n, ExpandContext &c, std::vector<Value *> &results) {
+  NormalizationPlan p;
+  // RMSNormalization-23: only X has T (scale and Y have V).
+  if (absl::Status s = planNormalization(n, c, "scale", {},
+                                         {"ReduceMean", "Mul", "Add", "Sqrt", "Reciprocal", "Cast"},
+                                         p);
+      !s.ok())
+    return s;
+  // The normalized X goes back to V, the scale's (and Y's) type, which may
+  // differ from T (float16 X, float scale).
+  Value *scale = n.operand(1);
+  std::optional<DataType> v = firstElemType({scale, resultOr(n, 0)});
+  if (!v && c.opset < 15)
+    return refuse(absl::StrCat("the element type of scale ('", scale->name().str(),
+                               "') is unknown, and CastLike does not exist at opset ", c.opset));
+  if (c.checkOnly) return absl::OkStatus();
+  Emitter e(n, c);
+  Value *x = n.operand(0);
+  Value *xu = p.toStash(e, x);
+  Value *meanSquare = e.reduceMean(e.op("Mul", {xu, xu}), p.axes);
+  Value *rms = e.op("Sqrt", {e.op("Add", {meanSquare, e.scalar(p.eps, p.u, nullptr)})});
+  Value *normalized = e.op("Mul", {xu, e.op("Reciprocal", {rms})});
+  Value *inV = !v ? e.op("CastLike", {normalized, scale}) : *v == p.u ? normalized : e.cast(normalized, *v);
+  results = {e.op("Mul", {inV, scale})};
+  return absl::OkStatus();
+}
+
+} // namespace
+} // namespace expansions
+
+namespace {
+
+void registerRMSNormalization(OpRegistrar &r) {
+  using namespace infer;
+  r["RMSNormalization"].infer(rmsNormRule).kernel(kernels::kRMSNormalization);
+  r["RMSNormalization"].shapePreserving().axis(AxisFact::AxisAttribute);
+  r["RMSNormalization"].since(23).expand(expansions::expandRMSNormalization);
+}
+
+} // namespace
 
 //===--- LpNormalization ---===//
 
@@ -732,6 +947,14 @@ StatusOr<std::vector<Tensor>> kLpNormalization(const KernelCall &c) {
 } // namespace
 } // namespace kernels
 
+namespace {
+
+void registerLpNormalization(OpRegistrar &r) {
+  r["LpNormalization"].infer(infer::sameAsInput).kernel(kernels::kLpNormalization);
+}
+
+} // namespace
+
 //===--- MeanVarianceNormalization ---===//
 
 namespace kernels {
@@ -777,6 +1000,14 @@ StatusOr<std::vector<Tensor>> kMeanVarianceNormalization(const KernelCall &c) {
 }
 } // namespace
 } // namespace kernels
+
+namespace {
+
+void registerMeanVarianceNormalization(OpRegistrar &r) {
+  r["MeanVarianceNormalization"].infer(infer::sameAsInput).kernel(kernels::kMeanVarianceNormalization);
+}
+
+} // namespace
 
 //===--- LRN ---===//
 
@@ -826,39 +1057,24 @@ StatusOr<std::vector<Tensor>> kLRN(const KernelCall &c) {
 } // namespace
 } // namespace kernels
 
+namespace {
+
+void registerLRN(OpRegistrar &r) {
+  r["LRN"].infer(infer::sameAsInput).kernel(kernels::kLRN);
+}
+
+} // namespace
 
 //===----------------------------------------------------------------------===//
 // Registration
 //===----------------------------------------------------------------------===//
 
 void registerNormalizationOps(OpRegistrar &r) {
-  using namespace infer;
-  using adapters::dropConsumedInputs;
-  using adapters::noChange;
-  r["BatchNormalization"].infer(batchNormRule).kernel(kernels::kBatchNormalization);
-  // Version adapters (Note [Version adapters]).
-  r["BatchNormalization"].since(6).upgrade(dropConsumedInputs).downgrade(batchNormDown6);
-  r["BatchNormalization"].since(7).upgrade(batchNormUp7).downgrade(batchNormDown7);
-  r["BatchNormalization"].since(9).upgrade(batchNormUp9).downgrade(noChange);
-  r["BatchNormalization"].since(14).upgrade(batchNormUp14).downgrade(batchNormDown14);
-  r["BatchNormalization"].since(15).upgrade(noChange).downgrade(batchNormDown15);
-
-  r["InstanceNormalization"].infer(instanceNormRule).kernel(kernels::kInstanceNormalization);
-  r["InstanceNormalization"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
-
-  r["LayerNormalization"].infer(layerNormRule).kernel(kernels::kLayerNormalization);
-  // Over the axes from `axis` on (Note [Op facts]).
-  r["LayerNormalization"].shapePreserving().axis(AxisFact::AxisAttribute);
-
-  r["GroupNormalization"].infer(sameAsInput).kernel(kernels::kGroupNormalization);
-  r["GroupNormalization"].since(21).upgrade(groupNormUp21).downgrade(groupNormDown21);
-
-  r["RMSNormalization"].infer(rmsNormRule).kernel(kernels::kRMSNormalization);
-  r["RMSNormalization"].shapePreserving().axis(AxisFact::AxisAttribute);
-
-  r["LpNormalization"].infer(sameAsInput).kernel(kernels::kLpNormalization);
-  r["MeanVarianceNormalization"].infer(sameAsInput).kernel(kernels::kMeanVarianceNormalization);
-  r["LRN"].infer(sameAsInput).kernel(kernels::kLRN);
+  for (auto *reg : {registerBatchNormalization, registerInstanceNormalization,
+                    registerLayerNormalization, registerGroupNormalization,
+                    registerRMSNormalization, registerLpNormalization,
+                    registerMeanVarianceNormalization, registerLRN})
+    reg(r);
 }
 
 } // namespace onnxir

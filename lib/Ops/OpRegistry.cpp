@@ -115,7 +115,6 @@ OpRegistry::OpRegistry() {
   registerSignalOps(def);
   registerMiscOps(def);
   registerControlFlowOps(def);
-  registerExpansions(def);
   OpRegistrar ml = registrar("ai.onnx.ml");
   registerMLOps(ml);
   OpRegistrar preview = registrar("ai.onnx.preview");

@@ -122,7 +122,9 @@ using VersionAdapter = absl::Status (*)(Node &n, AdapterContext &c);
 // the rank of X" or "Erf does not exist at opset 8") and then for real,
 // which must then succeed. expand-functions and convert-opset's
 // down-conversion below the op's first version use them
-// (Passes/ExpandFunctions.cpp); static bodies need none.
+// (Passes/ExpandFunctions.cpp); static bodies need none. A builder sits in
+// its op's section of the family file, with the op's rule and kernel; the
+// helpers the builders share are in lib/Ops/ExpandSupport.h.
 
 /// What an expansion builder may use besides the node.
 struct ExpandContext {
