@@ -1,6 +1,8 @@
-# lit_pipelines.sh: sourced by the walks that re-run the lit models of the
-# rewrite folders (and REWRITE_MODELS) outside lit (test/Ort/rewrites.sh on
-# onnxruntime, test/Eval/rewrites.sh on the reference evaluator).
+# lit_pipelines.sh: sourced by the walks that re-run lit models outside lit:
+# those of the rewrite folders (and REWRITE_MODELS) in test/Ort/rewrites.sh
+# on onnxruntime and test/Eval/rewrites.sh on the reference evaluator, and
+# the adapter and expansion models in test/Ort/convert_*.sh and
+# expand_functions.sh (pass_models, pass_model).
 #
 # REWRITE_FOLDERS: the folders of test/Passes whose models show a rewrite
 # (positive cases and near misses alike).
@@ -37,4 +39,29 @@ lit_pipelines() {
     grep -E '(^| )%s( |$)' | grep -v -- '--verify=structure' |
     sed -E 's/(^| )%s( |$)/ /g; s/(^| )(-stats|--fusion-report|--summary)( |$)/ /g; s/^ +| +$//g' |
     sort -u
+}
+
+# pass_models SRC FOLDER PASS: the .onnxtxt models of test/Passes/FOLDER,
+# then those of the operator folders (test/Ops/<Family>/) with a RUN line
+# running PASS (an op's adapter and expansion tests live with the op's other
+# tests, issue 39), one path a line. Their names (file names without
+# .onnxtxt) are distinct: the walks name their work files after them.
+pass_models() {
+  local t
+  for t in "$1"/test/Passes/"$2"/*.onnxtxt; do
+    [ -e "$t" ] && echo "$t"
+  done
+  for t in "$1"/test/Ops/*/*.onnxtxt; do
+    grep -q -E "^(#|//) RUN: .*$3" "$t" && echo "$t"
+  done
+}
+
+# pass_model SRC FOLDER NAME: the path of the model NAME of pass_models
+# (test/Passes/FOLDER/NAME.onnxtxt if absent: the caller's read fails there).
+pass_model() {
+  local t
+  for t in "$1"/test/Passes/"$2"/"$3".onnxtxt "$1"/test/Ops/*/"$3".onnxtxt; do
+    [ -e "$t" ] && { echo "$t"; return; }
+  done
+  echo "$1/test/Passes/$2/$3.onnxtxt"
 }

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # expand_functions.sh ONNX_OPT SHARED_DIR SOURCE_DIR TESTDATA_DIR WORK_DIR
 # expand-functions keeps meaning (issue 27, item 2), checked on onnxruntime:
-# each model of test/Passes/expand-functions (refusal tests excluded) with
+# each expansion test model (test/Passes/expand-functions and the models of
+# test/Ops/<Family>/ that run expand-functions; refusal tests excluded) with
 # every usable function op expanded gives the outputs of the original on
-# random inputs (ort_compare.js default tolerance); so does each model of
-# test/Passes/convert-opset/expand-* converted down to 13 (by expansion), so
+# random inputs (ort_compare.js default tolerance); so does each adapter
+# test model named expand-* converted down to 13 (by expansion), so
 # does inline-functions/zero-attribute inlined, and
 # two ONNX backend node tests of LayerNormalization-17 converted to 13 give
 # their expected outputs (test_data_set_0).
@@ -12,6 +13,7 @@
 set -uo pipefail
 OPT=$1; SHARED=$2; SRC=$3; DATA=$4; WORK=$5
 source "$(dirname "$0")/ort_common.sh"
+source "$(dirname "$0")/../Common/lit_pipelines.sh"
 ort_require ort-expand-functions
 rm -rf "$WORK"; mkdir -p "$WORK"
 CMP="node $SHARED/tools/ort_compare.js"
@@ -28,7 +30,8 @@ check() {
   if $CMP "$a" "$b" >"$WORK/cmp.log" 2>&1; then pass=$((pass+1))
   else echo "FAIL: $label"; tail -5 "$WORK/cmp.log"; fail=$((fail+1)); fi
 }
-for t in "$SRC"/test/Passes/expand-functions/*.onnxtxt; do
+mapfile -t models < <(pass_models "$SRC" expand-functions expand-functions)
+for t in "${models[@]}"; do
   name=$(basename "$t" .onnxtxt)
   case $name in refuse*) continue ;; esac
   # A model onnxruntime cannot run before expansion says why in a line
@@ -36,7 +39,9 @@ for t in "$SRC"/test/Passes/expand-functions/*.onnxtxt; do
   if why=$(grep -m1 '^# ORT: skip' "$t"); then echo "skip: $name: ${why#\# ORT: skip }"; continue; fi
   check "$name" "$t" expanded -expand-functions
 done
-for t in "$SRC"/test/Passes/convert-opset/expand-*.onnxtxt; do
+mapfile -t adapters < <(pass_models "$SRC" convert-opset -convert-opset)
+for t in "${adapters[@]}"; do
+  case $(basename "$t") in expand-*.onnxtxt) ;; *) continue ;; esac
   check "$(basename "$t" .onnxtxt) -> 13" "$t" 13 -convert-opset --target-opset=13
 done
 # Attribute references resolved to 0 / 0.0 by inlining keep their meaning
