@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # convert_defaults.sh ONNX_OPT SHARED_DIR SOURCE_DIR WORK_DIR
 # Opset defaults and attribute changes checked on numbers (issue 48 item 3).
-# Each test/Passes/convert-opset/numeric-*.onnxtxt is a model at an old opset
-# whose input ranks are ones where the old and the new meaning of a default
-# or attribute differ. Its header names what to check:
+# Each adapter test model named numeric-*.onnxtxt (test/Passes/convert-opset,
+# test/Ops/<Family>/) is a model at an old opset whose input ranks are ones
+# where the old and the new meaning of a default or attribute differ. Its
+# header names what to check:
 #   # ORT-TARGETS: V...   the opsets to convert it to (up, or down where the
 #                         converter supports it); each converted model must
 #                         give the original's outputs on onnxruntime (random
@@ -24,13 +25,15 @@ set -uo pipefail
 OPT=$1; SHARED=$2; SRC=$3; WORK=$4
 MIN_MODELS=10
 source "$(dirname "$0")/ort_common.sh"
+source "$(dirname "$0")/../Common/lit_pipelines.sh"
 ort_require ort-convert-defaults
 rm -rf "$WORK"; mkdir -p "$WORK"
 CMP="node $SHARED/tools/ort_compare.js"
 pass=0; fail=0; differs=0; invalid=0; models=0
 failed() { echo "FAIL: $*"; fail=$((fail+1)); }
-for t in "$SRC"/test/Passes/convert-opset/numeric-*.onnxtxt; do
-  [ -f "$t" ] || continue
+mapfile -t adapters < <(pass_models "$SRC" convert-opset -convert-opset)
+for t in "${adapters[@]}"; do
+  case $(basename "$t") in numeric-*.onnxtxt) ;; *) continue ;; esac
   models=$((models+1))
   name=$(basename "$t" .onnxtxt)
   targets=$(sed -n 's/^# ORT-TARGETS: *//p' "$t")
@@ -63,7 +66,7 @@ for t in "$SRC"/test/Passes/convert-opset/numeric-*.onnxtxt; do
   done
 done
 if [ "$models" -lt "$MIN_MODELS" ]; then
-  failed "$models numeric-*.onnxtxt models found in $SRC/test/Passes/convert-opset (at least $MIN_MODELS expected)"
+  failed "$models numeric-*.onnxtxt adapter models found under $SRC/test (at least $MIN_MODELS expected)"
 fi
 echo "ort-convert-defaults: $models models, $pass conversions matched, $fail failed;" \
      "read as written: $differs differ, $invalid refused"

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # convert_opset.sh ONNX_OPT SHARED_DIR SOURCE_DIR TESTDATA_DIR WORK_DIR
 # convert-opset keeps meaning (issue 27, first slice), checked on onnxruntime:
-#  - each model of test/Passes/convert-opset (the adapter tests; refusal tests
-#    excluded) converted to 6, 11, 13 and 21 gives the outputs of the
-#    original on random inputs (ort_compare.js default tolerance); a located
-#    refusal is allowed (counted), a crash or a wrong model is not;
+#  - each adapter test model (test/Passes/convert-opset and the models of
+#    test/Ops/<Family>/ that run -convert-opset; refusal tests excluded)
+#    converted to 6, 11, 13 and 21 gives the outputs of the original on
+#    random inputs (ort_compare.js default tolerance); a located refusal is
+#    allowed (counted), a crash or a wrong model is not;
 #  - the adapter models of the steps at opset 10 and later, each converted to
 #    the target it is about;
 #  - a few ONNX backend node tests of the converted ops (opset 13), converted
@@ -18,11 +19,13 @@
 set -uo pipefail
 OPT=$1; SHARED=$2; SRC=$3; DATA=$4; WORK=$5
 source "$(dirname "$0")/ort_common.sh"
+source "$(dirname "$0")/../Common/lit_pipelines.sh"
 ort_require ort-convert-opset
 rm -rf "$WORK"; mkdir -p "$WORK"
 CMP="node $SHARED/tools/ort_compare.js"
 pass=0; fail=0; refused=0
-for t in "$SRC"/test/Passes/convert-opset/*.onnxtxt; do
+mapfile -t models < <(pass_models "$SRC" convert-opset -convert-opset)
+for t in "${models[@]}"; do
   name=$(basename "$t" .onnxtxt)
   # Refusals are lit tests; the function tests' inputs are models onnxruntime
   # rejects (a function relying on the model's import, or importing another
@@ -64,7 +67,7 @@ for nt in defaults-down:11 pad-11-up:11 softmax-13-up:13 softmax-13-down:11 \
           gridsample-dft-20-up:20 trailing-empty-operands:13 gemm-11-down-c:9; do
   name=${nt%%:*}; v=${nt##*:}
   a="$WORK/$name.onnx"; b="$WORK/$name.$v.onnx"
-  if ! "$OPT" "$SRC/test/Passes/convert-opset/$name.onnxtxt" -o "$a" ||
+  if ! "$OPT" "$(pass_model "$SRC" convert-opset "$name")" -o "$a" ||
      ! "$OPT" "$a" -convert-opset --target-opset=$v -o "$b" 2>"$WORK/err.log"; then
     echo "FAIL: $name -> $v"; cat "$WORK/err.log"; fail=$((fail+1)); continue
   fi
@@ -83,7 +86,7 @@ for nt in compare-down:11 compare-down:10 compare-down:8 compare-down:7 compare-
           upsample-7-resize-up:13; do
   name=${nt%%:*}; v=${nt##*:}
   a="$WORK/$name.onnx"; b="$WORK/$name.$v.onnx"
-  if ! "$OPT" "$SRC/test/Passes/convert-opset/$name.onnxtxt" -o "$a" ||
+  if ! "$OPT" "$(pass_model "$SRC" convert-opset "$name")" -o "$a" ||
      ! "$OPT" "$a" -infer-shapes -convert-opset --target-opset=$v -o "$b" 2>"$WORK/err.log"; then
     echo "FAIL: $name -> $v"; cat "$WORK/err.log"; fail=$((fail+1)); continue
   fi
