@@ -72,10 +72,19 @@ struct Frame {
   llvm::DenseMap<const Value *, Held> vals;
 };
 
-/// Per graph: after node #k, the values defined in the graph whose last use
-/// it was (Note [Evaluation]: counted once per graph).
+/// Per graph (Note [Evaluation]: made once per graph): the order its nodes
+/// run in and, after the k-th of them, the values defined in the graph whose
+/// last use it was.
 struct Plan {
+  /// The graph's own node order when every operand is computed before its
+  /// use (ONNX requires it); else a topological order, the stored order
+  /// kept wherever dependencies allow, so an unsorted model runs as
+  /// onnxruntime runs it rather than failing. Empty with `cycle` set when
+  /// no order exists.
+  std::vector<const Node *> order;
   std::vector<std::vector<const Value *>> freeAfter;
+  /// A node on a dependency cycle (the graph cannot run), else null.
+  const Node *cycle = nullptr;
 };
 
 class Run {

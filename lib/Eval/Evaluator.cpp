@@ -23,10 +23,12 @@
 #include "absl/strings/str_cat.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <queue>
 #include <vector>
 
 namespace onnxir {
@@ -67,6 +69,73 @@ void collectUses(const Graph &g, llvm::DenseSet<const Value *> &out) {
   }
   for (unsigned i = 0; i < g.numOutputs(); ++i)
     if (Value *v = g.output(i)) out.insert(v);
+}
+
+/// The nodes of `g` in an order that computes each node's operands (its
+/// subgraphs' uses included) before it: the stored order when it does that
+/// already, else Kahn's algorithm taking the lowest stored position ready,
+/// so the result differs from the stored order only where it must. False
+/// with `cycle` set when some nodes depend on each other.
+bool runOrder(const Graph &g, std::vector<const Node *> &order, const Node *&cycle) {
+  for (const Node &n : g.nodes()) order.push_back(&n);
+  llvm::DenseMap<const Node *, size_t> pos;
+  for (size_t k = 0; k < order.size(); ++k) pos[order[k]] = k;
+  // deps[k]: positions of the nodes of g whose results node k reads.
+  std::vector<std::vector<size_t>> deps(order.size());
+  bool sorted = true;
+  for (size_t k = 0; k < order.size(); ++k) {
+    llvm::DenseSet<const Value *> used;
+    for (unsigned i = 0; i < order[k]->numOperands(); ++i)
+      if (Value *v = order[k]->operand(i)) used.insert(v);
+    for (Graph *sg : order[k]->subgraphs()) collectUses(*sg, used);
+    for (const Value *v : used)
+      if (const Node *d = v->definingNode(); d && d->getGraph() == &g) {
+        size_t j = pos.lookup(d);
+        deps[k].push_back(j);
+        sorted &= j < k;
+      }
+  }
+  if (sorted) return true;
+  std::vector<std::vector<size_t>> users(order.size());
+  std::vector<size_t> waiting(order.size());
+  for (size_t k = 0; k < order.size(); ++k) {
+    llvm::sort(deps[k]);
+    deps[k].erase(std::unique(deps[k].begin(), deps[k].end()), deps[k].end());
+    waiting[k] = deps[k].size();
+    for (size_t j : deps[k]) users[j].push_back(k);
+  }
+  std::priority_queue<size_t, std::vector<size_t>, std::greater<size_t>> ready;
+  for (size_t k = 0; k < order.size(); ++k)
+    if (waiting[k] == 0) ready.push(k);
+  std::vector<const Node *> sortedOrder;
+  while (!ready.empty()) {
+    size_t k = ready.top();
+    ready.pop();
+    sortedOrder.push_back(order[k]);
+    for (size_t u : users[k])
+      if (--waiting[u] == 0) ready.push(u);
+  }
+  if (sortedOrder.size() != order.size()) {
+    // Every node left waits on another node left; walking such waits
+    // from any of them must come back to one it passed: that one is on a
+    // cycle (the first left may only depend on one).
+    size_t k = 0;
+    while (waiting[k] == 0) ++k;
+    std::vector<bool> seen(order.size(), false);
+    while (!seen[k]) {
+      seen[k] = true;
+      for (size_t j : deps[k])
+        if (waiting[j] != 0) {
+          k = j;
+          break;
+        }
+    }
+    cycle = order[k];
+    order.clear();
+    return false;
+  }
+  order = std::move(sortedOrder);
+  return true;
 }
 
 } // namespace
@@ -140,8 +209,8 @@ const Plan &Run::planOf(const Graph &g) {
   auto &slot = plans_[&g];
   if (slot) return *slot;
   slot = std::make_unique<Plan>();
-  std::vector<const Node *> order;
-  for (const Node &n : g.nodes()) order.push_back(&n);
+  if (!runOrder(g, slot->order, slot->cycle)) return *slot;
+  const std::vector<const Node *> &order = slot->order;
   slot->freeAfter.resize(order.size());
   llvm::DenseSet<const Value *> outputs;
   for (unsigned i = 0; i < g.numOutputs(); ++i)
@@ -169,13 +238,15 @@ const Plan &Run::planOf(const Graph &g) {
 
 Status Run::runGraph(const Graph &g, Frame &f) {
   const Plan &plan = planOf(g);
-  size_t k = 0;
-  for (const Node &n : g.nodes()) {
-    if (Status s = runNode(n, f); !s.ok()) return s;
+  if (plan.cycle)
+    return located(*plan.cycle, absl::InvalidArgumentError(
+                                    "the node is on a dependency cycle: no order computes "
+                                    "its operands before it"));
+  for (size_t k = 0; k < plan.order.size(); ++k) {
+    if (Status s = runNode(*plan.order[k], f); !s.ok()) return s;
     ++stats_.nodesRun;
     for (const Value *v : plan.freeAfter[k])
       if (f.vals.erase(v)) ++stats_.valuesFreed;
-    ++k;
   }
   return absl::OkStatus();
 }
