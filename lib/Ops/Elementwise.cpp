@@ -7,7 +7,11 @@
 // Round Erf and the trigonometric and hyperbolic functions) and the activations
 // (Relu Sigmoid Tanh LeakyRelu Elu Selu Celu HardSigmoid HardSwish Softplus
 // Softsign Mish Gelu Swish ThresholdedRelu Shrink). Cast, CastLike and BitCast
-// are in Cast.cpp.
+// are in Cast.cpp. After the helpers several ops share, one section per op,
+// or per group of ops that share one implementation and differ by a lambda
+// or a table entry, in the order above: its type and shape rule, its kernel,
+// its version adapters, its expansion builder (Gelu-20) and its
+// registration (registerElementwiseOps at the end calls them in turn).
 //
 //===----------------------------------------------------------------------===//
 #include "AdapterSupport.h"
@@ -40,7 +44,7 @@
 namespace onnxir {
 
 //===----------------------------------------------------------------------===//
-// Type and shape rules
+// Helpers shared by several ops
 //===----------------------------------------------------------------------===//
 
 namespace infer {
@@ -165,31 +169,6 @@ void propagateCompare(InferCtx &c, llvm::StringRef op) {
   c.setOutData(0, std::move(out));
 }
 
-/// Where on shape data: each element chosen by a known condition (or equal
-/// in both branches); torch's expand writes its sizes as Where(size == -1,
-/// 1, size).
-void propagateWhere(InferCtx &c) {
-  const Dims *cond = c.inData(0), *x = c.inData(1), *y = c.inData(2);
-  if (!cond || !x || !y) return;
-  for (unsigned i = 0; i < 3; ++i) {
-    auto s = c.inShape(i);
-    if (!s || s->size() > 1) return;
-  }
-  size_t n = std::max({cond->size(), x->size(), y->size()});
-  for (const Dims *d : {cond, x, y})
-    if (d->size() != n && d->size() != 1) return;
-  auto at = [&](const Dims *d, size_t i) { return (*d)[d->size() == 1 ? 0 : i]; };
-  Dims out;
-  for (size_t i = 0; i < n; ++i) {
-    const DimExpr *k = at(cond, i), *a = at(x, i), *b = at(y, i);
-    const DimExpr *r = nullptr;
-    if (k && k->isConstant()) r = k->value() != 0 ? a : b;
-    else if (a && a == b) r = a;
-    out.push_back(r);
-  }
-  c.setOutData(0, std::move(out));
-}
-
 void binary(InferCtx &c, int32_t outElem, llvm::StringRef op) {
   int32_t el = outElem ? outElem : c.inElem(0);
   if (el < 0) el = c.inElem(1);
@@ -205,33 +184,37 @@ void binary(InferCtx &c, int32_t outElem, llvm::StringRef op) {
   if (op != "") propagateArith(c, op);
 }
 
-void variadic(InferCtx &c) {
-  int32_t el = -1;
-  for (unsigned i = 0; i < c.numInputs() && el < 0; ++i) el = c.inElem(i);
-  if (c.opset < 8 && c.numInputs() > 1) {
-    // Before opset 8 the inputs of Sum/Max/Min/Mean have equal shapes.
-    for (unsigned i = 0; i < c.numInputs(); ++i)
-      if (auto s = c.inShape(i)) return c.setTensor(0, el, s);
-    return c.setTensor(0, el, std::nullopt);
-  }
-  c.setTensor(0, el, broadcastInputs(c, 0, c.numInputs()));
-  if (c.numInputs() == 2 && (c.node.opType() == "Max" || c.node.opType() == "Min"))
-    propagateArith(c, c.node.opType());
+/// The rule of the arithmetic ops (Add Sub Mul Div Mod): the broadcast
+/// shape, and `op` on shape data.
+Rule arithRule(const char *op) {
+  return [op](InferCtx &c) { binary(c, 0, op); };
+}
+
+/// The rule of the binary ops whose result has the first operand's element
+/// type (Pow PRelu BitShift BitwiseAnd BitwiseOr BitwiseXor): nothing before
+/// that type is known.
+void firstOperandTypeRule(InferCtx &c) {
+  int32_t el = c.inElem(0);
+  if (el < 0) return;
+  binary(c, el, "");
+}
+
+/// The rule of the comparisons and the logic ops (And Or Xor): a bool result
+/// of the broadcast shape, and 0/1 on shape data.
+Rule compareRule(const char *op) {
+  return [op](InferCtx &c) {
+    binary(c, kBool, "");
+    propagateCompare(c, op);
+  };
 }
 
 } // namespace
 } // namespace infer
 
-//===----------------------------------------------------------------------===//
-// Kernels
-//===----------------------------------------------------------------------===//
-
 namespace kernels {
 namespace {
 
 template <typename T> constexpr bool isFloat = std::is_floating_point_v<T>;
-
-//===--- Unary -----------------------------------------------------------===//
 
 enum class FloatOnly { Yes, No };
 
@@ -256,41 +239,8 @@ StatusOr<std::vector<Tensor>> unaryMap(const KernelCall &c, FloatOnly fo, F f) {
   return one(*a);
 }
 
-/// Float-only unary op from an expression of x (T float or double) and attrs.
-#define FLOAT_UNARY(NAME, EXPR)                                                   \
-  StatusOr<std::vector<Tensor>> NAME(const KernelCall &c) {                       \
-    [[maybe_unused]] float alpha = 0, beta = 0, gamma = 0;                        \
-    return unaryMap(c, FloatOnly::Yes, [&](auto x) -> std::optional<decltype(x)> { \
-      using T = decltype(x);                                                      \
-      if constexpr (isFloat<T>) { return (T)(EXPR); }                             \
-      else return std::nullopt;                                                   \
-    });                                                                           \
-  }
-
-FLOAT_UNARY(kSqrt, std::sqrt(x))
-FLOAT_UNARY(kExp, std::exp(x))
-FLOAT_UNARY(kLog, std::log(x))
-FLOAT_UNARY(kReciprocal, T(1) / x)
-FLOAT_UNARY(kFloor, std::floor(x))
-FLOAT_UNARY(kCeil, std::ceil(x))
-FLOAT_UNARY(kRound, std::nearbyint(x))
-FLOAT_UNARY(kSigmoid, x >= 0 ? T(1) / (T(1) + std::exp(-x)) : std::exp(x) / (T(1) + std::exp(x)))
-FLOAT_UNARY(kTanh, std::tanh(x))
-FLOAT_UNARY(kErf, std::erf(x))
-FLOAT_UNARY(kSin, std::sin(x))
-FLOAT_UNARY(kCos, std::cos(x))
-FLOAT_UNARY(kTan, std::tan(x))
-FLOAT_UNARY(kAsin, std::asin(x))
-FLOAT_UNARY(kAcos, std::acos(x))
-FLOAT_UNARY(kAtan, std::atan(x))
-FLOAT_UNARY(kSinh, std::sinh(x))
-FLOAT_UNARY(kCosh, std::cosh(x))
-FLOAT_UNARY(kAsinh, std::asinh(x))
-FLOAT_UNARY(kAcosh, std::acosh(x))
-FLOAT_UNARY(kAtanh, std::atanh(x))
-FLOAT_UNARY(kSoftplus, std::log1p(std::exp(x)))
-FLOAT_UNARY(kSoftsign, x / (T(1) + std::abs(x)))
-
+/// Float-only unary op from an expression of x (T float or double) and the
+/// attributes SETUP reads.
 #define FLOAT_UNARY_ATTR(NAME, SETUP, EXPR)                                       \
   StatusOr<std::vector<Tensor>> NAME(const KernelCall &c) {                       \
     SETUP;                                                                        \
@@ -300,136 +250,7 @@ FLOAT_UNARY(kSoftsign, x / (T(1) + std::abs(x)))
       else return std::nullopt;                                                   \
     });                                                                           \
   }
-
-FLOAT_UNARY_ATTR(kLeakyRelu, float alpha = c.getFloat("alpha", 0.01f),
-                 x >= 0 ? x : x * (T)alpha)
-FLOAT_UNARY_ATTR(kElu, float alpha = c.getFloat("alpha", 1.0f),
-                 x >= 0 ? x : (T)alpha * (std::exp(x) - T(1)))
-FLOAT_UNARY_ATTR(kSelu,
-                 float alpha = c.getFloat("alpha", 1.67326319217681884765625f);
-                 float gamma = c.getFloat("gamma", 1.05070102214813232421875f),
-                 x > 0 ? (T)gamma * x : (T)gamma * ((T)alpha * std::exp(x) - (T)alpha))
-FLOAT_UNARY_ATTR(kCelu, float alpha = c.getFloat("alpha", 1.0f),
-                 std::max(T(0), x) +
-                     std::min(T(0), (T)alpha * (std::exp(x / (T)alpha) - T(1))))
-FLOAT_UNARY_ATTR(kHardSigmoid,
-                 float alpha = c.getFloat("alpha", 0.2f);
-                 float beta = c.getFloat("beta", 0.5f),
-                 std::max(T(0), std::min(T(1), (T)alpha * x + (T)beta)))
-FLOAT_UNARY_ATTR(kHardSwish, (void)0,
-                 x * std::max(T(0), std::min(T(1), x / T(6) + T(0.5))))
-FLOAT_UNARY_ATTR(kThresholdedRelu, float alpha = c.getFloat("alpha", 1.0f),
-                 x > (T)alpha ? x : T(0))
-FLOAT_UNARY(kMish, x * std::tanh(x > T(20) ? x : std::log1p(std::exp(x))))
-FLOAT_UNARY_ATTR(kSwish, float alpha = c.getFloat("alpha", 1.0f),
-                 (T)alpha * x >= 0 ? x / (T(1) + std::exp(-(T)alpha * x))
-                                   : x * std::exp((T)alpha * x) / (T(1) + std::exp((T)alpha * x)))
-
-// Gelu-20: x * Phi(x) with the normal CDF written with erf, or with
-// approximate="tanh" the tanh form; any other value is refused.
-StatusOr<std::vector<Tensor>> kGelu(const KernelCall &c) {
-  std::string approx = c.getString("approximate", "none");
-  if (approx != "none" && approx != "tanh")
-    return invalid("Gelu: attribute 'approximate' is \"" + approx + "\" (none or tanh)");
-  bool useTanh = approx == "tanh";
-  return unaryMap(c, FloatOnly::Yes, [&](auto x) -> std::optional<decltype(x)> {
-    using T = decltype(x);
-    if constexpr (isFloat<T>) {
-      if (useTanh)
-        return T(0.5) * x *
-               (T(1) + std::tanh(T(0.7978845608028654) * (x + T(0.044715) * x * x * x)));
-      return T(0.5) * x * (T(1) + std::erf(x * T(0.7071067811865476)));
-    } else {
-      return std::nullopt;
-    }
-  });
-}
-
-StatusOr<std::vector<Tensor>> kNeg(const KernelCall &c) {
-  return unaryMap(c, FloatOnly::No, [](auto x) -> std::optional<decltype(x)> {
-    using T = decltype(x);
-    if constexpr (std::is_same_v<T, int64_t>) return (T)(0ULL - (uint64_t)x);
-    else return -x;
-  });
-}
-StatusOr<std::vector<Tensor>> kAbs(const KernelCall &c) {
-  return unaryMap(c, FloatOnly::No, [](auto x) -> std::optional<decltype(x)> {
-    using T = decltype(x);
-    if constexpr (std::is_unsigned_v<T>) return x;
-    else if constexpr (isFloat<T>) return std::abs(x);
-    else return x < 0 ? (T)(0ULL - (uint64_t)x) : x;
-  });
-}
-StatusOr<std::vector<Tensor>> kSign(const KernelCall &c) {
-  return unaryMap(c, FloatOnly::No, [](auto x) -> std::optional<decltype(x)> {
-    using T = decltype(x);
-    if constexpr (isFloat<T>)
-      if (std::isnan(x)) return x;
-    return (T)(x > T(0) ? 1 : (x < T(0) ? -1 : 0));
-  });
-}
-StatusOr<std::vector<Tensor>> kRelu(const KernelCall &c) {
-  return unaryMap(c, FloatOnly::No, [](auto x) -> std::optional<decltype(x)> {
-    using T = decltype(x);
-    return x > T(0) ? x : T(0);
-  });
-}
-StatusOr<std::vector<Tensor>> kShrink(const KernelCall &c) {
-  float bias = c.getFloat("bias", 0), lambd = c.getFloat("lambd", 0.5f);
-  return unaryMap(c, FloatOnly::No, [&](auto x) -> std::optional<decltype(x)> {
-    using T = decltype(x);
-    if constexpr (isFloat<T>) {
-      if (x < -(T)lambd) return x + (T)bias;
-      if (x > (T)lambd) return x - (T)bias;
-      return T(0);
-    } else {
-      double v = (double)x;
-      if (v < -lambd) return (T)(v + bias);
-      if (v > lambd) return (T)(v - bias);
-      return T(0);
-    }
-  });
-}
-
-/// Unary predicate producing bool.
-template <typename F>
-StatusOr<std::vector<Tensor>> predicate(const KernelCall &c, F f) {
-  auto a = inputArr(c, 0);
-  if (!a.ok()) return a.status();
-  Arr r = Arr::make(DataType::Bool, a->dims);
-  Status st = visitNumeric(a->kind(), [&](auto tag) -> Status {
-    using T = decltype(tag);
-    const auto &v = a->template vec<T>();
-    for (size_t k = 0; k < v.size(); ++k) r.i[k] = f(v[k]) ? 1 : 0;
-    return absl::OkStatus();
-  });
-  if (!st.ok()) return st;
-  return one(r);
-}
-
-StatusOr<std::vector<Tensor>> kIsNaN(const KernelCall &c) {
-  return predicate(c, [](auto x) {
-    if constexpr (isFloat<decltype(x)>) return std::isnan(x);
-    else return false;
-  });
-}
-StatusOr<std::vector<Tensor>> kIsInf(const KernelCall &c) {
-  bool neg = c.getInt("detect_negative", 1), pos = c.getInt("detect_positive", 1);
-  return predicate(c, [&](auto x) {
-    if constexpr (isFloat<decltype(x)>)
-      return std::isinf(x) && ((x > 0 && pos) || (x < 0 && neg));
-    else return false;
-  });
-}
-StatusOr<std::vector<Tensor>> kNot(const KernelCall &c) {
-  auto a = inputArr(c, 0);
-  if (!a.ok()) return a.status();
-  if (a->dt != DataType::Bool) return invalid("Not needs bool");
-  for (int64_t &v : a->i) v = !v;
-  return one(*a);
-}
-
-//===--- Binary ----------------------------------------------------------===//
+#define FLOAT_UNARY(NAME, EXPR) FLOAT_UNARY_ATTR(NAME, (void)0, EXPR)
 
 /// Output shape of a binary op, honouring opset < 7 legacy broadcasting (the
 /// second operand aligned at `axis`). Adjusts b's dims for that case.
@@ -521,16 +342,6 @@ template <typename T> T mulT(T x, T y) {
   if constexpr (std::is_same_v<T, int64_t>) return wrapMul(x, y); else return x * y;
 }
 
-StatusOr<std::vector<Tensor>> kAdd(const KernelCall &c) {
-  return binary(c, BinKind::Arith, [](auto x, auto y) { return addT(x, y); });
-}
-StatusOr<std::vector<Tensor>> kSub(const KernelCall &c) {
-  return binary(c, BinKind::Arith, [](auto x, auto y) { return subT(x, y); });
-}
-StatusOr<std::vector<Tensor>> kMul(const KernelCall &c) {
-  return binary(c, BinKind::Arith, [](auto x, auto y) { return mulT(x, y); });
-}
-
 /// Binary op whose f returns std::optional (may refuse).
 template <typename F>
 StatusOr<std::vector<Tensor>> binaryOpt(const KernelCall &c, F f) {
@@ -552,6 +363,67 @@ StatusOr<std::vector<Tensor>> binaryOpt(const KernelCall &c, F f) {
   if (!st.ok()) return st;
   return one(out);
 }
+
+} // namespace
+} // namespace kernels
+
+//===----------------------------------------------------------------------===//
+// Facts and version adapters several sections set
+//===----------------------------------------------------------------------===//
+//
+// Note [Op facts] (OpRegistry.h): the schemas do not say which ops work
+// element by element, broadcast or commute; each section says it of its ops.
+// The n-ary ops broadcast (numpy rules) from the version without the legacy
+// `broadcast` attribute (Note [Legacy broadcast], AdapterSupport.h), Max,
+// Min, Sum and Mean from 8 (their schemas did not change), PRelu's slope one
+// way, and Clip's bounds (operands from 11) are scalars.
+//
+// Version adapters up to opset 9 (Note [Version adapters]). Opset 6 dropped
+// consumed_inputs (Note [consumed_inputs], AdapterSupport.h); opset 7's numpy
+// broadcasting replaced broadcast/axis (Note [Legacy broadcast],
+// AdapterSupport.h): legacyBroadcastUp/Down.
+
+//===--- Add, Sub, Mul ---===//
+
+namespace kernels {
+namespace {
+
+StatusOr<std::vector<Tensor>> kAdd(const KernelCall &c) {
+  return binary(c, BinKind::Arith, [](auto x, auto y) { return addT(x, y); });
+}
+
+StatusOr<std::vector<Tensor>> kSub(const KernelCall &c) {
+  return binary(c, BinKind::Arith, [](auto x, auto y) { return subT(x, y); });
+}
+
+StatusOr<std::vector<Tensor>> kMul(const KernelCall &c) {
+  return binary(c, BinKind::Arith, [](auto x, auto y) { return mulT(x, y); });
+}
+
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerAddSubMul(OpRegistrar &r) {
+  r["Add"].infer(infer::arithRule("Add")).kernel(kernels::kAdd);
+  r["Sub"].infer(infer::arithRule("Sub")).kernel(kernels::kSub);
+  r["Mul"].infer(infer::arithRule("Mul")).kernel(kernels::kMul);
+  for (const char *op : {"Add", "Sub", "Mul"}) {
+    r[op].elementwise().since(firstVersionWithoutAttribute(op, "broadcast")).broadcasting();
+    r[op].since(6).upgrade(adapters::dropConsumedInputs).downgrade(adapters::noChange);
+    r[op].since(7).upgrade(adapters::legacyBroadcastUp).downgrade(adapters::legacyBroadcastDown);
+  }
+  r["Add"].commutative();
+  r["Mul"].commutative();
+}
+
+} // namespace
+
+//===--- Div ---===//
+
+namespace kernels {
+namespace {
 
 /// Bit width of an integer type stored in int64.
 unsigned intBits(DataType dt) { return dataTypeBits(dt); }
@@ -581,6 +453,25 @@ StatusOr<std::vector<Tensor>> kDiv(const KernelCall &c) {
   });
 }
 
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerDiv(OpRegistrar &r) {
+  r["Div"].infer(infer::arithRule("Div")).kernel(kernels::kDiv);
+  r["Div"].elementwise().since(firstVersionWithoutAttribute("Div", "broadcast")).broadcasting();
+  r["Div"].since(6).upgrade(adapters::dropConsumedInputs).downgrade(adapters::noChange);
+  r["Div"].since(7).upgrade(adapters::legacyBroadcastUp).downgrade(adapters::legacyBroadcastDown);
+}
+
+} // namespace
+
+//===--- Mod ---===//
+
+namespace kernels {
+namespace {
+
 StatusOr<std::vector<Tensor>> kMod(const KernelCall &c) {
   bool fmodMode = c.getInt("fmod", 0);
   return binaryOpt(c, [&](auto x, auto y, DataType) -> std::optional<decltype(x)> {
@@ -600,6 +491,23 @@ StatusOr<std::vector<Tensor>> kMod(const KernelCall &c) {
     }
   });
 }
+
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerMod(OpRegistrar &r) {
+  r["Mod"].infer(infer::arithRule("Mod")).kernel(kernels::kMod);
+  r["Mod"].elementwise().broadcasting();
+}
+
+} // namespace
+
+//===--- Pow ---===//
+
+namespace kernels {
+namespace {
 
 StatusOr<std::vector<Tensor>> kPow(const KernelCall &c) {
   auto a = inputArr(c, 0);
@@ -658,6 +566,146 @@ StatusOr<std::vector<Tensor>> kPow(const KernelCall &c) {
   return one(*back);
 }
 
+} // namespace
+} // namespace kernels
+
+namespace {
+
+// Pow-12 lets the exponent have its own type; Pow-7 has one type for both.
+absl::Status powDown12(Node &n, AdapterContext &) {
+  DataType x = adapters::operandElemType(n, 0), y = adapters::operandElemType(n, 1);
+  if (x != DataType::Undefined && y != DataType::Undefined && x != y)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the base is ", dataTypeName(x).str(), " and the exponent ", dataTypeName(y).str(),
+        "; Pow-7 needs one type"));
+  return absl::OkStatus();
+}
+
+void registerPow(OpRegistrar &r) {
+  r["Pow"].infer(infer::firstOperandTypeRule).kernel(kernels::kPow);
+  r["Pow"].elementwise().since(firstVersionWithoutAttribute("Pow", "broadcast")).broadcasting();
+  r["Pow"].since(7).upgrade(adapters::legacyBroadcastUp).downgrade(adapters::legacyBroadcastDown);
+  r["Pow"].since(12).upgrade(adapters::noChange).downgrade(powDown12);
+}
+
+} // namespace
+
+//===--- PRelu ---===//
+
+namespace kernels {
+namespace {
+
+StatusOr<std::vector<Tensor>> kPRelu(const KernelCall &c) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  auto b = inputArr(c, 1);
+  if (!b.ok()) return b.status();
+  if (a->dt != b->dt) return invalid("PRelu types differ");
+  if (c.opset > 0 && c.opset < 7) return unsupported("legacy PRelu");
+  auto s = broadcastShapes(a->dims, b->dims);
+  if (!s || *s != a->dims) return invalid("PRelu slope does not broadcast");
+  Arr out = Arr::make(a->dt, *s);
+  Status st = visitNumeric(a->kind(), [&](auto tag) -> Status {
+    using T = decltype(tag);
+    return broadcastLoop<T, T>(*a, *b, out, [](T x, T y) -> std::optional<T> {
+      return x < T(0) ? mulT(x, y) : x;
+    });
+  });
+  if (!st.ok()) return st;
+  return one(out);
+}
+
+} // namespace
+} // namespace kernels
+
+namespace {
+
+// PRelu-7 broadcasts the slope to X the numpy way; PRelu-6 defines a slope of
+// one element or (implicitly) of X's shape only (Caffe2 applied a [C] slope
+// per channel of NCHW, which numpy broadcasting would put on the last axis).
+// Both ways a node converts when its slope is one of those two.
+absl::Status preluSlopeLegacy(Node &n, AdapterContext &) {
+  const Type *tx = n.numOperands() > 0 && n.operand(0) ? n.operand(0)->type() : nullptr;
+  const Type *ts = n.numOperands() > 1 && n.operand(1) ? n.operand(1)->type() : nullptr;
+  Tensor scratch;
+  const Tensor *k = n.numOperands() > 1 ? constantOf(n.operand(1), scratch) : nullptr;
+  if ((k && k->numElements() == 1) || (ts && ts->hasShape() && ts->numElements() == 1))
+    return absl::OkStatus();
+  auto noUnknown = [](const Type *t) {
+    return std::none_of(t->dims().begin(), t->dims().end(),
+                        [](const Dim &d) { return d.kind == Dim::Kind::Unknown; });
+  };
+  if (tx && ts && tx->hasShape() && ts->hasShape() && noUnknown(tx) && tx->dims() == ts->dims())
+    return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "PRelu-6 defines only a slope of one element or of X's shape, PRelu-7 broadcasts it the "
+      "numpy way; the slope ",
+      ts && ts->hasShape() ? "of type " + ts->str() : std::string("of unknown shape"),
+      " with X ", tx && tx->hasShape() ? "of type " + tx->str() : std::string("of unknown shape"),
+      " may mean otherwise (run infer-shapes first if the shapes are unknown)"));
+}
+
+// Up, a slope of X's channel count [C] (as Caffe2 and PyTorch's opset-6
+// exports meant it: per channel of X's axis 1, which their reference outputs
+// show) becomes the numpy form [C, 1, ..., 1]; for X of rank 2 the two
+// readings agree already.
+absl::Status preluUp7(Node &n, AdapterContext &c) {
+  if (preluSlopeLegacy(n, c).ok()) return absl::OkStatus();
+  const Type *tx = n.numOperands() > 0 && n.operand(0) ? n.operand(0)->type() : nullptr;
+  const Type *ts = n.numOperands() > 1 && n.operand(1) ? n.operand(1)->type() : nullptr;
+  Tensor scratch;
+  const Tensor *k = n.numOperands() > 1 ? constantOf(n.operand(1), scratch) : nullptr;
+  int64_t channels = k && k->dims().size() == 1 ? k->dims()[0]
+                     : ts && ts->hasShape() && ts->rank() == 1 && ts->dims()[0].isKnown()
+                         ? ts->dims()[0].value
+                         : -1;
+  if (tx && tx->hasShape() && tx->rank() >= 2 && tx->dims()[1].isKnown() && channels >= 0 &&
+      channels == tx->dims()[1].value) {
+    if (c.checkOnly || tx->rank() == 2) return absl::OkStatus();
+    std::vector<int64_t> d{channels};
+    d.resize(tx->rank() - 1, 1);
+    Value *old = n.operand(1);
+    if (k) { // a constant slope: a constant of the new shape
+      Tensor t = *k;
+      t.setDims(d);
+      Value *v = adapters::newConstant(n, c, old->name().str() + "_per_channel", std::move(t));
+      if (!v) return absl::InternalError("no constant for the per-channel slope");
+      n.setOperand(1, v);
+      adapters::eraseIfDeadConstant(old);
+      return absl::OkStatus();
+    }
+    // A slope fed at run time (an input, or an initializer an input may
+    // override): reshaped in the graph (Reshape-5 on: an operand shape).
+    Tensor shape;
+    shape.setDataType(DataType::Int64);
+    shape.setDims({(int64_t)d.size()});
+    shape.setTyped(Tensor::TypedField::Int64);
+    shape.int64Data.mut() = d;
+    Value *sv = adapters::newConstant(n, c, old->name().str() + "_per_channel_shape",
+                                      std::move(shape));
+    if (!sv) return absl::InternalError("no constant for the per-channel shape");
+    Node *rs = n.getGraph()->createNode("Reshape", {old, sv}, 1, &n, "",
+                                        old->name().str() + "_per_channel");
+    n.setOperand(1, rs->result(0));
+    return absl::OkStatus();
+  }
+  return preluSlopeLegacy(n, c);
+}
+
+void registerPRelu(OpRegistrar &r) {
+  r["PRelu"].infer(infer::firstOperandTypeRule).kernel(kernels::kPRelu);
+  r["PRelu"].elementwise().since(7).broadcasting(); // PRelu-6: a slope of one element
+  r["PRelu"].since(6).upgrade(adapters::dropConsumedInputs).downgrade(adapters::noChange);
+  r["PRelu"].since(7).upgrade(preluUp7).downgrade(preluSlopeLegacy);
+}
+
+} // namespace
+
+//===--- Equal, Less, Greater, LessOrEqual, GreaterOrEqual ---===//
+
+namespace kernels {
+namespace {
+
 template <typename T> bool lt(T x, T y) { return x < y; }
 
 StatusOr<std::vector<Tensor>> kEqual(const KernelCall &c) {
@@ -689,325 +737,11 @@ StatusOr<std::vector<Tensor>> kLessOrEqual(const KernelCall &c) {
 StatusOr<std::vector<Tensor>> kGreaterOrEqual(const KernelCall &c) {
   return binary(c, BinKind::Compare, [](auto x, auto y) { return x >= y; });
 }
-StatusOr<std::vector<Tensor>> kAnd(const KernelCall &c) {
-  return binary(c, BinKind::Logic, [](auto x, auto y) { return (decltype(x))(x && y); });
-}
-StatusOr<std::vector<Tensor>> kOr(const KernelCall &c) {
-  return binary(c, BinKind::Logic, [](auto x, auto y) { return (decltype(x))(x || y); });
-}
-StatusOr<std::vector<Tensor>> kXor(const KernelCall &c) {
-  return binary(c, BinKind::Logic, [](auto x, auto y) { return (decltype(x))((x != 0) != (y != 0)); });
-}
-
-/// Bitwise ops on integers (results wrap on store).
-template <typename F> StatusOr<std::vector<Tensor>> bitwise(const KernelCall &c, F f) {
-  if (c.input(0) && computeKind(c.input(0)->dataType()) != CK::I64 &&
-      computeKind(c.input(0)->dataType()) != CK::U64)
-    return invalid("bitwise op needs integers");
-  return binaryOpt(c, [&](auto x, auto y, DataType) -> std::optional<decltype(x)> {
-    using T = decltype(x);
-    if constexpr (isFloat<T>) return std::nullopt;
-    else return (T)f((uint64_t)x, (uint64_t)y);
-  });
-}
-StatusOr<std::vector<Tensor>> kBitwiseAnd(const KernelCall &c) {
-  return bitwise(c, [](uint64_t x, uint64_t y) { return x & y; });
-}
-StatusOr<std::vector<Tensor>> kBitwiseOr(const KernelCall &c) {
-  return bitwise(c, [](uint64_t x, uint64_t y) { return x | y; });
-}
-StatusOr<std::vector<Tensor>> kBitwiseXor(const KernelCall &c) {
-  return bitwise(c, [](uint64_t x, uint64_t y) { return x ^ y; });
-}
-StatusOr<std::vector<Tensor>> kBitwiseNot(const KernelCall &c) {
-  return unaryMap(c, FloatOnly::No, [](auto x) -> std::optional<decltype(x)> {
-    using T = decltype(x);
-    if constexpr (isFloat<T>) return std::nullopt;
-    else return (T)~(uint64_t)x;
-  });
-}
-StatusOr<std::vector<Tensor>> kBitShift(const KernelCall &c) {
-  bool left = c.getString("direction", "") == "LEFT";
-  if (c.input(0) && !isUnsignedInteger(c.input(0)->dataType()))
-    return invalid("BitShift needs unsigned integers");
-  return binaryOpt(c, [&](auto x, auto y, DataType dt) -> std::optional<decltype(x)> {
-    using T = decltype(x);
-    if constexpr (isFloat<T>) return std::nullopt;
-    else {
-      uint64_t u = (uint64_t)x, s = (uint64_t)y;
-      if (s >= dataTypeBits(dt)) return T(0);
-      return (T)(left ? u << s : u >> s);
-    }
-  });
-}
-
-StatusOr<std::vector<Tensor>> kPRelu(const KernelCall &c) {
-  auto a = inputArr(c, 0);
-  if (!a.ok()) return a.status();
-  auto b = inputArr(c, 1);
-  if (!b.ok()) return b.status();
-  if (a->dt != b->dt) return invalid("PRelu types differ");
-  if (c.opset > 0 && c.opset < 7) return unsupported("legacy PRelu");
-  auto s = broadcastShapes(a->dims, b->dims);
-  if (!s || *s != a->dims) return invalid("PRelu slope does not broadcast");
-  Arr out = Arr::make(a->dt, *s);
-  Status st = visitNumeric(a->kind(), [&](auto tag) -> Status {
-    using T = decltype(tag);
-    return broadcastLoop<T, T>(*a, *b, out, [](T x, T y) -> std::optional<T> {
-      return x < T(0) ? mulT(x, y) : x;
-    });
-  });
-  if (!st.ok()) return st;
-  return one(out);
-}
-
-//===--- Variadic --------------------------------------------------------===//
-
-template <typename F>
-StatusOr<std::vector<Tensor>> variadic(const KernelCall &c, F f, bool mean = false) {
-  if (c.inputs.empty()) return invalid("no inputs");
-  auto acc = inputArr(c, 0);
-  if (!acc.ok()) return acc.status();
-  if (mean && acc->kind() != CK::F32 && acc->kind() != CK::F64)
-    return unsupported("Mean of integers");
-  for (unsigned k = 1; k < c.inputs.size(); ++k) {
-    auto b = inputArr(c, k);
-    if (!b.ok()) return b.status();
-    if (b->dt != acc->dt) return invalid("operand types differ");
-    std::vector<int64_t> shape;
-    if (c.opset > 0 && c.opset < 8) {
-      if (b->dims != acc->dims) return invalid("shapes differ");
-      shape = acc->dims;
-    } else {
-      auto s = broadcastShapes(acc->dims, b->dims);
-      if (!s) return invalid("shapes do not broadcast");
-      shape = *s;
-    }
-    Status sz = checkOutputSize(c, acc->dt, shape);
-    if (!sz.ok()) return sz;
-    Arr out = Arr::make(acc->dt, shape);
-    Status st = visitNumeric(acc->kind(), [&](auto tag) -> Status {
-      using T = decltype(tag);
-      return broadcastLoop<T, T>(*acc, *b, out, [&](T x, T y) -> std::optional<T> {
-        return f(x, y);
-      });
-    });
-    if (!st.ok()) return st;
-    *acc = std::move(out);
-  }
-  if (mean) {
-    size_t n = c.inputs.size();
-    for (float &v : acc->f) v /= (float)n;
-    for (double &v : acc->d) v /= (double)n;
-  }
-  return one(*acc);
-}
-
-template <typename T> T maxT(T x, T y) {
-  if constexpr (isFloat<T>) {
-    if (std::isnan(x) || std::isnan(y)) return std::numeric_limits<T>::quiet_NaN();
-  }
-  return x < y ? y : x;
-}
-template <typename T> T minT(T x, T y) {
-  if constexpr (isFloat<T>) {
-    if (std::isnan(x) || std::isnan(y)) return std::numeric_limits<T>::quiet_NaN();
-  }
-  return y < x ? y : x;
-}
-
-StatusOr<std::vector<Tensor>> kMax(const KernelCall &c) {
-  return variadic(c, [](auto x, auto y) { return maxT(x, y); });
-}
-StatusOr<std::vector<Tensor>> kMin(const KernelCall &c) {
-  return variadic(c, [](auto x, auto y) { return minT(x, y); });
-}
-StatusOr<std::vector<Tensor>> kSum(const KernelCall &c) {
-  return variadic(c, [](auto x, auto y) { return addT(x, y); });
-}
-StatusOr<std::vector<Tensor>> kMean(const KernelCall &c) {
-  return variadic(c, [](auto x, auto y) { return addT(x, y); }, true);
-}
-
-//===--- Clip and Where --------------------------------------------------===//
-
-StatusOr<std::vector<Tensor>> kClip(const KernelCall &c) {
-  auto a = inputArr(c, 0);
-  if (!a.ok()) return a.status();
-  Arr lo, hi;
-  bool hasLo = false, hasHi = false;
-  if (c.opset > 0 && c.opset < 11) {
-    if (a->kind() != CK::F32 && a->kind() != CK::F64) return invalid("Clip-6 needs floats");
-    lo = Arr::make(a->dt, {});
-    hi = Arr::make(a->dt, {});
-    float l = c.getFloat("min", -std::numeric_limits<float>::infinity());
-    float h = c.getFloat("max", std::numeric_limits<float>::infinity());
-    if (a->kind() == CK::F32) { lo.f[0] = l; hi.f[0] = h; }
-    else { lo.d[0] = l; hi.d[0] = h; }
-    hasLo = hasHi = true;
-  } else {
-    if (c.input(1)) {
-      auto x = inputArr(c, 1);
-      if (!x.ok()) return x.status();
-      if (x->size() != 1 || x->dt != a->dt) return invalid("Clip min must be a scalar");
-      lo = std::move(*x);
-      hasLo = true;
-    }
-    if (c.input(2)) {
-      auto x = inputArr(c, 2);
-      if (!x.ok()) return x.status();
-      if (x->size() != 1 || x->dt != a->dt) return invalid("Clip max must be a scalar");
-      hi = std::move(*x);
-      hasHi = true;
-    }
-  }
-  Status st = visitNumeric(a->kind(), [&](auto tag) -> Status {
-    using T = decltype(tag);
-    auto &v = a->template vec<T>();
-    for (T &x : v) {
-      if (hasLo && x < lo.vec<T>()[0]) x = lo.vec<T>()[0];
-      if (hasHi && x > hi.vec<T>()[0]) x = hi.vec<T>()[0];
-    }
-    return absl::OkStatus();
-  });
-  if (!st.ok()) return st;
-  return one(*a);
-}
-
-StatusOr<std::vector<Tensor>> kWhere(const KernelCall &c) {
-  auto cond = inputArr(c, 0), x = inputArr(c, 1), y = inputArr(c, 2);
-  if (!cond.ok()) return cond.status();
-  if (!x.ok()) return x.status();
-  if (!y.ok()) return y.status();
-  if (cond->dt != DataType::Bool || x->dt != y->dt) return invalid("Where types");
-  auto s1 = broadcastShapes(cond->dims, x->dims);
-  if (!s1) return invalid("Where shapes");
-  auto s = broadcastShapes(*s1, y->dims);
-  if (!s) return invalid("Where shapes");
-  Status sz = checkOutputSize(c, x->dt, *s);
-  if (!sz.ok()) return sz;
-  Arr out = Arr::make(x->dt, *s);
-  auto oc = broadcastOffsets(cond->dims, *s), ox = broadcastOffsets(x->dims, *s),
-       oy = broadcastOffsets(y->dims, *s);
-  auto pick = [&](auto &dst, const auto &vx, const auto &vy) {
-    for (size_t k = 0; k < dst.size(); ++k)
-      dst[k] = cond->i[oc[k]] ? vx[ox[k]] : vy[oy[k]];
-  };
-  switch (x->kind()) {
-  case CK::F32: pick(out.f, x->f, y->f); break;
-  case CK::F64: pick(out.d, x->d, y->d); break;
-  case CK::I64: pick(out.i, x->i, y->i); break;
-  case CK::U64: pick(out.u, x->u, y->u); break;
-  case CK::Str: pick(out.s, x->s, y->s); break;
-  default: return unsupported("Where type");
-  }
-  return one(out);
-}
 
 } // namespace
 } // namespace kernels
 
 namespace {
-// Clip-11: the float attributes min and max became the operands #1 and #2,
-// of the input's type. Clip-6 without an attribute clamps at -FLT_MAX and
-// FLT_MAX (so +-inf, and doubles beyond, change); Clip-11 without an operand
-// does not clamp. Up: both bounds become operands (the defaults written out).
-// Down: both must be constant scalars, and for a double input exactly
-// representable as float; a missing bound is refused.
-DataType clipElemType(const Node &n) {
-  const Type *t = n.numOperands() && n.operand(0) ? n.operand(0)->type() : nullptr;
-  return t && t->kind() == Type::Kind::Tensor ? t->elemType() : DataType::Undefined;
-}
-absl::Status clipUp11(Node &n, AdapterContext &c) {
-  DataType dt = clipElemType(n);
-  // An input of unknown type: at a target of 15 or later the float bounds
-  // take its type through CastLike (Clip-6 takes float types only, and
-  // compares with the float attributes cast to them).
-  bool castLike = dt == DataType::Undefined && c.target >= 15;
-  if (castLike) dt = DataType::Float;
-  if (dt != DataType::Float && dt != DataType::Double && dt != DataType::Float16)
-    return absl::FailedPreconditionError(
-        "the bounds become operands of the input's element type, which is unknown (infer shapes "
-        "first, or convert to opset 15 or later, where CastLike gives them its type)");
-  for (const char *name : {"min", "max"})
-    if (const Attribute *a = n.getAttr(name); a && (a->isReference() || a->kind() != AttrKind::Float))
-      return absl::FailedPreconditionError(
-          absl::StrCat("attribute '", name, "' is not a float (or refers to a function attribute)"));
-  if (n.numOperands() > 1)
-    return absl::FailedPreconditionError("Clip-6 with more than one operand");
-  if (c.checkOnly) return absl::OkStatus();
-  Value *bounds[2];
-  const char *names[2] = {"min", "max"};
-  for (int k = 0; k < 2; ++k) {
-    const Attribute *a = n.getAttr(names[k]);
-    float v = a ? a->f : (k == 0 ? std::numeric_limits<float>::lowest()
-                                 : std::numeric_limits<float>::max());
-    std::string raw;
-    if (dt == DataType::Float) {
-      raw.resize(sizeof v);
-      std::memcpy(raw.data(), &v, sizeof v);
-    } else if (dt == DataType::Double) {
-      double d = v;
-      raw.resize(sizeof d);
-      std::memcpy(raw.data(), &d, sizeof d);
-    } else {
-      uint16_t h = floatToHalf(v);
-      raw = {(char)(h & 0xff), (char)(h >> 8)};
-    }
-    Tensor t;
-    t.setDataType(dt);
-    t.setRaw(std::move(raw));
-    bounds[k] = c.constant(n, names[k], std::move(t));
-    if (castLike)
-      bounds[k] = n.getGraph()
-                      ->createNode("CastLike", {bounds[k], n.operand(0)}, 1, &n, "",
-                                   std::string(names[k]) + "_like")
-                      ->result(0);
-  }
-  n.removeAttr("min");
-  n.removeAttr("max");
-  n.addOperand(bounds[0]);
-  n.addOperand(bounds[1]);
-  return absl::OkStatus();
-}
-absl::Status clipDown11(Node &n, AdapterContext &c) {
-  DataType dt = clipElemType(n);
-  float vals[2];
-  const char *names[2] = {"min", "max"};
-  for (unsigned k = 0; k < 2; ++k) {
-    Value *v = n.numOperands() > k + 1 ? n.operand(k + 1) : nullptr;
-    if (!v)
-      return absl::FailedPreconditionError(absl::StrCat(
-          "no '", names[k], "' operand: Clip-6 always clamps (at ", k ? "" : "-",
-          "FLT_MAX), which changes infinities"));
-    Tensor scratch;
-    const Tensor *t = constantOf(v, scratch);
-    auto d = t && t->numElements() == 1 ? t->values<double>()
-                                        : absl::StatusOr<std::vector<double>>(absl::NotFoundError(""));
-    if (!d.ok() || d->size() != 1)
-      return absl::FailedPreconditionError(absl::StrCat(
-          "operand #", k + 1, " ('", v->name().str(), "') is not a constant scalar; opset ", c.to,
-          " needs it as attribute '", names[k], "'"));
-    vals[k] = (float)(*d)[0];
-    if (dt == DataType::Double && (double)vals[k] != (*d)[0])
-      return absl::FailedPreconditionError(absl::StrCat(
-          "operand #", k + 1, " ('", v->name().str(), "') = ", (*d)[0],
-          " is not exactly a float, as attribute '", names[k], "' must be"));
-  }
-  if (c.checkOnly) return absl::OkStatus();
-  Value *ops[2] = {n.operand(1), n.operand(2)};
-  n.removeOperand(2);
-  n.removeOperand(1);
-  for (int k = 0, e = ops[0] == ops[1] ? 1 : 2; k < e; ++k) { // one value may be both
-    Value *v = ops[k];
-    if (Node *def = v->definingNode(); def && v->useEmpty() && !v->isGraphOutput() &&
-                                        isConstantNode(*def) && !def->hasUses())
-      (void)def->erase();
-  }
-  n.newAttr("min").setFloat(vals[0]);
-  n.newAttr("max").setFloat(vals[1]);
-  return absl::OkStatus();
-}
 
 // Note [Comparisons below opset 12]
 // GreaterOrEqual and LessOrEqual first exist at opset 12. Their function
@@ -1086,89 +820,789 @@ template <bool GE> absl::Status orEqualDown12(Node &n, AdapterContext &c) {
   return absl::OkStatus();
 }
 
-// Pow-12 lets the exponent have its own type; Pow-7 has one type for both.
-absl::Status powDown12(Node &n, AdapterContext &) {
-  DataType x = adapters::operandElemType(n, 0), y = adapters::operandElemType(n, 1);
-  if (x != DataType::Undefined && y != DataType::Undefined && x != y)
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the base is ", dataTypeName(x).str(), " and the exponent ", dataTypeName(y).str(),
-        "; Pow-7 needs one type"));
-  return absl::OkStatus();
+void registerComparisons(OpRegistrar &r) {
+  r["Equal"].infer(infer::compareRule("Equal")).kernel(kernels::kEqual);
+  r["Less"].infer(infer::compareRule("Less")).kernel(kernels::kLess);
+  r["Greater"].infer(infer::compareRule("Greater")).kernel(kernels::kGreater);
+  r["LessOrEqual"].infer(infer::compareRule("LessOrEqual")).kernel(kernels::kLessOrEqual);
+  r["GreaterOrEqual"].infer(infer::compareRule("GreaterOrEqual")).kernel(kernels::kGreaterOrEqual);
+  for (const char *op : {"Equal", "Greater", "Less"}) {
+    r[op].elementwise().since(firstVersionWithoutAttribute(op, "broadcast")).broadcasting();
+    r[op].since(7).upgrade(adapters::legacyBroadcastUp).downgrade(adapters::legacyBroadcastDown);
+  }
+  for (const char *op : {"GreaterOrEqual", "LessOrEqual"}) r[op].elementwise().broadcasting();
+  r["Equal"].commutative();
+  r["GreaterOrEqual"].since(12).downgrade(orEqualDown12<true>);
+  r["LessOrEqual"].since(12).downgrade(orEqualDown12<false>);
 }
+
 } // namespace
 
+//===--- And, Or, Xor ---===//
+
+namespace kernels {
 namespace {
-// PRelu-7 broadcasts the slope to X the numpy way; PRelu-6 defines a slope of
-// one element or (implicitly) of X's shape only (Caffe2 applied a [C] slope
-// per channel of NCHW, which numpy broadcasting would put on the last axis).
-// Both ways a node converts when its slope is one of those two.
-absl::Status preluSlopeLegacy(Node &n, AdapterContext &) {
-  const Type *tx = n.numOperands() > 0 && n.operand(0) ? n.operand(0)->type() : nullptr;
-  const Type *ts = n.numOperands() > 1 && n.operand(1) ? n.operand(1)->type() : nullptr;
-  Tensor scratch;
-  const Tensor *k = n.numOperands() > 1 ? constantOf(n.operand(1), scratch) : nullptr;
-  if ((k && k->numElements() == 1) || (ts && ts->hasShape() && ts->numElements() == 1))
-    return absl::OkStatus();
-  auto noUnknown = [](const Type *t) {
-    return std::none_of(t->dims().begin(), t->dims().end(),
-                        [](const Dim &d) { return d.kind == Dim::Kind::Unknown; });
-  };
-  if (tx && ts && tx->hasShape() && ts->hasShape() && noUnknown(tx) && tx->dims() == ts->dims())
-    return absl::OkStatus();
-  return absl::FailedPreconditionError(absl::StrCat(
-      "PRelu-6 defines only a slope of one element or of X's shape, PRelu-7 broadcasts it the "
-      "numpy way; the slope ",
-      ts && ts->hasShape() ? "of type " + ts->str() : std::string("of unknown shape"),
-      " with X ", tx && tx->hasShape() ? "of type " + tx->str() : std::string("of unknown shape"),
-      " may mean otherwise (run infer-shapes first if the shapes are unknown)"));
+
+StatusOr<std::vector<Tensor>> kAnd(const KernelCall &c) {
+  return binary(c, BinKind::Logic, [](auto x, auto y) { return (decltype(x))(x && y); });
 }
-// Up, a slope of X's channel count [C] (as Caffe2 and PyTorch's opset-6
-// exports meant it: per channel of X's axis 1, which their reference outputs
-// show) becomes the numpy form [C, 1, ..., 1]; for X of rank 2 the two
-// readings agree already.
-absl::Status preluUp7(Node &n, AdapterContext &c) {
-  if (preluSlopeLegacy(n, c).ok()) return absl::OkStatus();
-  const Type *tx = n.numOperands() > 0 && n.operand(0) ? n.operand(0)->type() : nullptr;
-  const Type *ts = n.numOperands() > 1 && n.operand(1) ? n.operand(1)->type() : nullptr;
-  Tensor scratch;
-  const Tensor *k = n.numOperands() > 1 ? constantOf(n.operand(1), scratch) : nullptr;
-  int64_t channels = k && k->dims().size() == 1 ? k->dims()[0]
-                     : ts && ts->hasShape() && ts->rank() == 1 && ts->dims()[0].isKnown()
-                         ? ts->dims()[0].value
-                         : -1;
-  if (tx && tx->hasShape() && tx->rank() >= 2 && tx->dims()[1].isKnown() && channels >= 0 &&
-      channels == tx->dims()[1].value) {
-    if (c.checkOnly || tx->rank() == 2) return absl::OkStatus();
-    std::vector<int64_t> d{channels};
-    d.resize(tx->rank() - 1, 1);
-    Value *old = n.operand(1);
-    if (k) { // a constant slope: a constant of the new shape
-      Tensor t = *k;
-      t.setDims(d);
-      Value *v = adapters::newConstant(n, c, old->name().str() + "_per_channel", std::move(t));
-      if (!v) return absl::InternalError("no constant for the per-channel slope");
-      n.setOperand(1, v);
-      adapters::eraseIfDeadConstant(old);
-      return absl::OkStatus();
-    }
-    // A slope fed at run time (an input, or an initializer an input may
-    // override): reshaped in the graph (Reshape-5 on: an operand shape).
-    Tensor shape;
-    shape.setDataType(DataType::Int64);
-    shape.setDims({(int64_t)d.size()});
-    shape.setTyped(Tensor::TypedField::Int64);
-    shape.int64Data.mut() = d;
-    Value *sv = adapters::newConstant(n, c, old->name().str() + "_per_channel_shape",
-                                      std::move(shape));
-    if (!sv) return absl::InternalError("no constant for the per-channel shape");
-    Node *rs = n.getGraph()->createNode("Reshape", {old, sv}, 1, &n, "",
-                                        old->name().str() + "_per_channel");
-    n.setOperand(1, rs->result(0));
-    return absl::OkStatus();
-  }
-  return preluSlopeLegacy(n, c);
+StatusOr<std::vector<Tensor>> kOr(const KernelCall &c) {
+  return binary(c, BinKind::Logic, [](auto x, auto y) { return (decltype(x))(x || y); });
 }
+StatusOr<std::vector<Tensor>> kXor(const KernelCall &c) {
+  return binary(c, BinKind::Logic, [](auto x, auto y) { return (decltype(x))((x != 0) != (y != 0)); });
+}
+
 } // namespace
+} // namespace kernels
+
+namespace {
+
+void registerLogic(OpRegistrar &r) {
+  r["And"].infer(infer::compareRule("And")).kernel(kernels::kAnd);
+  r["Or"].infer(infer::compareRule("Or")).kernel(kernels::kOr);
+  r["Xor"].infer(infer::compareRule("Xor")).kernel(kernels::kXor);
+  for (const char *op : {"And", "Or", "Xor"}) {
+    r[op].elementwise().since(firstVersionWithoutAttribute(op, "broadcast")).broadcasting();
+    r[op].commutative();
+    r[op].since(7).upgrade(adapters::legacyBroadcastUp).downgrade(adapters::legacyBroadcastDown);
+  }
+}
+
+} // namespace
+
+//===--- BitShift ---===//
+
+namespace kernels {
+namespace {
+
+StatusOr<std::vector<Tensor>> kBitShift(const KernelCall &c) {
+  bool left = c.getString("direction", "") == "LEFT";
+  if (c.input(0) && !isUnsignedInteger(c.input(0)->dataType()))
+    return invalid("BitShift needs unsigned integers");
+  return binaryOpt(c, [&](auto x, auto y, DataType dt) -> std::optional<decltype(x)> {
+    using T = decltype(x);
+    if constexpr (isFloat<T>) return std::nullopt;
+    else {
+      uint64_t u = (uint64_t)x, s = (uint64_t)y;
+      if (s >= dataTypeBits(dt)) return T(0);
+      return (T)(left ? u << s : u >> s);
+    }
+  });
+}
+
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerBitShift(OpRegistrar &r) {
+  r["BitShift"].infer(infer::firstOperandTypeRule).kernel(kernels::kBitShift);
+  r["BitShift"].elementwise().broadcasting();
+}
+
+} // namespace
+
+//===--- BitwiseAnd, BitwiseOr, BitwiseXor ---===//
+
+namespace kernels {
+namespace {
+
+/// Bitwise ops on integers (results wrap on store).
+template <typename F> StatusOr<std::vector<Tensor>> bitwise(const KernelCall &c, F f) {
+  if (c.input(0) && computeKind(c.input(0)->dataType()) != CK::I64 &&
+      computeKind(c.input(0)->dataType()) != CK::U64)
+    return invalid("bitwise op needs integers");
+  return binaryOpt(c, [&](auto x, auto y, DataType) -> std::optional<decltype(x)> {
+    using T = decltype(x);
+    if constexpr (isFloat<T>) return std::nullopt;
+    else return (T)f((uint64_t)x, (uint64_t)y);
+  });
+}
+StatusOr<std::vector<Tensor>> kBitwiseAnd(const KernelCall &c) {
+  return bitwise(c, [](uint64_t x, uint64_t y) { return x & y; });
+}
+StatusOr<std::vector<Tensor>> kBitwiseOr(const KernelCall &c) {
+  return bitwise(c, [](uint64_t x, uint64_t y) { return x | y; });
+}
+StatusOr<std::vector<Tensor>> kBitwiseXor(const KernelCall &c) {
+  return bitwise(c, [](uint64_t x, uint64_t y) { return x ^ y; });
+}
+
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerBitwise(OpRegistrar &r) {
+  r["BitwiseAnd"].infer(infer::firstOperandTypeRule).kernel(kernels::kBitwiseAnd);
+  r["BitwiseOr"].infer(infer::firstOperandTypeRule).kernel(kernels::kBitwiseOr);
+  r["BitwiseXor"].infer(infer::firstOperandTypeRule).kernel(kernels::kBitwiseXor);
+  for (const char *op : {"BitwiseAnd", "BitwiseOr", "BitwiseXor"})
+    r[op].elementwise().broadcasting().commutative();
+}
+
+} // namespace
+
+//===--- BitwiseNot ---===//
+
+namespace kernels {
+namespace {
+
+StatusOr<std::vector<Tensor>> kBitwiseNot(const KernelCall &c) {
+  return unaryMap(c, FloatOnly::No, [](auto x) -> std::optional<decltype(x)> {
+    using T = decltype(x);
+    if constexpr (isFloat<T>) return std::nullopt;
+    else return (T)~(uint64_t)x;
+  });
+}
+
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerBitwiseNot(OpRegistrar &r) {
+  r["BitwiseNot"].infer(infer::sameAsInput).kernel(kernels::kBitwiseNot);
+  r["BitwiseNot"].elementwise().shapePreserving();
+}
+
+} // namespace
+
+//===--- Not ---===//
+
+namespace kernels {
+namespace {
+
+StatusOr<std::vector<Tensor>> kNot(const KernelCall &c) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  if (a->dt != DataType::Bool) return invalid("Not needs bool");
+  for (int64_t &v : a->i) v = !v;
+  return one(*a);
+}
+
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerNot(OpRegistrar &r) {
+  using namespace infer;
+  r["Not"] = [](InferCtx &c) {
+    sameAsInput(c);
+    if (const Dims *d = c.inData(0)) {
+      Dims o;
+      for (const DimExpr *e : *d)
+        o.push_back(e && e->isConstant() ? c.c(e->value() == 0) : nullptr);
+      c.setOutData(0, o);
+    }
+  };
+  r["Not"] = kernels::kNot;
+  r["Not"].elementwise().shapePreserving();
+}
+
+} // namespace
+
+//===--- Sum, Max, Min, Mean ---===//
+
+namespace infer {
+namespace {
+
+void variadic(InferCtx &c) {
+  int32_t el = -1;
+  for (unsigned i = 0; i < c.numInputs() && el < 0; ++i) el = c.inElem(i);
+  if (c.opset < 8 && c.numInputs() > 1) {
+    // Before opset 8 the inputs of Sum/Max/Min/Mean have equal shapes.
+    for (unsigned i = 0; i < c.numInputs(); ++i)
+      if (auto s = c.inShape(i)) return c.setTensor(0, el, s);
+    return c.setTensor(0, el, std::nullopt);
+  }
+  c.setTensor(0, el, broadcastInputs(c, 0, c.numInputs()));
+  if (c.numInputs() == 2 && (c.node.opType() == "Max" || c.node.opType() == "Min"))
+    propagateArith(c, c.node.opType());
+}
+
+} // namespace
+} // namespace infer
+
+namespace kernels {
+namespace {
+
+template <typename F>
+StatusOr<std::vector<Tensor>> variadic(const KernelCall &c, F f, bool mean = false) {
+  if (c.inputs.empty()) return invalid("no inputs");
+  auto acc = inputArr(c, 0);
+  if (!acc.ok()) return acc.status();
+  if (mean && acc->kind() != CK::F32 && acc->kind() != CK::F64)
+    return unsupported("Mean of integers");
+  for (unsigned k = 1; k < c.inputs.size(); ++k) {
+    auto b = inputArr(c, k);
+    if (!b.ok()) return b.status();
+    if (b->dt != acc->dt) return invalid("operand types differ");
+    std::vector<int64_t> shape;
+    if (c.opset > 0 && c.opset < 8) {
+      if (b->dims != acc->dims) return invalid("shapes differ");
+      shape = acc->dims;
+    } else {
+      auto s = broadcastShapes(acc->dims, b->dims);
+      if (!s) return invalid("shapes do not broadcast");
+      shape = *s;
+    }
+    Status sz = checkOutputSize(c, acc->dt, shape);
+    if (!sz.ok()) return sz;
+    Arr out = Arr::make(acc->dt, shape);
+    Status st = visitNumeric(acc->kind(), [&](auto tag) -> Status {
+      using T = decltype(tag);
+      return broadcastLoop<T, T>(*acc, *b, out, [&](T x, T y) -> std::optional<T> {
+        return f(x, y);
+      });
+    });
+    if (!st.ok()) return st;
+    *acc = std::move(out);
+  }
+  if (mean) {
+    size_t n = c.inputs.size();
+    for (float &v : acc->f) v /= (float)n;
+    for (double &v : acc->d) v /= (double)n;
+  }
+  return one(*acc);
+}
+
+template <typename T> T maxT(T x, T y) {
+  if constexpr (isFloat<T>) {
+    if (std::isnan(x) || std::isnan(y)) return std::numeric_limits<T>::quiet_NaN();
+  }
+  return x < y ? y : x;
+}
+template <typename T> T minT(T x, T y) {
+  if constexpr (isFloat<T>) {
+    if (std::isnan(x) || std::isnan(y)) return std::numeric_limits<T>::quiet_NaN();
+  }
+  return y < x ? y : x;
+}
+
+StatusOr<std::vector<Tensor>> kMax(const KernelCall &c) {
+  return variadic(c, [](auto x, auto y) { return maxT(x, y); });
+}
+StatusOr<std::vector<Tensor>> kMin(const KernelCall &c) {
+  return variadic(c, [](auto x, auto y) { return minT(x, y); });
+}
+StatusOr<std::vector<Tensor>> kSum(const KernelCall &c) {
+  return variadic(c, [](auto x, auto y) { return addT(x, y); });
+}
+StatusOr<std::vector<Tensor>> kMean(const KernelCall &c) {
+  return variadic(c, [](auto x, auto y) { return addT(x, y); }, true);
+}
+
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerVariadic(OpRegistrar &r) {
+  r["Sum"].infer(infer::variadic).kernel(kernels::kSum);
+  r["Max"].infer(infer::variadic).kernel(kernels::kMax);
+  r["Min"].infer(infer::variadic).kernel(kernels::kMin);
+  r["Mean"].infer(infer::variadic).kernel(kernels::kMean);
+  for (const char *op : {"Max", "Min", "Sum", "Mean"}) {
+    r[op].elementwise().since(8).broadcasting();
+    r[op].commutative();
+    r[op].since(6).upgrade(adapters::dropConsumedInputs).downgrade(adapters::noChange);
+    // Opset 8 let them broadcast (their schemas did not change): going
+    // down, every operand must have the same shape.
+    r[op].since(8).upgrade(adapters::noChange).downgrade(adapters::sameShapesDown);
+  }
+}
+
+} // namespace
+
+//===--- Where ---===//
+
+namespace infer {
+namespace {
+
+/// Where on shape data: each element chosen by a known condition (or equal
+/// in both branches); torch's expand writes its sizes as Where(size == -1,
+/// 1, size).
+void propagateWhere(InferCtx &c) {
+  const Dims *cond = c.inData(0), *x = c.inData(1), *y = c.inData(2);
+  if (!cond || !x || !y) return;
+  for (unsigned i = 0; i < 3; ++i) {
+    auto s = c.inShape(i);
+    if (!s || s->size() > 1) return;
+  }
+  size_t n = std::max({cond->size(), x->size(), y->size()});
+  for (const Dims *d : {cond, x, y})
+    if (d->size() != n && d->size() != 1) return;
+  auto at = [&](const Dims *d, size_t i) { return (*d)[d->size() == 1 ? 0 : i]; };
+  Dims out;
+  for (size_t i = 0; i < n; ++i) {
+    const DimExpr *k = at(cond, i), *a = at(x, i), *b = at(y, i);
+    const DimExpr *r = nullptr;
+    if (k && k->isConstant()) r = k->value() != 0 ? a : b;
+    else if (a && a == b) r = a;
+    out.push_back(r);
+  }
+  c.setOutData(0, std::move(out));
+}
+
+} // namespace
+} // namespace infer
+
+namespace kernels {
+namespace {
+
+StatusOr<std::vector<Tensor>> kWhere(const KernelCall &c) {
+  auto cond = inputArr(c, 0), x = inputArr(c, 1), y = inputArr(c, 2);
+  if (!cond.ok()) return cond.status();
+  if (!x.ok()) return x.status();
+  if (!y.ok()) return y.status();
+  if (cond->dt != DataType::Bool || x->dt != y->dt) return invalid("Where types");
+  auto s1 = broadcastShapes(cond->dims, x->dims);
+  if (!s1) return invalid("Where shapes");
+  auto s = broadcastShapes(*s1, y->dims);
+  if (!s) return invalid("Where shapes");
+  Status sz = checkOutputSize(c, x->dt, *s);
+  if (!sz.ok()) return sz;
+  Arr out = Arr::make(x->dt, *s);
+  auto oc = broadcastOffsets(cond->dims, *s), ox = broadcastOffsets(x->dims, *s),
+       oy = broadcastOffsets(y->dims, *s);
+  auto pick = [&](auto &dst, const auto &vx, const auto &vy) {
+    for (size_t k = 0; k < dst.size(); ++k)
+      dst[k] = cond->i[oc[k]] ? vx[ox[k]] : vy[oy[k]];
+  };
+  switch (x->kind()) {
+  case CK::F32: pick(out.f, x->f, y->f); break;
+  case CK::F64: pick(out.d, x->d, y->d); break;
+  case CK::I64: pick(out.i, x->i, y->i); break;
+  case CK::U64: pick(out.u, x->u, y->u); break;
+  case CK::Str: pick(out.s, x->s, y->s); break;
+  default: return unsupported("Where type");
+  }
+  return one(out);
+}
+
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerWhere(OpRegistrar &r) {
+  using namespace infer;
+  r["Where"] = [](InferCtx &c) {
+    int32_t el = c.inElem(1);
+    if (el < 0) el = c.inElem(2);
+    c.setTensor(0, el, broadcastInputs(c, 0, 3));
+    propagateWhere(c);
+  };
+  r["Where"] = kernels::kWhere;
+  r["Where"].elementwise().broadcasting();
+}
+
+} // namespace
+
+//===--- Clip ---===//
+
+namespace kernels {
+namespace {
+
+StatusOr<std::vector<Tensor>> kClip(const KernelCall &c) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  Arr lo, hi;
+  bool hasLo = false, hasHi = false;
+  if (c.opset > 0 && c.opset < 11) {
+    if (a->kind() != CK::F32 && a->kind() != CK::F64) return invalid("Clip-6 needs floats");
+    lo = Arr::make(a->dt, {});
+    hi = Arr::make(a->dt, {});
+    float l = c.getFloat("min", -std::numeric_limits<float>::infinity());
+    float h = c.getFloat("max", std::numeric_limits<float>::infinity());
+    if (a->kind() == CK::F32) { lo.f[0] = l; hi.f[0] = h; }
+    else { lo.d[0] = l; hi.d[0] = h; }
+    hasLo = hasHi = true;
+  } else {
+    if (c.input(1)) {
+      auto x = inputArr(c, 1);
+      if (!x.ok()) return x.status();
+      if (x->size() != 1 || x->dt != a->dt) return invalid("Clip min must be a scalar");
+      lo = std::move(*x);
+      hasLo = true;
+    }
+    if (c.input(2)) {
+      auto x = inputArr(c, 2);
+      if (!x.ok()) return x.status();
+      if (x->size() != 1 || x->dt != a->dt) return invalid("Clip max must be a scalar");
+      hi = std::move(*x);
+      hasHi = true;
+    }
+  }
+  Status st = visitNumeric(a->kind(), [&](auto tag) -> Status {
+    using T = decltype(tag);
+    auto &v = a->template vec<T>();
+    for (T &x : v) {
+      if (hasLo && x < lo.vec<T>()[0]) x = lo.vec<T>()[0];
+      if (hasHi && x > hi.vec<T>()[0]) x = hi.vec<T>()[0];
+    }
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  return one(*a);
+}
+
+} // namespace
+} // namespace kernels
+
+namespace {
+
+// Clip-11: the float attributes min and max became the operands #1 and #2,
+// of the input's type. Clip-6 without an attribute clamps at -FLT_MAX and
+// FLT_MAX (so +-inf, and doubles beyond, change); Clip-11 without an operand
+// does not clamp. Up: both bounds become operands (the defaults written out).
+// Down: both must be constant scalars, and for a double input exactly
+// representable as float; a missing bound is refused.
+DataType clipElemType(const Node &n) {
+  const Type *t = n.numOperands() && n.operand(0) ? n.operand(0)->type() : nullptr;
+  return t && t->kind() == Type::Kind::Tensor ? t->elemType() : DataType::Undefined;
+}
+
+absl::Status clipUp11(Node &n, AdapterContext &c) {
+  DataType dt = clipElemType(n);
+  // An input of unknown type: at a target of 15 or later the float bounds
+  // take its type through CastLike (Clip-6 takes float types only, and
+  // compares with the float attributes cast to them).
+  bool castLike = dt == DataType::Undefined && c.target >= 15;
+  if (castLike) dt = DataType::Float;
+  if (dt != DataType::Float && dt != DataType::Double && dt != DataType::Float16)
+    return absl::FailedPreconditionError(
+        "the bounds become operands of the input's element type, which is unknown (infer shapes "
+        "first, or convert to opset 15 or later, where CastLike gives them its type)");
+  for (const char *name : {"min", "max"})
+    if (const Attribute *a = n.getAttr(name); a && (a->isReference() || a->kind() != AttrKind::Float))
+      return absl::FailedPreconditionError(
+          absl::StrCat("attribute '", name, "' is not a float (or refers to a function attribute)"));
+  if (n.numOperands() > 1)
+    return absl::FailedPreconditionError("Clip-6 with more than one operand");
+  if (c.checkOnly) return absl::OkStatus();
+  Value *bounds[2];
+  const char *names[2] = {"min", "max"};
+  for (int k = 0; k < 2; ++k) {
+    const Attribute *a = n.getAttr(names[k]);
+    float v = a ? a->f : (k == 0 ? std::numeric_limits<float>::lowest()
+                                 : std::numeric_limits<float>::max());
+    std::string raw;
+    if (dt == DataType::Float) {
+      raw.resize(sizeof v);
+      std::memcpy(raw.data(), &v, sizeof v);
+    } else if (dt == DataType::Double) {
+      double d = v;
+      raw.resize(sizeof d);
+      std::memcpy(raw.data(), &d, sizeof d);
+    } else {
+      uint16_t h = floatToHalf(v);
+      raw = {(char)(h & 0xff), (char)(h >> 8)};
+    }
+    Tensor t;
+    t.setDataType(dt);
+    t.setRaw(std::move(raw));
+    bounds[k] = c.constant(n, names[k], std::move(t));
+    if (castLike)
+      bounds[k] = n.getGraph()
+                      ->createNode("CastLike", {bounds[k], n.operand(0)}, 1, &n, "",
+                                   std::string(names[k]) + "_like")
+                      ->result(0);
+  }
+  n.removeAttr("min");
+  n.removeAttr("max");
+  n.addOperand(bounds[0]);
+  n.addOperand(bounds[1]);
+  return absl::OkStatus();
+}
+
+absl::Status clipDown11(Node &n, AdapterContext &c) {
+  DataType dt = clipElemType(n);
+  float vals[2];
+  const char *names[2] = {"min", "max"};
+  for (unsigned k = 0; k < 2; ++k) {
+    Value *v = n.numOperands() > k + 1 ? n.operand(k + 1) : nullptr;
+    if (!v)
+      return absl::FailedPreconditionError(absl::StrCat(
+          "no '", names[k], "' operand: Clip-6 always clamps (at ", k ? "" : "-",
+          "FLT_MAX), which changes infinities"));
+    Tensor scratch;
+    const Tensor *t = constantOf(v, scratch);
+    auto d = t && t->numElements() == 1 ? t->values<double>()
+                                        : absl::StatusOr<std::vector<double>>(absl::NotFoundError(""));
+    if (!d.ok() || d->size() != 1)
+      return absl::FailedPreconditionError(absl::StrCat(
+          "operand #", k + 1, " ('", v->name().str(), "') is not a constant scalar; opset ", c.to,
+          " needs it as attribute '", names[k], "'"));
+    vals[k] = (float)(*d)[0];
+    if (dt == DataType::Double && (double)vals[k] != (*d)[0])
+      return absl::FailedPreconditionError(absl::StrCat(
+          "operand #", k + 1, " ('", v->name().str(), "') = ", (*d)[0],
+          " is not exactly a float, as attribute '", names[k], "' must be"));
+  }
+  if (c.checkOnly) return absl::OkStatus();
+  Value *ops[2] = {n.operand(1), n.operand(2)};
+  n.removeOperand(2);
+  n.removeOperand(1);
+  for (int k = 0, e = ops[0] == ops[1] ? 1 : 2; k < e; ++k) { // one value may be both
+    Value *v = ops[k];
+    if (Node *def = v->definingNode(); def && v->useEmpty() && !v->isGraphOutput() &&
+                                        isConstantNode(*def) && !def->hasUses())
+      (void)def->erase();
+  }
+  n.newAttr("min").setFloat(vals[0]);
+  n.newAttr("max").setFloat(vals[1]);
+  return absl::OkStatus();
+}
+
+void registerClip(OpRegistrar &r) {
+  r["Clip"].infer(infer::sameAsInput).kernel(kernels::kClip);
+  r["Clip"].elementwise().since(firstVersionWithInput("Clip", "min")).broadcasting();
+  r["Clip"].since(6).upgrade(adapters::dropConsumedInputs).downgrade(adapters::noChange);
+  r["Clip"].since(11).upgrade(clipUp11).downgrade(clipDown11);
+}
+
+} // namespace
+
+//===--- IsNaN, IsInf ---===//
+
+namespace kernels {
+namespace {
+
+/// Unary predicate producing bool.
+template <typename F>
+StatusOr<std::vector<Tensor>> predicate(const KernelCall &c, F f) {
+  auto a = inputArr(c, 0);
+  if (!a.ok()) return a.status();
+  Arr r = Arr::make(DataType::Bool, a->dims);
+  Status st = visitNumeric(a->kind(), [&](auto tag) -> Status {
+    using T = decltype(tag);
+    const auto &v = a->template vec<T>();
+    for (size_t k = 0; k < v.size(); ++k) r.i[k] = f(v[k]) ? 1 : 0;
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  return one(r);
+}
+
+StatusOr<std::vector<Tensor>> kIsNaN(const KernelCall &c) {
+  return predicate(c, [](auto x) {
+    if constexpr (isFloat<decltype(x)>) return std::isnan(x);
+    else return false;
+  });
+}
+StatusOr<std::vector<Tensor>> kIsInf(const KernelCall &c) {
+  bool neg = c.getInt("detect_negative", 1), pos = c.getInt("detect_positive", 1);
+  return predicate(c, [&](auto x) {
+    if constexpr (isFloat<decltype(x)>)
+      return std::isinf(x) && ((x > 0 && pos) || (x < 0 && neg));
+    else return false;
+  });
+}
+
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerIsNaNIsInf(OpRegistrar &r) {
+  using namespace infer;
+  r["IsNaN"] = [](InferCtx &c) { c.setTensor(0, kBool, c.inShape(0)); };
+  r["IsNaN"] = kernels::kIsNaN;
+  r["IsInf"] = [](InferCtx &c) { c.setTensor(0, kBool, c.inShape(0)); };
+  r["IsInf"] = kernels::kIsInf;
+  for (const char *op : {"IsNaN", "IsInf"}) r[op].elementwise().shapePreserving();
+}
+
+} // namespace
+
+//===--- Abs, Neg, Sign, Sqrt, Exp, Log, Reciprocal, Floor, Ceil, Round, Erf, Sin, Cos, Tan,
+//      Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh ---===//
+
+namespace kernels {
+namespace {
+
+FLOAT_UNARY(kSqrt, std::sqrt(x))
+FLOAT_UNARY(kExp, std::exp(x))
+FLOAT_UNARY(kLog, std::log(x))
+FLOAT_UNARY(kReciprocal, T(1) / x)
+FLOAT_UNARY(kFloor, std::floor(x))
+FLOAT_UNARY(kCeil, std::ceil(x))
+FLOAT_UNARY(kRound, std::nearbyint(x))
+FLOAT_UNARY(kErf, std::erf(x))
+FLOAT_UNARY(kSin, std::sin(x))
+FLOAT_UNARY(kCos, std::cos(x))
+FLOAT_UNARY(kTan, std::tan(x))
+FLOAT_UNARY(kAsin, std::asin(x))
+FLOAT_UNARY(kAcos, std::acos(x))
+FLOAT_UNARY(kAtan, std::atan(x))
+FLOAT_UNARY(kSinh, std::sinh(x))
+FLOAT_UNARY(kCosh, std::cosh(x))
+FLOAT_UNARY(kAsinh, std::asinh(x))
+FLOAT_UNARY(kAcosh, std::acosh(x))
+FLOAT_UNARY(kAtanh, std::atanh(x))
+
+StatusOr<std::vector<Tensor>> kNeg(const KernelCall &c) {
+  return unaryMap(c, FloatOnly::No, [](auto x) -> std::optional<decltype(x)> {
+    using T = decltype(x);
+    if constexpr (std::is_same_v<T, int64_t>) return (T)(0ULL - (uint64_t)x);
+    else return -x;
+  });
+}
+StatusOr<std::vector<Tensor>> kAbs(const KernelCall &c) {
+  return unaryMap(c, FloatOnly::No, [](auto x) -> std::optional<decltype(x)> {
+    using T = decltype(x);
+    if constexpr (std::is_unsigned_v<T>) return x;
+    else if constexpr (isFloat<T>) return std::abs(x);
+    else return x < 0 ? (T)(0ULL - (uint64_t)x) : x;
+  });
+}
+StatusOr<std::vector<Tensor>> kSign(const KernelCall &c) {
+  return unaryMap(c, FloatOnly::No, [](auto x) -> std::optional<decltype(x)> {
+    using T = decltype(x);
+    if constexpr (isFloat<T>)
+      if (std::isnan(x)) return x;
+    return (T)(x > T(0) ? 1 : (x < T(0) ? -1 : 0));
+  });
+}
+
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerUnaryMath(OpRegistrar &r) {
+  r["Abs"] = kernels::kAbs; r["Neg"] = kernels::kNeg; r["Sign"] = kernels::kSign;
+  r["Sqrt"] = kernels::kSqrt; r["Exp"] = kernels::kExp; r["Log"] = kernels::kLog;
+  r["Reciprocal"] = kernels::kReciprocal; r["Floor"] = kernels::kFloor;
+  r["Ceil"] = kernels::kCeil; r["Round"] = kernels::kRound; r["Erf"] = kernels::kErf;
+  r["Sin"] = kernels::kSin; r["Cos"] = kernels::kCos; r["Tan"] = kernels::kTan;
+  r["Asin"] = kernels::kAsin; r["Acos"] = kernels::kAcos; r["Atan"] = kernels::kAtan;
+  r["Sinh"] = kernels::kSinh; r["Cosh"] = kernels::kCosh; r["Asinh"] = kernels::kAsinh;
+  r["Acosh"] = kernels::kAcosh; r["Atanh"] = kernels::kAtanh;
+  for (const char *op : {"Abs", "Neg", "Sign", "Sqrt", "Exp", "Log", "Reciprocal", "Floor", "Ceil",
+                         "Round", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh",
+                         "Cosh", "Asinh", "Acosh", "Atanh"})
+    r[op].infer(infer::sameAsInput).elementwise().shapePreserving();
+  for (const char *op : {"Abs", "Ceil", "Exp", "Floor", "Log", "Neg", "Reciprocal", "Sqrt"})
+    r[op].since(6).upgrade(adapters::dropConsumedInputs).downgrade(adapters::noChange);
+}
+
+} // namespace
+
+//===--- Relu, Sigmoid, Tanh, LeakyRelu, Elu, Selu, Celu, HardSigmoid, HardSwish, Softplus,
+//      Softsign, Mish, Swish, ThresholdedRelu, Shrink ---===//
+
+namespace kernels {
+namespace {
+
+FLOAT_UNARY(kSigmoid, x >= 0 ? T(1) / (T(1) + std::exp(-x)) : std::exp(x) / (T(1) + std::exp(x)))
+FLOAT_UNARY(kTanh, std::tanh(x))
+FLOAT_UNARY(kSoftplus, std::log1p(std::exp(x)))
+FLOAT_UNARY(kSoftsign, x / (T(1) + std::abs(x)))
+
+FLOAT_UNARY_ATTR(kLeakyRelu, float alpha = c.getFloat("alpha", 0.01f),
+                 x >= 0 ? x : x * (T)alpha)
+FLOAT_UNARY_ATTR(kElu, float alpha = c.getFloat("alpha", 1.0f),
+                 x >= 0 ? x : (T)alpha * (std::exp(x) - T(1)))
+FLOAT_UNARY_ATTR(kSelu,
+                 float alpha = c.getFloat("alpha", 1.67326319217681884765625f);
+                 float gamma = c.getFloat("gamma", 1.05070102214813232421875f),
+                 x > 0 ? (T)gamma * x : (T)gamma * ((T)alpha * std::exp(x) - (T)alpha))
+FLOAT_UNARY_ATTR(kCelu, float alpha = c.getFloat("alpha", 1.0f),
+                 std::max(T(0), x) +
+                     std::min(T(0), (T)alpha * (std::exp(x / (T)alpha) - T(1))))
+FLOAT_UNARY_ATTR(kHardSigmoid,
+                 float alpha = c.getFloat("alpha", 0.2f);
+                 float beta = c.getFloat("beta", 0.5f),
+                 std::max(T(0), std::min(T(1), (T)alpha * x + (T)beta)))
+FLOAT_UNARY_ATTR(kHardSwish, (void)0,
+                 x * std::max(T(0), std::min(T(1), x / T(6) + T(0.5))))
+FLOAT_UNARY_ATTR(kThresholdedRelu, float alpha = c.getFloat("alpha", 1.0f),
+                 x > (T)alpha ? x : T(0))
+FLOAT_UNARY(kMish, x * std::tanh(x > T(20) ? x : std::log1p(std::exp(x))))
+FLOAT_UNARY_ATTR(kSwish, float alpha = c.getFloat("alpha", 1.0f),
+                 (T)alpha * x >= 0 ? x / (T(1) + std::exp(-(T)alpha * x))
+                                   : x * std::exp((T)alpha * x) / (T(1) + std::exp((T)alpha * x)))
+
+StatusOr<std::vector<Tensor>> kRelu(const KernelCall &c) {
+  return unaryMap(c, FloatOnly::No, [](auto x) -> std::optional<decltype(x)> {
+    using T = decltype(x);
+    return x > T(0) ? x : T(0);
+  });
+}
+StatusOr<std::vector<Tensor>> kShrink(const KernelCall &c) {
+  float bias = c.getFloat("bias", 0), lambd = c.getFloat("lambd", 0.5f);
+  return unaryMap(c, FloatOnly::No, [&](auto x) -> std::optional<decltype(x)> {
+    using T = decltype(x);
+    if constexpr (isFloat<T>) {
+      if (x < -(T)lambd) return x + (T)bias;
+      if (x > (T)lambd) return x - (T)bias;
+      return T(0);
+    } else {
+      double v = (double)x;
+      if (v < -lambd) return (T)(v + bias);
+      if (v > lambd) return (T)(v - bias);
+      return T(0);
+    }
+  });
+}
+
+} // namespace
+} // namespace kernels
+
+namespace {
+
+void registerActivations(OpRegistrar &r) {
+  r["Relu"] = kernels::kRelu; r["Sigmoid"] = kernels::kSigmoid; r["Tanh"] = kernels::kTanh;
+  r["LeakyRelu"] = kernels::kLeakyRelu; r["Elu"] = kernels::kElu; r["Selu"] = kernels::kSelu;
+  r["Celu"] = kernels::kCelu; r["HardSigmoid"] = kernels::kHardSigmoid;
+  r["HardSwish"] = kernels::kHardSwish; r["Softplus"] = kernels::kSoftplus;
+  r["Softsign"] = kernels::kSoftsign; r["Mish"] = kernels::kMish; r["Swish"] = kernels::kSwish;
+  r["ThresholdedRelu"] = kernels::kThresholdedRelu; r["Shrink"] = kernels::kShrink;
+  for (const char *op : {"Relu", "Sigmoid", "Tanh", "LeakyRelu", "Elu", "Selu", "Celu",
+                         "HardSigmoid", "HardSwish", "Softplus", "Softsign", "Mish", "Swish",
+                         "ThresholdedRelu", "Shrink"})
+    r[op].infer(infer::sameAsInput).elementwise().shapePreserving();
+  for (const char *op : {"Elu", "HardSigmoid", "LeakyRelu", "Relu", "Selu", "Sigmoid", "Tanh"})
+    r[op].since(6).upgrade(adapters::dropConsumedInputs).downgrade(adapters::noChange);
+  // Binarizer is ai.onnx.ml's (ML.cpp); this rule in the default domain has
+  // always been set here.
+  r["Binarizer"] = infer::sameAsInput;
+}
+
+} // namespace
+
+//===--- Gelu ---===//
+
+namespace kernels {
+namespace {
+
+// Gelu-20: x * Phi(x) with the normal CDF written with erf, or with
+// approximate="tanh" the tanh form; any other value is refused.
+StatusOr<std::vector<Tensor>> kGelu(const KernelCall &c) {
+  std::string approx = c.getString("approximate", "none");
+  if (approx != "none" && approx != "tanh")
+    return invalid("Gelu: attribute 'approximate' is \"" + approx + "\" (none or tanh)");
+  bool useTanh = approx == "tanh";
+  return unaryMap(c, FloatOnly::Yes, [&](auto x) -> std::optional<decltype(x)> {
+    using T = decltype(x);
+    if constexpr (isFloat<T>) {
+      if (useTanh)
+        return T(0.5) * x *
+               (T(1) + std::tanh(T(0.7978845608028654) * (x + T(0.044715) * x * x * x)));
+      return T(0.5) * x * (T(1) + std::erf(x * T(0.7071067811865476)));
+    } else {
+      return std::nullopt;
+    }
+  });
+}
+
+} // namespace
+} // namespace kernels
 
 namespace expansions {
 namespace {
@@ -1212,151 +1646,26 @@ absl::Status expandGelu(Node &n, ExpandContext &c, std::vector<Value *> &results
 } // namespace
 } // namespace expansions
 
-void registerElementwiseOps(OpRegistrar &r) {
-  using namespace infer;
-  for (const char *op : {"Add", "Sub", "Mul", "Div", "Mod"})
-    r[op] = [op](InferCtx &c) { binary(c, 0, op); };
-  r["Add"] = kernels::kAdd; r["Sub"] = kernels::kSub; r["Mul"] = kernels::kMul;
-  r["Div"] = kernels::kDiv; r["Mod"] = kernels::kMod;
-  for (const char *op : {"Pow", "PRelu", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor"})
-    r[op] = [op](InferCtx &c) {
-      int32_t el = c.inElem(0);
-      if (el < 0) return;
-      (void)op;
-      binary(c, el, "");
-    };
-  r["Pow"] = kernels::kPow; r["PRelu"] = kernels::kPRelu; r["BitShift"] = kernels::kBitShift;
-  r["BitwiseAnd"] = kernels::kBitwiseAnd; r["BitwiseOr"] = kernels::kBitwiseOr;
-  r["BitwiseXor"] = kernels::kBitwiseXor;
-  for (const char *op : {"And", "Or", "Xor", "Equal", "Less", "Greater", "LessOrEqual",
-                         "GreaterOrEqual"})
-    r[op] = [op](InferCtx &c) {
-      binary(c, kBool, "");
-      propagateCompare(c, op);
-    };
-  r["And"] = kernels::kAnd; r["Or"] = kernels::kOr; r["Xor"] = kernels::kXor;
-  r["Equal"] = kernels::kEqual; r["Less"] = kernels::kLess; r["Greater"] = kernels::kGreater;
-  r["LessOrEqual"] = kernels::kLessOrEqual; r["GreaterOrEqual"] = kernels::kGreaterOrEqual;
-  for (const char *op : {"Sum", "Max", "Min", "Mean"}) r[op] = variadic;
-  r["Sum"] = kernels::kSum; r["Max"] = kernels::kMax; r["Min"] = kernels::kMin;
-  r["Mean"] = kernels::kMean;
-  r["Where"] = [](InferCtx &c) {
-    int32_t el = c.inElem(1);
-    if (el < 0) el = c.inElem(2);
-    c.setTensor(0, el, broadcastInputs(c, 0, 3));
-    propagateWhere(c);
-  };
-  r["Where"] = kernels::kWhere;
-  for (const char *op :
-       {"Relu", "Sigmoid", "Tanh", "Exp", "Log", "Neg", "Abs", "Sqrt", "Reciprocal", "Floor",
-        "Ceil", "Round", "Sign", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh",
-        "Cosh", "Asinh", "Acosh", "Atanh", "LeakyRelu", "Elu", "Selu", "HardSigmoid", "HardSwish",
-        "Softplus", "Softsign", "Mish", "Gelu", "Celu", "ThresholdedRelu", "Clip", "Shrink",
-        "BitwiseNot", "Swish", "Binarizer"})
-    r[op] = sameAsInput;
-  r["Relu"] = kernels::kRelu; r["Sigmoid"] = kernels::kSigmoid; r["Tanh"] = kernels::kTanh;
-  r["Exp"] = kernels::kExp; r["Log"] = kernels::kLog; r["Neg"] = kernels::kNeg;
-  r["Abs"] = kernels::kAbs; r["Sqrt"] = kernels::kSqrt; r["Reciprocal"] = kernels::kReciprocal;
-  r["Floor"] = kernels::kFloor; r["Ceil"] = kernels::kCeil; r["Round"] = kernels::kRound;
-  r["Sign"] = kernels::kSign; r["Erf"] = kernels::kErf; r["Sin"] = kernels::kSin;
-  r["Cos"] = kernels::kCos; r["Tan"] = kernels::kTan; r["Asin"] = kernels::kAsin;
-  r["Acos"] = kernels::kAcos; r["Atan"] = kernels::kAtan; r["Sinh"] = kernels::kSinh;
-  r["Cosh"] = kernels::kCosh; r["Asinh"] = kernels::kAsinh; r["Acosh"] = kernels::kAcosh;
-  r["Atanh"] = kernels::kAtanh; r["LeakyRelu"] = kernels::kLeakyRelu; r["Elu"] = kernels::kElu;
-  r["Selu"] = kernels::kSelu; r["HardSigmoid"] = kernels::kHardSigmoid;
-  r["HardSwish"] = kernels::kHardSwish; r["Softplus"] = kernels::kSoftplus;
-  r["Softsign"] = kernels::kSoftsign; r["Celu"] = kernels::kCelu;
-  r["ThresholdedRelu"] = kernels::kThresholdedRelu; r["Clip"] = kernels::kClip;
-  r["Mish"] = kernels::kMish; r["Swish"] = kernels::kSwish; r["Gelu"] = kernels::kGelu;
-  r["Gelu"].since(20).expand(expansions::expandGelu);
-  r["Clip"].since(11).upgrade(clipUp11).downgrade(clipDown11);
-  r["Pow"].since(12).upgrade(adapters::noChange).downgrade(powDown12);
-  r["GreaterOrEqual"].since(12).downgrade(orEqualDown12<true>);
-  r["LessOrEqual"].since(12).downgrade(orEqualDown12<false>);
-  r["Shrink"] = kernels::kShrink; r["BitwiseNot"] = kernels::kBitwiseNot;
-  r["Not"] = [](InferCtx &c) {
-    sameAsInput(c);
-    if (const Dims *d = c.inData(0)) {
-      Dims o;
-      for (const DimExpr *e : *d)
-        o.push_back(e && e->isConstant() ? c.c(e->value() == 0) : nullptr);
-      c.setOutData(0, o);
-    }
-  };
-  r["Not"] = kernels::kNot;
-  r["IsNaN"] = [](InferCtx &c) { c.setTensor(0, kBool, c.inShape(0)); };
-  r["IsNaN"] = kernels::kIsNaN;
-  r["IsInf"] = [](InferCtx &c) { c.setTensor(0, kBool, c.inShape(0)); };
-  r["IsInf"] = kernels::kIsInf;
-  // Note [Op facts] (OpRegistry.h): the schemas do not say which ops work
-  // element by element, broadcast or commute; these lists do. The n-ary ops
-  // broadcast (numpy rules) from the version without the legacy `broadcast`
-  // attribute (Note [Legacy broadcast], AdapterSupport.h), Max, Min, Sum and
-  // Mean from 8 (their schemas did not change), PRelu's slope one way, and
-  // Clip's bounds (operands from 11) are scalars.
-  for (const char *op :
-       {"Relu", "Sigmoid", "Tanh", "Exp", "Log", "Neg", "Abs", "Sqrt", "Reciprocal", "Floor",
-        "Ceil", "Round", "Sign", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh",
-        "Cosh", "Asinh", "Acosh", "Atanh", "LeakyRelu", "Elu", "Selu", "HardSigmoid", "HardSwish",
-        "Softplus", "Softsign", "Mish", "Gelu", "Celu", "ThresholdedRelu", "Shrink", "BitwiseNot",
-        "Swish", "Not", "IsNaN", "IsInf"})
-    r[op].elementwise().shapePreserving();
-  for (const char *op : {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal",
-                         "Greater", "Less"})
-    r[op].elementwise().since(firstVersionWithoutAttribute(op, "broadcast")).broadcasting();
-  r["PRelu"].elementwise().since(7).broadcasting(); // PRelu-6: a slope of one element
-  for (const char *op : {"Max", "Min", "Sum", "Mean"})
-    r[op].elementwise().since(8).broadcasting();
-  for (const char *op : {"Mod", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor",
-                         "GreaterOrEqual", "LessOrEqual", "Where"})
-    r[op].elementwise().broadcasting();
-  r["Clip"].elementwise().since(firstVersionWithInput("Clip", "min")).broadcasting();
-  // Note [Op traits]: the schemas do not say which ops commute; this list does.
-  for (const char *op : {"Add", "Mul", "Max", "Min", "Sum", "Mean", "And", "Or", "Xor", "Equal",
-                         "BitwiseAnd", "BitwiseOr", "BitwiseXor"})
-    r[op].commutative();
+namespace {
 
-  // Version adapters up to opset 9 (Note [Version adapters]). Opset 6 dropped
-  // consumed_inputs (Note [consumed_inputs], AdapterSupport.h).
-  using adapters::dropConsumedInputs;
-  using adapters::noChange;
-  r["Abs"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
-  r["Add"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
-  r["Ceil"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
-  r["Clip"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
-  r["Div"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
-  r["Elu"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
-  r["Exp"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
-  r["Floor"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
-  r["HardSigmoid"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
-  r["LeakyRelu"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
-  r["Log"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
-  r["Max"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
-  r["Mean"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
-  r["Min"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
-  r["Mul"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
-  r["Neg"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
-  r["PRelu"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
-  r["Reciprocal"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
-  r["Relu"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
-  r["Selu"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
-  r["Sigmoid"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
-  r["Sqrt"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
-  r["Sub"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
-  r["Sum"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
-  r["Tanh"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
-  // Opset 7: numpy broadcasting replaced broadcast/axis (Note [Legacy
-  // broadcast], AdapterSupport.h).
-  using adapters::legacyBroadcastDown;
-  using adapters::legacyBroadcastUp;
-  for (const char *op : {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal",
-                         "Greater", "Less"})
-    r[op].since(7).upgrade(legacyBroadcastUp).downgrade(legacyBroadcastDown);
-  r["PRelu"].since(7).upgrade(preluUp7).downgrade(preluSlopeLegacy);
-  // Opset 8 let Max, Min, Sum and Mean broadcast (their schemas did not
-  // change): going down, every operand must have the same shape.
-  for (const char *op : {"Max", "Min", "Sum", "Mean"})
-    r[op].since(8).upgrade(noChange).downgrade(adapters::sameShapesDown);
+void registerGelu(OpRegistrar &r) {
+  r["Gelu"].infer(infer::sameAsInput).kernel(kernels::kGelu);
+  r["Gelu"].elementwise().shapePreserving();
+  r["Gelu"].since(20).expand(expansions::expandGelu);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Registration
+//===----------------------------------------------------------------------===//
+
+void registerElementwiseOps(OpRegistrar &r) {
+  for (auto *reg : {registerAddSubMul, registerDiv, registerMod, registerPow, registerPRelu,
+                    registerComparisons, registerLogic, registerBitShift, registerBitwise,
+                    registerBitwiseNot, registerNot, registerVariadic, registerWhere, registerClip,
+                    registerIsNaNIsInf, registerUnaryMath, registerActivations, registerGelu})
+    reg(r);
 }
 
 } // namespace onnxir
