@@ -125,11 +125,19 @@ StatusOr<DataType> stashType(const KernelCall &c) {
   return dt;
 }
 
-/// X (operand #0), of a float type and within the output size budget.
-StatusOr<Arr> floatX(const KernelCall &c) {
+/// The input (operand #0), when a result of its size is within the output
+/// size budget: every op of the file gives results of X's size.
+StatusOr<Arr> boundedInput(const KernelCall &c) {
   auto x = inputArr(c, 0);
   if (!x.ok()) return x.status();
   if (Status sz = checkOutputSize(c, x->dt, x->dims); !sz.ok()) return sz;
+  return x;
+}
+
+/// X (operand #0), of a float type and within the output size budget.
+StatusOr<Arr> floatX(const KernelCall &c) {
+  auto x = boundedInput(c);
+  if (!x.ok()) return x.status();
   if (x->kind() != CK::F32 && x->kind() != CK::F64)
     return invalid(absl::StrCat("X is ", dataTypeName(x->dt).str(), ", not a float type"));
   return x;
@@ -292,92 +300,6 @@ void batchNormRule(InferCtx &c) {
 } // namespace
 } // namespace infer
 
-namespace {
-// BatchNormalization-1 requires consumed_inputs: in training mode the running
-// mean and variance (operands #3, #4) are updated in place.
-absl::Status batchNormDown6(Node &n, AdapterContext &c) {
-  if (c.checkOnly) return absl::OkStatus();
-  bool training = hasResultsFrom(n, 1);
-  n.newAttr("consumed_inputs").setInts({0, 0, 0, training ? 1 : 0, training ? 1 : 0});
-  return absl::OkStatus();
-}
-
-// BatchNormalization-7 dropped is_test: the mode follows the results (Y alone:
-// test mode, running statistics; more: training mode, batch statistics).
-absl::Status batchNormUp7(Node &n, AdapterContext &c) {
-  auto test = adapters::intAttrOr(n, "is_test", 0);
-  if (!test.ok()) return test.status();
-  if (*test) {
-    for (unsigned i = 1; i < n.numResults(); ++i)
-      if (resultRead(n, i))
-        return refuse(absl::StrCat("is_test=1 leaves result #", i, " ('",
-                                   n.result(i)->name().str(),
-                                   "') unfilled; at opset 7 it would select training mode"));
-  } else if (!hasResultsFrom(n, 1)) {
-    return refuse("is_test=0 (the default) normalises with the batch's own statistics (training "
-                  "mode); at opset 7 a node with result Y alone uses the running mean and "
-                  "variance (test mode): set is_test=1 if the model is for inference");
-  }
-  if (c.checkOnly) return absl::OkStatus();
-  if (*test) dropResultsFrom(n, 1);
-  n.removeAttr("is_test");
-  return absl::OkStatus();
-}
-
-absl::Status batchNormDown7(Node &n, AdapterContext &c) {
-  if (!c.checkOnly && !hasResultsFrom(n, 1)) n.newAttr("is_test").setInt(1);
-  return absl::OkStatus();
-}
-
-// BatchNormalization-9 dropped spatial: statistics are per channel (spatial=1).
-absl::Status batchNormUp9(Node &n, AdapterContext &c) {
-  auto spatial = adapters::intAttrOr(n, "spatial", 1);
-  if (!spatial.ok()) return spatial.status();
-  const Type *t = n.numOperands() && n.operand(0) ? n.operand(0)->type() : nullptr;
-  bool rank2 = t && t->hasShape() && t->rank() == 2; // per activation = per channel
-  if (!*spatial && !rank2)
-    return refuse("spatial=0 (statistics per activation: scale, B, mean and var of shape C x D1 "
-                  "x ...) has no form at opset 9, which normalises per channel (flattening the "
-                  "input to N x C*D1*... first is not done); an input of rank 2 would do");
-  if (!c.checkOnly) n.removeAttr("spatial");
-  return absl::OkStatus();
-}
-
-// BatchNormalization-14 replaced the five training outputs of -9 (mean, var,
-// saved_mean, saved_var, chosen by the runtime) by training_mode and two
-// outputs; the inference form (one result) is the same.
-absl::Status batchNormUp14(Node &n, AdapterContext &) {
-  if (hasResultsFrom(n, 1))
-    return absl::FailedPreconditionError(
-        "the training outputs (mean, var, saved_mean, saved_var) of BatchNormalization-9 have "
-        "no BatchNormalization-14 form");
-  return absl::OkStatus();
-}
-absl::Status batchNormDown14(Node &n, AdapterContext &c) {
-  if (hasResultsFrom(n, 1))
-    return absl::FailedPreconditionError(
-        "the outputs running_mean/running_var (training_mode) have no BatchNormalization-9 form");
-  return adapters::olderFormOnly(n, c, "BatchNormalization", {{"training_mode", AttrKind::Int, 0}});
-}
-// BatchNormalization-15 lets scale/B and mean/var have their own types;
-// -14 has one type for all five.
-absl::Status batchNormDown15(Node &n, AdapterContext &) {
-  DataType x = adapters::operandElemType(n, 0);
-  for (unsigned i = 1; i < n.numOperands() && i < 5; ++i) {
-    DataType t = adapters::operandElemType(n, i);
-    if (x == DataType::Undefined || t == DataType::Undefined)
-      return absl::FailedPreconditionError(
-          "BatchNormalization-14 needs one element type for all operands, and some are unknown "
-          "(infer shapes first)");
-    if (t != x)
-      return absl::FailedPreconditionError(absl::StrCat(
-          "operand #", i, " ('", n.operand(i)->name().str(), "') is ", dataTypeName(t).str(),
-          " and X is ", dataTypeName(x).str(), "; BatchNormalization-14 needs one type"));
-  }
-  return absl::OkStatus();
-}
-} // namespace
-
 namespace kernels {
 namespace {
 // Note [BatchNormalization modes]
@@ -391,9 +313,8 @@ namespace {
 //   batch's, as ONNX's reference). spatial=0 (before 9): statistics per
 //   activation, the operands of X's dims after N.
 StatusOr<std::vector<Tensor>> kBatchNormalization(const KernelCall &c) {
-  auto x = inputArr(c, 0);
+  auto x = boundedInput(c);
   if (!x.ok()) return x.status();
-  if (Status sz = checkOutputSize(c, x->dt, x->dims); !sz.ok()) return sz;
   if (x->rank() < 2)
     return invalid(absl::StrCat("X has shape ", dimsStr(x->dims), "; expected [N, C, ...]"));
   bool modern = c.opset <= 0 || c.opset >= 14;
@@ -489,6 +410,90 @@ StatusOr<std::vector<Tensor>> kBatchNormalization(const KernelCall &c) {
 
 namespace {
 
+// BatchNormalization-1 requires consumed_inputs: in training mode the running
+// mean and variance (operands #3, #4) are updated in place.
+absl::Status batchNormDown6(Node &n, AdapterContext &c) {
+  if (c.checkOnly) return absl::OkStatus();
+  bool training = hasResultsFrom(n, 1);
+  n.newAttr("consumed_inputs").setInts({0, 0, 0, training ? 1 : 0, training ? 1 : 0});
+  return absl::OkStatus();
+}
+
+// BatchNormalization-7 dropped is_test: the mode follows the results (Y alone:
+// test mode, running statistics; more: training mode, batch statistics).
+absl::Status batchNormUp7(Node &n, AdapterContext &c) {
+  auto test = adapters::intAttrOr(n, "is_test", 0);
+  if (!test.ok()) return test.status();
+  if (*test) {
+    for (unsigned i = 1; i < n.numResults(); ++i)
+      if (resultRead(n, i))
+        return refuse(absl::StrCat("is_test=1 leaves result #", i, " ('",
+                                   n.result(i)->name().str(),
+                                   "') unfilled; at opset 7 it would select training mode"));
+  } else if (!hasResultsFrom(n, 1)) {
+    return refuse("is_test=0 (the default) normalises with the batch's own statistics (training "
+                  "mode); at opset 7 a node with result Y alone uses the running mean and "
+                  "variance (test mode): set is_test=1 if the model is for inference");
+  }
+  if (c.checkOnly) return absl::OkStatus();
+  if (*test) dropResultsFrom(n, 1);
+  n.removeAttr("is_test");
+  return absl::OkStatus();
+}
+
+absl::Status batchNormDown7(Node &n, AdapterContext &c) {
+  if (!c.checkOnly && !hasResultsFrom(n, 1)) n.newAttr("is_test").setInt(1);
+  return absl::OkStatus();
+}
+
+// BatchNormalization-9 dropped spatial: statistics are per channel (spatial=1).
+absl::Status batchNormUp9(Node &n, AdapterContext &c) {
+  auto spatial = adapters::intAttrOr(n, "spatial", 1);
+  if (!spatial.ok()) return spatial.status();
+  const Type *t = n.numOperands() && n.operand(0) ? n.operand(0)->type() : nullptr;
+  bool rank2 = t && t->hasShape() && t->rank() == 2; // per activation = per channel
+  if (!*spatial && !rank2)
+    return refuse("spatial=0 (statistics per activation: scale, B, mean and var of shape C x D1 "
+                  "x ...) has no form at opset 9, which normalises per channel (flattening the "
+                  "input to N x C*D1*... first is not done); an input of rank 2 would do");
+  if (!c.checkOnly) n.removeAttr("spatial");
+  return absl::OkStatus();
+}
+
+// BatchNormalization-14 replaced the five training outputs of -9 (mean, var,
+// saved_mean, saved_var, chosen by the runtime) by training_mode and two
+// outputs; the inference form (one result) is the same.
+absl::Status batchNormUp14(Node &n, AdapterContext &) {
+  if (hasResultsFrom(n, 1))
+    return absl::FailedPreconditionError(
+        "the training outputs (mean, var, saved_mean, saved_var) of BatchNormalization-9 have "
+        "no BatchNormalization-14 form");
+  return absl::OkStatus();
+}
+absl::Status batchNormDown14(Node &n, AdapterContext &c) {
+  if (hasResultsFrom(n, 1))
+    return absl::FailedPreconditionError(
+        "the outputs running_mean/running_var (training_mode) have no BatchNormalization-9 form");
+  return adapters::olderFormOnly(n, c, "BatchNormalization", {{"training_mode", AttrKind::Int, 0}});
+}
+// BatchNormalization-15 lets scale/B and mean/var have their own types;
+// -14 has one type for all five.
+absl::Status batchNormDown15(Node &n, AdapterContext &) {
+  DataType x = adapters::operandElemType(n, 0);
+  for (unsigned i = 1; i < n.numOperands() && i < 5; ++i) {
+    DataType t = adapters::operandElemType(n, i);
+    if (x == DataType::Undefined || t == DataType::Undefined)
+      return absl::FailedPreconditionError(
+          "BatchNormalization-14 needs one element type for all operands, and some are unknown "
+          "(infer shapes first)");
+    if (t != x)
+      return absl::FailedPreconditionError(absl::StrCat(
+          "operand #", i, " ('", n.operand(i)->name().str(), "') is ", dataTypeName(t).str(),
+          " and X is ", dataTypeName(x).str(), "; BatchNormalization-14 needs one type"));
+  }
+  return absl::OkStatus();
+}
+
 void registerBatchNormalization(OpRegistrar &r) {
   using namespace infer;
   using adapters::dropConsumedInputs;
@@ -520,9 +525,8 @@ namespace kernels {
 namespace {
 /// Per sample and channel, over the spatial dims.
 StatusOr<std::vector<Tensor>> kInstanceNormalization(const KernelCall &c) {
-  auto x = inputArr(c, 0);
+  auto x = boundedInput(c);
   if (!x.ok()) return x.status();
-  if (Status sz = checkOutputSize(c, x->dt, x->dims); !sz.ok()) return sz;
   if (x->rank() < 2)
     return invalid(absl::StrCat("input has shape ", dimsStr(x->dims), "; expected [N, C, ...]"));
   int64_t N = x->dims[0], C = x->dims[1];
@@ -704,32 +708,6 @@ void registerLayerNormalization(OpRegistrar &r) {
 
 //===--- GroupNormalization ---===//
 
-namespace {
-// GroupNormalization-21: scale and bias have one entry per channel (C), in
-// -18 one per group (num_groups); stash_type added (default 1). Only C ==
-// num_groups converts without rewriting the operands.
-absl::Status groupNormShapes(Node &n, AdapterContext &c) {
-  auto g = adapters::intAttrOr(n, "num_groups", -1);
-  if (!g.ok()) return g.status();
-  const Type *t = n.numOperands() && n.operand(0) ? n.operand(0)->type() : nullptr;
-  int64_t channels = -1;
-  if (t && t->kind() == Type::Kind::Tensor && t->rank() >= 2 && t->dims()[1].isKnown())
-    channels = t->dims()[1].value;
-  if (channels < 0 || channels != *g)
-    return absl::FailedPreconditionError(absl::StrCat(
-        "scale and bias have one entry per ", c.to >= 21 ? "channel" : "group", " at opset ",
-        c.to, " (per ", c.to >= 21 ? "group" : "channel", " before): converts only when the "
-        "channel count (", channels < 0 ? std::string("unknown") : absl::StrCat(channels),
-        ") equals num_groups (", *g, ")"));
-  return absl::OkStatus();
-}
-absl::Status groupNormUp21(Node &n, AdapterContext &c) { return groupNormShapes(n, c); }
-absl::Status groupNormDown21(Node &n, AdapterContext &c) {
-  if (absl::Status s = groupNormShapes(n, c); !s.ok()) return s;
-  return adapters::olderFormOnly(n, c, "GroupNormalization", {{"stash_type", AttrKind::Int, 1}});
-}
-} // namespace
-
 namespace kernels {
 namespace {
 /// The channels split into num_groups groups, each normalized per sample;
@@ -798,6 +776,30 @@ StatusOr<std::vector<Tensor>> kGroupNormalization(const KernelCall &c) {
 } // namespace kernels
 
 namespace {
+
+// GroupNormalization-21: scale and bias have one entry per channel (C), in
+// -18 one per group (num_groups); stash_type added (default 1). Only C ==
+// num_groups converts without rewriting the operands.
+absl::Status groupNormShapes(Node &n, AdapterContext &c) {
+  auto g = adapters::intAttrOr(n, "num_groups", -1);
+  if (!g.ok()) return g.status();
+  const Type *t = n.numOperands() && n.operand(0) ? n.operand(0)->type() : nullptr;
+  int64_t channels = -1;
+  if (t && t->kind() == Type::Kind::Tensor && t->rank() >= 2 && t->dims()[1].isKnown())
+    channels = t->dims()[1].value;
+  if (channels < 0 || channels != *g)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "scale and bias have one entry per ", c.to >= 21 ? "channel" : "group", " at opset ",
+        c.to, " (per ", c.to >= 21 ? "group" : "channel", " before): converts only when the "
+        "channel count (", channels < 0 ? std::string("unknown") : absl::StrCat(channels),
+        ") equals num_groups (", *g, ")"));
+  return absl::OkStatus();
+}
+absl::Status groupNormUp21(Node &n, AdapterContext &c) { return groupNormShapes(n, c); }
+absl::Status groupNormDown21(Node &n, AdapterContext &c) {
+  if (absl::Status s = groupNormShapes(n, c); !s.ok()) return s;
+  return adapters::olderFormOnly(n, c, "GroupNormalization", {{"stash_type", AttrKind::Int, 1}});
+}
 
 void registerGroupNormalization(OpRegistrar &r) {
   r["GroupNormalization"].infer(infer::sameAsInput).kernel(kernels::kGroupNormalization);
@@ -908,9 +910,8 @@ namespace {
 /// Along `axis`: x / ||x||_p, p 1 or 2; a zero norm gives 0 (ONNX's
 /// reference), not NaN.
 StatusOr<std::vector<Tensor>> kLpNormalization(const KernelCall &c) {
-  auto x = inputArr(c, 0);
+  auto x = boundedInput(c);
   if (!x.ok()) return x.status();
-  if (Status sz = checkOutputSize(c, x->dt, x->dims); !sz.ok()) return sz;
   int64_t r = x->rank();
   auto axis = normAxis(c.getInt("axis", -1), r);
   if (!axis)
@@ -963,9 +964,8 @@ namespace {
 /// the function body (which takes the variance as E[X^2] - E[X]^2; here it is
 /// the mean squared deviation, the same up to rounding and never negative).
 StatusOr<std::vector<Tensor>> kMeanVarianceNormalization(const KernelCall &c) {
-  auto x = inputArr(c, 0);
+  auto x = boundedInput(c);
   if (!x.ok()) return x.status();
-  if (Status sz = checkOutputSize(c, x->dt, x->dims); !sz.ok()) return sz;
   int64_t r = x->rank();
   std::vector<int64_t> axes = c.getInts("axes").value_or(std::vector<int64_t>{0, 2, 3});
   std::vector<int64_t> kept = x->dims;
@@ -1016,9 +1016,8 @@ namespace {
 /// Across channels: x / (bias + alpha / size * sum of x^2 over the channels
 /// [c - floor((size-1)/2), c + ceil((size-1)/2)]) ^ beta.
 StatusOr<std::vector<Tensor>> kLRN(const KernelCall &c) {
-  auto x = inputArr(c, 0);
+  auto x = boundedInput(c);
   if (!x.ok()) return x.status();
-  if (Status sz = checkOutputSize(c, x->dt, x->dims); !sz.ok()) return sz;
   if (x->rank() < 2)
     return invalid(absl::StrCat("X has shape ", dimsStr(x->dims), "; expected [N, C, ...]"));
   int64_t size = c.getInt("size", 0);
