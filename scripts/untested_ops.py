@@ -11,9 +11,10 @@ literal ("Op" or 'Op') of a C++, Python, JavaScript or shell test. An op with
 a kernel is *folded* by a test when one of those files folds: a lit test whose
 RUN line runs fold-constants (or -O1/-O2, which do), or a GoogleTest
 (test/Unit) that calls a kernel (evaluateKernel) or the folding pass
-(foldConstants). The external corpora (the ONNX backend data, ../shared/models)
-do not count: they are exercised wholesale, and a wrong rule for an op they
-alone hold shows as a count mismatch, not as a named failure.
+(foldConstants), itself or through a helper header beside it. The external
+corpora (the ONNX backend data, ../shared/models) do not count: they are
+exercised wholesale, and a wrong rule for an op they alone hold shows as a
+count mismatch, not as a named failure.
 
 Usage:  python3 scripts/untested_ops.py [--check] [--min-registered=N] [--kernels|--all] [ROOT]
   (no flag)   prints "domain op: why" for every op without a test of its own
@@ -188,8 +189,14 @@ def uses(ops):
 
 def folds(rel):
     """True if the test file rel (relative to ROOT) runs the folding pass."""
-    text = open(os.path.join(ROOT, rel), encoding="utf-8", errors="replace").read()
+    path = os.path.join(ROOT, rel)
+    text = open(path, encoding="utf-8", errors="replace").read()
     if rel.startswith(os.path.join("test", "Unit") + os.sep):
+        # The call may sit in a helper header beside the test (KernelTestUtil.h).
+        for inc in re.findall(r'^#include "([^"]+)"', text, re.M):
+            helper = os.path.join(os.path.dirname(path), inc)
+            if os.path.isfile(helper):
+                text += open(helper, encoding="utf-8", errors="replace").read()
         return re.search(r"\b(evaluateKernel|foldConstants)\s*\(", text) is not None
     if not rel.endswith((".onnxtxt", ".test")):
         return False
