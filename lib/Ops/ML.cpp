@@ -23,13 +23,16 @@
 #include <map>
 
 namespace onnxir {
+namespace {
+
+// The rule and kernel vocabulary (InferSupport.h, KernelSupport.h); each
+// op's rule, kernel, adapters and registration follow in its section.
+using namespace infer;
+using namespace kernels;
 
 //===----------------------------------------------------------------------===//
 // Helpers shared by several ops
 //===----------------------------------------------------------------------===//
-
-namespace infer {
-namespace {
 
 /// Number of elements of a list attribute (0 when absent).
 size_t attrLen(InferCtx &c, llvm::StringRef name) {
@@ -69,12 +72,6 @@ void regressor(InferCtx &c, int32_t el, llvm::StringRef targetsAttr, int64_t dfl
   int64_t t = a && a->kind() == AttrKind::Int ? a->i : dflt;
   c.setTensor(0, el, n ? std::optional<Dims>(Dims{*n, t > 0 ? c.c(t) : nullptr}) : std::nullopt);
 }
-
-} // namespace
-} // namespace infer
-
-namespace kernels {
-namespace {
 
 // Note [ML kernels]
 //   The ai.onnx.ml kernels compute in float whatever the input's numeric
@@ -198,13 +195,7 @@ StatusOr<std::vector<Tensor>> labelsAndScores(const std::vector<int64_t> &labelI
   return r;
 }
 
-} // namespace
-} // namespace kernels
-
 //===--- ArrayFeatureExtractor ---===//
-
-namespace infer {
-namespace {
 
 void arrayFeatureExtractor(InferCtx &c) {
   int32_t el = c.inElem(0);
@@ -220,12 +211,6 @@ void arrayFeatureExtractor(InferCtx &c) {
   o.push_back(k);
   c.setTensor(0, el, o);
 }
-
-} // namespace
-} // namespace infer
-
-namespace kernels {
-namespace {
 
 /// The indices select along X's last axis; a [C] X gives [1, K].
 StatusOr<std::vector<Tensor>> kArrayFeatureExtractor(const KernelCall &c) {
@@ -249,21 +234,11 @@ StatusOr<std::vector<Tensor>> kArrayFeatureExtractor(const KernelCall &c) {
   return one(takeElems(*x, od, idx));
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerArrayFeatureExtractor(OpRegistrar &r) {
-  r["ArrayFeatureExtractor"].infer(infer::arrayFeatureExtractor).kernel(kernels::kArrayFeatureExtractor);
+  r["ArrayFeatureExtractor"].infer(arrayFeatureExtractor).kernel(kArrayFeatureExtractor);
 }
 
-} // namespace
-
 //===--- Binarizer ---===//
-
-namespace kernels {
-namespace {
 
 StatusOr<std::vector<Tensor>> kBinarizer(const KernelCall &c) {
   auto x = inputArr(c, 0);
@@ -278,25 +253,14 @@ StatusOr<std::vector<Tensor>> kBinarizer(const KernelCall &c) {
   return one(*x);
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerBinarizer(OpRegistrar &r) {
-  using namespace infer;
   r["Binarizer"] = [](InferCtx &c) { sameShape(c, c.inElem(0)); };
-  r["Binarizer"] = kernels::kBinarizer;
+  r["Binarizer"] = kBinarizer;
 }
-
-} // namespace
 
 //===--- CastMap ---===//
 
-namespace {
-
 void registerCastMap(OpRegistrar &r) {
-  using namespace infer;
   r["CastMap"] = [](InferCtx &c) {
     std::string to = c.getString("cast_to", "TO_FLOAT");
     int32_t el = to == "TO_FLOAT" ? kFloat : to == "TO_INT64" ? kInt64 : to == "TO_STRING" ? kString : -1;
@@ -304,12 +268,7 @@ void registerCastMap(OpRegistrar &r) {
   };
 }
 
-} // namespace
-
 //===--- CategoryMapper ---===//
-
-namespace kernels {
-namespace {
 
 StatusOr<std::vector<Tensor>> kCategoryMapper(const KernelCall &c) {
   auto x = inputArr(c, 0);
@@ -342,28 +301,17 @@ StatusOr<std::vector<Tensor>> kCategoryMapper(const KernelCall &c) {
   return one(y);
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerCategoryMapper(OpRegistrar &r) {
-  using namespace infer;
   r["CategoryMapper"] = [](InferCtx &c) {
     int32_t in = c.inElem(0);
     sameShape(c, in == kString ? kInt64 : in == kInt64 ? kString : -1);
   };
-  r["CategoryMapper"] = kernels::kCategoryMapper;
+  r["CategoryMapper"] = kCategoryMapper;
 }
-
-} // namespace
 
 //===--- DictVectorizer ---===//
 
-namespace {
-
 void registerDictVectorizer(OpRegistrar &r) {
-  using namespace infer;
   r["DictVectorizer"] = [](InferCtx &c) {
     const Type *t = c.inType(0);
     if (!t || t->kind() != Type::Kind::Map) return;
@@ -373,12 +321,7 @@ void registerDictVectorizer(OpRegistrar &r) {
   };
 }
 
-} // namespace
-
 //===--- FeatureVectorizer ---===//
-
-namespace infer {
-namespace {
 
 void featureVectorizer(InferCtx &c) {
   auto dims = c.getInts("inputdimensions");
@@ -393,12 +336,6 @@ void featureVectorizer(InferCtx &c) {
   }
   c.setTensor(0, kFloat, Dims{(*x)[0], c.c(sum)});
 }
-
-} // namespace
-} // namespace infer
-
-namespace kernels {
-namespace {
 
 /// Input i, [N, C_i] ([C] is [1, C]), cut or zero-padded to
 /// inputdimensions[i] columns, side by side.
@@ -430,21 +367,11 @@ StatusOr<std::vector<Tensor>> kFeatureVectorizer(const KernelCall &c) {
   return one(y);
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerFeatureVectorizer(OpRegistrar &r) {
-  r["FeatureVectorizer"].infer(infer::featureVectorizer).kernel(kernels::kFeatureVectorizer);
+  r["FeatureVectorizer"].infer(featureVectorizer).kernel(kFeatureVectorizer);
 }
 
-} // namespace
-
 //===--- Imputer ---===//
-
-namespace kernels {
-namespace {
 
 /// Elements equal to the replaced value (NaN: NaNs) take the imputed value
 /// of their column (the last axis), or the single one.
@@ -478,23 +405,12 @@ StatusOr<std::vector<Tensor>> kImputer(const KernelCall &c) {
   return one(*x);
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerImputer(OpRegistrar &r) {
-  using namespace infer;
   r["Imputer"] = [](InferCtx &c) { sameShape(c, c.inElem(0)); };
-  r["Imputer"] = kernels::kImputer;
+  r["Imputer"] = kImputer;
 }
 
-} // namespace
-
 //===--- LabelEncoder ---===//
-
-namespace infer {
-namespace {
 
 /// LabelEncoder: v1 maps strings <-> int64; v2+ takes the values_* type.
 void labelEncoder(InferCtx &c) {
@@ -513,12 +429,6 @@ void labelEncoder(InferCtx &c) {
   }
   sameShape(c, el);
 }
-
-} // namespace
-} // namespace infer
-
-namespace kernels {
-namespace {
 
 // Note [LabelEncoder forms]
 //   Version 1 maps strings to their index in classes_strings (else
@@ -640,21 +550,11 @@ StatusOr<std::vector<Tensor>> kLabelEncoder(const KernelCall &c) {
   return one(takeElems(pool, x->dims, idx));
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerLabelEncoder(OpRegistrar &r) {
-  r["LabelEncoder"].infer(infer::labelEncoder).kernel(kernels::kLabelEncoder);
+  r["LabelEncoder"].infer(labelEncoder).kernel(kLabelEncoder);
 }
 
-} // namespace
-
 //===--- LinearClassifier ---===//
-
-namespace infer {
-namespace {
 
 void linearClassifier(InferCtx &c) {
   int32_t lab = labelElem(c);
@@ -666,12 +566,6 @@ void linearClassifier(InferCtx &c) {
   c.setTensor(0, lab, n ? std::optional<Dims>(Dims{*n}) : std::nullopt);
   c.setTensor(1, kFloat, n ? std::optional<Dims>(Dims{*n, e}) : std::nullopt);
 }
-
-} // namespace
-} // namespace infer
-
-namespace kernels {
-namespace {
 
 StatusOr<std::vector<Tensor>> kLinearClassifier(const KernelCall &c) {
   auto x = matrixOf(c, 0);
@@ -727,21 +621,11 @@ StatusOr<std::vector<Tensor>> kLinearClassifier(const KernelCall &c) {
   return labelsAndScores(label, ints, strs, std::move(z));
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerLinearClassifier(OpRegistrar &r) {
-  r["LinearClassifier"].infer(infer::linearClassifier).kernel(kernels::kLinearClassifier);
+  r["LinearClassifier"].infer(linearClassifier).kernel(kLinearClassifier);
 }
 
-} // namespace
-
 //===--- LinearRegressor ---===//
-
-namespace kernels {
-namespace {
 
 StatusOr<std::vector<Tensor>> kLinearRegressor(const KernelCall &c) {
   auto x = matrixOf(c, 0);
@@ -769,23 +653,12 @@ StatusOr<std::vector<Tensor>> kLinearRegressor(const KernelCall &c) {
   return one(y);
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerLinearRegressor(OpRegistrar &r) {
-  using namespace infer;
   r["LinearRegressor"] = [](InferCtx &c) { regressor(c, kFloat, "targets", 1); };
-  r["LinearRegressor"] = kernels::kLinearRegressor;
+  r["LinearRegressor"] = kLinearRegressor;
 }
 
-} // namespace
-
 //===--- Normalizer ---===//
-
-namespace kernels {
-namespace {
 
 // Note [Normalizer]
 //   Per row: MAX divides by the row's largest value, L1 by the sum of the
@@ -815,23 +688,12 @@ StatusOr<std::vector<Tensor>> kNormalizer(const KernelCall &c) {
   return one(y);
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerNormalizer(OpRegistrar &r) {
-  using namespace infer;
   r["Normalizer"] = [](InferCtx &c) { sameShape(c, kFloat); };
-  r["Normalizer"] = kernels::kNormalizer;
+  r["Normalizer"] = kNormalizer;
 }
 
-} // namespace
-
 //===--- OneHotEncoder ---===//
-
-namespace kernels {
-namespace {
 
 /// X's shape plus one axis of the categories; numbers are cast to int64
 /// and looked up in cats_int64s, strings in cats_strings. With zeros = 0 a
@@ -872,28 +734,17 @@ StatusOr<std::vector<Tensor>> kOneHotEncoder(const KernelCall &c) {
   return one(y);
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerOneHotEncoder(OpRegistrar &r) {
-  using namespace infer;
   r["OneHotEncoder"] = [](InferCtx &c) {
     size_t cats = std::max(attrLen(c, "cats_int64s"), attrLen(c, "cats_strings"));
     auto x = c.inShape(0);
     if (x) x->push_back(cats ? c.c(cats) : nullptr);
     c.setTensor(0, kFloat, x);
   };
-  r["OneHotEncoder"] = kernels::kOneHotEncoder;
+  r["OneHotEncoder"] = kOneHotEncoder;
 }
 
-} // namespace
-
 //===--- Scaler ---===//
-
-namespace kernels {
-namespace {
 
 /// (x - offset) * scale, offset and scale of 1 or one value per column.
 StatusOr<std::vector<Tensor>> kScaler(const KernelCall &c) {
@@ -919,35 +770,18 @@ StatusOr<std::vector<Tensor>> kScaler(const KernelCall &c) {
   return one(y);
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerScaler(OpRegistrar &r) {
-  using namespace infer;
   r["Scaler"] = [](InferCtx &c) { sameShape(c, kFloat); };
-  r["Scaler"] = kernels::kScaler;
+  r["Scaler"] = kScaler;
 }
 
-} // namespace
-
 //===--- SVMClassifier, SVMRegressor ---===//
-
-namespace infer {
-namespace {
 
 void svmClassifier(InferCtx &c) {
   auto n = batchDim(c, false);
   c.setTensor(0, labelElem(c), n ? std::optional<Dims>(Dims{*n}) : std::nullopt);
   c.setTensor(1, kFloat, n ? std::optional<Dims>(Dims{*n, nullptr}) : std::nullopt);
 }
-
-} // namespace
-} // namespace infer
-
-namespace kernels {
-namespace {
 
 // Note [SVM kernels]
 //   K(x, v): LINEAR x.v, POLY (gamma x.v + coef0)^degree, RBF
@@ -1185,25 +1019,14 @@ StatusOr<std::vector<Tensor>> kSVMClassifier(const KernelCall &c) {
   return labelsAndScores(label, ints, strs, std::move(z));
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerSVMs(OpRegistrar &r) {
-  using namespace infer;
-  r["SVMClassifier"].infer(svmClassifier).kernel(kernels::kSVMClassifier);
+  r["SVMClassifier"].infer(svmClassifier).kernel(kSVMClassifier);
   // One score per example (the regressor has a single target).
   r["SVMRegressor"] = [](InferCtx &c) { regressor(c, kFloat, "", 1); };
-  r["SVMRegressor"] = kernels::kSVMRegressor;
+  r["SVMRegressor"] = kSVMRegressor;
 }
 
-} // namespace
-
 //===--- TreeEnsembleClassifier, TreeEnsembleRegressor ---===//
-
-namespace infer {
-namespace {
 
 void treeClassifier(InferCtx &c) {
   int32_t lab = labelElem(c);
@@ -1213,12 +1036,6 @@ void treeClassifier(InferCtx &c) {
   c.setTensor(1, kFloat,
               n ? std::optional<Dims>(Dims{*n, classes ? c.c(classes) : nullptr}) : std::nullopt);
 }
-
-} // namespace
-} // namespace infer
-
-namespace kernels {
-namespace {
 
 /// A float list attribute, or its `_as_tensor` double form (read as float).
 std::vector<float> floatsOf(const KernelCall &c, llvm::StringRef name) {
@@ -1450,24 +1267,13 @@ StatusOr<std::vector<Tensor>> kTreeEnsembleClassifier(const KernelCall &c) {
   return labelsAndScores(label, ints, strs, std::move(z));
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerTreeEnsembles(OpRegistrar &r) {
-  using namespace infer;
-  r["TreeEnsembleClassifier"].infer(treeClassifier).kernel(kernels::kTreeEnsembleClassifier);
+  r["TreeEnsembleClassifier"].infer(treeClassifier).kernel(kTreeEnsembleClassifier);
   r["TreeEnsembleRegressor"] = [](InferCtx &c) { regressor(c, kFloat, "n_targets", 0); };
-  r["TreeEnsembleRegressor"] = kernels::kTreeEnsembleRegressor;
+  r["TreeEnsembleRegressor"] = kTreeEnsembleRegressor;
 }
 
-} // namespace
-
 //===--- TreeEnsemble ---===//
-
-namespace kernels {
-namespace {
 
 // Note [Tree ensembles] (above) describes this index form too.
 
@@ -1587,35 +1393,18 @@ StatusOr<std::vector<Tensor>> kTreeEnsemble(const KernelCall &c) {
   return one(y);
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerTreeEnsemble(OpRegistrar &r) {
-  using namespace infer;
   r["TreeEnsemble"] = [](InferCtx &c) { regressor(c, c.inElem(0), "n_targets", 0); };
-  r["TreeEnsemble"] = kernels::kTreeEnsemble;
+  r["TreeEnsemble"] = kTreeEnsemble;
 }
 
-} // namespace
-
 //===--- ZipMap ---===//
-
-namespace kernels {
-namespace {
 
 StatusOr<std::vector<Tensor>> kZipMap(const KernelCall &) {
   return unsupported("ZipMap: its result is a sequence of maps, and the evaluator has no map values");
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerZipMap(OpRegistrar &r) {
-  using namespace infer;
   r["ZipMap"] = [](InferCtx &c) {
     DataType key;
     if (attrLen(c, "classlabels_strings")) key = DataType::String;
@@ -1624,7 +1413,7 @@ void registerZipMap(OpRegistrar &r) {
     const Type *val = c.ctx.getTensorType(DataType::Float, llvm::ArrayRef<int64_t>{});
     c.setOutType(0, c.ctx.getSequenceType(c.ctx.getMapType(key, val)));
   };
-  r["ZipMap"] = kernels::kZipMap;
+  r["ZipMap"] = kZipMap;
 }
 
 } // namespace

@@ -27,13 +27,16 @@
 #include <set>
 
 namespace onnxir {
+namespace {
+
+// The rule and kernel vocabulary (InferSupport.h, KernelSupport.h); each
+// op's rule, kernel, adapters and registration follow in its section.
+using namespace infer;
+using namespace kernels;
 
 //===----------------------------------------------------------------------===//
 // Helpers shared by several ops
 //===----------------------------------------------------------------------===//
-
-namespace infer {
-namespace {
 
 /// RandomNormalLike, RandomUniformLike and Bernoulli: the input's shape,
 /// of `dtype` or else the input's type.
@@ -41,12 +44,6 @@ void randomLikeRule(InferCtx &c) {
   int64_t dt = c.getInt("dtype", 0);
   c.setTensor(0, dt ? (int32_t)dt : c.inElem(0), c.inShape(0));
 }
-
-} // namespace
-} // namespace infer
-
-namespace kernels {
-namespace {
 
 /// The float element types a loss, a random generator or a probability
 /// input may have.
@@ -85,13 +82,7 @@ private:
   std::mt19937_64 gen_;
 };
 
-} // namespace
-} // namespace kernels
-
 //===--- NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss ---===//
-
-namespace infer {
-namespace {
 
 /// The loss result: the target's shape without reduction, else a scalar.
 void lossRule(InferCtx &c) {
@@ -102,12 +93,6 @@ void lossRule(InferCtx &c) {
   if (c.node.opType() == "SoftmaxCrossEntropyLoss" && c.hasOutput(1))
     c.setTensor(1, el, c.inShape(0));
 }
-
-} // namespace
-} // namespace infer
-
-namespace kernels {
-namespace {
 
 // Note [Loss kernels]
 //   NegativeLogLikelihoodLoss reads input [N, C, d1..dk] as log
@@ -226,23 +211,12 @@ StatusOr<std::vector<Tensor>> kSoftmaxCrossEntropyLoss(const KernelCall &c) {
   });
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerLosses(OpRegistrar &r) {
-  using namespace infer;
-  r["NegativeLogLikelihoodLoss"].infer(lossRule).kernel(kernels::kNegativeLogLikelihoodLoss);
-  r["SoftmaxCrossEntropyLoss"].infer(lossRule).kernel(kernels::kSoftmaxCrossEntropyLoss);
+  r["NegativeLogLikelihoodLoss"].infer(lossRule).kernel(kNegativeLogLikelihoodLoss);
+  r["SoftmaxCrossEntropyLoss"].infer(lossRule).kernel(kSoftmaxCrossEntropyLoss);
 }
 
-} // namespace
-
 //===--- StringNormalizer ---===//
-
-namespace infer {
-namespace {
 
 /// StringNormalizer: [C] or [1,C]; stop words may remove elements.
 void stringNormalizerRule(InferCtx &c) {
@@ -254,12 +228,6 @@ void stringNormalizerRule(InferCtx &c) {
   if (x->size() == 1) return c.setTensor(0, kString, Dims{nullptr});
   if (x->size() == 2) return c.setTensor(0, kString, Dims{(*x)[0], nullptr});
 }
-
-} // namespace
-} // namespace infer
-
-namespace kernels {
-namespace {
 
 // Note [StringNormalizer locales]
 //   Case is changed and compared with ASCII rules: every locale but the
@@ -329,21 +297,11 @@ StatusOr<std::vector<Tensor>> kStringNormalizer(const KernelCall &c) {
   return one(y);
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerStringNormalizer(OpRegistrar &r) {
-  r["StringNormalizer"].infer(infer::stringNormalizerRule).kernel(kernels::kStringNormalizer);
+  r["StringNormalizer"].infer(stringNormalizerRule).kernel(kStringNormalizer);
 }
 
-} // namespace
-
 //===--- StringSplit ---===//
-
-namespace infer {
-namespace {
 
 void stringSplitRule(InferCtx &c) {
   auto x = c.inShape(0);
@@ -355,12 +313,6 @@ void stringSplitRule(InferCtx &c) {
   c.setTensor(0, kString, y);
   c.setTensor(1, kInt64, x);
 }
-
-} // namespace
-} // namespace infer
-
-namespace kernels {
-namespace {
 
 // Note [StringSplit]
 //   As Python's str.split: with a delimiter, every occurrence splits (an
@@ -429,21 +381,11 @@ StatusOr<std::vector<Tensor>> kStringSplit(const KernelCall &c) {
   return r;
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerStringSplit(OpRegistrar &r) {
-  r["StringSplit"].infer(infer::stringSplitRule).kernel(kernels::kStringSplit);
+  r["StringSplit"].infer(stringSplitRule).kernel(kStringSplit);
 }
 
-} // namespace
-
 //===--- StringConcat ---===//
-
-namespace kernels {
-namespace {
 
 StatusOr<std::vector<Tensor>> kStringConcat(const KernelCall &c) {
   auto x = inputArr(c, 0), y = inputArr(c, 1);
@@ -460,37 +402,21 @@ StatusOr<std::vector<Tensor>> kStringConcat(const KernelCall &c) {
   return one(z);
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerStringConcat(OpRegistrar &r) {
-  using namespace infer;
   r["StringConcat"] = [](InferCtx &c) {
     auto a = c.inShape(0), b = c.inShape(1);
     c.setTensor(0, kString, a && b ? broadcast(c.ctx, *a, *b) : std::nullopt);
   };
-  r["StringConcat"] = kernels::kStringConcat;
+  r["StringConcat"] = kStringConcat;
 }
-
-} // namespace
 
 //===--- RegexFullMatch ---===//
 
-namespace {
-
 void registerRegexFullMatch(OpRegistrar &r) {
-  using namespace infer;
   r["RegexFullMatch"] = [](InferCtx &c) { c.setTensor(0, kBool, c.inShape(0)); };
 }
 
-} // namespace
-
 //===--- TfIdfVectorizer ---===//
-
-namespace kernels {
-namespace {
 
 // Note [TfIdfVectorizer]
 //   The pool holds n-grams by size: ngram_counts[i] is where those of size
@@ -587,14 +513,8 @@ StatusOr<std::vector<Tensor>> kTfIdfVectorizer(const KernelCall &c) {
   return tfidf<int64_t>(c, x->i, x->dims, *pool);
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerTfIdfVectorizer(OpRegistrar &r) {
-  using namespace infer;
-  r["TfIdfVectorizer"] = kernels::kTfIdfVectorizer;
+  r["TfIdfVectorizer"] = kTfIdfVectorizer;
   r["TfIdfVectorizer"] = [](InferCtx &c) {
     auto idx = c.getInts("ngram_indexes");
     auto in = c.inShape(0);
@@ -609,12 +529,7 @@ void registerTfIdfVectorizer(OpRegistrar &r) {
   };
 }
 
-} // namespace
-
 //===--- RandomNormal, RandomUniform, RandomNormalLike, RandomUniformLike ---===//
-
-namespace kernels {
-namespace {
 
 /// The output type of a generator: `dtype`, else `dflt`; a float type.
 StatusOr<DataType> randomType(const KernelCall &c, DataType dflt) {
@@ -679,13 +594,7 @@ StatusOr<std::vector<Tensor>> kRandomUniformLike(const KernelCall &c) {
   return randomLike(c, Dist::Uniform);
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerRandomGenerators(OpRegistrar &r) {
-  using namespace infer;
   for (const char *op : {"RandomNormal", "RandomUniform"})
     r[op] = [](InferCtx &c) {
       auto sh = c.getInts("shape");
@@ -695,18 +604,13 @@ void registerRandomGenerators(OpRegistrar &r) {
       c.setTensor(0, (int32_t)c.getInt("dtype", 1), d);
     };
   for (const char *op : {"RandomNormalLike", "RandomUniformLike"}) r[op] = randomLikeRule;
-  r["RandomNormal"] = kernels::kRandomNormal;
-  r["RandomUniform"] = kernels::kRandomUniform;
-  r["RandomNormalLike"] = kernels::kRandomNormalLike;
-  r["RandomUniformLike"] = kernels::kRandomUniformLike;
+  r["RandomNormal"] = kRandomNormal;
+  r["RandomUniform"] = kRandomUniform;
+  r["RandomNormalLike"] = kRandomNormalLike;
+  r["RandomUniformLike"] = kRandomUniformLike;
 }
 
-} // namespace
-
 //===--- Bernoulli ---===//
-
-namespace kernels {
-namespace {
 
 /// Bernoulli: 1 where a uniform draw is below the input's probability.
 StatusOr<std::vector<Tensor>> kBernoulli(const KernelCall &c) {
@@ -741,21 +645,11 @@ StatusOr<std::vector<Tensor>> kBernoulli(const KernelCall &c) {
   return one(y);
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerBernoulli(OpRegistrar &r) {
-  r["Bernoulli"].infer(infer::randomLikeRule).kernel(kernels::kBernoulli);
+  r["Bernoulli"].infer(randomLikeRule).kernel(kBernoulli);
 }
 
-} // namespace
-
 //===--- Multinomial ---===//
-
-namespace infer {
-namespace {
 
 void multinomialRule(InferCtx &c) {
   auto x = c.inShape(0);
@@ -763,12 +657,6 @@ void multinomialRule(InferCtx &c) {
   c.setTensor(0, el,
               Dims{x && x->size() == 2 ? (*x)[0] : nullptr, c.c(c.getInt("sample_size", 1))});
 }
-
-} // namespace
-} // namespace infer
-
-namespace kernels {
-namespace {
 
 /// Multinomial: per row of unnormalized log probabilities, sample_size
 /// class indices drawn from their softmax.
@@ -807,23 +695,13 @@ StatusOr<std::vector<Tensor>> kMultinomial(const KernelCall &c) {
   return one(y);
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerMultinomial(OpRegistrar &r) {
-  r["Multinomial"].infer(infer::multinomialRule).kernel(kernels::kMultinomial);
+  r["Multinomial"].infer(multinomialRule).kernel(kMultinomial);
 }
-
-} // namespace
 
 //===--- ImageDecoder ---===//
 
-namespace {
-
 void registerImageDecoder(OpRegistrar &r) {
-  using namespace infer;
   r["ImageDecoder"] = [](InferCtx &c) {
     std::string f = c.getString("pixel_format", "RGB");
     const DimExpr *ch = f == "Grayscale" ? c.c(1) : (f == "RGB" || f == "BGR") ? c.c(3) : nullptr;

@@ -26,25 +26,22 @@
 #include <optional>
 
 namespace onnxir {
+namespace {
+
+// The rule and kernel vocabulary (InferSupport.h, KernelSupport.h); each
+// op's rule, kernel, adapters and registration follow in its section.
+using namespace infer;
+using namespace kernels;
 
 //===----------------------------------------------------------------------===//
 // Helpers shared by several ops
 //===----------------------------------------------------------------------===//
-
-namespace infer {
-namespace {
 
 /// The single known element of a scalar (or 1-element) int operand.
 const DimExpr *scalarData(InferCtx &c, unsigned i) {
   const Dims *d = c.hasInput(i) ? c.inData(i) : nullptr;
   return d && d->size() == 1 ? (*d)[0] : nullptr;
 }
-
-} // namespace
-} // namespace infer
-
-namespace kernels {
-namespace {
 
 std::string dimsStr(llvm::ArrayRef<int64_t> d) { return "[" + absl::StrJoin(d, ",") + "]"; }
 
@@ -193,13 +190,7 @@ private:
   std::unique_ptr<DftPlan> fwd_, inv_;
 };
 
-} // namespace
-} // namespace kernels
-
 //===--- DFT ---===//
-
-namespace infer {
-namespace {
 
 // DFT-17 (axis attribute, default 1) and DFT-20 (axis input, default -2).
 // The last dim is 2 (complex) except for the inverse one-sided form (IRFFT,
@@ -248,12 +239,6 @@ void dftRule(InferCtx &c) {
   }
   c.setTensor(0, el, o);
 }
-
-} // namespace
-} // namespace infer
-
-namespace kernels {
-namespace {
 
 enum class DftKind { Forward, Inverse, InverseReal };
 
@@ -335,11 +320,6 @@ StatusOr<std::vector<Tensor>> kDFT(const KernelCall &c) {
   return one(fromDouble(x->dt, od, yv));
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 // Adapters of the steps at opset 10 and later (Note [Version adapters]).
 // DFT-20: the attribute axis (default 1) became operand #2 (int64 scalar,
 // default -2).
@@ -368,16 +348,11 @@ absl::Status dftDown20(Node &n, AdapterContext &c) {
 }
 
 void registerDFT(OpRegistrar &r) {
-  r["DFT"].infer(infer::dftRule).kernel(kernels::kDFT);
+  r["DFT"].infer(dftRule).kernel(kDFT);
   r["DFT"].since(20).upgrade(dftUp20).downgrade(dftDown20);
 }
 
-} // namespace
-
 //===--- STFT ---===//
-
-namespace infer {
-namespace {
 
 void stftRule(InferCtx &c) {
   int32_t el = c.inElem(0);
@@ -398,12 +373,6 @@ void stftRule(InferCtx &c) {
       c.getInt("onesided", 1) ? dimAdd(c.ctx, dimFloorDiv(c.ctx, len, c.c(2)), c.c(1)) : len;
   c.setTensor(0, el, Dims{(*x)[0], frames, bins, c.c(2)});
 }
-
-} // namespace
-} // namespace infer
-
-namespace kernels {
-namespace {
 
 /// STFT-17: frames of frame_length samples every frame_step, times the
 /// window, each transformed (one-sided for real signals when onesided):
@@ -473,31 +442,15 @@ StatusOr<std::vector<Tensor>> kSTFT(const KernelCall &c) {
   return one(fromDouble(x->dt, od, yv));
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
-void registerSTFT(OpRegistrar &r) { r["STFT"].infer(infer::stftRule).kernel(kernels::kSTFT); }
-
-} // namespace
+void registerSTFT(OpRegistrar &r) { r["STFT"].infer(stftRule).kernel(kSTFT); }
 
 //===--- HannWindow, HammingWindow, BlackmanWindow ---===//
-
-namespace infer {
-namespace {
 
 /// Hann/Hamming/BlackmanWindow: [size] of output_datatype.
 void windowRule(InferCtx &c) {
   int32_t el = (int32_t)c.getInt("output_datatype", kFloat);
   c.setTensor(0, el, Dims{scalarData(c, 0)});
 }
-
-} // namespace
-} // namespace infer
-
-namespace kernels {
-namespace {
 
 /// Hann, Hamming and Blackman windows as their function bodies compute
 /// them, in float: a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N), N = size
@@ -532,35 +485,19 @@ StatusOr<std::vector<Tensor>> kBlackmanWindow(const KernelCall &c) {
   return window(c, 0.42f, 0.5f, 0.08f);
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerWindows(OpRegistrar &r) {
-  r["HannWindow"].infer(infer::windowRule).kernel(kernels::kHannWindow);
-  r["HammingWindow"].infer(infer::windowRule).kernel(kernels::kHammingWindow);
-  r["BlackmanWindow"].infer(infer::windowRule).kernel(kernels::kBlackmanWindow);
+  r["HannWindow"].infer(windowRule).kernel(kHannWindow);
+  r["HammingWindow"].infer(windowRule).kernel(kHammingWindow);
+  r["BlackmanWindow"].infer(windowRule).kernel(kBlackmanWindow);
 }
 
-} // namespace
-
 //===--- MelWeightMatrix ---===//
-
-namespace infer {
-namespace {
 
 void melRule(InferCtx &c) {
   int32_t el = (int32_t)c.getInt("output_datatype", kFloat);
   const DimExpr *bins = scalarData(c, 0), *dft = scalarData(c, 1);
   c.setTensor(0, el, Dims{dimAdd(c.ctx, dimFloorDiv(c.ctx, dft, c.c(2)), c.c(1)), bins});
 }
-
-} // namespace
-} // namespace infer
-
-namespace kernels {
-namespace {
 
 /// The value of a scalar (or one-element) float input #i named `name`.
 StatusOr<double> scalarFloat(const KernelCall &c, unsigned i, llvm::StringRef name) {
@@ -626,13 +563,8 @@ StatusOr<std::vector<Tensor>> kMelWeightMatrix(const KernelCall &c) {
   return one(fromDouble(dt, od, out));
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerMelWeightMatrix(OpRegistrar &r) {
-  r["MelWeightMatrix"].infer(infer::melRule).kernel(kernels::kMelWeightMatrix);
+  r["MelWeightMatrix"].infer(melRule).kernel(kMelWeightMatrix);
 }
 
 } // namespace

@@ -18,11 +18,14 @@
 #include <cmath>
 
 namespace onnxir {
+namespace {
+
+// The rule and kernel vocabulary (InferSupport.h, KernelSupport.h); each
+// op's rule, kernel, adapters and registration follow in its section.
+using namespace infer;
+using namespace kernels;
 
 //===--- Adagrad, Momentum, Adam ---===//
-
-namespace infer {
-namespace {
 
 // Optimizer results are typed like the tensors they update: Adagrad
 // (R, T, X..., G..., H...) -> (X_new..., H_new...), Momentum likewise with
@@ -38,12 +41,6 @@ Rule optimizerRule(unsigned groups, std::vector<unsigned> outGroups) {
         if (const Type *t = c.inType(2 + outGroups[k] * n + i)) c.setOutType(k * n + i, t);
   };
 }
-
-} // namespace
-} // namespace infer
-
-namespace kernels {
-namespace {
 
 // Note [Optimizer kernels]
 //   One node updates n tensors: operands R (learning rate, a float or double
@@ -182,13 +179,11 @@ StatusOr<std::vector<Tensor>> kMomentum(const KernelCall &c) { return optimizer(
 StatusOr<std::vector<Tensor>> kAdam(const KernelCall &c) { return optimizer(c, Opt::Adam); }
 
 } // namespace
-} // namespace kernels
 
 void registerTrainingOps(OpRegistrar &r) {
-  using infer::optimizerRule;
-  r["Adagrad"].infer(optimizerRule(3, {0, 2})).kernel(kernels::kAdagrad);
-  r["Momentum"].infer(optimizerRule(3, {0, 2})).kernel(kernels::kMomentum);
-  r["Adam"].infer(optimizerRule(4, {0, 2, 3})).kernel(kernels::kAdam);
+  r["Adagrad"].infer(optimizerRule(3, {0, 2})).kernel(kAdagrad);
+  r["Momentum"].infer(optimizerRule(3, {0, 2})).kernel(kMomentum);
+  r["Adam"].infer(optimizerRule(4, {0, 2, 3})).kernel(kAdam);
 }
 
 } // namespace onnxir
