@@ -161,6 +161,26 @@ absl::StatusOr<std::string> stringAttrOr(const Node &n, llvm::StringRef name, ll
 /// the new node.
 Node *wrapResult(Node &n, llvm::StringRef op, llvm::ArrayRef<Value *> extra, unsigned index = 0);
 
+/// Up across a step that dropped the int attribute `name` (the newer version
+/// always behaves as one of its values did): checks that it is an int where
+/// present, and removes it.
+inline absl::Status dropIntAttr(Node &n, AdapterContext &c, llvm::StringRef name) {
+  if (auto v = intAttrOr(n, name, 0); !v.ok()) return v.status();
+  if (!c.checkOnly) n.removeAttr(name);
+  return absl::OkStatus();
+}
+/// Down across a step that added the int attribute `name`, its absence
+/// meaning 0: a nonzero value is refused (`why(value)` says why), a zero one
+/// removed.
+template <typename Why>
+absl::Status dropZeroIntAttr(Node &n, AdapterContext &c, llvm::StringRef name, Why &&why) {
+  auto v = intAttrOr(n, name, 0);
+  if (!v.ok()) return v.status();
+  if (*v) return refuse(why(*v));
+  if (!c.checkOnly) n.removeAttr(name);
+  return absl::OkStatus();
+}
+
 } // namespace onnxir::adapters
 
 #endif // ONNXIR_LIB_OPS_ADAPTERSUPPORT_H

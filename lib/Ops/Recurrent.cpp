@@ -2,6 +2,8 @@
 //
 // Recurrent: RNN, GRU (linear_before_reset from -3), LSTM; the
 // output_sequence attribute before 7 and the batch-first layout from 14.
+// One section: the rule, the kernel, the version adapters and the
+// registration the three ops share.
 //
 //===----------------------------------------------------------------------===//
 #include "AdapterSupport.h"
@@ -25,7 +27,7 @@
 
 namespace onnxir {
 
-//===--- RNN, GRU, LSTM: shapes and version adapters ---===//
+//===--- RNN, GRU, LSTM ---===//
 
 namespace infer {
 namespace {
@@ -65,76 +67,6 @@ void rnnRule(InferCtx &c) {
 } // namespace
 } // namespace infer
 
-namespace {
-
-using adapters::refuse;
-
-// RNN-7, GRU-7, LSTM-7 dropped output_sequence: Y is computed when the node
-// has that result.
-absl::Status rnnUp7(Node &n, AdapterContext &c) {
-  if (auto o = adapters::intAttrOr(n, "output_sequence", 0); !o.ok()) return o.status();
-  if (!c.checkOnly) n.removeAttr("output_sequence");
-  return absl::OkStatus();
-}
-
-absl::Status rnnDown7(Node &n, AdapterContext &c) {
-  if (!c.checkOnly && n.numResults() && n.result(0)) n.newAttr("output_sequence").setInt(1);
-  return absl::OkStatus();
-}
-
-// GRU-3 added linear_before_reset (default 0: the old formula) and made Y_h
-// optional.
-absl::Status gruDown3(Node &n, AdapterContext &c) {
-  auto lbr = adapters::intAttrOr(n, "linear_before_reset", 0);
-  if (!lbr.ok()) return lbr.status();
-  if (*lbr)
-    return refuse(absl::StrCat("linear_before_reset=", *lbr, " does not exist at opset ", c.to,
-                               " (the reset gate is applied before the linear map)"));
-  if (c.checkOnly) return absl::OkStatus();
-  n.removeAttr("linear_before_reset");
-  if (n.numResults() < 2 || !n.result(1)) { // Y_h is required at opset 1
-    n.trimTrailingEmptyResults();
-    if (n.numResults() == 0) n.addEmptyResult();
-    (void)n.addResult(n.getGraph()->freshName("y_h"));
-  }
-  return absl::OkStatus();
-}
-
-// GRU/LSTM/RNN-14 added layout: 1 puts the batch first in X, the initial
-// and final states and Y. Going down, layout 1 becomes Transposes around the
-// node (X [batch, seq, in] -> [seq, batch, in]; initial_h/c [batch, dirs,
-// hidden] -> [dirs, batch, hidden]; Y [seq, dirs, batch, hidden] -> [batch,
-// seq, dirs, hidden]; Y_h/Y_c back like the initial states).
-absl::Status rnnDown14(Node &n, AdapterContext &c, llvm::StringRef op) {
-  auto layout = adapters::intAttrOr(n, "layout", 0);
-  if (!layout.ok()) return layout.status();
-  if (*layout == 0) return adapters::olderFormOnly(n, c, op, {{"layout", AttrKind::Int, 0}});
-  if (*layout != 1)
-    return absl::FailedPreconditionError(absl::StrCat("layout ", *layout, " is not 0 or 1"));
-  if (c.checkOnly) return absl::OkStatus();
-  n.removeAttr("layout");
-  Graph &g = *n.getGraph();
-  auto transposeOperand = [&](unsigned i, std::vector<int64_t> perm) {
-    if (i >= n.numOperands() || !n.operand(i)) return;
-    Node *t = g.createNode("Transpose", {n.operand(i)}, 1, &n);
-    t->newAttr("perm").setInts(std::move(perm));
-    n.setOperand(i, t->result(0));
-  };
-  transposeOperand(0, {1, 0, 2});
-  transposeOperand(5, {1, 0, 2}); // initial_h
-  if (op == "LSTM") transposeOperand(6, {1, 0, 2}); // initial_c
-  for (unsigned i = 0; i < n.numResults(); ++i) {
-    if (!n.result(i)) continue;
-    Node *t = adapters::wrapResult(n, "Transpose", {}, i);
-    t->newAttr("perm").setInts(i == 0 ? std::vector<int64_t>{2, 0, 1, 3}
-                                      : std::vector<int64_t>{1, 0, 2});
-  }
-  return absl::OkStatus();
-}
-
-} // namespace
-
-//===--- RNN, GRU, LSTM: the kernel ---===//
 
 namespace kernels {
 namespace {
@@ -475,9 +407,68 @@ StatusOr<std::vector<Tensor>> kLSTM(const KernelCall &c) { return recurrent(c, C
 } // namespace
 } // namespace kernels
 
-//===----------------------------------------------------------------------===//
-// Registration
-//===----------------------------------------------------------------------===//
+namespace {
+
+// RNN-7, GRU-7, LSTM-7 dropped output_sequence: Y is computed when the node
+// has that result.
+absl::Status rnnUp7(Node &n, AdapterContext &c) {
+  return adapters::dropIntAttr(n, c, "output_sequence");
+}
+
+absl::Status rnnDown7(Node &n, AdapterContext &c) {
+  if (!c.checkOnly && n.numResults() && n.result(0)) n.newAttr("output_sequence").setInt(1);
+  return absl::OkStatus();
+}
+
+// GRU-3 added linear_before_reset (default 0: the old formula) and made Y_h
+// optional.
+absl::Status gruDown3(Node &n, AdapterContext &c) {
+  absl::Status s = adapters::dropZeroIntAttr(n, c, "linear_before_reset", [&](int64_t v) {
+    return absl::StrCat("linear_before_reset=", v, " does not exist at opset ", c.to,
+                        " (the reset gate is applied before the linear map)");
+  });
+  if (!s.ok() || c.checkOnly) return s;
+  if (n.numResults() < 2 || !n.result(1)) { // Y_h is required at opset 1
+    n.trimTrailingEmptyResults();
+    if (n.numResults() == 0) n.addEmptyResult();
+    (void)n.addResult(n.getGraph()->freshName("y_h"));
+  }
+  return absl::OkStatus();
+}
+
+// GRU/LSTM/RNN-14 added layout: 1 puts the batch first in X, the initial
+// and final states and Y. Going down, layout 1 becomes Transposes around the
+// node (X [batch, seq, in] -> [seq, batch, in]; initial_h/c [batch, dirs,
+// hidden] -> [dirs, batch, hidden]; Y [seq, dirs, batch, hidden] -> [batch,
+// seq, dirs, hidden]; Y_h/Y_c back like the initial states).
+absl::Status rnnDown14(Node &n, AdapterContext &c, llvm::StringRef op) {
+  auto layout = adapters::intAttrOr(n, "layout", 0);
+  if (!layout.ok()) return layout.status();
+  if (*layout == 0) return adapters::olderFormOnly(n, c, op, {{"layout", AttrKind::Int, 0}});
+  if (*layout != 1)
+    return absl::FailedPreconditionError(absl::StrCat("layout ", *layout, " is not 0 or 1"));
+  if (c.checkOnly) return absl::OkStatus();
+  n.removeAttr("layout");
+  Graph &g = *n.getGraph();
+  auto transposeOperand = [&](unsigned i, std::vector<int64_t> perm) {
+    if (i >= n.numOperands() || !n.operand(i)) return;
+    Node *t = g.createNode("Transpose", {n.operand(i)}, 1, &n);
+    t->newAttr("perm").setInts(std::move(perm));
+    n.setOperand(i, t->result(0));
+  };
+  transposeOperand(0, {1, 0, 2});
+  transposeOperand(5, {1, 0, 2}); // initial_h
+  if (op == "LSTM") transposeOperand(6, {1, 0, 2}); // initial_c
+  for (unsigned i = 0; i < n.numResults(); ++i) {
+    if (!n.result(i)) continue;
+    Node *t = adapters::wrapResult(n, "Transpose", {}, i);
+    t->newAttr("perm").setInts(i == 0 ? std::vector<int64_t>{2, 0, 1, 3}
+                                      : std::vector<int64_t>{1, 0, 2});
+  }
+  return absl::OkStatus();
+}
+
+} // namespace
 
 void registerRecurrentOps(OpRegistrar &r) {
   using namespace infer;
