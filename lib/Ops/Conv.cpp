@@ -3,7 +3,10 @@
 // Conv: Conv ConvTranspose DeformConv, the quantized ConvInteger QLinearConv,
 // MaxPool AveragePool LpPool, GlobalAveragePool GlobalMaxPool GlobalLpPool,
 // MaxUnpool, Col2Im. The convolutions and pools share the window attributes
-// (kernel_shape, strides, dilations, pads, auto_pad) and their output sizes.
+// (kernel_shape, strides, dilations, pads, auto_pad) and their output sizes:
+// those helpers come first, then one section per op (or ops that share one
+// implementation) with its rule, kernel, version adapters and registration
+// (registerConvOps at the end calls them in turn).
 //
 //===----------------------------------------------------------------------===//
 #include "AdapterSupport.h"
@@ -386,7 +389,25 @@ StatusOr<std::optional<Arr>> optionalInput(const KernelCall &c, unsigned i) {
 
 bool isFloatKind(CK k) { return k == CK::F32 || k == CK::F64; }
 
-//===--- Conv, ConvInteger, QLinearConv, DeformConv ---===//
+/// The operands X (#0), W (#1) and the optional bias B (#2) of the float
+/// convolution `op`: of a float type, and of one element type.
+Status floatConvOperands(const KernelCall &c, const char *op, Arr &x, Arr &w,
+                         std::optional<Arr> &b) {
+  auto xr = inputArr(c, 0), wr = inputArr(c, 1);
+  if (!xr.ok()) return xr.status();
+  if (!wr.ok()) return wr.status();
+  auto br = optionalInput(c, 2);
+  if (!br.ok()) return br.status();
+  if (!isFloatKind(xr->kind())) return unsupported(absl::StrCat(op, " of a non-float type"));
+  if (wr->dt != xr->dt || (*br && (*br)->dt != xr->dt))
+    return invalid(absl::StrCat(op, ": X, W and B have different element types"));
+  x = std::move(*xr);
+  w = std::move(*wr);
+  b = std::move(*br);
+  return absl::OkStatus();
+}
+
+//===--- Conv, ConvInteger, QLinearConv ---===//
 
 void convRule(InferCtx &c) {
   int32_t el = c.inElem(0);
@@ -417,36 +438,31 @@ void convRule(InferCtx &c) {
 }
 
 StatusOr<std::vector<Tensor>> kConv(const KernelCall &c) {
-  auto x = inputArr(c, 0), w = inputArr(c, 1);
-  if (!x.ok()) return x.status();
-  if (!w.ok()) return w.status();
-  auto b = optionalInput(c, 2);
-  if (!b.ok()) return b.status();
-  if (!isFloatKind(x->kind())) return unsupported("Conv of a non-float type");
-  if (w->dt != x->dt || (*b && (*b)->dt != x->dt))
-    return invalid("Conv: X, W and B have different element types");
+  Arr x, w;
+  std::optional<Arr> b;
+  if (Status s = floatConvOperands(c, "Conv", x, w, b); !s.ok()) return s;
   int64_t group;
-  if (Status s = checkConvOperands(c, *x, *w, group); !s.ok()) return s;
-  int64_t N = x->dims[0], C = x->dims[1], M = w->dims[0];
-  if (Status s = checkBias(c, *b, M, "B"); !s.ok()) return s;
+  if (Status s = checkConvOperands(c, x, w, group); !s.ok()) return s;
+  int64_t N = x.dims[0], C = x.dims[1], M = w.dims[0];
+  if (Status s = checkBias(c, b, M, "B"); !s.ok()) return s;
   Geom g;
-  std::vector<int64_t> img(x->dims.begin() + 2, x->dims.end());
-  std::vector<int64_t> wk(w->dims.begin() + 2, w->dims.end());
+  std::vector<int64_t> img(x.dims.begin() + 2, x.dims.end());
+  std::vector<int64_t> wk(w.dims.begin() + 2, w.dims.end());
   if (Status s = readWindowGeom(c, img, wk, false, g); !s.ok()) return s;
   std::vector<int64_t> od = {N, M};
   od.insert(od.end(), g.grid.begin(), g.grid.end());
-  if (Status s = checkOutputSize(c, x->dt, od); !s.ok()) return s;
-  if (Status s = checkOutputSize(c, x->dt, {C / group * product(g.kernel), product(g.grid)});
+  if (Status s = checkOutputSize(c, x.dt, od); !s.ok()) return s;
+  if (Status s = checkOutputSize(c, x.dt, {C / group * product(g.kernel), product(g.grid)});
       !s.ok())
     return s;
-  Arr out = Arr::make(x->dt, od);
+  Arr out = Arr::make(x.dt, od);
   auto run = [&](auto tag) {
     using T = decltype(tag);
     T *y = out.template vec<T>().data();
-    convCore<T>(x->template vec<T>().data(), w->template vec<T>().data(), y, N, C, M, group, g);
-    if (*b) addBias<T>(y, (*b)->template vec<T>().data(), N, M, product(g.grid));
+    convCore<T>(x.template vec<T>().data(), w.template vec<T>().data(), y, N, C, M, group, g);
+    if (b) addBias<T>(y, b->template vec<T>().data(), N, M, product(g.grid));
   };
-  if (x->kind() == CK::F32) run(float{});
+  if (x.kind() == CK::F32) run(float{});
   else run(double{});
   return one(out);
 }
@@ -570,6 +586,12 @@ StatusOr<std::vector<Tensor>> kQLinearConv(const KernelCall &c) {
   return one(out);
 }
 
+void registerConv(OpRegistrar &r) {
+  r["Conv"].infer(convRule).kernel(kConv);
+  r["ConvInteger"].infer(convRule).kernel(kConvInteger);
+  r["QLinearConv"].infer(convRule).kernel(kQLinearConv);
+}
+
 //===--- ConvTranspose ---===//
 
 void convTransposeRule(InferCtx &c) {
@@ -621,32 +643,27 @@ void convTransposeRule(InferCtx &c) {
 /// in * stride for SAME_*, else stride * (in - 1) + output_padding +
 /// dilated kernel - pads.
 StatusOr<std::vector<Tensor>> kConvTranspose(const KernelCall &c) {
-  auto x = inputArr(c, 0), w = inputArr(c, 1);
-  if (!x.ok()) return x.status();
-  if (!w.ok()) return w.status();
-  auto b = optionalInput(c, 2);
-  if (!b.ok()) return b.status();
-  if (!isFloatKind(x->kind())) return unsupported("ConvTranspose of a non-float type");
-  if (w->dt != x->dt || (*b && (*b)->dt != x->dt))
-    return invalid("ConvTranspose: X, W and B have different element types");
-  if (x->rank() < 3)
-    return invalid(absl::StrCat("ConvTranspose: input X has rank ", x->rank(),
+  Arr x, w;
+  std::optional<Arr> b;
+  if (Status s = floatConvOperands(c, "ConvTranspose", x, w, b); !s.ok()) return s;
+  if (x.rank() < 3)
+    return invalid(absl::StrCat("ConvTranspose: input X has rank ", x.rank(),
                                 "; it needs [N, C, spatial...] (rank 3 or more)"));
-  if (w->rank() != x->rank())
-    return invalid(absl::StrCat("ConvTranspose: W has rank ", w->rank(), " and X rank ",
-                                x->rank(), "; they must agree"));
+  if (w.rank() != x.rank())
+    return invalid(absl::StrCat("ConvTranspose: W has rank ", w.rank(), " and X rank ",
+                                x.rank(), "; they must agree"));
   int64_t group = c.getInt("group", 1);
   if (group <= 0) return invalid(absl::StrCat("ConvTranspose: attribute 'group' is ", group));
-  int64_t N = x->dims[0], C = x->dims[1];
-  if (w->dims[0] != C || C % group)
-    return invalid(absl::StrCat("ConvTranspose: X has ", C, " channels and W ", w->dims[0],
+  int64_t N = x.dims[0], C = x.dims[1];
+  if (w.dims[0] != C || C % group)
+    return invalid(absl::StrCat("ConvTranspose: X has ", C, " channels and W ", w.dims[0],
                                 " input channels (its dim 0), group ", group,
                                 ": they must agree and divide by the group"));
-  int64_t Mg = w->dims[1], M = Mg * group, Cg = C / group;
-  if (Status s = checkBias(c, *b, M, "B"); !s.ok()) return s;
-  size_t n = x->rank() - 2;
+  int64_t Mg = w.dims[1], M = Mg * group, Cg = C / group;
+  if (Status s = checkBias(c, b, M, "B"); !s.ok()) return s;
+  size_t n = x.rank() - 2;
   Geom g;
-  std::vector<int64_t> wk(w->dims.begin() + 2, w->dims.end());
+  std::vector<int64_t> wk(w.dims.begin() + 2, w.dims.end());
   if (Status s = readKernelShape(c, n, wk, g); !s.ok()) return s;
   if (Status s = readStridesPads(c, n, g); !s.ok()) return s;
   std::vector<int64_t> op = c.getInts("output_padding").value_or(std::vector<int64_t>(n, 0));
@@ -665,7 +682,7 @@ StatusOr<std::vector<Tensor>> kConvTranspose(const KernelCall &c) {
       autoPad != "SAME_LOWER")
     return invalid("ConvTranspose: attribute 'auto_pad' is '" + autoPad + "'");
   bool same = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
-  g.grid.assign(x->dims.begin() + 2, x->dims.end());
+  g.grid.assign(x.dims.begin() + 2, x.dims.end());
   g.img.resize(n);
   for (size_t i = 0; i < n; ++i) {
     if (op[i] < 0 || op[i] > ((int64_t)1 << 30))
@@ -691,13 +708,13 @@ StatusOr<std::vector<Tensor>> kConvTranspose(const KernelCall &c) {
   }
   std::vector<int64_t> od = {N, M};
   od.insert(od.end(), g.img.begin(), g.img.end());
-  if (Status s = checkOutputSize(c, x->dt, od); !s.ok()) return s;
+  if (Status s = checkOutputSize(c, x.dt, od); !s.ok()) return s;
   int64_t K = product(g.kernel), IS = product(g.grid), OS = product(g.img);
-  if (Status s = checkOutputSize(c, x->dt, {Mg * K, IS}); !s.ok()) return s;
-  Arr out = Arr::make(x->dt, od);
+  if (Status s = checkOutputSize(c, x.dt, {Mg * K, IS}); !s.ok()) return s;
+  Arr out = Arr::make(x.dt, od);
   auto run = [&](auto tag) {
     using T = decltype(tag);
-    const T *xp = x->template vec<T>().data(), *wp = w->template vec<T>().data();
+    const T *xp = x.template vec<T>().data(), *wp = w.template vec<T>().data();
     T *y = out.template vec<T>().data();
     std::vector<T> col((size_t)(Mg * K * IS));
     for (int64_t bi = 0; bi < N; ++bi)
@@ -707,11 +724,15 @@ StatusOr<std::vector<Tensor>> kConvTranspose(const KernelCall &c) {
             CMatMap<T>(xp + (bi * C + gr * Cg) * IS, Cg, IS);
         patches<false, T>(nullptr, y + (bi * M + gr * Mg) * OS, col.data(), Mg, g);
       }
-    if (*b) addBias<T>(y, (*b)->template vec<T>().data(), N, M, OS);
+    if (b) addBias<T>(y, b->template vec<T>().data(), N, M, OS);
   };
-  if (x->kind() == CK::F32) run(float{});
+  if (x.kind() == CK::F32) run(float{});
   else run(double{});
   return one(out);
+}
+
+void registerConvTranspose(OpRegistrar &r) {
+  r["ConvTranspose"].infer(convTransposeRule).kernel(kConvTranspose);
 }
 
 //===--- DeformConv ---===//
@@ -805,6 +826,9 @@ StatusOr<std::vector<Tensor>> kDeformConv(const KernelCall &c) {
   else run(double{});
   return one(out);
 }
+
+// X, W, offset, ...: sizes as Conv.
+void registerDeformConv(OpRegistrar &r) { r["DeformConv"].infer(convRule).kernel(kDeformConv); }
 
 //===--- MaxPool, AveragePool, LpPool ---===//
 
@@ -1012,13 +1036,10 @@ absl::Status poolDown(Node &n, AdapterContext &c, llvm::StringRef op) {
 }
 // AveragePool-7 added count_include_pad (default 0: the old behaviour).
 absl::Status averagePoolDown7(Node &n, AdapterContext &c) {
-  auto cip = adapters::intAttrOr(n, "count_include_pad", 0);
-  if (!cip.ok()) return cip.status();
-  if (*cip)
-    return refuse(absl::StrCat("count_include_pad=", *cip, ": opset ", c.to,
-                               " never counts the padding in the average"));
-  if (!c.checkOnly) n.removeAttr("count_include_pad");
-  return absl::OkStatus();
+  return adapters::dropZeroIntAttr(n, c, "count_include_pad", [&](int64_t v) {
+    return absl::StrCat("count_include_pad=", v, ": opset ", c.to,
+                        " never counts the padding in the average");
+  });
 }
 
 // MaxPool-8 added the Indices result and storage_order (which only concerns
@@ -1053,6 +1074,24 @@ absl::Status lpPoolDown2(Node &n, AdapterContext &c) {
   if (auto v = adapters::intAttrOr(n, "p", 2); !v.ok()) return v.status();
   if (!c.checkOnly) p->setFloat((float)p->i);
   return absl::OkStatus();
+}
+
+void registerPools(OpRegistrar &r) {
+  using adapters::noChange;
+  r["MaxPool"].infer(poolRule).kernel(kMaxPool);
+  r["AveragePool"].infer(poolRule).kernel(kAveragePool);
+  r["LpPool"].infer(poolRule).kernel(kLpPool);
+  r["AveragePool"].since(7).upgrade(noChange).downgrade(averagePoolDown7);
+  r["AveragePool"].since(10).upgrade(noChange).downgrade(
+      [](Node &n, AdapterContext &c) { return poolDown(n, c, "AveragePool"); });
+  r["AveragePool"].since(19).upgrade(noChange).downgrade(
+      [](Node &n, AdapterContext &c) { return poolDown(n, c, "AveragePool"); });
+  r["MaxPool"].since(8).upgrade(noChange).downgrade(maxPoolDown8);
+  r["MaxPool"].since(10).upgrade(noChange).downgrade(
+      [](Node &n, AdapterContext &c) { return poolDown(n, c, "MaxPool"); });
+  r["LpPool"].since(2).upgrade(lpPoolUp2).downgrade(lpPoolDown2);
+  r["LpPool"].since(18).upgrade(noChange).downgrade(
+      [](Node &n, AdapterContext &c) { return poolDown(n, c, "LpPool"); });
 }
 
 //===--- GlobalAveragePool, GlobalMaxPool, GlobalLpPool ---===//
@@ -1121,6 +1160,14 @@ StatusOr<std::vector<Tensor>> kGlobalAveragePool(const KernelCall &c) {
 }
 StatusOr<std::vector<Tensor>> kGlobalLpPool(const KernelCall &c) {
   return globalPool(c, PoolKind::Lp);
+}
+
+void registerGlobalPools(OpRegistrar &r) {
+  r["GlobalAveragePool"].infer(globalPoolRule).kernel(kGlobalAveragePool);
+  r["GlobalMaxPool"].infer(globalPoolRule).kernel(kGlobalMaxPool);
+  r["GlobalLpPool"].infer(globalPoolRule).kernel(kGlobalLpPool);
+  // LpPool's step at opset 2 (the pools section).
+  r["GlobalLpPool"].since(2).upgrade(lpPoolUp2).downgrade(lpPoolDown2);
 }
 
 //===--- MaxUnpool ---===//
@@ -1216,6 +1263,8 @@ StatusOr<std::vector<Tensor>> kMaxUnpool(const KernelCall &c) {
   return one(out);
 }
 
+void registerMaxUnpool(OpRegistrar &r) { r["MaxUnpool"].infer(maxUnpoolRule).kernel(kMaxUnpool); }
+
 //===--- Col2Im ---===//
 
 /// Col2Im: [N, C*prod(block), L] -> [N, C, image_shape...].
@@ -1300,36 +1349,18 @@ StatusOr<std::vector<Tensor>> kCol2Im(const KernelCall &c) {
   return one(out);
 }
 
+void registerCol2Im(OpRegistrar &r) { r["Col2Im"].infer(col2imRule).kernel(kCol2Im); }
+
 } // namespace
 
+//===----------------------------------------------------------------------===//
+// Registration
+//===----------------------------------------------------------------------===//
+
 void registerConvOps(OpRegistrar &r) {
-  using adapters::noChange;
-  r["Conv"].infer(convRule).kernel(kConv);
-  r["ConvInteger"].infer(convRule).kernel(kConvInteger);
-  r["QLinearConv"].infer(convRule).kernel(kQLinearConv);
-  // X, W, offset, ...: sizes as Conv.
-  r["DeformConv"].infer(convRule).kernel(kDeformConv);
-  r["ConvTranspose"].infer(convTransposeRule).kernel(kConvTranspose);
-  r["MaxPool"].infer(poolRule).kernel(kMaxPool);
-  r["AveragePool"].infer(poolRule).kernel(kAveragePool);
-  r["LpPool"].infer(poolRule).kernel(kLpPool);
-  r["AveragePool"].since(7).upgrade(noChange).downgrade(averagePoolDown7);
-  r["AveragePool"].since(10).upgrade(noChange).downgrade(
-      [](Node &n, AdapterContext &c) { return poolDown(n, c, "AveragePool"); });
-  r["AveragePool"].since(19).upgrade(noChange).downgrade(
-      [](Node &n, AdapterContext &c) { return poolDown(n, c, "AveragePool"); });
-  r["MaxPool"].since(8).upgrade(noChange).downgrade(maxPoolDown8);
-  r["MaxPool"].since(10).upgrade(noChange).downgrade(
-      [](Node &n, AdapterContext &c) { return poolDown(n, c, "MaxPool"); });
-  r["LpPool"].since(2).upgrade(lpPoolUp2).downgrade(lpPoolDown2);
-  r["LpPool"].since(18).upgrade(noChange).downgrade(
-      [](Node &n, AdapterContext &c) { return poolDown(n, c, "LpPool"); });
-  r["GlobalAveragePool"].infer(globalPoolRule).kernel(kGlobalAveragePool);
-  r["GlobalMaxPool"].infer(globalPoolRule).kernel(kGlobalMaxPool);
-  r["GlobalLpPool"].infer(globalPoolRule).kernel(kGlobalLpPool);
-  r["GlobalLpPool"].since(2).upgrade(lpPoolUp2).downgrade(lpPoolDown2);
-  r["MaxUnpool"].infer(maxUnpoolRule).kernel(kMaxUnpool);
-  r["Col2Im"].infer(col2imRule).kernel(kCol2Im);
+  for (auto *reg : {registerConv, registerConvTranspose, registerDeformConv, registerPools,
+                    registerGlobalPools, registerMaxUnpool, registerCol2Im})
+    reg(r);
 }
 
 } // namespace onnxir
