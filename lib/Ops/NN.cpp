@@ -7,6 +7,9 @@
 // LogSoftmax Hardmax, Dropout, LinearAttention SwiGLU CausalConvWithState; the
 // quantized MatMulInteger QLinearMatMul (they share the MatMul rule); and
 // FlexAttention of ai.onnx.preview (registerPreviewOps).
+// One section per op (or ops sharing one implementation): its rule, kernel,
+// version adapters and registration (registerNNOps at the end calls them in
+// turn).
 //
 //===----------------------------------------------------------------------===//
 #include "AdapterSupport.h"
@@ -34,11 +37,60 @@
 namespace onnxir {
 
 //===----------------------------------------------------------------------===//
-// Type and shape rules
+// Helpers shared by several ops
 //===----------------------------------------------------------------------===//
 
-namespace infer {
 namespace {
+
+using namespace infer;
+using namespace kernels;
+
+template <typename T> T madd(T acc, T x, T y) {
+  if constexpr (std::is_same_v<T, int64_t>)
+    return (T)((uint64_t)acc + (uint64_t)x * (uint64_t)y);
+  else return acc + x * y;
+}
+
+/// The matrix products of MatMul and Gemm: slice p of `out` ([M, N], p below
+/// oa.size()) = op(A) op(B) of A's slice oa[p] and B's slice ob[p] (row-major
+/// [M, K] and [K, N], or with `ta`, `tb` their transposes). Floats: one Eigen
+/// product per slice (Note [Matrix products] in Conv.cpp); integers wrap, as
+/// the loop below does.
+Status matmulSlices(const Arr &a, const Arr &b, Arr &out, const std::vector<int64_t> &oa,
+                    const std::vector<int64_t> &ob, int64_t M, int64_t K, int64_t N, bool ta,
+                    bool tb) {
+  return visitNumeric(a.kind(), [&](auto tag) -> Status {
+    using T = decltype(tag);
+    const auto &va = a.template vec<T>();
+    const auto &vb = b.template vec<T>();
+    auto &vo = out.template vec<T>();
+    for (int64_t p = 0; p < (int64_t)oa.size(); ++p) {
+      const T *pa = va.data() + oa[p] * M * K;
+      const T *pb = vb.data() + ob[p] * K * N;
+      T *po = vo.data() + p * M * N;
+      if constexpr (std::is_floating_point_v<T>) {
+        using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+        Eigen::Map<const Mat> A(pa, ta ? K : M, ta ? M : K), B(pb, tb ? N : K, tb ? K : N);
+        Eigen::Map<Mat> O(po, M, N);
+        if (!ta && !tb) O.noalias() = A * B;
+        else if (ta && !tb) O.noalias() = A.transpose() * B;
+        else if (!ta && tb) O.noalias() = A * B.transpose();
+        else O.noalias() = A.transpose() * B.transpose();
+        continue;
+      }
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) {
+          T acc = T(0);
+          for (int64_t k = 0; k < K; ++k)
+            acc = madd(acc, pa[ta ? k * M + i : i * K + k], pb[tb ? j * K + k : k * N + j]);
+          po[i * N + j] = acc;
+        }
+    }
+    return absl::OkStatus();
+  });
+}
+
+//===--- MatMul, MatMulInteger, QLinearMatMul ---===//
 
 void matmulRule(InferCtx &c) {
   int32_t el = c.inElem(0);
@@ -79,6 +131,58 @@ void matmulRule(InferCtx &c) {
   c.setTensor(0, el, out);
 }
 
+StatusOr<std::vector<Tensor>> kMatMul(const KernelCall &c) {
+  auto a = inputArr(c, 0), b = inputArr(c, 1);
+  if (!a.ok()) return a.status();
+  if (!b.ok()) return b.status();
+  if (a->dt != b->dt) return invalid("MatMul types differ");
+  if (a->rank() == 0 || b->rank() == 0) return invalid("MatMul of a scalar");
+  std::vector<int64_t> ad = a->dims, bd = b->dims;
+  bool aVec = ad.size() == 1, bVec = bd.size() == 1;
+  if (aVec) ad.insert(ad.begin(), 1);
+  if (bVec) bd.push_back(1);
+  int64_t M = ad[ad.size() - 2], K = ad.back(), N = bd.back();
+  if (bd[bd.size() - 2] != K) return invalid("MatMul inner dims differ");
+  std::vector<int64_t> abatch(ad.begin(), ad.end() - 2), bbatch(bd.begin(), bd.end() - 2);
+  auto batch = broadcastShapes(abatch, bbatch);
+  if (!batch) return invalid("MatMul batch dims");
+  std::vector<int64_t> od = *batch;
+  if (!aVec) od.push_back(M);
+  if (!bVec) od.push_back(N);
+  Status sz = checkOutputSize(c, a->dt, od);
+  if (!sz.ok()) return sz;
+  Arr out = Arr::make(a->dt, od);
+  Status st = matmulSlices(*a, *b, out, broadcastOffsets(abatch, *batch),
+                           broadcastOffsets(bbatch, *batch), M, K, N, false, false);
+  if (!st.ok()) return st;
+  return one(out);
+}
+
+// QLinearMatMul-21 allows float16/bfloat16 scales (and float8 data); -10
+// takes float scales.
+absl::Status qlinearMatMulDown21(Node &n, AdapterContext &) {
+  for (unsigned i : {1u, 4u, 6u}) {
+    DataType t = adapters::operandElemType(n, i);
+    if (i < n.numOperands() && n.operand(i) && t != DataType::Float)
+      return absl::FailedPreconditionError(absl::StrCat(
+          "operand #", i, " ('", n.operand(i)->name().str(), "') is ",
+          t == DataType::Undefined ? std::string("of unknown type") : dataTypeName(t).str(),
+          "; QLinearMatMul-10 takes float scales only"));
+  }
+  return absl::OkStatus();
+}
+
+void registerMatMul(OpRegistrar &r) {
+  // [..., K] x [K, M]: row by row (Note [Op facts]).
+  r["MatMul"].infer(matmulRule).kernel(kMatMul).axis(AxisFact::LastAxis);
+  r["MatMulInteger"] = matmulRule;
+  r["QLinearMatMul"] = matmulRule;
+  // Type-list changes only; the pass checks the types going down.
+  r["QLinearMatMul"].since(21).upgrade(adapters::noChange).downgrade(qlinearMatMulDown21);
+}
+
+//===--- Gemm ---===//
+
 void gemmRule(InferCtx &c) {
   int32_t el = c.inElem(0);
   auto a = c.inShape(0), b = c.inShape(1);
@@ -114,105 +218,6 @@ void gemmRule(InferCtx &c) {
   c.setTensor(0, el, Dims{m, n});
 }
 
-/// LinearAttention-27: packed [B, T, H*D] query/key/value; output
-/// [B, T, Hq*Dv], present_state [B, Hkv, Dk, Dv].
-void linearAttentionRule(InferCtx &c) {
-  int64_t qh = c.getInt("q_num_heads", 0), kvh = c.getInt("kv_num_heads", 0);
-  if (qh <= 0 || kvh <= 0 || qh > (1 << 20) || kvh > (1 << 20) || qh % kvh) return;
-  auto q = c.inShape(0), k = c.inShape(1), v = c.inShape(2);
-  auto dim = [&](const std::optional<Dims> &s, size_t i) -> const DimExpr * {
-    return s && s->size() == 3 ? (*s)[i] : nullptr;
-  };
-  auto first = [](std::initializer_list<const DimExpr *> l) -> const DimExpr * {
-    const DimExpr *best = nullptr;
-    for (const DimExpr *e : l)
-      if (e && (!best || (!best->isConstant() && e->isConstant()))) best = e;
-    return best;
-  };
-  // The per-head size of a packed dim (exact division only).
-  auto perHead = [&](const DimExpr *packed, int64_t heads) -> const DimExpr * {
-    if (!packed) return nullptr;
-    if (packed->isConstant()) return packed->value() % heads ? nullptr : c.c(packed->value() / heads);
-    return dimFloorDiv(c.ctx, packed, c.c(heads));
-  };
-  const DimExpr *b = first({dim(q, 0), dim(k, 0), dim(v, 0)});
-  const DimExpr *t = first({dim(q, 1), dim(k, 1), dim(v, 1)});
-  const DimExpr *dk = first({perHead(dim(q, 2), qh), perHead(dim(k, 2), kvh)});
-  const DimExpr *dv = perHead(dim(v, 2), kvh);
-  c.setTensor(0, c.inElem(0), Dims{b, t, dimMul(c.ctx, dv, c.c(qh))});
-  int32_t st = c.hasInput(3) ? c.inElem(3) : c.inElem(0);
-  c.setTensor(1, st, Dims{b, c.c(kvh), dk, dv});
-}
-
-} // namespace
-} // namespace infer
-
-//===----------------------------------------------------------------------===//
-// Kernels
-//===----------------------------------------------------------------------===//
-
-namespace kernels {
-namespace {
-
-template <typename T> T madd(T acc, T x, T y) {
-  if constexpr (std::is_same_v<T, int64_t>)
-    return (T)((uint64_t)acc + (uint64_t)x * (uint64_t)y);
-  else return acc + x * y;
-}
-
-StatusOr<std::vector<Tensor>> kMatMul(const KernelCall &c) {
-  auto a = inputArr(c, 0), b = inputArr(c, 1);
-  if (!a.ok()) return a.status();
-  if (!b.ok()) return b.status();
-  if (a->dt != b->dt) return invalid("MatMul types differ");
-  if (a->rank() == 0 || b->rank() == 0) return invalid("MatMul of a scalar");
-  std::vector<int64_t> ad = a->dims, bd = b->dims;
-  bool aVec = ad.size() == 1, bVec = bd.size() == 1;
-  if (aVec) ad.insert(ad.begin(), 1);
-  if (bVec) bd.push_back(1);
-  int64_t M = ad[ad.size() - 2], K = ad.back(), N = bd.back();
-  if (bd[bd.size() - 2] != K) return invalid("MatMul inner dims differ");
-  std::vector<int64_t> abatch(ad.begin(), ad.end() - 2), bbatch(bd.begin(), bd.end() - 2);
-  auto batch = broadcastShapes(abatch, bbatch);
-  if (!batch) return invalid("MatMul batch dims");
-  std::vector<int64_t> od = *batch;
-  if (!aVec) od.push_back(M);
-  if (!bVec) od.push_back(N);
-  Status sz = checkOutputSize(c, a->dt, od);
-  if (!sz.ok()) return sz;
-  auto oa = broadcastOffsets(abatch, *batch), ob = broadcastOffsets(bbatch, *batch);
-  int64_t nb = numElementsOf(*batch);
-  Arr out = Arr::make(a->dt, od);
-  Status st = visitNumeric(a->kind(), [&](auto tag) -> Status {
-    using T = decltype(tag);
-    const auto &va = a->template vec<T>();
-    const auto &vb = b->template vec<T>();
-    auto &vo = out.template vec<T>();
-    for (int64_t p = 0; p < nb; ++p) {
-      const T *pa = va.data() + oa[p] * M * K;
-      const T *pb = vb.data() + ob[p] * K * N;
-      T *po = vo.data() + p * M * N;
-      // Floats: one Eigen product per batch slice (Note [Matrix products]
-      // in Conv.cpp); integers wrap, as the loop below does.
-      if constexpr (std::is_floating_point_v<T>) {
-        using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-        Eigen::Map<Mat>(po, M, N).noalias() =
-            Eigen::Map<const Mat>(pa, M, K) * Eigen::Map<const Mat>(pb, K, N);
-        continue;
-      }
-      for (int64_t i = 0; i < M; ++i)
-        for (int64_t j = 0; j < N; ++j) {
-          T acc = T(0);
-          for (int64_t k = 0; k < K; ++k) acc = madd(acc, pa[i * K + k], pb[k * N + j]);
-          po[i * N + j] = acc;
-        }
-    }
-    return absl::OkStatus();
-  });
-  if (!st.ok()) return st;
-  return one(out);
-}
-
 StatusOr<std::vector<Tensor>> kGemm(const KernelCall &c) {
   auto a = inputArr(c, 0), b = inputArr(c, 1);
   if (!a.ok()) return a.status();
@@ -238,49 +243,54 @@ StatusOr<std::vector<Tensor>> kGemm(const KernelCall &c) {
     cc = std::move(*x);
   }
   Arr out = Arr::make(a->dt, od);
-  Status st = visitNumeric(a->kind(), [&](auto tag) -> Status {
+  Status st = matmulSlices(*a, *b, out, {0}, {0}, M, K, N, ta, tb);
+  if (!st.ok()) return st;
+  // alpha * op(A) op(B) + beta * C; integers scaled in double.
+  st = visitNumeric(a->kind(), [&](auto tag) -> Status {
     using T = decltype(tag);
-    const auto &va = a->template vec<T>();
-    const auto &vb = b->template vec<T>();
     auto &vo = out.template vec<T>();
-    if constexpr (std::is_floating_point_v<T>) {
-      // alpha * op(A) op(B) + beta * C with Eigen (Note [Matrix products]
-      // in Conv.cpp).
-      using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-      Eigen::Map<const Mat> A(va.data(), a->dims[0], a->dims[1]), B(vb.data(), b->dims[0],
-                                                                    b->dims[1]);
-      Eigen::Map<Mat> O(vo.data(), M, N);
-      if (!ta && !tb) O.noalias() = A * B;
-      else if (ta && !tb) O.noalias() = A.transpose() * B;
-      else if (!ta && tb) O.noalias() = A * B.transpose();
-      else O.noalias() = A.transpose() * B.transpose();
-      for (int64_t i = 0; i < M * N; ++i) {
-        T r = (T)alpha * vo[i];
+    for (int64_t i = 0; i < M * N; ++i) {
+      T r;
+      if constexpr (std::is_floating_point_v<T>) {
+        r = (T)alpha * vo[i];
         if (cc) r += (T)beta * cc->template vec<T>()[co[i]];
-        vo[i] = r;
+      } else {
+        r = (T)((double)alpha * (double)vo[i]);
+        if (cc) r = (T)((double)r + (double)beta * (double)cc->template vec<T>()[co[i]]);
       }
-      return absl::OkStatus();
+      vo[i] = r;
     }
-    for (int64_t i = 0; i < M; ++i)
-      for (int64_t j = 0; j < N; ++j) {
-        T acc = T(0);
-        for (int64_t k = 0; k < K; ++k)
-          acc = madd(acc, va[ta ? k * M + i : i * K + k], vb[tb ? j * K + k : k * N + j]);
-        T r;
-        if constexpr (std::is_floating_point_v<T>) {
-          r = (T)alpha * acc;
-          if (cc) r += (T)beta * cc->template vec<T>()[co[i * N + j]];
-        } else {
-          r = (T)((double)alpha * (double)acc);
-          if (cc) r = (T)((double)r + (double)beta * (double)cc->template vec<T>()[co[i * N + j]]);
-        }
-        vo[i * N + j] = r;
-      }
     return absl::OkStatus();
   });
   if (!st.ok()) return st;
   return one(out);
 }
+
+// Gemm-11 made C optional; Gemm-9 needs it: a scalar zero of A's type.
+absl::Status gemmDown11(Node &n, AdapterContext &c) {
+  if (n.numOperands() > 2 && n.operand(2)) return absl::OkStatus();
+  DataType dt = adapters::operandElemType(n, 0);
+  if (dt == DataType::Undefined)
+    return absl::FailedPreconditionError(
+        "no operand C, which Gemm-9 needs: a zero of A's element type, which is unknown (infer "
+        "shapes first)");
+  if (c.checkOnly) return absl::OkStatus();
+  Value *z = adapters::scalarConstant(n, c, "C", dt, 0);
+  while (n.numOperands() < 2) n.addOperand(nullptr);
+  if (n.numOperands() > 2)
+    n.setOperand(2, z);
+  else
+    n.addOperand(z);
+  return absl::OkStatus();
+}
+
+void registerGemm(OpRegistrar &r) {
+  r["Gemm"].infer(gemmRule).kernel(kGemm);
+  r["Gemm"].since(7).upgrade(adapters::gemmBroadcastUp).downgrade(adapters::gemmBroadcastDown);
+  r["Gemm"].since(11).upgrade(adapters::noChange).downgrade(gemmDown11);
+}
+
+//===--- Softmax, LogSoftmax, Hardmax ---===//
 
 enum class SM { Softmax, LogSoftmax, Hardmax };
 
@@ -335,6 +345,85 @@ StatusOr<std::vector<Tensor>> kSoftmax(const KernelCall &c) { return softmaxLike
 StatusOr<std::vector<Tensor>> kLogSoftmax(const KernelCall &c) { return softmaxLike(c, SM::LogSoftmax); }
 
 StatusOr<std::vector<Tensor>> kHardmax(const KernelCall &c) { return softmaxLike(c, SM::Hardmax); }
+
+// Softmax, LogSoftmax, Hardmax-13: before, the input was coerced to 2-D at
+// `axis` (default 1: [d0*..*d(axis-1), d(axis)*..*dn]) and the op ran over
+// each row; from 13 it runs along the one axis `axis` (default -1). The two
+// agree when the axis is the last: then only the default has to be written
+// out. Up otherwise: Flatten(axis) -> op(axis=1) -> Reshape(Shape(x)), any
+// rank. Down otherwise: Transpose the axis to the end and back (needs the
+// rank).
+template <const char *Op> absl::Status softmaxUp13(Node &n, AdapterContext &c) {
+  auto a = adapters::intAttrOr(n, "axis", 1);
+  if (!a.ok()) return a.status();
+  int64_t r = adapters::operandRank(n, 0);
+  if (c.checkOnly) return absl::OkStatus();
+  if (*a == -1 || (r >= 0 && (*a == r - 1 || *a + r == r - 1))) {
+    adapters::setIntAttr(n, "axis", *a);
+    return absl::OkStatus();
+  }
+  Graph &g = *n.getGraph();
+  Value *x = n.operand(0);
+  Node *flat = g.createNode("Flatten", {x}, 1, &n);
+  adapters::setIntAttr(*flat, "axis", *a);
+  Node *shape = g.createNode("Shape", {x}, 1, &n);
+  n.setOperand(0, flat->result(0));
+  adapters::setIntAttr(n, "axis", 1);
+  adapters::wrapResult(n, "Reshape", {shape->result(0)});
+  (void)Op;
+  return absl::OkStatus();
+}
+template <const char *Op> absl::Status softmaxDown13(Node &n, AdapterContext &c) {
+  auto a = adapters::intAttrOr(n, "axis", -1);
+  if (!a.ok()) return a.status();
+  int64_t r = adapters::operandRank(n, 0);
+  if (r < 0 && *a != -1)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "axis ", *a, " may not be the last, and the input's rank is unknown (infer shapes first)"));
+  // Note [Negative axes before 11]: the last axis by number needs the rank.
+  if (r < 0 && c.target < 11)
+    return absl::FailedPreconditionError(
+        "the last axis must be written as a number below opset 11, and the input's rank is "
+        "unknown (infer shapes first)");
+  if (c.checkOnly) return absl::OkStatus();
+  int64_t ax = *a < 0 && r >= 0 ? *a + r : *a;
+  if (r < 0 || ax == r - 1) {
+    adapters::setIntAttr(n, "axis", ax);
+    return absl::OkStatus();
+  }
+  std::vector<int64_t> perm;
+  for (int64_t k = 0; k < r; ++k) perm.push_back(k);
+  std::swap(perm[ax], perm[r - 1]);
+  Graph &g = *n.getGraph();
+  Node *t = g.createNode("Transpose", {n.operand(0)}, 1, &n);
+  t->newAttr("perm").setInts(perm);
+  n.setOperand(0, t->result(0));
+  adapters::setIntAttr(n, "axis", r - 1);
+  Node *back = adapters::wrapResult(n, "Transpose", {});
+  back->newAttr("perm").setInts(perm);
+  (void)Op;
+  return absl::OkStatus();
+}
+constexpr char kSoftmaxName[] = "Softmax", kLogSoftmaxName[] = "LogSoftmax",
+               kHardmaxName[] = "Hardmax";
+
+void registerSoftmax(OpRegistrar &r) {
+  for (const char *op : {"Softmax", "LogSoftmax", "Hardmax"}) r[op] = sameAsInput;
+  r["Softmax"] = kSoftmax; r["LogSoftmax"] = kLogSoftmax;
+  r["Hardmax"] = kHardmax;
+  // Note [Op facts]: along `axis` (before 13, the rows of the input coerced
+  // to 2-D at `axis`: at the last axis, the same).
+  for (const char *op : {"Softmax", "LogSoftmax", "Hardmax"})
+    r[op].shapePreserving().axis(AxisFact::AxisAttribute);
+  r["Softmax"].since(13).upgrade(softmaxUp13<kSoftmaxName>).downgrade(
+      softmaxDown13<kSoftmaxName>);
+  r["LogSoftmax"].since(13).upgrade(softmaxUp13<kLogSoftmaxName>).downgrade(
+      softmaxDown13<kLogSoftmaxName>);
+  r["Hardmax"].since(13).upgrade(softmaxUp13<kHardmaxName>).downgrade(
+      softmaxDown13<kHardmaxName>);
+}
+
+//===--- Dropout ---===//
 
 // Note [Dropout in training mode]
 //   Dropout-1/6 train when is_test is 0 (their ratio an attribute),
@@ -414,7 +503,143 @@ StatusOr<std::vector<Tensor>> kDropout(const KernelCall &c) {
   return r;
 }
 
-//===--- SwiGLU -----------------------------------------------------------===//
+using adapters::dropResultsFrom;
+using adapters::refuse;
+using adapters::resultRead;
+
+// Dropout-7 dropped is_test: the runtime's mode decides (an inference runtime
+// copies the input). Down, is_test=1 keeps that meaning for opset-6 runtimes,
+// which do not fill the mask then.
+absl::Status dropoutUp7(Node &n, AdapterContext &c) {
+  return adapters::dropIntAttr(n, c, "is_test");
+}
+
+absl::Status dropoutDown7(Node &n, AdapterContext &c) {
+  if (resultRead(n, 1))
+    return refuse(absl::StrCat("result #1 (mask, '", n.result(1)->name().str(),
+                               "') is not filled at opset 6 in test mode (is_test=1), the "
+                               "mode of an inference runtime"));
+  if (c.checkOnly) return absl::OkStatus();
+  dropResultsFrom(n, 1);
+  n.newAttr("is_test").setInt(1);
+  return absl::OkStatus();
+}
+
+// Dropout-10 made the mask output bool (it had the data's type).
+absl::Status dropoutMask10(Node &n, AdapterContext &c) {
+  if (n.numResults() > 1 && n.result(1) &&
+      (!n.result(1)->useEmpty() || n.result(1)->isGraphOutput()))
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the mask result ('", n.result(1)->name().str(), "') is used, and its type is ",
+        c.to >= 10 ? "bool from opset 10" : "the data's before opset 10"));
+  if (c.checkOnly) return absl::OkStatus();
+  if (n.numResults() > 1 && n.result(1)) n.result(1)->setType(nullptr);
+  return absl::OkStatus();
+}
+// Note [Dropout's mask across opset 12]
+// In inference Dropout copies its input, and its mask says which elements
+// were kept. Dropout-12 defines it: with training_mode false, every element
+// is kept, the mask is all true (ONNX's reference). Dropout-10 leaves the
+// inference mask to the runtime, and onnxruntime's Dropout-7 and -10 give
+// all false. A read mask would flip across the step, so it is written out
+// as what the source version gives: ConstantOfShape(Shape(data)) of false
+// going up, of true going down, and the node loses its mask result. Below
+// opset 9 (no ConstantOfShape) a read mask is refused (the mask step of
+// opset 10 refuses one going up from there anyway).
+
+/// True if the mask (result #1) of `n` is read: a use or a graph output.
+bool dropoutMaskRead(const Node &n) {
+  Value *m = n.numResults() > 1 ? n.result(1) : nullptr;
+  return m && (!m->useEmpty() || m->isGraphOutput());
+}
+/// Note [Dropout's mask across opset 12]: the read mask of `n` becomes a
+/// constant `value` of the data's shape (made before `n`, keeping the mask's
+/// name and type), and `n` loses the mask result.
+absl::Status dropoutMaskConstant(Node &n, AdapterContext &c, bool value) {
+  if (!dropoutMaskRead(n)) return absl::OkStatus();
+  if (c.target < 9)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the mask result ('", n.result(1)->name().str(), "') is used; in inference it is all ",
+        value ? "true" : "false", " at opset ", c.from, " and all ", value ? "false" : "true",
+        " at opset ", c.to, ", and its constant needs ConstantOfShape (opset 9)"));
+  if (c.checkOnly) return absl::OkStatus();
+  Graph &g = *n.getGraph();
+  Value *mask = n.result(1);
+  Node *shape = g.createNode("Shape", {n.operand(0)}, 1, &n);
+  Node *fill = g.createNode("ConstantOfShape", {shape->result(0)}, 1, &n);
+  auto t = std::make_unique<Tensor>();
+  t->setDataType(DataType::Bool);
+  t->setDims({1});
+  t->setRaw(std::string(1, value ? '\1' : '\0'));
+  fill->newAttr("value").setTensor(std::move(t));
+  Value *r = fill->result(0);
+  std::string name = mask->name().str();
+  r->setType(mask->type());
+  mask->replaceAllUsesWith(r);
+  (void)n.eraseResult(1);
+  n.trimTrailingEmptyResults();
+  (void)r->setName(name);
+  return absl::OkStatus();
+}
+
+// Dropout-12: ratio became operand #1 (a scalar of a float type),
+// training_mode operand #2 (bool), seed an attribute.
+absl::Status dropoutUp12(Node &n, AdapterContext &c) {
+  auto ratio = n.getAttr("ratio");
+  if (ratio && (ratio->isReference() || ratio->kind() != AttrKind::Float))
+    return absl::FailedPreconditionError(
+        "attribute 'ratio' is not a float (or refers to a function attribute)");
+  if (absl::Status s = dropoutMaskConstant(n, c, false); !s.ok()) return s;
+  if (c.checkOnly || !ratio) return absl::OkStatus();
+  Value *v = adapters::scalarConstant(n, c, "ratio", DataType::Float, ratio->f);
+  n.removeAttr("ratio");
+  n.addOperand(v);
+  return absl::OkStatus();
+}
+absl::Status dropoutDown12(Node &n, AdapterContext &c) {
+  if (n.numOperands() > 2 && n.operand(2)) {
+    auto tm = adapters::constantOperandValues(n, c, 2, "no training_mode (inference)");
+    if (!tm.ok()) return tm.status();
+    if (tm->size() != 1 || (*tm)[0] != 0)
+      return absl::FailedPreconditionError(
+          "training_mode is true; Dropout-10 has no training_mode operand");
+  }
+  float r = 0.5f;
+  bool hasRatio = n.numOperands() > 1 && n.operand(1);
+  if (hasRatio) {
+    auto v = adapters::constantOperandValues(n, c, 1, "attribute 'ratio'");
+    if (!v.ok()) return v.status();
+    if (v->size() != 1)
+      return absl::FailedPreconditionError("operand #1 (ratio) is not a scalar");
+    r = (float)(*v)[0];
+  }
+  if (absl::Status s = dropoutMaskConstant(n, c, true); !s.ok()) return s;
+  if (c.checkOnly) return absl::OkStatus();
+  adapters::dropOperand(n, 2);
+  if (hasRatio) {
+    adapters::dropOperand(n, 1);
+    n.removeAttr("ratio");
+    n.newAttr("ratio").setFloat(r);
+  }
+  // The seed only matters in training, which Dropout-10 leaves to the
+  // runtime.
+  n.removeAttr("seed");
+  return absl::OkStatus();
+}
+
+void registerDropout(OpRegistrar &r) {
+  r["Dropout"] = [](InferCtx &c) {
+    sameAsInput(c);
+    if (c.hasOutput(1)) c.setTensor(1, c.opset >= 10 ? kBool : c.inElem(0), c.inShape(0));
+  };
+  r["Dropout"] = kDropout;
+  r["Dropout"].since(6).upgrade(adapters::dropConsumedInputs).downgrade(adapters::noChange);
+  r["Dropout"].since(7).upgrade(dropoutUp7).downgrade(dropoutDown7);
+  r["Dropout"].since(10).upgrade(dropoutMask10).downgrade(dropoutMask10);
+  r["Dropout"].since(12).upgrade(dropoutUp12).downgrade(dropoutDown12);
+}
+
+//===--- SwiGLU ---===//
 
 /// Y = A * sigmoid(alpha * A) * B, A and B of one shape (no broadcasting).
 StatusOr<std::vector<Tensor>> kSwiGLU(const KernelCall &c) {
@@ -439,7 +664,20 @@ StatusOr<std::vector<Tensor>> kSwiGLU(const KernelCall &c) {
   return one(*a);
 }
 
-//===--- CausalConvWithState ----------------------------------------------===//
+void registerSwiGLU(OpRegistrar &r) {
+  r["SwiGLU"] = [](InferCtx &c) {
+    // A and B have identical shapes: take the more precise dim of each pair.
+    auto a = c.inShape(0), b = c.inShape(1);
+    if (a && b && a->size() == b->size())
+      for (size_t i = 0; i < a->size(); ++i)
+        if (!(*a)[i] || (!(*a)[i]->isConstant() && (*b)[i] && (*b)[i]->isConstant()))
+          (*a)[i] = (*b)[i];
+    c.setTensor(0, c.inElem(0), a ? a : b);
+  };
+  r["SwiGLU"] = kSwiGLU;
+}
+
+//===--- CausalConvWithState ---===//
 
 /// A depthwise causal 1-D convolution over [B, C, T]: the past_state (or
 /// k-1 zeros) before the input, weight [C, 1, k], optional bias [C], then
@@ -497,7 +735,50 @@ StatusOr<std::vector<Tensor>> kCausalConvWithState(const KernelCall &c) {
   return r;
 }
 
-//===--- LinearAttention --------------------------------------------------===//
+void registerCausalConvWithState(OpRegistrar &r) {
+  r["CausalConvWithState"] = [](InferCtx &c) {
+    auto x = c.inShape(0), w = c.inShape(1);
+    c.setTensor(0, c.inElem(0), x);
+    // The carried state holds the last k-1 positions: [B, C, k-1].
+    if (x && x->size() == 3)
+      c.setTensor(1, c.inElem(0),
+                  Dims{(*x)[0], (*x)[1],
+                       w && w->size() == 3 ? dimSub(c.ctx, (*w)[2], c.c(1)) : nullptr});
+  };
+  r["CausalConvWithState"] = kCausalConvWithState;
+}
+
+//===--- LinearAttention ---===//
+
+/// LinearAttention-27: packed [B, T, H*D] query/key/value; output
+/// [B, T, Hq*Dv], present_state [B, Hkv, Dk, Dv].
+void linearAttentionRule(InferCtx &c) {
+  int64_t qh = c.getInt("q_num_heads", 0), kvh = c.getInt("kv_num_heads", 0);
+  if (qh <= 0 || kvh <= 0 || qh > (1 << 20) || kvh > (1 << 20) || qh % kvh) return;
+  auto q = c.inShape(0), k = c.inShape(1), v = c.inShape(2);
+  auto dim = [&](const std::optional<Dims> &s, size_t i) -> const DimExpr * {
+    return s && s->size() == 3 ? (*s)[i] : nullptr;
+  };
+  auto first = [](std::initializer_list<const DimExpr *> l) -> const DimExpr * {
+    const DimExpr *best = nullptr;
+    for (const DimExpr *e : l)
+      if (e && (!best || (!best->isConstant() && e->isConstant()))) best = e;
+    return best;
+  };
+  // The per-head size of a packed dim (exact division only).
+  auto perHead = [&](const DimExpr *packed, int64_t heads) -> const DimExpr * {
+    if (!packed) return nullptr;
+    if (packed->isConstant()) return packed->value() % heads ? nullptr : c.c(packed->value() / heads);
+    return dimFloorDiv(c.ctx, packed, c.c(heads));
+  };
+  const DimExpr *b = first({dim(q, 0), dim(k, 0), dim(v, 0)});
+  const DimExpr *t = first({dim(q, 1), dim(k, 1), dim(v, 1)});
+  const DimExpr *dk = first({perHead(dim(q, 2), qh), perHead(dim(k, 2), kvh)});
+  const DimExpr *dv = perHead(dim(v, 2), kvh);
+  c.setTensor(0, c.inElem(0), Dims{b, t, dimMul(c.ctx, dv, c.c(qh))});
+  int32_t st = c.hasInput(3) ? c.inElem(3) : c.inElem(0);
+  c.setTensor(1, st, Dims{b, c.c(kvh), dk, dv});
+}
 
 // Note [LinearAttention recurrence]
 //   Per batch and key/value head, a state S [Dk, Dv] (past_state, else
@@ -619,222 +900,13 @@ StatusOr<std::vector<Tensor>> kLinearAttention(const KernelCall &c) {
   return r;
 }
 
-} // namespace
-} // namespace kernels
-
-//===----------------------------------------------------------------------===//
-// Version adapters of the steps at opset 10 and later (Note [Version
-// adapters], OpRegistry.h)
-//===----------------------------------------------------------------------===//
-
-namespace {
-// Gemm-11 made C optional; Gemm-9 needs it: a scalar zero of A's type.
-absl::Status gemmDown11(Node &n, AdapterContext &c) {
-  if (n.numOperands() > 2 && n.operand(2)) return absl::OkStatus();
-  DataType dt = adapters::operandElemType(n, 0);
-  if (dt == DataType::Undefined)
-    return absl::FailedPreconditionError(
-        "no operand C, which Gemm-9 needs: a zero of A's element type, which is unknown (infer "
-        "shapes first)");
-  if (c.checkOnly) return absl::OkStatus();
-  Value *z = adapters::scalarConstant(n, c, "C", dt, 0);
-  while (n.numOperands() < 2) n.addOperand(nullptr);
-  if (n.numOperands() > 2)
-    n.setOperand(2, z);
-  else
-    n.addOperand(z);
-  return absl::OkStatus();
+void registerLinearAttention(OpRegistrar &r) {
+  r["LinearAttention"].infer(linearAttentionRule).kernel(kLinearAttention);
 }
 
-// Dropout-10 made the mask output bool (it had the data's type).
-absl::Status dropoutMask10(Node &n, AdapterContext &c) {
-  if (n.numResults() > 1 && n.result(1) &&
-      (!n.result(1)->useEmpty() || n.result(1)->isGraphOutput()))
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the mask result ('", n.result(1)->name().str(), "') is used, and its type is ",
-        c.to >= 10 ? "bool from opset 10" : "the data's before opset 10"));
-  if (c.checkOnly) return absl::OkStatus();
-  if (n.numResults() > 1 && n.result(1)) n.result(1)->setType(nullptr);
-  return absl::OkStatus();
-}
-// Note [Dropout's mask across opset 12]
-// In inference Dropout copies its input, and its mask says which elements
-// were kept. Dropout-12 defines it: with training_mode false, every element
-// is kept, the mask is all true (ONNX's reference). Dropout-10 leaves the
-// inference mask to the runtime, and onnxruntime's Dropout-7 and -10 give
-// all false. A read mask would flip across the step, so it is written out
-// as what the source version gives: ConstantOfShape(Shape(data)) of false
-// going up, of true going down, and the node loses its mask result. Below
-// opset 9 (no ConstantOfShape) a read mask is refused (the mask step of
-// opset 10 refuses one going up from there anyway).
-
-/// True if the mask (result #1) of `n` is read: a use or a graph output.
-bool dropoutMaskRead(const Node &n) {
-  Value *m = n.numResults() > 1 ? n.result(1) : nullptr;
-  return m && (!m->useEmpty() || m->isGraphOutput());
-}
-/// Note [Dropout's mask across opset 12]: the read mask of `n` becomes a
-/// constant `value` of the data's shape (made before `n`, keeping the mask's
-/// name and type), and `n` loses the mask result.
-absl::Status dropoutMaskConstant(Node &n, AdapterContext &c, bool value) {
-  if (!dropoutMaskRead(n)) return absl::OkStatus();
-  if (c.target < 9)
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the mask result ('", n.result(1)->name().str(), "') is used; in inference it is all ",
-        value ? "true" : "false", " at opset ", c.from, " and all ", value ? "false" : "true",
-        " at opset ", c.to, ", and its constant needs ConstantOfShape (opset 9)"));
-  if (c.checkOnly) return absl::OkStatus();
-  Graph &g = *n.getGraph();
-  Value *mask = n.result(1);
-  Node *shape = g.createNode("Shape", {n.operand(0)}, 1, &n);
-  Node *fill = g.createNode("ConstantOfShape", {shape->result(0)}, 1, &n);
-  auto t = std::make_unique<Tensor>();
-  t->setDataType(DataType::Bool);
-  t->setDims({1});
-  t->setRaw(std::string(1, value ? '\1' : '\0'));
-  fill->newAttr("value").setTensor(std::move(t));
-  Value *r = fill->result(0);
-  std::string name = mask->name().str();
-  r->setType(mask->type());
-  mask->replaceAllUsesWith(r);
-  (void)n.eraseResult(1);
-  n.trimTrailingEmptyResults();
-  (void)r->setName(name);
-  return absl::OkStatus();
-}
-
-// Dropout-12: ratio became operand #1 (a scalar of a float type),
-// training_mode operand #2 (bool), seed an attribute.
-absl::Status dropoutUp12(Node &n, AdapterContext &c) {
-  auto ratio = n.getAttr("ratio");
-  if (ratio && (ratio->isReference() || ratio->kind() != AttrKind::Float))
-    return absl::FailedPreconditionError(
-        "attribute 'ratio' is not a float (or refers to a function attribute)");
-  if (absl::Status s = dropoutMaskConstant(n, c, false); !s.ok()) return s;
-  if (c.checkOnly || !ratio) return absl::OkStatus();
-  Value *v = adapters::scalarConstant(n, c, "ratio", DataType::Float, ratio->f);
-  n.removeAttr("ratio");
-  n.addOperand(v);
-  return absl::OkStatus();
-}
-absl::Status dropoutDown12(Node &n, AdapterContext &c) {
-  if (n.numOperands() > 2 && n.operand(2)) {
-    auto tm = adapters::constantOperandValues(n, c, 2, "no training_mode (inference)");
-    if (!tm.ok()) return tm.status();
-    if (tm->size() != 1 || (*tm)[0] != 0)
-      return absl::FailedPreconditionError(
-          "training_mode is true; Dropout-10 has no training_mode operand");
-  }
-  float r = 0.5f;
-  bool hasRatio = n.numOperands() > 1 && n.operand(1);
-  if (hasRatio) {
-    auto v = adapters::constantOperandValues(n, c, 1, "attribute 'ratio'");
-    if (!v.ok()) return v.status();
-    if (v->size() != 1)
-      return absl::FailedPreconditionError("operand #1 (ratio) is not a scalar");
-    r = (float)(*v)[0];
-  }
-  if (absl::Status s = dropoutMaskConstant(n, c, true); !s.ok()) return s;
-  if (c.checkOnly) return absl::OkStatus();
-  adapters::dropOperand(n, 2);
-  if (hasRatio) {
-    adapters::dropOperand(n, 1);
-    n.removeAttr("ratio");
-    n.newAttr("ratio").setFloat(r);
-  }
-  // The seed only matters in training, which Dropout-10 leaves to the
-  // runtime.
-  n.removeAttr("seed");
-  return absl::OkStatus();
-}
-
-// Softmax, LogSoftmax, Hardmax-13: before, the input was coerced to 2-D at
-// `axis` (default 1: [d0*..*d(axis-1), d(axis)*..*dn]) and the op ran over
-// each row; from 13 it runs along the one axis `axis` (default -1). The two
-// agree when the axis is the last: then only the default has to be written
-// out. Up otherwise: Flatten(axis) -> op(axis=1) -> Reshape(Shape(x)), any
-// rank. Down otherwise: Transpose the axis to the end and back (needs the
-// rank).
-template <const char *Op> absl::Status softmaxUp13(Node &n, AdapterContext &c) {
-  auto a = adapters::intAttrOr(n, "axis", 1);
-  if (!a.ok()) return a.status();
-  int64_t r = adapters::operandRank(n, 0);
-  if (c.checkOnly) return absl::OkStatus();
-  if (*a == -1 || (r >= 0 && (*a == r - 1 || *a + r == r - 1))) {
-    adapters::setIntAttr(n, "axis", *a);
-    return absl::OkStatus();
-  }
-  Graph &g = *n.getGraph();
-  Value *x = n.operand(0);
-  Node *flat = g.createNode("Flatten", {x}, 1, &n);
-  adapters::setIntAttr(*flat, "axis", *a);
-  Node *shape = g.createNode("Shape", {x}, 1, &n);
-  n.setOperand(0, flat->result(0));
-  adapters::setIntAttr(n, "axis", 1);
-  adapters::wrapResult(n, "Reshape", {shape->result(0)});
-  (void)Op;
-  return absl::OkStatus();
-}
-template <const char *Op> absl::Status softmaxDown13(Node &n, AdapterContext &c) {
-  auto a = adapters::intAttrOr(n, "axis", -1);
-  if (!a.ok()) return a.status();
-  int64_t r = adapters::operandRank(n, 0);
-  if (r < 0 && *a != -1)
-    return absl::FailedPreconditionError(absl::StrCat(
-        "axis ", *a, " may not be the last, and the input's rank is unknown (infer shapes first)"));
-  // Note [Negative axes before 11]: the last axis by number needs the rank.
-  if (r < 0 && c.target < 11)
-    return absl::FailedPreconditionError(
-        "the last axis must be written as a number below opset 11, and the input's rank is "
-        "unknown (infer shapes first)");
-  if (c.checkOnly) return absl::OkStatus();
-  int64_t ax = *a < 0 && r >= 0 ? *a + r : *a;
-  if (r < 0 || ax == r - 1) {
-    adapters::setIntAttr(n, "axis", ax);
-    return absl::OkStatus();
-  }
-  std::vector<int64_t> perm;
-  for (int64_t k = 0; k < r; ++k) perm.push_back(k);
-  std::swap(perm[ax], perm[r - 1]);
-  Graph &g = *n.getGraph();
-  Node *t = g.createNode("Transpose", {n.operand(0)}, 1, &n);
-  t->newAttr("perm").setInts(perm);
-  n.setOperand(0, t->result(0));
-  adapters::setIntAttr(n, "axis", r - 1);
-  Node *back = adapters::wrapResult(n, "Transpose", {});
-  back->newAttr("perm").setInts(perm);
-  (void)Op;
-  return absl::OkStatus();
-}
-constexpr char kSoftmax[] = "Softmax", kLogSoftmax[] = "LogSoftmax", kHardmax[] = "Hardmax";
-
-// QLinearMatMul-21 allows float16/bfloat16 scales (and float8 data); -10
-// takes float scales.
-absl::Status qlinearMatMulDown21(Node &n, AdapterContext &) {
-  for (unsigned i : {1u, 4u, 6u}) {
-    DataType t = adapters::operandElemType(n, i);
-    if (i < n.numOperands() && n.operand(i) && t != DataType::Float)
-      return absl::FailedPreconditionError(absl::StrCat(
-          "operand #", i, " ('", n.operand(i)->name().str(), "') is ",
-          t == DataType::Undefined ? std::string("of unknown type") : dataTypeName(t).str(),
-          "; QLinearMatMul-10 takes float scales only"));
-  }
-  return absl::OkStatus();
-}
 } // namespace
 
-void registerNNAdapters(OpRegistrar &r) {
-  using adapters::noChange;
-  r["Gemm"].since(11).upgrade(noChange).downgrade(gemmDown11);
-  r["Dropout"].since(10).upgrade(dropoutMask10).downgrade(dropoutMask10);
-  r["Dropout"].since(12).upgrade(dropoutUp12).downgrade(dropoutDown12);
-  r["Softmax"].since(13).upgrade(softmaxUp13<kSoftmax>).downgrade(softmaxDown13<kSoftmax>);
-  r["LogSoftmax"].since(13).upgrade(softmaxUp13<kLogSoftmax>).downgrade(
-      softmaxDown13<kLogSoftmax>);
-  r["Hardmax"].since(13).upgrade(softmaxUp13<kHardmax>).downgrade(softmaxDown13<kHardmax>);
-  // Type-list changes only; the pass checks the types going down.
-  r["QLinearMatMul"].since(21).upgrade(noChange).downgrade(qlinearMatMulDown21);
-}
+//===--- FlexAttention (ai.onnx.preview) ---===//
 
 void registerPreviewOps(OpRegistrar &r) {
   using namespace infer;
@@ -849,84 +921,14 @@ void registerPreviewOps(OpRegistrar &r) {
   };
 }
 
-namespace {
-// Version adapters up to opset 9 (Note [Version adapters], OpRegistry.h).
-
-using adapters::dropResultsFrom;
-using adapters::refuse;
-using adapters::resultRead;
-
-
-
-// Dropout-7 dropped is_test: the runtime's mode decides (an inference runtime
-// copies the input). Down, is_test=1 keeps that meaning for opset-6 runtimes,
-// which do not fill the mask then.
-absl::Status dropoutUp7(Node &n, AdapterContext &c) {
-  if (auto t = adapters::intAttrOr(n, "is_test", 0); !t.ok()) return t.status();
-  if (!c.checkOnly) n.removeAttr("is_test");
-  return absl::OkStatus();
-}
-
-absl::Status dropoutDown7(Node &n, AdapterContext &c) {
-  if (resultRead(n, 1))
-    return refuse(absl::StrCat("result #1 (mask, '", n.result(1)->name().str(),
-                               "') is not filled at opset 6 in test mode (is_test=1), the "
-                               "mode of an inference runtime"));
-  if (c.checkOnly) return absl::OkStatus();
-  dropResultsFrom(n, 1);
-  n.newAttr("is_test").setInt(1);
-  return absl::OkStatus();
-}
-
-} // namespace
+//===----------------------------------------------------------------------===//
+// Registration
+//===----------------------------------------------------------------------===//
 
 void registerNNOps(OpRegistrar &r) {
-  using namespace infer;
-  for (const char *op : {"Softmax", "LogSoftmax", "Hardmax"}) r[op] = sameAsInput;
-  r["Softmax"] = kernels::kSoftmax; r["LogSoftmax"] = kernels::kLogSoftmax;
-  r["Hardmax"] = kernels::kHardmax;
-  // Note [Op facts]: along `axis` (before 13, the rows of the input coerced
-  // to 2-D at `axis`: at the last axis, the same).
-  for (const char *op : {"Softmax", "LogSoftmax", "Hardmax"})
-    r[op].shapePreserving().axis(AxisFact::AxisAttribute);
-  r["Dropout"] = [](InferCtx &c) {
-    sameAsInput(c);
-    if (c.hasOutput(1)) c.setTensor(1, c.opset >= 10 ? kBool : c.inElem(0), c.inShape(0));
-  };
-  r["Dropout"] = kernels::kDropout;
-  // [..., K] x [K, M]: row by row (Note [Op facts]).
-  r["MatMul"].infer(matmulRule).kernel(kernels::kMatMul).axis(AxisFact::LastAxis);
-  r["MatMulInteger"] = matmulRule;
-  r["QLinearMatMul"] = matmulRule;
-  r["Gemm"].infer(gemmRule).kernel(kernels::kGemm);
-  r["SwiGLU"] = [](InferCtx &c) {
-    // A and B have identical shapes: take the more precise dim of each pair.
-    auto a = c.inShape(0), b = c.inShape(1);
-    if (a && b && a->size() == b->size())
-      for (size_t i = 0; i < a->size(); ++i)
-        if (!(*a)[i] || (!(*a)[i]->isConstant() && (*b)[i] && (*b)[i]->isConstant()))
-          (*a)[i] = (*b)[i];
-    c.setTensor(0, c.inElem(0), a ? a : b);
-  };
-  r["SwiGLU"] = kernels::kSwiGLU;
-  r["CausalConvWithState"] = [](InferCtx &c) {
-    auto x = c.inShape(0), w = c.inShape(1);
-    c.setTensor(0, c.inElem(0), x);
-    // The carried state holds the last k-1 positions: [B, C, k-1].
-    if (x && x->size() == 3)
-      c.setTensor(1, c.inElem(0),
-                  Dims{(*x)[0], (*x)[1],
-                       w && w->size() == 3 ? dimSub(c.ctx, (*w)[2], c.c(1)) : nullptr});
-  };
-  r["CausalConvWithState"] = kernels::kCausalConvWithState;
-  r["LinearAttention"].infer(linearAttentionRule).kernel(kernels::kLinearAttention);
-  // Version adapters up to opset 9 (Note [Version adapters]).
-  using adapters::dropConsumedInputs;
-  using adapters::noChange;
-  r["Dropout"].since(6).upgrade(dropConsumedInputs).downgrade(noChange);
-  r["Dropout"].since(7).upgrade(dropoutUp7).downgrade(dropoutDown7);
-  r["Gemm"].since(7).upgrade(adapters::gemmBroadcastUp).downgrade(adapters::gemmBroadcastDown);
-  registerNNAdapters(r);
+  for (auto *reg : {registerMatMul, registerGemm, registerSoftmax, registerDropout,
+                    registerSwiGLU, registerCausalConvWithState, registerLinearAttention})
+    reg(r);
 }
 
 } // namespace onnxir
