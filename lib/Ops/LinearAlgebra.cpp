@@ -1,8 +1,9 @@
-//===- LinearAlgebra.cpp - Einsum, Det ------------------------------------===//
+//===- LinearAlgebra.cpp - Det, Einsum ------------------------------------===//
 //
-// Einsum (any equation: implicit output, `...`, repeated letters for
-// diagonals and traces, sums) and Det (batched, LU with partial pivoting).
-// Per op: its rule, its kernel, its registration.
+// Det (batched, LU with partial pivoting) and Einsum (any equation: implicit
+// output, `...`, repeated letters for diagonals and traces, sums).
+// One section per op: its rule, its kernel and its registration
+// (registerLinearAlgebraOps at the end calls them in turn).
 //
 //===----------------------------------------------------------------------===//
 #include "Families.h"
@@ -36,25 +37,97 @@ using kernels::visitNumeric;
 using Status = absl::Status;
 template <typename T> using StatusOr = absl::StatusOr<T>;
 
+//===--- Det --------------------------------------------------------------===//
+
+void detRule(InferCtx &c) {
+  auto s = c.inShape(0);
+  if (s && s->size() >= 2) s->resize(s->size() - 2);
+  c.setTensor(0, c.inElem(0), s);
+}
+
+/// Each trailing [M, M] matrix's determinant: Gaussian elimination with
+/// partial pivoting (the largest |pivot| of the column), the product of the
+/// pivots with the sign of the row swaps; 1 for M = 0. Computed in double.
+StatusOr<std::vector<Tensor>> kDet(const KernelCall &c) {
+  auto x = inputArr(c, 0);
+  if (!x.ok()) return x.status();
+  if (x->kind() != CK::F32 && x->kind() != CK::F64)
+    return unsupported("Det: only floating-point element types");
+  int64_t r = x->rank();
+  if (r < 2 || x->dims[r - 1] != x->dims[r - 2])
+    return invalid("Det: input X must be [..., M, M]");
+  int64_t M = x->dims[r - 1];
+  std::vector<int64_t> od(x->dims.begin(), x->dims.end() - 2);
+  Status sz = checkOutputSize(c, x->dt, od);
+  if (!sz.ok()) return sz;
+  int64_t nb = kernels::numElementsOf(od);
+  Arr out = Arr::make(x->dt, od);
+  std::vector<double> a(M * M);
+  Status st = visitNumeric(x->kind(), [&](auto tag) -> Status {
+    using T = decltype(tag);
+    const std::vector<T> &xv = x->template vec<T>();
+    std::vector<T> &ov = out.template vec<T>();
+    for (int64_t b = 0; b < nb; ++b) {
+      for (int64_t k = 0; k < M * M; ++k) a[k] = (double)xv[b * M * M + k];
+      double det = 1;
+      for (int64_t col = 0; col < M && det != 0; ++col) {
+        int64_t piv = col;
+        for (int64_t row = col + 1; row < M; ++row)
+          if (std::fabs(a[row * M + col]) > std::fabs(a[piv * M + col])) piv = row;
+        if (a[piv * M + col] == 0) {
+          det = 0;
+          break;
+        }
+        if (piv != col) {
+          for (int64_t j = 0; j < M; ++j) std::swap(a[piv * M + j], a[col * M + j]);
+          det = -det;
+        }
+        double p = a[col * M + col];
+        det *= p;
+        for (int64_t row = col + 1; row < M; ++row) {
+          double f = a[row * M + col] / p;
+          if (f == 0) continue;
+          for (int64_t j = col + 1; j < M; ++j) a[row * M + j] -= f * a[col * M + j];
+        }
+      }
+      ov[b] = (T)det;
+    }
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  return one(out);
+}
+
+void registerDet(OpRegistrar &r) {
+  r["Det"].infer(detRule).kernel(kDet);
+}
+
 //===--- Einsum -----------------------------------------------------------===//
+
+/// Splits an Einsum equation, its spaces removed (`eq`), at "->" into the
+/// operand terms (`lhs`) and the output term (`rhs`); true when the output
+/// is written (explicit), false when it is implied.
+bool splitEquation(const std::string &text, std::string &eq, std::string &lhs, std::string &rhs) {
+  eq.clear();
+  for (char ch : text)
+    if (ch != ' ') eq += ch;
+  lhs = eq;
+  rhs.clear();
+  size_t p = eq.find("->");
+  if (p == std::string::npos) return false;
+  lhs = eq.substr(0, p);
+  rhs = eq.substr(p + 2);
+  return true;
+}
 
 /// Einsum: one term per operand (letters, at most one `...`), an explicit
 /// output after `->`, or else the implicit one (the broadcast `...` dims, then
 /// the letters used once, in alphabetical order).
 void einsumRule(InferCtx &c) {
   int32_t el = c.inElem(0);
-  std::string eq;
-  for (char ch : c.getString("equation", "")) {
-    if (ch != ' ') eq += ch;
-  }
+  std::string eq, lhs, rhs;
+  bool explicitOut = splitEquation(c.getString("equation", ""), eq, lhs, rhs);
   if (eq.empty()) return;
-  std::string lhs = eq, rhs;
-  bool explicitOut = false;
-  if (size_t p = eq.find("->"); p != std::string::npos) {
-    lhs = eq.substr(0, p);
-    rhs = eq.substr(p + 2);
-    explicitOut = true;
-  }
   std::vector<std::string> terms;
   llvm::SmallVector<llvm::StringRef, 4> parts;
   llvm::StringRef(lhs).split(parts, ',');
@@ -172,17 +245,9 @@ void einsumRule(InferCtx &c) {
 int einsumLabel(char ch) { return ch >= 'a' && ch <= 'z' ? ch - 'a' : ch - 'A' + 26; }
 
 StatusOr<std::vector<Tensor>> kEinsum(const KernelCall &c) {
-  std::string eq;
-  for (char ch : c.getString("equation", ""))
-    if (ch != ' ') eq += ch;
+  std::string eq, lhs, rhs;
+  bool explicitOut = splitEquation(c.getString("equation", ""), eq, lhs, rhs);
   if (!c.hasAttr("equation")) return invalid("Einsum: no attribute equation");
-  std::string lhs = eq, rhs;
-  bool explicitOut = false;
-  if (size_t p = eq.find("->"); p != std::string::npos) {
-    lhs = eq.substr(0, p);
-    rhs = eq.substr(p + 2);
-    explicitOut = true;
-  }
   llvm::SmallVector<llvm::StringRef, 4> parts;
   llvm::StringRef(lhs).split(parts, ',');
   size_t nIn = c.inputs.size();
@@ -342,72 +407,19 @@ StatusOr<std::vector<Tensor>> kEinsum(const KernelCall &c) {
   return one(out);
 }
 
-//===--- Det --------------------------------------------------------------===//
-
-void detRule(InferCtx &c) {
-  auto s = c.inShape(0);
-  if (s && s->size() >= 2) s->resize(s->size() - 2);
-  c.setTensor(0, c.inElem(0), s);
-}
-
-/// Each trailing [M, M] matrix's determinant: Gaussian elimination with
-/// partial pivoting (the largest |pivot| of the column), the product of the
-/// pivots with the sign of the row swaps; 1 for M = 0. Computed in double.
-StatusOr<std::vector<Tensor>> kDet(const KernelCall &c) {
-  auto x = inputArr(c, 0);
-  if (!x.ok()) return x.status();
-  if (x->kind() != CK::F32 && x->kind() != CK::F64)
-    return unsupported("Det: only floating-point element types");
-  int64_t r = x->rank();
-  if (r < 2 || x->dims[r - 1] != x->dims[r - 2])
-    return invalid("Det: input X must be [..., M, M]");
-  int64_t M = x->dims[r - 1];
-  std::vector<int64_t> od(x->dims.begin(), x->dims.end() - 2);
-  Status sz = checkOutputSize(c, x->dt, od);
-  if (!sz.ok()) return sz;
-  int64_t nb = kernels::numElementsOf(od);
-  Arr out = Arr::make(x->dt, od);
-  std::vector<double> a(M * M);
-  Status st = visitNumeric(x->kind(), [&](auto tag) -> Status {
-    using T = decltype(tag);
-    const std::vector<T> &xv = x->template vec<T>();
-    std::vector<T> &ov = out.template vec<T>();
-    for (int64_t b = 0; b < nb; ++b) {
-      for (int64_t k = 0; k < M * M; ++k) a[k] = (double)xv[b * M * M + k];
-      double det = 1;
-      for (int64_t col = 0; col < M && det != 0; ++col) {
-        int64_t piv = col;
-        for (int64_t row = col + 1; row < M; ++row)
-          if (std::fabs(a[row * M + col]) > std::fabs(a[piv * M + col])) piv = row;
-        if (a[piv * M + col] == 0) {
-          det = 0;
-          break;
-        }
-        if (piv != col) {
-          for (int64_t j = 0; j < M; ++j) std::swap(a[piv * M + j], a[col * M + j]);
-          det = -det;
-        }
-        double p = a[col * M + col];
-        det *= p;
-        for (int64_t row = col + 1; row < M; ++row) {
-          double f = a[row * M + col] / p;
-          if (f == 0) continue;
-          for (int64_t j = col + 1; j < M; ++j) a[row * M + j] -= f * a[col * M + j];
-        }
-      }
-      ov[b] = (T)det;
-    }
-    return absl::OkStatus();
-  });
-  if (!st.ok()) return st;
-  return one(out);
+void registerEinsum(OpRegistrar &r) {
+  r["Einsum"].infer(einsumRule).kernel(kEinsum);
 }
 
 } // namespace
 
+//===----------------------------------------------------------------------===//
+// Registration
+//===----------------------------------------------------------------------===//
+
 void registerLinearAlgebraOps(OpRegistrar &r) {
-  r["Einsum"].infer(einsumRule).kernel(kEinsum);
-  r["Det"].infer(detRule).kernel(kDet);
+  registerDet(r);
+  registerEinsum(r);
 }
 
 } // namespace onnxir
