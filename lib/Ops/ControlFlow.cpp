@@ -13,7 +13,9 @@
 //    slice of each scan input, scan outputs get the sequence length back;
 //  - SequenceMap: the body sees one element of each sequence operand.
 // None has a kernel: the folder leaves nodes with subgraphs alone (a
-// constant If condition is the fold-constants pass's own rewrite).
+// constant If condition is the fold-constants pass's own rewrite). One
+// section per op: its rule, its version adapters and its registration
+// (registerControlFlowOps at the end calls them in turn).
 //
 //===----------------------------------------------------------------------===//
 #include "onnxir/Ops/InferCtx.h"
@@ -35,8 +37,14 @@
 #include <algorithm>
 
 namespace onnxir {
-namespace infer {
+
+//===----------------------------------------------------------------------===//
+// Helpers shared by several ops
+//===----------------------------------------------------------------------===//
+
 namespace {
+
+using namespace infer;
 
 /// The type both `a` and `b` are instances of, dim by dim through
 /// `dim(x, y)` (denotations dropped); null when their kinds or element
@@ -76,6 +84,16 @@ const Type *join(Context &ctx, const Type *a, const Type *b, DimFn &&dim) {
   }
 }
 
+/// The subgraph `n` holds as attribute `name`; null when absent or a
+/// reference to a function's attribute (bound at a call: nothing to infer
+/// here, and no graph to read).
+Graph *graphAttr(const Node &n, llvm::StringRef name) {
+  const Attribute *a = n.getAttr(name);
+  return a && !a->isReference() && a->kind() == AttrKind::Graph ? a->graph() : nullptr;
+}
+
+//===--- If ---===//
+
 /// The type both branches of an If can produce: equal dims stay, differing
 /// ones become a fresh symbol (one unknown dim, not a claim they agree).
 const Type *mergeBranches(Context &ctx, const Type *a, const Type *b) {
@@ -85,6 +103,28 @@ const Type *mergeBranches(Context &ctx, const Type *a, const Type *b) {
     return ctx.freshSymbolDim();
   });
 }
+
+void ifRule(InferCtx &c) {
+  Node &n = c.node;
+  Graph *a = graphAttr(n, "then_branch"), *b = graphAttr(n, "else_branch");
+  if (!a || !b) return;
+  if (!c.inferBody(*a) || !c.inferBody(*b)) return;
+  // A condition whose value is known selects one branch.
+  int taken = -1;
+  if (const Dims *d = c.inData(0); d && d->size() == 1 && (*d)[0] && (*d)[0]->isConstant())
+    taken = (*d)[0]->value() != 0 ? 0 : 1;
+  for (unsigned i = 0; i < n.numResults() && i < a->numOutputs() && i < b->numOutputs(); ++i) {
+    const Type *ta = c.typeOf(a->output(i)), *tb = c.typeOf(b->output(i));
+    c.setOutType(i, taken == 0 ? ta : taken == 1 ? tb : mergeBranches(c.ctx, ta, tb));
+    Value *src = taken == 0 ? a->output(i) : taken == 1 ? b->output(i) : nullptr;
+    if (src)
+      if (const Dims *d = c.dataOf(src)) c.setOutData(i, *d);
+  }
+}
+
+void registerIf(OpRegistrar &r) { r["If"].infer(ifRule).infersSubgraphs(); }
+
+//===--- Loop ---===//
 
 /// The most precise type that both a and b are instances of, with unknown
 /// where they differ (loop widening).
@@ -117,39 +157,6 @@ const Type *shapelessElements(Context &ctx, const Type *t) {
   const Type *e = t->elementType();
   if (!e || !e->isTensor() || !e->hasElemType()) return t;
   return ctx.getSequenceType(ctx.getTensorType(e->elemType(), kUnknownRank));
-}
-
-/// The subgraph `n` holds as attribute `name`; null when absent or a
-/// reference to a function's attribute (bound at a call: nothing to infer
-/// here, and no graph to read).
-Graph *graphAttr(const Node &n, llvm::StringRef name) {
-  const Attribute *a = n.getAttr(name);
-  return a && !a->isReference() && a->kind() == AttrKind::Graph ? a->graph() : nullptr;
-}
-
-/// A tensor type of `elem` and `dims` (dim expressions).
-const Type *tensorOf(Context &ctx, int32_t elem, const Dims &dims) {
-  std::vector<Dim> ds;
-  for (const DimExpr *e : dims) ds.push_back(ctx.dimOf(e));
-  return ctx.getTensorType(static_cast<DataType>(elem), llvm::ArrayRef<Dim>(ds));
-}
-
-void ifRule(InferCtx &c) {
-  Node &n = c.node;
-  Graph *a = graphAttr(n, "then_branch"), *b = graphAttr(n, "else_branch");
-  if (!a || !b) return;
-  if (!c.inferBody(*a) || !c.inferBody(*b)) return;
-  // A condition whose value is known selects one branch.
-  int taken = -1;
-  if (const Dims *d = c.inData(0); d && d->size() == 1 && (*d)[0] && (*d)[0]->isConstant())
-    taken = (*d)[0]->value() != 0 ? 0 : 1;
-  for (unsigned i = 0; i < n.numResults() && i < a->numOutputs() && i < b->numOutputs(); ++i) {
-    const Type *ta = c.typeOf(a->output(i)), *tb = c.typeOf(b->output(i));
-    c.setOutType(i, taken == 0 ? ta : taken == 1 ? tb : mergeBranches(c.ctx, ta, tb));
-    Value *src = taken == 0 ? a->output(i) : taken == 1 ? b->output(i) : nullptr;
-    if (src)
-      if (const Dims *d = c.dataOf(src)) c.setOutData(i, *d);
-  }
 }
 
 void loopRule(InferCtx &c) {
@@ -241,6 +248,30 @@ void loopRule(InferCtx &c) {
     }
     c.setTensor(r, t->elemTypeRaw(), dims);
   }
+}
+
+// Adapters of the steps at opset 10 and later (Note [Version adapters]).
+// Loop-11 allows a loop without loop-carried values (2 operands: M and
+// cond); Loop-1 needs at least one. The meaning is the same otherwise.
+absl::Status loopDown11(Node &n, AdapterContext &) {
+  if (n.numOperands() < 3)
+    return absl::FailedPreconditionError(
+        "no loop-carried value; Loop-1 needs at least one");
+  return absl::OkStatus();
+}
+
+void registerLoop(OpRegistrar &r) {
+  r["Loop"].infer(loopRule).infersSubgraphs();
+  r["Loop"].since(11).upgrade(adapters::noChange).downgrade(loopDown11);
+}
+
+//===--- Scan ---===//
+
+/// A tensor type of `elem` and `dims` (dim expressions).
+const Type *tensorOf(Context &ctx, int32_t elem, const Dims &dims) {
+  std::vector<Dim> ds;
+  for (const DimExpr *e : dims) ds.push_back(ctx.dimOf(e));
+  return ctx.getTensorType(static_cast<DataType>(elem), llvm::ArrayRef<Dim>(ds));
 }
 
 /// Scan before opset 9: (sequence_lens?, states..., scan inputs...), every
@@ -348,31 +379,6 @@ void scanRule(InferCtx &c) {
   }
 }
 
-/// SequenceMap: the body sees one element of each sequence operand (typed as
-/// the sequence's element type) and the tensor operands as they are; each
-/// result is the sequence of the matching body output.
-void sequenceMapRule(InferCtx &c) {
-  Node &n = c.node;
-  Graph *bp = graphAttr(n, "body");
-  if (!bp) return;
-  Graph &body = *bp;
-  if (body.numInputs() != n.numOperands()) return;
-  for (unsigned i = 0; i < n.numOperands(); ++i) {
-    const Type *t = c.inType(i);
-    if (!t) continue;
-    if (t->kind() == Type::Kind::Sequence) t = t->elementType();
-    else if (i == 0) continue; // the first operand is a sequence
-    if (t && !c.seedInput(body.input(i), t)) return;
-  }
-  if (!c.inferBody(body)) return;
-  for (unsigned j = 0; j < body.numOutputs() && j < n.numResults(); ++j)
-    if (const Type *t = c.typeOf(body.output(j))) c.setOutType(j, c.ctx.getSequenceType(t));
-}
-
-} // namespace
-} // namespace infer
-
-namespace {
 // Scan-9 dropped Scan-8's batch axis (every scan input and output had a
 // leading batch dimension, with optional per-batch sequence_lens) and added
 // per-input and per-output scan axes; the body (one batch element) is the
@@ -440,24 +446,47 @@ absl::Status scanDown9(Node &, AdapterContext &) {
       "Scan-8 needs a leading batch axis on every scan input and output, which Scan-9 does "
       "not have; adding it (Unsqueeze/Squeeze around the node) is not done");
 }
-// Adapters of the steps at opset 10 and later (Note [Version adapters]).
-// Loop-11 allows a loop without loop-carried values (2 operands: M and
-// cond); Loop-1 needs at least one. The meaning is the same otherwise.
-absl::Status loopDown11(Node &n, AdapterContext &) {
-  if (n.numOperands() < 3)
-    return absl::FailedPreconditionError(
-        "no loop-carried value; Loop-1 needs at least one");
-  return absl::OkStatus();
+
+void registerScan(OpRegistrar &r) {
+  r["Scan"].infer(scanRule).infersSubgraphs();
+  r["Scan"].since(9).upgrade(scanUp9).downgrade(scanDown9);
 }
+
+//===--- SequenceMap ---===//
+
+/// SequenceMap: the body sees one element of each sequence operand (typed as
+/// the sequence's element type) and the tensor operands as they are; each
+/// result is the sequence of the matching body output.
+void sequenceMapRule(InferCtx &c) {
+  Node &n = c.node;
+  Graph *bp = graphAttr(n, "body");
+  if (!bp) return;
+  Graph &body = *bp;
+  if (body.numInputs() != n.numOperands()) return;
+  for (unsigned i = 0; i < n.numOperands(); ++i) {
+    const Type *t = c.inType(i);
+    if (!t) continue;
+    if (t->kind() == Type::Kind::Sequence) t = t->elementType();
+    else if (i == 0) continue; // the first operand is a sequence
+    if (t && !c.seedInput(body.input(i), t)) return;
+  }
+  if (!c.inferBody(body)) return;
+  for (unsigned j = 0; j < body.numOutputs() && j < n.numResults(); ++j)
+    if (const Type *t = c.typeOf(body.output(j))) c.setOutType(j, c.ctx.getSequenceType(t));
+}
+
+void registerSequenceMap(OpRegistrar &r) {
+  r["SequenceMap"].infer(sequenceMapRule).infersSubgraphs();
+}
+
 } // namespace
 
+//===----------------------------------------------------------------------===//
+// Registration
+//===----------------------------------------------------------------------===//
+
 void registerControlFlowOps(OpRegistrar &r) {
-  r["Loop"].since(11).upgrade(adapters::noChange).downgrade(loopDown11);
-  r["If"].infer(infer::ifRule).infersSubgraphs();
-  r["Loop"].infer(infer::loopRule).infersSubgraphs();
-  r["Scan"].infer(infer::scanRule).infersSubgraphs();
-  r["Scan"].since(9).upgrade(scanUp9).downgrade(scanDown9);
-  r["SequenceMap"].infer(infer::sequenceMapRule).infersSubgraphs();
+  for (auto *reg : {registerIf, registerLoop, registerScan, registerSequenceMap}) reg(r);
 }
 
 } // namespace onnxir

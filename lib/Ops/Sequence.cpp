@@ -3,6 +3,8 @@
 // Sequence: SequenceEmpty SequenceConstruct SequenceInsert SequenceErase
 // SequenceAt SequenceLength SplitToSequence ConcatFromSequence, and Optional
 // OptionalHasElement OptionalGetElement.
+// One section per op: its rule, its version adapters and its registration
+// (registerSequenceOps at the end calls them in turn).
 //
 //===----------------------------------------------------------------------===//
 #include "AdapterSupport.h"
@@ -16,11 +18,12 @@
 namespace onnxir {
 
 //===----------------------------------------------------------------------===//
-// Type and shape rules
+// Helpers shared by several ops
 //===----------------------------------------------------------------------===//
 
-namespace infer {
 namespace {
+
+using namespace infer;
 
 const Type *tensorType(Context &ctx, int32_t elem, const std::optional<Dims> &d) {
   if (elem <= 0) return nullptr;
@@ -52,40 +55,18 @@ const Type *seqElem(const Type *t) {
   return t && t->kind() == Type::Kind::Sequence ? t->elementType() : nullptr;
 }
 
-} // namespace
-} // namespace infer
+//===--- SequenceEmpty ---===//
 
-
-// Adapters of the steps at opset 10 and later (Note [Version adapters]).
-namespace {
-// OptionalHasElement-18 made its operand optional (absent: false).
-absl::Status optionalHasElementDown18(Node &n, AdapterContext &) {
-  if (n.numOperands() == 0 || !n.operand(0))
-    return absl::FailedPreconditionError("no operand, which OptionalHasElement-15 needs");
-  return absl::OkStatus();
-}
-} // namespace
-
-void registerSequenceOps(OpRegistrar &r) {
-  using namespace infer;
-  // Optionals.
-  r["OptionalHasElement"] = [](InferCtx &c) { c.setTensor(0, kBool, Dims{}); };
-  r["OptionalGetElement"] = [](InferCtx &c) {
-    const Type *t = c.inType(0);
-    if (!t) return;
-    c.setOutType(0, t->kind() == Type::Kind::Optional ? t->elementType() : t);
-  };
-  r["Optional"] = [](InferCtx &c) {
-    const Type *t = c.hasInput(0) ? c.inType(0) : nullptr;
-    if (!t)
-      if (const Attribute *a = c.attr("type"); a && !a->types.empty()) t = a->types[0];
-    if (t) c.setOutType(0, c.ctx.getOptionalType(t));
-  };
-  // Sequences.
+void registerSequenceEmpty(OpRegistrar &r) {
   r["SequenceEmpty"] = [](InferCtx &c) {
     int32_t el = (int32_t)c.getInt("dtype", static_cast<int32_t>(DataType::Float));
     c.setOutType(0, c.ctx.getSequenceType(tensorType(c.ctx, el, std::nullopt)));
   };
+}
+
+//===--- SequenceConstruct ---===//
+
+void registerSequenceConstruct(OpRegistrar &r) {
   r["SequenceConstruct"] = [](InferCtx &c) {
     const Type *acc = nullptr;
     for (unsigned i = 0; i < c.numInputs(); ++i) {
@@ -96,18 +77,43 @@ void registerSequenceOps(OpRegistrar &r) {
     }
     if (acc) c.setOutType(0, c.ctx.getSequenceType(acc));
   };
+}
+
+//===--- SequenceInsert ---===//
+
+void registerSequenceInsert(OpRegistrar &r) {
   r["SequenceInsert"] = [](InferCtx &c) {
     const Type *e = seqElem(c.inType(0)), *t = c.inType(1);
     const Type *j = e && t ? joinTensor(c.ctx, e, t) : nullptr;
     if (j) c.setOutType(0, c.ctx.getSequenceType(j));
   };
+}
+
+//===--- SequenceErase ---===//
+
+void registerSequenceErase(OpRegistrar &r) {
   r["SequenceErase"] = [](InferCtx &c) {
     if (const Type *t = c.inType(0); t && t->kind() == Type::Kind::Sequence) c.setOutType(0, t);
   };
+}
+
+//===--- SequenceAt ---===//
+
+void registerSequenceAt(OpRegistrar &r) {
   r["SequenceAt"] = [](InferCtx &c) {
     if (const Type *e = seqElem(c.inType(0))) c.setOutType(0, e);
   };
+}
+
+//===--- SequenceLength ---===//
+
+void registerSequenceLength(OpRegistrar &r) {
   r["SequenceLength"] = [](InferCtx &c) { c.setTensor(0, kInt64, Dims{}); };
+}
+
+//===--- SplitToSequence ---===//
+
+void registerSplitToSequence(OpRegistrar &r) {
   r["SplitToSequence"] = [](InferCtx &c) {
     auto x = c.inShape(0);
     int32_t el = c.inElem(0);
@@ -123,6 +129,11 @@ void registerSequenceOps(OpRegistrar &r) {
     }
     c.setOutType(0, c.ctx.getSequenceType(tensorType(c.ctx, el, d)));
   };
+}
+
+//===--- ConcatFromSequence ---===//
+
+void registerConcatFromSequence(OpRegistrar &r) {
   r["ConcatFromSequence"] = [](InferCtx &c) {
     const Type *e = seqElem(c.inType(0));
     if (!e || !e->isTensor() || !e->hasElemType()) return;
@@ -136,7 +147,57 @@ void registerSequenceOps(OpRegistrar &r) {
     else d[*ax] = nullptr;
     c.setTensor(0, e->elemTypeRaw(), d);
   };
-  r["OptionalHasElement"].since(18).upgrade(adapters::noChange).downgrade(optionalHasElementDown18);
+}
+
+//===--- Optional ---===//
+
+void registerOptional(OpRegistrar &r) {
+  r["Optional"] = [](InferCtx &c) {
+    const Type *t = c.hasInput(0) ? c.inType(0) : nullptr;
+    if (!t)
+      if (const Attribute *a = c.attr("type"); a && !a->types.empty()) t = a->types[0];
+    if (t) c.setOutType(0, c.ctx.getOptionalType(t));
+  };
+}
+
+//===--- OptionalHasElement ---===//
+
+// Adapters of the steps at opset 10 and later (Note [Version adapters]).
+// OptionalHasElement-18 made its operand optional (absent: false).
+absl::Status optionalHasElementDown18(Node &n, AdapterContext &) {
+  if (n.numOperands() == 0 || !n.operand(0))
+    return absl::FailedPreconditionError("no operand, which OptionalHasElement-15 needs");
+  return absl::OkStatus();
+}
+
+void registerOptionalHasElement(OpRegistrar &r) {
+  r["OptionalHasElement"] = [](InferCtx &c) { c.setTensor(0, kBool, Dims{}); };
+  r["OptionalHasElement"].since(18).upgrade(adapters::noChange).downgrade(
+      optionalHasElementDown18);
+}
+
+//===--- OptionalGetElement ---===//
+
+void registerOptionalGetElement(OpRegistrar &r) {
+  r["OptionalGetElement"] = [](InferCtx &c) {
+    const Type *t = c.inType(0);
+    if (!t) return;
+    c.setOutType(0, t->kind() == Type::Kind::Optional ? t->elementType() : t);
+  };
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Registration
+//===----------------------------------------------------------------------===//
+
+void registerSequenceOps(OpRegistrar &r) {
+  for (auto *reg : {registerSequenceEmpty, registerSequenceConstruct, registerSequenceInsert,
+                    registerSequenceErase, registerSequenceAt, registerSequenceLength,
+                    registerSplitToSequence, registerConcatFromSequence, registerOptional,
+                    registerOptionalHasElement, registerOptionalGetElement})
+    reg(r);
 }
 
 } // namespace onnxir
