@@ -2,7 +2,10 @@
 //
 // Reduction: ReduceSum ReduceMean ReduceMax ReduceMin ReduceProd ReduceL1
 // ReduceL2 ReduceLogSum ReduceLogSumExp ReduceSumSquare, ArgMax ArgMin, and the
-// scans CumSum CumProd.
+// scans CumSum CumProd. The shared machinery comes first (the shape rule of
+// every reduction and ArgMax/ArgMin, NaN handling); then one section per op
+// group, each with its kernel, version adapters and registration
+// (registerReductionOps at the end calls them in turn).
 //
 //===----------------------------------------------------------------------===//
 #include "AdapterSupport.h"
@@ -24,15 +27,21 @@
 #include <limits>
 
 namespace onnxir {
-
-//===----------------------------------------------------------------------===//
-// Type and shape rules
-//===----------------------------------------------------------------------===//
-
-namespace infer {
 namespace {
 
-void reduce(InferCtx &c, bool argReduce) {
+// The rule and kernel vocabulary (InferSupport.h, KernelSupport.h); each
+// op's rule, kernel, adapters and registration follow in its section.
+using namespace infer;
+using namespace kernels;
+
+//===----------------------------------------------------------------------===//
+// Helpers shared by several ops
+//===----------------------------------------------------------------------===//
+
+/// The shape rule of the Reduce* family (axes from the attribute or operand
+/// #1, noop_with_empty_axes) and, with `argReduce`, of ArgMax/ArgMin (one
+/// `axis`, int64 indices).
+void reduceRule(InferCtx &c, bool argReduce) {
   int32_t el = argReduce ? kInt64 : c.inElem(0);
   auto shape = c.inShape(0);
   bool keep = c.getInt("keepdims", 1) != 0;
@@ -75,15 +84,14 @@ void reduce(InferCtx &c, bool argReduce) {
   c.setTensor(0, el, out);
 }
 
-} // namespace
-} // namespace infer
+/// std::isnan for any element type (integers are never NaN): Max/Min and
+/// ArgMax/ArgMin let a NaN win.
+template <typename T> bool isNaNT(T v) {
+  if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
+  else return false;
+}
 
-//===----------------------------------------------------------------------===//
-// Kernels
-//===----------------------------------------------------------------------===//
-
-namespace kernels {
-namespace {
+//===--- Reduce*: Sum, Mean, Max, Min, Prod, L1, L2, LogSum, LogSumExp, SumSquare ---===//
 
 enum class Red { Sum, Mean, Max, Min, Prod, L1, L2, LogSum, LogSumExp, SumSquare };
 
@@ -128,11 +136,6 @@ StatusOr<ReducePlan> planReduce(const KernelCall &c, const std::vector<int64_t> 
     else if (keep) p.outDims.push_back(1);
   }
   return p;
-}
-
-template <typename T> bool isNaNT(T v) {
-  if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
-  else return false;
 }
 
 StatusOr<std::vector<Tensor>> reduce(const KernelCall &c, Red kind) {
@@ -213,18 +216,59 @@ StatusOr<std::vector<Tensor>> reduce(const KernelCall &c, Red kind) {
   return one(out);
 }
 
-#define REDUCE_KERNEL(NAME, KIND) \
-  StatusOr<std::vector<Tensor>> NAME(const KernelCall &c) { return reduce(c, KIND); }
-REDUCE_KERNEL(kReduceSum, Red::Sum)
-REDUCE_KERNEL(kReduceMean, Red::Mean)
-REDUCE_KERNEL(kReduceMax, Red::Max)
-REDUCE_KERNEL(kReduceMin, Red::Min)
-REDUCE_KERNEL(kReduceProd, Red::Prod)
-REDUCE_KERNEL(kReduceL1, Red::L1)
-REDUCE_KERNEL(kReduceL2, Red::L2)
-REDUCE_KERNEL(kReduceLogSum, Red::LogSum)
-REDUCE_KERNEL(kReduceLogSumExp, Red::LogSumExp)
-REDUCE_KERNEL(kReduceSumSquare, Red::SumSquare)
+template <Red Kind> StatusOr<std::vector<Tensor>> kReduce(const KernelCall &c) {
+  return reduce(c, Kind);
+}
+
+// ReduceSum-13 and the other Reduce*-18: the attribute `axes` became the
+// optional operand #1, and `noop_with_empty_axes` appeared (no axes, or an
+// empty list, reduce every axis unless it is 1). Up: the attribute moves (an
+// empty or absent list stays absent). Down: the operand must be a constant;
+// noop_with_empty_axes=1 without axes (an Identity) has no older form.
+absl::Status reduceAxesUp(Node &n, AdapterContext &c) {
+  return adapters::intsAttrToOperand(n, c, "axes", 1, /*dropEmpty=*/true);
+}
+absl::Status reduceAxesDown(Node &n, AdapterContext &c) {
+  if (const Attribute *a = n.getAttr("noop_with_empty_axes")) {
+    if (a->isReference())
+      return absl::FailedPreconditionError(
+          "attribute 'noop_with_empty_axes' refers to a function attribute");
+    if (a->i != 0) {
+      Tensor scratch;
+      const Tensor *t = n.numOperands() > 1 && n.operand(1) ? constantOf(n.operand(1), scratch)
+                                                            : nullptr;
+      bool noAxes = n.numOperands() < 2 || !n.operand(1) ||
+                    (t && t->numElements() && *t->numElements() == 0);
+      if (noAxes)
+        return absl::FailedPreconditionError(absl::StrCat(
+            "noop_with_empty_axes=1 without axes (no reduction) has no form at opset ", c.to));
+    }
+  }
+  if (absl::Status s = adapters::operandToIntsAttr(n, c, 1, "axes", /*dropEmpty=*/true); !s.ok())
+    return s;
+  if (!c.checkOnly) n.removeAttr("noop_with_empty_axes");
+  return absl::OkStatus();
+}
+
+void registerReduce(OpRegistrar &r) {
+  auto rule = [](InferCtx &c) { reduceRule(c, false); };
+  r["ReduceSum"].infer(rule).kernel(kReduce<Red::Sum>);
+  r["ReduceMean"].infer(rule).kernel(kReduce<Red::Mean>);
+  r["ReduceMax"].infer(rule).kernel(kReduce<Red::Max>);
+  r["ReduceMin"].infer(rule).kernel(kReduce<Red::Min>);
+  r["ReduceProd"].infer(rule).kernel(kReduce<Red::Prod>);
+  r["ReduceL1"].infer(rule).kernel(kReduce<Red::L1>);
+  r["ReduceL2"].infer(rule).kernel(kReduce<Red::L2>);
+  r["ReduceLogSum"].infer(rule).kernel(kReduce<Red::LogSum>);
+  r["ReduceLogSumExp"].infer(rule).kernel(kReduce<Red::LogSumExp>);
+  r["ReduceSumSquare"].infer(rule).kernel(kReduce<Red::SumSquare>);
+  r["ReduceSum"].since(13).upgrade(reduceAxesUp).downgrade(reduceAxesDown);
+  for (const char *op : {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
+                         "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"})
+    r[op].since(18).upgrade(reduceAxesUp).downgrade(reduceAxesDown);
+}
+
+//===--- ArgMax, ArgMin ---===//
 
 StatusOr<std::vector<Tensor>> argReduce(const KernelCall &c, bool isMax) {
   auto a = inputArr(c, 0);
@@ -266,6 +310,22 @@ StatusOr<std::vector<Tensor>> argReduce(const KernelCall &c, bool isMax) {
 StatusOr<std::vector<Tensor>> kArgMax(const KernelCall &c) { return argReduce(c, true); }
 StatusOr<std::vector<Tensor>> kArgMin(const KernelCall &c) { return argReduce(c, false); }
 
+void registerArgMaxMin(OpRegistrar &r) {
+  r["ArgMax"] = [](InferCtx &c) { reduceRule(c, true); };
+  r["ArgMax"].kernel(kArgMax);
+  r["ArgMin"] = [](InferCtx &c) { reduceRule(c, true); };
+  r["ArgMin"].kernel(kArgMin);
+  // ArgMax/ArgMin-12 added select_last_index (0: the first index, as before).
+  r["ArgMax"].since(12).upgrade(adapters::noChange).downgrade([](Node &n, AdapterContext &c) {
+    return adapters::olderFormOnly(n, c, "ArgMax", {{"select_last_index", AttrKind::Int, 0}});
+  });
+  r["ArgMin"].since(12).upgrade(adapters::noChange).downgrade([](Node &n, AdapterContext &c) {
+    return adapters::olderFormOnly(n, c, "ArgMin", {{"select_last_index", AttrKind::Int, 0}});
+  });
+}
+
+//===--- CumSum, CumProd ---===//
+
 /// CumSum and CumProd: the running sum or product along the operand axis,
 /// `exclusive` (each element left out of its own result: the first is 0 or
 /// 1) and `reverse` (from the end). Integers wrap.
@@ -306,70 +366,20 @@ StatusOr<std::vector<Tensor>> cumulative(const KernelCall &c, bool product) {
 StatusOr<std::vector<Tensor>> kCumSum(const KernelCall &c) { return cumulative(c, false); }
 StatusOr<std::vector<Tensor>> kCumProd(const KernelCall &c) { return cumulative(c, true); }
 
-} // namespace
-} // namespace kernels
+void registerCumulative(OpRegistrar &r) {
+  r["CumSum"].infer(sameAsInput).kernel(kCumSum);
+  r["CumProd"].infer(sameAsInput).kernel(kCumProd);
+}
 
-namespace {
-// ReduceSum-13 and the other Reduce*-18: the attribute `axes` became the
-// optional operand #1, and `noop_with_empty_axes` appeared (no axes, or an
-// empty list, reduce every axis unless it is 1). Up: the attribute moves (an
-// empty or absent list stays absent). Down: the operand must be a constant;
-// noop_with_empty_axes=1 without axes (an Identity) has no older form.
-absl::Status reduceAxesUp(Node &n, AdapterContext &c) {
-  return adapters::intsAttrToOperand(n, c, "axes", 1, /*dropEmpty=*/true);
-}
-absl::Status reduceAxesDown(Node &n, AdapterContext &c) {
-  if (const Attribute *a = n.getAttr("noop_with_empty_axes")) {
-    if (a->isReference())
-      return absl::FailedPreconditionError(
-          "attribute 'noop_with_empty_axes' refers to a function attribute");
-    if (a->i != 0) {
-      Tensor scratch;
-      const Tensor *t = n.numOperands() > 1 && n.operand(1) ? constantOf(n.operand(1), scratch)
-                                                            : nullptr;
-      bool noAxes = n.numOperands() < 2 || !n.operand(1) ||
-                    (t && t->numElements() && *t->numElements() == 0);
-      if (noAxes)
-        return absl::FailedPreconditionError(absl::StrCat(
-            "noop_with_empty_axes=1 without axes (no reduction) has no form at opset ", c.to));
-    }
-  }
-  if (absl::Status s = adapters::operandToIntsAttr(n, c, 1, "axes", /*dropEmpty=*/true); !s.ok())
-    return s;
-  if (!c.checkOnly) n.removeAttr("noop_with_empty_axes");
-  return absl::OkStatus();
-}
+//===----------------------------------------------------------------------===//
+// Registration
+//===----------------------------------------------------------------------===//
+
 } // namespace
 
 void registerReductionOps(OpRegistrar &r) {
-  using namespace infer;
-  r["CumSum"].infer(sameAsInput).kernel(kernels::kCumSum);
-  for (const char *op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
-                         "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
-                         "ReduceSumSquare"})
-    r[op] = [](InferCtx &c) { reduce(c, false); };
-  r["ReduceSum"] = kernels::kReduceSum; r["ReduceMean"] = kernels::kReduceMean;
-  r["ReduceMax"] = kernels::kReduceMax; r["ReduceMin"] = kernels::kReduceMin;
-  r["ReduceProd"] = kernels::kReduceProd; r["ReduceL1"] = kernels::kReduceL1;
-  r["ReduceL2"] = kernels::kReduceL2; r["ReduceLogSum"] = kernels::kReduceLogSum;
-  r["ReduceLogSumExp"] = kernels::kReduceLogSumExp;
-  r["ReduceSumSquare"] = kernels::kReduceSumSquare;
-  r["ArgMax"] = [](InferCtx &c) { reduce(c, true); };
-  r["ArgMax"] = kernels::kArgMax;
-  r["ArgMin"] = [](InferCtx &c) { reduce(c, true); };
-  r["ArgMin"] = kernels::kArgMin;
-  r["CumProd"].infer(sameAsInput).kernel(kernels::kCumProd);
-  r["ReduceSum"].since(13).upgrade(reduceAxesUp).downgrade(reduceAxesDown);
-  for (const char *op : {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
-                         "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"})
-    r[op].since(18).upgrade(reduceAxesUp).downgrade(reduceAxesDown);
-  // ArgMax/ArgMin-12 added select_last_index (0: the first index, as before).
-  r["ArgMax"].since(12).upgrade(adapters::noChange).downgrade([](Node &n, AdapterContext &c) {
-    return adapters::olderFormOnly(n, c, "ArgMax", {{"select_last_index", AttrKind::Int, 0}});
-  });
-  r["ArgMin"].since(12).upgrade(adapters::noChange).downgrade([](Node &n, AdapterContext &c) {
-    return adapters::olderFormOnly(n, c, "ArgMin", {{"select_last_index", AttrKind::Int, 0}});
-  });
+  for (auto *reg : {registerReduce, registerArgMaxMin, registerCumulative})
+    reg(r);
 }
 
 } // namespace onnxir
