@@ -1,7 +1,10 @@
 //===- Cast.cpp - Cast, CastLike, BitCast ---------------------------------===//
 //
 // Elementwise, continued: the type conversions Cast, CastLike and BitCast
-// (the float8/float4 and E8M0 encodings, string <-> number).
+// (the float8/float4 and E8M0 encodings, string <-> number). One section per
+// op (Cast and CastLike share theirs: one conversion, the same adapters):
+// rule, kernel, version adapters and registration (registerCastOps at the
+// end calls them in turn).
 //
 //===----------------------------------------------------------------------===//
 #include "AdapterSupport.h"
@@ -27,13 +30,14 @@
 #include <optional>
 
 namespace onnxir {
-
-//===----------------------------------------------------------------------===//
-// Kernels
-//===----------------------------------------------------------------------===//
-
-namespace kernels {
 namespace {
+
+// The rule and kernel vocabulary (InferSupport.h, KernelSupport.h); each
+// op's rule, kernel, adapters and registration follow in its section.
+using namespace infer;
+using namespace kernels;
+
+//===--- Cast, CastLike ---===//
 
 /// Range of an integer element type as doubles.
 std::pair<double, double> intRange(DataType dt) {
@@ -124,14 +128,8 @@ std::string formatDoubleForMessage(double v) {
 //   sources not exact in float32 (the reference rounds to float32 first),
 //   and strings.
 
-bool isSmallFloat(DataType t) {
-  switch (t) {
-  case DataType::Float8E4M3FN: case DataType::Float8E4M3FNUZ: case DataType::Float8E5M2:
-  case DataType::Float8E5M2FNUZ: case DataType::Float8E8M0: case DataType::Float4E2M1:
-    return true;
-  default: return false;
-  }
-}
+/// The float8 types (E8M0 included) and float4e2m1: the targets of the Note.
+bool isSmallFloat(DataType t) { return isFloatingPoint(t) && dataTypeBits(t) <= 8; }
 
 enum class E8M0Round { Up, Down, Nearest };
 
@@ -403,40 +401,6 @@ StatusOr<std::vector<Tensor>> kCastLike(const KernelCall &c) {
   return castTo(c, *a, like->dataType());
 }
 
-/// BitCast-26: the same bits read as the element type `to`. Both types
-/// must have the same storage size (the output keeps the input's shape, as
-/// the shape rule says); strings have no bits to reinterpret.
-StatusOr<std::vector<Tensor>> kBitCast(const KernelCall &c) {
-  const Tensor *x = c.input(0);
-  if (!x) return invalid("BitCast without input");
-  DataType from = x->dataType(), to = (DataType)c.getInt("to", 0);
-  if (dataTypeName(to).empty() || to == DataType::Undefined)
-    return invalid(absl::StrCat("BitCast: attribute 'to' is ", c.getInt("to", 0),
-                                ", no element type"));
-  if (from == DataType::String || to == DataType::String)
-    return invalid("BitCast: string tensors have no fixed bit width");
-  if (dataTypeBits(from) != dataTypeBits(to))
-    return invalid(absl::StrCat("BitCast: ", dataTypeName(from).str(), " (", dataTypeBits(from),
-                                " bits) and ", dataTypeName(to).str(), " (", dataTypeBits(to),
-                                " bits) differ in size"));
-  auto n = x->numElements();
-  if (!n) return invalid("BitCast: invalid dims");
-  if (Status s = checkOutputSize(c, to, x->dims()); !s.ok()) return s;
-  auto bytes = x->bytes();
-  if (!bytes.ok()) return bytes.status();
-  Tensor out;
-  out.setDataType(to);
-  out.setDims(x->dims());
-  out.setRaw(bytes->str());
-  std::vector<Tensor> r;
-  r.push_back(std::move(out));
-  return r;
-}
-
-} // namespace
-} // namespace kernels
-
-namespace {
 // Cast-6: `to` became the TensorProto data type number; Cast-1 named it
 // ("FLOAT", "INT64", ...: TensorProto.DataType's names).
 absl::Status castUp6(Node &n, AdapterContext &c) {
@@ -472,14 +436,7 @@ absl::Status castDown6(Node &n, AdapterContext &c) {
   if (!c.checkOnly) a->setString(absl::AsciiStrToUpper(name.str()));
   return absl::OkStatus();
 }
-} // namespace
 
-// Adapters of the steps at opset 10 and later (Note [Version adapters]).
-namespace {
-bool isFloat8(DataType t) {
-  return t == DataType::Float8E4M3FN || t == DataType::Float8E4M3FNUZ ||
-         t == DataType::Float8E5M2 || t == DataType::Float8E5M2FNUZ;
-}
 /// Cast/CastLike-19 added saturate (float8 targets only), -24 round_mode
 /// (float8e8m0 targets only): going down they go when the target type is
 /// not one they apply to (the older versions cannot cast to it anyway).
@@ -493,8 +450,8 @@ absl::Status castDown(Node &n, AdapterContext &c, bool like, const char *attr) {
     if (!t.ok()) return t.status();
     to = (DataType)*t;
   }
-  bool applies = std::string(attr) == "saturate" ? isFloat8(to) || to == DataType::Float8E8M0
-                                                 : to == DataType::Float8E8M0;
+  bool float8 = isFloatingPoint(to) && dataTypeBits(to) == 8; // E8M0 included
+  bool applies = std::string(attr) == "saturate" ? float8 : to == DataType::Float8E8M0;
   if (to == DataType::Undefined || applies)
     return absl::FailedPreconditionError(absl::StrCat(
         "attribute '", attr, "' does not exist at opset ", c.to, " and the target type is ",
@@ -502,22 +459,9 @@ absl::Status castDown(Node &n, AdapterContext &c, bool like, const char *attr) {
   if (!c.checkOnly) n.removeAttr(attr);
   return absl::OkStatus();
 }
-} // namespace
 
-void registerCastAdapters(OpRegistrar &r) {
+void registerCastCastLike(OpRegistrar &r) {
   using adapters::noChange;
-  r["Cast"].since(19).upgrade(noChange).downgrade(
-      [](Node &n, AdapterContext &c) { return castDown(n, c, false, "saturate"); });
-  r["Cast"].since(24).upgrade(noChange).downgrade(
-      [](Node &n, AdapterContext &c) { return castDown(n, c, false, "round_mode"); });
-  r["CastLike"].since(19).upgrade(noChange).downgrade(
-      [](Node &n, AdapterContext &c) { return castDown(n, c, true, "saturate"); });
-  r["CastLike"].since(24).upgrade(noChange).downgrade(
-      [](Node &n, AdapterContext &c) { return castDown(n, c, true, "round_mode"); });
-}
-
-void registerCastOps(OpRegistrar &r) {
-  using namespace infer;
   r["Cast"] = [](InferCtx &c) {
     int64_t to = c.getInt("to", -1);
     if (to <= 0) return;
@@ -533,20 +477,73 @@ void registerCastOps(OpRegistrar &r) {
       }
     }
   };
-  r["Cast"] = kernels::kCast;
+  r["Cast"].kernel(kCast);
   r["Cast"].elementwise().shapePreserving(); // Note [Op facts]
   r["Cast"].since(6).upgrade(castUp6).downgrade(castDown6);
+  r["Cast"].since(19).upgrade(noChange).downgrade(
+      [](Node &n, AdapterContext &c) { return castDown(n, c, false, "saturate"); });
+  r["Cast"].since(24).upgrade(noChange).downgrade(
+      [](Node &n, AdapterContext &c) { return castDown(n, c, false, "round_mode"); });
   r["CastLike"] = [](InferCtx &c) {
     c.setTensor(0, c.inElem(1), c.inShape(0));
     if (const Dims *d = c.inData(0)) c.setOutData(0, *d);
   };
-  r["CastLike"] = kernels::kCastLike;
+  r["CastLike"].kernel(kCastLike);
+  r["CastLike"].since(19).upgrade(noChange).downgrade(
+      [](Node &n, AdapterContext &c) { return castDown(n, c, true, "saturate"); });
+  r["CastLike"].since(24).upgrade(noChange).downgrade(
+      [](Node &n, AdapterContext &c) { return castDown(n, c, true, "round_mode"); });
+}
+
+//===--- BitCast ---===//
+
+/// BitCast-26: the same bits read as the element type `to`. Both types
+/// must have the same storage size (the output keeps the input's shape, as
+/// the shape rule says); strings have no bits to reinterpret.
+StatusOr<std::vector<Tensor>> kBitCast(const KernelCall &c) {
+  const Tensor *x = c.input(0);
+  if (!x) return invalid("BitCast without input");
+  DataType from = x->dataType(), to = (DataType)c.getInt("to", 0);
+  if (dataTypeName(to).empty() || to == DataType::Undefined)
+    return invalid(absl::StrCat("BitCast: attribute 'to' is ", c.getInt("to", 0),
+                                ", no element type"));
+  if (from == DataType::String || to == DataType::String)
+    return invalid("BitCast: string tensors have no fixed bit width");
+  if (dataTypeBits(from) != dataTypeBits(to))
+    return invalid(absl::StrCat("BitCast: ", dataTypeName(from).str(), " (", dataTypeBits(from),
+                                " bits) and ", dataTypeName(to).str(), " (", dataTypeBits(to),
+                                " bits) differ in size"));
+  auto n = x->numElements();
+  if (!n) return invalid("BitCast: invalid dims");
+  if (Status s = checkOutputSize(c, to, x->dims()); !s.ok()) return s;
+  auto bytes = x->bytes();
+  if (!bytes.ok()) return bytes.status();
+  Tensor out;
+  out.setDataType(to);
+  out.setDims(x->dims());
+  out.setRaw(bytes->str());
+  std::vector<Tensor> r;
+  r.push_back(std::move(out));
+  return r;
+}
+
+void registerBitCast(OpRegistrar &r) {
   r["BitCast"] = [](InferCtx &c) {
     int64_t to = c.getInt("to", 0);
     if (to > 0) c.setTensor(0, (int32_t)to, c.inShape(0));
   };
-  r["BitCast"] = kernels::kBitCast;
-  registerCastAdapters(r);
+  r["BitCast"].kernel(kBitCast);
+}
+
+//===----------------------------------------------------------------------===//
+// Registration
+//===----------------------------------------------------------------------===//
+
+} // namespace
+
+void registerCastOps(OpRegistrar &r) {
+  for (auto *reg : {registerCastCastLike, registerBitCast})
+    reg(r);
 }
 
 } // namespace onnxir
