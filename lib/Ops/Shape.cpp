@@ -2,7 +2,10 @@
 //
 // Shape: Shape Size Reshape Flatten Squeeze Unsqueeze Expand Identity, and the
 // generators Constant ConstantOfShape Range EyeLike; each in its attribute and
-// input forms across opset versions.
+// input forms across opset versions. The helpers several ops share come
+// first; then one section per op, in this order: its type and shape rule, its
+// kernel, its version adapters and its registration (registerShapeOps at the
+// end calls them in turn).
 //
 //===----------------------------------------------------------------------===//
 #include "AdapterSupport.h"
@@ -24,19 +27,44 @@
 #include <cmath>
 
 namespace onnxir {
-
-//===----------------------------------------------------------------------===//
-// Type and shape rules
-//===----------------------------------------------------------------------===//
-
-namespace infer {
 namespace {
 
+// The rule and kernel vocabulary (InferSupport.h, KernelSupport.h); each
+// op's rule, kernel, adapters and registration follow in its section.
+using namespace infer;
+using namespace kernels;
+
+//===----------------------------------------------------------------------===//
+// Helpers shared by several ops
+//===----------------------------------------------------------------------===//
+
+/// The product of dims [from, to) of `d` (Size, Reshape's -1, Flatten).
 const DimExpr *product(Context &ctx, const Dims &d, size_t from, size_t to) {
   const DimExpr *p = dimConst(ctx, 1);
   for (size_t i = from; i < to && i < d.size(); ++i) p = dimMul(ctx, p, d[i]);
   return p;
 }
+
+/// Input `t` as the result, without its name (Identity, Constant).
+StatusOr<std::vector<Tensor>> copyOut(const Tensor &t) {
+  std::vector<Tensor> r;
+  r.push_back(t);
+  r.back().setName("");
+  return r;
+}
+
+/// A reshaped copy of input 0 (no data movement).
+StatusOr<std::vector<Tensor>> reshapeTo(const KernelCall &c, std::vector<int64_t> dims) {
+  const Tensor *in = c.input(0);
+  if (numElementsOf(dims) != numElementsOf(in->dims())) return invalid("reshape size mismatch");
+  std::vector<Tensor> r;
+  r.push_back(*in);
+  r.back().setName("");
+  r.back().setDims(std::move(dims));
+  return r;
+}
+
+//===--- Shape ---===//
 
 void shapeRule(InferCtx &c) {
   auto s = c.inShape(0);
@@ -55,62 +83,93 @@ void shapeRule(InferCtx &c) {
   c.setOutData(0, std::move(data));
 }
 
+Arr int64Vec(std::vector<int64_t> v) {
+  Arr a;
+  a.dt = DataType::Int64;
+  a.dims = {(int64_t)v.size()};
+  a.i = std::move(v);
+  return a;
+}
+
+/// Shape of a tensor with opset-15 start/end; shared with the pass, which
+/// folds Shape from static types through a fake input.
+StatusOr<std::vector<Tensor>> kShape(const KernelCall &c) {
+  if (!c.input(0)) return invalid("Shape without input");
+  std::vector<int64_t> dims = c.input(0)->dims();
+  int64_t r = (int64_t)dims.size();
+  int64_t start = c.getInt("start", 0), end = c.getInt("end", r);
+  if (start < 0) start += r;
+  if (end < 0) end += r;
+  start = std::clamp<int64_t>(start, 0, r);
+  end = std::clamp<int64_t>(end, 0, r);
+  std::vector<int64_t> out;
+  for (int64_t k = start; k < end; ++k) out.push_back(dims[k]);
+  return one(int64Vec(out));
+}
+
+// Shape-15 added start and end: the older form is the whole shape, so a
+// slice of it becomes Shape -> Slice (Slice-10 and later: the target must be
+// 10 or more).
+absl::Status shapeDown15(Node &n, AdapterContext &c) {
+  auto start = adapters::intAttrOr(n, "start", 0);
+  if (!start.ok()) return start.status();
+  auto end = adapters::intAttrOr(n, "end", std::numeric_limits<int64_t>::max());
+  if (!end.ok()) return end.status();
+  int64_t r = adapters::operandRank(n, 0);
+  bool whole = (*start == 0 || (r >= 0 && *start <= -r)) &&
+               (!n.getAttr("end") || (r >= 0 && *end >= r));
+  if (!whole && c.target < 10)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "start/end select part of the shape, which needs a Slice of its operand form (opset 10 "
+        "or later; the target is ", c.target, ")"));
+  if (c.checkOnly) return absl::OkStatus();
+  n.removeAttr("start");
+  n.removeAttr("end");
+  if (whole) return absl::OkStatus();
+  auto ints = [&](llvm::StringRef base, int64_t v) {
+    Tensor t;
+    t.setDataType(DataType::Int64);
+    t.setDims({1});
+    t.setTyped(Tensor::TypedField::Int64);
+    t.int64Data.mut() = {v};
+    return c.constant(n, base, std::move(t));
+  };
+  Value *s0 = ints("start", *start), *e0 = ints("end", *end);
+  adapters::wrapResult(n, "Slice", {s0, e0});
+  return absl::OkStatus();
+}
+
+void registerShape(OpRegistrar &r) {
+  r["Shape"].infer(shapeRule).kernel(kShape).shapeOnly();
+  r["Shape"].since(15).upgrade(adapters::noChange).downgrade(shapeDown15);
+}
+
+//===--- Size ---===//
+
 void sizeRule(InferCtx &c) {
   c.setTensor(0, kInt64, Dims{});
   if (auto s = c.inShape(0)) c.setOutData(0, Dims{product(c.ctx, *s, 0, s->size())});
 }
 
-void squeezeRule(InferCtx &c) {
-  auto s = c.inShape(0);
-  int32_t el = c.inElem(0);
-  std::optional<std::vector<int64_t>> axes;
-  bool operand = axesAsOperand(c); // Note [Axes: attribute or operand]
-  bool axesGiven = operand ? c.hasInput(1) : c.getInts("axes").has_value();
-  if (axesGiven) {
-    axes = intsFrom(c, operand, 1, "axes");
-    if (!axes) return c.setTensor(0, el, std::nullopt);
-  }
-  if (!s) return c.setTensor(0, el, std::nullopt);
-  int64_t r = s->size();
-  std::vector<bool> drop(r, false);
-  if (axes) {
-    for (int64_t a : *axes) {
-      auto n = normAxis(a, r);
-      if (!n) return;
-      drop[*n] = true;
-    }
-  } else {
-    for (int64_t i = 0; i < r; ++i) {
-      const DimExpr *d = (*s)[i];
-      if (!d || !d->isConstant()) return c.setTensor(0, el, std::nullopt);
-      drop[i] = d->value() == 1;
-    }
-  }
-  Dims out;
-  for (int64_t i = 0; i < r; ++i)
-    if (!drop[i]) out.push_back((*s)[i]);
-  c.setTensor(0, el, out);
-  if (const Dims *d = c.inData(0)) c.setOutData(0, *d);
+Arr int64Scalar(int64_t v) {
+  Arr a;
+  a.dt = DataType::Int64;
+  a.i = {v};
+  return a;
 }
 
-void unsqueezeRule(InferCtx &c) {
-  auto s = c.inShape(0);
-  int32_t el = c.inElem(0);
-  auto axes = intsFrom(c, axesAsOperand(c), 1, "axes");
-  if (!s || !axes) return c.setTensor(0, el, std::nullopt);
-  int64_t r = s->size() + axes->size();
-  std::vector<bool> ins(r, false);
-  for (int64_t a : *axes) {
-    auto n = normAxis(a, r);
-    if (!n || ins[*n]) return;
-    ins[*n] = true;
-  }
-  Dims out;
-  size_t j = 0;
-  for (int64_t i = 0; i < r; ++i) out.push_back(ins[i] ? c.c(1) : (*s)[j++]);
-  c.setTensor(0, el, out);
-  if (const Dims *d = c.inData(0)) c.setOutData(0, *d);
+StatusOr<std::vector<Tensor>> kSize(const KernelCall &c) {
+  if (!c.input(0)) return invalid("Size without input");
+  int64_t n = numElementsOf(c.input(0)->dims());
+  if (n < 0) return invalid("bad dims");
+  return one(int64Scalar(n));
 }
+
+void registerSize(OpRegistrar &r) {
+  r["Size"].infer(sizeRule).kernel(kSize).shapeOnly();
+}
+
+//===--- Reshape ---===//
 
 void reshapeRule(InferCtx &c) {
   int32_t el = c.inElem(0);
@@ -193,196 +252,6 @@ void reshapeRule(InferCtx &c) {
   if (const Dims *d = c.inData(0)) c.setOutData(0, *d);
 }
 
-void expandRule(InferCtx &c) {
-  int32_t el = c.inElem(0);
-  auto in = c.inShape(0);
-  const Dims *shape = c.inData(1);
-  if (!shape || !in) {
-    auto ss = c.inShape(1);
-    if (auto k = in && ss && ss->size() == 1 ? smallDim((*ss)[0]) : std::nullopt)
-      return c.setTensor(0, el, Dims(std::max<int64_t>(*k, in->size()), nullptr));
-    return c.setTensor(0, el, std::nullopt);
-  }
-  auto out = broadcast(c.ctx, *in, *shape);
-  if (!out) return;
-  c.setTensor(0, el, out);
-}
-
-void flattenRule(InferCtx &c) {
-  int32_t el = c.inElem(0);
-  auto in = c.inShape(0);
-  if (!in) return c.setTensor(0, el, Dims{nullptr, nullptr});
-  int64_t r = in->size();
-  int64_t ax = c.getInt("axis", 1);
-  if (ax < 0) ax += r;
-  if (ax < 0 || ax > r) return;
-  c.setTensor(0, el, Dims{product(c.ctx, *in, 0, ax), product(c.ctx, *in, ax, r)});
-}
-
-void constantRule(InferCtx &c) {
-  const Attribute *a = nullptr;
-  const char *n = nullptr;
-  for (const char *name : {"value", "value_float", "value_floats", "value_int", "value_ints",
-                           "value_string", "value_strings", "sparse_value"})
-    if ((a = c.attr(n = name))) break;
-  if (!a) return;
-  if (llvm::StringRef(n) == "sparse_value") { // its type only: not densified here
-    if (a->kind() != AttrKind::SparseTensor || a->sparseTensors.empty()) return;
-    const SparseTensor &t = *a->sparseTensors[0];
-    Dims d;
-    for (int64_t x : t.dims) d.push_back(c.c(x));
-    return c.setTensor(0, t.values.dataTypeRaw(), d);
-  }
-  Tensor scratch;
-  auto v = decodeConstantAttr(n, *a, scratch); // Note [Constant values]
-  if (!v.ok()) return;
-  const Tensor &t = **v;
-  Dims d;
-  for (int64_t x : t.dims()) d.push_back(c.c(x));
-  c.setTensor(0, t.dataTypeRaw(), d);
-  if (auto data = tensorData(c.ctx, t)) c.setOutData(0, *data);
-}
-
-void constantOfShapeRule(InferCtx &c) {
-  int32_t el = static_cast<int32_t>(DataType::Float);
-  if (const Attribute *a = c.attr("value"); a && !a->tensors.empty())
-    el = a->tensors[0]->dataTypeRaw();
-  if (const Dims *d = c.inData(0)) {
-    c.setTensor(0, el, *d);
-    if (d->size() == 1 && el == kInt64)
-      if (const Attribute *a = c.attr("value"); a && !a->tensors.empty())
-        if (auto v = tensorData(c.ctx, *a->tensors[0]); v && v->size() == 1)
-          if (auto k = smallDim((*d)[0], 64)) c.setOutData(0, Dims(*k, (*v)[0]));
-    return;
-  }
-  auto ss = c.inShape(0);
-  if (auto k = ss && ss->size() == 1 ? smallDim((*ss)[0]) : std::nullopt)
-    return c.setTensor(0, el, Dims(*k, nullptr));
-  c.setTensor(0, el, std::nullopt);
-}
-
-void rangeRule(InferCtx &c) {
-  int32_t el = c.inElem(0);
-  const Dims *s = c.inData(0), *l = c.inData(1), *d = c.inData(2);
-  const DimExpr *n = nullptr;
-  if (s && l && d && s->size() == 1 && l->size() == 1 && d->size() == 1 && (*d)[0] &&
-      (*d)[0]->isConstant() && (*d)[0]->value() != 0 && (*d)[0]->value() != INT64_MIN) {
-    int64_t delta = (*d)[0]->value();
-    const DimExpr *diff = dimSub(c.ctx, (*l)[0], (*s)[0]);
-    if (delta > 0) n = dimMax(c.ctx, {dimCeilDiv(c.ctx, diff, c.c(delta)), c.c(0)});
-    else n = dimMax(c.ctx, {dimCeilDiv(c.ctx, dimNeg(c.ctx, diff), c.c(-delta)), c.c(0)});
-    if (auto k = smallDim(n, 64); k && (*s)[0] && (*s)[0]->isConstant()) {
-      Dims data;
-      for (int64_t i = 0; i < *k; ++i)
-        data.push_back(dimAdd(c.ctx, (*s)[0], dimMul(c.ctx, c.c(i), c.c(delta))));
-      c.setOutData(0, data);
-    }
-  }
-  c.setTensor(0, el, Dims{n});
-}
-
-} // namespace
-} // namespace infer
-
-//===----------------------------------------------------------------------===//
-// Kernels
-//===----------------------------------------------------------------------===//
-
-namespace kernels {
-namespace {
-
-StatusOr<std::vector<Tensor>> copyOut(const Tensor &t) {
-  std::vector<Tensor> r;
-  r.push_back(t);
-  r.back().setName("");
-  return r;
-}
-
-StatusOr<std::vector<Tensor>> kIdentity(const KernelCall &c) {
-  if (!c.input(0)) return invalid("Identity without input");
-  return copyOut(*c.input(0));
-}
-
-Arr int64Vec(std::vector<int64_t> v) {
-  Arr a;
-  a.dt = DataType::Int64;
-  a.dims = {(int64_t)v.size()};
-  a.i = std::move(v);
-  return a;
-}
-
-Arr int64Scalar(int64_t v) {
-  Arr a;
-  a.dt = DataType::Int64;
-  a.i = {v};
-  return a;
-}
-
-StatusOr<std::vector<Tensor>> kConstant(const KernelCall &c) {
-  Tensor scratch;
-  auto v = constantValue(c.attributes, scratch);
-  if (!v.ok()) return invalid(std::string(v.status().message()));
-  if (*v != &scratch) return copyOut(**v);
-  std::vector<Tensor> r;
-  r.push_back(std::move(scratch));
-  return r;
-}
-
-StatusOr<std::vector<Tensor>> kConstantOfShape(const KernelCall &c) {
-  if (!c.input(0)) return invalid("ConstantOfShape without shape");
-  auto shape = intValues(*c.input(0));
-  if (!shape.ok()) return shape.status();
-  for (int64_t d : *shape) if (d < 0) return invalid("negative dim");
-  Arr fill;
-  const Attribute *v = c.attr("value");
-  if (v && !v->tensors.empty()) {
-    auto f = fromTensor(*v->tensors[0]);
-    if (!f.ok()) return f.status();
-    if (f->size() != 1) return invalid("ConstantOfShape value must have one element");
-    fill = std::move(*f);
-  } else {
-    fill = Arr::make(DataType::Float, {1});
-  }
-  Status sz = checkOutputSize(c, fill.dt, *shape);
-  if (!sz.ok()) return sz;
-  int64_t n = numElementsOf(*shape);
-  return one(takeElems(fill, *shape, std::vector<int64_t>((size_t)n, 0)));
-}
-
-/// Shape of a tensor with opset-15 start/end; shared with the pass, which
-/// folds Shape from static types through a fake input.
-StatusOr<std::vector<Tensor>> kShape(const KernelCall &c) {
-  if (!c.input(0)) return invalid("Shape without input");
-  std::vector<int64_t> dims = c.input(0)->dims();
-  int64_t r = (int64_t)dims.size();
-  int64_t start = c.getInt("start", 0), end = c.getInt("end", r);
-  if (start < 0) start += r;
-  if (end < 0) end += r;
-  start = std::clamp<int64_t>(start, 0, r);
-  end = std::clamp<int64_t>(end, 0, r);
-  std::vector<int64_t> out;
-  for (int64_t k = start; k < end; ++k) out.push_back(dims[k]);
-  return one(int64Vec(out));
-}
-
-StatusOr<std::vector<Tensor>> kSize(const KernelCall &c) {
-  if (!c.input(0)) return invalid("Size without input");
-  int64_t n = numElementsOf(c.input(0)->dims());
-  if (n < 0) return invalid("bad dims");
-  return one(int64Scalar(n));
-}
-
-/// A reshaped copy of input 0 (no data movement).
-StatusOr<std::vector<Tensor>> reshapeTo(const KernelCall &c, std::vector<int64_t> dims) {
-  const Tensor *in = c.input(0);
-  if (numElementsOf(dims) != numElementsOf(in->dims())) return invalid("reshape size mismatch");
-  std::vector<Tensor> r;
-  r.push_back(*in);
-  r.back().setName("");
-  r.back().setDims(std::move(dims));
-  return r;
-}
-
 StatusOr<std::vector<Tensor>> kReshape(const KernelCall &c) {
   const Tensor *in = c.input(0);
   if (!in) return invalid("Reshape without data");
@@ -402,6 +271,41 @@ StatusOr<std::vector<Tensor>> kReshape(const KernelCall &c) {
   return reshapeTo(c, *out);
 }
 
+// Reshape-5: the attribute `shape` became operand #1 (same meaning of 0 and
+// -1); consumed_inputs went too (Note [consumed_inputs]).
+absl::Status reshapeUp5(Node &n, AdapterContext &c) {
+  if (!n.getAttr("shape") && (n.numOperands() < 2 || !n.operand(1)))
+    return absl::FailedPreconditionError("no attribute 'shape'");
+  if (absl::Status s = adapters::intsAttrToOperand(n, c, "shape", 1, /*dropEmpty=*/false);
+      !s.ok())
+    return s;
+  return adapters::dropConsumedInputs(n, c);
+}
+absl::Status reshapeDown5(Node &n, AdapterContext &c) {
+  return adapters::operandToIntsAttr(n, c, 1, "shape", /*dropEmpty=*/false);
+}
+
+void registerReshape(OpRegistrar &r) {
+  r["Reshape"].since(5).upgrade(reshapeUp5).downgrade(reshapeDown5);
+  r["Reshape"].infer(reshapeRule).kernel(kReshape).reshapes();
+  r["Reshape"].since(14).upgrade(adapters::noChange).downgrade([](Node &n, AdapterContext &c) {
+    return adapters::olderFormOnly(n, c, "Reshape", {{"allowzero", AttrKind::Int, 0}});
+  });
+}
+
+//===--- Flatten ---===//
+
+void flattenRule(InferCtx &c) {
+  int32_t el = c.inElem(0);
+  auto in = c.inShape(0);
+  if (!in) return c.setTensor(0, el, Dims{nullptr, nullptr});
+  int64_t r = in->size();
+  int64_t ax = c.getInt("axis", 1);
+  if (ax < 0) ax += r;
+  if (ax < 0 || ax > r) return;
+  c.setTensor(0, el, Dims{product(c.ctx, *in, 0, ax), product(c.ctx, *in, ax, r)});
+}
+
 StatusOr<std::vector<Tensor>> kFlatten(const KernelCall &c) {
   const Tensor *in = c.input(0);
   if (!in) return invalid("Flatten without input");
@@ -414,6 +318,64 @@ StatusOr<std::vector<Tensor>> kFlatten(const KernelCall &c) {
   int64_t a = numElementsOf(head), b = numElementsOf(tail);
   if (a < 0 || b < 0) return invalid("Flatten dims overflow");
   return reshapeTo(c, {a, b});
+}
+
+void registerFlatten(OpRegistrar &r) {
+  r["Flatten"].infer(flattenRule).kernel(kFlatten).reshapes();
+}
+
+//===--- Squeeze, Unsqueeze ---===//
+
+void squeezeRule(InferCtx &c) {
+  auto s = c.inShape(0);
+  int32_t el = c.inElem(0);
+  std::optional<std::vector<int64_t>> axes;
+  bool operand = axesAsOperand(c); // Note [Axes: attribute or operand]
+  bool axesGiven = operand ? c.hasInput(1) : c.getInts("axes").has_value();
+  if (axesGiven) {
+    axes = intsFrom(c, operand, 1, "axes");
+    if (!axes) return c.setTensor(0, el, std::nullopt);
+  }
+  if (!s) return c.setTensor(0, el, std::nullopt);
+  int64_t r = s->size();
+  std::vector<bool> drop(r, false);
+  if (axes) {
+    for (int64_t a : *axes) {
+      auto n = normAxis(a, r);
+      if (!n) return;
+      drop[*n] = true;
+    }
+  } else {
+    for (int64_t i = 0; i < r; ++i) {
+      const DimExpr *d = (*s)[i];
+      if (!d || !d->isConstant()) return c.setTensor(0, el, std::nullopt);
+      drop[i] = d->value() == 1;
+    }
+  }
+  Dims out;
+  for (int64_t i = 0; i < r; ++i)
+    if (!drop[i]) out.push_back((*s)[i]);
+  c.setTensor(0, el, out);
+  if (const Dims *d = c.inData(0)) c.setOutData(0, *d);
+}
+
+void unsqueezeRule(InferCtx &c) {
+  auto s = c.inShape(0);
+  int32_t el = c.inElem(0);
+  auto axes = intsFrom(c, axesAsOperand(c), 1, "axes");
+  if (!s || !axes) return c.setTensor(0, el, std::nullopt);
+  int64_t r = s->size() + axes->size();
+  std::vector<bool> ins(r, false);
+  for (int64_t a : *axes) {
+    auto n = normAxis(a, r);
+    if (!n || ins[*n]) return;
+    ins[*n] = true;
+  }
+  Dims out;
+  size_t j = 0;
+  for (int64_t i = 0; i < r; ++i) out.push_back(ins[i] ? c.c(1) : (*s)[j++]);
+  c.setTensor(0, el, out);
+  if (const Dims *d = c.inData(0)) c.setOutData(0, *d);
 }
 
 /// Axes from the attribute (old opsets) or input #1 (opset >= `inputSince`).
@@ -471,6 +433,40 @@ StatusOr<std::vector<Tensor>> kUnsqueeze(const KernelCall &c) {
   return reshapeTo(c, out);
 }
 
+// Squeeze/Unsqueeze-13: the attribute `axes` became operand #1 (optional for
+// Squeeze, where no axes and an empty list both mean every 1-sized dim:
+// `DropEmpty`).
+template <bool DropEmpty> absl::Status axesUp13(Node &n, AdapterContext &c) {
+  return adapters::intsAttrToOperand(n, c, "axes", 1, DropEmpty);
+}
+template <bool DropEmpty> absl::Status axesDown13(Node &n, AdapterContext &c) {
+  return adapters::operandToIntsAttr(n, c, 1, "axes", DropEmpty);
+}
+
+void registerSqueezeUnsqueeze(OpRegistrar &r) {
+  r["Squeeze"].infer(squeezeRule).kernel(kSqueeze).reshapes();
+  r["Squeeze"].since(13).upgrade(axesUp13<true>).downgrade(axesDown13<true>);
+  r["Unsqueeze"].infer(unsqueezeRule).kernel(kUnsqueeze).reshapes();
+  r["Unsqueeze"].since(13).upgrade(axesUp13<false>).downgrade(axesDown13<false>);
+}
+
+//===--- Expand ---===//
+
+void expandRule(InferCtx &c) {
+  int32_t el = c.inElem(0);
+  auto in = c.inShape(0);
+  const Dims *shape = c.inData(1);
+  if (!shape || !in) {
+    auto ss = c.inShape(1);
+    if (auto k = in && ss && ss->size() == 1 ? smallDim((*ss)[0]) : std::nullopt)
+      return c.setTensor(0, el, Dims(std::max<int64_t>(*k, in->size()), nullptr));
+    return c.setTensor(0, el, std::nullopt);
+  }
+  auto out = broadcast(c.ctx, *in, *shape);
+  if (!out) return;
+  c.setTensor(0, el, out);
+}
+
 StatusOr<std::vector<Tensor>> kExpand(const KernelCall &c) {
   auto a = inputArr(c, 0);
   if (!a.ok()) return a.status();
@@ -482,6 +478,142 @@ StatusOr<std::vector<Tensor>> kExpand(const KernelCall &c) {
   Status sz = checkOutputSize(c, a->dt, *od);
   if (!sz.ok()) return sz;
   return one(takeElems(*a, *od, broadcastOffsets(a->dims, *od)));
+}
+
+void registerExpand(OpRegistrar &r) {
+  r["Expand"].infer(expandRule).kernel(kExpand);
+}
+
+//===--- Identity ---===//
+
+StatusOr<std::vector<Tensor>> kIdentity(const KernelCall &c) {
+  if (!c.input(0)) return invalid("Identity without input");
+  return copyOut(*c.input(0));
+}
+
+void registerIdentity(OpRegistrar &r) {
+  using adapters::noChange;
+  r["Identity"] = [](InferCtx &c) {
+    const Type *t = c.inType(0);
+    if (t) c.setOutType(0, t);
+    if (const Dims *d = c.inData(0)) c.setOutData(0, *d);
+  };
+  r["Identity"].kernel(kIdentity);
+  r["Identity"].elementwise().shapePreserving(); // Note [Op facts]
+  // Identity-14 and -16 only widened the types (sequences, optionals) under a
+  // renamed type parameter; the pass checks the types going down.
+  r["Identity"].since(14).upgrade(noChange).downgrade(noChange);
+  r["Identity"].since(16).upgrade(noChange).downgrade(noChange);
+}
+
+//===--- Constant ---===//
+
+void constantRule(InferCtx &c) {
+  const Attribute *a = nullptr;
+  const char *n = nullptr;
+  for (const char *name : {"value", "value_float", "value_floats", "value_int", "value_ints",
+                           "value_string", "value_strings", "sparse_value"})
+    if ((a = c.attr(n = name))) break;
+  if (!a) return;
+  if (llvm::StringRef(n) == "sparse_value") { // its type only: not densified here
+    if (a->kind() != AttrKind::SparseTensor || a->sparseTensors.empty()) return;
+    const SparseTensor &t = *a->sparseTensors[0];
+    Dims d;
+    for (int64_t x : t.dims) d.push_back(c.c(x));
+    return c.setTensor(0, t.values.dataTypeRaw(), d);
+  }
+  Tensor scratch;
+  auto v = decodeConstantAttr(n, *a, scratch); // Note [Constant values]
+  if (!v.ok()) return;
+  const Tensor &t = **v;
+  Dims d;
+  for (int64_t x : t.dims()) d.push_back(c.c(x));
+  c.setTensor(0, t.dataTypeRaw(), d);
+  if (auto data = tensorData(c.ctx, t)) c.setOutData(0, *data);
+}
+
+StatusOr<std::vector<Tensor>> kConstant(const KernelCall &c) {
+  Tensor scratch;
+  auto v = constantValue(c.attributes, scratch);
+  if (!v.ok()) return invalid(std::string(v.status().message()));
+  if (*v != &scratch) return copyOut(**v);
+  std::vector<Tensor> r;
+  r.push_back(std::move(scratch));
+  return r;
+}
+
+void registerConstant(OpRegistrar &r) {
+  r["Constant"].infer(constantRule).kernel(kConstant);
+  // Constant-11 added sparse_value, Constant-12 the value_* forms.
+  r["Constant"].since(11).upgrade(adapters::noChange).downgrade(adapters::noNewAttributes);
+  r["Constant"].since(12).upgrade(adapters::noChange).downgrade(adapters::noNewAttributes);
+}
+
+//===--- ConstantOfShape ---===//
+
+void constantOfShapeRule(InferCtx &c) {
+  int32_t el = static_cast<int32_t>(DataType::Float);
+  if (const Attribute *a = c.attr("value"); a && !a->tensors.empty())
+    el = a->tensors[0]->dataTypeRaw();
+  if (const Dims *d = c.inData(0)) {
+    c.setTensor(0, el, *d);
+    if (d->size() == 1 && el == kInt64)
+      if (const Attribute *a = c.attr("value"); a && !a->tensors.empty())
+        if (auto v = tensorData(c.ctx, *a->tensors[0]); v && v->size() == 1)
+          if (auto k = smallDim((*d)[0], 64)) c.setOutData(0, Dims(*k, (*v)[0]));
+    return;
+  }
+  auto ss = c.inShape(0);
+  if (auto k = ss && ss->size() == 1 ? smallDim((*ss)[0]) : std::nullopt)
+    return c.setTensor(0, el, Dims(*k, nullptr));
+  c.setTensor(0, el, std::nullopt);
+}
+
+StatusOr<std::vector<Tensor>> kConstantOfShape(const KernelCall &c) {
+  if (!c.input(0)) return invalid("ConstantOfShape without shape");
+  auto shape = intValues(*c.input(0));
+  if (!shape.ok()) return shape.status();
+  for (int64_t d : *shape) if (d < 0) return invalid("negative dim");
+  Arr fill;
+  const Attribute *v = c.attr("value");
+  if (v && !v->tensors.empty()) {
+    auto f = fromTensor(*v->tensors[0]);
+    if (!f.ok()) return f.status();
+    if (f->size() != 1) return invalid("ConstantOfShape value must have one element");
+    fill = std::move(*f);
+  } else {
+    fill = Arr::make(DataType::Float, {1});
+  }
+  Status sz = checkOutputSize(c, fill.dt, *shape);
+  if (!sz.ok()) return sz;
+  int64_t n = numElementsOf(*shape);
+  return one(takeElems(fill, *shape, std::vector<int64_t>((size_t)n, 0)));
+}
+
+void registerConstantOfShape(OpRegistrar &r) {
+  r["ConstantOfShape"].infer(constantOfShapeRule).kernel(kConstantOfShape);
+}
+
+//===--- Range ---===//
+
+void rangeRule(InferCtx &c) {
+  int32_t el = c.inElem(0);
+  const Dims *s = c.inData(0), *l = c.inData(1), *d = c.inData(2);
+  const DimExpr *n = nullptr;
+  if (s && l && d && s->size() == 1 && l->size() == 1 && d->size() == 1 && (*d)[0] &&
+      (*d)[0]->isConstant() && (*d)[0]->value() != 0 && (*d)[0]->value() != INT64_MIN) {
+    int64_t delta = (*d)[0]->value();
+    const DimExpr *diff = dimSub(c.ctx, (*l)[0], (*s)[0]);
+    if (delta > 0) n = dimMax(c.ctx, {dimCeilDiv(c.ctx, diff, c.c(delta)), c.c(0)});
+    else n = dimMax(c.ctx, {dimCeilDiv(c.ctx, dimNeg(c.ctx, diff), c.c(-delta)), c.c(0)});
+    if (auto k = smallDim(n, 64); k && (*s)[0] && (*s)[0]->isConstant()) {
+      Dims data;
+      for (int64_t i = 0; i < *k; ++i)
+        data.push_back(dimAdd(c.ctx, (*s)[0], dimMul(c.ctx, c.c(i), c.c(delta))));
+      c.setOutData(0, data);
+    }
+  }
+  c.setTensor(0, el, Dims{n});
 }
 
 StatusOr<std::vector<Tensor>> kRange(const KernelCall &c) {
@@ -532,6 +664,26 @@ StatusOr<std::vector<Tensor>> kRange(const KernelCall &c) {
   return one(out);
 }
 
+// Range-27 added stash_type (default 1: float), which matters for float16
+// and bfloat16 only.
+absl::Status rangeDown27(Node &n, AdapterContext &c) {
+  DataType dt = adapters::operandElemType(n, 0);
+  auto st = adapters::intAttrOr(n, "stash_type", 1);
+  if (!st.ok()) return st.status();
+  if (*st != 1 && (dt == DataType::Float16 || dt == DataType::BFloat16 || dt == DataType::Undefined))
+    return absl::FailedPreconditionError(
+        absl::StrCat("stash_type ", *st, " does not exist at opset ", c.to));
+  if (!c.checkOnly) n.removeAttr("stash_type");
+  return absl::OkStatus();
+}
+
+void registerRange(OpRegistrar &r) {
+  r["Range"].infer(rangeRule).kernel(kRange);
+  r["Range"].since(27).upgrade(adapters::noChange).downgrade(rangeDown27);
+}
+
+//===--- EyeLike ---===//
+
 StatusOr<std::vector<Tensor>> kEyeLike(const KernelCall &c) {
   if (!c.input(0)) return invalid("EyeLike without input");
   const auto &d = c.input(0)->dims();
@@ -560,134 +712,25 @@ StatusOr<std::vector<Tensor>> kEyeLike(const KernelCall &c) {
   return one(out);
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-// Squeeze/Unsqueeze-13: the attribute `axes` became operand #1 (optional for
-// Squeeze, where no axes and an empty list both mean every 1-sized dim).
-absl::Status squeezeUp13(Node &n, AdapterContext &c) {
-  return adapters::intsAttrToOperand(n, c, "axes", 1, /*dropEmpty=*/true);
-}
-absl::Status squeezeDown13(Node &n, AdapterContext &c) {
-  return adapters::operandToIntsAttr(n, c, 1, "axes", /*dropEmpty=*/true);
-}
-absl::Status unsqueezeUp13(Node &n, AdapterContext &c) {
-  return adapters::intsAttrToOperand(n, c, "axes", 1, /*dropEmpty=*/false);
-}
-absl::Status unsqueezeDown13(Node &n, AdapterContext &c) {
-  return adapters::operandToIntsAttr(n, c, 1, "axes", /*dropEmpty=*/false);
-}
-} // namespace
-
-namespace {
-// Reshape-5: the attribute `shape` became operand #1 (same meaning of 0 and
-// -1); consumed_inputs went too (Note [consumed_inputs]).
-absl::Status reshapeUp5(Node &n, AdapterContext &c) {
-  if (!n.getAttr("shape") && (n.numOperands() < 2 || !n.operand(1)))
-    return absl::FailedPreconditionError("no attribute 'shape'");
-  if (absl::Status s = adapters::intsAttrToOperand(n, c, "shape", 1, /*dropEmpty=*/false);
-      !s.ok())
-    return s;
-  return adapters::dropConsumedInputs(n, c);
-}
-absl::Status reshapeDown5(Node &n, AdapterContext &c) {
-  return adapters::operandToIntsAttr(n, c, 1, "shape", /*dropEmpty=*/false);
-}
-} // namespace
-
-
-// Adapters of the steps at opset 10 and later (Note [Version adapters]).
-namespace {
-// Shape-15 added start and end: the older form is the whole shape, so a
-// slice of it becomes Shape -> Slice (Slice-10 and later: the target must be
-// 10 or more).
-absl::Status shapeDown15(Node &n, AdapterContext &c) {
-  auto start = adapters::intAttrOr(n, "start", 0);
-  if (!start.ok()) return start.status();
-  auto end = adapters::intAttrOr(n, "end", std::numeric_limits<int64_t>::max());
-  if (!end.ok()) return end.status();
-  int64_t r = adapters::operandRank(n, 0);
-  bool whole = (*start == 0 || (r >= 0 && *start <= -r)) &&
-               (!n.getAttr("end") || (r >= 0 && *end >= r));
-  if (!whole && c.target < 10)
-    return absl::FailedPreconditionError(absl::StrCat(
-        "start/end select part of the shape, which needs a Slice of its operand form (opset 10 "
-        "or later; the target is ", c.target, ")"));
-  if (c.checkOnly) return absl::OkStatus();
-  n.removeAttr("start");
-  n.removeAttr("end");
-  if (whole) return absl::OkStatus();
-  auto ints = [&](llvm::StringRef base, int64_t v) {
-    Tensor t;
-    t.setDataType(DataType::Int64);
-    t.setDims({1});
-    t.setTyped(Tensor::TypedField::Int64);
-    t.int64Data.mut() = {v};
-    return c.constant(n, base, std::move(t));
-  };
-  Value *s0 = ints("start", *start), *e0 = ints("end", *end);
-  adapters::wrapResult(n, "Slice", {s0, e0});
-  return absl::OkStatus();
-}
-// Range-27 added stash_type (default 1: float), which matters for float16
-// and bfloat16 only.
-absl::Status rangeDown27(Node &n, AdapterContext &c) {
-  DataType dt = adapters::operandElemType(n, 0);
-  auto st = adapters::intAttrOr(n, "stash_type", 1);
-  if (!st.ok()) return st.status();
-  if (*st != 1 && (dt == DataType::Float16 || dt == DataType::BFloat16 || dt == DataType::Undefined))
-    return absl::FailedPreconditionError(
-        absl::StrCat("stash_type ", *st, " does not exist at opset ", c.to));
-  if (!c.checkOnly) n.removeAttr("stash_type");
-  return absl::OkStatus();
-}
-} // namespace
-
-void registerShapeAdapters(OpRegistrar &r) {
-  using adapters::noChange;
-  r["Reshape"].since(14).upgrade(noChange).downgrade([](Node &n, AdapterContext &c) {
-    return adapters::olderFormOnly(n, c, "Reshape", {{"allowzero", AttrKind::Int, 0}});
-  });
-  r["Shape"].since(15).upgrade(noChange).downgrade(shapeDown15);
-  r["Range"].since(27).upgrade(noChange).downgrade(rangeDown27);
-  // Identity-14 and -16 only widened the types (sequences, optionals) under a
-  // renamed type parameter; the pass checks the types going down.
-  r["Identity"].since(14).upgrade(noChange).downgrade(noChange);
-  r["Identity"].since(16).upgrade(noChange).downgrade(noChange);
-}
-
-void registerShapeOps(OpRegistrar &r) {
-  using namespace infer;
-  r["Identity"] = [](InferCtx &c) {
-    const Type *t = c.inType(0);
-    if (t) c.setOutType(0, t);
-    if (const Dims *d = c.inData(0)) c.setOutData(0, *d);
-  };
-  r["Identity"] = kernels::kIdentity;
-  r["Identity"].elementwise().shapePreserving(); // Note [Op facts]
-  r["Shape"].infer(shapeRule).kernel(kernels::kShape).shapeOnly();
-  r["Size"].infer(sizeRule).kernel(kernels::kSize).shapeOnly();
-  r["Squeeze"].infer(squeezeRule).kernel(kernels::kSqueeze).reshapes();
-  r["Unsqueeze"].infer(unsqueezeRule).kernel(kernels::kUnsqueeze).reshapes();
-  // Constant-11 added sparse_value, Constant-12 the value_* forms.
-  r["Constant"].since(11).upgrade(adapters::noChange).downgrade(adapters::noNewAttributes);
-  r["Constant"].since(12).upgrade(adapters::noChange).downgrade(adapters::noNewAttributes);
-  r["Squeeze"].since(13).upgrade(squeezeUp13).downgrade(squeezeDown13);
-  r["Unsqueeze"].since(13).upgrade(unsqueezeUp13).downgrade(unsqueezeDown13);
-  r["Reshape"].since(5).upgrade(reshapeUp5).downgrade(reshapeDown5);
-  r["Reshape"].infer(reshapeRule).kernel(kernels::kReshape).reshapes();
-  r["Expand"].infer(expandRule).kernel(kernels::kExpand);
-  r["Flatten"].infer(flattenRule).kernel(kernels::kFlatten).reshapes();
-  r["Constant"].infer(constantRule).kernel(kernels::kConstant);
-  r["ConstantOfShape"].infer(constantOfShapeRule).kernel(kernels::kConstantOfShape);
-  r["Range"].infer(rangeRule).kernel(kernels::kRange);
+void registerEyeLike(OpRegistrar &r) {
   r["EyeLike"] = [](InferCtx &c) {
     int64_t dt = c.getInt("dtype", 0);
     c.setTensor(0, dt ? (int32_t)dt : c.inElem(0), c.inShape(0));
   };
-  r["EyeLike"] = kernels::kEyeLike;
-  registerShapeAdapters(r);
+  r["EyeLike"].kernel(kEyeLike);
+}
+
+//===----------------------------------------------------------------------===//
+// Registration
+//===----------------------------------------------------------------------===//
+
+} // namespace
+
+void registerShapeOps(OpRegistrar &r) {
+  for (auto *reg : {registerShape, registerSize, registerReshape, registerFlatten,
+                    registerSqueezeUnsqueeze, registerExpand, registerIdentity, registerConstant,
+                    registerConstantOfShape, registerRange, registerEyeLike})
+    reg(r);
 }
 
 } // namespace onnxir
