@@ -108,7 +108,9 @@ def attachments(body, var):
                 yield "kernel"
         else:
             rhs = m.group("rhs")
-            yield "kernel" if re.match(r"\s*kernels::", rhs) else "infer"
+            # Kernels are named kOp (kernels::kOp where a file keeps the
+            # kernels namespace); anything else assigned is a rule.
+            yield "kernel" if re.match(r"\s*(?:kernels::)?k[A-Z]\w*\s*$", rhs) else "infer"
 
 
 def registrations():
