@@ -283,15 +283,6 @@ StatusOr<std::vector<Held>> Run::runKernel(const Node &n, const OpEntry &e,
   std::vector<const Tensor *> known;
   for (const Held &h : in) known.push_back(h.isTensor() ? h.t.get() : nullptr);
   bool nondet = !isDeterministic(n, known);
-  Attribute seed("seed");
-  if (nondet) {
-    bool hasSeed = false;
-    for (const Attribute *a : attrs) hasSeed |= a->name() == "seed";
-    if (!hasSeed) {
-      seed.setFloat((float)opts_.seed);
-      all.push_back(&seed);
-    }
-  }
   std::vector<const Tensor *> inputs;
   for (size_t i = 0; i < in.size(); ++i) {
     const Held &h = in[i];
@@ -305,6 +296,7 @@ StatusOr<std::vector<Held>> Run::runKernel(const Node &n, const OpEntry &e,
   call.inputs = inputs;
   call.numOutputs = n.numResults();
   call.maxOutputBytes = opts_.maxBytes;
+  if (nondet) call.seed = opts_.seed;
   auto r = e.kernel(call);
   if (!r.ok()) return r.status();
   for (unsigned i = (unsigned)r->size(); i < n.numResults(); ++i)
@@ -647,35 +639,49 @@ StatusOr<std::vector<Held>> Run::runLoop(const Node &n, Frame &f, const std::vec
     cond = *c;
     nondet |= (*out)[0].nondet;
     for (size_t k = 0; k < nCarried; ++k) carried[k] = (*out)[1 + k];
-    for (size_t k = 0; k < nScan; ++k) {
-      if (!(*out)[1 + nCarried + k].isTensor())
-        return absl::InvalidArgumentError(absl::StrCat(
-            "scan output #", k, " is ", kindName((*out)[1 + nCarried + k]), ", not a tensor"));
-      scanBytes += tensorDataBytes(*(*out)[1 + nCarried + k].t);
-      if (scanBytes > opts_.maxBytes)
-        return absl::ResourceExhaustedError(absl::StrCat(
-            "the scan outputs are over the limit of ", opts_.maxBytes, " bytes"));
-      scans[k].push_back((*out)[1 + nCarried + k]);
-    }
+    for (size_t k = 0; k < nScan; ++k)
+      if (auto s = collectScanOutput(scans[k], (*out)[1 + nCarried + k], k, scanBytes); !s.ok())
+        return s;
   }
+  return loopResults(carried, nondet, scans, *body, 1 + nCarried,
+                     [](size_t, std::vector<const Tensor *> &items) { return stack(items, 0); });
+}
+
+Status Run::collectScanOutput(std::vector<Held> &items, const Held &h, size_t k,
+                              uint64_t &bytes) const {
+  if (!h.isTensor())
+    return absl::InvalidArgumentError(
+        absl::StrCat("scan output #", k, " is ", kindName(h), ", not a tensor"));
+  bytes += tensorDataBytes(*h.t);
+  if (bytes > opts_.maxBytes)
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the scan outputs are over the limit of ", opts_.maxBytes, " bytes"));
+  items.push_back(h);
+  return absl::OkStatus();
+}
+
+StatusOr<std::vector<Held>> Run::loopResults(
+    std::vector<Held> &state, bool nondet, const std::vector<std::vector<Held>> &scans,
+    const Graph &body, size_t firstScanOut,
+    llvm::function_ref<StatusOr<Tensor>(size_t k, std::vector<const Tensor *> &items)>
+        stackItems) {
   std::vector<Held> results;
-  for (Held &h : carried) {
+  for (Held &h : state) {
     h.nondet |= nondet;
     results.push_back(h);
   }
-  for (size_t k = 0; k < nScan; ++k) {
+  for (size_t k = 0; k < scans.size(); ++k) {
     StatusOr<Tensor> t = absl::UnknownError("");
     bool nd = nondet;
     if (scans[k].empty()) {
-      t = emptyStack(body->output(1 + nCarried + k)->type(),
-                     absl::StrCat("scan output #", k));
+      t = emptyStack(body.output(firstScanOut + k)->type(), absl::StrCat("scan output #", k));
     } else {
       std::vector<const Tensor *> items;
       for (const Held &h : scans[k]) {
         items.push_back(h.t.get());
         nd |= h.nondet;
       }
-      t = stack(items, 0);
+      t = stackItems(k, items);
     }
     if (!t.ok()) return t.status();
     results.push_back(Held::tensor(own(std::move(*t)), nd));
@@ -754,43 +760,17 @@ StatusOr<std::vector<Held>> Run::scanLoop(const Graph &body, Frame &f, std::vect
     auto out = runSubgraph(body, f, bin);
     if (!out.ok()) return out.status();
     for (size_t k = 0; k < nState; ++k) state[k] = (*out)[k];
-    for (size_t k = 0; k < nScanOut; ++k) {
-      const Held &h = (*out)[nState + k];
-      if (!h.isTensor())
-        return absl::InvalidArgumentError(
-            absl::StrCat("scan output #", k, " is ", kindName(h), ", not a tensor"));
-      scanBytes += tensorDataBytes(*h.t);
-      if (scanBytes > opts_.maxBytes)
-        return absl::ResourceExhaustedError(absl::StrCat(
-            "the scan outputs are over the limit of ", opts_.maxBytes, " bytes"));
-      scans[k].push_back(h);
-    }
+    for (size_t k = 0; k < nScanOut; ++k)
+      if (auto s = collectScanOutput(scans[k], (*out)[nState + k], k, scanBytes); !s.ok())
+        return s;
   }
-  std::vector<Held> results;
-  for (Held &h : state) {
-    h.nondet |= nondet;
-    results.push_back(h);
-  }
-  for (size_t k = 0; k < nScanOut; ++k) {
-    StatusOr<Tensor> t = absl::UnknownError("");
-    bool nd = nondet;
-    if (scans[k].empty()) {
-      t = emptyStack(body.output(nState + k)->type(), absl::StrCat("scan output #", k));
-    } else {
-      std::vector<const Tensor *> items;
-      for (const Held &h : scans[k]) {
-        items.push_back(h.t.get());
-        nd |= h.nondet;
-      }
-      if (outDirs[k]) std::reverse(items.begin(), items.end());
-      int64_t rank = (int64_t)items.front()->dims().size() + 1;
-      int64_t ax = outAxes[k] < 0 ? outAxes[k] + rank : outAxes[k];
-      t = stack(items, ax);
-    }
-    if (!t.ok()) return t.status();
-    results.push_back(Held::tensor(own(std::move(*t)), nd));
-  }
-  return results;
+  return loopResults(state, nondet, scans, body, nState,
+                     [&](size_t k, std::vector<const Tensor *> &items) {
+                       if (outDirs[k]) std::reverse(items.begin(), items.end());
+                       int64_t rank = (int64_t)items.front()->dims().size() + 1;
+                       int64_t ax = outAxes[k] < 0 ? outAxes[k] + rank : outAxes[k];
+                       return stack(items, ax);
+                     });
 }
 
 // Note [Scan-8]

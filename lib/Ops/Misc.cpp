@@ -54,10 +54,13 @@ bool isFloatType(DataType t) {
 
 // Note [Random kernels]
 //   The random ops never fold (their schemas are nondeterministic); the
-//   evaluator runs them with the node's `seed`, or EvalOptions::seed given
-//   as one (Evaluator.h). The generator is std::mt19937_64 seeded with the
-//   bits of the seed as a double (distinct seeds, distinct streams; no
-//   seed at all is seed 0), so a seed gives the same values on every
+//   evaluator runs them with the node's `seed`, or else the run's seed
+//   (KernelCall::seed, EvalOptions::seed in Evaluator.h). The generator is
+//   std::mt19937_64 seeded with the bits of the seed as a double (distinct
+//   seeds, distinct streams; no seed at all is seed 0); a run's seed that
+//   a float cannot hold exactly (over 2^24, where two seeds would round to
+//   one float) seeds it through a seed_seq of its two halves instead, so
+//   every 64-bit seed is its own stream. A seed gives the same values on every
 //   platform: uniforms are the top 53 bits of a draw scaled to [0, 1),
 //   normals come from Box-Muller (one pair of uniforms per value), not from
 //   the standard library's distributions, whose algorithms vary.
@@ -65,7 +68,20 @@ bool isFloatType(DataType t) {
 class Rng {
 public:
   explicit Rng(const KernelCall &c) {
-    double seed = c.hasAttr("seed") ? (double)c.getFloat("seed") : 0.0;
+    double seed = 0.0;
+    if (c.hasAttr("seed")) {
+      seed = (double)c.getFloat("seed");
+    } else if (c.seed) {
+      // The seed a node attribute of the same value would give, wherever
+      // a float holds the value (runs keep their streams across versions).
+      if ((uint64_t)(float)*c.seed == *c.seed) {
+        seed = (double)(float)*c.seed;
+      } else {
+        std::seed_seq seq{(uint32_t)*c.seed, (uint32_t)(*c.seed >> 32)};
+        gen_.seed(seq);
+        return;
+      }
+    }
     uint64_t bits;
     std::memcpy(&bits, &seed, sizeof bits);
     gen_.seed(bits);

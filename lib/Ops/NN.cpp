@@ -438,11 +438,11 @@ void registerSoftmax(OpRegistrar &r) {
 //   copies the input with an all-true mask. The mask is bool from opset 10,
 //   of the data's type before.
 
-/// The `seed` attribute as an integer (an int, or a float the evaluator
-/// set); 0 when absent.
+/// The `seed` attribute as an integer (an int or a float); without one the
+/// run's seed (KernelCall::seed), else 0.
 uint64_t seedOf(const KernelCall &c) {
   const Attribute *a = c.attr("seed");
-  if (!a) return 0;
+  if (!a) return c.seed.value_or(0);
   if (a->kind() == AttrKind::Int) return (uint64_t)a->i;
   if (a->kind() == AttrKind::Float && std::isfinite(a->f)) return (uint64_t)(int64_t)a->f;
   return 0;

@@ -32,8 +32,9 @@
 //    refuse before allocating (KernelCall::maxOutputBytes), stacking of
 //    Loop and Scan outputs likewise (ResourceExhausted).
 //  - Random ops (nondeterministic schemas) run when their kernel exists,
-//    with EvalOptions::seed as their `seed` attribute when the node has
-//    none; every value computed from one is reported as nondeterministic.
+//    with EvalOptions::seed (KernelCall::seed) when the node has no `seed`
+//    attribute; every value computed from one is reported as
+//    nondeterministic.
 //  - Values are tensors, sequences and optionals (Note [Evaluator values]).
 //
 // Note [Evaluator values]

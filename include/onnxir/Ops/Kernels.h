@@ -30,6 +30,7 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 ONNXIR_API_BEGIN
@@ -52,6 +53,11 @@ struct KernelCall : OpContext {
   unsigned numOutputs = 1;
   /// Refuse (ResourceExhausted) before producing a tensor bigger than this.
   uint64_t maxOutputBytes = UINT64_MAX;
+  /// The run's seed for a random op whose node has no `seed` attribute
+  /// (the evaluator's EvalOptions::seed; the attribute wins when present).
+  /// A separate field, not a made-up float attribute: every 64-bit seed
+  /// stays distinct.
+  std::optional<uint64_t> seed;
 
   /// The attribute named `name`, or null.
   const Attribute *attr(llvm::StringRef name) const override;

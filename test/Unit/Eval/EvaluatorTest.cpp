@@ -283,3 +283,57 @@ g (int64 n, float[4] x) => (float[N,4] all)
 }
 
 } // namespace
+
+// A random op without a `seed` attribute runs on the run's seed: the same
+// stream as a node seed of that value where a float holds it (5), and one
+// stream per 64-bit seed beyond that: 2^24 and 2^24 + 1 are one float, so
+// passing the run's seed as a float attribute made them one stream; 2^63
+// and 2^63 + 2^40 likewise. Dropout in training mode reads it too.
+TEST(Evaluator, RunSeedKeepsEverySixtyFourBitSeedDistinct) {
+  auto unseeded = parse(R"(<ir_version: 8, opset_import: ["" : 17]>
+g () => (float[16] y)
+{
+  y = RandomUniform <shape = [16]> ()
+})");
+  auto seeded = parse(R"(<ir_version: 8, opset_import: ["" : 17]>
+g () => (float[16] y)
+{
+  y = RandomUniform <shape = [16], seed = 5.0> ()
+})");
+  ASSERT_TRUE(unseeded && seeded);
+  auto run = [&](const Model &m, uint64_t seed) {
+    EvalOptions o;
+    o.seed = seed;
+    auto r = evaluateModel(m, {}, o);
+    EXPECT_TRUE(r.ok()) << r.status();
+    if (r.ok()) {
+      EXPECT_EQ(r->nondeterministic.count("y"), 1u);
+    }
+    return r.ok() ? fvals(*r, "y") : std::vector<float>{};
+  };
+  auto five = run(*unseeded, 5);
+  ASSERT_EQ(five.size(), 16u);
+  EXPECT_EQ(five, run(*seeded, 123)); // the attribute wins over the run's seed
+  EXPECT_NE(five, run(*unseeded, 6));
+  EXPECT_NE(run(*unseeded, 1u << 24), run(*unseeded, (1u << 24) + 1));
+  EXPECT_NE(run(*unseeded, 1ull << 63), run(*unseeded, (1ull << 63) + (1ull << 40)));
+  EXPECT_EQ(run(*unseeded, (1u << 24) + 1), run(*unseeded, (1u << 24) + 1));
+
+  auto dropout = parse(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[64] x) => (float[64] y, bool[64] mask) <float[64] x = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}>
+{
+  r = Constant <value = float {0.5}> ()
+  t = Constant <value = bool {1}> ()
+  y, mask = Dropout (x, r, t)
+})");
+  ASSERT_TRUE(dropout);
+  auto drop = [&](uint64_t seed) {
+    EvalOptions o;
+    o.seed = seed;
+    auto r = evaluateModel(*dropout, {}, o);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? fvals(*r, "y") : std::vector<float>{};
+  };
+  EXPECT_NE(drop(1u << 24), drop((1u << 24) + 1));
+  EXPECT_EQ(drop(7), drop(7));
+}
