@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
 
 #include <map>
 #include <memory>
@@ -122,6 +123,18 @@ private:
                                        const std::vector<int64_t> &inDirs,
                                        const std::vector<int64_t> &outAxes,
                                        const std::vector<int64_t> &outDirs, bool nondet);
+  /// Loop and Scan: adds body output `h` to the items of scan output #k,
+  /// within the run's byte limit (`bytes`: all scan items so far).
+  Status collectScanOutput(std::vector<Held> &items, const Held &h, size_t k,
+                           uint64_t &bytes) const;
+  /// Loop and Scan: the final `state` (nondeterministic too when `nondet`),
+  /// then each scan output's items stacked by `stackItems`, or, when no
+  /// iteration ran, an empty stack of body output `firstScanOut + k`'s type.
+  StatusOr<std::vector<Held>>
+  loopResults(std::vector<Held> &state, bool nondet, const std::vector<std::vector<Held>> &scans,
+              const Graph &body, size_t firstScanOut,
+              llvm::function_ref<StatusOr<Tensor>(size_t k, std::vector<const Tensor *> &items)>
+                  stackItems);
   StatusOr<std::vector<Held>> runScan8(const Node &n, Frame &f, const std::vector<Held> &in,
                                        llvm::ArrayRef<const Attribute *> attrs);
   /// Runs subgraph `g` in a frame under `f` with its inputs bound to `in`.
