@@ -9,20 +9,31 @@
 namespace onnxir {
 
 namespace {
+/// The number classes the is*() predicates ask about; anything else
+/// (undefined, string, bool, complex) is Other.
+enum class NumClass : uint8_t { Other, Floating, Signed, Unsigned };
 struct TypeFacts {
   const char *name;
   unsigned bits;
+  NumClass cls;
 };
+constexpr NumClass O = NumClass::Other, F = NumClass::Floating, S = NumClass::Signed,
+                   U = NumClass::Unsigned;
 // Indexed by DataType number.
 constexpr TypeFacts kFacts[] = {
-    {"undefined", 0}, {"float", 32},        {"uint8", 8},          {"int8", 8},
-    {"uint16", 16},   {"int16", 16},        {"int32", 32},         {"int64", 64},
-    {"string", 0},    {"bool", 8},          {"float16", 16},       {"double", 64},
-    {"uint32", 32},   {"uint64", 64},       {"complex64", 64},     {"complex128", 128},
-    {"bfloat16", 16}, {"float8e4m3fn", 8},  {"float8e4m3fnuz", 8}, {"float8e5m2", 8},
-    {"float8e5m2fnuz", 8}, {"uint4", 4},    {"int4", 4},           {"float4e2m1", 4},
-    {"float8e8m0", 8}, {"uint2", 2},        {"int2", 2},
+    {"undefined", 0, O}, {"float", 32, F},        {"uint8", 8, U},          {"int8", 8, S},
+    {"uint16", 16, U},   {"int16", 16, S},        {"int32", 32, S},         {"int64", 64, S},
+    {"string", 0, O},    {"bool", 8, O},          {"float16", 16, F},       {"double", 64, F},
+    {"uint32", 32, U},   {"uint64", 64, U},       {"complex64", 64, O},     {"complex128", 128, O},
+    {"bfloat16", 16, F}, {"float8e4m3fn", 8, F},  {"float8e4m3fnuz", 8, F}, {"float8e5m2", 8, F},
+    {"float8e5m2fnuz", 8, F}, {"uint4", 4, U},    {"int4", 4, S},           {"float4e2m1", 4, F},
+    {"float8e8m0", 8, F}, {"uint2", 2, U},        {"int2", 2, S},
 };
+
+NumClass numClass(DataType t) {
+  int32_t v = static_cast<int32_t>(t);
+  return v < 0 || v > kMaxDataType ? NumClass::Other : kFacts[v].cls;
+}
 static_assert(sizeof(kFacts) / sizeof(kFacts[0]) == kMaxDataType + 1, "table size");
 
 uint32_t bitsOf(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
@@ -57,37 +68,11 @@ uint64_t dataTypeStorageBytes(DataType t, uint64_t n) {
   return bytes > UINT64_MAX ? UINT64_MAX : (uint64_t)bytes;
 }
 
-bool isFloatingPoint(DataType t) {
-  switch (t) {
-  case DataType::Float: case DataType::Double: case DataType::Float16:
-  case DataType::BFloat16: case DataType::Float8E4M3FN: case DataType::Float8E4M3FNUZ:
-  case DataType::Float8E5M2: case DataType::Float8E5M2FNUZ: case DataType::Float4E2M1:
-  case DataType::Float8E8M0:
-    return true;
-  default:
-    return false;
-  }
-}
+bool isFloatingPoint(DataType t) { return numClass(t) == NumClass::Floating; }
 
-bool isSignedInteger(DataType t) {
-  switch (t) {
-  case DataType::Int8: case DataType::Int16: case DataType::Int32:
-  case DataType::Int64: case DataType::Int4: case DataType::Int2:
-    return true;
-  default:
-    return false;
-  }
-}
+bool isSignedInteger(DataType t) { return numClass(t) == NumClass::Signed; }
 
-bool isUnsignedInteger(DataType t) {
-  switch (t) {
-  case DataType::Uint8: case DataType::Uint16: case DataType::Uint32:
-  case DataType::Uint64: case DataType::Uint4: case DataType::Uint2:
-    return true;
-  default:
-    return false;
-  }
-}
+bool isUnsignedInteger(DataType t) { return numClass(t) == NumClass::Unsigned; }
 
 bool isComplex(DataType t) { return t == DataType::Complex64 || t == DataType::Complex128; }
 

@@ -802,19 +802,15 @@ std::optional<int64_t> DimExpr::evaluate(
     return value_;
   case Kind::Symbol:
     return lookup(name_);
-  case Kind::Add: {
-    int64_t acc = value_;
-    for (const DimExpr *t : ops_) {
-      auto v = ev(t);
-      if (!v || addOv(acc, *v, acc)) return std::nullopt;
-    }
-    return acc;
-  }
+  case Kind::Add:
   case Kind::Mul: {
+    // value_ is the constant term (sum) or coefficient (product); an overflow
+    // anywhere makes the whole expression unknown.
+    bool add = kind_ == Kind::Add;
     int64_t acc = value_;
     for (const DimExpr *t : ops_) {
       auto v = ev(t);
-      if (!v || mulOv(acc, *v, acc)) return std::nullopt;
+      if (!v || (add ? addOv(acc, *v, acc) : mulOv(acc, *v, acc))) return std::nullopt;
     }
     return acc;
   }

@@ -682,36 +682,32 @@ std::unique_ptr<Graph> Graph::clone(IRMapping &m) const {
   g->metadata = metadata;
   g->quantizationAnnotations = quantizationAnnotations;
   g->extras = extras;
-  for (Value *v : inputs_) {
-    Value *c = g->newGraphValue(Value::Kind::GraphInput, v->name_);
+  // The copy of graph value `v` in g, mapped from v. Sparse initializers
+  // copy only their type and extras, as they always have.
+  auto copyValue = [&](Value *v, Value::Kind kind) {
+    Value *c = g->newGraphValue(kind, v->name_);
     c->type_ = v->type_;
-    c->docString = v->docString;
-    c->metadata = v->metadata;
-    c->extras = v->extras;
-    g->inputs_.push_back(c);
-    m.map(v, c);
-  }
-  for (Value *v : initializers_) {
-    Value *c = m.lookupOrNull(v);
-    if (!c || c->getGraph() != g.get()) {
-      c = g->newGraphValue(Value::Kind::Initializer, v->name_);
-      c->type_ = v->type_;
+    if (kind != Value::Kind::SparseInitializer) {
       c->docString = v->docString;
       c->metadata = v->metadata;
-      c->extras = v->extras;
-      m.map(v, c);
     }
+    c->extras = v->extras;
+    m.map(v, c);
+    return c;
+  };
+  // An initializer's copy: the one already made in g when v is also an input.
+  auto initializerCopy = [&](Value *v, Value::Kind kind) {
+    Value *c = m.lookupOrNull(v);
+    return c && c->getGraph() == g.get() ? c : copyValue(v, kind);
+  };
+  for (Value *v : inputs_) g->inputs_.push_back(copyValue(v, Value::Kind::GraphInput));
+  for (Value *v : initializers_) {
+    Value *c = initializerCopy(v, Value::Kind::Initializer);
     c->tensor_ = std::make_unique<Tensor>(*v->tensor_);
     g->initializers_.push_back(c);
   }
   for (Value *v : sparse_) {
-    Value *c = m.lookupOrNull(v);
-    if (!c || c->getGraph() != g.get()) {
-      c = g->newGraphValue(Value::Kind::SparseInitializer, v->name_);
-      c->type_ = v->type_;
-      c->extras = v->extras;
-      m.map(v, c);
-    }
+    Value *c = initializerCopy(v, Value::Kind::SparseInitializer);
     c->sparse_ = std::make_unique<SparseTensor>(*v->sparse_);
     g->sparse_.push_back(c);
   }
