@@ -2057,29 +2057,33 @@ absl::StatusOr<std::unique_ptr<Model>> Parser::parseModel() {
         return fail();
       }
       if (!consume(&k) || !expect(':')) return fail();
-      std::string s;
-      int64_t i;
+      // The scalar properties: one integer or string token into a field of
+      // Model each.
+      static const struct {
+        const char *key;
+        std::optional<int64_t> Model::*field;
+      } kIntProps[] = {{"ir_version", &Model::irVersion}, {"model_version", &Model::modelVersion}};
+      static const struct {
+        const char *key;
+        std::optional<std::string> Model::*field;
+      } kStringProps[] = {{"producer_name", &Model::producerName},
+                          {"producer_version", &Model::producerVersion},
+                          {"domain", &Model::domain},
+                          {"doc_string", &Model::docString}};
+      auto isKey = [&](const auto &p) { return k.text == p.key; };
+      auto intProp = std::find_if(std::begin(kIntProps), std::end(kIntProps), isKey);
+      auto stringProp = std::find_if(std::begin(kStringProps), std::end(kStringProps), isKey);
       bool ok = true;
-      if (k.text == "ir_version") {
+      if (intProp != std::end(kIntProps)) {
+        int64_t i = 0;
         ok = parseIntToken(i, "an integer");
-        m->irVersion = i;
+        (*m).*(intProp->field) = i;
+      } else if (stringProp != std::end(kStringProps)) {
+        std::string s;
+        ok = parseStringToken(s, "a string");
+        (*m).*(stringProp->field) = s;
       } else if (k.text == "opset_import") {
         ok = parseHeaderOpsets(m->opsetImports);
-      } else if (k.text == "producer_name") {
-        ok = parseStringToken(s, "a string");
-        m->producerName = s;
-      } else if (k.text == "producer_version") {
-        ok = parseStringToken(s, "a string");
-        m->producerVersion = s;
-      } else if (k.text == "domain") {
-        ok = parseStringToken(s, "a string");
-        m->domain = s;
-      } else if (k.text == "model_version") {
-        ok = parseIntToken(i, "an integer");
-        m->modelVersion = i;
-      } else if (k.text == "doc_string") {
-        ok = parseStringToken(s, "a string");
-        m->docString = s;
       } else if (k.text == "metadata_props") {
         ok = expect('[');
         if (ok && !accept(']')) {

@@ -91,7 +91,7 @@ private:
   void printAttribute(const Attribute &a, int ind);
   bool attrNeedsLines(const Attribute &a) const;
   void printNode(const Node &n, int ind);
-  void printOpsets(const std::vector<OpsetImport> &ops);
+  static std::string opsetList(const std::vector<OpsetImport> &ops);
   std::string opsetExtras(const std::vector<OpsetImport> &ops) const;
   void printFunction(const Function &f);
   void graphFields(const Graph &g, FieldWriter &w) const;
@@ -262,6 +262,19 @@ std::string Printer::tensorType(const Tensor &t) const {
   return s;
 }
 
+/// `[f(x), f(y), ...]` over `items`: the bracketed list in which the text
+/// syntax writes a repeated field.
+template <class Items, class F> static std::string bracketed(const Items &items, F &&f) {
+  std::string s = "[";
+  bool first = true;
+  for (const auto &x : items) {
+    if (!first) s += ", ";
+    first = false;
+    s += f(x);
+  }
+  return s + "]";
+}
+
 /// `{v, v, ...}` of a typed field, written straight into one string (large
 /// tensors would otherwise hold a string per element).
 static std::string typedBody(const TypedData &d, bool &exact) {
@@ -271,20 +284,23 @@ static std::string typedBody(const TypedData &d, bool &exact) {
   auto sep = [&](size_t i) {
     if (i) s += ", ";
   };
+  // Floating-point elements also tell whether their shortest text reads
+  // back as the same value (`exact`).
+  auto floats = [&](const auto &v, auto roundTrips, auto format) {
+    for (size_t i = 0; i < v.size(); ++i) {
+      sep(i);
+      exact = exact && roundTrips(v[i]);
+      s += format(v[i]);
+    }
+  };
   switch (d.field) {
   case F::Float:
-    for (size_t i = 0; i < d.f32.size(); ++i) {
-      sep(i);
-      exact = exact && floatRoundTrips(d.f32[i]);
-      s += formatFloat(d.f32[i]);
-    }
+    floats(d.f32, [](float x) { return floatRoundTrips(x); },
+           [](float x) { return formatFloat(x); });
     break;
   case F::Double:
-    for (size_t i = 0; i < d.f64.size(); ++i) {
-      sep(i);
-      exact = exact && doubleRoundTrips(d.f64[i]);
-      s += formatDouble(d.f64[i]);
-    }
+    floats(d.f64, [](double x) { return doubleRoundTrips(x); },
+           [](double x) { return formatDouble(x); });
     break;
   case F::Int32:
     for (size_t i = 0; i < d.i32.size(); ++i) sep(i), s += std::to_string(d.i32[i]);
@@ -721,19 +737,15 @@ void Printer::graphFields(const Graph &g, FieldWriter &w) const {
   if (!full()) return;
   if (!g.docString.empty()) w.str("doc_string", g.docString);
   if (!g.metadata.empty()) w.metadata("metadata_props", g.metadata);
-  if (!g.quantizationAnnotations.empty()) {
-    std::string s = "[";
-    for (size_t i = 0; i < g.quantizationAnnotations.size(); ++i) {
-      const QuantizationAnnotation &q = g.quantizationAnnotations[i];
-      FieldWriter qw;
-      if (q.tensorName) qw.str("tensor_name", *q.tensorName);
-      qw.metadata("quant_parameter_tensor_names", q.quantParameterTensorNames);
-      if (!q.extras.empty()) qw.hex("extras", q.extras);
-      if (i) s += ", ";
-      s += qw.record();
-    }
-    w.raw("quantization_annotation", s + "]");
-  }
+  if (!g.quantizationAnnotations.empty())
+    w.raw("quantization_annotation",
+          bracketed(g.quantizationAnnotations, [](const QuantizationAnnotation &q) {
+            FieldWriter qw;
+            if (q.tensorName) qw.str("tensor_name", *q.tensorName);
+            qw.metadata("quant_parameter_tensor_names", q.quantParameterTensorNames);
+            if (!q.extras.empty()) qw.hex("extras", q.extras);
+            return qw.record();
+          }));
   if (!g.extras.empty()) w.hex("extras", g.extras);
 }
 
@@ -860,13 +872,11 @@ void Printer::printGraph(const Graph &g, int ind, bool isFunctionBody) {
 // Model and functions
 //===----------------------------------------------------------------------===//
 
-void Printer::printOpsets(const std::vector<OpsetImport> &ops) {
-  out_ += "[";
-  for (size_t i = 0; i < ops.size(); ++i) {
-    if (i) out_ += ", ";
-    out_ += quoteString(ops[i].domain) + " : " + std::to_string(ops[i].version);
-  }
-  out_ += "]";
+/// The header's `opset_import: [...]` list, of a model or a function.
+std::string Printer::opsetList(const std::vector<OpsetImport> &ops) {
+  return bracketed(ops, [](const OpsetImport &o) {
+    return quoteString(o.domain) + " : " + std::to_string(o.version);
+  });
 }
 
 std::string Printer::opsetExtras(const std::vector<OpsetImport> &ops) const {
@@ -951,13 +961,7 @@ void Printer::printFunction(const Function &f) {
   if (ext()) annot("function", w, 0);
   std::vector<std::string> hdr;
   if (!f.domain.empty()) hdr.push_back("domain: " + quoteString(f.domain));
-  if (!f.opsetImports.empty()) {
-    std::string save;
-    std::swap(save, out_);
-    printOpsets(f.opsetImports);
-    std::swap(save, out_);
-    hdr.push_back("opset_import: " + save);
-  }
+  if (!f.opsetImports.empty()) hdr.push_back("opset_import: " + opsetList(f.opsetImports));
   if (!f.overload.empty()) hdr.push_back("overload: " + quoteString(f.overload));
   if (!f.docString.empty())
     hdr.push_back("doc_string: " + quoteString(f.docString));
@@ -1000,27 +1004,18 @@ void Printer::printFunction(const Function &f) {
 void Printer::printModel(const Model &m) {
   FieldWriter w;
   if (full()) {
-    if (!m.trainingInfo.empty()) {
-      std::string s = "[";
-      for (size_t i = 0; i < m.trainingInfo.size(); ++i)
-        s += (i ? ", " : "") + annotHex(m.trainingInfo[i]);
-      w.raw("training_info", s + "]");
-    }
-    if (!m.configurations.empty()) {
-      std::string s = "[";
-      for (size_t i = 0; i < m.configurations.size(); ++i) {
-        const DeviceConfiguration &c = m.configurations[i];
-        FieldWriter cw;
-        if (c.name) cw.str("name", *c.name);
-        if (c.numDevices) cw.num("num_devices", *c.numDevices);
-        std::string d = "[";
-        for (size_t j = 0; j < c.device.size(); ++j) d += (j ? ", " : "") + annotString(c.device[j]);
-        cw.raw("device", d + "]");
-        if (!c.extras.empty()) cw.hex("extras", c.extras);
-        s += (i ? ", " : "") + cw.record();
-      }
-      w.raw("configurations", s + "]");
-    }
+    if (!m.trainingInfo.empty())
+      w.raw("training_info",
+            bracketed(m.trainingInfo, [](const auto &t) { return annotHex(t); }));
+    if (!m.configurations.empty())
+      w.raw("configurations", bracketed(m.configurations, [](const DeviceConfiguration &c) {
+              FieldWriter cw;
+              if (c.name) cw.str("name", *c.name);
+              if (c.numDevices) cw.num("num_devices", *c.numDevices);
+              cw.raw("device", bracketed(c.device, [](const auto &d) { return annotString(d); }));
+              if (!c.extras.empty()) cw.hex("extras", c.extras);
+              return cw.record();
+            }));
     std::string ox = opsetExtras(m.opsetImports);
     if (!ox.empty()) w.raw("opset_extras", ox);
     if (!m.extras.empty()) w.hex("extras", m.extras);
@@ -1030,25 +1025,16 @@ void Printer::printModel(const Model &m) {
 
   std::vector<std::string> hdr;
   if (m.irVersion) hdr.push_back("ir_version: " + std::to_string(*m.irVersion));
-  if (!m.opsetImports.empty()) {
-    std::string save;
-    std::swap(save, out_);
-    printOpsets(m.opsetImports);
-    std::swap(save, out_);
-    hdr.push_back("opset_import: " + save);
-  }
+  if (!m.opsetImports.empty()) hdr.push_back("opset_import: " + opsetList(m.opsetImports));
   if (m.producerName) hdr.push_back("producer_name: " + quoteString(*m.producerName));
   if (m.producerVersion) hdr.push_back("producer_version: " + quoteString(*m.producerVersion));
   if (m.domain) hdr.push_back("domain: " + quoteString(*m.domain));
   if (m.modelVersion) hdr.push_back("model_version: " + std::to_string(*m.modelVersion));
   if (m.docString) hdr.push_back("doc_string: " + quoteString(*m.docString));
-  if (!m.metadata.empty()) {
-    std::string s = "[";
-    for (size_t i = 0; i < m.metadata.size(); ++i)
-      s += (i ? ", " : "") + quoteString(m.metadata[i].first) + ": " +
-           quoteString(m.metadata[i].second);
-    hdr.push_back("metadata_props: " + s + "]");
-  }
+  if (!m.metadata.empty())
+    hdr.push_back("metadata_props: " + bracketed(m.metadata, [](const auto &kv) {
+                    return quoteString(kv.first) + ": " + quoteString(kv.second);
+                  }));
   if (!hdr.empty()) {
     out_ += "<";
     for (size_t i = 0; i < hdr.size(); ++i) {
