@@ -55,29 +55,23 @@ absl::StatusOr<uint64_t> parseByteCount(llvm::StringRef text) {
   if (digits.empty() || digits.getAsInteger(10, n))
     return absl::InvalidArgumentError(
         absl::StrCat("'", text.str(), "' is not a byte count (e.g. 4096, 64KiB, 1MB)"));
-  static const struct {
-    const char *unit;
-    uint64_t mult;
-  } kUnits[] = {{"", 1},
-                {"b", 1},
-                {"k", 1ull << 10},
-                {"kib", 1ull << 10},
-                {"kb", 1000},
-                {"m", 1ull << 20},
-                {"mib", 1ull << 20},
-                {"mb", 1000000},
-                {"g", 1ull << 30},
-                {"gib", 1ull << 30},
-                {"gb", 1000000000},
-                {"t", 1ull << 40},
-                {"tib", 1ull << 40},
-                {"tb", 1000000000000ull}};
+  // B (or no unit), then for the k-th prefix of K, M, G, T: the binary forms
+  // (K, KiB) mean 1024^k and the decimal one (KB) 1000^k, one rule for all
+  // twelve spellings.
   std::string lower = unit.lower();
-  for (const auto &u : kUnits) {
-    if (lower != u.unit) continue;
-    if (n > UINT64_MAX / u.mult)
+  llvm::StringRef rest = llvm::StringRef(lower).drop_front(std::min<size_t>(lower.size(), 1));
+  size_t prefix = lower.empty() ? llvm::StringRef::npos : llvm::StringRef("kmgt").find(lower[0]);
+  uint64_t mult = 0;
+  if (lower.empty() || lower == "b") {
+    mult = 1;
+  } else if (prefix != llvm::StringRef::npos && (rest.empty() || rest == "ib" || rest == "b")) {
+    mult = 1;
+    for (size_t k = 0; k <= prefix; ++k) mult *= rest == "b" ? 1000 : 1024;
+  }
+  if (mult) {
+    if (n > UINT64_MAX / mult)
       return absl::InvalidArgumentError(absl::StrCat("'", text.str(), "' is too large"));
-    return n * u.mult;
+    return n * mult;
   }
   return absl::InvalidArgumentError(
       absl::StrCat("'", text.str(), "' has an unknown unit '", unit.str(),

@@ -10,6 +10,7 @@
 #include "llvm/ADT/DenseMap.h"
 
 #include <cassert>
+#include <algorithm>
 #include <climits>
 #include <vector>
 
@@ -78,22 +79,25 @@ private:
       if (auto s = tensor(st.indices); !s.ok()) return s;
     return absl::OkStatus();
   }
+  /// Saves the payloads of a tensor or sparse tensor attribute: a single-value
+  /// kind uses only its first item (Attribute.h), the list kind all of them.
+  template <class Items, class Save>
+  static absl::Status each(const Items &items, bool single, Save save) {
+    size_t n = single ? std::min<size_t>(items.size(), 1) : items.size();
+    for (size_t i = 0; i < n; ++i)
+      if (auto s = save(*items[i]); !s.ok()) return s;
+    return absl::OkStatus();
+  }
   absl::Status attribute(const Attribute &a) {
     switch (a.kind()) {
     case AttrKind::Tensor:
-      if (!a.tensors.empty()) return tensor(*a.tensors[0]);
-      break;
     case AttrKind::Tensors:
-      for (const auto &t : a.tensors)
-        if (auto s = tensor(*t); !s.ok()) return s;
-      break;
+      return each(a.tensors, a.kind() == AttrKind::Tensor,
+                  [&](const Tensor &t) { return tensor(t); });
     case AttrKind::SparseTensor:
-      if (!a.sparseTensors.empty()) return sparse(*a.sparseTensors[0]);
-      break;
     case AttrKind::SparseTensors:
-      for (const auto &t : a.sparseTensors)
-        if (auto s = sparse(*t); !s.ok()) return s;
-      break;
+      return each(a.sparseTensors, a.kind() == AttrKind::SparseTensor,
+                  [&](const SparseTensor &t) { return sparse(t); });
     case AttrKind::Graph:
       if (a.numGraphs()) return graph(*a.graph(0));
       break;
