@@ -41,25 +41,29 @@ int64_t intAttr(llvm::ArrayRef<const Attribute *> attrs, llvm::StringRef name, i
   return a ? a->i : dflt;
 }
 
+/// Why operand #i cannot be used as `want` ("a sequence", "a tensor"):
+/// missing, or held as another kind (`isWanted` false); OK when it can.
+absl::Status checkOperand(const std::vector<Held> &in, size_t i, llvm::StringRef what,
+                          bool (Held::*isWanted)() const, llvm::StringRef want) {
+  if (i >= in.size() || !in[i].present())
+    return absl::InvalidArgumentError(absl::StrCat(what.str(), " is missing"));
+  if (!(in[i].*isWanted)())
+    return absl::InvalidArgumentError(
+        absl::StrCat(what.str(), " is ", kindName(in[i]), ", not ", want.str()));
+  return absl::OkStatus();
+}
+
 /// Operand #i as a sequence.
 StatusOr<const Held *> sequenceOperand(const std::vector<Held> &in, size_t i,
                                        llvm::StringRef what) {
-  if (i >= in.size() || !in[i].present())
-    return absl::InvalidArgumentError(absl::StrCat(what.str(), " is missing"));
-  if (!in[i].isSequence())
-    return absl::InvalidArgumentError(
-        absl::StrCat(what.str(), " is ", kindName(in[i]), ", not a sequence"));
+  if (auto s = checkOperand(in, i, what, &Held::isSequence, "a sequence"); !s.ok()) return s;
   return &in[i];
 }
 
 /// Operand #i as a tensor.
 StatusOr<const Tensor *> tensorOperand(const std::vector<Held> &in, size_t i,
                                        llvm::StringRef what) {
-  if (i >= in.size() || !in[i].present())
-    return absl::InvalidArgumentError(absl::StrCat(what.str(), " is missing"));
-  if (!in[i].isTensor())
-    return absl::InvalidArgumentError(
-        absl::StrCat(what.str(), " is ", kindName(in[i]), ", not a tensor"));
+  if (auto s = checkOperand(in, i, what, &Held::isTensor, "a tensor"); !s.ok()) return s;
   return in[i].t.get();
 }
 
