@@ -40,19 +40,32 @@ def _index(i, n, what):
 
 
 class _ListView(MutableSequence):
-    """A list-like live view; subclasses say how to read and write it."""
+    """A list-like live view; subclasses say how to read and write it, by
+    naming the owner's methods that do."""
     __slots__ = ("_owner",)
     _what = "list"
+    _getter = None  # the owner's method giving the current items, a new list
+    _setter = None  # the owner's method replacing them (checked before anything changes)
+    _adder = None  # the owner's method appending one, when append is more than an insert
 
     def __init__(self, owner):
         self._owner = owner
         self._get()  # a dead owner raises here, as its other fields do
 
-    def _get(self):  # the current items, a new list
-        raise NotImplementedError
+    def _get(self):
+        if self._getter is None:
+            raise NotImplementedError
+        return getattr(self._owner, self._getter)()
 
-    def _set(self, items):  # replaces the items (checked before anything changes)
-        raise NotImplementedError
+    def _set(self, items):
+        if self._setter is None:
+            raise NotImplementedError
+        getattr(self._owner, self._setter)(items)
+
+    def append(self, v):
+        if self._adder is None:
+            return super().append(v)
+        getattr(self._owner, self._adder)(v)
 
     def __len__(self):
         return len(self._get())
@@ -107,9 +120,7 @@ class GraphInputs(_ListView):
     Graph.add_input(name, elem_type, shape)."""
     __slots__ = ()
     _what = "graph input"
-
-    def _get(self):
-        return self._owner._inputs()
+    _getter = "_inputs"
 
     def _refuse(self):
         raise TypeError("graph inputs are created with Graph.add_input(name, elem_type, shape, "
@@ -142,38 +153,36 @@ class GraphOutputs(_ListView):
     gets its type written (see Graph.add_output)."""
     __slots__ = ()
     _what = "graph output"
-
-    def _get(self):
-        return self._owner._outputs()
-
-    def _set(self, items):
-        self._owner._set_outputs(items)
-
-    def append(self, v):
-        self._owner.add_output(v)
+    _getter, _setter, _adder = "_outputs", "_set_outputs", "add_output"
 
 
 class NodeInputs(_ListView):
     """The operands of a node (a live view; None is an empty slot)."""
     __slots__ = ()
     _what = "node input"
-
-    def _get(self):
-        return self._owner._inputs()
-
-    def _set(self, items):
-        self._owner.set_inputs(items)
-
-    def append(self, v):
-        self._owner.add_input(v)
+    _getter, _setter, _adder = "_inputs", "set_inputs", "add_input"
 
 
 class _DictView(MutableMapping):
+    """A dict-like live view; a subclass reads it as the dict its _get gives
+    now, or says itself how to read it."""
     __slots__ = ("_owner",)
 
     def __init__(self, owner):
         self._owner = owner
         len(self)  # a dead owner raises here, as its other fields do
+
+    def _get(self):  # the current items, a new dict
+        raise NotImplementedError
+
+    def __getitem__(self, k):
+        return self._get()[k]
+
+    def __iter__(self):
+        return iter(self._get())
+
+    def __len__(self):
+        return len(self._get())
 
     def __repr__(self):
         return repr(dict(self.items()))
@@ -188,15 +197,6 @@ class Initializers(_DictView):
 
     def _get(self):
         return self._owner._initializers()
-
-    def __getitem__(self, name):
-        return self._get()[name]
-
-    def __iter__(self):
-        return iter(self._get())
-
-    def __len__(self):
-        return len(self._get())
 
     def __contains__(self, name):
         return name in self._get()
@@ -256,15 +256,6 @@ class _WriteBack(_DictView):
 
     def _get(self):
         return getattr(self._owner, self._field)
-
-    def __getitem__(self, k):
-        return self._get()[k]
-
-    def __iter__(self):
-        return iter(self._get())
-
-    def __len__(self):
-        return len(self._get())
 
     def __setitem__(self, k, v):
         d = self._get()

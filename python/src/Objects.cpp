@@ -775,16 +775,10 @@ void bindObjects(py::module_ &m) {
       .def_property_readonly("path", [](const PyNode &pn) { return nodePath(pn.n()); })
       .def_property_readonly("is_erased", [](const PyNode &pn) { return !pn.e->alive; })
       .def("_inputs", [](const PyNode &pn) {
-        Node *n = pn.n();
-        py::list out(n->numOperands());
-        for (unsigned i = 0; i < n->numOperands(); ++i) out[i] = valueOrNone(pn.holderPtr(), n->operand(i));
-        return out;
+        return valuesList(pn.holderPtr(), pn.n()->operands());
       }, "The operands (a new list; None for an empty slot).")
       .def_property_readonly("outputs", [](const PyNode &pn) {
-        Node *n = pn.n();
-        py::tuple out(n->numResults());
-        for (unsigned i = 0; i < n->numResults(); ++i) out[i] = valueOrNone(pn.holderPtr(), n->result(i));
-        return out;
+        return py::tuple(valuesList(pn.holderPtr(), pn.n()->results()));
       }, "The results, a tuple (None for an empty slot): a node's results are fixed.")
       .def("set_input", [](const PyNode &pn, unsigned i, py::handle v) {
         Node *n = pn.n();

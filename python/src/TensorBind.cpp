@@ -165,17 +165,15 @@ DataType fromNumpyKind(py::dtype dt, const std::string &name) {
     if (size == 2) return DataType::Float16;
     break;
   case 'i':
-    if (size == 1) return DataType::Int8;
-    if (size == 2) return DataType::Int16;
-    if (size == 4) return DataType::Int32;
-    if (size == 8) return DataType::Int64;
+  case 'u': {
+    // Integers of 1, 2, 4 and 8 bytes, signed ('i') or not ('u').
+    static const DataType kInts[2][4] = {
+        {DataType::Int8, DataType::Int16, DataType::Int32, DataType::Int64},
+        {DataType::Uint8, DataType::Uint16, DataType::Uint32, DataType::Uint64}};
+    for (unsigned k = 0; k < 4; ++k)
+      if (size == (size_t{1} << k)) return kInts[kind == 'u'][k];
     break;
-  case 'u':
-    if (size == 1) return DataType::Uint8;
-    if (size == 2) return DataType::Uint16;
-    if (size == 4) return DataType::Uint32;
-    if (size == 8) return DataType::Uint64;
-    break;
+  }
   case 'b': return DataType::Bool;
   case 'c':
     if (size == 8) return DataType::Complex64;
