@@ -35,6 +35,8 @@
 // MODEL, nothing to reduce; 2: an error (`onnxir-reduce: error: ...`).
 //
 //===----------------------------------------------------------------------===//
+#include "../common/BindDims.h"
+
 #include "onnxir/Eval/Compare.h"
 #include "onnxir/Eval/Evaluator.h"
 #include "onnxir/Eval/Extract.h"
@@ -372,15 +374,7 @@ int main(int argc, char **argv) {
     else if (is("--rtol")) o.rtol = number(value("--rtol"), "--rtol");
     else if (is("--atol")) o.atol = number(value("--atol"), "--atol");
     else if (is("--bind-dim")) {
-      // The one reader of --bind-dim (onnx-opt's): SYM=V[;SYM=V...], a
-      // symbol bound twice to different values refused.
-      auto b = parseBindDims(value("--bind-dim"));
-      if (!b.ok()) fail(std::string(b.status().message()));
-      for (auto &[sym, v] : *b) {
-        if (auto [at, fresh] = bind.emplace(sym, v); !fresh && at->second != v)
-          fail("--bind-dim: symbol \"" + sym + "\" is bound twice (" +
-               std::to_string(at->second) + " and " + std::to_string(v) + ")");
-      }
+      if (auto err = tools::addBindDims(value("--bind-dim"), bind)) fail(*err);
     } else if (a == "-o") {
       if (i + 1 >= argc) fail("-o needs a file name");
       o.out = argv[++i];

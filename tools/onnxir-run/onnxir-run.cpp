@@ -19,6 +19,8 @@
 // not (Note [Comparing outputs], Eval/Compare.h). Errors: `onnxir-run: error: ...`, exit 2.
 //
 //===----------------------------------------------------------------------===//
+#include "../common/BindDims.h"
+
 #include "onnxir/Eval/Compare.h"
 #include "onnxir/Eval/Evaluator.h"
 #include "onnxir/Eval/Npy.h"
@@ -209,15 +211,7 @@ int main(int argc, char **argv) {
       if (eq == std::string::npos) fail("--input takes NAME=FILE, not '" + v + "'");
       inputFiles.emplace_back(v.substr(0, eq), v.substr(eq + 1));
     } else if (startsWith(a, "--bind-dim")) {
-      // The one reader of --bind-dim (onnx-opt's): SYM=V[;SYM=V...], a
-      // symbol bound twice to different values refused.
-      auto b = parseBindDims(value("--bind-dim"));
-      if (!b.ok()) fail(std::string(b.status().message()));
-      for (auto &[sym, v] : *b) {
-        if (auto [at, fresh] = bind.emplace(sym, v); !fresh && at->second != v)
-          fail("--bind-dim: symbol \"" + sym + "\" is bound twice (" +
-               std::to_string(at->second) + " and " + std::to_string(v) + ")");
-      }
+      if (auto err = tools::addBindDims(value("--bind-dim"), bind)) fail(*err);
     } else if (startsWith(a, "--seed")) seed = (uint64_t)number(value("--seed"), "--seed");
     else if (startsWith(a, "--max-bytes")) opts.maxBytes = (uint64_t)number(value("--max-bytes"), "--max-bytes");
     else if (startsWith(a, "--compare")) compare = value("--compare");
