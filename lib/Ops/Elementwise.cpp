@@ -42,13 +42,17 @@
 #include <utility>
 
 namespace onnxir {
+namespace {
+
+// The rule and kernel vocabulary (InferSupport.h, KernelSupport.h); each
+// op's rule, kernel, adapters and registration follow in its section.
+using namespace infer;
+using namespace kernels;
+using namespace expansions;
 
 //===----------------------------------------------------------------------===//
 // Helpers shared by several ops
 //===----------------------------------------------------------------------===//
-
-namespace infer {
-namespace {
 
 /// Operand `i` cannot broadcast with the ones before it (from `first`): a
 /// constant dim of the accumulated shape comes from one earlier operand, so
@@ -208,12 +212,6 @@ Rule compareRule(const char *op) {
   };
 }
 
-} // namespace
-} // namespace infer
-
-namespace kernels {
-namespace {
-
 template <typename T> constexpr bool isFloat = std::is_floating_point_v<T>;
 
 enum class FloatOnly { Yes, No };
@@ -364,9 +362,6 @@ StatusOr<std::vector<Tensor>> binaryOpt(const KernelCall &c, F f) {
   return one(out);
 }
 
-} // namespace
-} // namespace kernels
-
 //===----------------------------------------------------------------------===//
 // Facts and version adapters several sections set
 //===----------------------------------------------------------------------===//
@@ -385,9 +380,6 @@ StatusOr<std::vector<Tensor>> binaryOpt(const KernelCall &c, F f) {
 
 //===--- Add, Sub, Mul ---===//
 
-namespace kernels {
-namespace {
-
 StatusOr<std::vector<Tensor>> kAdd(const KernelCall &c) {
   return binary(c, BinKind::Arith, [](auto x, auto y) { return addT(x, y); });
 }
@@ -400,15 +392,10 @@ StatusOr<std::vector<Tensor>> kMul(const KernelCall &c) {
   return binary(c, BinKind::Arith, [](auto x, auto y) { return mulT(x, y); });
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerAddSubMul(OpRegistrar &r) {
-  r["Add"].infer(infer::arithRule("Add")).kernel(kernels::kAdd);
-  r["Sub"].infer(infer::arithRule("Sub")).kernel(kernels::kSub);
-  r["Mul"].infer(infer::arithRule("Mul")).kernel(kernels::kMul);
+  r["Add"].infer(arithRule("Add")).kernel(kAdd);
+  r["Sub"].infer(arithRule("Sub")).kernel(kSub);
+  r["Mul"].infer(arithRule("Mul")).kernel(kMul);
   for (const char *op : {"Add", "Sub", "Mul"}) {
     r[op].elementwise().since(firstVersionWithoutAttribute(op, "broadcast")).broadcasting();
     r[op].since(6).upgrade(adapters::dropConsumedInputs).downgrade(adapters::noChange);
@@ -418,12 +405,7 @@ void registerAddSubMul(OpRegistrar &r) {
   r["Mul"].commutative();
 }
 
-} // namespace
-
 //===--- Div ---===//
-
-namespace kernels {
-namespace {
 
 /// Bit width of an integer type stored in int64.
 unsigned intBits(DataType dt) { return dataTypeBits(dt); }
@@ -453,24 +435,14 @@ StatusOr<std::vector<Tensor>> kDiv(const KernelCall &c) {
   });
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerDiv(OpRegistrar &r) {
-  r["Div"].infer(infer::arithRule("Div")).kernel(kernels::kDiv);
+  r["Div"].infer(arithRule("Div")).kernel(kDiv);
   r["Div"].elementwise().since(firstVersionWithoutAttribute("Div", "broadcast")).broadcasting();
   r["Div"].since(6).upgrade(adapters::dropConsumedInputs).downgrade(adapters::noChange);
   r["Div"].since(7).upgrade(adapters::legacyBroadcastUp).downgrade(adapters::legacyBroadcastDown);
 }
 
-} // namespace
-
 //===--- Mod ---===//
-
-namespace kernels {
-namespace {
 
 StatusOr<std::vector<Tensor>> kMod(const KernelCall &c) {
   bool fmodMode = c.getInt("fmod", 0);
@@ -492,22 +464,12 @@ StatusOr<std::vector<Tensor>> kMod(const KernelCall &c) {
   });
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerMod(OpRegistrar &r) {
-  r["Mod"].infer(infer::arithRule("Mod")).kernel(kernels::kMod);
+  r["Mod"].infer(arithRule("Mod")).kernel(kMod);
   r["Mod"].elementwise().broadcasting();
 }
 
-} // namespace
-
 //===--- Pow ---===//
-
-namespace kernels {
-namespace {
 
 StatusOr<std::vector<Tensor>> kPow(const KernelCall &c) {
   auto a = inputArr(c, 0);
@@ -566,11 +528,6 @@ StatusOr<std::vector<Tensor>> kPow(const KernelCall &c) {
   return one(*back);
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 // Pow-12 lets the exponent have its own type; Pow-7 has one type for both.
 absl::Status powDown12(Node &n, AdapterContext &) {
   DataType x = adapters::operandElemType(n, 0), y = adapters::operandElemType(n, 1);
@@ -582,18 +539,13 @@ absl::Status powDown12(Node &n, AdapterContext &) {
 }
 
 void registerPow(OpRegistrar &r) {
-  r["Pow"].infer(infer::firstOperandTypeRule).kernel(kernels::kPow);
+  r["Pow"].infer(firstOperandTypeRule).kernel(kPow);
   r["Pow"].elementwise().since(firstVersionWithoutAttribute("Pow", "broadcast")).broadcasting();
   r["Pow"].since(7).upgrade(adapters::legacyBroadcastUp).downgrade(adapters::legacyBroadcastDown);
   r["Pow"].since(12).upgrade(adapters::noChange).downgrade(powDown12);
 }
 
-} // namespace
-
 //===--- PRelu ---===//
-
-namespace kernels {
-namespace {
 
 StatusOr<std::vector<Tensor>> kPRelu(const KernelCall &c) {
   auto a = inputArr(c, 0);
@@ -614,11 +566,6 @@ StatusOr<std::vector<Tensor>> kPRelu(const KernelCall &c) {
   if (!st.ok()) return st;
   return one(out);
 }
-
-} // namespace
-} // namespace kernels
-
-namespace {
 
 // PRelu-7 broadcasts the slope to X the numpy way; PRelu-6 defines a slope of
 // one element or (implicitly) of X's shape only (Caffe2 applied a [C] slope
@@ -693,18 +640,13 @@ absl::Status preluUp7(Node &n, AdapterContext &c) {
 }
 
 void registerPRelu(OpRegistrar &r) {
-  r["PRelu"].infer(infer::firstOperandTypeRule).kernel(kernels::kPRelu);
+  r["PRelu"].infer(firstOperandTypeRule).kernel(kPRelu);
   r["PRelu"].elementwise().since(7).broadcasting(); // PRelu-6: a slope of one element
   r["PRelu"].since(6).upgrade(adapters::dropConsumedInputs).downgrade(adapters::noChange);
   r["PRelu"].since(7).upgrade(preluUp7).downgrade(preluSlopeLegacy);
 }
 
-} // namespace
-
 //===--- Equal, Less, Greater, LessOrEqual, GreaterOrEqual ---===//
-
-namespace kernels {
-namespace {
 
 template <typename T> bool lt(T x, T y) { return x < y; }
 
@@ -737,11 +679,6 @@ StatusOr<std::vector<Tensor>> kLessOrEqual(const KernelCall &c) {
 StatusOr<std::vector<Tensor>> kGreaterOrEqual(const KernelCall &c) {
   return binary(c, BinKind::Compare, [](auto x, auto y) { return x >= y; });
 }
-
-} // namespace
-} // namespace kernels
-
-namespace {
 
 // Note [Comparisons below opset 12]
 // GreaterOrEqual and LessOrEqual first exist at opset 12. Their function
@@ -821,11 +758,11 @@ template <bool GE> absl::Status orEqualDown12(Node &n, AdapterContext &c) {
 }
 
 void registerComparisons(OpRegistrar &r) {
-  r["Equal"].infer(infer::compareRule("Equal")).kernel(kernels::kEqual);
-  r["Less"].infer(infer::compareRule("Less")).kernel(kernels::kLess);
-  r["Greater"].infer(infer::compareRule("Greater")).kernel(kernels::kGreater);
-  r["LessOrEqual"].infer(infer::compareRule("LessOrEqual")).kernel(kernels::kLessOrEqual);
-  r["GreaterOrEqual"].infer(infer::compareRule("GreaterOrEqual")).kernel(kernels::kGreaterOrEqual);
+  r["Equal"].infer(compareRule("Equal")).kernel(kEqual);
+  r["Less"].infer(compareRule("Less")).kernel(kLess);
+  r["Greater"].infer(compareRule("Greater")).kernel(kGreater);
+  r["LessOrEqual"].infer(compareRule("LessOrEqual")).kernel(kLessOrEqual);
+  r["GreaterOrEqual"].infer(compareRule("GreaterOrEqual")).kernel(kGreaterOrEqual);
   for (const char *op : {"Equal", "Greater", "Less"}) {
     r[op].elementwise().since(firstVersionWithoutAttribute(op, "broadcast")).broadcasting();
     r[op].since(7).upgrade(adapters::legacyBroadcastUp).downgrade(adapters::legacyBroadcastDown);
@@ -836,12 +773,7 @@ void registerComparisons(OpRegistrar &r) {
   r["LessOrEqual"].since(12).downgrade(orEqualDown12<false>);
 }
 
-} // namespace
-
 //===--- And, Or, Xor ---===//
-
-namespace kernels {
-namespace {
 
 StatusOr<std::vector<Tensor>> kAnd(const KernelCall &c) {
   return binary(c, BinKind::Logic, [](auto x, auto y) { return (decltype(x))(x && y); });
@@ -853,15 +785,10 @@ StatusOr<std::vector<Tensor>> kXor(const KernelCall &c) {
   return binary(c, BinKind::Logic, [](auto x, auto y) { return (decltype(x))((x != 0) != (y != 0)); });
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerLogic(OpRegistrar &r) {
-  r["And"].infer(infer::compareRule("And")).kernel(kernels::kAnd);
-  r["Or"].infer(infer::compareRule("Or")).kernel(kernels::kOr);
-  r["Xor"].infer(infer::compareRule("Xor")).kernel(kernels::kXor);
+  r["And"].infer(compareRule("And")).kernel(kAnd);
+  r["Or"].infer(compareRule("Or")).kernel(kOr);
+  r["Xor"].infer(compareRule("Xor")).kernel(kXor);
   for (const char *op : {"And", "Or", "Xor"}) {
     r[op].elementwise().since(firstVersionWithoutAttribute(op, "broadcast")).broadcasting();
     r[op].commutative();
@@ -869,12 +796,7 @@ void registerLogic(OpRegistrar &r) {
   }
 }
 
-} // namespace
-
 //===--- BitShift ---===//
-
-namespace kernels {
-namespace {
 
 StatusOr<std::vector<Tensor>> kBitShift(const KernelCall &c) {
   bool left = c.getString("direction", "") == "LEFT";
@@ -891,22 +813,12 @@ StatusOr<std::vector<Tensor>> kBitShift(const KernelCall &c) {
   });
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerBitShift(OpRegistrar &r) {
-  r["BitShift"].infer(infer::firstOperandTypeRule).kernel(kernels::kBitShift);
+  r["BitShift"].infer(firstOperandTypeRule).kernel(kBitShift);
   r["BitShift"].elementwise().broadcasting();
 }
 
-} // namespace
-
 //===--- BitwiseAnd, BitwiseOr, BitwiseXor ---===//
-
-namespace kernels {
-namespace {
 
 /// Bitwise ops on integers (results wrap on store).
 template <typename F> StatusOr<std::vector<Tensor>> bitwise(const KernelCall &c, F f) {
@@ -929,25 +841,15 @@ StatusOr<std::vector<Tensor>> kBitwiseXor(const KernelCall &c) {
   return bitwise(c, [](uint64_t x, uint64_t y) { return x ^ y; });
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerBitwise(OpRegistrar &r) {
-  r["BitwiseAnd"].infer(infer::firstOperandTypeRule).kernel(kernels::kBitwiseAnd);
-  r["BitwiseOr"].infer(infer::firstOperandTypeRule).kernel(kernels::kBitwiseOr);
-  r["BitwiseXor"].infer(infer::firstOperandTypeRule).kernel(kernels::kBitwiseXor);
+  r["BitwiseAnd"].infer(firstOperandTypeRule).kernel(kBitwiseAnd);
+  r["BitwiseOr"].infer(firstOperandTypeRule).kernel(kBitwiseOr);
+  r["BitwiseXor"].infer(firstOperandTypeRule).kernel(kBitwiseXor);
   for (const char *op : {"BitwiseAnd", "BitwiseOr", "BitwiseXor"})
     r[op].elementwise().broadcasting().commutative();
 }
 
-} // namespace
-
 //===--- BitwiseNot ---===//
-
-namespace kernels {
-namespace {
 
 StatusOr<std::vector<Tensor>> kBitwiseNot(const KernelCall &c) {
   return unaryMap(c, FloatOnly::No, [](auto x) -> std::optional<decltype(x)> {
@@ -957,22 +859,12 @@ StatusOr<std::vector<Tensor>> kBitwiseNot(const KernelCall &c) {
   });
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerBitwiseNot(OpRegistrar &r) {
-  r["BitwiseNot"].infer(infer::sameAsInput).kernel(kernels::kBitwiseNot);
+  r["BitwiseNot"].infer(sameAsInput).kernel(kBitwiseNot);
   r["BitwiseNot"].elementwise().shapePreserving();
 }
 
-} // namespace
-
 //===--- Not ---===//
-
-namespace kernels {
-namespace {
 
 StatusOr<std::vector<Tensor>> kNot(const KernelCall &c) {
   auto a = inputArr(c, 0);
@@ -982,13 +874,7 @@ StatusOr<std::vector<Tensor>> kNot(const KernelCall &c) {
   return one(*a);
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerNot(OpRegistrar &r) {
-  using namespace infer;
   r["Not"] = [](InferCtx &c) {
     sameAsInput(c);
     if (const Dims *d = c.inData(0)) {
@@ -998,18 +884,13 @@ void registerNot(OpRegistrar &r) {
       c.setOutData(0, o);
     }
   };
-  r["Not"] = kernels::kNot;
+  r["Not"] = kNot;
   r["Not"].elementwise().shapePreserving();
 }
 
-} // namespace
-
 //===--- Sum, Max, Min, Mean ---===//
 
-namespace infer {
-namespace {
-
-void variadic(InferCtx &c) {
+void variadicRule(InferCtx &c) {
   int32_t el = -1;
   for (unsigned i = 0; i < c.numInputs() && el < 0; ++i) el = c.inElem(i);
   if (c.opset < 8 && c.numInputs() > 1) {
@@ -1022,12 +903,6 @@ void variadic(InferCtx &c) {
   if (c.numInputs() == 2 && (c.node.opType() == "Max" || c.node.opType() == "Min"))
     propagateArith(c, c.node.opType());
 }
-
-} // namespace
-} // namespace infer
-
-namespace kernels {
-namespace {
 
 template <typename F>
 StatusOr<std::vector<Tensor>> variadic(const KernelCall &c, F f, bool mean = false) {
@@ -1095,16 +970,11 @@ StatusOr<std::vector<Tensor>> kMean(const KernelCall &c) {
   return variadic(c, [](auto x, auto y) { return addT(x, y); }, true);
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerVariadic(OpRegistrar &r) {
-  r["Sum"].infer(infer::variadic).kernel(kernels::kSum);
-  r["Max"].infer(infer::variadic).kernel(kernels::kMax);
-  r["Min"].infer(infer::variadic).kernel(kernels::kMin);
-  r["Mean"].infer(infer::variadic).kernel(kernels::kMean);
+  r["Sum"].infer(variadicRule).kernel(kSum);
+  r["Max"].infer(variadicRule).kernel(kMax);
+  r["Min"].infer(variadicRule).kernel(kMin);
+  r["Mean"].infer(variadicRule).kernel(kMean);
   for (const char *op : {"Max", "Min", "Sum", "Mean"}) {
     r[op].elementwise().since(8).broadcasting();
     r[op].commutative();
@@ -1115,12 +985,7 @@ void registerVariadic(OpRegistrar &r) {
   }
 }
 
-} // namespace
-
 //===--- Where ---===//
-
-namespace infer {
-namespace {
 
 /// Where on shape data: each element chosen by a known condition (or equal
 /// in both branches); torch's expand writes its sizes as Where(size == -1,
@@ -1146,12 +1011,6 @@ void propagateWhere(InferCtx &c) {
   }
   c.setOutData(0, std::move(out));
 }
-
-} // namespace
-} // namespace infer
-
-namespace kernels {
-namespace {
 
 StatusOr<std::vector<Tensor>> kWhere(const KernelCall &c) {
   auto cond = inputArr(c, 0), x = inputArr(c, 1), y = inputArr(c, 2);
@@ -1183,29 +1042,18 @@ StatusOr<std::vector<Tensor>> kWhere(const KernelCall &c) {
   return one(out);
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerWhere(OpRegistrar &r) {
-  using namespace infer;
   r["Where"] = [](InferCtx &c) {
     int32_t el = c.inElem(1);
     if (el < 0) el = c.inElem(2);
     c.setTensor(0, el, broadcastInputs(c, 0, 3));
     propagateWhere(c);
   };
-  r["Where"] = kernels::kWhere;
+  r["Where"] = kWhere;
   r["Where"].elementwise().broadcasting();
 }
 
-} // namespace
-
 //===--- Clip ---===//
-
-namespace kernels {
-namespace {
 
 StatusOr<std::vector<Tensor>> kClip(const KernelCall &c) {
   auto a = inputArr(c, 0);
@@ -1249,11 +1097,6 @@ StatusOr<std::vector<Tensor>> kClip(const KernelCall &c) {
   if (!st.ok()) return st;
   return one(*a);
 }
-
-} // namespace
-} // namespace kernels
-
-namespace {
 
 // Clip-11: the float attributes min and max became the operands #1 and #2,
 // of the input's type. Clip-6 without an attribute clamps at -FLT_MAX and
@@ -1359,18 +1202,13 @@ absl::Status clipDown11(Node &n, AdapterContext &c) {
 }
 
 void registerClip(OpRegistrar &r) {
-  r["Clip"].infer(infer::sameAsInput).kernel(kernels::kClip);
+  r["Clip"].infer(sameAsInput).kernel(kClip);
   r["Clip"].elementwise().since(firstVersionWithInput("Clip", "min")).broadcasting();
   r["Clip"].since(6).upgrade(adapters::dropConsumedInputs).downgrade(adapters::noChange);
   r["Clip"].since(11).upgrade(clipUp11).downgrade(clipDown11);
 }
 
-} // namespace
-
 //===--- IsNaN, IsInf ---===//
-
-namespace kernels {
-namespace {
 
 /// Unary predicate producing bool.
 template <typename F>
@@ -1403,27 +1241,16 @@ StatusOr<std::vector<Tensor>> kIsInf(const KernelCall &c) {
   });
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerIsNaNIsInf(OpRegistrar &r) {
-  using namespace infer;
   r["IsNaN"] = [](InferCtx &c) { c.setTensor(0, kBool, c.inShape(0)); };
-  r["IsNaN"] = kernels::kIsNaN;
+  r["IsNaN"] = kIsNaN;
   r["IsInf"] = [](InferCtx &c) { c.setTensor(0, kBool, c.inShape(0)); };
-  r["IsInf"] = kernels::kIsInf;
+  r["IsInf"] = kIsInf;
   for (const char *op : {"IsNaN", "IsInf"}) r[op].elementwise().shapePreserving();
 }
 
-} // namespace
-
 //===--- Abs, Neg, Sign, Sqrt, Exp, Log, Reciprocal, Floor, Ceil, Round, Erf, Sin, Cos, Tan,
 //      Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh ---===//
-
-namespace kernels {
-namespace {
 
 FLOAT_UNARY(kSqrt, std::sqrt(x))
 FLOAT_UNARY(kExp, std::exp(x))
@@ -1469,35 +1296,25 @@ StatusOr<std::vector<Tensor>> kSign(const KernelCall &c) {
   });
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerUnaryMath(OpRegistrar &r) {
-  r["Abs"] = kernels::kAbs; r["Neg"] = kernels::kNeg; r["Sign"] = kernels::kSign;
-  r["Sqrt"] = kernels::kSqrt; r["Exp"] = kernels::kExp; r["Log"] = kernels::kLog;
-  r["Reciprocal"] = kernels::kReciprocal; r["Floor"] = kernels::kFloor;
-  r["Ceil"] = kernels::kCeil; r["Round"] = kernels::kRound; r["Erf"] = kernels::kErf;
-  r["Sin"] = kernels::kSin; r["Cos"] = kernels::kCos; r["Tan"] = kernels::kTan;
-  r["Asin"] = kernels::kAsin; r["Acos"] = kernels::kAcos; r["Atan"] = kernels::kAtan;
-  r["Sinh"] = kernels::kSinh; r["Cosh"] = kernels::kCosh; r["Asinh"] = kernels::kAsinh;
-  r["Acosh"] = kernels::kAcosh; r["Atanh"] = kernels::kAtanh;
+  r["Abs"] = kAbs; r["Neg"] = kNeg; r["Sign"] = kSign;
+  r["Sqrt"] = kSqrt; r["Exp"] = kExp; r["Log"] = kLog;
+  r["Reciprocal"] = kReciprocal; r["Floor"] = kFloor;
+  r["Ceil"] = kCeil; r["Round"] = kRound; r["Erf"] = kErf;
+  r["Sin"] = kSin; r["Cos"] = kCos; r["Tan"] = kTan;
+  r["Asin"] = kAsin; r["Acos"] = kAcos; r["Atan"] = kAtan;
+  r["Sinh"] = kSinh; r["Cosh"] = kCosh; r["Asinh"] = kAsinh;
+  r["Acosh"] = kAcosh; r["Atanh"] = kAtanh;
   for (const char *op : {"Abs", "Neg", "Sign", "Sqrt", "Exp", "Log", "Reciprocal", "Floor", "Ceil",
                          "Round", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh",
                          "Cosh", "Asinh", "Acosh", "Atanh"})
-    r[op].infer(infer::sameAsInput).elementwise().shapePreserving();
+    r[op].infer(sameAsInput).elementwise().shapePreserving();
   for (const char *op : {"Abs", "Ceil", "Exp", "Floor", "Log", "Neg", "Reciprocal", "Sqrt"})
     r[op].since(6).upgrade(adapters::dropConsumedInputs).downgrade(adapters::noChange);
 }
 
-} // namespace
-
 //===--- Relu, Sigmoid, Tanh, LeakyRelu, Elu, Selu, Celu, HardSigmoid, HardSwish, Softplus,
 //      Softsign, Mish, Swish, ThresholdedRelu, Shrink ---===//
-
-namespace kernels {
-namespace {
 
 FLOAT_UNARY(kSigmoid, x >= 0 ? T(1) / (T(1) + std::exp(-x)) : std::exp(x) / (T(1) + std::exp(x)))
 FLOAT_UNARY(kTanh, std::tanh(x))
@@ -1551,35 +1368,25 @@ StatusOr<std::vector<Tensor>> kShrink(const KernelCall &c) {
   });
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerActivations(OpRegistrar &r) {
-  r["Relu"] = kernels::kRelu; r["Sigmoid"] = kernels::kSigmoid; r["Tanh"] = kernels::kTanh;
-  r["LeakyRelu"] = kernels::kLeakyRelu; r["Elu"] = kernels::kElu; r["Selu"] = kernels::kSelu;
-  r["Celu"] = kernels::kCelu; r["HardSigmoid"] = kernels::kHardSigmoid;
-  r["HardSwish"] = kernels::kHardSwish; r["Softplus"] = kernels::kSoftplus;
-  r["Softsign"] = kernels::kSoftsign; r["Mish"] = kernels::kMish; r["Swish"] = kernels::kSwish;
-  r["ThresholdedRelu"] = kernels::kThresholdedRelu; r["Shrink"] = kernels::kShrink;
+  r["Relu"] = kRelu; r["Sigmoid"] = kSigmoid; r["Tanh"] = kTanh;
+  r["LeakyRelu"] = kLeakyRelu; r["Elu"] = kElu; r["Selu"] = kSelu;
+  r["Celu"] = kCelu; r["HardSigmoid"] = kHardSigmoid;
+  r["HardSwish"] = kHardSwish; r["Softplus"] = kSoftplus;
+  r["Softsign"] = kSoftsign; r["Mish"] = kMish; r["Swish"] = kSwish;
+  r["ThresholdedRelu"] = kThresholdedRelu; r["Shrink"] = kShrink;
   for (const char *op : {"Relu", "Sigmoid", "Tanh", "LeakyRelu", "Elu", "Selu", "Celu",
                          "HardSigmoid", "HardSwish", "Softplus", "Softsign", "Mish", "Swish",
                          "ThresholdedRelu", "Shrink"})
-    r[op].infer(infer::sameAsInput).elementwise().shapePreserving();
+    r[op].infer(sameAsInput).elementwise().shapePreserving();
   for (const char *op : {"Elu", "HardSigmoid", "LeakyRelu", "Relu", "Selu", "Sigmoid", "Tanh"})
     r[op].since(6).upgrade(adapters::dropConsumedInputs).downgrade(adapters::noChange);
   // Binarizer is ai.onnx.ml's (ML.cpp); this rule in the default domain has
   // always been set here.
-  r["Binarizer"] = infer::sameAsInput;
+  r["Binarizer"] = sameAsInput;
 }
 
-} // namespace
-
 //===--- Gelu ---===//
-
-namespace kernels {
-namespace {
 
 // Gelu-20: x * Phi(x) with the normal CDF written with erf, or with
 // approximate="tanh" the tanh form; any other value is refused.
@@ -1600,12 +1407,6 @@ StatusOr<std::vector<Tensor>> kGelu(const KernelCall &c) {
     }
   });
 }
-
-} // namespace
-} // namespace kernels
-
-namespace expansions {
-namespace {
 
 // Gelu-20's function body: approximate="none": Y = 0.5 * X * (1 + Erf(X /
 // sqrt(2))); "tanh": Y = 0.5 * X * (1 + Tanh(sqrt(2 / pi) * (X + 0.044715 *
@@ -1643,22 +1444,17 @@ absl::Status expandGelu(Node &n, ExpandContext &c, std::vector<Value *> &results
   return absl::OkStatus();
 }
 
-} // namespace
-} // namespace expansions
-
-namespace {
-
 void registerGelu(OpRegistrar &r) {
-  r["Gelu"].infer(infer::sameAsInput).kernel(kernels::kGelu);
+  r["Gelu"].infer(sameAsInput).kernel(kGelu);
   r["Gelu"].elementwise().shapePreserving();
-  r["Gelu"].since(20).expand(expansions::expandGelu);
+  r["Gelu"].since(20).expand(expandGelu);
 }
-
-} // namespace
 
 //===----------------------------------------------------------------------===//
 // Registration
 //===----------------------------------------------------------------------===//
+
+} // namespace
 
 void registerElementwiseOps(OpRegistrar &r) {
   for (auto *reg : {registerAddSubMul, registerDiv, registerMod, registerPow, registerPRelu,

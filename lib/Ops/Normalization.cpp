@@ -32,12 +32,17 @@
 #include <cmath>
 
 namespace onnxir {
+namespace {
+
+// The rule and kernel vocabulary (InferSupport.h, KernelSupport.h); each
+// op's rule, kernel, adapters and registration follow in its section.
+using namespace infer;
+using namespace kernels;
+using namespace expansions;
 
 //===----------------------------------------------------------------------===//
 // Helpers shared by several ops
 //===----------------------------------------------------------------------===//
-
-namespace {
 
 using adapters::dropResultsFrom;
 using adapters::refuse;
@@ -49,11 +54,6 @@ bool hasResultsFrom(const Node &n, unsigned first) {
     if (n.result(i)) return true;
   return false;
 }
-
-} // namespace
-
-namespace infer {
-namespace {
 
 /// The 1-D per-channel operands [first, last] of a normalization have the
 /// channel count (dim 1) of X.
@@ -73,12 +73,6 @@ void checkChannelOperands(InferCtx &c, unsigned first, unsigned last, const char
     }
   }
 }
-
-} // namespace
-} // namespace infer
-
-namespace kernels {
-namespace {
 
 /// Calls fn(T{}) with T float or double: the compute kinds of the float
 /// element types these ops take.
@@ -220,12 +214,6 @@ StatusOr<StashedRows> stashedRows(const KernelCall &c) {
   return StashedRows{std::move(*x), *sdt, *axis, rows, cols};
 }
 
-} // namespace
-} // namespace kernels
-
-namespace expansions {
-namespace {
-
 /// What the normalizations (LayerNormalization-17, RMSNormalization-23)
 /// share: their attributes, T (the element type of X, known from X or from
 /// values of the same constraint), U (stash_type) and the axes [axis, rank)
@@ -282,13 +270,8 @@ absl::Status planNormalization(Node &n, const ExpandContext &c, const char *scal
   return requireOps(c, ops);
 }
 
-} // namespace
-} // namespace expansions
-
 //===--- BatchNormalization ---===//
 
-namespace infer {
-namespace {
 void batchNormRule(InferCtx &c) {
   static const char *const names[] = {"scale", "B", "input_mean", "input_var"};
   checkChannelOperands(c, 1, 4, names);
@@ -297,11 +280,7 @@ void batchNormRule(InferCtx &c) {
   for (unsigned i = 1; i < c.numOutputs() && i < 5; ++i)
     if (c.opset >= 14 && i <= 2) c.setTensor(i, c.inElem(3), c.inShape(3));
 }
-} // namespace
-} // namespace infer
 
-namespace kernels {
-namespace {
 // Note [BatchNormalization modes]
 //   Test mode normalizes with the running mean and variance (operands #3, #4),
 //   training mode with the batch's own (over every axis but 1, the variance
@@ -405,10 +384,6 @@ StatusOr<std::vector<Tensor>> kBatchNormalization(const KernelCall &c) {
   for (const Arr &a : stats) r.push_back(toTensor(a));
   return r;
 }
-} // namespace
-} // namespace kernels
-
-namespace {
 
 // BatchNormalization-1 requires consumed_inputs: in training mode the running
 // mean and variance (operands #3, #4) are updated in place.
@@ -495,10 +470,9 @@ absl::Status batchNormDown15(Node &n, AdapterContext &) {
 }
 
 void registerBatchNormalization(OpRegistrar &r) {
-  using namespace infer;
   using adapters::dropConsumedInputs;
   using adapters::noChange;
-  r["BatchNormalization"].infer(batchNormRule).kernel(kernels::kBatchNormalization);
+  r["BatchNormalization"].infer(batchNormRule).kernel(kBatchNormalization);
   // Version adapters (Note [Version adapters]).
   r["BatchNormalization"].since(6).upgrade(dropConsumedInputs).downgrade(batchNormDown6);
   r["BatchNormalization"].since(7).upgrade(batchNormUp7).downgrade(batchNormDown7);
@@ -507,22 +481,14 @@ void registerBatchNormalization(OpRegistrar &r) {
   r["BatchNormalization"].since(15).upgrade(noChange).downgrade(batchNormDown15);
 }
 
-} // namespace
-
 //===--- InstanceNormalization ---===//
 
-namespace infer {
-namespace {
 void instanceNormRule(InferCtx &c) {
   static const char *const names[] = {"scale", "B"};
   checkChannelOperands(c, 1, 2, names);
   sameAsInput(c);
 }
-} // namespace
-} // namespace infer
 
-namespace kernels {
-namespace {
 /// Per sample and channel, over the spatial dims.
 StatusOr<std::vector<Tensor>> kInstanceNormalization(const KernelCall &c) {
   auto x = boundedInput(c);
@@ -559,23 +525,14 @@ StatusOr<std::vector<Tensor>> kInstanceNormalization(const KernelCall &c) {
   if (!st.ok()) return st;
   return one(y);
 }
-} // namespace
-} // namespace kernels
-
-namespace {
 
 void registerInstanceNormalization(OpRegistrar &r) {
-  using namespace infer;
-  r["InstanceNormalization"].infer(instanceNormRule).kernel(kernels::kInstanceNormalization);
+  r["InstanceNormalization"].infer(instanceNormRule).kernel(kInstanceNormalization);
   r["InstanceNormalization"].since(6).upgrade(adapters::dropConsumedInputs).downgrade(adapters::noChange);
 }
 
-} // namespace
-
 //===--- LayerNormalization ---===//
 
-namespace infer {
-namespace {
 void layerNormRule(InferCtx &c) {
   sameAsInput(c);
   auto s = c.inShape(0);
@@ -586,11 +543,7 @@ void layerNormRule(InferCtx &c) {
   int32_t st = (int32_t)c.getInt("stash_type", 1);
   for (unsigned i = 1; i < 3; ++i) c.setTensor(i, st, s);
 }
-} // namespace
-} // namespace infer
 
-namespace kernels {
-namespace {
 /// Computed in stash_type (X, Scale and B cast to it, as the function body
 /// does); Y back in X's type, Mean and InvStdDev in stash_type, of X's dims
 /// with those from `axis` on made 1.
@@ -655,11 +608,6 @@ StatusOr<std::vector<Tensor>> kLayerNormalization(const KernelCall &c) {
   if (c.numOutputs > 2) res.push_back(toTensor(inv));
   return res;
 }
-} // namespace
-} // namespace kernels
-
-namespace expansions {
-namespace {
 
 // LayerNormalization-17's function body: U = stash_type; XU = Cast<U>(X);
 // axes = [axis, rank); Mean = ReduceMean(XU); D = XU - Mean;
@@ -691,25 +639,15 @@ absl::Status expandLayerNormalization(Node &n, ExpandContext &c, std::vector<Val
   return absl::OkStatus();
 }
 
-} // namespace
-} // namespace expansions
-
-namespace {
-
 void registerLayerNormalization(OpRegistrar &r) {
-  using namespace infer;
-  r["LayerNormalization"].infer(layerNormRule).kernel(kernels::kLayerNormalization);
+  r["LayerNormalization"].infer(layerNormRule).kernel(kLayerNormalization);
   // Over the axes from `axis` on (Note [Op facts]).
   r["LayerNormalization"].shapePreserving().axis(AxisFact::AxisAttribute);
-  r["LayerNormalization"].since(17).expand(expansions::expandLayerNormalization);
+  r["LayerNormalization"].since(17).expand(expandLayerNormalization);
 }
-
-} // namespace
 
 //===--- GroupNormalization ---===//
 
-namespace kernels {
-namespace {
 /// The channels split into num_groups groups, each normalized per sample;
 /// scale and bias per group (-18) or per channel (-21, which also computes
 /// in stash_type).
@@ -772,10 +710,6 @@ StatusOr<std::vector<Tensor>> kGroupNormalization(const KernelCall &c) {
   if (!yc.ok()) return yc.status();
   return one(*yc);
 }
-} // namespace
-} // namespace kernels
-
-namespace {
 
 // GroupNormalization-21: scale and bias have one entry per channel (C), in
 // -18 one per group (num_groups); stash_type added (default 1). Only C ==
@@ -802,23 +736,15 @@ absl::Status groupNormDown21(Node &n, AdapterContext &c) {
 }
 
 void registerGroupNormalization(OpRegistrar &r) {
-  r["GroupNormalization"].infer(infer::sameAsInput).kernel(kernels::kGroupNormalization);
+  r["GroupNormalization"].infer(sameAsInput).kernel(kGroupNormalization);
   r["GroupNormalization"].since(21).upgrade(groupNormUp21).downgrade(groupNormDown21);
 }
 
-} // namespace
-
 //===--- RMSNormalization ---===//
 
-namespace infer {
-namespace {
 /// Y has X's shape and the scale's element type (V).
 void rmsNormRule(InferCtx &c) { c.setTensor(0, c.inElem(1), c.inShape(0)); }
-} // namespace
-} // namespace infer
 
-namespace kernels {
-namespace {
 /// X / sqrt(mean(X^2 over the dims from `axis` on) + epsilon) * scale,
 /// computed in stash_type; Y of the scale's type.
 StatusOr<std::vector<Tensor>> kRMSNormalization(const KernelCall &c) {
@@ -854,11 +780,6 @@ StatusOr<std::vector<Tensor>> kRMSNormalization(const KernelCall &c) {
   if (!yc.ok()) return yc.status();
   return one(*yc);
 }
-} // namespace
-} // namespace kernels
-
-namespace expansions {
-namespace {
 
 // RMSNormalization-23's function body: XU = Cast<U>(X);
 // Y = Cast<T>(XU * 1 / Sqrt(ReduceMean(XU * XU) + epsilon)) * scale.
@@ -889,24 +810,14 @@ absl::Status expandRMSNormalization(Node &n, ExpandContext &c, std::vector<Value
   return absl::OkStatus();
 }
 
-} // namespace
-} // namespace expansions
-
-namespace {
-
 void registerRMSNormalization(OpRegistrar &r) {
-  using namespace infer;
-  r["RMSNormalization"].infer(rmsNormRule).kernel(kernels::kRMSNormalization);
+  r["RMSNormalization"].infer(rmsNormRule).kernel(kRMSNormalization);
   r["RMSNormalization"].shapePreserving().axis(AxisFact::AxisAttribute);
-  r["RMSNormalization"].since(23).expand(expansions::expandRMSNormalization);
+  r["RMSNormalization"].since(23).expand(expandRMSNormalization);
 }
-
-} // namespace
 
 //===--- LpNormalization ---===//
 
-namespace kernels {
-namespace {
 /// Along `axis`: x / ||x||_p, p 1 or 2; a zero norm gives 0 (ONNX's
 /// reference), not NaN.
 StatusOr<std::vector<Tensor>> kLpNormalization(const KernelCall &c) {
@@ -945,21 +856,13 @@ StatusOr<std::vector<Tensor>> kLpNormalization(const KernelCall &c) {
   if (!st.ok()) return st;
   return one(*x);
 }
-} // namespace
-} // namespace kernels
-
-namespace {
 
 void registerLpNormalization(OpRegistrar &r) {
-  r["LpNormalization"].infer(infer::sameAsInput).kernel(kernels::kLpNormalization);
+  r["LpNormalization"].infer(sameAsInput).kernel(kLpNormalization);
 }
-
-} // namespace
 
 //===--- MeanVarianceNormalization ---===//
 
-namespace kernels {
-namespace {
 /// (X - mean) / (sqrt(variance) + 1e-9) over `axes` (default [0, 2, 3]), as
 /// the function body (which takes the variance as E[X^2] - E[X]^2; here it is
 /// the mean squared deviation, the same up to rounding and never negative).
@@ -998,21 +901,13 @@ StatusOr<std::vector<Tensor>> kMeanVarianceNormalization(const KernelCall &c) {
   if (!st.ok()) return st;
   return one(*x);
 }
-} // namespace
-} // namespace kernels
-
-namespace {
 
 void registerMeanVarianceNormalization(OpRegistrar &r) {
-  r["MeanVarianceNormalization"].infer(infer::sameAsInput).kernel(kernels::kMeanVarianceNormalization);
+  r["MeanVarianceNormalization"].infer(sameAsInput).kernel(kMeanVarianceNormalization);
 }
-
-} // namespace
 
 //===--- LRN ---===//
 
-namespace kernels {
-namespace {
 /// Across channels: x / (bias + alpha / size * sum of x^2 over the channels
 /// [c - floor((size-1)/2), c + ceil((size-1)/2)]) ^ beta.
 StatusOr<std::vector<Tensor>> kLRN(const KernelCall &c) {
@@ -1053,20 +948,16 @@ StatusOr<std::vector<Tensor>> kLRN(const KernelCall &c) {
   if (!st.ok()) return st;
   return one(y);
 }
-} // namespace
-} // namespace kernels
-
-namespace {
 
 void registerLRN(OpRegistrar &r) {
-  r["LRN"].infer(infer::sameAsInput).kernel(kernels::kLRN);
+  r["LRN"].infer(sameAsInput).kernel(kLRN);
 }
-
-} // namespace
 
 //===----------------------------------------------------------------------===//
 // Registration
 //===----------------------------------------------------------------------===//
+
+} // namespace
 
 void registerNormalizationOps(OpRegistrar &r) {
   for (auto *reg : {registerBatchNormalization, registerInstanceNormalization,

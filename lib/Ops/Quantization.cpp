@@ -22,20 +22,21 @@
 #include <optional>
 
 namespace onnxir {
-
 namespace {
+
+// The rule and kernel vocabulary (InferSupport.h, KernelSupport.h); each
+// op's rule, kernel, adapters and registration follow in its section.
+using namespace infer;
+using namespace kernels;
+
 bool isFloat8(DataType t) {
   return t == DataType::Float8E4M3FN || t == DataType::Float8E4M3FNUZ ||
          t == DataType::Float8E5M2 || t == DataType::Float8E5M2FNUZ;
 }
-} // namespace
 
 //===----------------------------------------------------------------------===//
 // Kernel support: scale layouts, rounding, integer ranges
 //===----------------------------------------------------------------------===//
-
-namespace kernels {
-namespace {
 
 std::string dimsStr(llvm::ArrayRef<int64_t> d) { return "[" + absl::StrJoin(d, ",") + "]"; }
 std::string typeStr(DataType t) { return dataTypeName(t).str(); }
@@ -191,24 +192,14 @@ StatusOr<std::optional<Arr>> optionalArr(const KernelCall &c, unsigned i) {
   return std::optional<Arr>(std::move(*a));
 }
 
-} // namespace
-} // namespace kernels
-
 //===--- QuantizeLinear ----------------------------------------------------===//
 
-namespace infer {
-namespace {
 /// y: the zero point's type, else output_dtype (opset 21), else uint8.
 void quantizeRule(InferCtx &c) {
   int32_t el = c.hasInput(2) ? c.inElem(2) : static_cast<int32_t>(DataType::Uint8);
   if (int64_t od = c.getInt("output_dtype", 0)) el = (int32_t)od;
   c.setTensor(0, el, c.inShape(0));
 }
-} // namespace
-} // namespace infer
-
-namespace kernels {
-namespace {
 
 // Note [Quantizing to integers]
 //   y = saturate(rint(x / y_scale) + y_zero_point), rint rounding half to
@@ -301,11 +292,7 @@ StatusOr<std::vector<Tensor>> kQuantizeLinear(const KernelCall &c) {
   return r;
 }
 
-} // namespace
-} // namespace kernels
-
 // Adapters (Note [Version adapters]).
-namespace {
 // QuantizeLinear-23's precision and DequantizeLinear-23's output_dtype name
 // an element type (0: the scale's); the older form computes in the scale's
 // type, so the attribute may go when it says that type (or 0).
@@ -362,30 +349,21 @@ absl::Status quantizeDown23(Node &n, AdapterContext &c) {
 
 void registerQuantizeLinear(OpRegistrar &r) {
   using adapters::noChange;
-  r["QuantizeLinear"].infer(infer::quantizeRule).kernel(kernels::kQuantizeLinear);
+  r["QuantizeLinear"].infer(quantizeRule).kernel(kQuantizeLinear);
   r["QuantizeLinear"].since(13).upgrade(noChange).downgrade(qdqDown13);
   r["QuantizeLinear"].since(19).upgrade(noChange).downgrade(quantizeDown19);
   r["QuantizeLinear"].since(21).upgrade(noChange).downgrade(quantizeDown21);
   r["QuantizeLinear"].since(23).upgrade(noChange).downgrade(quantizeDown23);
 }
 
-} // namespace
-
 //===--- DequantizeLinear --------------------------------------------------===//
 
-namespace infer {
-namespace {
 /// y: float before opset 19, then the scale's type, or output_dtype (23).
 void dequantizeRule(InferCtx &c) {
   int32_t el = c.opset >= 19 ? c.inElem(1) : static_cast<int32_t>(DataType::Float);
   if (int64_t od = c.getInt("output_dtype", 0)) el = (int32_t)od;
   c.setTensor(0, el, c.inShape(0));
 }
-} // namespace
-} // namespace infer
-
-namespace kernels {
-namespace {
 
 /// y = (x - x_zero_point) * x_scale, the difference taken exactly (in
 /// int64) and the product in float; y is float before opset 19, then the
@@ -431,11 +409,7 @@ StatusOr<std::vector<Tensor>> kDequantizeLinear(const KernelCall &c) {
   return one(y);
 }
 
-} // namespace
-} // namespace kernels
-
 // Adapters (Note [Version adapters]).
-namespace {
 // DequantizeLinear-19 allows float16/bfloat16 scales (and outputs); -13
 // takes float only.
 absl::Status dequantizeDown19(Node &n, AdapterContext &) {
@@ -456,29 +430,20 @@ absl::Status dequantizeDown23(Node &n, AdapterContext &c) {
 
 void registerDequantizeLinear(OpRegistrar &r) {
   using adapters::noChange;
-  r["DequantizeLinear"].infer(infer::dequantizeRule).kernel(kernels::kDequantizeLinear);
+  r["DequantizeLinear"].infer(dequantizeRule).kernel(kDequantizeLinear);
   r["DequantizeLinear"].since(13).upgrade(noChange).downgrade(qdqDown13);
   r["DequantizeLinear"].since(19).upgrade(noChange).downgrade(dequantizeDown19);
   r["DequantizeLinear"].since(21).upgrade(noChange).downgrade(dequantizeDown21);
   r["DequantizeLinear"].since(23).upgrade(noChange).downgrade(dequantizeDown23);
 }
 
-} // namespace
-
 //===--- DynamicQuantizeLinear ---------------------------------------------===//
 
-namespace infer {
-namespace {
 void dynamicQuantizeRule(InferCtx &c) {
   c.setTensor(0, static_cast<int32_t>(DataType::Uint8), c.inShape(0));
   c.setTensor(1, static_cast<int32_t>(DataType::Float), Dims{});
   c.setTensor(2, static_cast<int32_t>(DataType::Uint8), Dims{});
 }
-} // namespace
-} // namespace infer
-
-namespace kernels {
-namespace {
 
 /// uint8 quantization of float x over [min(0, min x), max(0, max x)]:
 /// y_scale = (max - min) / 255 (1 when max = min), y_zero_point =
@@ -511,22 +476,12 @@ StatusOr<std::vector<Tensor>> kDynamicQuantizeLinear(const KernelCall &c) {
   return r;
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerDynamicQuantizeLinear(OpRegistrar &r) {
-  r["DynamicQuantizeLinear"].infer(infer::dynamicQuantizeRule)
-      .kernel(kernels::kDynamicQuantizeLinear);
+  r["DynamicQuantizeLinear"].infer(dynamicQuantizeRule)
+      .kernel(kDynamicQuantizeLinear);
 }
 
-} // namespace
-
 //===--- MatMulInteger, QLinearMatMul --------------------------------------===//
-
-namespace kernels {
-namespace {
 
 /// MatMul's shapes: 1-D operands promoted ([K] -> [1, K] for A, [K, 1] for
 /// B), batch dims broadcast.
@@ -733,20 +688,15 @@ StatusOr<std::vector<Tensor>> kQLinearMatMul(const KernelCall &c) {
   return r;
 }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 void registerMatMulInteger(OpRegistrar &r) {
   // Their rule is MatMul's (NN.cpp); the registrar sets the kernel alone.
-  r["MatMulInteger"].kernel(kernels::kMatMulInteger);
-  r["QLinearMatMul"].kernel(kernels::kQLinearMatMul);
+  r["MatMulInteger"].kernel(kMatMulInteger);
+  r["QLinearMatMul"].kernel(kQLinearMatMul);
 }
 
-} // namespace
-
 //===--- Registration ------------------------------------------------------===//
+
+} // namespace
 
 void registerQuantizationOps(OpRegistrar &r) {
   for (auto *reg : {registerQuantizeLinear, registerDequantizeLinear, registerDynamicQuantizeLinear,

@@ -26,11 +26,14 @@
 #include <Eigen/Core>
 
 namespace onnxir {
+namespace {
+
+// The rule and kernel vocabulary (InferSupport.h, KernelSupport.h); each
+// op's rule, kernel, adapters and registration follow in its section.
+using namespace infer;
+using namespace kernels;
 
 //===--- RNN, GRU, LSTM ---===//
-
-namespace infer {
-namespace {
 
 /// Y [seq, dirs, batch, hidden], Y_h and Y_c [dirs, batch, hidden]; with
 /// layout 1 the batch comes first in each.
@@ -63,13 +66,6 @@ void rnnRule(InferCtx &c) {
     c.setTensor(2, el, Dims{nd, batch, h});
   }
 }
-
-} // namespace
-} // namespace infer
-
-
-namespace kernels {
-namespace {
 
 // Note [Recurrent kernels]
 //   One engine runs RNN (1 gate), GRU (3: z r h) and LSTM (4: i o f c) over
@@ -404,11 +400,6 @@ StatusOr<std::vector<Tensor>> kRNN(const KernelCall &c) { return recurrent(c, Ce
 StatusOr<std::vector<Tensor>> kGRU(const KernelCall &c) { return recurrent(c, Cell::GRU); }
 StatusOr<std::vector<Tensor>> kLSTM(const KernelCall &c) { return recurrent(c, Cell::LSTM); }
 
-} // namespace
-} // namespace kernels
-
-namespace {
-
 // RNN-7, GRU-7, LSTM-7 dropped output_sequence: Y is computed when the node
 // has that result.
 absl::Status rnnUp7(Node &n, AdapterContext &c) {
@@ -471,11 +462,10 @@ absl::Status rnnDown14(Node &n, AdapterContext &c, llvm::StringRef op) {
 } // namespace
 
 void registerRecurrentOps(OpRegistrar &r) {
-  using namespace infer;
   using adapters::noChange;
-  r["RNN"].infer(rnnRule).kernel(kernels::kRNN);
-  r["GRU"].infer(rnnRule).kernel(kernels::kGRU);
-  r["LSTM"].infer(rnnRule).kernel(kernels::kLSTM);
+  r["RNN"].infer(rnnRule).kernel(kRNN);
+  r["GRU"].infer(rnnRule).kernel(kGRU);
+  r["LSTM"].infer(rnnRule).kernel(kLSTM);
   // Version adapters (Note [Version adapters]).
   r["GRU"].since(3).upgrade(noChange).downgrade(gruDown3);
   r["GRU"].since(7).upgrade(rnnUp7).downgrade(rnnDown7);
