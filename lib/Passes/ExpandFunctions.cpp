@@ -14,7 +14,7 @@
 //    else the schema's default (ReduceL2's @keepdims), else are dropped;
 //    values get fresh names, node names are `node/inner`;
 //  - a context-dependent body comes from the op's builder (Note [Expansion
-//    builders], OpRegistry.h; lib/Ops/Expansions.cpp).
+//    builders], OpRegistry.h; each in its op's section of the family file).
 // The results of the node keep their names. Every node is checked before
 // anything changes: a listed op that cannot be expanded is a located error
 // and the model is untouched; without `ops`, such nodes stay (a remark each).

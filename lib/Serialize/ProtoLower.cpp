@@ -90,7 +90,7 @@ void lowerType(const Type *t, proto::TypeProto *tp) {
 // Note [Direct lower]
 // The IR is lowered straight to the wire format. The bytes are exactly what
 // protobuf wrote for the ModelProto the lowerer used to build (the lossless
-// corpus tests and SerializeLowerTests compare them): every message's known
+// corpus tests and SerializeTests' DirectLowerTest compare them): every message's known
 // fields in field-number order, then its unknown fields.
 //
 // Sizes: an embedded message is preceded by its length, so lowering runs
