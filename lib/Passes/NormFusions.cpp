@@ -2,7 +2,8 @@
 //
 // Issue 28: the normalisations and activations of transformer exports,
 // written out as elementwise chains, into LayerNormalization (opset 17),
-// RMSNormalization (23) and Gelu (20). Each pattern recognises its structure
+// RMSNormalization (23) and Gelu (20); issue 41: SiLU into Swish (24) and
+// hard swish into HardSwish (14). Each pattern recognises its structure
 // first and returns false silently when the root is not one; once the
 // structure is there, every guard that refuses says why
 // (Note [Near-miss reports], PatternRewrite.h), so `--fusion-report` tells a
@@ -102,6 +103,37 @@ std::optional<double> scalarConstant(const Value *v, int64_t *rank = nullptr) {
 /// True if `x` is `want` within a relative tolerance `rel`.
 bool near(double x, double want, double rel) {
   return std::isfinite(x) && std::fabs(x - want) <= rel * std::fabs(want);
+}
+
+// Note [Constant tolerance by element type]
+//  A constant a pattern compares with an irrational value (sqrt(2), 1/6)
+//  can be no closer than its element type allows: sqrt(2) written as
+//  float16 is 1.4140625, 1.1e-4 off, and 0.044715 is 0.04470825, 1.5e-4
+//  off, so a fixed 1e-4 refuses every float16 model. The tolerance is the
+//  larger of what exporters print (1e-4 relative: 1.4142135, 0.7071) and
+//  the type's unit roundoff: 2^-11 for float16, 2^-8 for bfloat16. float
+//  and double keep 1e-4 (a float constant rounds to 6e-8; a tighter double
+//  tolerance would refuse the float-printed constants double exports copy).
+//  The fused op computes with the exact constants: the result moves by at
+//  most that relative change of the constant, for 16-bit types inside the
+//  chain's own rounding of every intermediate.
+struct ConstTol {
+  double rel;
+  const char *text; // for messages
+};
+
+/// The tolerance for a constant of element type `dt` (Note [Constant
+/// tolerance by element type]).
+ConstTol tolFor(DataType dt) {
+  if (dt == DataType::Float16) return {std::ldexp(1.0, -11), "2^-11, float16"};
+  if (dt == DataType::BFloat16) return {std::ldexp(1.0, -8), "2^-8, bfloat16"};
+  return {1e-4, "1e-4"};
+}
+
+/// The tolerance for the constant `v` (that of float if `v` is not one).
+ConstTol tolFor(const Value *v) {
+  const Tensor *t = PatternRewriter::constantTensor(v);
+  return tolFor(t ? t->dataType() : DataType::Float);
 }
 
 /// The two operands of a binary `n` in the orders it may be read: both if
@@ -546,17 +578,17 @@ bool fuseRMSNorm(Node &root, PatternRewriter &rw) {
 //           x^3 as Pow(x, 3), Mul(x, Mul(x, x)) or Mul(Mul(x, x), x), and
 //           k * x^3 + x in any order; also c * x + (c * k) * x^3 written
 //           as c * (x + k * x^3) only (the distributed form is not matched).
-//  Constants match within a relative tolerance of kGeluTol = 1e-4 (exporters
-//  print sqrt(2) as 1.4142135 or 1.41421356; a hand-written 0.7071 is 1.5e-5
-//  off): the fused op uses the exact constants, so the result may differ
-//  from the chain by up to that relative change of the Erf/Tanh argument,
+//  Constants match within a relative tolerance of 1e-4 for float and double
+//  (exporters print sqrt(2) as 1.4142135 or 1.41421356; a hand-written
+//  0.7071 is 1.5e-5 off), their type's rounding for float16 (2^-11) and
+//  bfloat16 (2^-8) (Note [Constant tolerance by element type]): the fused
+//  op uses the exact constants, so the result may differ from the chain by
+//  up to that relative change of the Erf/Tanh argument, for float
 //  |dy| <= 1e-4 * |x| * |x| * 0.4 roughly, far inside atol 1e-4 for the
 //  activations of trained models; 0.5 and 1 and the exponent 3 must be
-//  exact.
+//  exact (every type writes them exactly).
 // Contract: Gelu-20 computes the same formula (approximate = "none" or
 // "tanh") with exact constants; in float the roundings differ (a few ulps).
-
-const double kGeluTol = 1e-4;
 
 /// The leaves of the product rooted at `n`: Mul operands, descending into
 /// operands that are Muls of a single local use.
@@ -580,15 +612,18 @@ Value *erfArgument(Value *arg, const Graph *g, Node *&op, std::string &bad) {
   if (op->is("Div")) {
     auto c = scalarConstant(op->operand(1));
     if (!c) return nullptr;
-    if (!near(*c, std::sqrt(2.0), kGeluTol))
-      bad = absl::StrCat(what(op), " divides by ", *c, ", not sqrt(2) (tolerance 1e-4)");
+    ConstTol tol = tolFor(op->operand(1));
+    if (!near(*c, std::sqrt(2.0), tol.rel))
+      bad = absl::StrCat(what(op), " divides by ", *c, ", not sqrt(2) (tolerance ", tol.text, ")");
     return op->operand(0);
   }
   if (op->is("Mul"))
     for (auto [a, b] : operandOrders(*op))
       if (auto c = scalarConstant(b)) {
-        if (!near(*c, std::sqrt(0.5), kGeluTol))
-          bad = absl::StrCat(what(op), " multiplies by ", *c, ", not 1/sqrt(2) (tolerance 1e-4)");
+        ConstTol tol = tolFor(b);
+        if (!near(*c, std::sqrt(0.5), tol.rel))
+          bad = absl::StrCat(what(op), " multiplies by ", *c, ", not 1/sqrt(2) (tolerance ",
+                             tol.text, ")");
         return a;
       }
   return nullptr;
@@ -633,11 +668,13 @@ Value *tanhArgument(Value *arg, const Graph *g, llvm::SmallVectorImpl<Node *> &i
         auto kc = scalarConstant(k);
         llvm::SmallVector<Node *, 2> cubeNodes;
         if (!kc || !isCube(cube, xv, g, cubeNodes)) continue;
-        if (!near(*c, std::sqrt(2.0 / M_PI), kGeluTol))
-          bad = absl::StrCat(what(outer), " multiplies by ", *c,
-                             ", not sqrt(2/pi) (tolerance 1e-4)");
-        else if (!near(*kc, 0.044715, kGeluTol))
-          bad = absl::StrCat(what(kmul), " multiplies by ", *kc, ", not 0.044715 (tolerance 1e-4)");
+        ConstTol ctol = tolFor(cv), ktol = tolFor(k);
+        if (!near(*c, std::sqrt(2.0 / M_PI), ctol.rel))
+          bad = absl::StrCat(what(outer), " multiplies by ", *c, ", not sqrt(2/pi) (tolerance ",
+                             ctol.text, ")");
+        else if (!near(*kc, 0.044715, ktol.rel))
+          bad = absl::StrCat(what(kmul), " multiplies by ", *kc, ", not 0.044715 (tolerance ",
+                             ktol.text, ")");
         inner.append({outer, sum, kmul});
         inner.append(cubeNodes.begin(), cubeNodes.end());
         return xv;
@@ -747,6 +784,126 @@ bool fuseGelu(Node &root, PatternRewriter &rw) {
   return replaceChain(rw, &root, gelu);
 }
 
+//===----------------------------------------------------------------------===//
+// SiLU -> Swish (opset 24), hard swish -> HardSwish (opset 14)
+//===----------------------------------------------------------------------===//
+
+// Note [Swish forms]
+//  Swish(x; alpha) = x * Sigmoid(alpha * x) (Swish-24, alpha a float
+//  attribute, default 1): x * Sigmoid(x) (torch's SiLU) and
+//  x * Sigmoid(alpha * x) with alpha a constant of one element (the
+//  sigmoid-approximated GELU writes 1.702), in either operand order of
+//  both Muls. A Mul by a Sigmoid of another tensor is a gate (GLU, LSTM
+//  style), not a candidate: it is left alone without a report line.
+//  Guards, each reported: Swish exists at the opset in force and takes x's
+//  element type; alpha is finite, of x's element type and of rank <= x's
+//  (it must not broadcast x up), and float can hold it within the type's
+//  tolerance (Swish's attribute is a float; Note [Constant tolerance by
+//  element type]); the Sigmoid and the alpha Mul have no use outside the
+//  chain (with a second use of the Sigmoid the chain would stay and Swish
+//  recompute it).
+// Contract: Swish-24's function body is this chain with alpha cast to x's
+// type: the same roundings for float and 16-bit types (alpha of a 16-bit
+// or float constant is exact in float); for double, alpha rounded to float
+// (within 1e-4 relative, else refused).
+bool fuseSwish(Node &root, PatternRewriter &rw) {
+  if (root.numOperands() != 2 || root.numResults() != 1) return false;
+  const Graph *g = root.getGraph();
+  for (auto [x, sv] : operandOrders(root)) {
+    Node *sig = def(sv, "Sigmoid", g);
+    if (!sig || sig->numOperands() != 1 || !sig->operand(0)) continue;
+    Value *arg = sig->operand(0);
+    Node *scale = nullptr;
+    Value *alphaValue = nullptr;
+    if (arg != x) {
+      scale = def(arg, "Mul", g);
+      if (!scale) continue;
+      for (auto [a, b] : operandOrders(*scale))
+        if (a == x && b != x) alphaValue = b;
+      if (!alphaValue) continue;
+    }
+    // A Swish from here on: refusals are reported.
+    if (std::string e = opAndTypeGuard(rw, "Swish", x, false); !e.empty())
+      return reject(rw, e);
+    const Type *xt = typedTensorType(x);
+    double alpha = 1.0;
+    if (alphaValue) {
+      int64_t cr = 0;
+      auto c = scalarConstant(alphaValue, &cr);
+      if (!c || !std::isfinite(*c))
+        return rw.rejected("alpha", absl::StrCat(what(alphaValue), " of ", what(scale),
+                                                 " is not a finite constant of one element"));
+      if (xt->rank() < 0 || cr > xt->rank())
+        return rw.rejected("broadcast", absl::StrCat("the constant ", what(alphaValue), " of ",
+                                                     what(scale), " has rank ", cr,
+                                                     ": it could broadcast ", what(x), " up"));
+      if (PatternRewriter::constantTensor(alphaValue)->dataType() != xt->elemType())
+        return rw.rejected("type", absl::StrCat("the constant ", what(alphaValue), " of ",
+                                                what(scale), " is not of ", what(x),
+                                                "'s element type"));
+      ConstTol tol = tolFor(xt->elemType());
+      if (*c != 0 && !near((double)(float)*c, *c, tol.rel))
+        return rw.rejected("alpha", absl::StrCat(what(alphaValue), " is ", *c,
+                                                 ": Swish's float alpha cannot hold it (tolerance ",
+                                                 tol.text, ")"));
+      alpha = *c;
+    }
+    if (!usedOnlyBy(sig->result(0), {&root}))
+      return rw.rejected("single use",
+                         absl::StrCat(what(sig->result(0)), " is used outside the chain"));
+    if (scale && !usedOnlyBy(scale->result(0), {sig}))
+      return rw.rejected("single use",
+                         absl::StrCat(what(scale->result(0)), " is used outside the chain"));
+    Node *swish = rw.create("Swish", {x});
+    PatternRewriter::copyNodeInfo(root, *swish);
+    if (alpha != 1.0) swish->setAttr(floatAttr("alpha", (float)alpha));
+    return replaceChain(rw, &root, swish);
+  }
+  return false;
+}
+
+// Note [HardSwish form]
+//  HardSwish(x) = x * HardSigmoid(x; alpha = 1/6, beta = 0.5) (HardSwish-14's
+//  function body), in either operand order. alpha must match 1/6 within
+//  the tolerance of x's element type (a float attribute, but the chain
+//  applies it in x's type: Note [Constant tolerance by element type]);
+//  beta must be exactly 0.5, which every type writes exactly (a shifted
+//  beta moves the output by x * shift, relatively large where the hard
+//  sigmoid is small). A HardSigmoid with another alpha or beta (its default
+//  alpha 0.2, Keras' hard sigmoid) is another function and stays. The
+//  HardSigmoid has no use outside the chain. A Mul by a HardSigmoid of
+//  another tensor is a gate and is not a candidate.
+// Contract: HardSwish computes x * max(0, min(1, x / 6 + 0.5)) with the
+// exact 1/6: |dy| <= |x| * |x| * |alpha - 1/6|, for float under
+// 1e-4 * |x| * |x| / 6; a few ulps for the chain as exporters write it
+// (0.16666667).
+bool fuseHardSwish(Node &root, PatternRewriter &rw) {
+  if (root.numOperands() != 2 || root.numResults() != 1) return false;
+  const Graph *g = root.getGraph();
+  for (auto [x, hv] : operandOrders(root)) {
+    Node *hs = def(hv, "HardSigmoid", g);
+    if (!hs || hs->numOperands() != 1 || hs->operand(0) != x) continue;
+    // A hard swish from here on: refusals are reported.
+    if (std::string e = opAndTypeGuard(rw, "HardSwish", x, false); !e.empty())
+      return reject(rw, e);
+    NodeContext c(*hs);
+    double alpha = c.getFloat("alpha", NAN), beta = c.getFloat("beta", NAN);
+    ConstTol tol = tolFor(typedTensorType(x)->elemType());
+    if (!near(alpha, 1.0 / 6.0, tol.rel))
+      return rw.rejected("constant", absl::StrCat(what(hs), " has alpha ", alpha,
+                                                  ", not 1/6 (tolerance ", tol.text, ")"));
+    if (beta != 0.5)
+      return rw.rejected("constant", absl::StrCat(what(hs), " has beta ", beta, ", not 0.5"));
+    if (!usedOnlyBy(hs->result(0), {&root}))
+      return rw.rejected("single use",
+                         absl::StrCat(what(hs->result(0)), " is used outside the chain"));
+    Node *fused = rw.create("HardSwish", {x});
+    PatternRewriter::copyNodeInfo(root, *fused);
+    return replaceChain(rw, &root, fused);
+  }
+  return false;
+}
+
 } // namespace
 
 void populateNormFusionPatterns(PatternSet &ps) {
@@ -757,6 +914,8 @@ void populateNormFusionPatterns(PatternSet &ps) {
   ps.add("fuse-rmsnorm", "Div", fuseRMSNorm, 2, {"RMSNormalization"});
   ps.add("fuse-rmsnorm", "Mul", fuseRMSNorm, 2, {"RMSNormalization"});
   ps.add("fuse-gelu", "Mul", fuseGelu, 2, {"Gelu"});
+  ps.add("fuse-swish", "Mul", fuseSwish, 2, {"Swish"});
+  ps.add("fuse-hardswish", "Mul", fuseHardSwish, 2, {"HardSwish"});
 }
 
 } // namespace onnxir

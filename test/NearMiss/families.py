@@ -392,6 +392,109 @@ TANH_VARIANTS = [
 ]
 
 
+# ---------------------------------------------------------------- swish
+def swish(name, p):
+    """x * Sigmoid(x) or x * Sigmoid(alpha * x) (Note [Swish forms])."""
+    b = Builder(name, p.get('opset', 24), p['dt'])
+    x = b.input('x', p['x'])
+    w = b.input('w', p['x']) if 'w' in (p['sig_src'], p['mul_src']) else None
+    sx = w if p['sig_src'] == 'w' else x
+    xa = None
+    if p['form'] == 'scaled':
+        al = b.input('al', cshape(p, 'alpha')) if p.get('alpha_input') else \
+            b.const(p['alpha'], cshape(p, 'alpha'))
+        xa = b.op('Mul', al, sx) if p['alpha_first'] else b.op('Mul', sx, al)
+        sx = xa
+    s = b.op(p['act'], sx)
+    mx = w if p['mul_src'] == 'w' else x
+    y = b.op('Mul', s, mx) if p['sig_first'] else b.op('Mul', mx, s)
+    b.output(y, 'y')
+    if p.get('extra'):
+        b.extra({'s': s, 'xa': xa}[p['extra']])
+    return b
+
+
+SWISH_BASE = dict(dt='float', x=[3, 4], form='scaled', alpha=1.702, alpha_first=False, sig_src='x', mul_src='x',
+                  sig_first=False, act='Sigmoid')
+
+SWISH_VARIANTS = [
+    ('alpha-rank4', dict(alpha_shape=[1, 1, 1, 1])),
+    ('alpha-rank3', dict(alpha_shape=[1, 1, 1])),
+    ('alpha-rank1', dict(alpha_shape=[1])),
+    ('alpha-same-shape', dict(alpha_shape=[3, 4])),
+    ('alpha-column', dict(alpha=[1.702, 1.0, 2.0], alpha_shape=[3, 1])),
+    ('alpha-input', dict(alpha_input=True)),
+    ('alpha-first', dict(alpha_first=True)),
+    ('alpha-1', dict(alpha=1.0)),
+    ('alpha-negative', dict(alpha=-1.5)),
+    ('alpha-zero', dict(alpha=0.0)),
+    ('silu', dict(form='silu')),
+    ('silu-sigmoid-first', dict(form='silu', sig_first=True)),
+    ('sigmoid-of-other', dict(form='silu', sig_src='w')),
+    ('scaled-other', dict(sig_src='w')),
+    ('mul-by-other', dict(mul_src='w')),
+    ('silu-mul-by-other', dict(form='silu', mul_src='w')),
+    ('tanh-not-sigmoid', dict(act='Tanh')),
+    ('extra-sigmoid', dict(extra='s')),
+    ('extra-scale', dict(extra='xa')),
+    ('silu-extra-sigmoid', dict(form='silu', extra='s')),
+    ('float16', dict(dt='float16')),
+    ('float16-silu', dict(dt='float16', form='silu')),
+    ('double', dict(dt='double')),
+    ('opset23', dict(opset=23)),
+    ('symbolic', dict(x=['N', 4], dims={'N': 3})),
+    ('symbolic-alpha-rank4', dict(x=['N', 4], alpha_shape=[1, 1, 1, 1], dims={'N': 3})),
+    ('unknown-rank', dict(x=None, feed={'x': [3, 4]})),
+    ('unknown-rank-alpha-rank1', dict(x=None, alpha_shape=[1], feed={'x': []})),
+    ('scalar-x-alpha-rank1', dict(x=[], alpha_shape=[1])),
+]
+
+
+def hardswish(name, p):
+    """x * HardSigmoid(x; alpha, beta) (Note [HardSwish form])."""
+    b = Builder(name, p.get('opset', 14), p['dt'])
+    x = b.input('x', p['x'])
+    w = b.input('w', p['x']) if 'w' in (p['hs_src'], p['mul_src']) else None
+    attrs = {k: p[k] for k in ('alpha', 'beta') if p[k] is not None and p['act'] == 'HardSigmoid'}
+    hs = b.op(p['act'], w if p['hs_src'] == 'w' else x, **attrs)
+    mx = w if p['mul_src'] == 'w' else x
+    y = b.op('Mul', hs, mx) if p['hs_first'] else b.op('Mul', mx, hs)
+    b.output(y, 'y')
+    if p.get('extra'):
+        b.extra(hs)
+    return b
+
+
+HS_BASE = dict(dt='float', x=[3, 4], alpha=0.16666667, beta=0.5, hs_src='x', mul_src='x', hs_first=False,
+               act='HardSigmoid')
+
+HS_VARIANTS = [
+    ('alpha-default', dict(alpha=None)),
+    ('beta-default', dict(beta=None)),
+    ('both-default', dict(alpha=None, beta=None)),
+    ('alpha-0.2', dict(alpha=0.2)),
+    ('alpha-0.1666', dict(alpha=0.1666)),
+    ('alpha-0.16667', dict(alpha=0.16667)),
+    ('alpha-negative', dict(alpha=-0.16666667)),
+    ('beta-0.4', dict(beta=0.4)),
+    ('beta-0.5001', dict(beta=0.5001)),
+    ('beta-0.50004', dict(beta=0.50004)),
+    ('hs-first', dict(hs_first=True)),
+    ('hs-of-other', dict(hs_src='w')),
+    ('mul-by-other', dict(mul_src='w')),
+    ('sigmoid-not-hard', dict(act='Sigmoid')),
+    ('extra-hs', dict(extra=True)),
+    ('float16', dict(dt='float16')),
+    ('float16-alpha-0.1666', dict(dt='float16', alpha=0.1666)),
+    ('float16-alpha-0.166', dict(dt='float16', alpha=0.166)),
+    ('opset13', dict(opset=13)),
+    ('opset22', dict(opset=22)),
+    ('symbolic', dict(x=['N', 4], dims={'N': 3})),
+    ('unknown-rank', dict(x=None, feed={'x': [3, 4]})),
+    ('scalar-x', dict(x=[])),
+]
+
+
 # ---------------------------------------------------------------- attention
 def attention(name, p):
     b = Builder(name, 23, p['dt'])
@@ -1254,6 +1357,8 @@ FAMILIES = {
     'rmsnorm': (rmsnorm, RMS_BASE, RMS_VARIANTS, {'fuse-rmsnorm'}),
     'gelu-erf': (gelu_erf, GELU_BASE, GELU_VARIANTS, {'fuse-gelu'}),
     'gelu-tanh': (gelu_tanh, TANH_BASE, TANH_VARIANTS, {'fuse-gelu'}),
+    'swish': (swish, SWISH_BASE, SWISH_VARIANTS, {'fuse-swish'}),
+    'hardswish': (hardswish, HS_BASE, HS_VARIANTS, {'fuse-hardswish'}),
     'attention': (attention, ATT_BASE, ATT_VARIANTS, {'fuse-attention'}),
     'attention-heads': (attention_heads, HEADS_BASE, HEADS_VARIANTS, {'fuse-attention', 'fuse-attention-heads'}),
     'rotary': (rotary, ROT_BASE, ROT_VARIANTS, {'fuse-rotary-embedding'}),
@@ -1315,6 +1420,10 @@ def generate():
             knobs = dict(base, **over)
             model = build(f'{fam}-{vname}', knobs).model()
             yield fam, 'in-branch' + ('-' + vname if vname else ''), knobs, in_branch(model)
+
+# The opset nearmiss.py's converting pipelines target (23 unless named):
+# Swish is new in 24.
+TARGET_OPSET = {'swish': 24}
 
 # Input value ranges (ort_compare.js's --range) where [-1, 1) floats and
 # [0, 3] integers would not do: rotary positions index the 3-row caches.
