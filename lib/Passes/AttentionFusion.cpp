@@ -9,7 +9,8 @@
 //  - the scale a scalar constant multiplying or dividing the scores, or
 //    split over Q and Kᵀ (each a Mul or Div by a scalar constant), or none;
 //  - an additive mask (Add to the scores, either order), or a boolean mask
-//    through Where with -inf (masked_fill), in either branch order; a mask
+//    through Where with -inf (masked_fill), in either branch order, or
+//    with the type's lowest value (finfo.min: an additive mask); a mask
 //    that is provably the lower triangle of a square Q/K sequence (or, when
 //    it says what to fill, the strict upper one) becomes is_causal = 1; a
 //    mask of 1 along q_seq is expanded (Note [Attention mask shape]);
@@ -48,8 +49,12 @@
 //   constants rounded once to float, where the graph divided or multiplied
 //   (one or two roundings of each score): a relative difference of a few
 //   ulps in each score before softmax; (2) a boolean mask means a bias of
-//   -inf exactly where the graph filled -inf (other fill values are not
-//   fused); (3) a fully masked row, which is NaN in the graph (softmax of
+//   -inf exactly where the graph filled -inf; a fill of the type's lowest
+//   value L (finfo.min) becomes an additive mask of 0 and L/2, never a
+//   boolean one (Note [Masks filled with finfo.min] in AttentionMasks.cpp:
+//   the same result, fully masked rows included, within the bounds given
+//   there; other fill values are not fused);
+//   (3) a fully masked row, which is NaN in the graph (softmax of
 //   all -inf), is a zero row in Attention: only NaN outputs change;
 //   (4) is_causal is set only when the mask provably is the lower triangle
 //   j <= i of a square sequence (no past), which is what is_causal means
@@ -66,6 +71,7 @@
 #include "onnxir/Ops/OpFacts.h"
 
 #include <cmath>
+#include <cstring>
 #include <optional>
 #include <string>
 
@@ -192,6 +198,16 @@ bool checkOperands(Node &root, PatternRewriter &rw, AttentionMatch &m, Value *sc
     std::string why;
     if (!maskBroadcasts(m.mask, scores, m.expandQ, why)) return miss(rw, "mask-shape", why);
     if (m.boolMask && provablyCausal(m.mask, sq, skv, m.maskNegated)) m.causal = true;
+    if (m.lowestFill && PatternRewriter::constantTensor(m.lowestFill)->dataType() != *et)
+      return miss(rw, "mask-type", "Where of mask " + q(m.mask) + " fills " + q(m.lowestFill) +
+                                       ", not of Q's type");
+    // Note [Masks filled with finfo.min]: no float16 bias absorbs the
+    // scores, so only a causal mask (no fully masked row) is exact.
+    if (m.lowestFill && !m.causal && *et == DataType::Float16)
+      return miss(rw, "mask-fill",
+                  "Where of mask " + q(m.mask) + " fills float16's lowest -65504, and no float16 bias "
+                  "absorbs the scores (a fully masked row would not stay uniform): fused only when the "
+                  "mask is provably causal (Note [Masks filled with finfo.min])");
   }
   return true;
 }
@@ -254,13 +270,41 @@ void batchFirst(PatternRewriter &rw, HeadForms &f, DataType et) {
   f.v3 = f.v3 == q0 ? f.q3 : f.v3 == k0 ? f.k3 : transposed(f.v3);
 }
 
+/// A scalar of float type `t` (float, double, float16, bfloat16) holding
+/// `x`, rounded to `t`.
+Tensor scalarOf(DataType t, double x) {
+  std::string raw(dataTypeStorageBytes(t, 1), '\0');
+  if (t == DataType::Double) {
+    std::memcpy(raw.data(), &x, sizeof x);
+  } else if (t == DataType::Float) {
+    float f = (float)x;
+    std::memcpy(raw.data(), &f, sizeof f);
+  } else {
+    uint16_t h = t == DataType::Float16 ? floatToHalf((float)x) : floatToBFloat16((float)x);
+    std::memcpy(raw.data(), &h, sizeof h);
+  }
+  return makeTensor(t, {}, std::move(raw));
+}
+
 /// The attn_mask operand Attention reads: none for a causal mask, the
 /// negation of a negated one, expanded along q_seq where it is 1 there
 /// (Note [Attention mask shape]).
 Value *attentionMask(Node &root, PatternRewriter &rw, const AttentionMatch &m, const HeadForms &f,
                      const Dim &sq) {
   Value *mask = m.causal ? nullptr : m.mask;
-  if (mask && m.maskNegated) {
+  if (mask && m.lowestFill) {
+    // Note [Masks filled with finfo.min]: the additive Where(mask, 0, L/2),
+    // or Where(mask, L/2, 0) where the graph filled where the mask is true.
+    DataType et = PatternRewriter::constantTensor(m.lowestFill)->dataType();
+    std::string base = root.result(0)->name().str();
+    Value *zero = rw.createConstant(base + "_mask_zero", scalarOf(et, 0.0));
+    Value *bias = rw.createConstant(base + "_mask_bias", scalarOf(et, *lowestFinite(et) / 2));
+    Node *w = rw.create("Where", m.maskNegated ? std::vector<Value *>{mask, bias, zero}
+                                               : std::vector<Value *>{mask, zero, bias});
+    std::vector<Dim> dims(tensorType(mask)->dims().begin(), tensorType(mask)->dims().end());
+    w->result(0)->setType(rw.getModel().getContext().getTensorType(et, llvm::ArrayRef<Dim>(dims)));
+    mask = w->result(0);
+  } else if (mask && m.maskNegated) {
     Node *n = rw.create("Not", {mask});
     n->result(0)->setType(mask->type());
     mask = n->result(0);

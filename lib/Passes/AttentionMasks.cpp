@@ -1,7 +1,8 @@
 //===- AttentionMasks.cpp - Attention masks -------------------------------===//
 //
 // The mask of fuse-attention: an additive mask, or a boolean one through
-// Where with -inf; its shape against the scores (Note [Attention mask
+// Where with -inf or with the type's lowest value (Note [Masks filled with
+// finfo.min]); its shape against the scores (Note [Attention mask
 // shape]); masks that are provably causal (is_causal).
 //
 //===----------------------------------------------------------------------===//
@@ -11,6 +12,7 @@
 #include "onnxir/Ops/OpContext.h"
 
 #include <cmath>
+#include <limits>
 
 namespace onnxir {
 namespace attention {
@@ -56,6 +58,53 @@ bool provablyCausal(const Value *attend, const Dim &sq, const Dim &skv, bool neg
   return vv.ok() && vv->size() == 1 && (*vv)[0] != 0;
 }
 
+std::optional<double> lowestFinite(DataType t) {
+  switch (t) {
+  case DataType::Float: return -(double)std::numeric_limits<float>::max();
+  case DataType::Double: return -std::numeric_limits<double>::max();
+  case DataType::Float16: return -65504.0;               // -(2 - 2^-10) * 2^15
+  case DataType::BFloat16: return -0x1.fep127;           // -(2 - 2^-7) * 2^127
+  default: return std::nullopt;
+  }
+}
+
+// Note [Masks filled with finfo.min]
+//   Hugging Face masks the scores with torch.finfo(dtype).min, the lowest
+//   finite value L of their type, instead of -inf: Where(c, S, L) (or
+//   Where(c, L, S)) before the Softmax. Attention's boolean mask is a bias
+//   of -inf, which differs on a fully masked row: softmax of all-L entries
+//   is uniform (the mean of V), of all -inf entries NaN in the graph and 0
+//   in Attention. So the fill never becomes a boolean attn_mask but the
+//   additive Where(c, 0, M) (Where(c, M, 0) when the Where fills where c is
+//   true) of the scores' type, M = L/2, which Attention adds to the scaled
+//   scores s. An attended entry gets s + 0 = s exactly, as in the graph; a
+//   masked one s + M rounded, which is M itself while |s| is below half
+//   the spacing of the values next to M: 2^102 for float (M = -1.7e38,
+//   spacing 2^103), the same for bfloat16 summed in its own or in float
+//   precision, 2^969 for double. Then, with M for L:
+//    - a partially masked row: exp(L - max) and exp(M - max) both
+//      underflow to exactly 0 beside any attended maximum above M + 746
+//      (exp(-746) is below double's smallest subnormal): the masked keys
+//      get weight 0 in both, the attended ones the same softmax;
+//    - a fully masked row: all entries L in the graph, all M in Attention:
+//      uniform in both.
+//   M is not L itself because onnxruntime 1.30's Attention returns a zero
+//   row where every biased score is the type's lowest value (it treats L
+//   as masked, like -inf); M is a plain finite bias there too (checked on
+//   onnxruntime by ort-fuse-attention, whose all-false `keep` masks every
+//   row of attention-finfo-min). Scores beyond 1e30 in magnitude are
+//   outside the contract. float16 is not covered: M = -32752 has spacing
+//   16, so s + M keeps s once |s| >= 8 in float16 (and always when the sum
+//   is formed in float, as runtimes do for float16): a fully masked row
+//   would be softmax(s), not uniform. A float16 finfo.min mask is fused
+//   only when it is provably causal (checkOperands reports the others). A
+//   causal mask never masks the diagonal, so no row is fully masked, and
+//   is_causal (a bias of -inf above the diagonal) gives the partially
+//   masked rows' result above, for any type. Other large negative fills
+//   (-1e9, -10000, float16's lowest in a float graph) are not L: a masked
+//   entry is then s + fill, not a constant, and a fully masked row is
+//   softmax(s); they are reported. A constant c makes a constant Where,
+//   which fold-constants folds (-O2).
 Value *peelMask(Value *s, PatternRewriter &rw, AttentionMatch &m) {
   Node *d = s->definingNode();
   if (!d || d->getGraph() != rw.root()->getGraph() || !PatternRewriter::hasSingleLocalUse(s))
@@ -77,12 +126,19 @@ Value *peelMask(Value *s, PatternRewriter &rw, AttentionMatch &m) {
     for (unsigned i = 1; i < 3; ++i) {
       auto fill = absorbedScalar(d->operand(3 - i), d->operand(i));
       if (!fill || !isScores(d->operand(i))) continue;
-      if (!(std::isinf(*fill) && *fill < 0)) {
+      // Note [Masks filled with finfo.min]
+      DataType ft = PatternRewriter::constantTensor(d->operand(3 - i))->dataType();
+      std::optional<double> lowest = lowestFinite(ft);
+      bool negInf = std::isinf(*fill) && *fill < 0;
+      if (!negInf && (!lowest || *fill != *lowest)) {
         miss(rw, "mask-fill",
-             "Where " + q(d) + " fills " + num(*fill) +
-                 ", not -inf: Attention's boolean mask is a bias of -inf");
+             "Where " + q(d) + " fills " + num(*fill) + ", neither -inf nor " +
+                 (lowest ? num(*lowest) + ", the lowest " + dataTypeName(ft).str()
+                         : std::string("the lowest value of ") + dataTypeName(ft).str()) +
+                 ": Attention's boolean mask is a bias of -inf (Note [Masks filled with finfo.min])");
         return nullptr;
       }
+      if (!negInf) m.lowestFill = d->operand(3 - i);
       m.mask = d->operand(0);
       m.boolMask = true;
       // Where(c, S, -inf) attends where c; Where(c, -inf, S) where !c.

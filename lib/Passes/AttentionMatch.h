@@ -94,6 +94,10 @@ struct AttentionMatch {
   Value *mask = nullptr; ///< the attn_mask operand (bool: true = attend)
   bool boolMask = false;
   bool maskNegated = false; ///< attend = Not(mask)
+  /// The Where filled the element type's lowest finite value (torch's
+  /// finfo.min), not -inf: `lowestFill` is that constant, and attn_mask is
+  /// the additive Where(mask, 0, lowest) (Note [Masks filled with finfo.min]).
+  Value *lowestFill = nullptr;
   bool expandQ = false;     ///< the mask is 1 along q_seq (Note [Attention mask shape])
   bool causal = false;
 };
@@ -102,6 +106,10 @@ struct AttentionMatch {
 /// below it (`s` when there is no mask), or null after reporting a mask
 /// that cannot be fused.
 Value *peelMask(Value *s, PatternRewriter &rw, AttentionMatch &m);
+
+/// The lowest finite value of a float type (float16 -65504, float
+/// -3.4028235e38, ...), or nullopt for another type.
+std::optional<double> lowestFinite(DataType t);
 
 /// The mask's dims broadcast to `scores` (right-aligned, each 1 or equal)
 /// without changing its shape, as Attention broadcasts attn_mask; its last
