@@ -303,6 +303,44 @@ class HFRotaryAttention(Census):
         return x + self.o((a.softmax(-1) @ v).transpose(1, 2).reshape(b, s, D))
 
 
+class HFFinfoAttention(Census):
+    """Attention masked as Hugging Face writes it (BERT, GPT-2): the scores
+    filled with torch.finfo(dtype).min, not -inf, by masked_fill. With
+    `causal`, the strict upper triangle (-> is_causal); else a key-padding
+    mask, a bool input [batch, seq] (true = attend), inverted and broadcast
+    as [batch, 1, 1, seq] (-> an additive attn_mask; a sequence padded
+    throughout is a fully masked row, uniform in both)."""
+
+    def __init__(self, causal=False):
+        super().__init__()
+        self.hd, self.causal = D // H, causal
+        self.q, self.k, self.v, self.o = (nn.Linear(D, D) for _ in range(4))
+        self.structures = {"Attention": 1, "Attention 3-D": 1}
+
+    def forward(self, x, attention_mask=None):
+        b, s, _ = x.shape
+        q, k, v = (p(x).view(b, s, H, self.hd).transpose(1, 2) for p in (self.q, self.k, self.v))
+        a = q @ k.transpose(2, 3) / self.hd ** 0.5
+        if self.causal:
+            fill = torch.triu(torch.ones(s, s, dtype=torch.bool), 1)
+        else:
+            fill = ~attention_mask[:, None, None, :]
+        a = a.masked_fill(fill, torch.finfo(a.dtype).min)
+        return x + self.o((a.softmax(-1) @ v).transpose(1, 2).reshape(b, s, D))
+
+
+class HFFinfoCausal(HFFinfoAttention):
+    def __init__(self):
+        super().__init__(causal=True)
+
+    @staticmethod
+    def check_fused(path):
+        """The causal finfo.min mask is is_causal, not a materialised mask."""
+        causal = [a.i for n in onnx.load(path).graph.node if n.op_type == "Attention"
+                  for a in n.attribute if a.name == "is_causal"]
+        return [] if causal == [1] else [f"Attention is_causal {causal}, not [1]"]
+
+
 MODELS = {
     "encoder": (Encoder, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
     "decoder": (Decoder, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
@@ -314,6 +352,11 @@ MODELS = {
     "hf-rotary-attention": (HFRotaryAttention,
                             lambda: (torch.randn(2, 5, D), torch.arange(5).repeat(2, 1)),
                             {0: "batch", 1: "seq"}),
+    # (a second input: the key-padding mask [batch, seq], true = attend)
+    "hf-finfo-padding": (HFFinfoAttention,
+                         lambda: (torch.randn(2, 5, D), torch.tensor([[1, 1, 1, 0, 0], [1] * 5]).bool()),
+                         {0: "batch", 1: "seq"}),
+    "hf-finfo-causal": (HFFinfoCausal, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
 }
 
 
@@ -334,7 +377,7 @@ def export(name, opset, path):
     model = cls().eval()
     x = example()
     inputs = x if isinstance(x, tuple) else (x,)
-    names = ["x", "position_ids"][:len(inputs)]
+    names = ["x", "attention_mask" if inputs[-1].dtype == torch.bool else "position_ids"][:len(inputs)]
     dyn = {n: axes if n == "x" else {0: "batch", 1: "seq"} for n in names}
     # (Gradients on: under no_grad nn.MultiheadAttention takes its fused
     # fast path, which does not export.)
