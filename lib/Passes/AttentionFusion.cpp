@@ -53,7 +53,10 @@
 //   value L (finfo.min) becomes an additive mask of 0 and L/2, never a
 //   boolean one (Note [Masks filled with finfo.min] in AttentionMasks.cpp:
 //   the same result, fully masked rows included, within the bounds given
-//   there; other fill values are not fused);
+//   there; other fill values are not fused); an additive mask holding L
+//   (a constant, or an integer times a scalar L) holds L/2 there instead,
+//   and one computed otherwise from a constant holding L is not fused (the
+//   same Note);
 //   (3) a fully masked row, which is NaN in the graph (softmax of
 //   all -inf), is a zero row in Attention: only NaN outputs change;
 //   (4) is_causal is set only when the mask provably is the lower triangle
@@ -198,6 +201,14 @@ bool checkOperands(Node &root, PatternRewriter &rw, AttentionMatch &m, Value *sc
     std::string why;
     if (!maskBroadcasts(m.mask, scores, m.expandQ, why)) return miss(rw, "mask-shape", why);
     if (m.boolMask && provablyCausal(m.mask, sq, skv, m.maskNegated)) m.causal = true;
+    // Note [Masks filled with finfo.min]: an additive mask that may hold the
+    // lowest value L gets L/2 for it, except in float16.
+    if (!m.boolMask && !additiveLowest(m, *et, rw, why)) return miss(rw, "mask-min", why);
+    if (m.lowestConst && *et == DataType::Float16)
+      return miss(rw, "mask-min",
+                  "additive mask " + q(m.mask) + " holds float16's lowest -65504, and no float16 bias "
+                  "absorbs the scores (a fully masked row would not stay uniform) (Note [Masks filled "
+                  "with finfo.min])");
     if (m.lowestFill && PatternRewriter::constantTensor(m.lowestFill)->dataType() != *et)
       return miss(rw, "mask-type", "Where of mask " + q(m.mask) + " fills " + q(m.lowestFill) +
                                        ", not of Q's type");
@@ -304,6 +315,18 @@ Value *attentionMask(Node &root, PatternRewriter &rw, const AttentionMatch &m, c
     std::vector<Dim> dims(tensorType(mask)->dims().begin(), tensorType(mask)->dims().end());
     w->result(0)->setType(rw.getModel().getContext().getTensorType(et, llvm::ArrayRef<Dim>(dims)));
     mask = w->result(0);
+  } else if (mask && m.lowestConst) {
+    // Note [Masks filled with finfo.min]: L/2 for L, in the constant mask
+    // itself or in the scalar that multiplies an integer-valued factor.
+    std::string base = root.result(0)->name().str();
+    Value *half = rw.createConstant(base + (m.lowestFactor ? "_mask_bias" : "_mask"),
+                                    halvedLowest(*PatternRewriter::constantTensor(m.lowestConst)));
+    if (m.lowestFactor) {
+      Node *mul = rw.create("Mul", {m.lowestFactor, half});
+      mul->result(0)->setType(mask->type());
+      half = mul->result(0);
+    }
+    mask = half;
   } else if (mask && m.maskNegated) {
     Node *n = rw.create("Not", {mask});
     n->result(0)->setType(mask->type());

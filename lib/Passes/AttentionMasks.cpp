@@ -10,8 +10,11 @@
 
 #include "onnxir/IR/ValueInfo.h"
 #include "onnxir/Ops/OpContext.h"
+#include "onnxir/Ops/OpRegistry.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace onnxir {
@@ -105,6 +108,28 @@ std::optional<double> lowestFinite(DataType t) {
 //   entry is then s + fill, not a constant, and a fully masked row is
 //   softmax(s); they are reported. A constant c makes a constant Where,
 //   which fold-constants folds (-O2).
+//
+//   Additive masks meet the same zeroing: Add(S, mask) where the mask holds
+//   L (Hugging Face's extended mask (1 - m) * L, a constant with a fully
+//   masked row) gives a zero row in Attention, uniform in the graph. So
+//   Attention gets the mask with L/2 for L, which by the bounds above gives
+//   the graph's result on every row:
+//    - a constant mask holding L: folded, each L entry L/2;
+//    - x * L, with L a scalar constant and x provably integer-valued (a
+//      Cast from bool or an integer type, integer constants, and their
+//      sums, differences, products and reshapes): x * L/2. x = 0 and 1
+//      give 0 and L/2 as above; |x| >= 2 gives ±inf in the graph and a
+//      bias of magnitude at least |L| in Attention, whose weight is 0 beside
+//      any entry of bias 0 or L/2, so only rows of NaN in the graph (where
+//      all are -inf) differ; x = -1 gives +L/2 for -L, absorbing s alike;
+//    - a mask computed in any other way from a constant holding L (a float
+//      factor x, whose x * L/2 is not x * L's meaning when 0 < |x| < 1;
+//      Where(c, 0, L)) is reported (mask-min), not fused;
+//    - float16: as above, no bias absorbs the scores: a float16 additive
+//      mask holding -65504 is reported (an additive mask is never is_causal).
+//   A mask with no constant holding L in the nodes computing it (a graph
+//   input, -1e9 or -10000 fills) is passed on unchanged: a graph input that
+//   holds L at run time is outside the contract.
 Value *peelMask(Value *s, PatternRewriter &rw, AttentionMatch &m) {
   Node *d = s->definingNode();
   if (!d || d->getGraph() != rw.root()->getGraph() || !PatternRewriter::hasSingleLocalUse(s))
@@ -152,6 +177,120 @@ Value *peelMask(Value *s, PatternRewriter &rw, AttentionMatch &m) {
     }
   }
   return s;
+}
+
+//===----------------------------------------------------------------------===//
+// Additive masks reaching the lowest value (Note [Masks filled with finfo.min])
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// True if the constant `t` holds its own type's lowest finite value.
+bool holdsLowest(const Tensor &t) {
+  std::optional<double> lowest = lowestFinite(t.dataType());
+  if (!lowest) return false;
+  auto vals = t.values<double>();
+  if (!vals.ok()) return true; // unreadable: assume it may
+  for (double x : *vals)
+    if (x == *lowest) return true;
+  return false;
+}
+
+/// True if every value of `v` is provably an integer (or ±inf or NaN):
+/// a Cast from bool or an integer type, an integer constant, and sums,
+/// differences, products and reshapes of those (an integer rounded to
+/// float is still an integer).
+bool integerValued(const Value *v, PatternRewriter &rw, int depth = 0) {
+  if (const Tensor *t = PatternRewriter::constantTensor(v)) {
+    auto vals = t->values<double>();
+    if (!vals.ok()) return false;
+    for (double x : *vals)
+      if (std::isfinite(x) && x != std::trunc(x)) return false;
+    return true;
+  }
+  Node *d = v ? v->definingNode() : nullptr;
+  if (!d || depth > 6 || d->getGraph() != rw.root()->getGraph()) return false;
+  if (d->is("Cast") && d->numOperands() == 1) {
+    auto from = elemOf(d->operand(0));
+    return from && (*from == DataType::Bool || isSignedInteger(*from) || isUnsignedInteger(*from));
+  }
+  if ((d->is("Add") || d->is("Sub") || d->is("Mul")) && d->numOperands() == 2)
+    return integerValued(d->operand(0), rw, depth + 1) && integerValued(d->operand(1), rw, depth + 1);
+  // A reshape (Note [Op facts]) moves the same values.
+  const OpEntry *e = OpRegistry::get().lookup(*d);
+  if (e && e->reshapes && d->numOperands() >= 1) return integerValued(d->operand(0), rw, depth + 1);
+  return false;
+}
+
+/// A constant of type `et` holding L among the operands of the nodes that
+/// compute `v` in the root's graph (a bounded walk), or null.
+const Value *lowestInCone(const Value *v, DataType et, PatternRewriter &rw) {
+  std::vector<const Value *> work{v};
+  std::vector<const Node *> seen;
+  while (!work.empty() && seen.size() < 64) {
+    const Value *x = work.back();
+    work.pop_back();
+    if (const Tensor *t = PatternRewriter::constantTensor(x)) {
+      if (t->dataType() == et && holdsLowest(*t)) return x;
+      continue;
+    }
+    Node *d = x->definingNode();
+    if (!d || d->getGraph() != rw.root()->getGraph() ||
+        std::find(seen.begin(), seen.end(), d) != seen.end())
+      continue;
+    seen.push_back(d);
+    for (unsigned i = 0; i < d->numOperands(); ++i)
+      if (d->operand(i)) work.push_back(d->operand(i));
+  }
+  return nullptr;
+}
+
+} // namespace
+
+bool additiveLowest(AttentionMatch &m, DataType et, PatternRewriter &rw, std::string &why) {
+  if (const Tensor *t = PatternRewriter::constantTensor(m.mask)) {
+    if (holdsLowest(*t)) m.lowestConst = m.mask;
+  } else if (Node *d = m.mask->definingNode(); d && d->is("Mul") && d->numOperands() == 2) {
+    for (unsigned i = 0; i < 2 && !m.lowestConst; ++i) {
+      // A scalar L (not broadcasting the product up) times an integer.
+      std::optional<double> lowest = lowestFinite(et);
+      if (lowest && absorbedScalar(d->operand(i), d->operand(1 - i)) == *lowest &&
+          integerValued(d->operand(1 - i), rw)) {
+        m.lowestConst = d->operand(i);
+        m.lowestFactor = d->operand(1 - i);
+      }
+    }
+  }
+  if (m.lowestConst) return true;
+  if (const Value *c = lowestInCone(m.mask, et, rw)) {
+    why = "additive mask " + q(m.mask) + " is computed from " + q(c) + ", which holds the lowest " +
+          dataTypeName(et).str() +
+          ", not as a constant nor as an integer times it: a fully masked row may be all lowest, "
+          "which Attention zeroes (Note [Masks filled with finfo.min])";
+    return false;
+  }
+  return true;
+}
+
+Tensor halvedLowest(const Tensor &t) {
+  DataType dt = t.dataType();
+  auto bytes = t.bytes();
+  std::string raw = bytes.ok() ? bytes->str() : std::string();
+  auto replace = [&](auto lowest, auto half) {
+    using T = decltype(lowest);
+    for (size_t o = 0; o + sizeof(T) <= raw.size(); o += sizeof(T)) {
+      T x;
+      std::memcpy(&x, raw.data() + o, sizeof x);
+      if (x == lowest) std::memcpy(raw.data() + o, &half, sizeof half);
+    }
+  };
+  if (dt == DataType::Float)
+    replace(-std::numeric_limits<float>::max(), -std::numeric_limits<float>::max() / 2);
+  else if (dt == DataType::Double)
+    replace(-std::numeric_limits<double>::max(), -std::numeric_limits<double>::max() / 2);
+  else if (dt == DataType::BFloat16) // -(2 - 2^-7) * 2^127 and 2^126
+    replace(uint16_t(0xFF7F), uint16_t(0xFEFF));
+  return makeTensor(dt, t.dims(), std::move(raw));
 }
 
 // Note [Attention mask shape]

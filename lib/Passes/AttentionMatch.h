@@ -98,6 +98,12 @@ struct AttentionMatch {
   /// finfo.min), not -inf: `lowestFill` is that constant, and attn_mask is
   /// the additive Where(mask, 0, lowest) (Note [Masks filled with finfo.min]).
   Value *lowestFill = nullptr;
+  /// An additive mask built from a constant holding the element type's
+  /// lowest value L (Note [Masks filled with finfo.min]): the mask itself
+  /// (`lowestConst` = mask), or `lowestFactor` * `lowestConst` with an
+  /// integer-valued factor and a scalar L. Attention gets L/2 for L.
+  Value *lowestConst = nullptr;
+  Value *lowestFactor = nullptr;
   bool expandQ = false;     ///< the mask is 1 along q_seq (Note [Attention mask shape])
   bool causal = false;
 };
@@ -110,6 +116,17 @@ Value *peelMask(Value *s, PatternRewriter &rw, AttentionMatch &m);
 /// The lowest finite value of a float type (float16 -65504, float
 /// -3.4028235e38, ...), or nullopt for another type.
 std::optional<double> lowestFinite(DataType t);
+
+/// Note [Masks filled with finfo.min], additive masks: sets m.lowestConst
+/// (and m.lowestFactor) when the additive mask m.mask of type `et` is a
+/// constant holding L or integer * L. Returns false, with `why`, when a
+/// constant holding L feeds the mask in another form (it may reach L, and
+/// halving it is not known to keep the meaning).
+bool additiveLowest(AttentionMatch &m, DataType et, PatternRewriter &rw, std::string &why);
+
+/// A copy of the float, double or bfloat16 constant `t` with each entry
+/// equal to its type's lowest value L replaced by L/2.
+Tensor halvedLowest(const Tensor &t);
 
 /// The mask's dims broadcast to `scores` (right-aligned, each 1 or equal)
 /// without changing its shape, as Attention broadcasts attn_mask; its last
