@@ -74,8 +74,11 @@ public:
     } else if (c.seed) {
       // The seed a node attribute of the same value would give, wherever
       // a float holds the value (runs keep their streams across versions).
-      if ((uint64_t)(float)*c.seed == *c.seed) {
-        seed = (double)(float)*c.seed;
+      // (Seeds from 2^64 - 2^39 up round to the float 2^64, which no
+      // uint64_t holds: compared before converting back.)
+      float f = (float)*c.seed;
+      if (f < 0x1p64f && (uint64_t)f == *c.seed) {
+        seed = (double)f;
       } else {
         std::seed_seq seq{(uint32_t)*c.seed, (uint32_t)(*c.seed >> 32)};
         gen_.seed(seq);

@@ -318,6 +318,7 @@ g () => (float[16] y)
   EXPECT_NE(run(*unseeded, 1u << 24), run(*unseeded, (1u << 24) + 1));
   EXPECT_NE(run(*unseeded, 1ull << 63), run(*unseeded, (1ull << 63) + (1ull << 40)));
   EXPECT_EQ(run(*unseeded, (1u << 24) + 1), run(*unseeded, (1u << 24) + 1));
+  EXPECT_NE(run(*unseeded, UINT64_MAX), run(*unseeded, UINT64_MAX - 1)); // round to 2^64 as floats
 
   auto dropout = parse(R"(<ir_version: 8, opset_import: ["" : 17]>
 g (float[64] x) => (float[64] y, bool[64] mask) <float[64] x = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}>
