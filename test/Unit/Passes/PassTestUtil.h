@@ -8,6 +8,7 @@
 #ifndef ONNXIR_TEST_UNIT_PASSES_PASSTESTUTIL_H
 #define ONNXIR_TEST_UNIT_PASSES_PASSTESTUTIL_H
 
+#include "onnxir/IR/Graph.h"
 #include "onnxir/IR/Model.h"
 #include "onnxir/IR/Verifier.h"
 #include "onnxir/Ops/SchemaVerifier.h"
@@ -43,6 +44,20 @@ inline unsigned schemaErrorCount(const Model &m) {
 inline void expectValid(const Model &m) {
   absl::Status s = verify(m);
   EXPECT_TRUE(s.ok()) << s;
+}
+
+/// The value named `name` in any graph of `m` (a node result or an
+/// initializer), or null.
+inline Value *valueNamed(Model &m, llvm::StringRef name) {
+  Value *found = nullptr;
+  m.walkGraphs([&](Graph *g) {
+    for (Node &n : g->nodes())
+      for (Value *v : n.results())
+        if (v && v->name() == name) found = v;
+    for (Value *v : g->initializers())
+      if (v && v->name() == name) found = v;
+  });
+  return found;
 }
 
 } // namespace onnxir::passtest

@@ -13,23 +13,15 @@
 #include "onnxir/Passes/ShapeInference.h"
 #include "onnxir/Serialize/Text.h"
 
+#include "PassTestUtil.h"
+
 #include <gtest/gtest.h>
 
 using namespace onnxir;
 
 namespace {
 
-Value *valueNamed(Model &m, llvm::StringRef name) {
-  Value *found = nullptr;
-  m.walkGraphs([&](Graph *g) {
-    for (Node &n : g->nodes())
-      for (Value *v : n.results())
-        if (v && v->name() == name) found = v;
-    for (Value *v : g->initializers())
-      if (v && v->name() == name) found = v;
-  });
-  return found;
-}
+using passtest::valueNamed;
 
 TEST(ShapeDataScope, OnlyValuesComputedInTheModelsGraphs) {
   auto mOr = parseModelText(R"(<ir_version: 8, opset_import: ["" : 17, "local" : 1]>

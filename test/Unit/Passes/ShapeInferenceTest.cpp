@@ -14,17 +14,9 @@ using namespace onnxir;
 
 namespace {
 
-using passtest::parse;
+using passtest::valueNamed;
 
-Value *valueNamed(Model &m, llvm::StringRef name) {
-  Value *found = nullptr;
-  m.walkGraphs([&](Graph *g) {
-    for (Node &n : g->nodes())
-      for (Value *v : n.results())
-        if (v && v->name() == name) found = v;
-  });
-  return found;
-}
+using passtest::parse;
 
 std::string typeOf(Model &m, llvm::StringRef name) {
   Value *v = valueNamed(m, name);
