@@ -71,8 +71,20 @@ void substituteRefs(Node &n, const Node &call, const Function &f) {
       if (!src)
         for (auto &d : f.attributeDefaults)
           if (d->name() == a.refAttrName) src = d.get();
-      if (src) copyPayload(*src, a);
-      else drop.push_back(a.name());
+      if (!src) {
+        drop.push_back(a.name());
+      } else {
+        // Note [References through nested bodies]: a body inlined into
+        // another body (convert-opset expanding an op inside a static
+        // function body) meets calls whose attributes are themselves
+        // references to the outer body's attributes. The reference must
+        // carry through, naming the outer attribute: taking its payload
+        // would fix the value to the placeholder a reference holds (the
+        // SwiGLU body's Swish <alpha = @alpha> became alpha 0).
+        std::string outer = src->isReference() ? src->refAttrName.str() : std::string();
+        copyPayload(*src, a);
+        if (!outer.empty()) a.refAttrName = outer;
+      }
     }
     for (unsigned gi = 0; gi < a.numGraphs(); ++gi)
       for (Node &m : a.graph(gi)->nodes()) substituteRefs(m, call, f);
