@@ -785,7 +785,7 @@ bool fuseGelu(Node &root, PatternRewriter &rw) {
 }
 
 //===----------------------------------------------------------------------===//
-// SiLU -> Swish (opset 24), hard swish -> HardSwish (opset 14)
+// SiLU -> Swish (opset 24), Swish gates -> SwiGLU (28), hard swish -> HardSwish (14)
 //===----------------------------------------------------------------------===//
 
 // Note [Swish forms]
@@ -862,6 +862,55 @@ bool fuseSwish(Node &root, PatternRewriter &rw) {
   return false;
 }
 
+// Note [SwiGLU form]
+//  SwiGLU(A, B; alpha) = Swish(A; alpha) * B (SwiGLU-28's function body), in
+//  either operand order: the gated MLP of Llama-style decoders,
+//  silu(gate_proj(x)) * up_proj(x), once its SiLU is a Swish (fuse-swish
+//  comes first: the Swish must exist at the opset, 24 or later). SwiGLU does
+//  not broadcast (A and B have one shape), so A's and B's shapes must be
+//  provably the same: one known rank, each pair of dims the same integer or
+//  the same symbol. A Mul of a Swish by anything else (a bias, a smaller
+//  scale that broadcasts) is refused with a report line. The Swish has no
+//  use outside the Mul. Swish(A) * Swish(B) takes the first as the gate.
+// Contract: exact, the function body computes the same two steps.
+bool fuseSwiGLU(Node &root, PatternRewriter &rw) {
+  if (root.numOperands() != 2 || root.numResults() != 1) return false;
+  const Graph *g = root.getGraph();
+  for (auto [sv, b] : operandOrders(root)) {
+    Node *swish = def(sv, "Swish", g);
+    if (!swish || swish->numOperands() != 1 || !swish->operand(0)) continue;
+    Value *a = swish->operand(0);
+    // A SwiGLU from here on: refusals are reported.
+    if (std::string e = opAndTypeGuard(rw, "SwiGLU", a, false); !e.empty())
+      return reject(rw, e);
+    const Type *at = typedTensorType(a), *bt = typedTensorType(b);
+    if (!bt || bt->elemType() != at->elemType())
+      return rw.rejected("type", absl::StrCat("the element type of ", what(b),
+                                              " is not known to be ", what(a), "'s"));
+    auto sameDim = [](const Dim &x, const Dim &y) {
+      return (x.isKnown() && y.isKnown() && x.value == y.value) ||
+             (x.isSymbolic() && y.isSymbolic() && x.param == y.param);
+    };
+    bool same = at->rank() >= 0 && at->rank() == bt->rank();
+    for (int64_t i = 0; same && i < at->rank(); ++i)
+      same = sameDim(at->dims()[i], bt->dims()[i]);
+    if (!same)
+      return rw.rejected("shape", absl::StrCat(what(a), " ", at->str(), " and ", what(b),
+                                               " ", bt->str(),
+                                               " are not provably of one shape (SwiGLU does "
+                                               "not broadcast)"));
+    if (!usedOnlyBy(swish->result(0), {&root}))
+      return rw.rejected("single use",
+                         absl::StrCat(what(swish->result(0)), " is used outside the chain"));
+    Node *fused = rw.create("SwiGLU", {a, b});
+    PatternRewriter::copyNodeInfo(root, *fused);
+    float alpha = NodeContext(*swish).getFloat("alpha", 1.0f);
+    if (alpha != 1.0f) fused->setAttr(floatAttr("alpha", alpha));
+    return replaceChain(rw, &root, fused);
+  }
+  return false;
+}
+
 // Note [HardSwish form]
 //  HardSwish(x) = x * HardSigmoid(x; alpha = 1/6, beta = 0.5) (HardSwish-14's
 //  function body), in either operand order. alpha must match 1/6 within
@@ -916,6 +965,7 @@ void populateNormFusionPatterns(PatternSet &ps) {
   ps.add("fuse-gelu", "Mul", fuseGelu, 2, {"Gelu"});
   ps.add("fuse-swish", "Mul", fuseSwish, 2, {"Swish"});
   ps.add("fuse-hardswish", "Mul", fuseHardSwish, 2, {"HardSwish"});
+  ps.add("fuse-swiglu", "Mul", fuseSwiGLU, 3, {"SwiGLU"});
 }
 
 } // namespace onnxir
