@@ -364,6 +364,13 @@ void registerAllPasses() {
   r.registerPass(createConvertOpsetPass); // convert-opset (ConvertOpset.cpp)
   r.registerPass(createExpandFunctionsPass); // expand-functions (ExpandFunctions.cpp)
 
+  // Model surgery (Surgery.h).
+  r.registerPass(createExtractPass);
+  r.registerPass(createAddOutputsPass);
+  r.registerPass(createPruneOutputsPass);
+  r.registerPass(createEditIOPass);
+
+  r.registerPass(createConvertPrecisionPass); // convert-precision (ConvertPrecision.cpp)
   //===--- Further passes: one line each, above this banner ----------------===//
 
   // Composite pipelines last: they are built from the entries above.

@@ -839,6 +839,18 @@ int onnxOptMain(int argc, char **argv) {
                                                      : VerifyPolicy::Default;
   po.strict = gStrict;
   po.name = gInput;
+  // Model surgery flags (issue 42) are their pass when the pipeline lacks it:
+  // --extract-inputs/--extract-outputs run extract, --rename-io/--retype-io
+  // edit-io, before the passes given (the model is cut or renamed first).
+  static const char *const kSurgeryFlags[][3] = {{"edit-io", "rename-io", "retype-io"},
+                                                 {"extract", "extract-inputs", "extract-outputs"}};
+  for (const auto &s : kSurgeryFlags) {
+    bool given = po.passOptions.count(s[1]) || po.passOptions.count(s[2]), present = false;
+    for (auto &p : pipeline) present |= p->argument() == s[0];
+    if (given && !present)
+      if (auto p = PassRegistry::instance().create(s[0]); p.ok())
+        pipeline.insert(pipeline.begin(), std::move(*p));
+  }
   {
     auto p = buildPipeline(std::move(pipeline), po);
     if (!p.ok()) fail(std::string(p.status().message()));

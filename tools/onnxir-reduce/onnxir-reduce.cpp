@@ -39,11 +39,11 @@
 
 #include "onnxir/Eval/Compare.h"
 #include "onnxir/Eval/Evaluator.h"
-#include "onnxir/Eval/Extract.h"
 #include "onnxir/IR/Graph.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/Passes.h"
 #include "onnxir/Passes/PipelineOptions.h"
+#include "onnxir/Passes/Surgery.h"
 #include "onnxir/Serialize/ModelFile.h"
 #include "onnxir/Serialize/ProtoIO.h"
 #include "onnxir/Passes/ShapeInference.h"

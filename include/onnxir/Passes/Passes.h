@@ -180,6 +180,11 @@ std::unique_ptr<Pass> createInlineFunctionsPass();               ///< inline-fun
 std::unique_ptr<Pass> createConstantFoldingPass();               ///< fold-constants
 std::unique_ptr<Pass> createConvertOpsetPass();                  ///< convert-opset
 std::unique_ptr<Pass> createExpandFunctionsPass();               ///< expand-functions
+// Model surgery (Surgery.h; SurgeryExtract.cpp, SurgeryIO.cpp).
+std::unique_ptr<Pass> createExtractPass();                       ///< extract
+std::unique_ptr<Pass> createAddOutputsPass();                    ///< add-outputs
+std::unique_ptr<Pass> createPruneOutputsPass();                  ///< prune-outputs
+std::unique_ptr<Pass> createEditIOPass();                        ///< edit-io
 
 std::unique_ptr<Pass> createFusePass();                          ///< fuse (Fusions.h)
 std::unique_ptr<Pass> createSimplifyPass();                      ///< simplify (Simplify.h)
