@@ -176,6 +176,21 @@ absl::Status extractSubgraph(Model &m, llvm::ArrayRef<ExtractValue> cuts,
   return absl::OkStatus();
 }
 
+absl::Status extractModel(Model &m, const std::vector<std::string> &inputs,
+                          const std::vector<std::string> &outputs) {
+  std::vector<ExtractValue> cuts, outs;
+  for (const std::string &n : inputs) cuts.push_back({n, {}, {}});
+  for (const std::string &n : outputs) outs.push_back({n, {}, {}});
+  if (outs.empty())
+    return absl::InvalidArgumentError(
+        "extract: no outputs given (extract{outputs=NAMES}, --extract-outputs=NAMES)");
+  ExtractOptions o;
+  o.closed = !cuts.empty();
+  o.inferTypes = true;
+  o.removeUnusedFunctions = true;
+  return extractSubgraph(m, cuts, outs, o);
+}
+
 //===----------------------------------------------------------------------===//
 // The extract pass
 //===----------------------------------------------------------------------===//
@@ -196,18 +211,9 @@ public:
       : NamedPass("extract", "Keep the subgraph computing the given outputs from the given "
                              "inputs (Note [Extraction])") {}
   absl::StatusOr<bool> run(Model &m) override {
-    std::vector<ExtractValue> cuts, outs;
-    for (std::string &n : nameList(*inputs_)) cuts.push_back({std::move(n), {}, {}});
-    for (std::string &n : nameList(*outputs_)) outs.push_back({std::move(n), {}, {}});
-    if (outs.empty())
-      return absl::InvalidArgumentError(
-          "extract: no outputs given (extract{outputs=NAMES}, --extract-outputs=NAMES)");
-    ExtractOptions o;
-    o.closed = !cuts.empty();
-    o.inferTypes = true;
-    o.removeUnusedFunctions = true;
     size_t before = m.graph().numNodes();
-    if (absl::Status s = extractSubgraph(m, cuts, outs, o); !s.ok()) return s;
+    if (absl::Status s = extractModel(m, nameList(*inputs_), nameList(*outputs_)); !s.ok())
+      return s;
     addStat("nodes removed", (int64_t)(before - m.graph().numNodes()));
     return true;
   }

@@ -17,6 +17,7 @@ from ._onnxir import (  # noqa: F401
     Error, VerificationWarning, Model, Graph, Node, Value, Tensor, NodeList, UseList,
     loads, save, dumps, verify, diagnostics, schema_warnings, run_passes,
     infer_shapes, list_passes, list_options, EvalError, EvalValueError, NotSupportedError,
+    add_outputs, prune_outputs, rename_io, retype_io,
 )
 from . import _onnxir
 from . import _views
@@ -28,6 +29,7 @@ __all__ = [
     "UseList", "load", "loads", "save", "dumps", "verify", "diagnostics", "schema_warnings",
     "run_passes", "infer_shapes", "list_passes", "list_options", "from_onnx", "to_onnx",
     "run", "compare", "OutputDiff", "EvalError", "EvalValueError", "NotSupportedError",
+    "extract", "add_outputs", "prune_outputs", "rename_io", "retype_io",
 ]
 
 
@@ -158,3 +160,20 @@ def compare(a, b, inputs=None, n=3, rtol=1e-4, atol=1e-7, seed=0, *, bind_dims=N
                             n=n, rtol=rtol, atol=atol, seed=seed, bind_dims=bind_dims,
                             max_bytes=max_bytes)
     return [OutputDiff(*r) for r in rows]
+
+
+def extract(model, inputs, outputs, *, inplace=False):
+    """The part of `model` (an onnxir.Model, a path or an onnx.ModelProto)
+    that computes the values `outputs` from the values `inputs` (lists of
+    names of the main graph), as onnx-opt --extract-inputs/--extract-outputs
+    (Note [Extraction]): the inputs are the only graph inputs (none given: the
+    graph inputs the outputs need), typed as inferred; an output that needs
+    another graph input is an onnxir.Error naming it; the functions and
+    subgraphs the kept nodes use come along. Returns a new Model (a copy is
+    cut) unless `inplace`, which cuts `model` itself (an onnxir.Model; no copy
+    of its weights: for models larger than memory)."""
+    m = _model_arg(model, "extract: model")
+    if not inplace and m is model:
+        m = m.copy()
+    _onnxir._extract(m, list(inputs), list(outputs))
+    return m

@@ -633,4 +633,5 @@ PYBIND11_MODULE(_onnxir, m) {
   documentProperties(m);
   bindTools(m);
   bindEval(m);
+  bindSurgery(m);
 }

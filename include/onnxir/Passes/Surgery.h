@@ -79,6 +79,12 @@ absl::Status extractSubgraph(Model &m, llvm::ArrayRef<ExtractValue> cuts,
                              llvm::ArrayRef<ExtractValue> outputs,
                              const ExtractOptions &opts = {});
 
+/// The extract pass (and onnxir.extract): extractSubgraph with the cuts
+/// `inputs` (closed when there are some), types inferred where missing,
+/// unused functions removed. No outputs is an error.
+absl::Status extractModel(Model &m, const std::vector<std::string> &inputs,
+                          const std::vector<std::string> &outputs);
+
 /// Makes the main-graph values `names` graph outputs (after the existing
 /// ones, in the order given; one that is an output already is skipped), or
 /// with `all` every node result of the main graph. They are declared with
