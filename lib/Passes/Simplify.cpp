@@ -19,6 +19,7 @@
 #include "onnxir/Passes/Passes.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <optional>
 
@@ -187,25 +188,45 @@ bool sliceNoop(Node &n, PatternRewriter &rw) {
 }
 
 // x - 0, x * 1, 1 * x, x / 1 -> x, for a constant whose every element is
-// the neutral value and whose broadcast cannot change x's shape (all its
-// dims 1, rank at most x's known rank) or type (same element type). Exact,
-// -0.0 included (x + 0 is not listed: -0.0 + 0 is +0.0).
-bool neutralOperand(Node &n, PatternRewriter &rw, double neutral, bool commutes) {
+// the neutral value and whose broadcast cannot change x's shape (rank at
+// most x's known rank, each dim 1 or x's known dim where they align) or
+// type (same element type). Exact, -0.0 included (x + 0 is not listed:
+// -0.0 + 0 is +0.0; see addZero).
+bool neutralOperand(Node &n, PatternRewriter &rw, double neutral, bool commutes,
+                    bool negativeZero = false) {
   if (n.numOperands() != 2 || n.numResults() != 1) return false;
   for (unsigned i = commutes ? 0 : 1; i < 2; ++i) {
     Value *x = n.operand(1 - i);
     const Tensor *t = PatternRewriter::constantTensor(n.operand(i));
     if (!t || !x) continue;
     auto et = staticElemOf(x);
-    int64_t rank = staticRankOf(x);
-    if (!et || *et != t->dataType() || rank < (int64_t)t->dims().size()) continue;
-    bool ones = true;
-    for (int64_t d : t->dims()) ones &= d == 1;
+    int64_t rank = staticRankOf(x), tr = (int64_t)t->dims().size();
+    if (!et || *et != t->dataType() || rank < tr) continue;
+    bool covered = true;
+    for (int64_t d = 0; d < tr; ++d) {
+      int64_t td = t->dims()[d];
+      covered &= td == 1 || (td >= 0 && td == staticDimOf(x, (unsigned)(rank - tr + d)));
+    }
     auto vals = t->values<double>();
-    if (!ones || !vals.ok() || vals->empty()) continue;
+    if (!covered || !vals.ok() || vals->empty()) continue;
     bool all = true;
-    for (double v : *vals) all &= v == neutral;
+    for (double v : *vals) all &= v == neutral && (!negativeZero || std::signbit(v));
     if (all && forward(n, x, rw)) return true;
+  }
+  return false;
+}
+
+// x + 0 -> x where that is exact: integer x, or a float zero constant whose
+// every element is -0.0 (x + -0.0 is x for every x, +0.0 and -0.0
+// included). The shape and type rules are neutralOperand's.
+bool addZero(Node &n, PatternRewriter &rw) {
+  if (n.numOperands() != 2) return false;
+  for (unsigned i = 0; i < 2; ++i) {
+    auto et = staticElemOf(n.operand(1 - i));
+    if (!et) continue;
+    bool isInt = isSignedInteger(*et) || isUnsignedInteger(*et);
+    if (!isInt && !isFloatingPoint(*et)) continue;
+    if (neutralOperand(n, rw, 0.0, true, !isInt)) return true;
   }
   return false;
 }
@@ -566,29 +587,41 @@ bool shapeDimSource(Node &n, PatternRewriter &rw) {
 
 // Squeeze(Unsqueeze(x, a), a) -> x, and Unsqueeze(Squeeze(x, a), a) -> x
 // when x is known to be 1 at those axes (Squeeze requires it anyway). Axes
-// must be explicit and non-negative (negative ones depend on ranks).
+// must be explicit; they are compared as sets once normalised: both count
+// in the rank of the Unsqueeze's result (x's for Unsqueeze(Squeeze)), which
+// negative ones need known.
 bool squeezePair(Node &n, PatternRewriter &rw, bool outerSqueeze) {
   Node *inner = rw.singleUseProducer(n, 0, outerSqueeze ? "Unsqueeze" : "Squeeze");
-  if (!inner || hasRefs(*inner) || hasRefs(n)) return false;
+  if (!inner || hasRefs(*inner) || hasRefs(n) || !inner->operand(0)) return false;
   auto a = axesOf(n), b = axesOf(*inner);
-  if (!a || !b || a->empty() || *a != *b) return false;
-  for (int64_t x : *a)
-    if (x < 0) return false;
+  if (!a || !b || a->empty() || a->size() != b->size()) return false;
+  int64_t r = staticRankOf(inner->operand(0));
+  if (r >= 0 && outerSqueeze) r += (int64_t)b->size();
+  for (auto *axes : {&*a, &*b}) {
+    for (int64_t &x : *axes) {
+      if (x < 0 && r < 0) return false;
+      if (x < 0) x += r;
+      if (x < 0 || (r >= 0 && x >= r)) return false;
+    }
+    std::sort(axes->begin(), axes->end());
+  }
+  if (*a != *b || std::adjacent_find(a->begin(), a->end()) != a->end()) return false;
   return forward(n, inner->operand(0), rw);
 }
 
 // Transpose(Transpose(x, p), q) -> Transpose(x, p o q), or x when that is
-// the identity. Both permutations explicit. Exact.
+// the identity. A permutation not given is the reversal of the axes: two
+// such cancel; one with the other explicit needs the rank. Exact.
 bool transposeChain(Node &n, PatternRewriter &rw) {
   Node *inner = rw.singleUseProducer(n, 0, "Transpose");
-  if (!inner || hasRefs(*inner) || hasRefs(n)) return false;
-  const Attribute *p = inner->getAttr("perm"), *q = n.getAttr("perm");
-  if (!p || !q || p->ints.size() != q->ints.size()) return false;
-  std::vector<int64_t> c(q->ints.size());
-  for (size_t i = 0; i < c.size(); ++i) {
-    if (q->ints[i] < 0 || q->ints[i] >= (int64_t)c.size()) return false;
-    c[i] = p->ints[q->ints[i]];
-  }
+  if (!inner || hasRefs(*inner) || hasRefs(n) || inner->numOperands() != 1) return false;
+  // Two without perm reverse the axes twice, whatever the rank.
+  if (!inner->getAttr("perm") && !n.getAttr("perm")) return forward(n, inner->operand(0), rw);
+  // Otherwise a missing perm is the reversal of the known rank (permOf).
+  auto p = permOf(*inner), q = permOf(n);
+  if (!p || !q || p->size() != q->size()) return false;
+  std::vector<int64_t> c(q->size());
+  for (size_t i = 0; i < c.size(); ++i) c[i] = (*p)[(*q)[i]];
   bool identity = true;
   for (size_t i = 0; i < c.size(); ++i) identity &= c[i] == (int64_t)i;
   if (identity) return forward(n, inner->operand(0), rw);
@@ -666,6 +699,8 @@ void populateSimplifyPatterns(PatternSet &ps) {
          [](Node &n, PatternRewriter &rw) { return squeezePair(n, rw, false); });
   ps.add("transpose-chain", "Transpose", transposeChain);
   ps.add("cast-chain", "Cast", castChain);
+  ps.add("add-zero", "Add", [](Node &n, PatternRewriter &rw) { return addZero(n, rw); });
+  populateSimplifyChainPatterns(ps);
   populateTransposeMotionPatterns(ps);
 }
 
@@ -682,8 +717,9 @@ class SimplifyPass : public NamedPass {
 public:
   SimplifyPass()
       : NamedPass("simplify", "Remove no-op Reshape/Expand/Tile/Pad/Cast/Transpose/Slice/Concat/"
-                              "Split; collapse Reshape, Transpose, Cast and Squeeze/Unsqueeze "
-                              "chains; read Shape's dims through Transpose/Reshape (exact)") {}
+                              "Split/Flatten; collapse Reshape, Transpose, Cast, Squeeze/Unsqueeze, "
+                              "Slice, idempotent and nested Concat chains; read Shape's dims "
+                              "through Transpose/Reshape (exact)") {}
   absl::StatusOr<bool> run(Model &m) override {
     RewriteStatistics s;
     auto r = simplify(m, &s, *disable_);

@@ -5,10 +5,15 @@
 // declare or were given by -infer-shapes:
 //   reshape-noop, expand-noop, tile-noop, pad-noop, cast-noop,
 //   transpose-noop, concat-one, split-one, slice-noop,
-//   sub-zero, mul-one, div-one                           (the node is removed)
+//   sub-zero, mul-one, div-one, add-zero                 (the node is removed)
 //   reshape-chain, transpose-chain, cast-chain           (two nodes become one)
 //   squeeze-unsqueeze, unsqueeze-squeeze                 (a pair disappears)
 //   reshape-symbolic-shape              (a computed Reshape shape -> constant)
+// in lib/Passes/SimplifyChains.cpp (populateSimplifyChainPatterns):
+//   squeeze-chain, unsqueeze-chain, slice-chain          (two nodes become one)
+//   flatten-noop, idempotent-<op> (Relu, Floor, Ceil, Round, Sign, Abs twice)
+//   where-not (Where(Not(c), a, b) -> Where(c, b, a)), concat-nested,
+//   reduce-unsqueeze (ReduceX(keepdims = 0) + Unsqueeze -> keepdims = 1)
 // and, in lib/Passes/TransposeMotion.cpp (populateTransposeMotionPatterns):
 //   reshape-gemm-matmul          (Reshape/Gemm/Reshape -> MatMul + Add)
 //   transpose-cancel             (a Transpose pair around last-axis ops goes)
@@ -27,6 +32,8 @@ namespace onnxir {
 
 /// Adds the simplification patterns to `ps`.
 void populateSimplifyPatterns(PatternSet &ps);
+/// Adds the patterns of SimplifyChains.cpp; populateSimplifyPatterns calls it.
+void populateSimplifyChainPatterns(PatternSet &ps);
 /// Adds reshape-gemm-matmul and transpose-cancel (TransposeMotion.cpp);
 /// populateSimplifyPatterns calls it.
 void populateTransposeMotionPatterns(PatternSet &ps);
