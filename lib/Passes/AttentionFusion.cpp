@@ -200,10 +200,13 @@ bool checkOperands(Node &root, PatternRewriter &rw, AttentionMatch &m, Value *sc
       return miss(rw, "mask-type", "mask " + q(m.mask) + (m.boolMask ? " is not bool" : " is not of Q's type"));
     std::string why;
     if (!maskBroadcasts(m.mask, scores, m.expandQ, why)) return miss(rw, "mask-shape", why);
-    if (m.boolMask && provablyCausal(m.mask, sq, skv, m.maskNegated)) m.causal = true;
+    if (m.boolMask ? provablyCausal(m.mask, sq, skv, m.maskNegated)
+                   : provablyCausalAdditive(m.mask, sq, skv, *et))
+      m.causal = true;
     // Note [Masks filled with finfo.min]: an additive mask that may hold the
-    // lowest value L gets L/2 for it, except in float16.
-    if (!m.boolMask && !additiveLowest(m, *et, rw, why)) return miss(rw, "mask-min", why);
+    // lowest value L gets L/2 for it, except in float16 (a causal one goes).
+    if (!m.boolMask && !m.causal && !additiveLowest(m, *et, rw, why))
+      return miss(rw, "mask-min", why);
     if (m.lowestConst && *et == DataType::Float16)
       return miss(rw, "mask-min",
                   "additive mask " + q(m.mask) + " holds float16's lowest -65504, and no float16 bias "

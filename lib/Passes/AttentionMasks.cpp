@@ -10,6 +10,7 @@
 
 #include "onnxir/IR/ValueInfo.h"
 #include "onnxir/Ops/OpContext.h"
+#include "onnxir/Ops/OpFacts.h"
 #include "onnxir/Ops/OpRegistry.h"
 
 #include <algorithm>
@@ -24,41 +25,237 @@ namespace attention {
 // Causal masks
 //===----------------------------------------------------------------------===//
 
-bool provablyCausal(const Value *attend, const Dim &sq, const Dim &skv, bool negated) {
-  if (!sameDim(sq, skv) || rankOf(attend) != 2 || !sameDim(dimOf(attend, 0), sq) ||
-      !sameDim(dimOf(attend, 1), skv))
+// Note [Causal mask forms]
+//  is_causal = 1 means: query i attends key j exactly when j <= i, on a
+//  square [S, S] (no past). A mask is taken for it only when it provably is
+//  that triangle, its last two dims being the scores' q and kv sequence
+//  dims, proven equal, and any dims before them known 1:
+//   - boolean (true = attend; `negated`: true = masked, the strict upper
+//     triangle j > i): a constant of exactly that pattern; Trilu of an
+//     all-true ConstantOfShape (lower with k = 0, or upper with k = 1 when
+//     negated); or a comparison of two index ramps as written by
+//     `arange(S)[None, :] <= arange(S)[:, None]` and Hugging Face's
+//     `mask_cond < (mask_cond + 1).view(S, 1)`: Less, LessOrEqual, Greater
+//     or GreaterOrEqual of a column ramp j + c1 and a row ramp i + c2,
+//     each Range(0, n, 1) (constant start 0 and step 1), the row one made a
+//     column vector by Unsqueeze(axes [1]) or Reshape([-1 or n, 1]), the
+//     column one 1-D or Unsqueeze(axes [0]) / Reshape([1, -1 or n]), plus
+//     or minus integer constants, through Casts (ramps below 2^24 are exact
+//     in float). The ramps' lengths are the comparison's dims, which its
+//     type says are the sequence dims. The relation must be j <= i (or
+//     j > i when negated) for every i, j: the offsets must cancel.
+//   - additive: 0 on and below the diagonal and F above it, F being -inf
+//     or at most half the element type's lowest finite value (finfo.min,
+//     float16's -65504): a constant of that pattern; torch's
+//     triu(full(F), diagonal=1) = Trilu(ConstantOfShape(F), upper 1, k 1);
+//     Where(causal, 0, F) and Where(strictly upper, F, 0) of a boolean
+//     mask proven as above. A causal row always attends its diagonal, so
+//     exp(s + F - max) is 0 in every type for scores within the bounds of
+//     Note [Masks filled with finfo.min], as -inf gives: the same result.
+//  Anything else (a ramp with another start or step, an offset by one
+//  (j <= i + 1, a shifted window), a past length, a mask combined with
+//  padding) stays a materialised mask.
+
+namespace {
+
+/// The leading dims of `v` (all but the last two) are known 1, its rank at
+/// least 2, and its last two dims are `sq` and `skv`, proven equal.
+bool squareOverSequence(const Value *v, const Dim &sq, const Dim &skv) {
+  int64_t r = rankOf(v);
+  if (r < 2 || !sameDim(sq, skv) || !sameDim(dimOf(v, -2), sq) || !sameDim(dimOf(v, -1), skv))
     return false;
+  for (int64_t i = 0; i + 2 < r; ++i)
+    if (!isOne(dimOf(v, i))) return false;
+  return true;
+}
+
+/// The one integer of a constant (int64 or int32) of one element.
+std::optional<int64_t> oneInt(const Value *v) {
+  auto c = constantInts(v);
+  if (!c || c->size() != 1) return std::nullopt;
+  return (*c)[0];
+}
+
+/// Range(0, n, 1): the ramp 0, 1, ..., n - 1.
+bool isRamp(const Value *v) {
+  Node *d = v ? v->definingNode() : nullptr;
+  if (!d || !d->is("Range") || d->numOperands() != 3) return false;
+  return oneInt(d->operand(0)) == 0 && oneInt(d->operand(2)) == 1;
+}
+
+/// A ramp seen along one axis of the compared square: entry (i, j) is
+/// i + offset (`row`) or j + offset (column).
+struct Ramp {
+  bool row = false;
+  int64_t offset = 0;
+};
+
+std::optional<Ramp> rampOf(const Value *v, int depth = 0) {
+  if (!v || depth > 8) return std::nullopt;
+  if (isRamp(v)) return Ramp{false, 0}; // 1-D: broadcast as the last axis
+  Node *d = v->definingNode();
+  if (!d || !plainAttributes(*d)) return std::nullopt;
+  if ((d->is("Add") || d->is("Sub")) && d->numOperands() == 2) {
+    for (unsigned k = 0; k < 2; ++k) {
+      if (k == 1 && d->is("Sub")) break; // c - x is a falling ramp
+      std::optional<int64_t> c = oneInt(d->operand(1 - k));
+      if (!c || rankOf(d->operand(1 - k)) > 2) continue;
+      auto r = rampOf(d->operand(k), depth + 1);
+      if (!r) continue;
+      r->offset += d->is("Sub") ? -*c : *c;
+      return r;
+    }
+    return std::nullopt;
+  }
+  if (d->is("Cast") && d->numOperands() == 1) {
+    int64_t to = NodeContext(*d).getInt("to", 0);
+    if (to != (int64_t)DataType::Int64 && to != (int64_t)DataType::Int32 &&
+        to != (int64_t)DataType::Float && to != (int64_t)DataType::Double)
+      return std::nullopt;
+    return rampOf(d->operand(0), depth + 1);
+  }
+  // A 1-D ramp made a row (column vector) or a column (row vector).
+  const Value *src = d->numOperands() ? d->operand(0) : nullptr;
+  std::optional<Ramp> inner = rankOf(src) == 1 ? rampOf(src, depth + 1) : std::nullopt;
+  if (!inner || inner->row) return std::nullopt;
+  if (d->is("Unsqueeze")) {
+    NodeAxes axes = readAxes(*d, PatternRewriter::constantTensor);
+    if (axes.kind != NodeAxes::Known || axes.values.size() != 1) return std::nullopt;
+    int64_t a = axes.values[0];
+    if (a == 1 || a == -1) return Ramp{true, inner->offset};
+    if (a == 0 || a == -2) return inner;
+    return std::nullopt;
+  }
+  if (d->is("Reshape") && d->numOperands() == 2) {
+    auto shape = constantInts(d->operand(1));
+    if (!shape || shape->size() != 2) return std::nullopt;
+    // -1 or the length itself (a 0 would copy a dim of the 1-D ramp).
+    auto span = [](int64_t x) { return x == -1 || x > 1; };
+    if ((*shape)[1] == 1 && span((*shape)[0])) return Ramp{true, inner->offset};
+    if ((*shape)[0] == 1 && span((*shape)[1])) return inner;
+  }
+  return std::nullopt;
+}
+
+/// A comparison of a row ramp and a column ramp that is j <= i (`negated`:
+/// j > i) everywhere (Note [Causal mask forms]).
+bool causalComparison(const Node &cmp, bool negated) {
+  bool less = cmp.is("Less") || cmp.is("LessOrEqual");
+  bool strict = cmp.is("Less") || cmp.is("Greater");
+  if (!less && !cmp.is("Greater") && !cmp.is("GreaterOrEqual")) return false;
+  if (cmp.numOperands() != 2) return false;
+  auto a = rampOf(cmp.operand(0)), b = rampOf(cmp.operand(1));
+  if (!a || !b || a->row == b->row) return false;
+  // lo < hi (strict) or lo <= hi: lo's index <= hi's index + k.
+  const Ramp &lo = less ? *a : *b, &hi = less ? *b : *a;
+  int64_t k = hi.offset - lo.offset - (strict ? 1 : 0);
+  if (!lo.row) return !negated && k == 0; // j <= i + k
+  return negated && k == -1;              // i <= j + k, i.e. j >= i - k
+}
+
+/// The tensor of the `value` attribute of ConstantOfShape `n`, if plain.
+const Tensor *constantOfShapeValue(const Node &n) {
+  if (!n.is("ConstantOfShape") || !plainAttributes(n)) return nullptr;
+  const Attribute *val = n.getAttr("value");
+  if (!val || val->kind() != AttrKind::Tensor || val->tensors.empty()) return nullptr;
+  return val->tensors.get()[0].get();
+}
+
+/// A constant of one element that is -inf or at most half of `et`'s lowest
+/// finite value, or a ConstantOfShape of it (torch.full) (Note [Causal mask
+/// forms]).
+bool maskFill(const Value *v, DataType et) {
+  const Tensor *t = PatternRewriter::constantTensor(v);
+  if (!t)
+    if (Node *d = v ? v->definingNode() : nullptr) t = constantOfShapeValue(*d);
+  if (!t || t->dataType() != et) return false;
+  auto n = t->numElements();
+  auto vals = t->values<double>();
+  std::optional<double> low = lowestFinite(et);
+  if (!n || *n != 1 || !vals.ok() || vals->size() != 1 || !low) return false;
+  double x = (*vals)[0];
+  return x == -std::numeric_limits<double>::infinity() || x <= *low / 2;
+}
+
+/// A constant of one element equal to zero.
+bool isZeroConst(const Value *v, DataType et) {
+  const Tensor *t = PatternRewriter::constantTensor(v);
+  if (!t || t->dataType() != et) return false;
+  auto n = t->numElements();
+  auto vals = t->values<double>();
+  return n && *n == 1 && vals.ok() && vals->size() == 1 && (*vals)[0] == 0;
+}
+
+/// The k of Trilu `tr` (0 without the operand), if constant.
+std::optional<int64_t> triluK(const Node &tr) {
+  if (tr.numOperands() < 2 || !tr.operand(1)) return 0;
+  return oneInt(tr.operand(1));
+}
+
+} // namespace
+
+bool provablyCausal(const Value *attend, const Dim &sq, const Dim &skv, bool negated) {
+  if (!squareOverSequence(attend, sq, skv)) return false;
   if (const Tensor *t = PatternRewriter::constantTensor(attend)) {
-    if (t->dataType() != DataType::Bool || t->dims().size() != 2) return false;
+    if (t->dataType() != DataType::Bool || t->dims().size() < 2) return false;
     auto vals = t->values<int64_t>();
-    int64_t n = t->dims()[0];
-    if (!vals.ok() || t->dims()[1] != n || (int64_t)vals->size() != n * n) return false;
+    int64_t n = t->dims().back();
+    if (!vals.ok() || t->dims()[t->dims().size() - 2] != n || (int64_t)vals->size() != n * n)
+      return false;
     for (int64_t i = 0; i < n; ++i)
       for (int64_t j = 0; j < n; ++j)
         if (((*vals)[i * n + j] != 0) != (negated ? j > i : j <= i)) return false;
     return true;
   }
-  Node *tr = attend->definingNode();
-  if (!tr || !tr->is("Trilu") || !plainAttributes(*tr) ||
-      NodeContext(*tr).getInt("upper", 1) != (negated ? 1 : 0))
+  Node *d = attend->definingNode();
+  if (!d || !plainAttributes(*d)) return false;
+  if (!d->is("Trilu")) return causalComparison(*d, negated);
+  if (NodeContext(*d).getInt("upper", 1) != (negated ? 1 : 0) || triluK(*d) != (negated ? 1 : 0))
     return false;
-  int64_t k = 0;
-  if (tr->numOperands() > 1 && tr->operand(1)) {
-    const Tensor *kt = PatternRewriter::constantTensor(tr->operand(1));
-    auto kv = kt ? kt->values<int64_t>() : absl::StatusOr<std::vector<int64_t>>(absl::UnknownError(""));
-    if (!kv.ok() || kv->size() != 1) return false;
-    k = (*kv)[0];
-  }
-  if (k != (negated ? 1 : 0)) return false;
-  Node *ones = tr->operand(0) ? tr->operand(0)->definingNode() : nullptr;
-  if (!ones || !ones->is("ConstantOfShape") || !plainAttributes(*ones)) return false;
-  const Attribute *val = ones->getAttr("value");
-  if (!val || val->kind() != AttrKind::Tensor || val->tensors.empty() || !val->tensors.get()[0])
-    return false;
-  const Tensor &vt = *val->tensors.get()[0];
-  if (vt.dataType() != DataType::Bool) return false;
-  auto vv = vt.values<int64_t>();
+  Node *ones = d->operand(0) ? d->operand(0)->definingNode() : nullptr;
+  const Tensor *vt = ones ? constantOfShapeValue(*ones) : nullptr;
+  if (!vt || vt->dataType() != DataType::Bool) return false;
+  auto vv = vt->values<int64_t>();
   return vv.ok() && vv->size() == 1 && (*vv)[0] != 0;
+}
+
+bool provablyCausalAdditive(const Value *mask, const Dim &sq, const Dim &skv, DataType et) {
+  if (!squareOverSequence(mask, sq, skv)) return false;
+  std::optional<double> low = lowestFinite(et);
+  if (!low) return false;
+  if (const Tensor *t = PatternRewriter::constantTensor(mask)) {
+    if (t->dataType() != et || t->dims().size() < 2) return false;
+    auto vals = t->values<double>();
+    int64_t n = t->dims().back();
+    if (!vals.ok() || t->dims()[t->dims().size() - 2] != n || (int64_t)vals->size() != n * n)
+      return false;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double x = (*vals)[i * n + j];
+        bool fill = x == -std::numeric_limits<double>::infinity() || x <= *low / 2;
+        if (j <= i ? x != 0 : !fill) return false;
+      }
+    return true;
+  }
+  Node *d = mask->definingNode();
+  if (!d || !plainAttributes(*d)) return false;
+  if (d->is("Trilu")) {
+    if (NodeContext(*d).getInt("upper", 1) != 1 || triluK(*d) != 1) return false;
+    Node *full = d->operand(0) ? d->operand(0)->definingNode() : nullptr;
+    const Tensor *vt = full ? constantOfShapeValue(*full) : nullptr;
+    if (!vt || vt->dataType() != et) return false;
+    auto vv = vt->values<double>();
+    return vv.ok() && vv->size() == 1 &&
+           ((*vv)[0] == -std::numeric_limits<double>::infinity() || (*vv)[0] <= *low / 2);
+  }
+  if (d->is("Where") && d->numOperands() == 3) {
+    const Value *c = d->operand(0);
+    if (isZeroConst(d->operand(1), et) && maskFill(d->operand(2), et))
+      return provablyCausal(c, dimOf(c, -2), dimOf(c, -1), false) && sameDim(dimOf(c, -2), sq);
+    if (maskFill(d->operand(1), et) && isZeroConst(d->operand(2), et))
+      return provablyCausal(c, dimOf(c, -2), dimOf(c, -1), true) && sameDim(dimOf(c, -2), sq);
+  }
+  return false;
 }
 
 std::optional<double> lowestFinite(DataType t) {

@@ -140,6 +140,10 @@ bool maskBroadcasts(const Value *mask, const Value *scores, bool &expandQ, std::
 /// the scores (with `negated`, the strict upper triangle of what is not
 /// attended).
 bool provablyCausal(const Value *attend, const Dim &sq, const Dim &skv, bool negated = false);
+/// True if the additive mask `mask` of element type `et` is provably 0 on
+/// and below the diagonal of the [Sq, Skv] scores (Sq = Skv) and -inf or
+/// the type's lowest (finfo.min) above it (Note [Causal mask forms]).
+bool provablyCausalAdditive(const Value *mask, const Dim &sq, const Dim &skv, DataType et);
 
 //===--- Head split and merge (AttentionHeads.cpp) ------------------------===//
 
