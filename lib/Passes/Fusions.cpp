@@ -15,6 +15,8 @@
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/Passes.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <optional>
 
@@ -367,6 +369,220 @@ bool bnToMulAdd(Node &bn, PatternRewriter &rw) {
   return true;
 }
 
+// Conv + Add of a per-channel constant where the Conv's weight is not a
+// constant (fuse-conv-add takes the constant case): the constant, shaped
+// [M,1,..], [1,M,1,..] or a scalar, becomes the Conv's bias (b + c with a
+// constant b). M is the weight's known dim 0 (Conv) or dim 1 times group
+// (ConvTranspose). Float only.
+// Contract: conv(x, W) + b + c = conv(x, W) + (b + c): the sum reassociated,
+// as fuse-conv-add's.
+bool fuseConvAddBias(Node &add, PatternRewriter &rw) {
+  if (add.numOperands() != 2 || add.numResults() != 1) return false;
+  for (unsigned i = 0; i < 2; ++i) {
+    Node *conv = rw.singleUseProducer(add, i, "Conv");
+    if (!conv) conv = rw.singleUseProducer(add, i, "ConvTranspose");
+    if (!conv || conv->numOperands() < 2 || conv->numResults() != 1 || !conv->operand(1) ||
+        PatternRewriter::constantTensor(conv->operand(1)))
+      continue;
+    bool refs = false;
+    for (unsigned a = 0; a < conv->numAttributes(); ++a) refs |= conv->attribute(a).isReference();
+    Value *w = conv->operand(1);
+    if (refs || staticElemOf(w) != DataType::Float) continue;
+    int64_t rank = staticRankOf(w);
+    if (rank < 3) continue;
+    NodeContext cc(*conv);
+    int64_t group = cc.getInt("group", 1);
+    int64_t m = conv->is("Conv") ? staticDimOf(w, 0)
+                                 : (staticDimOf(w, 1) < 0 ? -1 : staticDimOf(w, 1) * group);
+    if (m <= 0) continue;
+    std::optional<FloatConst> b;
+    if (conv->numOperands() > 2 && conv->operand(2)) {
+      b = floatConstant(conv->operand(2));
+      if (!b || b->dims != std::vector<int64_t>{m} || !allFinite(b->values)) continue;
+    }
+    auto c = floatConstant(add.operand(1 - i));
+    if (!c || !allFinite(c->values)) continue; // Note [Finite folds]
+    auto k = perChannel(*c, rank, m);
+    if (!k || !rw.canReplace(add.result(0), conv->result(0))) continue;
+    std::vector<double> bias = biasOrZero(b, m);
+    for (int64_t j = 0; j < m; ++j) bias[j] += (*k)[j];
+    if (!allFiniteAsFloat(bias)) continue;
+    std::vector<float> bf(bias.begin(), bias.end());
+    rw.setInsertionPoint(conv);
+    std::string bname = b ? conv->operand(2)->name().str() : conv->result(0)->name().str() + "_bias";
+    rw.setOperand(conv, 2, rw.createConstant(bname, makeFloatTensor({m}, bf)));
+    return rw.replaceNode(&add, {conv->result(0)});
+  }
+  return false;
+}
+
+// Note [Pad into pooling and Conv]
+//   A Pad of the spatial dims only (constant mode, pads >= 0, as the
+//   attribute before the operand form, pads and constant_value operands
+//   constant, no `axes`) feeding a Conv, AveragePool or MaxPool with
+//   auto_pad NOTSET goes into the consumer's own pads, where the consumer
+//   gives the padded cells the value the Pad wrote:
+//    - Conv pads with +0.0: the Pad's value must be +0.0 (a -0.0 could
+//      change the sign of a zero sum).
+//    - AveragePool counts padded cells in its divisor with
+//      count_include_pad = 1 only: then they are +0.0 cells of the window
+//      as the Pad's were (value +0.0); with 0 they would leave the average.
+//    - MaxPool never picks a padded cell: the Pad's value must be -inf
+//      (float types), the Indices result unused (they count in the padded
+//      tensor), every window must hold a real cell (dilations 1, ceil_mode
+//      0, each total pad below the kernel) so that an all-padding window
+//      never arises.
+//   Pools need ceil_mode 0 (a partial last window is clipped against the
+//   pads) and a total pad below the kernel (onnxruntime refuses more).
+//   Exact: the consumer reads the same cells with the same values.
+bool fusePadInto(Node &n, PatternRewriter &rw) {
+  if (n.numOperands() < 1 || n.numResults() < 1) return false;
+  Node *pad = rw.singleUseProducer(n, 0, "Pad");
+  if (!pad || pad->numOperands() < 1 || !pad->operand(0)) return false;
+  for (const Node *x : {(const Node *)&n, (const Node *)pad})
+    for (unsigned a = 0; a < x->numAttributes(); ++a)
+      if (x->attribute(a).isReference()) return false;
+  int64_t v = rw.opsetVersion();
+  if (v < firstVersionWithAttribute("Pad", "pads")) return false; // Pad-1: `paddings`
+  NodeContext pc(*pad), nc(n);
+  std::vector<int64_t> pads;
+  double value = 0;
+  if (v < firstVersionWithInput("Pad", "pads")) {
+    auto p = pc.getInts("pads");
+    if (!p || pad->numOperands() != 1) return false;
+    pads = *p;
+    value = pc.getFloat("value", 0.0f);
+  } else {
+    if (pad->numOperands() < 2 || !pad->operand(1))
+      return rw.rejected("pads", "Pad has no pads operand");
+    auto p = constantInts(pad->operand(1));
+    if (!p) return rw.rejected("pads", "the pads of the Pad are not a constant");
+    pads = *p;
+    if (pad->numOperands() > 3 && pad->operand(3))
+      return rw.rejected("axes", "the Pad has an axes operand");
+    if (pad->numOperands() > 2 && pad->operand(2)) {
+      const Tensor *t = PatternRewriter::constantTensor(pad->operand(2));
+      auto vals = t ? t->values<double>() : absl::StatusOr<std::vector<double>>();
+      if (!t || !vals.ok() || vals->size() != 1)
+        return rw.rejected("value", "the Pad's constant_value is not a constant scalar");
+      value = (*vals)[0];
+    }
+  }
+  if (pc.getString("mode", "constant") != "constant")
+    return rw.rejected("mode", "the Pad's mode is " + pc.getString("mode", "constant"));
+  if (pads.size() < 6 || pads.size() % 2) return false;
+  size_t rank = pads.size() / 2, k = rank - 2;
+  if (pads[0] || pads[1] || pads[rank] || pads[rank + 1])
+    return rw.rejected("spatial", "the Pad pads the batch or channel dim");
+  for (int64_t p : pads)
+    if (p < 0) return rw.rejected("negative", "the Pad crops (a negative pad)");
+  std::string autoPad = nc.getString("auto_pad", "NOTSET");
+  if (autoPad != "NOTSET") return rw.rejected("auto_pad", n.opType().str() + " has auto_pad " + autoPad);
+  std::vector<int64_t> np = nc.getInts("pads").value_or(std::vector<int64_t>(2 * k, 0));
+  if (np.size() != 2 * k) return false;
+  for (size_t i = 0; i < k; ++i) {
+    np[i] += pads[2 + i];
+    np[k + i] += pads[rank + 2 + i];
+  }
+  bool positiveZero = value == 0 && !std::signbit(value);
+  if (n.is("Conv")) {
+    if (!positiveZero) return rw.rejected("value", "the Pad's value is not +0.0");
+  } else {
+    bool isMax = n.is("MaxPool");
+    if (nc.getInt("ceil_mode", 0) != 0) return rw.rejected("ceil_mode", "the pool has ceil_mode 1");
+    auto kernel = nc.getInts("kernel_shape");
+    if (!kernel || kernel->size() != k) return false;
+    for (size_t i = 0; i < k; ++i)
+      if (np[i] >= (*kernel)[i] || np[k + i] >= (*kernel)[i])
+        return rw.rejected("kernel", "the pads would reach the kernel's size");
+    if (!isMax) {
+      if (nc.getInt("count_include_pad", 0) != 1)
+        return rw.rejected("count_include_pad", "AveragePool has count_include_pad 0");
+      if (!positiveZero) return rw.rejected("value", "the Pad's value is not +0.0");
+    } else {
+      auto et = staticElemOf(pad->operand(0));
+      if (!et || !isFloatingPoint(*et) || !(std::isinf(value) && value < 0))
+        return rw.rejected("value", "the Pad's value is not -inf");
+      for (int64_t d : nc.getInts("dilations").value_or(std::vector<int64_t>(k, 1)))
+        if (d != 1) return rw.rejected("dilations", "MaxPool has dilations");
+      for (unsigned r = 1; r < n.numResults(); ++r)
+        if (n.result(r) && !n.result(r)->useEmpty())
+          return rw.rejected("indices", "MaxPool's Indices are used");
+    }
+  }
+  n.setAttr(intsAttr("pads", np));
+  if (n.getAttr("auto_pad")) n.removeAttr("auto_pad");
+  rw.setOperand(&n, 0, pad->operand(0));
+  return true;
+}
+
+// Log(Softmax(x, axis)) -> LogSoftmax(x, axis), the Softmax used once.
+// Softmax and LogSoftmax changed at the same versions (1, 11: the input
+// coerced to 2-D at axis; 13: one axis), so the axis means the same at any
+// opset. Contract: not bit-exact: LogSoftmax computes x - max - log(sum
+// exp(x - max)) in one op, within a few ulps of the two-op result where
+// that is finite, and finite where Softmax underflows to 0 and the two-op
+// graph gives -inf. Fewer ops and never less accurate: in -O2 (fuse), as
+// onnxoptimizer does it.
+bool fuseLogSoftmax(Node &log, PatternRewriter &rw) {
+  if (log.numOperands() != 1 || log.numResults() != 1) return false;
+  Node *sm = rw.singleUseProducer(log, 0, "Softmax");
+  if (!sm || sm->numOperands() != 1 || !sm->operand(0) || sm->numResults() != 1) return false;
+  const Attribute *axis = sm->getAttr("axis");
+  if (axis && axis->isReference()) return false;
+  if (!rw.canReplace(log.result(0), sm->result(0))) return false;
+  Node *ls = rw.create("LogSoftmax", {sm->operand(0)});
+  if (axis) ls->setAttr(intAttr("axis", NodeContext(*sm).getInt("axis", 0)));
+  PatternRewriter::copyNodeInfo(log, *ls);
+  ls->result(0)->setType(log.result(0)->type());
+  return rw.replaceNode(&log, {ls->result(0)});
+}
+
+// Einsum("P i j, P j k -> P i k") -> MatMul for a batch prefix P of
+// distinct letters (none or more) and distinct i, j, k outside P, operand
+// ranks known to be the subscripts' lengths, batch dims known and equal
+// (MatMul would broadcast a 1 that Einsum refuses), float types.
+// Contract: the same products summed over j; the summation order is the
+// implementation's in both, so not bit-exact in general.
+bool fuseEinsumMatMul(Node &n, PatternRewriter &rw) {
+  if (n.numOperands() != 2 || n.numResults() != 1 || !n.operand(0) || !n.operand(1)) return false;
+  const Attribute *eq = n.getAttr("equation");
+  if (!eq || eq->isReference()) return false;
+  std::string e;
+  for (char ch : NodeContext(n).getString("equation")) if (ch != ' ') e.push_back(ch);
+  size_t arrow = e.find("->"), comma = e.find(',');
+  if (arrow == std::string::npos || comma == std::string::npos || comma > arrow) return false;
+  std::string a = e.substr(0, comma), b = e.substr(comma + 1, arrow - comma - 1),
+              o = e.substr(arrow + 2);
+  if (a.size() < 2 || a.size() != b.size() || a.size() != o.size()) return false;
+  for (const std::string *t : {&a, &b, &o})
+    for (char ch : *t)
+      if (!std::isalpha((unsigned char)ch)) return false;
+  size_t p = a.size() - 2;
+  std::string batch = a.substr(0, p);
+  char i = a[p], j = a[p + 1], k = b[p + 1];
+  if (b.compare(0, p, batch) || o.compare(0, p, batch) || b[p] != j || o[p] != i || o[p + 1] != k)
+    return false;
+  std::string letters = batch + i + j + k;
+  std::string sorted = letters;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) return false;
+  Value *x = n.operand(0), *y = n.operand(1);
+  if (staticRankOf(x) != (int64_t)a.size() || staticRankOf(y) != (int64_t)a.size())
+    return rw.rejected("rank", "an operand's rank is not known to be " + std::to_string(a.size()));
+  for (size_t d = 0; d < p; ++d)
+    if (staticDimOf(x, (unsigned)d) < 0 || staticDimOf(x, (unsigned)d) != staticDimOf(y, (unsigned)d))
+      return rw.rejected("batch", "batch dim " + std::to_string(d) + " not known equal");
+  auto et = staticElemOf(x);
+  if (!et || staticElemOf(y) != et ||
+      (*et != DataType::Float && *et != DataType::Double && *et != DataType::Float16))
+    return rw.rejected("type", "not a float, double or float16 product");
+  Node *mm = rw.create("MatMul", {x, y});
+  PatternRewriter::copyNodeInfo(n, *mm);
+  mm->result(0)->setType(n.result(0)->type());
+  return rw.replaceNode(&n, {mm->result(0)});
+}
+
 } // namespace
 
 void populateFusionPatterns(PatternSet &ps, const FusionOptions &opts) {
@@ -378,7 +594,12 @@ void populateFusionPatterns(PatternSet &ps, const FusionOptions &opts) {
   ps.add("fuse-conv-mul", "Mul", [](Node &n, PatternRewriter &rw) {
     return fuseConvAffine(n, rw, true);
   }, 2);
+  ps.add("fuse-conv-add-bias", "Add", fuseConvAddBias, 2);
   ps.add("fuse-matmul-add-gemm", "Add", fuseMatMulAdd, 1, {"Gemm"});
+  for (const char *op : {"Conv", "AveragePool", "MaxPool"})
+    ps.add(std::string("fuse-pad-") + llvm::StringRef(op).lower(), op, fusePadInto);
+  ps.add("fuse-log-softmax", "Log", fuseLogSoftmax, 1, {"LogSoftmax"});
+  ps.add("fuse-einsum-matmul", "Einsum", fuseEinsumMatMul, 1, {"MatMul"});
   ps.add("fuse-transpose-gemm", "Gemm", fuseTransposeGemm);
   ps.add("remove-dropout", "Dropout", removeDropout);
   ps.add("remove-identity", "Identity", removeIdentity);
@@ -406,7 +627,9 @@ class FusePass : public OptionsPass<FusionOptions> {
 public:
   FusePass()
       : OptionsPass("fuse",
-                    "Fuse Conv+BatchNormalization/Add/Mul, MatMul+Add into Gemm, Transpose into "
+                    "Fuse Conv+BatchNormalization/Add/Mul, Pad into Conv/AveragePool/MaxPool, "
+                    "MatMul+Add into Gemm, Einsum into MatMul, Log+Softmax into LogSoftmax, "
+                    "Transpose into "
                     "Gemm, LayerNorm/RMSNorm/GELU chains into "
                     "LayerNormalization/RMSNormalization/Gelu; remove inference-mode Dropout and "
                     "Identity") {}
