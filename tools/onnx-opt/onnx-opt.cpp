@@ -829,6 +829,16 @@ int onnxOptMain(int argc, char **argv) {
   } else {
     for (unsigned i = 0; i < gPasses.size(); ++i) pipeline.push_back(gPasses[i]->factory());
   }
+  // --precision=fp16|bf16 alone is convert-precision, run after the passes
+  // given (the optimised model is converted).
+  if (auto it = passOptByFlag.find("precision");
+      it != passOptByFlag.end() && it->second->getNumOccurrences()) {
+    bool present = false;
+    for (auto &p : pipeline) present |= p->argument() == "convert-precision";
+    if (!present)
+      if (auto p = PassRegistry::instance().create("convert-precision"); p.ok())
+        pipeline.push_back(std::move(*p));
+  }
   // The policy (Note [Pipeline policy]): global pass options, the
   // conversion a --target-opset adds, the checks on load.
   PipelineOptions po;

@@ -163,6 +163,45 @@ absl::StatusOr<bool> expandFunctions(Model &m, const std::vector<std::string> &o
                                      OpsetCounts *counts = nullptr,
                                      std::vector<std::string> *remarks = nullptr);
 
+struct ConvertPrecisionOptions {
+  /// float16 or bfloat16 (fp16, bf16).
+  std::string type = "float16";
+  /// Keep the main graph's float32 inputs and outputs, with Casts at them.
+  bool keepIO = true;
+  /// Ops kept in float32, comma-separated (Note [Precision-sensitive ops],
+  /// ConvertPrecision.cpp).
+  std::string blockOps = "ReduceSum,ReduceSumSquare,ReduceMean,ReduceL1,ReduceL2,ReduceLogSum,"
+                         "ReduceLogSumExp,ReduceProd,CumSum,LpNormalization,Range";
+  /// Nodes kept in float32, comma-separated: node names, or for unnamed
+  /// nodes the name of their first result.
+  std::string blockNodes;
+};
+struct ConvertPrecisionStatistics {
+  int64_t valuesConverted = 0, constantsConverted = 0, castsInserted = 0, castsRetargeted = 0,
+          castsRemoved = 0, shapeChainNodes = 0, rangeNodes = 0, valuesClamped = 0,
+          valuesFlushed = 0;
+  /// The -stats names (Note [Pass definitions in one place], Pass.h).
+  template <class F> void forEach(F &&f) const {
+    f("values converted", valuesConverted);
+    f("constants converted", constantsConverted);
+    f("casts inserted", castsInserted);
+    f("casts retargeted", castsRetargeted);
+    f("casts removed", castsRemoved);
+    f("shape-chain nodes kept", shapeChainNodes);
+    f("nodes kept for constants out of range", rangeNodes);
+    f("constant values clamped", valuesClamped);
+    f("constant values flushed to zero", valuesFlushed);
+  }
+};
+/// Converts float32 values, initializers and Constants of the main graph and
+/// its subgraphs to float16 or bfloat16 where the op schema in force allows
+/// it (convert-precision, ConvertPrecision.cpp); what stays float32 meets the
+/// converted values through Casts. Runs shape inference (in memory) first.
+/// Clamped constants and kept ops are described in `remarks`, when given.
+absl::StatusOr<bool> convertPrecision(Model &m, const ConvertPrecisionOptions &opts = {},
+                                      ConvertPrecisionStatistics *stats = nullptr,
+                                      std::vector<std::string> *remarks = nullptr);
+
 //===----------------------------------------------------------------------===//
 // Pass objects (registered by registerAllPasses(), see Pass.h). Each adapter
 // lives in its pass's file; its options are declared there, once.
@@ -180,6 +219,7 @@ std::unique_ptr<Pass> createInlineFunctionsPass();               ///< inline-fun
 std::unique_ptr<Pass> createConstantFoldingPass();               ///< fold-constants
 std::unique_ptr<Pass> createConvertOpsetPass();                  ///< convert-opset
 std::unique_ptr<Pass> createExpandFunctionsPass();               ///< expand-functions
+std::unique_ptr<Pass> createConvertPrecisionPass();              ///< convert-precision
 // Model surgery (Surgery.h; SurgeryExtract.cpp, SurgeryIO.cpp).
 std::unique_ptr<Pass> createExtractPass();                       ///< extract
 std::unique_ptr<Pass> createAddOutputsPass();                    ///< add-outputs
