@@ -1078,6 +1078,9 @@ UNIT_VARIANTS = [(f'{op.lower()}-{tag}', dict(op=op, k=k, k_shape=shape)) for op
     ('sub-first', dict(op='Sub', k=0.0, order='kx')),
     ('sub-minus-zero', dict(op='Sub', k=-0.0)),
     ('add-zero', dict(op='Add', k=0.0)),
+    ('add-minus-zero', dict(op='Add', k=-0.0)),
+    ('add-zero-int32', dict(op='Add', k=0, dt='int32')),
+    ('add-minus-zero-broadcast', dict(op='Add', k=-0.0, k_shape=[2, 1, 1, 1])),
     ('mul-input', dict(k_input=True)),
     ('mul-int32', dict(dt='int32')),
     ('div-int64', dict(dt='int64', op='Div')),
@@ -1352,6 +1355,85 @@ SDS_VARIANTS = [
 
 # name: (builder, base knobs, variants, the -stats patterns that mean "fused",
 #        comparison tolerance per element type, input ranges)
+# ---------------------------------------------------------------- Pad into Conv / AveragePool / MaxPool
+
+def pad_into(name, p):
+    """A Pad of x [1, 2, 6(, 6)] feeding a Conv, AveragePool or MaxPool
+    (Note [Pad into pooling and Conv] in lib/Passes/Fusions.cpp)."""
+    b = Builder(name, p.get('opset', 17), p['dt'])
+    k = p.get('spatial', 2)
+    x = b.input('x', [1, 2] + [6] * k)
+    pads = p.get('pads', [0, 0] + [1] * k + [0, 0] + [1] * k)
+    if b.opset < 11:
+        attrs = dict(pads=pads, mode=p.get('mode', 'constant'))
+        if p.get('value') is not None:
+            attrs['value'] = p['value']
+        h = b.op('Pad', x, **attrs)
+    else:
+        ins = [x, b.ints(pads)]
+        if p.get('value_input'):
+            ins.append(b.input('v', []))
+        elif p.get('value') is not None:
+            ins.append(b.const(p['value'], ()))
+        h = b.op('Pad', *ins, mode=p.get('mode', 'constant'))
+    op = p['op']
+    attrs = dict(p.get('attrs', {}))
+    if op == 'Conv':
+        y = b.op('Conv', h, b.rand(tuple([3, 2] + [3] * k), stem='W'), **attrs)
+    else:
+        attrs.setdefault('kernel_shape', [3] * k)
+        y = b.op(op, h, n_out=2 if p.get('indices') else 1, **attrs)
+    if p.get('indices'):
+        b.output(y[0], 'y')
+        b.output(y[1], 'i', 'int64')
+    else:
+        b.output(y, 'y')
+    if p.get('extra'):
+        b.extra(h)
+    return b
+
+
+PAD_BASE = dict(dt='float', op='Conv')
+
+PAD_VARIANTS = [
+    ('conv-value-zero', dict(value=0.0)),
+    ('conv-minus-zero', dict(value=-0.0)),
+    ('conv-value-one', dict(value=1.0)),
+    ('conv-own-pads', dict(attrs=dict(pads=[1, 0, 0, 2]))),
+    ('conv-1d', dict(spatial=1)),
+    ('conv-3d', dict(spatial=3)),
+    ('conv-reflect', dict(mode='reflect')),
+    ('conv-edge', dict(mode='edge')),
+    ('conv-batch-pad', dict(pads=[1, 0, 1, 1, 0, 0, 1, 1])),
+    ('conv-negative', dict(pads=[0, 0, -1, 1, 0, 0, 1, -1])),
+    ('conv-asymmetric', dict(pads=[0, 0, 0, 2, 0, 0, 1, 0])),
+    ('conv-auto-pad', dict(attrs=dict(auto_pad='SAME_UPPER'))),
+    ('conv-dilated', dict(attrs=dict(dilations=[2, 2]))),
+    ('conv-strided', dict(attrs=dict(strides=[2, 2]))),
+    ('conv-extra', dict(extra=True)),
+    ('conv-value-input', dict(value_input=True)),
+    ('conv-opset10', dict(opset=10)),
+    ('conv-opset10-value-one', dict(opset=10, value=1.0)),
+    ('avg-include', dict(op='AveragePool', attrs=dict(count_include_pad=1))),
+    ('avg-exclude', dict(op='AveragePool')),
+    ('avg-include-own-pads', dict(op='AveragePool', attrs=dict(count_include_pad=1, pads=[1, 0, 0, 1]))),
+    ('avg-include-ceil', dict(op='AveragePool', attrs=dict(count_include_pad=1, ceil_mode=1, strides=[2, 2]))),
+    ('avg-kernel-reached', dict(op='AveragePool', pads=[0, 0, 3, 1, 0, 0, 1, 1], attrs=dict(count_include_pad=1))),
+    ('avg-opset10', dict(op='AveragePool', opset=10, attrs=dict(count_include_pad=1))),
+    ('max-ninf', dict(op='MaxPool', value=NEG_INF)),
+    ('max-zero', dict(op='MaxPool', value=0.0)),
+    ('max-default', dict(op='MaxPool')),
+    ('max-1d', dict(op='MaxPool', value=NEG_INF, spatial=1)),
+    ('max-indices', dict(op='MaxPool', value=NEG_INF, indices=True)),
+    ('max-dilated', dict(op='MaxPool', value=NEG_INF, attrs=dict(dilations=[2, 2]))),
+    ('max-ceil', dict(op='MaxPool', value=NEG_INF, attrs=dict(ceil_mode=1, strides=[2, 2]))),
+    ('max-kernel-reached', dict(op='MaxPool', value=NEG_INF, pads=[0, 0, 2, 2, 0, 0, 2, 2],
+                                attrs=dict(kernel_shape=[2, 2]))),
+    ('max-strided', dict(op='MaxPool', value=NEG_INF, attrs=dict(strides=[2, 2], pads=[0, 1, 1, 0]))),
+    ('max-opset10', dict(op='MaxPool', opset=10, value=NEG_INF)),
+]
+
+
 FAMILIES = {
     'layernorm': (layernorm, LN_BASE, LN_VARIANTS, {'fuse-layernorm'}),
     'rmsnorm': (rmsnorm, RMS_BASE, RMS_VARIANTS, {'fuse-rmsnorm'}),
@@ -1368,7 +1450,7 @@ FAMILIES = {
     'conv-add-mul': (conv_add_mul, CAM_BASE, CAM_VARIANTS, {'fuse-conv-add', 'fuse-conv-mul'}),
     'matmul-add-gemm': (matmul_add, MMA_BASE, MMA_VARIANTS, {'fuse-matmul-add-gemm'}),
     'transpose-gemm': (transpose_gemm, TG_BASE, TG_VARIANTS, {'fuse-transpose-gemm'}),
-    'simplify-units': (units, UNIT_BASE, UNIT_VARIANTS, {'mul-one', 'div-one', 'sub-zero'}),
+    'simplify-units': (units, UNIT_BASE, UNIT_VARIANTS, {'mul-one', 'div-one', 'sub-zero', 'add-zero'}),
     'simplify-noops': (noops, NOOP_BASE, NOOP_VARIANTS, {
         'reshape-noop', 'expand-noop', 'tile-noop', 'pad-noop', 'cast-noop', 'transpose-noop', 'concat-one',
         'split-one', 'slice-noop', 'reshape-chain', 'transpose-chain', 'cast-chain', 'squeeze-unsqueeze',
@@ -1376,6 +1458,7 @@ FAMILIES = {
     'shape-dim-source': (shape_dims, SDS_BASE, SDS_VARIANTS, {'shape-dim-source'}),
     'transpose-cancel': (transpose_cancel, TC_BASE, TC_VARIANTS, {'transpose-cancel'}),
     'reshape-gemm-matmul': (reshape_gemm, RGM_BASE, RGM_VARIANTS, {'reshape-gemm-matmul'}),
+    'pad-into': (pad_into, PAD_BASE, PAD_VARIANTS, {'fuse-pad-conv', 'fuse-pad-averagepool', 'fuse-pad-maxpool'}),
 }
 
 
