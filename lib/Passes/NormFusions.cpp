@@ -577,7 +577,10 @@ bool fuseRMSNorm(Node &root, PatternRewriter &rw) {
 //    tanh:  F = Tanh(c * (x + k * x^3)) with c = sqrt(2/pi), k = 0.044715,
 //           x^3 as Pow(x, 3), Mul(x, Mul(x, x)) or Mul(Mul(x, x), x), and
 //           k * x^3 + x in any order; also c * x + (c * k) * x^3 written
-//           as c * (x + k * x^3) only (the distributed form is not matched).
+//           as c * (x + k * x^3) only (the distributed form is not matched);
+//           or factored, c * x * (1 + k * x * x), products in any
+//           association, x * x also as Pow(x, 2) (torch's and Hugging
+//           Face's fast GELUs): the same polynomial, one rounding apart.
 //  Constants match within a relative tolerance of 1e-4 for float and double
 //  (exporters print sqrt(2) as 1.4142135 or 1.41421356; a hand-written
 //  0.7071 is 1.5e-5 off), their type's rounding for float16 (2^-11) and
@@ -684,6 +687,73 @@ Value *tanhArgument(Value *arg, const Graph *g, llvm::SmallVectorImpl<Node *> &i
   return nullptr;
 }
 
+/// The value x if `arg` is the factored tanh argument c * x * (1 + k * x * x)
+/// (the same polynomial, as torch's and Hugging Face's fast GELUs write
+/// it), each product associated in any way, x * x also as Pow(x, 2);
+/// `inner` gets the nodes of the argument.
+Value *factoredTanhArgument(Value *arg, const Graph *g, llvm::SmallVectorImpl<Node *> &inner,
+                            std::string &bad) {
+  Node *outer = def(arg, "Mul", g);
+  if (!outer) return nullptr;
+  llvm::SmallVector<Value *, 4> leaves;
+  llvm::SmallVector<Node *, 4> muls;
+  mulLeaves(outer, leaves, muls);
+  if (leaves.size() != 3) return nullptr;
+  for (Value *pl : leaves) {
+    Node *sum = def(pl, "Add", g);
+    if (!sum || !PatternRewriter::hasSingleLocalUse(pl)) continue;
+    for (auto [one, kv] : operandOrders(*sum)) {
+      auto o = scalarConstant(one);
+      Node *kn = def(kv, "Mul", g);
+      if (!o || *o != 1.0 || !kn) continue;
+      // k * x * x: three leaves (k, x, x), or k and Pow(x, 2).
+      llvm::SmallVector<Value *, 4> kl;
+      llvm::SmallVector<Node *, 4> km;
+      mulLeaves(kn, kl, km);
+      Value *kc = nullptr, *x = nullptr;
+      Node *pow = nullptr;
+      int xs = 0;
+      for (Value *l : kl) {
+        if (scalarConstant(l) && !kc) {
+          kc = l;
+        } else if (Node *p = def(l, "Pow", g); p && kl.size() == 2 && p->numOperands() == 2 &&
+                                                  scalarConstant(p->operand(1)) == 2.0) {
+          pow = p;
+          x = p->operand(0);
+          xs = 2;
+        } else if (!x || l == x) {
+          x = l;
+          ++xs;
+        }
+      }
+      if (!kc || !x || xs != 2 || kl.size() != (pow ? 2u : 3u)) continue;
+      // The outer product's other leaves: x and c.
+      Value *cv = nullptr;
+      bool haveX = false;
+      for (Value *l : leaves) {
+        if (l == pl) continue;
+        if (l == x && !haveX) haveX = true;
+        else if (scalarConstant(l)) cv = l;
+      }
+      if (!haveX || !cv) continue;
+      ConstTol ctol = tolFor(cv), ktol = tolFor(kc);
+      double c = *scalarConstant(cv), k = *scalarConstant(kc);
+      if (!near(c, std::sqrt(2.0 / M_PI), ctol.rel))
+        bad = absl::StrCat("the factored tanh argument multiplies by ", c,
+                           ", not sqrt(2/pi) (tolerance ", ctol.text, ")");
+      else if (!near(k, 0.044715, ktol.rel))
+        bad = absl::StrCat(what(kn), " multiplies by ", k, ", not 0.044715 (tolerance ",
+                           ktol.text, ")");
+      inner.append(muls.begin(), muls.end());
+      inner.push_back(sum);
+      inner.append(km.begin(), km.end());
+      if (pow) inner.push_back(pow);
+      return x;
+    }
+  }
+  return nullptr;
+}
+
 // GELU, exact and tanh (Note [GELU forms]), rooted at the outermost Mul of
 // the product -> Gelu(x, approximate = "none" | "tanh").
 bool fuseGelu(Node &root, PatternRewriter &rw) {
@@ -723,6 +793,7 @@ bool fuseGelu(Node &root, PatternRewriter &rw) {
     if (op) inner.push_back(op);
   } else {
     x = tanhArgument(fn->operand(0), g, inner, bad);
+    if (!x) x = factoredTanhArgument(fn->operand(0), g, inner, bad);
   }
   if (!x) return false;
   // The other leaves must be x and a constant 0.5 (the product of three).
