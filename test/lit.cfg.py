@@ -21,6 +21,11 @@ path = [d for d in config.onnxir_tools_dirs if os.path.isdir(d)]
 path.append(config.llvm_tools_dir)
 path.append(config.environment.get("PATH", os.environ.get("PATH", "")))
 config.environment["PATH"] = os.pathsep.join(path)
+# onnxir-compose (issue 42 item 3) too, and the feature its tests require.
+_compose = os.path.join(config.onnxir_obj_root, "tools", "onnxir-compose")
+if os.path.exists(os.path.join(_compose, "onnxir-compose")):
+    config.environment["PATH"] = _compose + os.pathsep + config.environment["PATH"]
+    config.available_features.add("onnxir-compose")
 # A replacement a pattern gets wrong (Note [Replacement type check]) fails
 # the test that meets it.
 config.environment["ONNXIR_PATTERN_BUGS"] = "error"

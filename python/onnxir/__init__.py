@@ -29,7 +29,8 @@ __all__ = [
     "UseList", "load", "loads", "save", "dumps", "verify", "diagnostics", "schema_warnings",
     "run_passes", "infer_shapes", "list_passes", "list_options", "from_onnx", "to_onnx",
     "run", "compare", "OutputDiff", "EvalError", "EvalValueError", "NotSupportedError",
-    "extract", "add_outputs", "prune_outputs", "rename_io", "retype_io",
+    "inspect", "view", "diff",
+    "extract", "add_outputs", "prune_outputs", "rename_io", "retype_io", "compose",
 ]
 
 
@@ -177,3 +178,69 @@ def extract(model, inputs, outputs, *, inplace=False):
         m = m.copy()
     _onnxir._extract(m, list(inputs), list(outputs))
     return m
+
+
+def inspect(model, *, pipeline=None):
+    """A summary of `model` (an onnxir.Model, a path or an onnx.ModelProto)
+    as a dict, the JSON of onnx-opt --emit=json (keys:
+    docs/inspect.schema.json): inputs and outputs with their types (symbolic
+    dims as strings), the op histogram per domain, node and initializer
+    counts, bytes per element type, opsets, functions, external data files,
+    and the fusion census. `pipeline` ('O2', 'fuse'): run first on the model
+    itself, as onnx-opt -O2 --emit=json; the census counts the fused ops its
+    fusions made (empty without one)."""
+    import json
+    m = _model_arg(model, "inspect: model")
+    return json.loads(_onnxir._inspect_json(m, pipeline or ""))
+
+
+def view(model, format="dot", *, collapse=0):
+    """The graph of `model` as text, as onnx-opt --emit=FORMAT: 'dot'
+    (Graphviz), 'mermaid' (a flowchart) or 'svg' (the DOT drawn by Graphviz's
+    `dot`, which must be on PATH). Subgraphs are clusters, edges carry the
+    type of their value; `collapse`=N draws the nodes whose names share their
+    first N parts (split on '/' and '.') as one box."""
+    m = _model_arg(model, "view: model")
+    return _onnxir._view(m, format, collapse)
+
+
+def diff(a, b, *, text=False):
+    """Compares two models (onnxir.Model, paths or onnx.ModelProto) by
+    structure, not names, as onnxir-diff: a dict (the JSON of onnxir-diff
+    --json, keys: docs/diff.schema.json) whose "equal" is True when they are
+    equal up to names and node order, and whose "differences" list the nodes
+    added, removed or changed (attributes with old and new values, inputs),
+    initializers (type, shape, max abs value difference), graph inputs and
+    outputs, opsets and functions. `text=True`: onnxir-diff's text report."""
+    import json
+    ma, mb = _model_arg(a, "diff: a"), _model_arg(b, "diff: b")
+    equal, report = _onnxir._diff(ma, mb, not text)
+    return report if text else json.loads(report)
+
+
+def compose(a, b, connect, prefix_a="", prefix_b="", *, drop_unconnected=False):
+    """A new Model in which the outputs of model `a` feed inputs of model `b`
+    (each an onnxir.Model, a path or an onnx.ModelProto; neither is changed),
+    as onnxir-compose does (Note [Composing models]): `connect` lists
+    (a_output, b_input) pairs or "a_output:b_input" strings, named as the
+    models name them; `prefix_a`/`prefix_b` are put before every name of
+    that model (a name both define is an onnxir.Error otherwise); the
+    default-domain opsets meet at the higher version through the converter;
+    equal weights are stored once. a's unconnected outputs stay outputs
+    unless `drop_unconnected`. Types that do not fit are an onnxir.Error
+    naming both ends."""
+    pairs = []
+    for c in connect:
+        if isinstance(c, str):
+            out, sep, inp = c.rpartition(":")
+            if not sep or not out or not inp:
+                raise Error("compose: a connection is (a_output, b_input) or "
+                            "'a_output:b_input', not %r" % c)
+            pairs.append((out, inp))
+        else:
+            out, inp = c
+            pairs.append((out, inp))
+    ma = _model_arg(a, "compose: a").copy()
+    mb = _model_arg(b, "compose: b").copy()
+    _onnxir._compose(ma, mb, pairs, prefix_a, prefix_b, drop_unconnected)
+    return ma

@@ -1,6 +1,7 @@
 //===- Surgery.cpp - onnxir.extract, add_outputs, rename_io, ... ----------===//
 //
-// The model surgery functions of the module (issue 42), each a call of the
+// The model surgery functions of the module (issue 42; compose: Note
+// [Composing models]), each a call of the
 // library function its onnx-opt pass calls (onnxir/Passes/Surgery.h), so the
 // command line and Python give the same model. They change the model in
 // place (onnxir.extract copies it first unless told not to: see
@@ -38,7 +39,10 @@ std::vector<std::pair<std::string, std::string>> pairs(const py::dict &d, const 
 
 } // namespace
 
+void bindSurgeryCompose(py::module_ &m);
+
 void bindSurgery(py::module_ &m) {
+  bindSurgeryCompose(m);
   m.def("_extract",
         [](const PyModel &pm, std::vector<std::string> inputs, std::vector<std::string> outputs) {
           check(onModel(pm, [&](Model &mm) { return extractModel(mm, inputs, outputs); }));
@@ -85,6 +89,26 @@ void bindSurgery(py::module_ &m) {
         py::arg("model"), py::arg("types"),
         "Gives main-graph inputs and outputs another element type, {name: 'float16'}, through a "
         "Cast (onnx-opt --retype-io=name:float16, Note [Retyping the interface]).");
+}
+
+void bindSurgeryCompose(py::module_ &m) {
+  m.def("_compose",
+        [](const PyModel &a, const PyModel &b,
+           std::vector<std::pair<std::string, std::string>> connect, std::string prefixA,
+           std::string prefixB, bool dropUnconnected) {
+          if (a.h == b.h) fail("compose: a and b are the same model (pass a copy)");
+          ComposeOptions o;
+          o.connect = std::move(connect);
+          o.prefixA = std::move(prefixA);
+          o.prefixB = std::move(prefixB);
+          o.dropUnconnected = dropUnconnected;
+          Model &mb = b.m();
+          ModelHolder::Busy busyB(*b.h);
+          check(onModel(a, [&](Model &ma) { return composeModels(ma, mb, o); }));
+        },
+        py::arg("a"), py::arg("b"), py::arg("connect"), py::arg("prefix_a"), py::arg("prefix_b"),
+        py::arg("drop_unconnected"),
+        "Merges b into a in place (onnxir.compose works on copies).");
 }
 
 } // namespace onnxir::python

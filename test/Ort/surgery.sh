@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# surgery.sh ONNX_OPT SHARED_DIR SOURCE_DIR WORK_DIR
+# surgery.sh ONNX_OPT SHARED_DIR SOURCE_DIR WORK_DIR ONNXIR_COMPOSE
 # Model surgery keeps meaning on onnxruntime (issue 42): for each model and
 # cut, the original with the cut's boundary values added as outputs
 # (add-outputs) runs on random inputs; the extracted model (extract), fed the
 # original's values at its inputs, gives the original's intermediate values
 # at its outputs (ort_compare.js --expected, default tolerance). The same run
 # checks add-outputs{all} (every intermediate an output) keeps the original
-# outputs. Exit 77 (skipped) without node and onnxruntime-node.
+# outputs. Compose: A and B run one after the other (B fed A's output and
+# random values for its other inputs) give what the composed model gives on
+# the same inputs. Exit 77 (skipped) without node and onnxruntime-node.
 set -uo pipefail
-OPT=$1; SHARED=$2; SRC=$3; WORK=$4
+OPT=$1; SHARED=$2; SRC=$3; WORK=$4; COMPOSE=$5
 source "$(dirname "$0")/ort_common.sh"
 ort_require ort-surgery
 rm -rf "$WORK"; mkdir -p "$WORK"
@@ -40,5 +42,23 @@ done <<LIST
 basic $SRC/test/Surgery/extract-basic.onnxtxt a c t,u
 squeezenet $SHARED/models/light/light_squeezenet.onnx r16 - r39,r53
 LIST
+# compose: A (opset 17, converted) then B (prefix b_) vs the composed model.
+d="$WORK/compose"; mkdir -p "$d/all"
+if "$OPT" "$SRC/test/Surgery/Inputs/compose-a.onnxtxt" -o "$d/a.onnx" &&
+   "$OPT" "$SRC/test/Surgery/Inputs/compose-b.onnxtxt" -o "$d/b.onnx" &&
+   "$COMPOSE" "$d/a.onnx" "$d/b.onnx" --connect h:x --prefix B:b_ -o "$d/ab.onnx" &&
+   $CMP "$d/a.onnx" "$d/a.onnx" --sets 1 --dim N=3 --save-inputs "$d/A" --save-outputs "$d/A" --quiet &&
+   $CMP "$d/b.onnx" "$d/b.onnx" --sets 1 --dim N=3 --save-inputs "$d/B0" --quiet &&
+   cp "$d/A/input_0.pb" "$d/all/x.pb" && cp "$d/A/output_0.pb" "$d/all/h.pb" &&
+   cp "$d/A/output_1.pb" "$d/all/aux.pb" && cp "$d/B0/input_1.pb" "$d/all/c.pb" &&
+   $FEED "$d/all" "$d/B" h,c "" &&
+   $CMP "$d/b.onnx" "$d/b.onnx" --sets 1 --inputs "$d/B" --save-outputs "$d/B" --quiet &&
+   cp "$d/B/output_0.pb" "$d/all/y.pb" &&
+   $FEED "$d/all" "$d/AB" x,c aux,y &&
+   $CMP "$d/ab.onnx" --expected "$d/AB" >"$d/cmp.log" 2>&1; then
+  pass=$((pass+1))
+else
+  echo "FAIL: compose"; tail -5 "$d/cmp.log" 2>/dev/null; fail=$((fail+1))
+fi
 echo "ort-surgery: $pass models keep their values, $fail failures"
 [ "$pass" -gt 0 ] && [ "$fail" -eq 0 ]

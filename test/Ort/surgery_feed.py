@@ -49,7 +49,7 @@ for f in sorted(glob.glob(os.path.join(src, "*.pb"))):
     tensors[tensor_name(b)] = b
 os.makedirs(out, exist_ok=True)
 for kind, names in (("input", names_in), ("output", names_out)):
-    for i, n in enumerate(names.split(",")):
+    for i, n in enumerate(x for x in names.split(",") if x):
         if n not in tensors:
             sys.exit("surgery_feed: no tensor named %r in %s (have: %s)" % (n, src, ", ".join(sorted(tensors))))
         with open(os.path.join(out, "%s_%d.pb" % (kind, i)), "wb") as fh:

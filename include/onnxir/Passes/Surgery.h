@@ -116,6 +116,39 @@ absl::Status renameInterface(Model &m, const std::vector<std::pair<std::string, 
 /// error, and then nothing changed. Retyping to the type it has is no change.
 absl::Status retypeInterface(Model &m, const std::vector<std::pair<std::string, DataType>> &types);
 
+/// Note [Composing models]
+/// composeModels merges model `b` into model `a` (onnxir-compose, Python
+/// onnxir.compose, SurgeryCompose.cpp):
+///  - `connect` pairs {A output, B input} (names as the models have them):
+///    B's input reads A's value. Types must agree (element type; ranks and
+///    known dims when both are known; a symbol fits any dim), else a located
+///    error names both ends. A B input is connected at most once; an A
+///    output may feed several.
+///  - Prefixes (rename{mode=prefix}, interface and nodes included) are
+///    applied first; the connect names are given without them. A name then
+///    defined in both main graphs (or shadowing one in a subgraph) is an
+///    error naming it.
+///  - Opsets: the default domain goes to the higher of the two versions
+///    through the converter (convert-opset, after in-memory inference); any
+///    other domain both import must have one version, else an error.
+///    ir_version is the higher one; the imports are the union.
+///  - Functions: B's come along; one A defines too (same domain, name and
+///    overload) must be structurally equal (signature, nodes, attributes),
+///    else an error.
+///  - The result's inputs: A's, then B's unconnected ones; its outputs: A's
+///    unconnected ones (none with `dropUnconnected`, which then removes the
+///    code only they used), then B's. Equal initializers are merged
+///    (dedup-initializers), so weights the two share are stored once.
+/// `b` is consumed (renamed, converted, copied); on an error before the
+/// merge `a` is unchanged except for a conversion or prefix already applied,
+/// so callers work on copies (the tool writes nothing on an error).
+struct ComposeOptions {
+  std::vector<std::pair<std::string, std::string>> connect;
+  std::string prefixA, prefixB;
+  bool dropUnconnected = false;
+};
+absl::Status composeModels(Model &a, Model &b, const ComposeOptions &opts);
+
 /// Parses `old:new,old:new` (rename-io) and `name:type,name:type`
 /// (retype-io, types in the text syntax: float16, int32, ...).
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>>
