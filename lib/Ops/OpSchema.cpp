@@ -357,6 +357,26 @@ OpSchemaBuilder &OpSchemaBuilder::defaultString(llvm::StringRef v) {
     s_.attrs_.back().hasDefault = true, s_.attrs_.back().defaultString = save(v);
   return *this;
 }
+OpSchemaBuilder &OpSchemaBuilder::defaultInts(std::vector<int64_t> v) {
+  if (!s_.attrs_.empty()) s_.attrs_.back().hasDefault = true, s_.attrs_.back().defaultInts = std::move(v);
+  return *this;
+}
+OpSchemaBuilder &OpSchemaBuilder::defaultFloats(std::vector<double> v) {
+  if (!s_.attrs_.empty())
+    s_.attrs_.back().hasDefault = true, s_.attrs_.back().defaultFloats = std::move(v);
+  return *this;
+}
+OpSchemaBuilder &OpSchemaBuilder::defaultStrings(const std::vector<std::string> &v) {
+  if (s_.attrs_.empty()) return *this;
+  s_.attrs_.back().hasDefault = true;
+  for (const std::string &x : v) s_.attrs_.back().defaultStrings.push_back(save(x));
+  return *this;
+}
+OpSchemaBuilder &OpSchemaBuilder::functionBody(int64_t opset, llvm::StringRef text) {
+  s_.bodies_.push_back(FunctionBody{opset, save(text)});
+  s_.hasFunction_ = true;
+  return *this;
+}
 OpSchemaBuilder &OpSchemaBuilder::typeConstraint(llvm::StringRef param,
                                                  std::vector<llvm::StringRef> allowed) {
   TypeConstraint tc;

@@ -15,6 +15,8 @@
 //    values get fresh names, node names are `node/inner`;
 //  - a context-dependent body comes from the op's builder (Note [Expansion
 //    builders], OpRegistry.h; each in its op's section of the family file).
+// Ops of an op library (Ops/OpLibrary.h) declared with a body expand the same
+// way, their body converted to the default domain's version where the node is.
 // The results of the node keep their names. Every node is checked before
 // anything changes: a listed op that cannot be expanded is a located error
 // and the model is untouched; without `ops`, such nodes stay (a remark each).
@@ -32,6 +34,7 @@
 #include "onnxir/IR/Opset.h"
 #include "onnxir/IR/Value.h"
 #include "onnxir/Ops/FunctionBodies.h"
+#include "onnxir/Ops/OpLibrary.h"
 #include "onnxir/Ops/OpRegistry.h"
 #include "onnxir/Ops/OpSchema.h"
 #include "onnxir/Passes/Pass.h"
@@ -52,8 +55,20 @@ namespace onnxir {
 
 namespace {
 
-/// The schema in force for `n`, if it is a default-domain node with one.
+/// An op of an op library (Ops/OpLibrary.h), whose body expands like a
+/// schema's: its nodes are of the default domain.
+bool isLibraryNode(const Node &n) { return isLibraryDomain(n.domain()); }
+
+/// The version of the default domain an expansion of `n` must be valid at:
+/// the one in force where `n` is (for a library op, not its own domain's).
+int64_t expansionVersion(const Node &n) {
+  return isLibraryNode(n) ? opsetInForce(n, "") : opsetInForce(n);
+}
+
+/// The schema in force for `n`, if it is a default-domain (or op-library)
+/// node with one.
 const OpSchema *schemaOf(const Node &n) {
+  if (isLibraryNode(n)) return lookupSchema(n.domain(), n.opType(), opsetInForce(n));
   if (!isDefaultDomain(n.domain())) return nullptr;
   return lookupSchema("", n.opType(), opsetInForce(n));
 }
@@ -61,7 +76,7 @@ const OpSchema *schemaOf(const Node &n) {
 const OpEntry *entryOf(const Node &n) {
   const OpSchema *s = schemaOf(n);
   if (!s) return nullptr;
-  for (const OpEntry &e : OpRegistry::get().versions("", s->name()))
+  for (const OpEntry &e : OpRegistry::get().versions(s->domain(), s->name()))
     if (e.schema == s) return &e;
   return nullptr;
 }
@@ -208,10 +223,11 @@ absl::StatusOr<bool> expandFunctions(Model &m, const std::vector<std::string> &o
     std::vector<std::string> unchanged; // nodes with a body that stay
     absl::Status err;
     m.graph().walk([&](Node *n) {
-      if (!err.ok() || !isDefaultDomain(n->domain()) || kept.count(n)) return;
+      if (!err.ok() || !(isDefaultDomain(n->domain()) || isLibraryNode(*n)) || kept.count(n))
+        return;
       bool isListed = listed.count(n->opType());
       if (!listed.empty() && !isListed) return;
-      int64_t version = opsetInForce(*n);
+      int64_t version = expansionVersion(*n);
       const OpSchema *s = schemaOf(*n);
       bool expandable = s && opset::hasExpansion(*n);
       if (!isListed && !expandable) return;
@@ -250,7 +266,7 @@ absl::StatusOr<bool> expandFunctions(Model &m, const std::vector<std::string> &o
       // (Not nodePath up front: it counts the node's position, O(graph).)
       std::string op = n->opType().str(),
                   where = absl::StrCat(op, " node '", n->name().str(), "'");
-      if (absl::Status s = opset::expandNode(session, *n, opsetInForce(*n)); !s.ok())
+      if (absl::Status s = opset::expandNode(session, *n, expansionVersion(*n)); !s.ok())
         return absl::InternalError(absl::StrCat("expand-functions: ", where,
                                                 ": an expansion failed after its check passed "
                                                 "(the model is half-expanded): ",

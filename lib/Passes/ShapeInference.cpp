@@ -13,6 +13,8 @@
 #include "onnxir/IR/CoreOps.h"
 #include "onnxir/IR/ConstantValue.h"
 #include "onnxir/IR/Model.h"
+#include "onnxir/Ops/FunctionBodies.h"
+#include "onnxir/Ops/OpLibrary.h"
 #include "onnxir/Ops/OpRegistry.h"
 #include "onnxir/Ops/OpSchema.h"
 #include "onnxir/IR/Opset.h"
@@ -64,6 +66,16 @@ public:
   Engine(Model &m, const ShapeInferenceOptions &o, ShapeInferenceStatistics &s,
          std::vector<std::string> *w)
       : m_(m), ctx_(m.getContext()), opts_(o), stats_(s), warnings_(w) {}
+  ~Engine() {
+    auto &fs = m_.functions();
+    fs.erase(std::remove_if(fs.begin(), fs.end(),
+                            [&](auto &f) {
+                              for (auto &b : libraryBodies_)
+                                if (b.second == f.get()) return true;
+                              return false;
+                            }),
+             fs.end());
+  }
 
   absl::Status run();
   /// Infers without writing anything to the model.
@@ -128,6 +140,7 @@ private:
   absl::Status inferNode(Node &n, int64_t opset);
   absl::Status inferNodeByRule(Node &n, int64_t opset);
   absl::Status inferCall(Node &n, Function &f);
+  Function *libraryBody(const Node &n, int64_t opset);
   void seedConstant(Value *v, const Tensor &t);
   const Type *merge(const Type *declared, const Type *inferred, bool &conflict);
   std::string where(Value *v) const;
@@ -195,6 +208,9 @@ private:
     std::vector<std::optional<Dims>> data;
   };
   llvm::StringMap<CallResult> callMemo_;
+  // The bodies of op-library ops (Ops/OpLibrary.h) inferred as calls, parsed
+  // into the model for this run only (the destructor takes them out again).
+  std::vector<std::pair<const OpSchema *, Function *>> libraryBodies_;
   std::string callKey(const Node &n, const Function &f) const;
   // The overlay's undo log (see overlayMark): restoring the overlay after a
   // speculative run costs what the run wrote, not the overlay's size.
@@ -751,6 +767,7 @@ absl::Status Engine::inferNodeByRule(Node &n, int64_t opset) {
   if (!defaultDomain) {
     if (Function *f = m_.findFunction(n)) return inferCall(n, *f);
     opset = opsetInForce(n);
+    if (Function *f = libraryBody(n, opset)) return inferCall(n, *f);
   }
   const OpEntry *e = entryOf(n, opset);
   // Subgraphs first (what an op without a rule computes still gets types),
@@ -767,6 +784,22 @@ absl::Status Engine::inferNodeByRule(Node &n, int64_t opset) {
   NodeCtx c(*this, ctx_, n, opset, e);
   e->infer(c);
   return c.status;
+}
+
+/// An op-library op declared with a function body and no shape rule is
+/// inferred as a call of its body (the way a model-local function is); the
+/// body is parsed once per run.
+Function *Engine::libraryBody(const Node &n, int64_t opset) {
+  if (!isLibraryDomain(n.domain())) return nullptr;
+  const OpEntry *e = entryOf(n, opset);
+  if (!e || e->infer || !e->schema || e->schema->functionBodies().empty()) return nullptr;
+  const FunctionBody &b = e->schema->functionBodies().front();
+  for (auto &[s, f] : libraryBodies_)
+    if (s == e->schema) return f;
+  auto f = parseFunctionBody(m_, *e->schema, b);
+  if (!f.ok()) return nullptr; // checked when the library was read
+  libraryBodies_.emplace_back(e->schema, *f);
+  return *f;
 }
 
 absl::Status Engine::applyOptions() {

@@ -27,6 +27,8 @@
 #include "onnxir/Serialize/Text.h"
 #include "onnxir/Support/LLVMCompat.h"
 
+#include "../common/OpLibraries.h"
+
 #include "absl/strings/str_cat.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/Statistic.h"
@@ -144,6 +146,11 @@ cl::list<std::string> gCheckInput(
     "check-input", cl::value_desc("NAME=FILE|NUMBER"),
     cl::desc("--check-numerics: input NAME from a .npy or TensorProto .pb file, or its declared "
              "type and shape filled with NUMBER, instead of random values (repeatable)"),
+    cl::cat(gIOCat));
+cl::list<std::string> gOpLibrary(
+    "op-library", cl::value_desc("FILE"),
+    cl::desc("Declarations of custom-domain operators (docs/op-library.md), registered before "
+             "the model is read (repeatable)"),
     cl::cat(gIOCat));
 cl::opt<bool> gSummary("summary",
                        cl::desc("Print a before/after table of op counts, initializers and "
@@ -872,6 +879,8 @@ int onnxOptMain(int argc, char **argv) {
   if (gOutput.empty()) fail("-o: the output file name is empty (use - for standard output)");
   uint64_t externalThreshold =
       byteFlag("--external-data-threshold", gExternalThreshold.getValue());
+  for (const std::string &lib : gOpLibrary)
+    if (auto err = tools::registerOpLibraryFlag(lib)) fail(*err);
   gStage = "loading the model";
   auto loadStart = std::chrono::steady_clock::now();
   std::unique_ptr<Model> model;

@@ -2,6 +2,7 @@
 //
 //   onnxir-run MODEL [--input NAME=FILE]... [--random-inputs] [--seed S]
 //              [--bind-dim SYM=V]... [-o DIR] [--max-bytes N]
+//              [--op-library FILE]...
 //              [--compare B.onnx [--rtol R] [--atol A]]
 //
 // Inputs from .npy or TensorProto .pb files (the backend tests' format; an
@@ -20,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../common/BindDims.h"
+#include "../common/OpLibraries.h"
 
 #include "onnxir/Eval/Compare.h"
 #include "onnxir/Eval/Evaluator.h"
@@ -212,6 +214,8 @@ int main(int argc, char **argv) {
       inputFiles.emplace_back(v.substr(0, eq), v.substr(eq + 1));
     } else if (startsWith(a, "--bind-dim")) {
       if (auto err = tools::addBindDims(value("--bind-dim"), bind)) fail(*err);
+    } else if (startsWith(a, "--op-library")) {
+      if (auto err = tools::registerOpLibraryFlag(value("--op-library"))) fail(*err);
     } else if (startsWith(a, "--seed")) seed = (uint64_t)number(value("--seed"), "--seed");
     else if (startsWith(a, "--max-bytes")) opts.maxBytes = (uint64_t)number(value("--max-bytes"), "--max-bytes");
     else if (startsWith(a, "--compare")) compare = value("--compare");

@@ -13,7 +13,8 @@
 // --verify checks the model first as onnx-opt does on load: structure, and
 // the severe operator schema errors (types warn); --verify=schema makes every
 // schema problem an error, --verify=structural only checks structure;
-// --strict turns the warnings into errors.
+// --strict turns the warnings into errors. --op-library=FILE (repeatable)
+// registers custom-domain operators first (Ops/OpLibrary.h).
 //
 //===----------------------------------------------------------------------===//
 #include "onnxir/Ops/SchemaVerifier.h"
@@ -23,6 +24,7 @@
 #include "onnxir/Serialize/Text.h"
 
 #include "../common/LoadReport.h"
+#include "../common/OpLibraries.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -37,7 +39,8 @@ using namespace onnxir;
 namespace {
 int usage() {
   std::cerr << "usage: onnxir-text print|roundtrip|to-binary FILE [--lossless] "
-               "[--standard] [--elide=N] [--verify[=structural|schema]] [--strict] [-o OUT]\n";
+               "[--standard] [--elide=N] [--verify[=structural|schema]] [--strict] "
+               "[--op-library=FILE]... [-o OUT]\n";
   return 2;
 }
 
@@ -73,7 +76,13 @@ int main(int argc, char **argv) {
     } else if (a == "--strict") strict = true;
     else if (a.rfind("--elide=", 0) == 0) po.elideElementsAbove = std::atoll(a.c_str() + 8);
     else if (a == "-o" && i + 1 < argc) out = argv[++i];
-    else if (file.empty()) file = a;
+    else if (a.rfind("--op-library=", 0) == 0 || (a == "--op-library" && i + 1 < argc)) {
+      // Registered at once: --verify checks the model against its ops.
+      if (auto err = tools::registerOpLibraryFlag(a == "--op-library" ? argv[++i] : a.substr(13))) {
+        std::cerr << "onnxir-text: error: " << *err << "\n";
+        return 1;
+      }
+    } else if (file.empty()) file = a;
     else return usage();
   }
   if (file.empty()) return usage();

@@ -199,6 +199,12 @@ public:
   OpSchemaBuilder &defaultInt(int64_t v);
   OpSchemaBuilder &defaultFloat(double v);
   OpSchemaBuilder &defaultString(llvm::StringRef v);
+  OpSchemaBuilder &defaultInts(std::vector<int64_t> v);
+  OpSchemaBuilder &defaultFloats(std::vector<double> v);
+  OpSchemaBuilder &defaultStrings(const std::vector<std::string> &v);
+  /// A static body in ONNX's text syntax (FunctionBody: `opset` is the
+  /// version of the default domain its nodes use); the text is copied.
+  OpSchemaBuilder &functionBody(int64_t opset, llvm::StringRef text);
   OpSchemaBuilder &typeConstraint(llvm::StringRef param, std::vector<llvm::StringRef> allowed);
   OpSchemaBuilder &nondeterministic();
 
