@@ -369,11 +369,60 @@ bool bnToMulAdd(Node &bn, PatternRewriter &rw) {
   return true;
 }
 
+/// fuse-conv-add-bias for an addend `a` that is not a constant: a Conv
+/// without a bias whose result (rank `rank`, `m` channels) gets `a`, of a
+/// static shape that is per channel (every dim 1 but the channel one, m)
+/// or all ones, of the weight's element type, defined before the Conv (or
+/// in an outer graph). The bias is Reshape(a, [m]), or for one value
+/// Expand(Reshape(a, [1]), [m]) (a rank <= 1 `a` needs no Reshape), built
+/// before the Conv.
+bool addendAsBias(Node &add, Node &conv, unsigned i, int64_t rank, int64_t m,
+                  PatternRewriter &rw) {
+  Value *a = add.operand(1 - i);
+  if (conv.numOperands() > 2 && conv.operand(2))
+    return rw.rejected("bias", "the Conv has a bias and the addend is not a constant");
+  Node *d = a->definingNode();
+  if (d && d->getGraph() == conv.getGraph() && !d->isBefore(&conv))
+    return rw.rejected("order", "the addend is computed after the Conv");
+  auto shape = staticShape(a);
+  if (!shape || staticElemOf(a) != staticElemOf(conv.operand(1)))
+    return rw.rejected("addend", "the addend's shape or element type is not known to fit");
+  int64_t r = (int64_t)shape->size();
+  if (r > rank) return rw.rejected("addend", "the addend has a higher rank than the Conv");
+  bool perCh = false;
+  for (int64_t d2 = 0; d2 < r; ++d2) {
+    int64_t s = (*shape)[d2];
+    if (s == 1) continue;
+    if (d2 == 1 - (rank - r) && s == m) perCh = true;
+    else return rw.rejected("addend", "the addend is not one value per output channel");
+  }
+  if (!rw.canReplace(add.result(0), conv.result(0))) return false;
+  rw.setInsertionPoint(&conv);
+  auto &ctx = rw.getModel().getContext();
+  DataType et = *staticElemOf(a);
+  Value *bias = a;
+  if (perCh ? r != 1 : r > 1) {
+    Value *s = rw.createConstant("bias_shape", makeInt64Tensor({1}, {perCh ? m : 1}));
+    Node *rs = rw.create("Reshape", {a, s});
+    rs->result(0)->setType(ctx.getTensorType(et, llvm::ArrayRef<int64_t>{perCh ? m : 1}));
+    bias = rs->result(0);
+  }
+  if (!perCh && !(m == 1 && r >= 1)) {
+    Value *s = rw.createConstant("bias_shape", makeInt64Tensor({1}, {m}));
+    Node *ex = rw.create("Expand", {bias, s});
+    ex->result(0)->setType(ctx.getTensorType(et, llvm::ArrayRef<int64_t>{m}));
+    bias = ex->result(0);
+  }
+  rw.setOperand(&conv, 2, bias);
+  return rw.replaceNode(&add, {conv.result(0)});
+}
+
 // Conv + Add of a per-channel constant where the Conv's weight is not a
 // constant (fuse-conv-add takes the constant case): the constant, shaped
 // [M,1,..], [1,M,1,..] or a scalar, becomes the Conv's bias (b + c with a
-// constant b). M is the weight's known dim 0 (Conv) or dim 1 times group
-// (ConvTranspose). Float only.
+// constant b; float). M is the weight's known dim 0 (Conv) or dim 1 times
+// group (ConvTranspose). An addend that is not a constant becomes the bias
+// of a Conv without one (addendAsBias; float, double, float16).
 // Contract: conv(x, W) + b + c = conv(x, W) + (b + c): the sum reassociated,
 // as fuse-conv-add's.
 bool fuseConvAddBias(Node &add, PatternRewriter &rw) {
@@ -382,12 +431,19 @@ bool fuseConvAddBias(Node &add, PatternRewriter &rw) {
     Node *conv = rw.singleUseProducer(add, i, "Conv");
     if (!conv) conv = rw.singleUseProducer(add, i, "ConvTranspose");
     if (!conv || conv->numOperands() < 2 || conv->numResults() != 1 || !conv->operand(1) ||
-        PatternRewriter::constantTensor(conv->operand(1)))
+        !add.operand(1 - i))
       continue;
+    // A constant weight with a constant addend is fuse-conv-add's.
+    bool constantAddend = PatternRewriter::constantTensor(add.operand(1 - i));
+    if (constantAddend && PatternRewriter::constantTensor(conv->operand(1))) continue;
     bool refs = false;
     for (unsigned a = 0; a < conv->numAttributes(); ++a) refs |= conv->attribute(a).isReference();
     Value *w = conv->operand(1);
-    if (refs || staticElemOf(w) != DataType::Float) continue;
+    auto wt = staticElemOf(w);
+    if (refs || !wt || (constantAddend ? *wt != DataType::Float
+                                       : *wt != DataType::Float && *wt != DataType::Double &&
+                                             *wt != DataType::Float16))
+      continue;
     int64_t rank = staticRankOf(w);
     if (rank < 3) continue;
     NodeContext cc(*conv);
@@ -399,6 +455,10 @@ bool fuseConvAddBias(Node &add, PatternRewriter &rw) {
     if (conv->numOperands() > 2 && conv->operand(2)) {
       b = floatConstant(conv->operand(2));
       if (!b || b->dims != std::vector<int64_t>{m} || !allFinite(b->values)) continue;
+    }
+    if (!PatternRewriter::constantTensor(add.operand(1 - i))) {
+      if (addendAsBias(add, *conv, i, rank, m, rw)) return true;
+      continue;
     }
     auto c = floatConstant(add.operand(1 - i));
     if (!c || !allFinite(c->values)) continue; // Note [Finite folds]
