@@ -502,6 +502,7 @@ void populateAttentionPatterns(PatternSet &ps) {
   ps.add("fuse-attention-heads", "Attention", attention::attentionHeads, 3, {"Attention", "RotaryEmbedding"});
   ps.add("fuse-attention-gqa", "Attention", attention::attentionGroupedKV, 3, {"Attention"});
   ps.add("fuse-rotary-embedding", "Add", attention::fuseRotaryEmbedding, 3, {"RotaryEmbedding"});
+  ps.add("fuse-rotary-partial", "Concat", attention::fuseRotaryPartial, 3, {"RotaryEmbedding"});
 }
 
 } // namespace onnxir

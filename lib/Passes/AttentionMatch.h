@@ -176,6 +176,9 @@ bool attentionHeads(Node &a, PatternRewriter &rw);
 bool attentionGroupedKV(Node &a, PatternRewriter &rw);
 /// fuse-rotary-embedding (AttentionRotary.cpp).
 bool fuseRotaryEmbedding(Node &add, PatternRewriter &rw);
+/// Concat(RotaryEmbedding(x[..., :rd]), x[..., rd:]) -> RotaryEmbedding with
+/// rotary_embedding_dim rd (Note [Partial rotary]).
+bool fuseRotaryPartial(Node &cat, PatternRewriter &rw);
 
 } // namespace attention
 } // namespace onnxir

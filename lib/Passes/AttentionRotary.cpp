@@ -530,5 +530,53 @@ bool fuseRotaryEmbedding(Node &add, PatternRewriter &rw) {
   return false;
 }
 
+// Note [Partial rotary]
+//  GPT-NeoX (and Phi, StableLM) rotate only the first rd values of each
+//  head: Concat(rope(x[..., :rd]), x[..., rd:], axis -1). Once
+//  fuse-rotary-embedding has made the RotaryEmbedding of the slice, the
+//  Concat and both Slices become one RotaryEmbedding of x with
+//  rotary_embedding_dim = rd, which rotates the first rd values and passes
+//  the rest through: the same values, moved by no arithmetic. Guards: x is
+//  4-D with a known head size D > rd; the two Slices cut x's last axis at
+//  [0, rd) and [rd, D) with step 1; the RotaryEmbedding is the rotate-half
+//  form (no interleaved, rotary_embedding_dim or num_heads of its own) and
+//  its result has no other use; the Concat is on the last axis.
+bool fuseRotaryPartial(Node &cat, PatternRewriter &rw) {
+  if (cat.numOperands() != 2 || cat.numResults() != 1 || !plainAttributes(cat)) return false;
+  Node *rope = rw.singleUseProducer(cat, 0, "RotaryEmbedding");
+  Node *pass = cat.operand(1) ? cat.operand(1)->definingNode() : nullptr;
+  if (!rope || !pass || !pass->is("Slice") || rope->numOperands() < 3 || !rope->operand(0))
+    return false;
+  Node *rot = rope->operand(0)->definingNode();
+  if (!rot || !rot->is("Slice") || rot->operand(0) != pass->operand(0)) return false;
+  Value *x = rot->operand(0);
+  // A partial rotary from here on: refusals are reported.
+  int64_t rank = rankOf(x);
+  Dim dd = dimOf(x, -1);
+  if (rank != 4 || !dd.isKnown())
+    return miss(rw, "rank", "partial rotary input " + q(x) + " is not 4-D with a known head size");
+  int64_t d = dd.value, axis = NodeContext(cat).getInt("axis", 0);
+  auto a = lastAxisSlice(*rot, rank, d), b = lastAxisSlice(*pass, rank, d);
+  if ((axis != -1 && axis != rank - 1) || !a || !b || a->first != 0 || b->first != a->second ||
+      b->second != d || a->second <= 0 || a->second >= d)
+    return miss(rw, "partial", "Concat " + q(&cat) + " of " + q(rope) + " and Slice " + q(pass) +
+                                   " does not rotate x[..., :rd] and keep x[..., rd:] of " + q(x));
+  NodeContext rc(*rope);
+  if (!plainAttributes(*rope) || rc.getInt("interleaved", 0) || rc.getInt("rotary_embedding_dim", 0) ||
+      rc.getInt("num_heads", 0))
+    return miss(rw, "partial", q(rope) + " has attributes of its own");
+  const Type *yt = tensorType(cat.result(0)), *xt = tensorType(x);
+  bool same = yt && xt && yt->rank() == 4 && elemOf(x) == elemOf(cat.result(0));
+  for (int64_t k = 0; same && k < 4; ++k) same = sameDim(xt->dims()[k], yt->dims()[k]);
+  if (!same) return miss(rw, "shape", "result of " + q(&cat) + " is not of " + q(x) + "'s type");
+  std::vector<Value *> ops = {x};
+  for (unsigned i = 1; i < rope->numOperands(); ++i) ops.push_back(rope->operand(i));
+  Node *r = rw.create("RotaryEmbedding", ops);
+  PatternRewriter::copyNodeInfo(cat, *r);
+  r->setAttr(intAttr("rotary_embedding_dim", a->second));
+  r->result(0)->setType(cat.result(0)->type());
+  return rw.replaceNode(&cat, {r->result(0)});
+}
+
 } // namespace attention
 } // namespace onnxir
