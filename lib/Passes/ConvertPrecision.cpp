@@ -37,6 +37,7 @@
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/Passes.h"
 #include "onnxir/Passes/ShapeInference.h"
+#include "onnxir/Support/LLVMCompat.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -96,6 +97,22 @@ namespace {
 // converted with keep-io=false is clamped to the largest finite value, and
 // reported.) Nonzero values that round to zero (float16 below 6e-8) are
 // counted and reported once per model: small weights do, harmlessly.
+
+// Note [Quantized models are left alone]
+// A model that computes in integers already (ConvInteger/MatMulInteger with
+// DynamicQuantizeLinear, QLinear* ops, QuantizeLinear/DequantizeLinear
+// pairs) is not converted: its int32 accumulators are cast to float before
+// their scale brings them back into range (isnet_quint8: Cast(ConvInteger)
+// * scale), and in float16 they pass 65504 and become infinity; the
+// quantization parameters are float32 by construction. The pass says so in
+// a remark and changes nothing.
+bool isQuantizedOp(const Node &n) {
+  llvm::StringRef op = n.opType(), d = n.domain();
+  if (!d.empty() && d != "ai.onnx" && d != "com.microsoft") return false;
+  return op == "ConvInteger" || op == "MatMulInteger" || op == "DynamicQuantizeLinear" ||
+         op == "QuantizeLinear" || op == "DequantizeLinear" || startsWith(op, "QLinear") ||
+         op == "MatMulNBits" || op == "DynamicQuantizeMatMul";
+}
 
 /// Constant values at or below this are mask fills (Note [Constants outside
 /// the target's range]).
@@ -411,6 +428,13 @@ Value *Converter::castOf(Value *v, DataType to) {
 
 absl::StatusOr<bool> Converter::run() {
   m_.graph().walkGraphs([&](Graph *g) { graphs_.push_back(g); });
+  for (Graph *g : graphs_)
+    for (Node &n : g->nodes())
+      if (isQuantizedOp(n)) {
+        remark(absl::StrCat("the model is quantized (", n.opType().str(), " at ", g->path(),
+                            "): left as it is (Note [Quantized models are left alone])"));
+        return false;
+      }
   for (Graph *g : graphs_)
     for (Node &n : g->nodes()) planNode(n);
   blockShapeChains();
