@@ -9,6 +9,18 @@
 // only what is known for sure (constants, attributes, static ranks and
 // shapes) is used. Graph outputs keep their names and types.
 //
+// Note [No monotone op before ArgMax]
+//  onnxoptimizer drops an increasing op (Exp, Log, Sigmoid, Tanh, Softmax
+//  on the same axis, ...) before ArgMax/ArgMin, which holds for real
+//  numbers but not for their rounded results: distinct inputs close to the
+//  maximum round to one output (exp(m - 1e-10) == exp(m) in float;
+//  Sigmoid and Tanh saturate to 1, Exp to inf), and the tie then goes to
+//  the first index, which need not be the maximum's. No such op is
+//  injective on floats, so that rewrite is not exact and is not done.
+//  Slices on one axis are not merged either (slice-chain takes disjoint
+//  axes): composing clamped ranges exactly needs the dim, and a negative
+//  start or end counts from a different end in each.
+//
 //===----------------------------------------------------------------------===//
 #include "onnxir/Ops/OpContext.h"
 #include "onnxir/Passes/Simplify.h"
