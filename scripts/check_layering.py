@@ -36,6 +36,9 @@ LAYERS = {
     "Serialize": ["Text", "Proto"],
     "Passes": ["Ops"],
     "Eval": ["Ops"],
+    # Read-only views of a model (JSON, DOT/Mermaid, diff); on Passes for
+    # the fusion census of a run.
+    "Inspect": ["Passes"],
 }
 TOOL = "tool"  # a tool lies on every library
 

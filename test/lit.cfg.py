@@ -16,7 +16,8 @@ config.excludes = ["Unit", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
 # lit.site.cfg.py names.
 config.onnxir_tools_dirs = list(config.onnxir_tools_dirs) + [
     os.path.join(config.onnxir_obj_root, "tools", "onnxir-run"),
-    os.path.join(config.onnxir_obj_root, "tools", "onnxir-reduce")]
+    os.path.join(config.onnxir_obj_root, "tools", "onnxir-reduce"),
+    os.path.join(config.onnxir_obj_root, "tools", "onnxir-diff")]
 path = [d for d in config.onnxir_tools_dirs if os.path.isdir(d)]
 path.append(config.llvm_tools_dir)
 path.append(config.environment.get("PATH", os.environ.get("PATH", "")))
@@ -45,7 +46,7 @@ config.substitutions.append(("%python", config.system_python))
 config.substitutions.append(("%srcroot", config.onnxir_src_root))
 
 for d in config.onnxir_tools_dirs:
-    for tool in ("onnx-opt", "onnxir-text", "onnxir-run", "onnxir-reduce"):
+    for tool in ("onnx-opt", "onnxir-text", "onnxir-run", "onnxir-reduce", "onnxir-diff"):
         if os.path.exists(os.path.join(d, tool)):
             config.available_features.add(tool)
 if config.sanitized:
@@ -53,3 +54,7 @@ if config.sanitized:
 import shutil
 if shutil.which("strace"):
     config.available_features.add("strace")
+# Graphviz's `dot` renders the DOT views (test/Surgery/view-*); CI installs it
+# (scripts/setup.sh --test).
+if shutil.which("dot"):
+    config.available_features.add("graphviz")

@@ -15,6 +15,7 @@
 #include "onnxir/IR/Model.h"
 #include "onnxir/Ops/SchemaVerifier.h"
 #include "onnxir/IR/Verifier.h"
+#include "onnxir/Inspect/Inspect.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/PassManager.h"
 #include "onnxir/Passes/PassPipeline.h"
@@ -32,6 +33,7 @@
 #include "absl/strings/str_cat.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/Statistic.h"
+#include "llvm/Support/Error.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Compiler.h"
 #include "llvm/Support/Path.h"
@@ -96,13 +98,23 @@ cl::opt<std::string> gInput(cl::Positional, cl::desc("<input model>"), cl::init(
                             cl::cat(gIOCat));
 cl::opt<std::string> gOutput("o", cl::desc("Output file ('-' for standard output)"),
                              cl::value_desc("file"), cl::init("-"), cl::cat(gIOCat));
-cl::opt<ModelFormat> gEmit("emit",
-                           cl::desc("Output format (default: by the output's extension, "
-                                    ".onnxtxt is text)"),
-                           cl::values(clEnumValN(ModelFormat::Binary, "binary", "ONNX protobuf"),
-                                      clEnumValN(ModelFormat::Text, "text",
-                                                 "the ONNX text syntax")),
-                           cl::init(ModelFormat::Auto), cl::cat(gIOCat));
+// The model formats, then views of the result written instead of the model
+// (lib/Inspect: README "Model surgery").
+enum class EmitFormat { Auto, Binary, Text, Json, Dot, Mermaid, Svg };
+cl::opt<EmitFormat> gEmit(
+    "emit", cl::desc("Output format (default: by the output's extension, .onnxtxt is text)"),
+    cl::values(clEnumValN(EmitFormat::Binary, "binary", "ONNX protobuf"),
+               clEnumValN(EmitFormat::Text, "text", "the ONNX text syntax"),
+               clEnumValN(EmitFormat::Json, "json",
+                          "a summary of the result, not the model (docs/inspect.schema.json)"),
+               clEnumValN(EmitFormat::Dot, "dot", "the result's graph in Graphviz DOT"),
+               clEnumValN(EmitFormat::Mermaid, "mermaid", "the result's graph as a Mermaid flowchart"),
+               clEnumValN(EmitFormat::Svg, "svg", "the DOT drawn by Graphviz's `dot -Tsvg`")),
+    cl::init(EmitFormat::Auto), cl::cat(gIOCat));
+cl::opt<unsigned> gCollapse("collapse",
+                            cl::desc("--emit=dot/mermaid/svg: draw the nodes whose names share "
+                                     "their first N parts (split on / and .) as one box"),
+                            cl::value_desc("N"), cl::init(0), cl::cat(gIOCat));
 cl::opt<ModelFormat> gInputFormat(
     "input-format", cl::desc("Input format"),
     cl::values(clEnumValN(ModelFormat::Auto, "auto",
@@ -524,6 +536,33 @@ void printPatternSummary(const PassStatistics &stats) {
   section("opset conversion (nodes per op)", {"convert-opset: ", "expand-functions: "});
 }
 
+/// --emit=json/dot/mermaid/svg: a view of the result (lib/Inspect) to -o in
+/// place of the model, written whole or not at all.
+bool isViewFormat(EmitFormat f) { return f >= EmitFormat::Json; }
+void writeView(const Model &m, const PassStatistics &stats) {
+  std::string text;
+  if (gEmit == EmitFormat::Json) {
+    InspectOptions io;
+    io.statistics = &stats;
+    text = inspectModelJson(m, io);
+  } else {
+    ViewOptions vo;
+    vo.format = gEmit == EmitFormat::Mermaid ? ViewFormat::Mermaid : ViewFormat::Dot;
+    vo.collapseDepth = gCollapse;
+    text = renderGraphView(m, vo);
+    if (gEmit == EmitFormat::Svg) {
+      auto svg = renderSvgWithGraphviz(text);
+      if (!svg.ok()) fail(std::string(svg.status().message()));
+      text = std::move(*svg);
+    }
+  }
+  if (llvm::Error e = llvm::writeToOutput(gOutput, [&](llvm::raw_ostream &os) {
+        os << text;
+        return llvm::Error::success();
+      }))
+    fail("-o " + gOutput + ": " + llvm::errorToErrorCode(std::move(e)).message());
+}
+
 } // namespace
 
 // -time-passes: the phases around the pipeline, so the report shows the
@@ -877,6 +916,9 @@ int onnxOptMain(int argc, char **argv) {
   // Load.
   if (gInput.empty()) fail("the input file name is empty (use - for standard input)");
   if (gOutput.empty()) fail("-o: the output file name is empty (use - for standard output)");
+  if (gCollapse.getNumOccurrences() && gEmit != EmitFormat::Dot && gEmit != EmitFormat::Mermaid &&
+      gEmit != EmitFormat::Svg)
+    fail("--collapse goes with --emit=dot, --emit=mermaid or --emit=svg");
   uint64_t externalThreshold =
       byteFlag("--external-data-threshold", gExternalThreshold.getValue());
   for (const std::string &lib : gOpLibrary)
@@ -982,10 +1024,13 @@ int onnxOptMain(int argc, char **argv) {
 
   // Write.
   auto saveStart = std::chrono::steady_clock::now();
-  gStage = "saving the model";
-  {
+  gStage = isViewFormat(gEmit) ? "writing the view" : "saving the model";
+  if (isViewFormat(gEmit)) writeView(*model, r->statistics);
+  if (!isViewFormat(gEmit)) {
     SaveFileOptions so;
-    so.format = gEmit;
+    so.format = gEmit == EmitFormat::Text     ? ModelFormat::Text
+                : gEmit == EmitFormat::Binary ? ModelFormat::Binary
+                                              : ModelFormat::Auto;
     so.externalDataFile = gExternalData;
     so.externalThreshold = externalThreshold;
     so.force = gForce;
