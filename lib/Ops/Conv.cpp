@@ -731,8 +731,18 @@ StatusOr<std::vector<Tensor>> kConvTranspose(const KernelCall &c) {
   return one(out);
 }
 
+/// Note [Validity checks]: explicit pads and an auto_pad other than NOTSET
+/// are two answers to one question; ONNX refuses the node.
+std::string convTransposeValidity(const NodeContext &c) {
+  std::string autoPad = c.getString("auto_pad", "NOTSET");
+  if (c.hasAttr("pads") && autoPad != "NOTSET")
+    return absl::StrCat("attribute \"pads\" is given with auto_pad = ", autoPad,
+                        " (pads need auto_pad NOTSET)");
+  return "";
+}
+
 void registerConvTranspose(OpRegistrar &r) {
-  r["ConvTranspose"].infer(convTransposeRule).kernel(kConvTranspose);
+  r["ConvTranspose"].infer(convTransposeRule).kernel(kConvTranspose).validate(convTransposeValidity);
 }
 
 //===--- DeformConv ---===//

@@ -2,6 +2,9 @@
 #include "InferSupport.h"
 
 #include "onnxir/IR/ConstantValue.h"
+#include "onnxir/IR/Node.h"
+#include "onnxir/IR/Type.h"
+#include "onnxir/IR/Value.h"
 #include "onnxir/IR/Tensor.h"
 #include "onnxir/Ops/InferCtx.h"
 
@@ -134,6 +137,18 @@ std::optional<Dims> tensorData(Context &ctx, const Tensor &t) {
     for (int32_t x : *vals) d.push_back(dimConst(ctx, x));
   }
   return d;
+}
+
+std::optional<std::vector<int64_t>> declaredDims(const Node &n, unsigned i) {
+  const Value *v = i < n.numOperands() ? n.operand(i) : nullptr;
+  if (!v) return std::nullopt;
+  if (const Type *t = v->type(); t && t->isTensor() && t->hasShape()) {
+    std::vector<int64_t> out;
+    for (const Dim &d : t->dims()) out.push_back(d.isKnown() ? d.value : -1);
+    return out;
+  }
+  if (const Tensor *init = v->initializer()) return init->dims();
+  return std::nullopt;
 }
 
 } // namespace infer

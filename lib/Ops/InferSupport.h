@@ -19,6 +19,7 @@
 namespace onnxir {
 
 class DimExpr;
+class Node;
 
 namespace infer {
 
@@ -42,6 +43,11 @@ std::optional<int64_t> smallDim(const DimExpr *e, int64_t limit = kMaxRank);
 /// Ints from an attribute (older opsets) or an input (newer ones).
 std::optional<std::vector<int64_t>> intsFrom(InferCtx &c, bool fromInput, unsigned input,
                                              llvm::StringRef attr);
+
+/// Note [Validity checks] (OpRegistry.h): the declared shape of operand `i`
+/// of `n` (its type's, else its initializer's), -1 for a dim that is not a
+/// known size; nullopt when the operand is absent or its rank is unknown.
+std::optional<std::vector<int64_t>> declaredDims(const Node &n, unsigned i);
 
 } // namespace infer
 } // namespace onnxir

@@ -407,8 +407,21 @@ StatusOr<std::vector<Tensor>> kEinsum(const KernelCall &c) {
   return one(out);
 }
 
+/// Note [Validity checks]: one input per comma-separated term left of "->".
+std::string einsumValidity(const NodeContext &c) {
+  if (!c.hasAttr("equation")) return "";
+  std::string eq = c.getString("equation");
+  std::string lhs = eq.substr(0, eq.find("->"));
+  size_t terms = 1 + std::count(lhs.begin(), lhs.end(), ',');
+  if (terms != c.node.numOperands())
+    return absl::StrCat("attribute \"equation\" \"", eq, "\" has ", terms, " input term",
+                        terms == 1 ? "" : "s", ", the node has ", c.node.numOperands(), " input",
+                        c.node.numOperands() == 1 ? "" : "s");
+  return "";
+}
+
 void registerEinsum(OpRegistrar &r) {
-  r["Einsum"].infer(einsumRule).kernel(kEinsum);
+  r["Einsum"].infer(einsumRule).kernel(kEinsum).validate(einsumValidity);
 }
 
 } // namespace

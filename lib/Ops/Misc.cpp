@@ -17,6 +17,9 @@
 #include "onnxir/Ops/InferCtx.h"
 #include "onnxir/Ops/OpRegistry.h"
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -230,9 +233,39 @@ StatusOr<std::vector<Tensor>> kSoftmaxCrossEntropyLoss(const KernelCall &c) {
   });
 }
 
+/// Note [Validity checks]: input [N, C, d1..dk] (rank 2 or more), target
+/// [N, d1..dk], weights [C]: the declared ranks and known dims must agree.
+std::string lossValidity(const NodeContext &c) {
+  auto x = declaredDims(c.node, 0), t = declaredDims(c.node, 1), w = declaredDims(c.node, 2);
+  auto dims = [](const std::vector<int64_t> &d) {
+    return absl::StrCat("[", absl::StrJoin(d, ",", [](std::string *o, int64_t v) {
+                          absl::StrAppend(o, v < 0 ? std::string("?") : std::to_string(v));
+                        }), "]");
+  };
+  if (x && x->size() < 2)
+    return absl::StrCat("input #0 has shape ", dims(*x), "; it needs rank 2 or more ([N, C, ...])");
+  if (w && w->size() != 1)
+    return absl::StrCat("input #2 (the weights) has shape ", dims(*w), "; it needs rank 1 ([C])");
+  if (x && w && (*x)[1] >= 0 && (*w)[0] >= 0 && (*x)[1] != (*w)[0])
+    return absl::StrCat("input #2 (the weights) has shape ", dims(*w), ", input #0 has ",
+                        (*x)[1], " classes (shape ", dims(*x), ")");
+  if (!x || !t) return "";
+  std::string why = absl::StrCat("input #1 (the target) has shape ", dims(*t), ", input #0 ",
+                                 dims(*x), " needs [N, d1..dk] = [", (*x)[0] < 0 ? std::string("?") : std::to_string((*x)[0]));
+  for (size_t i = 2; i < x->size(); ++i)
+    absl::StrAppend(&why, ",", (*x)[i] < 0 ? std::string("?") : std::to_string((*x)[i]));
+  why += "]";
+  if (t->size() + 1 != x->size()) return why;
+  for (size_t i = 0; i < t->size(); ++i) {
+    int64_t a = (*t)[i], b = (*x)[i == 0 ? 0 : i + 1];
+    if (a >= 0 && b >= 0 && a != b) return why;
+  }
+  return "";
+}
+
 void registerLosses(OpRegistrar &r) {
-  r["NegativeLogLikelihoodLoss"].infer(lossRule).kernel(kNegativeLogLikelihoodLoss);
-  r["SoftmaxCrossEntropyLoss"].infer(lossRule).kernel(kSoftmaxCrossEntropyLoss);
+  r["NegativeLogLikelihoodLoss"].infer(lossRule).kernel(kNegativeLogLikelihoodLoss).validate(lossValidity);
+  r["SoftmaxCrossEntropyLoss"].infer(lossRule).kernel(kSoftmaxCrossEntropyLoss).validate(lossValidity);
 }
 
 //===--- StringNormalizer ---===//

@@ -469,10 +469,23 @@ absl::Status batchNormDown15(Node &n, AdapterContext &) {
   return absl::OkStatus();
 }
 
+/// Note [Validity checks]: from version 9 on (no `spatial` attribute), scale,
+/// B, input_mean and input_var are [C], rank 1 (before, spatial = 0 gave
+/// them X's dims after N).
+std::string batchNormValidity(const NodeContext &c) {
+  static const char *const names[] = {"scale", "B", "input_mean", "input_var"};
+  for (unsigned i = 1; i < 5; ++i)
+    if (auto d = declaredDims(c.node, i); d && d->size() != 1)
+      return absl::StrCat("input #", i, " \"", names[i - 1], "\" has rank ", d->size(),
+                          "; it must be [C], rank 1");
+  return "";
+}
+
 void registerBatchNormalization(OpRegistrar &r) {
   using adapters::dropConsumedInputs;
   using adapters::noChange;
   r["BatchNormalization"].infer(batchNormRule).kernel(kBatchNormalization);
+  r["BatchNormalization"].since(9).validate(batchNormValidity);
   // Version adapters (Note [Version adapters]).
   r["BatchNormalization"].since(6).upgrade(dropConsumedInputs).downgrade(batchNormDown6);
   r["BatchNormalization"].since(7).upgrade(batchNormUp7).downgrade(batchNormDown7);

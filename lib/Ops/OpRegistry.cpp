@@ -31,6 +31,9 @@ OpRegistrar::Op &OpRegistrar::Op::infer(infer::Rule rule) {
 OpRegistrar::Op &OpRegistrar::Op::kernel(KernelFn fn) {
   return apply([&](OpEntry &e) { e.kernel = fn; });
 }
+OpRegistrar::Op &OpRegistrar::Op::validate(ValidityCheck fn) {
+  return apply([&](OpEntry &e) { e.validate = fn; });
+}
 OpRegistrar::Op &OpRegistrar::Op::commutative() {
   return apply([](OpEntry &e) { e.commutative = true; });
 }

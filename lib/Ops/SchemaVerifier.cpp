@@ -1,8 +1,14 @@
 //===- SchemaVerifier.cpp - Nodes against their operator schemas ----------===//
 #include "onnxir/Ops/SchemaVerifier.h"
 
+#include "onnxir/IR/DataType.h"
 #include "onnxir/IR/Model.h"
 #include "onnxir/IR/NodeLookahead.h"
+#include "onnxir/IR/Tensor.h"
+#include "onnxir/IR/Type.h"
+#include "onnxir/IR/Value.h"
+#include "onnxir/Ops/OpContext.h"
+#include "onnxir/Ops/OpRegistry.h"
 #include "onnxir/Ops/OpSchema.h"
 
 #include "absl/strings/str_cat.h"
@@ -77,7 +83,9 @@ public:
     // The check reads each node's values (their types) and attributes: on
     // a big graph that is one cache miss after another, so the lines are
     // asked for 16 and 8 nodes ahead (Note [Node lookahead]).
+    checkGraphValues(m_.graph(), /*main=*/true);
     for (const Graph *g : allGraphs(m_)) {
+      if (g != &m_.graph()) checkGraphValues(*g, /*main=*/false);
       NodeLookahead ahead(
           *g, 16, 8, [](const Node &n) { n.prefetchValues(); },
           [](const Node &n) { n.prefetchNames(); });
@@ -127,6 +135,50 @@ private:
                       unknownOperator, !loc.empty()});
   }
 
+  void reportGraph(const Graph &g, const std::string &msg) {
+    if (severeCount_ >= opts_.maxDiagnostics) return;
+    ++severeCount_;
+    diags_.push_back({Diagnostic::Kind::Schema, absl::StrCat(g.path(), ": ", msg), /*severe=*/true});
+  }
+
+  // Note [Graph inputs and their initializers]
+  // ONNX wants a type on every input of the main graph (a body's inputs
+  // may leave theirs to the node that runs it). An initializer that is
+  // also an input is the default value of that input (a caller may feed
+  // another: constantOf, IR/ConstantValue.h, does not read it as a
+  // constant; -freeze-initializer-inputs makes it one): a declared element type or a known dim that the
+  // tensor contradicts makes the model mean two things, so it is refused
+  // here rather than one of the two being silently written back. Unknown
+  // and symbolic dims, and a declared type without shape, agree with any
+  // tensor.
+  void checkGraphValues(const Graph &g, bool main) {
+    if (g.parentFunction()) return; // function bodies carry no types
+    for (const Value *v : g.inputs()) {
+      const Type *t = v->type();
+      if (!t) {
+        if (main)
+          reportGraph(g, absl::StrCat("input \"", v->name().str(), "\" has no type (the main graph's inputs need one)"));
+        continue;
+      }
+      const Tensor *init = v->initializer();
+      if (!init || !t->isTensor()) continue;
+      std::string declared = t->str(), held = absl::StrCat(
+          dataTypeName(init->dataType()).str(), "[", absl::StrJoin(init->dims(), ","), "]");
+      if (t->hasElemType() && t->elemTypeRaw() != 0 && t->elemTypeRaw() != init->dataTypeRaw()) {
+        reportGraph(g, absl::StrCat("input \"", v->name().str(), "\" is declared ", declared,
+                                    " but its initializer holds ", held));
+        continue;
+      }
+      if (!t->hasShape()) continue;
+      bool clash = t->dims().size() != init->dims().size();
+      for (size_t i = 0; !clash && i < t->dims().size(); ++i)
+        clash = t->dims()[i].isKnown() && t->dims()[i].value != init->dims()[i];
+      if (clash)
+        reportGraph(g, absl::StrCat("input \"", v->name().str(), "\" is declared ", declared,
+                                    " but its initializer holds ", held));
+    }
+  }
+
   // Note [Schema check per op kind]
   // What a node's check looks up depends only on its op kind: the domain,
   // op type and overload (interned: the pointers are the key) and the
@@ -140,6 +192,7 @@ private:
     bool schemaDomain = false;
     int64_t version = -1;
     const OpSchema *schema = nullptr;
+    ValidityCheck validate = nullptr; // Note [Validity checks]
   };
   using OpKey =
       std::pair<const void *, std::pair<const void *, std::pair<const void *, const void *>>>;
@@ -157,6 +210,9 @@ private:
     if (!e.schemaDomain) return e;
     e.version = importedOpsetVersion(n, m_);
     if (e.version >= 0) e.schema = lookupSchema(n.domain(), n.opType(), e.version);
+    if (e.schema)
+      if (const ::onnxir::OpEntry *r = OpRegistry::get().lookup(n.domain(), n.opType(), e.version))
+        e.validate = r->validate;
     return e;
   }
 
@@ -196,6 +252,24 @@ private:
     checkAttributes(n, *s);
     checkTypes(n, *s);
     checkBodies(n, *s);
+    checkValidity(n, e);
+  }
+
+  // Note [Validity checks]
+  // Some nodes break no rule the schema tables say but are still invalid:
+  // ONNX's shape inference refuses them (a Transpose perm that is no
+  // permutation, pads beside auto_pad, an Einsum equation with another
+  // number of terms than inputs, operands whose declared ranks or dims
+  // the op forbids). Each op's check lives in its section (the entry's
+  // `validate`) and reads attributes and declared types only, as the rest
+  // of this check does; a finding is severe: the model is refused on load
+  // (--verify=structural skips this check, as it skips the others). Dims
+  // that are not known sizes prove nothing.
+  void checkValidity(const Node &n, const OpEntry &e) {
+    if (!e.validate || !room(/*severe=*/true)) return;
+    NodeContext c(n, e.version);
+    std::string why = e.validate(c);
+    if (!why.empty()) report(n, why);
   }
 
   void checkCall(const Node &n, const Function &f) {

@@ -1683,8 +1683,31 @@ StatusOr<std::vector<Tensor>> kTranspose(const KernelCall &c) {
   return one(takeElems(*a, od, idx));
 }
 
+/// Note [Validity checks]: perm must be a permutation of 0 .. rank-1 (no
+/// negative entries: ONNX refuses them too), as long as the declared rank.
+std::string transposeValidity(const NodeContext &c) {
+  auto perm = c.getInts("perm");
+  if (!perm) return "";
+  int64_t r = (int64_t)perm->size();
+  auto in = declaredDims(c.node, 0);
+  if (in) r = (int64_t)in->size();
+  std::vector<bool> seen(perm->size(), false);
+  for (size_t k = 0; k < perm->size(); ++k) {
+    int64_t a = (*perm)[k];
+    if (a < 0 || a >= (int64_t)perm->size() || a >= r)
+      return absl::StrCat("attribute \"perm\": entry #", k, " is ", a, ", outside [0, ",
+                          std::min<int64_t>(r, perm->size()) - 1, "]",
+                          in ? absl::StrCat(" (input #0 has rank ", r, ")") : "");
+    if (seen[a]) return absl::StrCat("attribute \"perm\": entry #", k, " repeats axis ", a);
+    seen[a] = true;
+  }
+  if (in && (int64_t)perm->size() != r)
+    return absl::StrCat("attribute \"perm\" has ", perm->size(), " entries, input #0 has rank ", r);
+  return "";
+}
+
 void registerTranspose(OpRegistrar &r) {
-  r["Transpose"].infer(transposeRule).kernel(kTranspose);
+  r["Transpose"].infer(transposeRule).kernel(kTranspose).validate(transposeValidity);
 }
 
 //===--- Compress ---===//

@@ -60,6 +60,14 @@ using Rule = std::function<void(InferCtx &)>;
 /// An evaluation kernel (Kernels.h).
 using KernelFn = absl::StatusOr<std::vector<Tensor>> (*)(const KernelCall &);
 
+class NodeContext;
+/// Note [Validity checks]: what makes a node invalid beyond its schema's
+/// arity, attribute kinds and type constraints (a Transpose perm with a
+/// repeated entry, pads beside auto_pad), read from its attributes and its
+/// operands' declared types. Returns why the node is invalid (without its
+/// location: the schema check adds that), "" when nothing is wrong.
+using ValidityCheck = std::string (*)(const NodeContext &c);
+
 //===--- Note [Version adapters] ------------------------------------------===//
 // An entry may carry two adapters for the version change INTO it: `upgrade`
 // rewrites a node from the form of the op's previous schema version (the
@@ -210,6 +218,8 @@ struct OpEntry {
   /// Note [Expansion builders]: the node as nodes of other ops; null where
   /// the schema has no context-dependent body or none is written.
   ExpansionBuilder expand = nullptr;
+  /// Note [Validity checks]; null when the schema says all.
+  ValidityCheck validate = nullptr;
 };
 
 /// Attaches rules, kernels and traits to the entries of one domain.
@@ -241,6 +251,8 @@ public:
     /// The expansion builder (Note [Expansion builders]) of exactly the
     /// entry `since(v)` names: `r["Gelu"].since(20).expand(f)`.
     Op &expand(ExpansionBuilder fn);
+    /// Note [Validity checks] (every version, or from `since(v)` on).
+    Op &validate(ValidityCheck fn);
     /// Shorthands of the rule and kernel tables: `r["Relu"] = rule;`.
     Op &operator=(infer::Rule rule) { return infer(std::move(rule)); }
     Op &operator=(KernelFn fn) { return kernel(fn); }
