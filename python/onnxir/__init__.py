@@ -31,6 +31,7 @@ __all__ = [
     "run", "compare", "OutputDiff", "EvalError", "EvalValueError", "NotSupportedError",
     "inspect", "view", "diff",
     "extract", "add_outputs", "prune_outputs", "rename_io", "retype_io", "compose",
+    "register_ops",
 ]
 
 
@@ -244,3 +245,33 @@ def compose(a, b, connect, prefix_a="", prefix_b="", *, drop_unconnected=False):
     mb = _model_arg(b, "compose: b").copy()
     _onnxir._compose(ma, mb, pairs, prefix_a, prefix_b, drop_unconnected)
     return ma
+
+
+def register_ops(source):
+    """Registers the custom-domain operators of an op library (JSON,
+    docs/op-library.md), as onnx-opt --op-library=FILE does: `source` is a
+    path (str or os.PathLike), the JSON text itself (a str starting with
+    '{'), or the library as a dict. Schemas, shape rules and function bodies
+    then hold for every model: verify, infer_shapes, run and run_passes
+    ('expand-functions') use them. Returns 'domain.Op-vN' of each op.
+
+    Registration is process-wide and permanent (the op registry is one per
+    process, Note [Op libraries are process-wide]): registering an op again
+    replaces it, nothing can be unregistered, and it must not happen while
+    another thread runs a pass. A bad library is an onnxir.Error naming the
+    file, the op and the field, and registers nothing."""
+    import json
+    if isinstance(source, dict):
+        return _onnxir._register_ops(json.dumps(source), "<register_ops dict>")
+    if isinstance(source, str) and source.lstrip().startswith("{"):
+        return _onnxir._register_ops(source, "<register_ops text>")
+    if not isinstance(source, (str, bytes, _os.PathLike)):
+        raise TypeError("register_ops: source must be a path, JSON text or a dict, not %s"
+                        % type(source).__name__)
+    path = _os.fsdecode(_os.fspath(source))
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise Error("register_ops: cannot read op library %s: %s" % (path, e.strerror)) from None
+    return _onnxir._register_ops(text, path)

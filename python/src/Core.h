@@ -179,6 +179,8 @@ void bindTools(py::module_ &m);
 void bindEval(py::module_ &m);
 /// onnxir.extract, add_outputs, prune_outputs, rename_io, retype_io (Surgery.cpp).
 void bindSurgery(py::module_ &m);
+/// onnxir.register_ops (OpLibrary.cpp).
+void bindOpLibrary(py::module_ &m);
 /// Gives the properties without an inline docstring theirs (Objects.cpp).
 void documentProperties(py::module_ &m);
 

@@ -634,4 +634,5 @@ PYBIND11_MODULE(_onnxir, m) {
   bindTools(m);
   bindEval(m);
   bindSurgery(m);
+  bindOpLibrary(m);
 }
