@@ -599,7 +599,9 @@ bool fuseLogSoftmax(Node &log, PatternRewriter &rw) {
 }
 
 // Einsum("P i j, P j k -> P i k") -> MatMul for a batch prefix P of
-// distinct letters (none or more) and distinct i, j, k outside P, operand
+// distinct letters (none or more) and distinct i, j, k outside P, and
+// Einsum("P i j, P k j -> P i k") -> MatMul(x, Transpose(y)) (the last two
+// axes of y swapped, as onnxoptimizer does for attention scores), operand
 // ranks known to be the subscripts' lengths, batch dims known and equal
 // (MatMul would broadcast a 1 that Einsum refuses), float types.
 // Contract: the same products summed over j; the summation order is the
@@ -620,8 +622,12 @@ bool fuseEinsumMatMul(Node &n, PatternRewriter &rw) {
       if (!std::isalpha((unsigned char)ch)) return false;
   size_t p = a.size() - 2;
   std::string batch = a.substr(0, p);
-  char i = a[p], j = a[p + 1], k = b[p + 1];
-  if (b.compare(0, p, batch) || o.compare(0, p, batch) || b[p] != j || o[p] != i || o[p + 1] != k)
+  char i = a[p], j = a[p + 1];
+  // The second operand as [P, j, k], or transposed as [P, k, j].
+  bool transposed = b[p] != j;
+  char k = transposed ? b[p] : b[p + 1];
+  if (b.compare(0, p, batch) || o.compare(0, p, batch) || (transposed ? b[p + 1] : b[p]) != j ||
+      o[p] != i || o[p + 1] != k)
     return false;
   std::string letters = batch + i + j + k;
   std::string sorted = letters;
@@ -637,6 +643,15 @@ bool fuseEinsumMatMul(Node &n, PatternRewriter &rw) {
   if (!et || staticElemOf(y) != et ||
       (*et != DataType::Float && *et != DataType::Double && *et != DataType::Float16))
     return rw.rejected("type", "not a float, double or float16 product");
+  if (transposed) {
+    std::vector<int64_t> perm;
+    for (size_t d = 0; d < p; ++d) perm.push_back((int64_t)d);
+    perm.push_back((int64_t)p + 1);
+    perm.push_back((int64_t)p);
+    Node *t = rw.create("Transpose", {y});
+    t->setAttr(intsAttr("perm", perm));
+    y = t->result(0);
+  }
   Node *mm = rw.create("MatMul", {x, y});
   PatternRewriter::copyNodeInfo(n, *mm);
   mm->result(0)->setType(n.result(0)->type());
