@@ -29,9 +29,11 @@
 //    `fuse-attention-gqa` (Note [Grouped KV heads]), so Attention reads
 //    kv_num_heads < q_num_heads heads (and the head split under the repeat
 //    joins the 3-D form).
+// A past (KV cache: K and V concatenated to the caches and returned) moves
+// into Attention's past_key/past_value inputs by `fuse-attention-kv-cache`
+// (AttentionCache.cpp, Note [KV caches]).
 // Not fused (near-misses or no candidates): masks sliced from a fixed-size
-// buffer (dims min(P, T), not provably T), attention with a past (KV cache)
-// or softcap. Not peeled (the Attention reads the repeated K/V): a repeat in
+// buffer (dims min(P, T), not provably T), softcap. Not peeled (the Attention reads the repeated K/V): a repeat in
 // tile order [k0, k1, k0, k1] (Tile, or Unsqueeze at axis 1) or along
 // another axis, K and V repeated differently. (torch 1.13 exports
 // repeat_interleave(k, n, dim=1) with dynamic axes wrongly: that model fails
@@ -501,6 +503,7 @@ void populateAttentionPatterns(PatternSet &ps) {
   ps.add("fuse-attention", "MatMul", attention::fuseAttention, 3, {"Attention"});
   ps.add("fuse-attention-heads", "Attention", attention::attentionHeads, 3, {"Attention", "RotaryEmbedding"});
   ps.add("fuse-attention-gqa", "Attention", attention::attentionGroupedKV, 3, {"Attention"});
+  ps.add("fuse-attention-kv-cache", "Attention", attention::attentionKVCache, 3, {"Attention"});
   ps.add("fuse-rotary-embedding", "Add", attention::fuseRotaryEmbedding, 3, {"RotaryEmbedding"});
   ps.add("fuse-rotary-partial", "Concat", attention::fuseRotaryPartial, 3, {"RotaryEmbedding"});
 }

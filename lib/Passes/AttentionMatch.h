@@ -176,6 +176,10 @@ bool attentionHeads(Node &a, PatternRewriter &rw);
 bool attentionGroupedKV(Node &a, PatternRewriter &rw);
 /// fuse-rotary-embedding (AttentionRotary.cpp).
 bool fuseRotaryEmbedding(Node &add, PatternRewriter &rw);
+/// A 4-D Attention of Concat(past, k) and Concat(past, v) along the
+/// sequence -> past_key/past_value inputs, present_* outputs (Note [KV
+/// caches], AttentionCache.cpp).
+bool attentionKVCache(Node &a, PatternRewriter &rw);
 /// Concat(RotaryEmbedding(x[..., :rd]), x[..., rd:]) -> RotaryEmbedding with
 /// rotary_embedding_dim rd (Note [Partial rotary]).
 bool fuseRotaryPartial(Node &cat, PatternRewriter &rw);
