@@ -177,6 +177,8 @@ void bindTensor(py::module_ &m);
 void bindTools(py::module_ &m);
 /// onnxir.run and onnxir.compare (Eval.cpp).
 void bindEval(py::module_ &m);
+/// onnxir.inspect, view and diff (Inspect.cpp).
+void bindInspect(py::module_ &m);
 /// onnxir.extract, add_outputs, prune_outputs, rename_io, retype_io (Surgery.cpp).
 void bindSurgery(py::module_ &m);
 /// onnxir.register_ops (OpLibrary.cpp).

@@ -633,6 +633,7 @@ PYBIND11_MODULE(_onnxir, m) {
   documentProperties(m);
   bindTools(m);
   bindEval(m);
+  bindInspect(m);
   bindSurgery(m);
   bindOpLibrary(m);
 }
