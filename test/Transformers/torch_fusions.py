@@ -29,10 +29,11 @@ import sys
 import time
 
 FUSED = ["LayerNormalization", "RMSNormalization", "Gelu", "Attention", "RotaryEmbedding",
-         "Attention 3-D", "RotaryEmbedding 3-D"]
+         "Attention 3-D", "RotaryEmbedding 3-D", "Attention past"]
 # The 3-D kinds: nodes of the op that carry the attribute (heads inside).
 THREE_D = {"Attention 3-D": ("Attention", "q_num_heads"),
            "RotaryEmbedding 3-D": ("RotaryEmbedding", "num_heads")}
+# "Attention past": Attention nodes reading a KV cache (past_key, input 4).
 # Kinds whose shortfall is a known gap, reported but not failed (none now).
 PENDING = set()
 # convert-opset steps these exports need that have no adapter on this branch
@@ -341,6 +342,44 @@ class HFFinfoCausal(HFFinfoAttention):
         return [] if causal == [1] else [f"Attention is_causal {causal}, not [1]"]
 
 
+class FastGELUMLP(Census):
+    """The MLP of GPT-2-era code with its tanh GELU written out factored,
+    x * 0.5 * (1 + tanh(x * sqrt(2/pi) * (1 + 0.044715 * x * x))) (torch's
+    and Hugging Face's FastGELU); a LayerNorm in front, the residual."""
+
+    def __init__(self):
+        super().__init__()
+        self.n = LayerNorm(D)
+        self.up, self.down = nn.Linear(D, F), nn.Linear(F, D)
+        self.structures = {"Gelu": 1}
+
+    def forward(self, x):
+        h = self.up(self.n(x))
+        h = 0.5 * h * (1.0 + torch.tanh(h * 0.7978845608 * (1.0 + 0.044715 * h * h)))
+        return x + self.down(h)
+
+
+class HFKVCacheStep(Census):
+    """A decoder step with a KV cache as GPT-2 and LLaMA code write it: the
+    step's K and V concatenated to the past ones along the sequence
+    (torch.cat(dim=2)), attended, and returned as the next step's cache."""
+
+    def __init__(self):
+        super().__init__()
+        self.hd = D // H
+        self.q, self.k, self.v, self.o = (nn.Linear(D, D) for _ in range(4))
+        self.structures = {"Attention": 1, "Attention past": 1}
+
+    def forward(self, x, past_key, past_value):
+        b, s, _ = x.shape
+        q, k, v = (p(x).view(b, s, H, self.hd).transpose(1, 2) for p in (self.q, self.k, self.v))
+        k = torch.cat((past_key, k), dim=2)
+        v = torch.cat((past_value, v), dim=2)
+        a = q @ k.transpose(2, 3) / self.hd ** 0.5
+        y = x + self.o((a.softmax(-1) @ v).transpose(1, 2).reshape(b, s, D))
+        return y, k, v
+
+
 MODELS = {
     "encoder": (Encoder, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
     "decoder": (Decoder, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
@@ -357,6 +396,17 @@ MODELS = {
                          lambda: (torch.randn(2, 5, D), torch.tensor([[1, 1, 1, 0, 0], [1] * 5]).bool()),
                          {0: "batch", 1: "seq"}),
     "hf-finfo-causal": (HFFinfoCausal, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
+    "fast-gelu-mlp": (FastGELUMLP, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
+    # (inputs x [batch, seq, D] and the caches [batch, H, past, D/H];
+    # outputs y and the caches [batch, H, past + seq, D/H])
+    "hf-kv-cache-step": (HFKVCacheStep,
+                         lambda: (torch.randn(2, 5, D), torch.randn(2, H, 3, D // H),
+                                  torch.randn(2, H, 3, D // H)),
+                         {0: "batch", 1: "seq"},
+                         (["x", "past_key", "past_value"], ["y", "present_key", "present_value"],
+                          {"past_key": {0: "batch", 2: "past"}, "past_value": {0: "batch", 2: "past"},
+                           "present_key": {0: "batch", 2: "total"},
+                           "present_value": {0: "batch", 2: "total"}})),
 }
 
 
@@ -367,22 +417,28 @@ def count(path):
         for kind, (op, attr) in THREE_D.items():
             if n.op_type == op and any(a.name == attr for a in n.attribute):
                 c[kind] = c.get(kind, 0) + 1
+        if n.op_type == "Attention" and len(n.input) > 4 and n.input[4]:
+            c["Attention past"] = c.get("Attention past", 0) + 1
     return c
 
 
 def export(name, opset, path):
     """Exports model `name` (seeded) at `opset` to `path`; returns its census."""
-    cls, example, axes = MODELS[name]
+    cls, example, axes = MODELS[name][:3]
     torch.manual_seed(0)
     model = cls().eval()
     x = example()
     inputs = x if isinstance(x, tuple) else (x,)
-    names = ["x", "attention_mask" if inputs[-1].dtype == torch.bool else "position_ids"][:len(inputs)]
-    dyn = {n: axes if n == "x" else {0: "batch", 1: "seq"} for n in names}
+    if len(MODELS[name]) > 3:  # its own names and extra dynamic axes
+        names, outputs, extra = MODELS[name][3]
+        dyn = {"x": axes, **extra}
+    else:
+        names = ["x", "attention_mask" if inputs[-1].dtype == torch.bool else "position_ids"][:len(inputs)]
+        outputs, dyn = ["y"], {n: axes if n == "x" else {0: "batch", 1: "seq"} for n in names}
     # (Gradients on: under no_grad nn.MultiheadAttention takes its fused
     # fast path, which does not export.)
     torch.onnx.export(model, inputs, path, opset_version=opset, input_names=names,
-                      output_names=["y"], dynamic_axes={**dyn, "y": {0: "batch"}})
+                      output_names=outputs, dynamic_axes={**dyn, "y": {0: "batch"}})
     return model.census()
 
 
@@ -424,14 +480,14 @@ def main():
             # random input sets of batch 2, 5 tokens.
             symbols = {d.dim_param for i in onnx.load(a).graph.input
                        for d in i.type.tensor_type.shape.dim if d.dim_param}
-            bind = ";".join(f"{k}={v}" for k, v in (("batch", 2), ("seq", 5)) if k in symbols)
+            bind = ";".join(f"{k}={v}" for k, v in (("batch", 2), ("seq", 5), ("past", 3)) if k in symbols)
             r = subprocess.run([OPT, "--target-opset=23", "-O2", "--check-numerics=2",
                                 "--bind-dim", bind, a, "-o",
                                 os.path.join(WORK, tag + ".checked.onnx")],
                                capture_output=True, text=True)
             if r.returncode != 0:
                 failures.append(f"{tag}: -O2 --check-numerics: {r.stderr.strip()}")
-            r = subprocess.run(["node", CMP, a, b, "--dim", "batch=2", "--dim", "seq=5",
+            r = subprocess.run(["node", CMP, a, b, "--dim", "batch=2", "--dim", "seq=5", "--dim", "past=3",
                                 "--atol", "1e-4", "--rtol", "1e-4", "--quiet"],
                                capture_output=True, text=True)
             if r.returncode != 0:
