@@ -671,8 +671,9 @@ void populateFusionPatterns(PatternSet &ps, const FusionOptions &opts) {
   }, 2);
   ps.add("fuse-conv-add-bias", "Add", fuseConvAddBias, 2);
   ps.add("fuse-matmul-add-gemm", "Add", fuseMatMulAdd, 1, {"Gemm"});
-  for (const char *op : {"Conv", "AveragePool", "MaxPool"})
-    ps.add(std::string("fuse-pad-") + llvm::StringRef(op).lower(), op, fusePadInto);
+  ps.add("fuse-pad-conv", "Conv", fusePadInto);
+  ps.add("fuse-pad-averagepool", "AveragePool", fusePadInto);
+  ps.add("fuse-pad-maxpool", "MaxPool", fusePadInto);
   ps.add("fuse-log-softmax", "Log", fuseLogSoftmax, 1, {"LogSoftmax"});
   ps.add("fuse-einsum-matmul", "Einsum", fuseEinsumMatMul, 1, {"MatMul"});
   ps.add("fuse-transpose-gemm", "Gemm", fuseTransposeGemm);

@@ -219,13 +219,11 @@ bool concatNested(Node &n, PatternRewriter &rw) {
 // dims kept as 1 where the Unsqueeze put them back.
 bool reduceUnsqueeze(Node &n, PatternRewriter &rw) {
   if (n.numOperands() < 1 || !n.operand(0) || n.numResults() != 1 || !n.result(0)) return false;
+  // A reduction: its schema has `keepdims` and `axes` (attribute or
+  // operand), as the Reduce* ops have.
   Node *red = n.operand(0)->definingNode();
-  static const char *const kReductions[] = {"ReduceSum",  "ReduceMean",      "ReduceMax",
-                                            "ReduceMin",  "ReduceProd",      "ReduceL1",
-                                            "ReduceL2",   "ReduceLogSum",    "ReduceLogSumExp",
-                                            "ReduceSumSquare"};
-  if (!red || std::none_of(std::begin(kReductions), std::end(kReductions),
-                           [&](const char *op) { return red->is(op); }))
+  const OpSchema *s = red ? schemaFor(*red) : nullptr;
+  if (!s || !s->attribute("keepdims") || (!s->attribute("axes") && !s->input("axes")))
     return false;
   red = rw.singleUseProducer(n, 0, red->opType());
   if (!red || red->numResults() != 1 || !red->operand(0)) return false;
@@ -314,8 +312,13 @@ void populateSimplifyChainPatterns(PatternSet &ps) {
   ps.add("squeeze-chain", "Squeeze", squeezeChain);
   ps.add("unsqueeze-chain", "Unsqueeze", unsqueezeChain);
   ps.add("flatten-noop", "Flatten", flattenNoop);
-  for (const char *op : {"Relu", "Floor", "Ceil", "Round", "Sign", "Abs"})
-    ps.add(std::string("idempotent-") + llvm::StringRef(op).lower(), op, idempotent);
+  // Idempotence is no registry fact: one pattern per op.
+  ps.add("idempotent-relu", "Relu", idempotent);
+  ps.add("idempotent-floor", "Floor", idempotent);
+  ps.add("idempotent-ceil", "Ceil", idempotent);
+  ps.add("idempotent-round", "Round", idempotent);
+  ps.add("idempotent-sign", "Sign", idempotent);
+  ps.add("idempotent-abs", "Abs", idempotent);
   ps.add("where-not", "Where", whereNot);
   ps.add("concat-nested", "Concat", concatNested);
   ps.add("reduce-unsqueeze", "Unsqueeze", reduceUnsqueeze);
