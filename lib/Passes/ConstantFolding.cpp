@@ -68,6 +68,7 @@ private:
   std::vector<Scope> scopes();
   Known *lookupKnown(Value *v);
   bool isSourceValue(Value *v) const;
+  bool blockedByInputDefault(Node *n, unsigned from) const;
   void evaluate(Node *n, int64_t opset);
   void visitUses(Node *n);
   void noteNewKnown(Value *v, Known &k);
@@ -97,6 +98,22 @@ std::vector<Scope> Folder::scopes() {
   s.push_back({&model_.graph(), opsetInForce(model_.graph(), ""), false});
   for (auto &f : model_.functions()) s.push_back({&f->body(), opsetInForce(f->body(), ""), true});
   return s;
+}
+
+/// Note [Fold declines]: operand `from` of `n` and the ones after it are
+/// each absent, known, a constant or the default of a graph input (an
+/// initializer that is also an input), and one at least is such a default:
+/// that default alone keeps `n` from folding (freeze-initializer-inputs
+/// would let it fold).
+bool Folder::blockedByInputDefault(Node *n, unsigned from) const {
+  bool any = false;
+  for (unsigned i = from; i < n->numOperands(); ++i) {
+    Value *v = n->operand(i);
+    if (!v || known_.count(v) || isSourceValue(v)) continue;
+    if (!v->isGraphInput() || !v->initializer()) return false;
+    any = true;
+  }
+  return any;
 }
 
 bool Folder::isSourceValue(Value *v) const {
@@ -197,7 +214,8 @@ void Folder::evaluate(Node *n, int64_t opset) {
       shapeOnly.push_back(std::move(fake));
       continue;
     }
-    if (!decline) foldFromShapeData(n);
+    if (!decline && !foldFromShapeData(n) && blockedByInputDefault(n, i))
+      ++stats_.inputDefaults;
     return;
   }
   if (decline) {
@@ -588,6 +606,7 @@ absl::StatusOr<bool> foldConstants(Model &m, const FoldOptions &opts, FoldStatis
     // Rejections are those of the last round (earlier ones may have folded).
     s.rejectedByBudget = s.rejectedBySize = s.unsupported = s.kernelFailed = 0;
     s.nondeterministic = s.sideEffects = s.resultNotComputed = s.declaredTypeMismatch = 0;
+    s.inputDefaults = 0;
     bool c = f.runRound();
     if (opts.inlineConstantIf) c |= f.inlineIfs();
     changed |= c;

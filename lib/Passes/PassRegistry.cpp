@@ -351,6 +351,7 @@ void registerAllPasses() {
   r.registerPass(createEliminateIdentityPass);
   r.registerPass(createCommonSubexpressionEliminationPass);
   r.registerPass(createDeduplicateInitializersPass);
+  r.registerPass(createFreezeInitializerInputsPass);
   r.registerPass(createLiftConstantsPass);
   r.registerPass(createLowerInitializersPass);
   r.registerPass(createInlineFunctionsPass);

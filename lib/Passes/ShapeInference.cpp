@@ -110,6 +110,20 @@ public:
     putData(v, std::move(d));
   }
   absl::Status setInferred(Value *v, const Type *t);
+  /// A rule asked for the contents of `v` (its shape data, or its tensor
+  /// when `asData` is false) and got none: if `v` is an initializer that
+  /// is also a graph input (an overridable default, never read as a
+  /// constant), it is counted once (freeze-initializer-inputs would have
+  /// given the rule its value). Shape data only exists for small int
+  /// tensors: others are not counted when asked for data.
+  void noteInputDefault(Value *v, bool asData) {
+    const Tensor *t = v->isGraphInput() ? v->initializer() : nullptr;
+    if (!t) return;
+    if (asData && (t->dims().size() > 1 || (t->dataType() != DataType::Int64 &&
+                                            t->dataType() != DataType::Int32)))
+      return;
+    if (inputDefaultsRead_.insert(v).second) ++stats_.inputDefaultsUnread;
+  }
   /// A node whose operands contradict each other (InferCtx::disagree).
   absl::Status disagree(Node &n, const std::string &why);
   const Attribute *resolveAttr(const Node &n, llvm::StringRef name) const;
@@ -155,6 +169,7 @@ private:
   unsigned speculative_ = 0;
   llvm::DenseMap<Value *, const Type *> declaredInputs_; // before --input-shape
   llvm::DenseMap<Value *, const Type *> overlay_;
+  llvm::DenseSet<const Value *> inputDefaultsRead_; // noteInputDefault
   llvm::DenseMap<Value *, Dims, ValueOrderInfo> data_;
   // Note [Data filter]: most values have no shape data, yet every rule asks
   // for its operands' data: on a big model each such question was a probe
@@ -298,7 +313,10 @@ public:
     return hasInput(i) ? e_.typeOf(node.operand(i)) : nullptr;
   }
   const Dims *inData(unsigned i) const override {
-    return hasInput(i) ? e_.dataOf(node.operand(i)) : nullptr;
+    if (!hasInput(i)) return nullptr;
+    const Dims *d = e_.dataOf(node.operand(i));
+    if (!d) e_.noteInputDefault(node.operand(i), /*asData=*/true);
+    return d;
   }
   const Attribute *attr(llvm::StringRef name) const override {
     return e_.resolveAttr(node, name);
@@ -307,6 +325,7 @@ public:
     if (!hasInput(i)) return nullptr;
     Value *v = node.operand(i);
     if (!v->isGraphInput() && v->initializer()) return v->initializer();
+    e_.noteInputDefault(v, /*asData=*/false);
     Node *d = v->definingNode();
     if (!d || !isConstantNode(*d)) return nullptr;
     const Attribute *a = e_.resolveAttr(*d, "value");

@@ -32,7 +32,10 @@
 //   nondeterministic or of another domain with side effects, a result it
 //   uses is one the kernel does not compute, a result's declared element type
 //   (its type, graph output declaration or value_info) differs from the
-//   kernel's, or the size limit or growth budget is exceeded. Each is counted
+//   kernel's, or the size limit or growth budget is exceeded; and a node
+//   whose inputs are constant but for initializers that are also graph
+//   inputs (overridable defaults: freeze-initializer-inputs makes them
+//   constants). Each is counted
 //   in FoldStatistics and shown by -stats as "fold-constants: declined
 //   (why) = N", for the last round. A node of a function body whose
 //   attribute refers to the caller's (`@p`) is not counted: its value
@@ -93,6 +96,7 @@ struct FoldStatistics {
   int64_t sideEffects = 0;       ///< an op of another domain that may have some
   int64_t resultNotComputed = 0; ///< a used optional result the kernel leaves out
   int64_t declaredTypeMismatch = 0; ///< Note [Declared element types] (.cpp)
+  int64_t inputDefaults = 0;     ///< an operand is a graph input's initializer
   /// The -stats names (Note [Pass definitions in one place], Pass.h).
   template <class F> void forEach(F &&f) const {
     f("nodes folded", nodesFolded);
@@ -109,6 +113,7 @@ struct FoldStatistics {
     f("declined (side effects)", sideEffects);
     f("declined (result not computed)", resultNotComputed);
     f("declined (declared type)", declaredTypeMismatch);
+    f("declined (initializer is a graph input)", inputDefaults);
   }
 };
 

@@ -89,6 +89,12 @@ absl::StatusOr<bool> eliminateCommonSubexpressions(Model &m, int64_t *merged = n
 /// Merges initializers with equal type, dims and bytes (each hashed once).
 absl::StatusOr<bool> deduplicateInitializers(Model &m, int64_t *merged = nullptr);
 
+/// Makes the main graph's inputs that have an initializer (all, or those in
+/// `names`; a name that is not one is an error) plain initializers:
+/// constants, no longer inputs. Returns how many.
+absl::StatusOr<int64_t> freezeInitializerInputs(Model &m,
+                                                const std::vector<std::string> &names = {});
+
 /// Turns Constant nodes (value tensors up to `maxBytes`) into initializers of
 /// the same name; in function bodies, which cannot hold initializers, nothing.
 absl::StatusOr<bool> liftConstantsToInitializers(Model &m, uint64_t maxBytes = UINT64_MAX,
@@ -213,6 +219,7 @@ std::unique_ptr<Pass> createRenamePass();                        ///< rename
 std::unique_ptr<Pass> createEliminateIdentityPass();             ///< eliminate-identity
 std::unique_ptr<Pass> createCommonSubexpressionEliminationPass(); ///< cse
 std::unique_ptr<Pass> createDeduplicateInitializersPass();       ///< dedup-initializers
+std::unique_ptr<Pass> createFreezeInitializerInputsPass();       ///< freeze-initializer-inputs
 std::unique_ptr<Pass> createLiftConstantsPass();                 ///< lift-constants
 std::unique_ptr<Pass> createLowerInitializersPass();             ///< lower-initializers
 std::unique_ptr<Pass> createInlineFunctionsPass();               ///< inline-functions

@@ -78,6 +78,9 @@ struct ShapeInferenceStatistics {
   int64_t contradictions = 0;    ///< declared and inferred types disagreed
   int64_t nodesNotInferred = 0;  ///< nodes the engine had no rule for
   int64_t dataOverLimit = 0;     ///< values whose data exceeded dataLimit
+  /// initializers that are graph inputs whose contents a rule asked for
+  /// (not given: they are overridable defaults)
+  int64_t inputDefaultsUnread = 0;
   /// The -stats names (Note [Pass definitions in one place], Pass.h).
   template <class F> void forEach(F &&f) const {
     f("values typed", valuesTyped);
@@ -86,6 +89,7 @@ struct ShapeInferenceStatistics {
     f("contradictions", contradictions);
     f("nodes without a rule", nodesNotInferred);
     f("values with shape data over the limit", dataOverLimit);
+    f("initializers that are graph inputs, not read", inputDefaultsUnread);
   }
 };
 

@@ -1,0 +1,100 @@
+//===- FreezeInitializerInputs.cpp - Initializers that are inputs -> constants ===//
+//
+// An initializer that is also listed as a graph input is that input's
+// default: a caller may feed another value, so folding and inference do not
+// read it (constantOf, IR/ConstantValue.h). Exporters of IR version 3 list
+// every weight that way, which leaves such models with nothing to fold.
+// freeze-initializer-inputs removes those inputs from the main graph's
+// interface: each keeps its name, tensor and uses and becomes a plain
+// initializer (a constant). `names=a,b` freezes only the inputs named; a
+// name that is not an input with an initializer is an error naming the
+// candidates, and nothing changes. Sparse initializers stay inputs (no pass
+// reads them as constants). Only the main graph has callers; nested graphs
+// keep theirs.
+//
+//===----------------------------------------------------------------------===//
+#include "onnxir/IR/Model.h"
+#include "onnxir/Passes/Pass.h"
+#include "onnxir/Passes/Passes.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace onnxir {
+
+absl::StatusOr<int64_t> freezeInitializerInputs(Model &m, const std::vector<std::string> &names) {
+  Graph &g = m.graph();
+  std::vector<Value *> candidates;
+  for (Value *v : g.inputs())
+    if (v->initializer()) candidates.push_back(v);
+  llvm::StringSet<> wanted;
+  for (const std::string &n : names) wanted.insert(n);
+  for (const std::string &n : names) {
+    bool found = false;
+    for (Value *v : candidates) found |= v->name() == n;
+    if (found) continue;
+    std::vector<std::string> have;
+    for (Value *v : candidates) have.push_back(v->name().str());
+    return absl::InvalidArgumentError(absl::StrCat(
+        "freeze-initializer-inputs: \"", n, "\" is not an input of graph \"", g.name,
+        "\" with an initializer (",
+        have.empty() ? std::string("it has none")
+                     : absl::StrCat("those are: ", absl::StrJoin(have, ", ")),
+        ")"));
+  }
+  int64_t frozen = 0;
+  for (Value *v : candidates) {
+    if (!wanted.empty() && !wanted.count(v->name())) continue;
+    // The input is replaced by a new initializer value under a temporary
+    // name (the name is taken until the input is gone), then renamed.
+    std::string name = v->name().str();
+    Tensor t = *v->initializer();
+    std::string temp = name;
+    for (unsigned k = 0; g.lookupLocal(temp) || temp == name; ++k)
+      temp = absl::StrCat(name, ".frozen", k ? absl::StrCat(k) : std::string());
+    auto c = g.addInitializer(temp, std::move(t));
+    if (!c.ok()) return c.status();
+    g.removeInputDefault(v);
+    v->replaceAllUsesWith(*c);
+    unsigned index = 0;
+    while (g.input(index) != v) ++index;
+    if (auto s = g.removeInput(index); !s.ok()) return s;
+    if (auto s = (*c)->setName(name); !s.ok()) return s;
+    ++frozen;
+  }
+  return frozen;
+}
+
+namespace {
+
+class FreezeInitializerInputsPass : public NamedPass {
+public:
+  FreezeInitializerInputsPass()
+      : NamedPass("freeze-initializer-inputs",
+                  "Make initializers that are also main-graph inputs plain constants "
+                  "(the inputs are removed)") {}
+  absl::StatusOr<bool> run(Model &m) override {
+    std::vector<std::string> names;
+    for (absl::string_view s : absl::StrSplit(absl::string_view(names_->data(), names_->size()),
+                                              ',', absl::SkipWhitespace()))
+      names.emplace_back(s);
+    auto n = freezeInitializerInputs(m, names);
+    if (!n.ok()) return n.status();
+    addStat("inputs frozen", *n);
+    return *n > 0;
+  }
+
+private:
+  Option<std::string> names_{*this, "names",
+                             "the inputs to freeze, comma-separated (default: all)", ""};
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createFreezeInitializerInputsPass() {
+  return std::make_unique<FreezeInitializerInputsPass>();
+}
+
+} // namespace onnxir
