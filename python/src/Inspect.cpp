@@ -9,6 +9,7 @@
 
 #include "onnxir/Inspect/Diff.h"
 #include "onnxir/Inspect/Inspect.h"
+#include "onnxir/IR/Verifier.h"
 #include "onnxir/Passes/PipelineOptions.h"
 #include "onnxir/Serialize/ModelFile.h"
 
@@ -60,6 +61,11 @@ std::string view(const PyModel &pm, const std::string &format, unsigned collapse
 }
 
 std::pair<bool, std::string> diff(const PyModel &a, const PyModel &b, bool json) {
+  // The matching follows operands to their producers: a model edited into a
+  // cycle is refused here, as onnxir-diff refuses it on load.
+  for (auto [pm, side] : {std::pair<const PyModel *, const char *>{&a, "a"}, {&b, "b"}})
+    if (auto s = verify(pm->m()); !s.ok())
+      fail(std::string("diff: ") + side + ": the model is invalid: " + std::string(s.message()));
   ModelDiff d = diffModels(a.m(), b.m());
   if (auto s = checkMappedFileReads(); !s.ok()) fail("diff: " + std::string(s.message()));
   return {d.equal(), json ? formatDiffJson(d) : formatDiffText(d)};

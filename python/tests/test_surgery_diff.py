@@ -83,6 +83,16 @@ def test_onnx_protos_are_accepted():
     assert onnxir.diff(proto, BASE)["equal"] is True
 
 
+def test_a_cycle_is_refused_not_followed():
+    m = onnxir.load(BASE)
+    nodes = list(m.graph.nodes)
+    mul = next(n for n in nodes if n.op_type == "Mul")
+    tanh = next(n for n in nodes if n.op_type == "Tanh")
+    mul.inputs[0] = tanh.outputs[0]  # x * w now reads a later Tanh
+    with pytest.raises(onnxir.Error, match="diff: b: the model is invalid"):
+        onnxir.diff(BASE, m)
+
+
 def test_bad_arguments():
     with pytest.raises(TypeError, match="diff: a must be"):
         onnxir.diff(3, BASE)
