@@ -490,8 +490,12 @@ public:
                        "type_constraints", "shape", "function"});
         !s.ok())
       return s;
-    if (domain->empty() || canonicalDomain(*domain).empty() || isDefaultDomain(*domain) ||
-        (isSchemaDomain(*domain) && !isLibraryDomain(*domain)))
+    // ONNX's domains: the schema table's (isSchemaDomain is also true of a
+    // domain registered from C++ or by an earlier library, which may be).
+    bool onnxDomain = isDefaultDomain(*domain) || canonicalDomain(*domain).empty();
+    for (const char *d : {"ai.onnx.ml", "ai.onnx.preview", "ai.onnx.preview.training"})
+      onnxDomain = onnxDomain || *domain == d;
+    if (onnxDomain)
       return fail(where + ".domain",
                   absl::StrCat("\"", *domain, "\" is ", domain->empty() ? "the default domain" : "a domain of ONNX's",
                                ": a library declares operators of custom domains only"));

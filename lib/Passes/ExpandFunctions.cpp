@@ -225,6 +225,9 @@ absl::StatusOr<bool> expandFunctions(Model &m, const std::vector<std::string> &o
     m.graph().walk([&](Node *n) {
       if (!err.ok() || !(isDefaultDomain(n->domain()) || isLibraryNode(*n)) || kept.count(n))
         return;
+      // A model-local function of the same name is what the node calls
+      // (inference and the evaluator read it first too): not the library's.
+      if (isLibraryNode(*n) && m.findFunction(*n)) return;
       bool isListed = listed.count(n->opType());
       if (!listed.empty() && !isListed) return;
       int64_t version = expansionVersion(*n);
