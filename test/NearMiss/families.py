@@ -1439,6 +1439,79 @@ PAD_VARIANTS = [
 ]
 
 
+# ---------------------------------------------------------------- chains of simplify (SimplifyChains.cpp)
+
+def chains(name, p):
+    """x -> Relu -> steps: Squeeze/Unsqueeze (axes as operand from 13,
+    attribute before), Slice, Flatten, an elementwise op, ReduceSum with
+    keepdims 0, two Concats inside a Concat, Where(Not(c), h, -h)."""
+    b = Builder(name, p.get('opset', 17), p['dt'])
+    x = b.input('x', p.get('x', [2, 1, 3, 1]))
+    h = b.op('Relu', x)
+    for step in p['steps']:
+        kind, arg = step[0], step[1:]
+        if kind in ('Squeeze', 'Unsqueeze'):
+            h = b.op(kind, h, b.ints(arg[0])) if b.opset >= 13 else b.op(kind, h, axes=arg[0])
+        elif kind == 'Slice':
+            h = b.op('Slice', h, b.ints(arg[0]), b.ints(arg[1]), b.ints(arg[2]), *([b.ints(arg[3])] if arg[3] else []))
+        elif kind == 'Flatten':
+            h = b.op('Flatten', h, axis=arg[0])
+        elif kind == 'ReduceSum':
+            h = b.op('ReduceSum', h, b.ints(arg[0]), keepdims=0) if b.opset >= 13 else \
+                b.op('ReduceSum', h, axes=arg[0], keepdims=0)
+        elif kind == 'Concat':
+            h = b.op('Concat', b.op('Concat', h, h, axis=arg[0]), b.op('Concat', h, h, axis=arg[0]), axis=arg[1])
+        elif kind == 'WhereNot':
+            c = b.op('Not', b.op('Greater', h, b.const(0.5, ())))
+            h = b.op('Where', c, h, b.op('Neg', h))
+        else:
+            h = b.op(kind, h)
+        if p.get('extra') == len(b.nodes):
+            b.extra(h)
+    b.output(h, 'y')
+    return b
+
+
+CH_BASE = dict(dt='float', steps=[('Squeeze', [1]), ('Squeeze', [2])])
+
+CH_VARIANTS = [
+    ('squeeze-negative', dict(steps=[('Squeeze', [-3]), ('Squeeze', [-1])])),
+    ('squeeze-opset11', dict(opset=11, steps=[('Squeeze', [-1]), ('Squeeze', [1])])),
+    ('squeeze-extra', dict(extra=2)),
+    ('squeeze-unknown-rank', dict(x=None, feed={'x': [2, 1, 3, 1]}, steps=[('Squeeze', [-1]), ('Squeeze', [1])])),
+    ('unsqueeze-two', dict(steps=[('Unsqueeze', [0]), ('Unsqueeze', [-1])])),
+    ('unsqueeze-same-place', dict(steps=[('Unsqueeze', [1]), ('Unsqueeze', [1])])),
+    ('unsqueeze-opset11', dict(opset=11, steps=[('Unsqueeze', [0, 5]), ('Unsqueeze', [-2])])),
+    ('unsqueeze-squeeze', dict(steps=[('Unsqueeze', [2]), ('Squeeze', [-3])])),
+    ('unsqueeze-squeeze-other', dict(steps=[('Unsqueeze', [0]), ('Squeeze', [2])])),
+    ('squeeze-unsqueeze', dict(steps=[('Squeeze', [1]), ('Unsqueeze', [-3])])),
+    ('squeeze-unsqueeze-other', dict(steps=[('Squeeze', [1]), ('Unsqueeze', [0])])),
+    ('slice-disjoint', dict(x=[4, 5, 6], steps=[('Slice', [0], [2], [0], None), ('Slice', [1], [9], [2], [2])])),
+    ('slice-negative-axes', dict(x=[4, 5, 6], steps=[('Slice', [1], [3], [-3], None), ('Slice', [-2], [5], [-1], None)])),
+    ('slice-same-axis', dict(x=[4, 5, 6], steps=[('Slice', [0], [3], [1], None), ('Slice', [1], [2], [1], None)])),
+    ('slice-clamped', dict(x=[4, 5, 6], steps=[('Slice', [0], [BIG], [0], None), ('Slice', [-9], [1], [1], None)])),
+    ('flatten-axis1', dict(x=[2, 3], steps=[('Flatten', 1)])),
+    ('flatten-axis0-one', dict(x=[1, 3], steps=[('Flatten', 0)])),
+    ('flatten-axis0', dict(x=[2, 3], steps=[('Flatten', 0)])),
+    ('flatten-rank3', dict(x=[2, 3, 4], steps=[('Flatten', 1)])),
+    ('relu-relu', dict(steps=[('Relu',)])),
+    ('floor-floor', dict(steps=[('Floor',), ('Floor',)])),
+    ('ceil-ceil', dict(steps=[('Ceil',), ('Ceil',)])),
+    ('round-round', dict(steps=[('Round',), ('Round',)])),
+    ('sign-sign', dict(steps=[('Sign',), ('Sign',)])),
+    ('abs-abs', dict(steps=[('Neg',), ('Abs',), ('Abs',)])),
+    ('neg-neg', dict(steps=[('Neg',), ('Neg',)])),
+    ('reduce-unsqueeze', dict(steps=[('ReduceSum', [1]), ('Unsqueeze', [1])])),
+    ('reduce-unsqueeze-negative', dict(steps=[('ReduceSum', [1, 3]), ('Unsqueeze', [-1, -3])])),
+    ('reduce-unsqueeze-other', dict(steps=[('ReduceSum', [1]), ('Unsqueeze', [0])])),
+    ('reduce-unsqueeze-opset11', dict(opset=11, steps=[('ReduceSum', [2]), ('Unsqueeze', [2])])),
+    ('concat-nested', dict(steps=[('Concat', 2, 2)])),
+    ('concat-nested-negative', dict(steps=[('Concat', -1, 3)])),
+    ('concat-other-axis', dict(steps=[('Concat', 0, 2)])),
+    ('where-not', dict(steps=[('WhereNot',)])),
+]
+
+
 FAMILIES = {
     'layernorm': (layernorm, LN_BASE, LN_VARIANTS, {'fuse-layernorm'}),
     'rmsnorm': (rmsnorm, RMS_BASE, RMS_VARIANTS, {'fuse-rmsnorm'}),
@@ -1464,6 +1537,10 @@ FAMILIES = {
     'transpose-cancel': (transpose_cancel, TC_BASE, TC_VARIANTS, {'transpose-cancel'}),
     'reshape-gemm-matmul': (reshape_gemm, RGM_BASE, RGM_VARIANTS, {'reshape-gemm-matmul'}),
     'pad-into': (pad_into, PAD_BASE, PAD_VARIANTS, {'fuse-pad-conv', 'fuse-pad-averagepool', 'fuse-pad-maxpool'}),
+    'simplify-chains': (chains, CH_BASE, CH_VARIANTS, {
+        'squeeze-chain', 'unsqueeze-chain', 'squeeze-unsqueeze', 'unsqueeze-squeeze', 'slice-chain', 'flatten-noop',
+        'idempotent-relu', 'idempotent-floor', 'idempotent-ceil', 'idempotent-round', 'idempotent-sign',
+        'idempotent-abs', 'reduce-unsqueeze', 'concat-nested', 'where-not'}),
 }
 
 
