@@ -64,7 +64,7 @@ bool producers(llvm::ArrayRef<Value *> from, const Graph *g, llvm::DenseSet<cons
 //  the same mask over the whole kv length (attn_mask's last dim is
 //  past + current there too), and present_* equal to the Concats, which
 //  take their place (graph outputs keep their names). Guards: a 4-D
-//  Attention with no past or extra results yet, no softcap and no
+//  Attention with no past or extra results yet (a softcap is kept), no
 //  is_causal (with a past, is_causal aligns the triangle to the bottom
 //  right; fuse-attention never sets it on a sequence it cannot prove
 //  square, so one here came from elsewhere and is left alone); K and V
@@ -90,7 +90,7 @@ bool attentionKVCache(Node &a, PatternRewriter &rw) {
   NodeContext c(a);
   for (unsigned i = 0; i < a.numAttributes(); ++i) {
     llvm::StringRef name = a.attribute(i).name();
-    if (name != "scale" && name != "is_causal")
+    if (name != "scale" && name != "is_causal" && name != "softcap")
       return miss(rw, "kv-cache", q(&a) + " has attribute " + name.str());
   }
   if (c.getInt("is_causal", 0))
@@ -121,6 +121,7 @@ bool attentionKVCache(Node &a, PatternRewriter &rw) {
   rw.setInsertionPoint(&a);
   Node *n = rw.create("Attention", ops, 3);
   if (a.getAttr("scale")) n->setAttr(floatAttr("scale", c.getFloat("scale", 1.0f)));
+  if (a.getAttr("softcap")) n->setAttr(floatAttr("softcap", c.getFloat("softcap", 0.0f)));
   PatternRewriter::copyNodeInfo(a, *n);
   n->result(0)->setType(a.result(0)->type());
   n->result(1)->setType(a.operand(1)->type());

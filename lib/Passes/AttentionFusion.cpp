@@ -33,7 +33,8 @@
 // into Attention's past_key/past_value inputs by `fuse-attention-kv-cache`
 // (AttentionCache.cpp, Note [KV caches]).
 // Not fused (near-misses or no candidates): masks sliced from a fixed-size
-// buffer (dims min(P, T), not provably T), softcap. Not peeled (the Attention reads the repeated K/V): a repeat in
+// buffer (dims min(P, T), not provably T). A softcap c * tanh(scores / c)
+// becomes the softcap attribute (Note [Softcap], AttentionMatch.cpp). Not peeled (the Attention reads the repeated K/V): a repeat in
 // tile order [k0, k1, k0, k1] (Tile, or Unsqueeze at axis 1) or along
 // another axis, K and V repeated differently. (torch 1.13 exports
 // repeat_interleave(k, n, dim=1) with dynamic axes wrongly: that model fails
@@ -128,7 +129,7 @@ bool matchProduct(Node &root, PatternRewriter &rw, AttentionMatch &m, Value *&sc
   scores = peelMask(m.softmax->operand(0), rw, m);
   if (!scores) return false;
   std::vector<Node *> scaleNodes;
-  Value *qk = peelScale(scores, rw, m.scale, scaleNodes);
+  Value *qk = peelScale(peelSoftcap(scores, rw, m.softcap), rw, m.scale, scaleNodes);
   mm = qk ? qk->definingNode() : nullptr;
   if (mm && mm->is("MatMul") && !PatternRewriter::hasSingleLocalUse(qk))
     return miss(rw, "single-use", "scores MatMul " + q(mm) + " have another use");
@@ -363,6 +364,7 @@ Value *attentionMask(Node &root, PatternRewriter &rw, const AttentionMatch &m, c
 void setScaleAndCausal(Node *a, const AttentionMatch &m) {
   a->setAttr(floatAttr("scale", (float)m.scale));
   if (m.causal) a->setAttr(intAttr("is_causal", 1));
+  if (m.softcap > 0) a->setAttr(floatAttr("softcap", (float)m.softcap));
 }
 
 /// The packed [B, S, 3*E] split into Q, K, V [B, S, E].

@@ -211,7 +211,9 @@ bool attentionHeads(Node &a, PatternRewriter &rw) {
       a.getAttr("q_num_heads") || a.getAttr("kv_num_heads") || rankOf(a.operand(0)) != 4)
     return false;
   for (unsigned i = 0; i < a.numAttributes(); ++i)
-    if (a.attribute(i).name() != "scale" && a.attribute(i).name() != "is_causal") return false;
+    if (a.attribute(i).name() != "scale" && a.attribute(i).name() != "is_causal" &&
+        a.attribute(i).name() != "softcap")
+      return false;
   int64_t qHeads = 0, kvHeads = 0, vHeads = 0;
   Node *qRope = nullptr, *kRope = nullptr, *vRope = nullptr;
   Value *q3 = headSplitThroughRope(asPermuted(a.operand(0), rw), rw, qHeads, qRope);
@@ -230,6 +232,7 @@ bool attentionHeads(Node &a, PatternRewriter &rw) {
   NodeContext c(a);
   if (a.getAttr("scale")) n->setAttr(floatAttr("scale", c.getFloat("scale", 1.0f)));
   if (a.getAttr("is_causal")) n->setAttr(intAttr("is_causal", c.getInt("is_causal", 0)));
+  if (a.getAttr("softcap")) n->setAttr(floatAttr("softcap", c.getFloat("softcap", 0.0f)));
   n->setAttr(intAttr("q_num_heads", qHeads));
   n->setAttr(intAttr("kv_num_heads", kvHeads));
   PatternRewriter::copyNodeInfo(a, *n);

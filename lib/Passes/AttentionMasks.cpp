@@ -332,9 +332,9 @@ Value *peelMask(Value *s, PatternRewriter &rw, AttentionMatch &m) {
   if (!d || d->getGraph() != rw.root()->getGraph() || !PatternRewriter::hasSingleLocalUse(s))
     return s;
   auto isScores = [&](Value *x) {
-    double unused = 1;
+    double unused = 1, cap = 0;
     std::vector<Node *> seen;
-    Value *y = peelScale(x, rw, unused, seen);
+    Value *y = peelScale(peelSoftcap(x, rw, cap), rw, unused, seen);
     Node *mm = y ? y->definingNode() : nullptr;
     return mm && mm->is("MatMul") && PatternRewriter::hasSingleLocalUse(y);
   };

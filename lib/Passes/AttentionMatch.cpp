@@ -9,6 +9,7 @@
 
 #include "onnxir/IR/ValueInfo.h"
 
+#include <cmath>
 #include <sstream>
 
 namespace onnxir {
@@ -94,6 +95,39 @@ Value *peelScale(Value *v, PatternRewriter &rw, double &scale, std::vector<Node 
       seen.push_back(d);
       return d->operand(0);
     }
+  }
+  return v;
+}
+
+// Note [Softcap]
+//  Gemma 2 and Grok cap the scaled scores before the mask: c * tanh(s / c)
+//  (s / c as Div(s, c) or Mul(s, r) with r = 1/c within the element type's
+//  rounding: 1e-6 relative for float and double, 2^-10 for float16, 2^-7 for
+//  bfloat16), c a positive finite scalar constant, every node of single
+//  use. Attention-23's softcap applies exactly that to Q·Kᵀ·scale, before
+//  attn_mask is added (so -inf stays -inf), as the graph does; with r the
+//  result differs by at most that relative change of tanh's argument.
+Value *peelSoftcap(Value *v, PatternRewriter &rw, double &cap) {
+  Node *mul = v ? v->definingNode() : nullptr;
+  if (!mul || !mul->is("Mul") || mul->getGraph() != rw.root()->getGraph() || mul->numOperands() != 2 ||
+      !PatternRewriter::hasSingleLocalUse(v))
+    return v;
+  for (unsigned i = 0; i < 2; ++i) {
+    Node *t = mul->operand(i) ? mul->operand(i)->definingNode() : nullptr;
+    if (!t || !t->is("Tanh") || t->getGraph() != mul->getGraph() || t->numOperands() != 1 ||
+        !PatternRewriter::hasSingleLocalUse(mul->operand(i)))
+      continue;
+    auto c = absorbedScalar(mul->operand(1 - i), mul->operand(i));
+    if (!c || !(*c > 0) || !std::isfinite(*c) || !std::isfinite((float)*c)) continue;
+    double inner = 1.0;
+    std::vector<Node *> seen;
+    Value *x = peelScale(t->operand(0), rw, inner, seen);
+    if (seen.size() != 1) continue;
+    auto et = elemOf(x);
+    double tol = et == DataType::Float16 ? 0x1p-10 : et == DataType::BFloat16 ? 0x1p-7 : 1e-6;
+    if (std::fabs(inner * *c - 1.0) > tol) continue;
+    cap = *c;
+    return x;
   }
   return v;
 }

@@ -64,6 +64,10 @@ std::optional<double> absorbedScalar(const Value *c, const Value *x);
 /// returns the other operand and multiplies `scale` by the factor.
 Value *peelScale(Value *v, PatternRewriter &rw, double &scale, std::vector<Node *> &seen);
 
+/// Peels c * tanh(v / c) off the scores `v` (Note [Softcap]): returns the
+/// capped value and sets `cap` to c, or returns `v`.
+Value *peelSoftcap(Value *v, PatternRewriter &rw, double &cap);
+
 /// A tensor seen as Transpose(src, perm) (perm empty: src itself).
 struct Permuted {
   Value *src = nullptr;
@@ -91,6 +95,7 @@ struct AttentionMatch {
   Permuted k;          ///< K = Transpose(k.src, k.perm) (the un-transposed Kᵀ)
   Value *v = nullptr;  ///< V
   double scale = 1.0;
+  double softcap = 0; ///< Note [Softcap]: 0 = none
   Value *mask = nullptr; ///< the attn_mask operand (bool: true = attend)
   bool boolMask = false;
   bool maskNegated = false; ///< attend = Not(mask)
