@@ -7,7 +7,8 @@
 //    not a graph output (no other graph sees it);
 //  - a graph output keeps its name and type;
 //  - folded operands must be constants (initializers that are not graph
-//    inputs, or Constant nodes) of element type float, with shapes that
+//    inputs, or Constant nodes) of element type float (fuse-conv-add-bias
+//    also takes a bias that is not one and makes no arithmetic), with shapes that
 //    the rule needs known from the tensor itself; ranks of other values come
 //    from their declared types (or inferred ones, once -infer-shapes ran);
 //  - a rule applies only at the opset versions it was written for.
@@ -37,6 +38,14 @@ struct FusionOptions {
 ///   fuse-conv-bn            Conv/ConvTranspose + BatchNormalization (inference)
 ///   fuse-conv-add           Conv + Add of a per-channel constant -> bias
 ///   fuse-conv-mul           Conv + Mul by a per-channel constant -> weights
+///   fuse-conv-add-bias      Conv (weight not a constant) + Add of a per-channel
+///                           constant, or Conv without bias + Add of a
+///                           per-channel value -> bias
+///   fuse-pad-conv, fuse-pad-averagepool, fuse-pad-maxpool
+///                           constant-mode Pad -> the consumer's pads (Note
+///                           [Pad into pooling and Conv])
+///   fuse-log-softmax        Log(Softmax) -> LogSoftmax (not bit-exact)
+///   fuse-einsum-matmul      Einsum matrix product -> MatMul (+ Transpose)
 ///   fuse-matmul-add-gemm    MatMul + Add -> Gemm (2-D operands)
 ///   fuse-transpose-gemm     Transpose(perm=[1,0]) -> Gemm transA/transB
 ///   remove-dropout          Dropout in inference mode -> its input
