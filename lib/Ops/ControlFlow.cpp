@@ -159,6 +159,18 @@ const Type *shapelessElements(Context &ctx, const Type *t) {
   return ctx.getSequenceType(ctx.getTensorType(e->elemType(), kUnknownRank));
 }
 
+/// widen for a loop-carried tensor whose body result has no element type
+/// (a body that declares its state input untyped, as ONNX's test_loop does,
+/// and passes it on): the state keeps the initial value's element type,
+/// of unknown shape. (The result got no type at all.)
+const Type *widenCarried(Context &ctx, const Type *init, const Type *out) {
+  if (const Type *w = widen(ctx, init, out)) return w;
+  bool untypedOut = !out || (out->isTensor() && (!out->hasElemType() || out->elemTypeRaw() == 0));
+  if (init && init->isTensor() && init->hasElemType() && init->elemTypeRaw() != 0 && untypedOut)
+    return ctx.getTensorType(init->elemType(), kUnknownRank);
+  return nullptr;
+}
+
 void loopRule(InferCtx &c) {
   Node &n = c.node;
   Graph *bp = graphAttr(n, "body");
@@ -201,7 +213,7 @@ void loopRule(InferCtx &c) {
           const Type *inner = widen(ctx, carried[i]->elementType(), out);
           w = inner ? ctx.getOptionalType(inner) : nullptr;
         } else if (carried[i]) {
-          w = widen(ctx, carried[i], out);
+          w = widenCarried(ctx, carried[i], out);
         }
         if (w != carried[i]) {
           stable = false;
@@ -223,7 +235,7 @@ void loopRule(InferCtx &c) {
     if (carried[i] && out && out->kind() != carried[i]->kind())
       c.setOutType(i, shapelessElements(ctx, out));
     else if (carried[i])
-      c.setOutType(i, shapelessElements(ctx, widen(ctx, carried[i], out)));
+      c.setOutType(i, shapelessElements(ctx, widenCarried(ctx, carried[i], out)));
   }
   // Scan outputs: the iteration count in front.
   const DimExpr *trip = nullptr;

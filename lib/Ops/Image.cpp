@@ -345,8 +345,16 @@ void registerAffineGrid(OpRegistrar &r) {
 //===--- RoiAlign ---------------------------------------------------------===//
 
 void roiAlignRule(InferCtx &c) {
-  auto x = c.inShape(0), rois = c.inShape(1);
+  auto x = c.inShape(0), rois = c.inShape(1), idx = c.inShape(2);
+  // num_rois is rois' dim 0 and batch_indices' only dim: whichever is
+  // known (a size before a symbol) is the output's dim 0.
   const DimExpr *n = rois && rois->size() == 2 ? (*rois)[0] : nullptr;
+  const DimExpr *m = idx && idx->size() == 1 ? (*idx)[0] : nullptr;
+  auto sn = staticDim(n), sm = staticDim(m);
+  if (sn && sm && *sn != *sm)
+    c.disagree("rois " + typeStr(c, 1) + " has " + std::to_string(*sn) +
+               " regions, but batch_indices " + typeStr(c, 2) + " has " + std::to_string(*sm));
+  else if (!n || (!sn && sm)) n = m;
   const DimExpr *ch = x && x->size() == 4 ? (*x)[1] : nullptr;
   c.setTensor(0, c.inElem(0),
               Dims{n, ch, c.c(c.getInt("output_height", 1)), c.c(c.getInt("output_width", 1))});

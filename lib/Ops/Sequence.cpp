@@ -113,6 +113,26 @@ void registerSequenceLength(OpRegistrar &r) {
 
 //===--- SplitToSequence ---===//
 
+/// The split axis of every element when the sizes are constant: a list of
+/// equal sizes (each element has that size; ONNX's inference gives it only
+/// when the axis is known too), or a scalar size that divides a known axis
+/// (otherwise the last piece is shorter). Null when the pieces may differ.
+const DimExpr *splitPieceDim(InferCtx &c, const DimExpr *axisDim) {
+  auto sizes = c.inInts(1);
+  int64_t rank = c.inRank(1);
+  if (!sizes || sizes->empty() || rank < 0 || rank > 1) return nullptr;
+  int64_t first = sizes->front();
+  if (first < 0) return nullptr;
+  if (rank == 1) {
+    for (int64_t s : *sizes)
+      if (s != first) return nullptr;
+    return c.c(first);
+  }
+  auto n = staticDim(axisDim);
+  if (!n || first == 0 || *n % first != 0) return nullptr;
+  return c.c(first);
+}
+
 void registerSplitToSequence(OpRegistrar &r) {
   r["SplitToSequence"] = [](InferCtx &c) {
     auto x = c.inShape(0);
@@ -125,7 +145,7 @@ void registerSplitToSequence(OpRegistrar &r) {
       d = *x;
       if (!c.hasInput(1) && !c.getInt("keepdims", 1)) d->erase(d->begin() + *ax);
       else if (!c.hasInput(1)) (*d)[*ax] = c.c(1);
-      else (*d)[*ax] = nullptr;
+      else (*d)[*ax] = splitPieceDim(c, (*d)[*ax]);
     }
     c.setOutType(0, c.ctx.getSequenceType(tensorType(c.ctx, el, d)));
   };

@@ -452,6 +452,16 @@ void registerSqueezeUnsqueeze(OpRegistrar &r) {
 
 //===--- Expand ---===//
 
+/// Where Expand's shape value is unknown (a shape of known length, or an
+/// element of it), an input dim known to differ from 1 can only broadcast
+/// with 1 or itself: it is the output's dim at its right-aligned place.
+Dims keepInputDims(const Dims &in, Dims out) {
+  if (out.size() < in.size()) return out;
+  for (size_t i = 0, off = out.size() - in.size(); i < in.size(); ++i)
+    if (auto v = staticDim(in[i]); v && *v != 1 && !out[off + i]) out[off + i] = in[i];
+  return out;
+}
+
 void expandRule(InferCtx &c) {
   int32_t el = c.inElem(0);
   auto in = c.inShape(0);
@@ -459,12 +469,12 @@ void expandRule(InferCtx &c) {
   if (!shape || !in) {
     auto ss = c.inShape(1);
     if (auto k = in && ss && ss->size() == 1 ? smallDim((*ss)[0]) : std::nullopt)
-      return c.setTensor(0, el, Dims(std::max<int64_t>(*k, in->size()), nullptr));
+      return c.setTensor(0, el, keepInputDims(*in, Dims(std::max<int64_t>(*k, in->size()), nullptr)));
     return c.setTensor(0, el, std::nullopt);
   }
   auto out = broadcast(c.ctx, *in, *shape);
   if (!out) return;
-  c.setTensor(0, el, out);
+  c.setTensor(0, el, keepInputDims(*in, *out));
 }
 
 StatusOr<std::vector<Tensor>> kExpand(const KernelCall &c) {
@@ -596,6 +606,28 @@ void registerConstantOfShape(OpRegistrar &r) {
 
 //===--- Range ---===//
 
+/// A Range of constant floating-point operands has
+/// max(ceil((limit - start) / delta), 0) elements (ONNX's definition), each
+/// operand read in its compute type and the quotient taken in double, as
+/// the kernel does. Null when an operand is not such a constant, or for a
+/// delta of 0, a NaN or a length past 2^40.
+const DimExpr *floatRangeLength(InferCtx &c) {
+  double v[3];
+  for (unsigned i = 0; i < 3; ++i) {
+    const Tensor *t = c.inConstant(i);
+    if (!t) return nullptr;
+    auto a = fromTensor(*t);
+    if (!a.ok() || a->size() != 1) return nullptr;
+    if (a->kind() == CK::F32) v[i] = a->vec<float>()[0];
+    else if (a->kind() == CK::F64) v[i] = a->vec<double>()[0];
+    else return nullptr;
+  }
+  if (v[2] == 0) return nullptr;
+  double cnt = std::ceil((v[1] - v[0]) / v[2]);
+  if (std::isnan(cnt) || cnt > double(int64_t(1) << 40)) return nullptr;
+  return c.c(cnt < 0 ? 0 : (int64_t)cnt);
+}
+
 void rangeRule(InferCtx &c) {
   int32_t el = c.inElem(0);
   const Dims *s = c.inData(0), *l = c.inData(1), *d = c.inData(2);
@@ -613,6 +645,7 @@ void rangeRule(InferCtx &c) {
       c.setOutData(0, data);
     }
   }
+  if (!n) n = floatRangeLength(c);
   c.setTensor(0, el, Dims{n});
 }
 
