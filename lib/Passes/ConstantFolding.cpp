@@ -188,6 +188,15 @@ void Folder::evaluate(Node *n, int64_t opset) {
   if (!isDefaultDomain(n->domain()) && (!op || !op->kernel)) decline = &stats_.unsupported;
   else if (!isDefaultDomain(n->domain()) && hasSideEffects(*n)) decline = &stats_.sideEffects;
   else if (!isDeterministic(*n)) decline = &stats_.nondeterministic;
+  // Note [Dequantize stays]
+  // A DequantizeLinear of a constant is how a quantized model stores its
+  // weights (int8/int4 initializer -> DQ -> MatMul/Conv, the QDQ format):
+  // folding it writes the float weights back, four to eight times the bytes,
+  // and runtimes no longer see the Q/DQ pairs they fuse into integer
+  // kernels. It is folded only when asked ({fold-dq=true}).
+  else if (!opts_.foldDequantize && n->opType() == "DequantizeLinear" &&
+           (isDefaultDomain(n->domain()) || n->domain() == "com.microsoft"))
+    decline = &stats_.dequantizeKept;
   for (unsigned i = 0; i < n->numAttributes(); ++i)
     if (n->attribute(i).isReference()) return;
   bool anyResult = false;
@@ -643,6 +652,10 @@ private:
   Field<uint64_t> shapeDataLimit_{*this, &FoldOptions::shapeDataLimit, "shape-data-limit",
                                   "most elements of shape data tracked for one value",
                                   "shape-data-limit"};
+  Field<bool> foldDequantize_{*this, &FoldOptions::foldDequantize, "fold-dq",
+                              "also fold DequantizeLinear of constants (quantized weights "
+                              "become float)",
+                              "fold-dq"};
 };
 } // namespace
 

@@ -372,6 +372,7 @@ void registerAllPasses() {
   r.registerPass(createEditIOPass);
 
   r.registerPass(createConvertPrecisionPass); // convert-precision (ConvertPrecision.cpp)
+  r.registerPass(createSimplifyQdqPass); // simplify-qdq (Qdq.cpp)
   //===--- Further passes: one line each, above this banner ----------------===//
 
   // Composite pipelines last: they are built from the entries above.

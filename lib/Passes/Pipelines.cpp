@@ -16,7 +16,7 @@ const char *const kO1Body = "infer-shapes{outputs-only},eliminate-identity,dce,f
 // stays as small and as fast to load as the input) and runs every round,
 // so that nodes the rewrites create are typed for the next patterns.
 const char *const kO2Body = "infer-shapes{outputs-only},eliminate-identity,dce,fold-constants,"
-                            "simplify,fuse,cse,dedup-initializers,dce";
+                            "simplify,simplify-qdq,fuse,cse,dedup-initializers,dce";
 } // namespace
 
 /// -O1: sort first so that every later pass sees definitions before uses;

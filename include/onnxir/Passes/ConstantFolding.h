@@ -72,6 +72,9 @@ struct FoldOptions {
   bool foldShapes = true;
   /// Replace If nodes with a constant condition by the taken branch.
   bool inlineConstantIf = true;
+  /// Fold DequantizeLinear of constants too (Note [Dequantize stays], .cpp):
+  /// off, a quantized weight stays quantized.
+  bool foldDequantize = false;
   /// Rounds of fold + If inlining at most (each round can expose more).
   unsigned maxRounds = 8;
   /// Shape data the shape computations fold from (Note [Shape data budget]
@@ -97,6 +100,7 @@ struct FoldStatistics {
   int64_t resultNotComputed = 0; ///< a used optional result the kernel leaves out
   int64_t declaredTypeMismatch = 0; ///< Note [Declared element types] (.cpp)
   int64_t inputDefaults = 0;     ///< an operand is a graph input's initializer
+  int64_t dequantizeKept = 0;    ///< Note [Dequantize stays] (.cpp)
   /// The -stats names (Note [Pass definitions in one place], Pass.h).
   template <class F> void forEach(F &&f) const {
     f("nodes folded", nodesFolded);
@@ -114,6 +118,7 @@ struct FoldStatistics {
     f("declined (result not computed)", resultNotComputed);
     f("declined (declared type)", declaredTypeMismatch);
     f("declined (initializer is a graph input)", inputDefaults);
+    f("declined (dequantize, fold-dq=false)", dequantizeKept);
   }
 };
 

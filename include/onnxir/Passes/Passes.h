@@ -208,6 +208,12 @@ absl::StatusOr<bool> convertPrecision(Model &m, const ConvertPrecisionOptions &o
                                       ConvertPrecisionStatistics *stats = nullptr,
                                       std::vector<std::string> *remarks = nullptr);
 
+struct RewriteStatistics;
+/// Removes QuantizeLinear(DequantizeLinear(x, s, z), s, z) round trips
+/// (simplify-qdq, Qdq.cpp; exact for integer x of 16 bits or fewer, Note
+/// [Exact Q/DQ round trips]); Q -> DQ pairs stay.
+absl::StatusOr<bool> simplifyQdq(Model &m, RewriteStatistics *stats = nullptr);
+
 //===----------------------------------------------------------------------===//
 // Pass objects (registered by registerAllPasses(), see Pass.h). Each adapter
 // lives in its pass's file; its options are declared there, once.
@@ -227,6 +233,7 @@ std::unique_ptr<Pass> createConstantFoldingPass();               ///< fold-const
 std::unique_ptr<Pass> createConvertOpsetPass();                  ///< convert-opset
 std::unique_ptr<Pass> createExpandFunctionsPass();               ///< expand-functions
 std::unique_ptr<Pass> createConvertPrecisionPass();              ///< convert-precision
+std::unique_ptr<Pass> createSimplifyQdqPass();                   ///< simplify-qdq
 // Model surgery (Surgery.h; SurgeryExtract.cpp, SurgeryIO.cpp).
 std::unique_ptr<Pass> createExtractPass();                       ///< extract
 std::unique_ptr<Pass> createAddOutputsPass();                    ///< add-outputs
