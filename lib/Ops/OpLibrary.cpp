@@ -361,8 +361,37 @@ class Reader {
 public:
   explicit Reader(llvm::StringRef file) : file_(file.str()) {}
 
+  /// `FILE:LINE: where: what`, LINE the first line of the op being read
+  /// (JSON values carry no positions; an op's line is the nearest one).
   absl::Status fail(const std::string &where, const std::string &what) {
-    return absl::InvalidArgumentError(absl::StrCat(file_, ": ", where, ": ", what));
+    std::string at = line_ ? absl::StrCat(file_, ":", line_) : file_;
+    return absl::InvalidArgumentError(absl::StrCat(at, ": ", where, ": ", what));
+  }
+
+  /// The line of each element of the top-level "ops" array: the objects two
+  /// levels down (the top object, then the array; the format's other
+  /// top-level fields are scalars). Read from the text, which parsed.
+  static std::vector<unsigned> opLines(llvm::StringRef text) {
+    std::vector<unsigned> lines;
+    unsigned line = 1, depth = 0;
+    bool inString = false;
+    for (size_t i = 0; i < text.size(); ++i) {
+      char c = text[i];
+      if (c == '\n') ++line;
+      if (inString) {
+        if (c == '\\') ++i;
+        else if (c == '"') inString = false;
+        continue;
+      }
+      if (c == '"') inString = true;
+      else if (c == '{' || c == '[') {
+        if (c == '{' && depth == 2) lines.push_back(line);
+        ++depth;
+      } else if (c == '}' || c == ']') {
+        if (depth) --depth;
+      }
+    }
+    return lines;
   }
 
   absl::Status keys(const llvm::json::Object &o, const std::string &where,
@@ -654,7 +683,9 @@ public:
     const llvm::json::Array *ops = top->getArray("ops");
     if (!ops) return fail("(top)", "missing array \"ops\"");
     std::vector<Decl> out;
+    std::vector<unsigned> lines = opLines(text);
     for (size_t i = 0; i < ops->size(); ++i) {
+      line_ = i < lines.size() ? lines[i] : 0;
       auto d = op((*ops)[i], i);
       if (!d.ok()) return d.status();
       for (const Decl &e : out)
@@ -668,6 +699,7 @@ public:
 
 private:
   std::string file_;
+  unsigned line_ = 0; ///< of the op being read; 0 outside the ops
 };
 
 void registerDecl(const Decl &d) {

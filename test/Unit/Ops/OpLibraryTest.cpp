@@ -139,38 +139,41 @@ TEST(OpLibraryTest, ErrorsAreLocatedAndRegisterNothing) {
   const char *head = R"J({"ops": [{"domain": "test.bad", "name": "Op", "outputs": [{"name": "Y", "type": "T"}], )J";
   auto op = [&](const std::string &rest) { return err(std::string(head) + rest + "}]}"); };
   EXPECT_EQ(op(R"J("type_constraints": [{"param": "T", "allowed": ["tensor(float)"]}], "colour": 1)J"),
-            "bad.json: ops[0] (test.bad.Op): unknown field \"colour\" (expected: domain, name, "
+            "bad.json:1: ops[0] (test.bad.Op): unknown field \"colour\" (expected: domain, name, "
             "since_version, doc, inputs, outputs, attributes, type_constraints, shape, function)");
   EXPECT_EQ(op(R"J("type_constraints": [])J"),
-            "bad.json: ops[0] (test.bad.Op).outputs[0].type: \"T\" is neither a type constraint of "
+            "bad.json:1: ops[0] (test.bad.Op).outputs[0].type: \"T\" is neither a type constraint of "
             "the op nor a type string such as \"tensor(float)\"");
   EXPECT_EQ(op(R"J("type_constraints": [{"param": "T", "allowed": ["tensor(floaty)"]}])J"),
-            "bad.json: ops[0] (test.bad.Op).type_constraints[0].allowed[0]: expected a type string "
+            "bad.json:1: ops[0] (test.bad.Op).type_constraints[0].allowed[0]: expected a type string "
             "such as \"tensor(float)\" or \"seq(tensor(int64))\"");
   EXPECT_EQ(op(R"J("type_constraints": [{"param": "T", "allowed": ["tensor(float)"]}],
                   "attributes": [{"name": "n", "type": "int", "default": 1.5}])J"),
-            "bad.json: ops[0] (test.bad.Op).attributes[0].default: not a value of type int");
+            "bad.json:1: ops[0] (test.bad.Op).attributes[0].default: not a value of type int");
   EXPECT_EQ(op(R"J("type_constraints": [{"param": "T", "allowed": ["tensor(float)"]}],
                   "shape": ["out0: [in0.0]"])J"),
-            "bad.json: ops[0] (test.bad.Op).shape[0]: rule \"out0: [in0.0]\": column 8: \"in0\" is "
+            "bad.json:1: ops[0] (test.bad.Op).shape[0]: rule \"out0: [in0.0]\": column 8: \"in0\" is "
             "not an input (in0..in0 or an input's name)");
   EXPECT_EQ(op(R"J("type_constraints": [{"param": "T", "allowed": ["tensor(float)"]}],
                   "function": "<domain: \"test.bad\", opset_import: [\"\" : 18]>\nOther (X) => (Y) { Y = Relu(X) }")J"),
-            "bad.json: ops[0] (test.bad.Op).function: the body defines test.bad.Other, not test.bad.Op");
+            "bad.json:1: ops[0] (test.bad.Op).function: the body defines test.bad.Other, not test.bad.Op");
   EXPECT_EQ(op(R"J("type_constraints": [{"param": "T", "allowed": ["tensor(float)"]}],
                   "function": "<domain: \"test.bad\", opset_import: [\"\" : 18]>\nOp (X) => (Y) { Y = Relu(X) }")J"),
-            "bad.json: ops[0] (test.bad.Op).function: the body has 1 inputs and 1 outputs; the op "
+            "bad.json:1: ops[0] (test.bad.Op).function: the body has 1 inputs and 1 outputs; the op "
             "declares 0 and 1");
   // ONNX's domains are not a library's to declare.
   EXPECT_EQ(err(R"J({"ops": [{"domain": "ai.onnx.ml", "name": "X", "outputs": []}]})J"),
-            "bad.json: ops[0] (ai.onnx.ml.X).domain: \"ai.onnx.ml\" is a domain of ONNX's: a "
+            "bad.json:1: ops[0] (ai.onnx.ml.X).domain: \"ai.onnx.ml\" is a domain of ONNX's: a "
             "library declares operators of custom domains only");
-  // Nothing of a refused library is registered, not even its good ops.
-  EXPECT_FALSE(registerOpLibrary(R"J({"ops": [
-      {"domain": "test.half", "name": "Good", "outputs": [{"name": "Y", "type": "tensor(float)"}]},
+  // Nothing of a refused library is registered, not even its good ops. The
+  // line is the refused op's (braces inside strings do not count).
+  auto half = registerOpLibrary(R"J({"ops": [
+      {"domain": "test.half", "name": "Good", "doc": "{[ not JSON ]} \" {",
+       "outputs": [{"name": "Y", "type": "tensor(float)"}]},
       {"domain": "test.half", "name": "Bad", "outputs": [{"name": "Y", "type": "nope"}]}]})J",
-                                 "half.json")
-                   .ok());
+                                "half.json");
+  ASSERT_FALSE(half.ok());
+  EXPECT_EQ(half.status().message().substr(0, 44), "half.json:4: ops[1] (test.half.Bad).outputs[");
   EXPECT_EQ(lookupSchema("test.half", "Good", 1), nullptr);
   EXPECT_FALSE(isLibraryDomain("test.half"));
 }
