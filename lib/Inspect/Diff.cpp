@@ -10,12 +10,15 @@
 //           the operands in order; initializers by element type, shape and
 //           contents; a subgraph attribute by its body's strict hash;
 //   loose   the same without attribute values and initializer contents.
-// Nodes are paired first by equal strict signature, then the rest by equal
-// loose signature (each in topological order, so of k equal nodes the i-th
-// pairs with the i-th), then by propagation: two unpaired nodes of one op
-// that feed the same operand slot of a paired node, or read the same
-// operand slot from a paired node, or compute the same graph output, pair
-// too. A node inserted on an edge thus shows as one added node, and the
+// Nodes are paired by equal strict signature, then the rest by equal loose
+// signature; each first where the signature is unique on both sides, then
+// (of k equal nodes) the i-th with the i-th in topological order. After
+// each step pairs propagate: two unpaired nodes of one op that feed the
+// same operand slot of a paired node, or read the same operand slot from a
+// paired node, or compute the same graph output, pair too; so of three
+// equal Constants the one each paired consumer reads is its partner. Two
+// operands computed the same way count as the same input, whichever equal
+// node each was paired with. A node inserted on an edge thus shows as one added node, and the
 // node after it as changed ("input 0"), not the whole graph downstream.
 // Paired nodes are then compared field by field; unpaired ones are added or
 // removed. Initializers pair through the operand slots of paired nodes (then
@@ -375,19 +378,23 @@ private:
     for (const Node &n : b_.graph().nodes()) nb.push_back(&n);
     d_.nodesA = na.size();
     d_.nodesB = nb.size();
-    for (bool strict : {true, false}) {
-      std::map<Hash, std::deque<const Node *>> byA;
-      for (const Node *n : na)
-        if (!partnerA_.count(n)) byA[sa_.node(*n, strict)].push_back(n);
-      for (const Node *n : nb) {
-        if (partnerB_.count(n)) continue;
-        auto it = byA.find(sb_.node(*n, strict));
-        if (it == byA.end() || it->second.empty()) continue;
-        pair(it->second.front(), n);
-        it->second.pop_front();
+    // Unambiguous pairs first, and what they imply, before equal nodes are
+    // paired by position (Note [Structural matching]).
+    for (bool strict : {true, false})
+      for (bool uniqueOnly : {true, false}) {
+        std::map<Hash, std::pair<std::deque<const Node *>, std::deque<const Node *>>> groups;
+        for (const Node *n : na)
+          if (!partnerA_.count(n)) groups[sa_.node(*n, strict)].first.push_back(n);
+        for (const Node *n : nb)
+          if (!partnerB_.count(n)) groups[sb_.node(*n, strict)].second.push_back(n);
+        for (auto &[h, g] : groups) {
+          if (uniqueOnly && (g.first.size() != 1 || g.second.size() != 1)) continue;
+          for (size_t i = 0; i < std::min(g.first.size(), g.second.size()); ++i)
+            if (!partnerA_.count(g.first[i]) && !partnerB_.count(g.second[i]))
+              pair(g.first[i], g.second[i]);
+        }
+        propagate();
       }
-    }
-    propagate();
     // Report in B's order, then what A alone has.
     for (const Node *n : nb) {
       auto it = partnerB_.find(n);
@@ -450,6 +457,9 @@ private:
   bool corresponds(Value *va, Value *vb) {
     if (!va || !vb) return !va && !vb;
     Node *x = va->definingNode(), *y = vb->definingNode();
+    // Two values computed the same way are the same input, whichever of
+    // several equal nodes (three Constant 1s) each side's pairing took.
+    if ((x || y) && sa_.value(va, true) == sb_.value(vb, true)) return true;
     if (x || y) {
       if (!x || !y) return false;
       auto it = partnerA_.find(x);
