@@ -23,6 +23,8 @@
 #include "onnxir/Passes/ShapeInference.h"
 #include "onnxir/Passes/Passes.h"
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
@@ -78,6 +80,13 @@ private:
   void addFolded(Node *n, std::vector<Tensor> results);
   void collectDeclaredTypes(Graph &g);
   bool declaredTypesAgree(Value *v, const Tensor &t) const;
+  void warnIfDeclaredShapeDiffers(const Node &n, Value *r, const Tensor &t);
+
+public:
+  /// Note [Folded shapes against declarations].
+  std::vector<std::string> *warnings = nullptr;
+
+private:
 
   Model &model_;
   const FoldOptions &opts_;
@@ -294,6 +303,38 @@ bool Folder::declaredTypesAgree(Value *v, const Tensor &t) const {
   return true;
 }
 
+// Note [Folded shapes against declarations]
+// A folded result replaces its value whatever shape the model declares for
+// it (its type, or its declaration as a graph output): inference would have
+// found the same contradiction, and -O2, which infers after folding, warns.
+// fold-constants alone warns the same way, once per value, so that no
+// pipeline leaves a declared type the constant contradicts without a word.
+// The declaration is kept as it is, as inference keeps it.
+void Folder::warnIfDeclaredShapeDiffers(const Node &n, Value *r, const Tensor &t) {
+  if (!warnings) return;
+  auto differs = [&](const Type *d) {
+    if (!d || !d->isTensor() || !d->hasShape()) return false;
+    if (d->dims().size() != t.dims().size()) return true;
+    for (size_t i = 0; i < t.dims().size(); ++i)
+      if (d->dims()[i].isKnown() && d->dims()[i].value != t.dims()[i]) return true;
+    return false;
+  };
+  const Type *declared = differs(r->type()) ? r->type() : nullptr;
+  bool output = false;
+  const Graph *g = n.getGraph();
+  for (unsigned i = 0; !declared && i < g->numOutputs(); ++i)
+    if (g->output(i) == r && g->outputInfo(i).hasType && differs(g->outputInfo(i).type)) {
+      declared = g->outputInfo(i).type;
+      output = true;
+    }
+  if (!declared) return;
+  std::string dims = absl::StrJoin(t.dims(), ",");
+  warnings->push_back(absl::StrCat(nodePath(&n), " > value \"", r->name().str(), "\": declared ",
+                                   output ? "output " : "", "type ", declared->str(),
+                                   " contradicts the folded constant ",
+                                   dataTypeName(t.dataType()).str(), "[", dims, "]"));
+}
+
 void Folder::addFolded(Node *n, std::vector<Tensor> results) {
   foldedSet_.insert(n);
   folded_.push_back(n);
@@ -451,6 +492,7 @@ bool Folder::commit(const std::vector<Node *> &accepted) {
       if (!needed) continue;
       Known &k = *known_[r];
       assert(k.tensor && "a kept result lost its buffer");
+      warnIfDeclaredShapeDiffers(*n, r, *k.tensor);
       Tensor t = std::move(*k.owned);
       if (!n->metadata.empty())
         t.metadata.mut().insert(t.metadata.mut().end(), n->metadata.begin(), n->metadata.end());
@@ -606,10 +648,12 @@ bool Folder::inlineIfs() {
 
 } // namespace
 
-absl::StatusOr<bool> foldConstants(Model &m, const FoldOptions &opts, FoldStatistics *stats) {
+absl::StatusOr<bool> foldConstants(Model &m, const FoldOptions &opts, FoldStatistics *stats,
+                                   std::vector<std::string> *warnings) {
   FoldStatistics local;
   FoldStatistics &s = stats ? *stats : local;
   Folder f(m, opts, s);
+  f.warnings = warnings;
   bool changed = false;
   for (unsigned round = 0; round < std::max(1u, opts.maxRounds); ++round) {
     // Rejections are those of the last round (earlier ones may have folded).
@@ -637,8 +681,10 @@ public:
                     "within a size budget") {}
   absl::StatusOr<bool> run(Model &m) override {
     FoldStatistics s;
-    auto r = foldConstants(m, optionValues(), &s);
+    std::vector<std::string> warnings;
+    auto r = foldConstants(m, optionValues(), &s, &warnings);
     addStats(s);
+    for (std::string &w : warnings) warn(std::move(w));
     return r;
   }
 

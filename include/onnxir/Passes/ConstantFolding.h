@@ -122,9 +122,12 @@ struct FoldStatistics {
   }
 };
 
-/// Folds constants in `m`; true if anything changed.
+/// Folds constants in `m`; true if anything changed. A folded result whose
+/// shape contradicts the value's declared type is a warning appended to
+/// `warnings` when given (Note [Folded shapes against declarations], .cpp).
 absl::StatusOr<bool> foldConstants(Model &m, const FoldOptions &opts = {},
-                                   FoldStatistics *stats = nullptr);
+                                   FoldStatistics *stats = nullptr,
+                                   std::vector<std::string> *warnings = nullptr);
 
 /// The `fold-constants` pass is created by createConstantFoldingPass()
 /// (Passes.h): options `size-limit` and `growth-limit` (byte counts; global
