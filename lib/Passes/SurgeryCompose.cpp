@@ -84,14 +84,14 @@ public:
       if (!map.count(v))
         if (absl::Status s = input(*v, dst); !s.ok()) return s;
     for (const Value *v : src.initializers())
-      if (!v->isGraphInput()) {
+      if (!v->isGraphInput() && !map.count(v)) {
         auto c = dst.addInitializer(v->name(), *v->initializer());
         if (!c.ok()) return c.status();
         (*c)->setType(type(v->type()));
         map[v] = *c;
       }
     for (const Value *v : src.sparseInitializers())
-      if (!v->isGraphInput()) {
+      if (!v->isGraphInput() && !map.count(v)) {
         auto c = dst.addSparseInitializer(v->name(), *v->sparseInitializer());
         if (!c.ok()) return c.status();
         (*c)->setType(type(v->type()));
@@ -440,6 +440,277 @@ absl::Status composeModels(Model &a, Model &b, const ComposeOptions &opts) {
     if (auto r = eliminateDeadCode(a); !r.ok()) return r.status();
   if (auto r = deduplicateInitializers(a); !r.ok()) return r.status();
   return absl::OkStatus();
+}
+
+namespace {
+
+/// Every value name defined in `g` and the graphs nested in it.
+void allNames(const Graph &g, llvm::StringSet<> &out) {
+  const_cast<Graph &>(g).walkGraphs([&](Graph *sub) {
+    for (const Value *v : sub->inputs()) out.insert(v->name());
+    for (const Value *v : sub->initializers()) out.insert(v->name());
+    for (const Value *v : sub->sparseInitializers()) out.insert(v->name());
+    for (const Node &n : sub->nodes())
+      for (unsigned i = 0; i < n.numResults(); ++i)
+        if (n.result(i)) out.insert(n.result(i)->name());
+  });
+}
+
+/// A name free in both sets, from `base`.
+std::string freeName(llvm::StringRef base, const llvm::StringSet<> &a, const llvm::StringSet<> &b) {
+  for (int k = 1;; ++k) {
+    std::string n = absl::StrCat(base.str(), "_", k);
+    if (!a.count(n) && !b.count(n)) return n;
+  }
+}
+
+/// The type of an If result whose branches give `a` and `b`: equal types
+/// as they are; tensors of one element type and rank with the dims they
+/// agree on (the others unknown); null when they cannot be one.
+const Type *joinTypes(Context &ctx, const Type *a, const Type *b) {
+  if (a == b) return a;
+  if (!a || !b) return a ? a : b;
+  if (!a->isTensor() || !b->isTensor() || !a->hasElemType() || !b->hasElemType() ||
+      a->elemType() != b->elemType())
+    return nullptr;
+  if (a->rank() < 0 || a->rank() != b->rank()) return ctx.getTensorType(a->elemType(), kUnknownRank);
+  std::vector<Dim> dims;
+  for (int64_t i = 0; i < a->rank(); ++i)
+    dims.push_back(a->dims()[i] == b->dims()[i] ? a->dims()[i] : Dim());
+  return ctx.getTensorType(a->elemType(), llvm::ArrayRef<Dim>(dims));
+}
+
+} // namespace
+
+absl::StatusOr<std::unique_ptr<Model>> mergeDecoders(Model &noPast, Model &withPast,
+                                                     const MergeDecodersOptions &opts) {
+  Graph &ga = noPast.graph(), &gb = withPast.graph();
+  const char *what[2] = {"the decoder", "the decoder with past"};
+  if (opts.condition.empty())
+    return absl::InvalidArgumentError("merge-decoders: the condition input needs a name");
+  // Outputs: the same names; their types must join.
+  if (ga.numOutputs() != gb.numOutputs())
+    return absl::InvalidArgumentError(absl::StrCat(
+        "merge-decoders: ", what[0], " has ", ga.numOutputs(), " outputs and ", what[1], " ",
+        gb.numOutputs(), ": both must give the same outputs"));
+  for (unsigned i = 0; i < ga.numOutputs(); ++i) {
+    if (!ga.output(i) || outputIndex(gb, ga.output(i)->name()) < 0)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "merge-decoders: output \"", ga.output(i) ? ga.output(i)->name().str() : "",
+          "\" of ", what[0], " is no output of ", what[1]));
+    if (!joinTypes(noPast.getContext(), outputType(ga, i),
+                   outputType(gb, (unsigned)outputIndex(gb, ga.output(i)->name()))))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "merge-decoders: output \"", ga.output(i)->name().str(), "\" is ",
+          outputType(ga, i)->str(), " in ", what[0], " and ",
+          outputType(gb, (unsigned)outputIndex(gb, ga.output(i)->name()))->str(), " in ", what[1]));
+  }
+  // The outputs in the with-past order, and where each is in the other.
+  std::vector<std::string> outNames;
+  std::vector<unsigned> order;
+  for (unsigned i = 0; i < gb.numOutputs(); ++i) {
+    outNames.push_back(gb.output(i) ? gb.output(i)->name().str() : "");
+    int k = outputIndex(ga, outNames.back());
+    if (k < 0)
+      return absl::InvalidArgumentError(absl::StrCat("merge-decoders: output \"", outNames.back(),
+                                                     "\" of ", what[1], " is no output of ", what[0]));
+    order.push_back((unsigned)k);
+  }
+  // Inputs: the decoder's are among the other's, of fitting types.
+  for (const Value *v : ga.inputs()) {
+    const Value *w = nullptr;
+    for (const Value *x : gb.inputs())
+      if (x->name() == v->name()) w = x;
+    if (!w)
+      return absl::InvalidArgumentError(absl::StrCat("merge-decoders: input \"", v->name().str(),
+                                                     "\" of ", what[0], " is no input of ", what[1]));
+    if (!fits(v->type(), w->type()))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "merge-decoders: input \"", v->name().str(), "\" is ", v->type() ? v->type()->str() : "untyped",
+          " in ", what[0], " and ", w->type() ? w->type()->str() : "untyped", " in ", what[1]));
+  }
+  for (const Graph *src : {&ga, &gb})
+    if (!src->sparseInitializers().empty())
+      return absl::UnimplementedError("merge-decoders: sparse initializers are not merged");
+  llvm::StringSet<> namesA, namesB;
+  allNames(ga, namesA);
+  allNames(gb, namesB);
+  if (namesA.count(opts.condition) || namesB.count(opts.condition))
+    return absl::AlreadyExistsError(absl::StrCat("merge-decoders: the condition name \"",
+                                                 opts.condition, "\" is taken in a model"));
+  // Other domains must agree; functions both define must be equal.
+  for (const OpsetImport &ia : noPast.opsetImports)
+    for (const OpsetImport &ib : withPast.opsetImports) {
+      bool isDefault = (ia.domain.empty() || ia.domain == "ai.onnx") &&
+                       (ib.domain.empty() || ib.domain == "ai.onnx");
+      if (!isDefault && ia.domain == ib.domain && ia.version != ib.version)
+        return absl::InvalidArgumentError(absl::StrCat(
+            "merge-decoders: domain \"", ia.domain, "\" is imported at version ", ia.version, " by ",
+            what[0], " and ", ib.version, " by ", what[1]));
+    }
+  for (const auto &fb : withPast.functions())
+    for (const auto &fa : noPast.functions())
+      if (fa->name == fb->name && fa->domain == fb->domain && fa->overload == fb->overload &&
+          functionKey(*fa) != functionKey(*fb))
+        return absl::AlreadyExistsError(absl::StrCat("merge-decoders: function \"",
+                                                     fb->qualifiedName(), "\" differs between the models"));
+  // The default domain at the higher version.
+  int64_t va = noPast.opsetVersion(""), vb = withPast.opsetVersion("");
+  if (va > 0 && vb > 0 && va != vb) {
+    Model &low = va < vb ? noPast : withPast;
+    ShapeInferenceOptions so;
+    so.outputsOnly = true;
+    if (auto r = inferShapes(low, so); !r.ok()) return r.status();
+    if (auto r = convertOpset(low, std::max(va, vb)); !r.ok())
+      return absl::Status(r.status().code(),
+                          absl::StrCat("merge-decoders: converting ", what[va < vb ? 0 : 1], " from opset ",
+                                       std::min(va, vb), " to ", std::max(va, vb), ": ",
+                                       r.status().message()));
+  }
+  if (auto r = topologicalSort(noPast); !r.ok()) return r.status();
+  if (auto r = topologicalSort(withPast); !r.ok()) return r.status();
+
+  // Note [Merging decoders]: the weights of both become the outer graph's
+  // (each branch reads them from there), so a name the other model uses
+  // for anything else is renamed first; so is an intermediate of either
+  // model named like an outer input.
+  llvm::StringSet<> inputsB;
+  for (const Value *v : gb.inputs()) inputsB.insert(v->name());
+  // A weight both models hold under one name with equal contents is one
+  // outer initializer under that name.
+  auto sameTensor = [](const Tensor &x, const Tensor &y) {
+    if (x.dataTypeRaw() != y.dataTypeRaw() || x.dims() != y.dims()) return false;
+    auto bx = x.bytes(), by = y.bytes();
+    return bx.ok() && by.ok() && *bx == *by;
+  };
+  llvm::DenseMap<const Value *, const Value *> sharedB; // B's weight -> A's
+  for (const Value *wb : gb.initializers())
+    if (!wb->isGraphInput())
+      for (const Value *wa : ga.initializers())
+        if (!wa->isGraphInput() && wa->name() == wb->name() &&
+            sameTensor(*wa->initializer(), *wb->initializer()))
+          sharedB[wb] = wa;
+  auto renameIn = [&](Graph &g, llvm::StringSet<> &own, const llvm::StringSet<> &other,
+                      bool initializersOnly) -> absl::Status {
+    std::vector<Value *> todo;
+    if (initializersOnly) {
+      for (Value *v : g.initializers()) {
+        bool shared = false;
+        for (auto &e : sharedB) shared |= e.first == v || e.second == v;
+        if (!v->isGraphInput() && !shared && other.count(v->name())) todo.push_back(v);
+      }
+    } else {
+      for (const Node &n : g.nodes())
+        for (unsigned i = 0; i < n.numResults(); ++i)
+          if (n.result(i) && inputsB.count(n.result(i)->name())) todo.push_back(n.result(i));
+    }
+    for (Value *v : todo) {
+      std::string fresh = freeName(v->name(), own, other);
+      if (absl::Status s = v->setName(fresh); !s.ok()) return s;
+      own.insert(fresh);
+    }
+    return absl::OkStatus();
+  };
+  if (absl::Status s = renameIn(ga, namesA, namesB, true); !s.ok()) return s;
+  if (absl::Status s = renameIn(gb, namesB, namesA, true); !s.ok()) return s;
+  if (absl::Status s = renameIn(ga, namesA, namesB, false); !s.ok()) return s;
+  // The If's results take the output names: inside the branches the values
+  // that compute them are renamed (a branch must not shadow them).
+  for (auto [src, own, other, suffix] :
+       {std::make_tuple(&ga, &namesA, &namesB, "_without_past"), std::make_tuple(&gb, &namesB, &namesA, "_with_past")})
+    for (unsigned i = 0; i < src->numOutputs(); ++i) {
+      Value *v = src->output(i);
+      if (!v || !v->definingNode() || v->definingNode()->getGraph() != src)
+        return absl::UnimplementedError(absl::StrCat(
+            "merge-decoders: output \"", v ? v->name().str() : "", "\" of ", what[src == &gb ? 1 : 0],
+            " is an input or weight, not computed: not merged"));
+      std::string fresh = freeName(absl::StrCat(v->name().str(), suffix), *own, *other);
+      if (absl::Status s = v->setName(fresh); !s.ok()) return s;
+      own->insert(fresh);
+    }
+
+  auto out = std::make_unique<Model>();
+  Model &m = *out;
+  m.irVersion = noPast.irVersion;
+  if (withPast.irVersion && (!m.irVersion || *m.irVersion < *withPast.irVersion))
+    m.irVersion = withPast.irVersion;
+  m.opsetImports = withPast.opsetImports;
+  for (const OpsetImport &ia : noPast.opsetImports) {
+    bool have = false;
+    for (const OpsetImport &ib : m.opsetImports)
+      have |= ia.domain == ib.domain ||
+              ((ia.domain.empty() || ia.domain == "ai.onnx") && (ib.domain.empty() || ib.domain == "ai.onnx"));
+    if (!have) m.opsetImports.push_back(ia);
+  }
+  m.producerName = withPast.producerName;
+  m.producerVersion = withPast.producerVersion;
+  m.domain = withPast.domain;
+  m.modelVersion = withPast.modelVersion;
+  m.docString = withPast.docString;
+  m.metadata = withPast.metadata;
+  Graph &g = m.graph();
+  g.name = gb.name;
+  Context &ctx = m.getContext();
+
+  // The outer graph: the with-past inputs, the condition, both weight sets.
+  Copier ca(ctx), cb(ctx);
+  for (const Value *v : gb.inputs()) {
+    if (absl::Status s = cb.input(*v, g); !s.ok()) return s;
+    for (const Value *x : ga.inputs())
+      if (x->name() == v->name()) ca.map[x] = cb.map[v];
+  }
+  auto cond = g.addInput(opts.condition, ctx.getTensorType(DataType::Bool, llvm::ArrayRef<int64_t>{1}));
+  if (!cond.ok()) return cond.status();
+  for (auto [src, copier] : {std::make_pair(&ga, &ca), std::make_pair(&gb, &cb)})
+    for (const Value *v : src->initializers())
+      if (auto sh = sharedB.find(v); sh != sharedB.end()) {
+        copier->map[v] = ca.map[sh->second];
+      } else if (!v->isGraphInput()) {
+        auto c = g.addInitializer(v->name(), *v->initializer());
+        if (!c.ok()) return c.status();
+        (*c)->setType(copier->type(v->type()));
+        copier->map[v] = *c;
+      }
+
+  // The If: then = with past, else = without.
+  std::vector<llvm::StringRef> names(outNames.begin(), outNames.end());
+  auto made = g.createNodeWithNames("If", {*cond}, names);
+  if (!made.ok()) return made.status();
+  Node *ifn = *made;
+  for (auto [attr, src, copier] : {std::make_tuple("then_branch", &gb, &cb), std::make_tuple("else_branch", &ga, &ca)}) {
+    auto a = std::make_unique<Attribute>(attr);
+    a->setKind(AttrKind::Graph);
+    Attribute &placed = ifn->addAttr(std::move(a));
+    Graph *branch = placed.addGraph(std::make_unique<Graph>(ctx));
+    if (absl::Status s = copier->graph(*src, *branch); !s.ok()) return s;
+    branch->name = absl::StrCat(src->name, src == &gb ? "_with_past" : "_without_past");
+  }
+  // Each model's outputs in the with-past order.
+  Graph *thenG = ifn->getAttr("then_branch")->graph(0);
+  Graph *elseG = ifn->getAttr("else_branch")->graph(0);
+  if (!std::is_sorted(order.begin(), order.end()) || order.size() != elseG->numOutputs()) {
+    std::vector<std::pair<Value *, OutputInfo>> outs;
+    for (unsigned i : order) outs.emplace_back(elseG->output(i), elseG->outputInfo(i));
+    for (unsigned i = elseG->numOutputs(); i-- > 0;) elseG->removeOutput(i);
+    for (auto &[v, info] : outs) elseG->addOutput(v, std::move(info));
+  }
+  for (unsigned i = 0; i < ifn->numResults(); ++i) {
+    const Type *t = joinTypes(ctx, outputType(*thenG, i), outputType(*elseG, i));
+    ifn->result(i)->setType(t);
+    OutputInfo info = gb.outputInfo(i);
+    info.type = t;
+    g.addOutput(ifn->result(i), std::move(info));
+  }
+  for (auto [src, copier] : {std::make_pair(&withPast, &cb), std::make_pair(&noPast, &ca)})
+    for (const auto &f : src->functions()) {
+      bool have = false;
+      for (const auto &x : m.functions())
+        have |= x->name == f->name && x->domain == f->domain && x->overload == f->overload;
+      if (!have)
+        if (absl::Status s = copier->function(*f, m); !s.ok()) return s;
+    }
+  if (auto r = deduplicateInitializers(m); !r.ok()) return r.status();
+  return out;
 }
 
 } // namespace onnxir

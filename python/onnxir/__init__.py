@@ -30,7 +30,7 @@ __all__ = [
     "run_passes", "infer_shapes", "list_passes", "list_options", "from_onnx", "to_onnx",
     "run", "compare", "OutputDiff", "EvalError", "EvalValueError", "NotSupportedError",
     "inspect", "view", "diff",
-    "extract", "add_outputs", "prune_outputs", "rename_io", "retype_io", "compose",
+    "extract", "add_outputs", "prune_outputs", "rename_io", "retype_io", "compose", "merge_decoders",
     "register_ops",
 ]
 
@@ -245,6 +245,18 @@ def compose(a, b, connect, prefix_a="", prefix_b="", *, drop_unconnected=False):
     mb = _model_arg(b, "compose: b").copy()
     _onnxir._compose(ma, mb, pairs, prefix_a, prefix_b, drop_unconnected)
     return ma
+
+
+def merge_decoders(decoder, decoder_with_past, *, condition="use_cache_branch"):
+    """A new Model that runs `decoder_with_past` when its bool[1] input
+    `condition` is true and `decoder` when it is false, as onnxir-compose
+    --merge-decoders does (Note [Merging decoders]): the inputs are the
+    with-past model's and the condition, the outputs the models' (the same
+    names in both), weights both hold stored once. Each argument is an
+    onnxir.Model, a path or an onnx.ModelProto; neither is changed."""
+    ma = _model_arg(decoder, "merge_decoders: decoder").copy()
+    mb = _model_arg(decoder_with_past, "merge_decoders: decoder_with_past").copy()
+    return _onnxir._merge_decoders(ma, mb, condition)
 
 
 def register_ops(source):

@@ -109,6 +109,21 @@ void bindSurgeryCompose(py::module_ &m) {
         py::arg("a"), py::arg("b"), py::arg("connect"), py::arg("prefix_a"), py::arg("prefix_b"),
         py::arg("drop_unconnected"),
         "Merges b into a in place (onnxir.compose works on copies).");
+  m.def("_merge_decoders",
+        [](const PyModel &a, const PyModel &b, std::string condition) {
+          if (a.h == b.h) fail("merge_decoders: the two models are the same model (pass a copy)");
+          MergeDecodersOptions o;
+          o.condition = std::move(condition);
+          Model &ma = a.m(), &mb = b.m();
+          absl::StatusOr<std::unique_ptr<Model>> r;
+          {
+            ModelHolder::Busy busyA(*a.h), busyB(*b.h);
+            r = mergeDecoders(ma, mb, o);
+          }
+          return PyModel{std::make_shared<ModelHolder>(check(std::move(r)))};
+        },
+        py::arg("decoder"), py::arg("decoder_with_past"), py::arg("condition"),
+        "The merged model (onnxir.merge_decoders works on copies).");
 }
 
 } // namespace onnxir::python

@@ -3,6 +3,11 @@
 //   onnxir-compose A B --connect A_OUT:B_IN [--connect ...]
 //                  [--prefix A:P] [--prefix B:P] [--drop-unconnected]
 //                  [--emit=binary|text] [--external-data=FILE] -o OUT
+//   onnxir-compose --merge-decoders DECODER DECODER_WITH_PAST
+//                  [--condition=NAME] [--emit=...] [--external-data=FILE] -o OUT
+//
+// With --merge-decoders the two exports of a decoder become one model that
+// runs either by an If on a bool input (Note [Merging decoders]).
 //
 // B's inputs named by --connect read A's outputs; names get the prefixes
 // (connect names are given without them); the default-domain opsets are
@@ -36,7 +41,9 @@ namespace {
 
 const char *kUsage =
     "onnxir-compose A B --connect A_OUT:B_IN [--connect ...] [--prefix A:P] [--prefix B:P] "
-    "[--drop-unconnected] [--emit=binary|text] [--external-data=FILE] -o OUT";
+    "[--drop-unconnected] [--emit=binary|text] [--external-data=FILE] -o OUT\n"
+    "       onnxir-compose --merge-decoders DECODER DECODER_WITH_PAST [--condition=NAME] "
+    "[--emit=binary|text] [--external-data=FILE] -o OUT";
 
 } // namespace
 
@@ -44,7 +51,8 @@ int main(int argc, char **argv) {
   std::vector<std::string> models;
   std::string out, emit, external;
   ComposeOptions opts;
-  bool prefixA = false, prefixB = false;
+  MergeDecodersOptions mergeOpts;
+  bool prefixA = false, prefixB = false, merge = false, conditionGiven = false;
   for (int i = 1; i < argc; ++i) {
     llvm::StringRef a(argv[i]);
     // --flag=VALUE or --flag VALUE.
@@ -64,6 +72,12 @@ int main(int argc, char **argv) {
     if (a == "--help" || a == "-h") {
       llvm::outs() << "usage: " << kUsage << "\n";
       return 0;
+    } else if (a == "--merge-decoders") {
+      merge = true;
+    } else if (value("--condition", v)) {
+      if (v.empty()) fail("--condition needs a name");
+      mergeOpts.condition = v;
+      conditionGiven = true;
     } else if (a == "--drop-unconnected") {
       opts.dropUnconnected = true;
     } else if (value("--connect", v)) {
@@ -94,7 +108,10 @@ int main(int argc, char **argv) {
   }
   if (models.size() != 2) fail(std::string("two models are taken: ") + kUsage);
   if (out.empty()) fail(std::string("no output given (-o OUT): ") + kUsage);
-  if (opts.connect.empty()) fail(std::string("no --connect given: ") + kUsage);
+  if (merge && (!opts.connect.empty() || prefixA || prefixB || opts.dropUnconnected))
+    fail("--merge-decoders takes no --connect, --prefix or --drop-unconnected");
+  if (!merge && conditionGiven) fail("--condition is an option of --merge-decoders");
+  if (!merge && opts.connect.empty()) fail(std::string("no --connect given: ") + kUsage);
 
   std::unique_ptr<Model> m[2];
   for (int k = 0; k < 2; ++k) {
@@ -106,12 +123,21 @@ int main(int argc, char **argv) {
       if (d.kind != Diagnostic::Kind::OrderViolation) absl::StrAppend(&problems, "\n  ", d.message);
     if (!problems.empty()) fail(models[k] + ": the model is invalid:" + problems);
   }
-  if (absl::Status s = composeModels(*m[0], *m[1], opts); !s.ok())
+  // (The sources stay alive: weights may be views of their mapped files.)
+  std::unique_ptr<Model> merged;
+  if (merge) {
+    auto r = mergeDecoders(*m[0], *m[1], mergeOpts);
+    if (!r.ok()) fail(absl::StrCat(models[0], " + ", models[1], ": ", r.status().message()));
+    merged = std::move(*r);
+  } else if (absl::Status s = composeModels(*m[0], *m[1], opts); !s.ok()) {
     fail(absl::StrCat(models[0], " + ", models[1], ": ", s.message()));
+  }
   std::string problems;
-  for (const Diagnostic &d : verifyAll(*m[0])) absl::StrAppend(&problems, "\n  ", d.message);
+  Model &result = merged ? *merged : *m[0];
+  for (const Diagnostic &d : verifyAll(result)) absl::StrAppend(&problems, "\n  ", d.message);
   if (!problems.empty())
-    fail(absl::StrCat(models[0], " + ", models[1], ": the composed model is invalid:", problems));
+    fail(absl::StrCat(models[0], " + ", models[1], ": the ", merge ? "merged" : "composed",
+                      " model is invalid:", problems));
   if (absl::Status s = checkMappedFileReads(); !s.ok()) fail(std::string(s.message()));
 
   SaveFileOptions so;
@@ -119,6 +145,6 @@ int main(int argc, char **argv) {
                                                                     : ModelFormat::Auto;
   so.externalDataFile = external;
   so.inputs = models;
-  if (absl::Status s = saveModelFile(*m[0], out, so); !s.ok()) fail(std::string(s.message()));
+  if (absl::Status s = saveModelFile(result, out, so); !s.ok()) fail(std::string(s.message()));
   return 0;
 }

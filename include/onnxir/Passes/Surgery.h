@@ -149,6 +149,28 @@ struct ComposeOptions {
 };
 absl::Status composeModels(Model &a, Model &b, const ComposeOptions &opts);
 
+/// Note [Merging decoders]
+/// mergeDecoders makes one model of a decoder's two exports (optimum's
+/// decoder_model.onnx and decoder_with_past_model.onnx): an If on a new
+/// bool[1] input `condition` (default `use_cache_branch`) runs the
+/// with-past graph when true, the other when false. Its inputs are the
+/// with-past model's (the first step feeds empty caches, which the branch
+/// without past does not read) and the condition; its outputs are the
+/// models' outputs, which must have the same names (types joined: dims the
+/// branches disagree on are unknown). The weights of both are the outer
+/// graph's initializers, read by the branches, and equal ones are stored
+/// once (dedup-initializers), so the merged file holds the shared weights
+/// once. A weight named like another value of the other model, and an
+/// intermediate named like an outer input, get fresh names. Opsets as in
+/// compose (the default domain converted to the higher version, other
+/// domains equal); functions merged as there. Every check is made before
+/// the result is built; the two models may be changed (renamed, converted).
+struct MergeDecodersOptions {
+  std::string condition = "use_cache_branch";
+};
+absl::StatusOr<std::unique_ptr<Model>> mergeDecoders(Model &noPast, Model &withPast,
+                                                     const MergeDecodersOptions &opts = {});
+
 /// Parses `old:new,old:new` (rename-io) and `name:type,name:type`
 /// (retype-io, types in the text syntax: float16, int32, ...).
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>>
