@@ -17,9 +17,9 @@
 //  Sigmoid and Tanh saturate to 1, Exp to inf), and the tie then goes to
 //  the first index, which need not be the maximum's. No such op is
 //  injective on floats, so that rewrite is not exact and is not done.
-//  Slices on one axis are not merged either (slice-chain takes disjoint
-//  axes): composing clamped ranges exactly needs the dim, and a negative
-//  start or end counts from a different end in each.
+//  Slices on one axis merge only with step 1 and the dim known
+//  (slice-chain): a negative bound counts from the end of a different
+//  length in each, and clamping needs the length.
 //
 //===----------------------------------------------------------------------===//
 #include "onnxir/Ops/OpContext.h"
@@ -273,35 +273,57 @@ std::optional<SliceArgs> sliceArgs(const Node &s) {
   return a;
 }
 
-// Slice(Slice(x, s1, e1, a1, p1), s2, e2, a2, p2) -> Slice(x, s1 s2, e1 e2,
-// a1 a2, p1 p2) when a1 and a2 are disjoint (negative axes against x's known
-// rank): slicing one axis does not change the others, so each axis gets the
-// range it got before. Operand form only (opset 10 on). Exact.
+/// The range [start, end) that a step-1 Slice entry keeps of a dim of size
+/// `d`: negative bounds count from the end, then both are clamped to
+/// [0, d]; end below start keeps nothing.
+std::pair<int64_t, int64_t> unitRange(int64_t start, int64_t end, int64_t d) {
+  auto clampTo = [d](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + d : v, 0, d); };
+  int64_t b = clampTo(start), e = clampTo(end);
+  return {b, std::max(b, e)};
+}
+
+// Slice(Slice(x, s1, e1, a1, p1), s2, e2, a2, p2) -> one Slice. Axes named
+// by one of them only (negative ones against x's known rank) keep their
+// entries: slicing one axis does not change the others. An axis both name
+// is merged only with step 1 in both and x's dim there known: the inner
+// range [b1, f1) of the dim, then the outer range [b2, f2) of its length,
+// is [b1 + b2, b1 + f2). Operand form only (opset 10 on). Exact.
 bool sliceChain(Node &n, PatternRewriter &rw) {
   if (rw.opsetVersion() < firstVersionWithInput("Slice", "starts")) return false;
   Node *inner = rw.singleUseProducer(n, 0, "Slice");
   if (!inner || !inner->operand(0)) return false;
   auto o = sliceArgs(n), i = sliceArgs(*inner);
   if (!o || !i) return false;
-  int64_t r = staticRankOf(inner->operand(0));
-  auto ai = normAxes(i->axes, r), ao = normAxes(o->axes, r);
-  if (!ai || !ao) return false;
-  std::vector<int64_t> both = *ai;
-  both.insert(both.end(), ao->begin(), ao->end());
-  std::sort(both.begin(), both.end());
-  if (std::adjacent_find(both.begin(), both.end()) != both.end()) return false;
-  auto cat = [](std::vector<int64_t> a, const std::vector<int64_t> &b) {
-    a.insert(a.end(), b.begin(), b.end());
-    return a;
-  };
-  std::vector<int64_t> lists[4] = {cat(i->starts, o->starts), cat(i->ends, o->ends),
-                                   cat(i->axes, o->axes), cat(i->steps, o->steps)};
+  Value *x = inner->operand(0);
+  int64_t r = staticRankOf(x);
+  if (!normAxes(i->axes, r) || !normAxes(o->axes, r)) return false; // repeats, range
+  auto axisAt = [r](int64_t a) { return a < 0 ? a + r : a; };
+  SliceArgs m = *i;
+  for (size_t k = 0; k < o->axes.size(); ++k) {
+    int64_t a = axisAt(o->axes[k]);
+    size_t j = 0;
+    while (j < m.axes.size() && axisAt(m.axes[j]) != a) ++j;
+    if (j == m.axes.size()) {
+      m.starts.push_back(o->starts[k]);
+      m.ends.push_back(o->ends[k]);
+      m.axes.push_back(o->axes[k]);
+      m.steps.push_back(o->steps[k]);
+      continue;
+    }
+    int64_t d = staticDimOf(x, (unsigned)a);
+    if (d < 0 || m.steps[j] != 1 || o->steps[k] != 1) return false;
+    auto [b1, f1] = unitRange(m.starts[j], m.ends[j], d);
+    auto [b2, f2] = unitRange(o->starts[k], o->ends[k], f1 - b1);
+    m.starts[j] = b1 + b2;
+    m.ends[j] = b1 + f2;
+  }
+  std::vector<int64_t> *lists[4] = {&m.starts, &m.ends, &m.axes, &m.steps};
   static const char *const kNames[4] = {"starts", "ends", "axes", "steps"};
   std::vector<Value *> vals;
   for (unsigned k = 0; k < 4; ++k)
-    vals.push_back(rw.createConstant(kNames[k], makeInt64Tensor({(int64_t)lists[k].size()},
-                                                                lists[k])));
-  rw.setOperand(&n, 0, inner->operand(0));
+    vals.push_back(rw.createConstant(kNames[k], makeInt64Tensor({(int64_t)lists[k]->size()},
+                                                                *lists[k])));
+  rw.setOperand(&n, 0, x);
   for (unsigned k = 0; k < 4; ++k) rw.setOperand(&n, k + 1, vals[k]);
   return true;
 }
