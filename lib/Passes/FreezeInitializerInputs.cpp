@@ -67,6 +67,23 @@ absl::StatusOr<int64_t> freezeInitializerInputs(Model &m, const std::vector<std:
   return frozen;
 }
 
+std::string inputDefaultsNote(const Model &m, const PassStatistics &stats) {
+  int64_t folds = 0, reads = 0;
+  for (auto &[key, n] : stats) {
+    if (key == "fold-constants: declined (initializer is a graph input)") folds += n;
+    if (key == "infer-shapes: initializers that are graph inputs, not read") reads += n;
+  }
+  int64_t defaults = 0;
+  for (const Value *v : m.graph().inputs()) defaults += v->initializer() != nullptr;
+  if ((!folds && !reads) || !defaults) return "";
+  return absl::StrCat("initializers that are also graph inputs (", defaults,
+                      " here: overridable defaults, never read as constants) kept ",
+                      folds ? "nodes from folding" : "", folds && reads ? " and " : "",
+                      reads ? "inference from their values" : "",
+                      "; -freeze-initializer-inputs makes them constants (all, or "
+                      "freeze-initializer-inputs{names=...})");
+}
+
 namespace {
 
 class FreezeInitializerInputsPass : public NamedPass {

@@ -10,6 +10,7 @@
 #include "onnxir/Inspect/Diff.h"
 #include "onnxir/Inspect/Inspect.h"
 #include "onnxir/IR/Verifier.h"
+#include "onnxir/Passes/Passes.h"
 #include "onnxir/Passes/PipelineOptions.h"
 #include "onnxir/Serialize/ModelFile.h"
 
@@ -39,6 +40,10 @@ std::string inspectJson(const PyModel &pm, const std::string &pipeline) {
       if (PyErr_WarnEx(PyExc_UserWarning, w.c_str(), 2) != 0) throw py::error_already_set();
     if (!r.ok()) fail("inspect: " + std::string(r.status().message()));
     stats = std::move(r->statistics);
+    // onnx-opt --summary's note on initializers that are graph inputs.
+    if (std::string note = inputDefaultsNote(m, stats); !note.empty())
+      if (PyErr_WarnEx(PyExc_UserWarning, ("inspect: " + note).c_str(), 2) != 0)
+        throw py::error_already_set();
   }
   InspectOptions io;
   io.statistics = &stats;

@@ -536,27 +536,6 @@ void printPatternSummary(const PassStatistics &stats) {
   section("opset conversion (nodes per op)", {"convert-opset: ", "expand-functions: "});
 }
 
-/// --summary: a note when initializers that are also main-graph inputs
-/// (overridable defaults, never read as constants) kept nodes from folding
-/// or rules from reading their values (the fold-constants and infer-shapes
-/// counters), with the pass that makes them constants.
-void printInputDefaultsNote(const Model &m, const PassStatistics &stats) {
-  int64_t folds = 0, reads = 0;
-  for (auto &[key, n] : stats) {
-    if (key == "fold-constants: declined (initializer is a graph input)") folds += n;
-    if (key == "infer-shapes: initializers that are graph inputs, not read") reads += n;
-  }
-  int64_t defaults = 0;
-  for (const Value *v : m.graph().inputs()) defaults += v->initializer() != nullptr;
-  if ((!folds && !reads) || !defaults) return;
-  llvm::errs() << "note: initializers that are also graph inputs (" << defaults
-               << " here: overridable defaults, never read as constants) kept "
-               << (folds ? "nodes from folding" : "") << (folds && reads ? " and " : "")
-               << (reads ? "inference from their values" : "")
-               << "; -freeze-initializer-inputs makes them constants (all, or "
-                  "freeze-initializer-inputs{names=...})\n";
-}
-
 /// --emit=json/dot/mermaid/svg: a view of the result (lib/Inspect) to -o in
 /// place of the model, written whole or not at all.
 bool isViewFormat(EmitFormat f) { return f >= EmitFormat::Json; }
@@ -1074,7 +1053,10 @@ int onnxOptMain(int argc, char **argv) {
     after.fileSize = fileSize(gOutput);
     printSummary(before, after);
     printPatternSummary(r->statistics);
-    printInputDefaultsNote(*model, r->statistics);
+    // A note when initializers that are graph inputs blocked folding or
+    // inference, naming the pass that frees them.
+    if (std::string note = inputDefaultsNote(*model, r->statistics); !note.empty())
+      llvm::errs() << "note: " << note << "\n";
   }
   // The output is written and the process ends here: the model is not taken
   // apart (unlinking and freeing a 10^6-node IR costs about a tenth of the

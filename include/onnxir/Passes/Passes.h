@@ -94,6 +94,11 @@ absl::StatusOr<bool> deduplicateInitializers(Model &m, int64_t *merged = nullptr
 /// constants, no longer inputs. Returns how many.
 absl::StatusOr<int64_t> freezeInitializerInputs(Model &m,
                                                 const std::vector<std::string> &names = {});
+/// The note of onnx-opt --summary and onnxir.inspect(pipeline=...) when a
+/// run's statistics say initializers that are also graph inputs kept nodes
+/// from folding or rules from their values (with the count of such inputs
+/// and the pass that frees them); "" when they did not.
+std::string inputDefaultsNote(const Model &m, const PassStatistics &stats);
 
 /// Turns Constant nodes (value tensors up to `maxBytes`) into initializers of
 /// the same name; in function bodies, which cannot hold initializers, nothing.
