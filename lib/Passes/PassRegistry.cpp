@@ -373,6 +373,8 @@ void registerAllPasses() {
 
   r.registerPass(createConvertPrecisionPass); // convert-precision (ConvertPrecision.cpp)
   r.registerPass(createSimplifyQdqPass); // simplify-qdq (Qdq.cpp)
+  r.registerPass(createQuantizeWeightsPass); // quantize-weights (QuantizeWeights.cpp)
+  r.registerPass(createDequantizeWeightsPass); // dequantize-weights (QuantizeWeights.cpp)
   //===--- Further passes: one line each, above this banner ----------------===//
 
   // Composite pipelines last: they are built from the entries above.

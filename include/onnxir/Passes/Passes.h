@@ -219,6 +219,37 @@ struct RewriteStatistics;
 /// [Exact Q/DQ round trips]); Q -> DQ pairs stay.
 absl::StatusOr<bool> simplifyQdq(Model &m, RewriteStatistics *stats = nullptr);
 
+struct QuantizeWeightsOptions {
+  /// 4 or 8.
+  uint64_t bits = 8;
+  /// Weights per block along the reduction axis.
+  uint64_t block = 32;
+  /// int8/int4 without zero points; false: uint8/uint4 with them.
+  bool symmetric = true;
+  /// Ops whose constant weight (operand 1) is quantized, comma-separated.
+  std::string ops = "MatMul,Gemm";
+};
+struct QuantizeWeightsStatistics {
+  int64_t weightsQuantized = 0, bytesBefore = 0, bytesAfter = 0;
+  /// The -stats names (Note [Pass definitions in one place], Pass.h).
+  template <class F> void forEach(F &&f) const {
+    f("weights quantized", weightsQuantized);
+    f("weight bytes before", bytesBefore);
+    f("weight bytes after", bytesAfter);
+  }
+};
+/// Weight-only quantization (quantize-weights, QuantizeWeights.cpp): the
+/// constant float32 rank-2 weights of the main graph's MatMul/Gemm nodes
+/// become int8/int4 blocks read through a blocked DequantizeLinear (opset 21
+/// or later; an older model is left, with a remark). Sizes and the weight
+/// error are described in `remarks`, when given.
+absl::StatusOr<bool> quantizeWeights(Model &m, const QuantizeWeightsOptions &opts = {},
+                                     QuantizeWeightsStatistics *stats = nullptr,
+                                     std::vector<std::string> *remarks = nullptr);
+/// The reverse: DequantizeLinear nodes of constants become float
+/// initializers (dequantize-weights).
+absl::StatusOr<bool> dequantizeWeights(Model &m, int64_t *dequantized = nullptr);
+
 //===----------------------------------------------------------------------===//
 // Pass objects (registered by registerAllPasses(), see Pass.h). Each adapter
 // lives in its pass's file; its options are declared there, once.
@@ -239,6 +270,8 @@ std::unique_ptr<Pass> createConvertOpsetPass();                  ///< convert-op
 std::unique_ptr<Pass> createExpandFunctionsPass();               ///< expand-functions
 std::unique_ptr<Pass> createConvertPrecisionPass();              ///< convert-precision
 std::unique_ptr<Pass> createSimplifyQdqPass();                   ///< simplify-qdq
+std::unique_ptr<Pass> createQuantizeWeightsPass();               ///< quantize-weights
+std::unique_ptr<Pass> createDequantizeWeightsPass();             ///< dequantize-weights
 // Model surgery (Surgery.h; SurgeryExtract.cpp, SurgeryIO.cpp).
 std::unique_ptr<Pass> createExtractPass();                       ///< extract
 std::unique_ptr<Pass> createAddOutputsPass();                    ///< add-outputs
