@@ -104,8 +104,11 @@ TEST(PassRegistry, RecordsWhatEachPassDeclares) {
   registerAllPasses();
   const PassInfo *fold = PassRegistry::instance().lookup("fold-constants");
   ASSERT_NE(fold, nullptr);
-  ASSERT_EQ(fold->options.size(), 3u);
+  ASSERT_EQ(fold->options.size(), 4u);
   EXPECT_EQ(fold->options[0].key, "size-limit");
+  // Quantized weights stay unless asked (Note [Dequantize stays]).
+  EXPECT_EQ(fold->options[3].key, "fold-dq");
+  EXPECT_EQ(fold->options[3].defaultText, "false");
   EXPECT_EQ(fold->options[0].flag, "fold-size-limit");
   EXPECT_EQ(fold->options[0].defaultText, "1048576");
   // The shape data budget is one flag for folding and inference alike.
