@@ -12,7 +12,8 @@ lib/Passes drifts back to keeping such facts itself:
     literals ("Relu") and identifiers (Relu) equal to an op name, comments
     left out, and the root op of a pattern's registration left out too
     (`ps.add("remove-dropout", "Dropout", ...)`: a pattern names the op it
-    matches);
+    matches), with the ops it says it makes (its census list,
+    `ps.add("fuse-gelu", "Mul", fuseGelu, 2, {"Gelu"})`);
   - opset literal: a version comparison with an integer literal, e.g.
     `rw.opsetVersion() < 13`, `c.opset >= 18`, `v < 7`,
     `older->sinceVersion() < 11` (0 and -1, "unknown" and "absent", pass).
@@ -91,6 +92,7 @@ def strip_comments(line, state):
 
 
 PATTERN_ROOT = re.compile(r'\bps\.add\(\s*"(?:[^"\\]|\\.)*"\s*,\s*"(?:[^"\\]|\\.)*"')
+PATTERN_MADE = re.compile(r'(\bps\.add\([^{]*)\{[^}]*\}')
 TOKEN = re.compile(r'"((?:[^"\\]|\\.)*)"|\b([A-Za-z_][A-Za-z0-9_]*)\b')
 VERSIONISH = r"(?:\b(?:opset\w*|\w*[vV]ersion\w*)(?:\(\))?|\bv)"
 CMP = r"(?:<=|>=|==|!=|<|>)"
@@ -107,7 +109,7 @@ def check_file(path, rel, names):
     per_line = []
     for n, line in enumerate(raw, 1):
         code = strip_comments(line, state)
-        counted = PATTERN_ROOT.sub("", code)
+        counted = PATTERN_ROOT.sub("", PATTERN_MADE.sub(r"\1", code))
         ops = set()
         for s, ident in TOKEN.findall(counted):
             word = s or ident
