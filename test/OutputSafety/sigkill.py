@@ -29,7 +29,8 @@ with open(big, "wb") as f:
         graph += field(1, field(1, b"x") + field(1, b"w%d" % i) + field(2, b"y%d" % i) +
                        field(4, b"Add"))
         graph += field(12, field(1, b"y%d" % i))
-    graph += field(11, field(1, b"x"))
+    # x typed float (a main-graph input needs a type to load).
+    graph += field(11, field(1, b"x") + field(2, field(1, vfield(1, 1))))
     graph += field(2, b"big")
     f.write(field(7, bytes(graph)))
 
