@@ -19,6 +19,7 @@
 #include "onnxir/IR/ValueInfo.h"
 #include "onnxir/Ops/Kernels.h"
 #include "onnxir/Ops/OpContext.h"
+#include "onnxir/Ops/OpFacts.h"
 #include "onnxir/Ops/OpSchema.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/Passes.h"
@@ -156,13 +157,15 @@ absl::StatusOr<bool> Quantizer::run() {
     if (op != "MatMul" && op != "Gemm")
       return absl::InvalidArgumentError(
           absl::StrCat("quantize-weights: ops: '", op, "' is not MatMul or Gemm"));
-  // Blocked DequantizeLinear (block_size, int4) is opset 21.
-  int64_t opset = m_.opsetVersion("");
-  if (opset < 21) {
+  // Blocked DequantizeLinear (block_size, int4) came with opset 21.
+  int64_t opset = m_.opsetVersion(""), blocked = firstVersionWithAttribute("DequantizeLinear",
+                                                                          "block_size");
+  if (opset < blocked) {
     if (remarks_)
       remarks_->push_back(absl::StrCat("the model imports opset ", opset,
-                                       "; blocked DequantizeLinear needs 21 (convert with "
-                                       "--target-opset=21 first): nothing quantized"));
+                                       "; blocked DequantizeLinear needs ", blocked,
+                                       " (convert with --target-opset=", blocked,
+                                       " first): nothing quantized"));
     return false;
   }
   // Every use of a weight must be a quantizable operand: one DQ serves all.
