@@ -24,8 +24,10 @@
 // removed. Initializers pair through the operand slots of paired nodes (then
 // by equal contents, then by name) and are compared by element type, shape
 // and values (the max |a - b|). Graph inputs and outputs, opsets and
-// functions are compared by name. Subgraph bodies are compared as a whole
-// (an attribute whose body differs is a changed attribute).
+// functions are compared by name. A subgraph attribute whose body differs
+// makes its node changed; the two bodies are then matched the same way
+// (their inputs by position, not name) and what differs inside is listed
+// under the attribute's name (`then_branch: node_added Neg ...`).
 //===----------------------------------------------------------------------===//
 #include "onnxir/Inspect/Diff.h"
 
@@ -83,7 +85,10 @@ Hash tensorHash(const Tensor &t, bool contents) {
 /// The signatures of one model's values (Note [Structural matching]).
 class Signer {
 public:
-  explicit Signer(const Graph &top) : top_(&top) {}
+  /// `top`: the graph whose inputs are keyed by name (the model's
+  /// interface); a subgraph compared on its own keys them by position.
+  explicit Signer(const Graph &top, bool inputsByName = true)
+      : top_(&top), inputsByName_(inputsByName) {}
 
   Hash value(const Value *v, bool strict) {
     if (!v) return hashStr("none");
@@ -94,7 +99,7 @@ public:
       h = mix(node(*def, strict), (Hash)v->resultIndex());
     } else if (v->isGraphInput()) {
       const Graph *g = v->getGraph();
-      if (g == top_) {
+      if (g == top_ && inputsByName_) {
         h = mix(hashStr("input"), hashStr(v->name()));
       } else {
         unsigned i = 0;
@@ -206,6 +211,7 @@ private:
   }
 
   const Graph *top_;
+  bool inputsByName_;
   llvm::DenseMap<const Value *, Hash> strictV_, looseV_;
   llvm::DenseMap<const Node *, Hash> strictN_, looseN_;
 };
@@ -276,14 +282,20 @@ std::string typeStr(const Type *t) { return t ? t->str() : "(no type)"; }
 
 class Differ {
 public:
-  Differ(const Model &a, const Model &b) : a_(a), b_(b), sa_(a.graph()), sb_(b.graph()) {}
+  Differ(const Model &a, const Model &b)
+      : a_(&a), b_(&b), ga_(a.graph()), gb_(b.graph()), sa_(ga_), sb_(gb_) {}
+  /// Two subgraph bodies (a changed If branch): their nodes and
+  /// initializers, inputs by position.
+  Differ(const Graph &a, const Graph &b) : ga_(a), gb_(b), sa_(a, false), sb_(b, false) {}
 
   ModelDiff run() {
-    header();
-    io();
+    if (a_) {
+      header();
+      io();
+    }
     nodes();
     initializers();
-    functions();
+    if (a_) functions();
     return std::move(d_);
   }
 
@@ -310,14 +322,14 @@ private:
   }
 
   void header() {
-    if (a_.irVersion != b_.irVersion) {
+    if (a_->irVersion != b_->irVersion) {
       auto &e = add("ir_version_changed", "", "");
-      e.details.push_back("ir_version: " + (a_.irVersion ? std::to_string(*a_.irVersion) : "-") +
-                          " -> " + (b_.irVersion ? std::to_string(*b_.irVersion) : "-"));
+      e.details.push_back("ir_version: " + (a_->irVersion ? std::to_string(*a_->irVersion) : "-") +
+                          " -> " + (b_->irVersion ? std::to_string(*b_->irVersion) : "-"));
     }
     std::map<std::string, int64_t> oa, ob;
-    for (auto &o : a_.opsetImports) oa[o.domain == "ai.onnx" ? "" : o.domain] = o.version;
-    for (auto &o : b_.opsetImports) ob[o.domain == "ai.onnx" ? "" : o.domain] = o.version;
+    for (auto &o : a_->opsetImports) oa[o.domain == "ai.onnx" ? "" : o.domain] = o.version;
+    for (auto &o : b_->opsetImports) ob[o.domain == "ai.onnx" ? "" : o.domain] = o.version;
     std::set<std::string> domains;
     for (auto &[k, v] : oa) domains.insert(k);
     for (auto &[k, v] : ob) domains.insert(k);
@@ -350,7 +362,7 @@ private:
   void io() {
     for (bool outputs : {false, true}) {
       std::string what = outputs ? "output" : "input";
-      auto va = interface(a_.graph(), outputs), vb = interface(b_.graph(), outputs);
+      auto va = interface(ga_, outputs), vb = interface(gb_, outputs);
       std::map<std::string, const Type *> ma(va.begin(), va.end()), mb(vb.begin(), vb.end());
       for (auto &[name, type] : va)
         if (!mb.count(name))
@@ -374,8 +386,8 @@ private:
 
   void nodes() {
     std::vector<const Node *> na, nb;
-    for (const Node &n : a_.graph().nodes()) na.push_back(&n);
-    for (const Node &n : b_.graph().nodes()) nb.push_back(&n);
+    for (const Node &n : ga_.nodes()) na.push_back(&n);
+    for (const Node &n : gb_.nodes()) nb.push_back(&n);
     d_.nodesA = na.size();
     d_.nodesB = nb.size();
     // Unambiguous pairs first, and what they imply, before equal nodes are
@@ -420,12 +432,12 @@ private:
     auto tryPair = [&](Value *va, Value *vb) {
       if (!va || !vb) return;
       Node *x = va->definingNode(), *y = vb->definingNode();
-      if (!x || !y || x->getGraph() != &a_.graph() || y->getGraph() != &b_.graph()) return;
+      if (!x || !y || x->getGraph() != &ga_ || y->getGraph() != &gb_) return;
       if (partnerA_.count(x) || partnerB_.count(y) || !sameOp(x, y)) return;
       if (va->resultIndex() != vb->resultIndex()) return;
       pair(x, y);
     };
-    const Graph &ga = a_.graph(), &gb = b_.graph();
+    const Graph &ga = ga_, &gb = gb_;
     for (unsigned i = 0; i < ga.numOutputs(); ++i)
       for (unsigned k = 0; k < gb.numOutputs(); ++k)
         if (ga.output(i)->name() == gb.output(k)->name()) tryPair(ga.output(i), gb.output(k));
@@ -466,7 +478,7 @@ private:
       return it != partnerA_.end() && it->second == y && va->resultIndex() == vb->resultIndex();
     }
     if (va->isGraphInput() && vb->isGraphInput())
-      return va->getGraph() == &a_.graph() && vb->getGraph() == &b_.graph()
+      return va->getGraph() == &ga_ && vb->getGraph() == &gb_
                  ? va->name() == vb->name()
                  : sa_.value(va, false) == sb_.value(vb, false);
     if (va->isConstantInitializer() && vb->isConstantInitializer()) {
@@ -502,6 +514,9 @@ private:
     for (const std::string &n : names) {
       const Attribute *p = ax.count(n) ? ax[n] : nullptr, *q = ay.count(n) ? ay[n] : nullptr;
       if (p && q && sa_.attribute(*p) == sb_.attribute(*q)) continue;
+      if (p && q && p->numGraphs() && p->numGraphs() == q->numGraphs() &&
+          nestedDetails(*p, *q, details))
+        continue;
       details.push_back("attribute " + n + ": " + (p ? formatAttribute(*p) : "(absent)") +
                         " -> " + (q ? formatAttribute(*q) : "(absent)"));
     }
@@ -518,11 +533,40 @@ private:
     e.details = std::move(details);
   }
 
+  /// A changed subgraph attribute: what differs inside its bodies, one line
+  /// per difference (`then_branch: node_added Neg (computing 'r')`); false
+  /// when the bodies' nodes and initializers match (the difference is in
+  /// their interface or in what they capture).
+  bool nestedDetails(const Attribute &p, const Attribute &q, std::vector<std::string> &details) {
+    std::vector<std::string> lines;
+    for (unsigned k = 0; k < p.numGraphs(); ++k) {
+      std::string where = p.name() + (p.numGraphs() > 1 ? "[" + std::to_string(k) + "]" : "");
+      ModelDiff sub = Differ(*p.graph(k), *q.graph(k)).run();
+      for (const ModelDiff::Entry &e : sub.entries) {
+        std::string text = formatDiffText(ModelDiff{{e}, 0, 0, 0});
+        text = text.substr(0, text.rfind('\n', text.size() - 2)); // the count line
+        std::string line = where + ": ";
+        for (size_t i = 0; i < text.size(); ++i) {
+          if (text[i] != '\n') {
+            line += text[i];
+            continue;
+          }
+          line += "; ";
+          while (i + 1 < text.size() && text[i + 1] == ' ') ++i;
+        }
+        lines.push_back(line);
+      }
+    }
+    if (lines.empty()) return false;
+    details.insert(details.end(), lines.begin(), lines.end());
+    return true;
+  }
+
   void initializers() {
     std::vector<Value *> ia, ib;
-    for (Value *v : a_.graph().initializers())
+    for (Value *v : ga_.initializers())
       if (v->isConstantInitializer()) ia.push_back(v);
-    for (Value *v : b_.graph().initializers())
+    for (Value *v : gb_.initializers())
       if (v->isConstantInitializer()) ib.push_back(v);
     // Leftovers: by equal contents, then by name.
     for (bool byName : {false, true}) {
@@ -606,8 +650,8 @@ private:
   void functions() {
     auto key = [](const Function &f) { return f.domain + "." + f.name + ":" + f.overload; };
     std::map<std::string, const Function *> fa, fb;
-    for (auto &f : a_.functions()) fa[key(*f)] = f.get();
-    for (auto &f : b_.functions()) fb[key(*f)] = f.get();
+    for (auto &f : a_->functions()) fa[key(*f)] = f.get();
+    for (auto &f : b_->functions()) fb[key(*f)] = f.get();
     for (auto &[k, f] : fa) {
       auto it = fb.find(k);
       if (it == fb.end()) {
@@ -625,7 +669,8 @@ private:
       if (!fa.count(k)) add("function_added", "", f->qualifiedName());
   }
 
-  const Model &a_, &b_;
+  const Model *a_ = nullptr, *b_ = nullptr;
+  const Graph &ga_, &gb_;
   Signer sa_, sb_;
   ModelDiff d_;
   std::map<const Node *, const Node *> partnerA_, partnerB_;
