@@ -874,4 +874,14 @@ Dim Context::freshSymbolDim(llvm::StringRef prefix) {
 
 bool Context::isKnownSymbol(llvm::StringRef name) const { return symbolNames_.count(name); }
 
+bool dimMinOfOnly(const DimExpr *a, const DimExpr *b) {
+  if (!a || !b || a->kind() != DimExpr::Kind::Min || b->isConstant()) return false;
+  bool hasB = false;
+  for (const DimExpr *x : a->operands()) {
+    if (x == b) hasB = true;
+    else if (!x->isConstant() || x->value() < 2) return false;
+  }
+  return hasB;
+}
+
 } // namespace onnxir

@@ -77,6 +77,9 @@ std::optional<Dims> broadcast(Context &ctx, const Dims &a, const Dims &b) {
     if (isOne(x)) out[i] = y;
     else if (isOne(y)) out[i] = x;
     else if (x && y && x == y) out[i] = x;
+    // Note [Slices of fixed buffers] (IR/DimExpr.h): min(P, S) against S.
+    else if (dimMinOfOnly(x, y)) out[i] = y;
+    else if (dimMinOfOnly(y, x)) out[i] = x;
     else if (x && y && x->isConstant() && y->isConstant()) return std::nullopt;
     else if (x && x->isConstant()) out[i] = x; // y is 1 or equal to it
     else if (y && y->isConstant()) out[i] = y;

@@ -62,7 +62,7 @@ namespace {
 /// least 2, and its last two dims are `sq` and `skv`, proven equal.
 bool squareOverSequence(const Value *v, const Dim &sq, const Dim &skv) {
   int64_t r = rankOf(v);
-  if (r < 2 || !sameDim(sq, skv) || !sameDim(dimOf(v, -2), sq) || !sameDim(dimOf(v, -1), skv))
+  if (r < 2 || !sameDim(sq, skv) || !seqSame(dimOf(v, -2), sq) || !seqSame(dimOf(v, -1), skv))
     return false;
   for (int64_t i = 0; i + 2 < r; ++i)
     if (!isOne(dimOf(v, i))) return false;
@@ -192,6 +192,58 @@ std::optional<int64_t> triluK(const Node &tr) {
   return oneInt(tr.operand(1));
 }
 
+/// GPT-2's causal buffer sliced to the sequence, bias[:, :, 0:S, 0:S]:
+/// Slices (opset 10 form) of a constant bool tensor whose leading dims are 1
+/// and whose last two are a [P, P] triangle (j <= i; `negated`: j > i),
+/// each cutting only its last two axes, from 0 with step 1, to any end.
+/// The top-left block of a triangle is the triangle (Note [Causal mask
+/// forms]); that it is square over the sequence the caller checks.
+bool causalBufferSlice(const Value *v, bool negated) {
+  for (int depth = 0; depth < 4; ++depth) {
+    const Tensor *t = PatternRewriter::constantTensor(v);
+    if (t) {
+      size_t r = t->dims().size();
+      if (t->dataType() != DataType::Bool || r < 2) return false;
+      for (size_t i = 0; i + 2 < r; ++i)
+        if (t->dims()[i] != 1) return false;
+      int64_t n = t->dims()[r - 1];
+      auto vals = t->values<int64_t>();
+      if (!vals.ok() || t->dims()[r - 2] != n || (int64_t)vals->size() != n * n) return false;
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          if (((*vals)[i * n + j] != 0) != (negated ? j > i : j <= i)) return false;
+      return true;
+    }
+    Node *s = v ? v->definingNode() : nullptr;
+    if (!s || !s->is("Slice") || s->numOperands() < 3 || !plainAttributes(*s) || !s->operand(0))
+      return false;
+    int64_t r = rankOf(s->operand(0));
+    auto starts = constantInts(s->operand(1));
+    if (r < 2 || !starts) return false;
+    std::vector<int64_t> axes;
+    if (s->numOperands() > 3 && s->operand(3)) {
+      auto a = constantInts(s->operand(3));
+      if (!a) return false;
+      axes = *a;
+    } else {
+      for (size_t i = 0; i < starts->size(); ++i) axes.push_back((int64_t)i);
+    }
+    std::vector<int64_t> steps(axes.size(), 1);
+    if (s->numOperands() > 4 && s->operand(4)) {
+      auto st = constantInts(s->operand(4));
+      if (!st) return false;
+      steps = *st;
+    }
+    if (axes.size() != starts->size() || steps.size() != axes.size()) return false;
+    for (size_t i = 0; i < axes.size(); ++i) {
+      int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
+      if (a < r - 2 || a >= r || (*starts)[i] != 0 || steps[i] != 1) return false;
+    }
+    v = s->operand(0);
+  }
+  return false;
+}
+
 } // namespace
 
 bool provablyCausal(const Value *attend, const Dim &sq, const Dim &skv, bool negated) {
@@ -209,6 +261,7 @@ bool provablyCausal(const Value *attend, const Dim &sq, const Dim &skv, bool neg
   }
   Node *d = attend->definingNode();
   if (!d || !plainAttributes(*d)) return false;
+  if (d->is("Slice")) return causalBufferSlice(attend, negated);
   if (!d->is("Trilu")) return causalComparison(*d, negated);
   if (NodeContext(*d).getInt("upper", 1) != (negated ? 1 : 0) || triluK(*d) != (negated ? 1 : 0))
     return false;
@@ -502,8 +555,10 @@ Tensor halvedLowest(const Tensor &t) {
 bool maskBroadcasts(const Value *mask, const Value *scores, bool &expandQ, std::string &why) {
   int64_t r = rankOf(mask), rs = rankOf(scores);
   expandQ = false;
-  if (r >= 2 && (!sameDim(dimOf(mask, -1), dimOf(scores, -1)) ||
-                 !(sameDim(dimOf(mask, -2), dimOf(scores, -2)) || isOne(dimOf(mask, -2))))) {
+  // (A mask sliced from a fixed buffer, min(P, S) against S, is S wherever
+  // the model runs: Note [Slices of fixed buffers].)
+  if (r >= 2 && (!seqSame(dimOf(mask, -1), dimOf(scores, -1)) ||
+                 !(seqSame(dimOf(mask, -2), dimOf(scores, -2)) || isOne(dimOf(mask, -2))))) {
     why = "mask " + q(mask) + " is [.., " + dimStr(dimOf(mask, -2)) + ", " + dimStr(dimOf(mask, -1)) +
           "], not [.., q_seq or 1, kv_seq] = [.., " + dimStr(dimOf(scores, -2)) + ", " +
           dimStr(dimOf(scores, -1)) + "] (Note [Attention mask shape])";
@@ -516,13 +571,13 @@ bool maskBroadcasts(const Value *mask, const Value *scores, bool &expandQ, std::
   }
   for (int64_t i = 1; i <= r; ++i) {
     Dim a = dimOf(mask, -i), b = dimOf(scores, -i);
-    if (!isOne(a) && !sameDim(a, b)) {
+    if (!isOne(a) && !seqSame(a, b)) {
       why = "mask " + q(mask) + " dim " + dimStr(a) + " does not provably broadcast to scores dim " +
             dimStr(b);
       return false;
     }
   }
-  expandQ = !sameDim(dimOf(mask, -2), dimOf(scores, -2));
+  expandQ = !seqSame(dimOf(mask, -2), dimOf(scores, -2));
   return true;
 }
 

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "AttentionMatch.h"
 
+#include "onnxir/IR/DimExpr.h"
 #include "onnxir/IR/ValueInfo.h"
 
 #include <cmath>
@@ -97,6 +98,10 @@ Value *peelScale(Value *v, PatternRewriter &rw, double &scale, std::vector<Node 
     }
   }
   return v;
+}
+
+bool seqSame(const Dim &m, const Dim &s) {
+  return sameDim(m, s) || (m.isSymbolic() && m.expr && s.expr && dimMinOfOnly(m.expr, s.expr));
 }
 
 // Note [Softcap]

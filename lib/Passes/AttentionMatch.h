@@ -49,6 +49,10 @@ std::string num(double x);
 std::string dimStr(const Dim &d);
 /// A dim known to be 1.
 bool isOne(const Dim &d);
+/// `m` is `s` wherever the model runs: the same dim, or min(s, constants of
+/// at least 2), a slice of a fixed buffer broadcast against s (Note [Slices
+/// of fixed buffers], IR/DimExpr.h).
+bool seqSame(const Dim &m, const Dim &s);
 
 //===--- Shared matchers --------------------------------------------------===//
 

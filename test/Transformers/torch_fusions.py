@@ -342,6 +342,33 @@ class HFFinfoCausal(HFFinfoAttention):
         return [] if causal == [1] else [f"Attention is_causal {causal}, not [1]"]
 
 
+class HFGPT2Attention(Census):
+    """GPT-2's attention as Hugging Face writes it: one c_attn projection
+    split into Q, K, V, a registered causal buffer [1, 1, P, P] sliced to
+    the sequence (bias[:, :, k - q:k, :k], dims min(P, seq)), masked_fill
+    with finfo.min (-> is_causal, Note [Slices of fixed buffers])."""
+
+    def __init__(self, positions=32):
+        super().__init__()
+        self.hd = D // H
+        self.c_attn, self.o = nn.Linear(D, 3 * D), nn.Linear(D, D)
+        self.register_buffer("bias", torch.tril(torch.ones(positions, positions, dtype=torch.bool))
+                             .view(1, 1, positions, positions), persistent=False)
+        self.structures = {"Attention": 1, "Attention 3-D": 1}
+
+    def forward(self, x):
+        b, s, _ = x.shape
+        q, k, v = self.c_attn(x).split(D, 2)
+        q, k, v = (t.view(b, s, H, self.hd).transpose(1, 2) for t in (q, k, v))
+        w = q @ k.transpose(-1, -2) / self.hd ** 0.5
+        ql, kl = q.size(-2), k.size(-2)
+        causal = self.bias[:, :, kl - ql:kl, :kl]
+        w = w.masked_fill(~causal, torch.finfo(w.dtype).min)
+        return x + self.o((w.softmax(-1) @ v).transpose(1, 2).reshape(b, s, D))
+
+    check_fused = staticmethod(lambda path: HFFinfoCausal.check_fused(path))
+
+
 class FastGELUMLP(Census):
     """The MLP of GPT-2-era code with its tanh GELU written out factored,
     x * 0.5 * (1 + tanh(x * sqrt(2/pi) * (1 + 0.044715 * x * x))) (torch's
@@ -396,6 +423,7 @@ MODELS = {
                          lambda: (torch.randn(2, 5, D), torch.tensor([[1, 1, 1, 0, 0], [1] * 5]).bool()),
                          {0: "batch", 1: "seq"}),
     "hf-finfo-causal": (HFFinfoCausal, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
+    "hf-gpt2-buffer": (HFGPT2Attention, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
     "fast-gelu-mlp": (FastGELUMLP, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
     # (inputs x [batch, seq, D] and the caches [batch, H, past, D/H];
     # outputs y and the caches [batch, H, past + seq, D/H])

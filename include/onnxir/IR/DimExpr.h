@@ -162,6 +162,14 @@ const DimExpr *dimMax(Context &ctx, llvm::ArrayRef<const DimExpr *> args);
 /// True if `e` is provably at least 0 (Note [Dims are non-negative] in
 /// DimExpr.cpp: every symbol is a dimension); false if unknown or null.
 bool dimNonNegative(const DimExpr *e);
+/// Note [Slices of fixed buffers]
+/// True if `a` is min(b, c1, ..., ck) with every ci a constant of at least
+/// 2 (a slice of a fixed-size buffer to a sequence length, `bias[:S]` of a
+/// [P] buffer, infers as min(P, S)). Then a and b broadcast against each
+/// other only when they are equal: a == 1 forces b == 1 (no ci is 1), and
+/// b == 1 makes a == 1. So the broadcast's dim is b, and where a model
+/// runs, a is b.
+bool dimMinOfOnly(const DimExpr *a, const DimExpr *b);
 /// Replaces symbols: `fn(symbol)` gives the replacement or null to keep it.
 const DimExpr *dimSubstitute(Context &ctx, const DimExpr *e,
                              llvm::function_ref<const DimExpr *(const DimExpr *)> fn);
