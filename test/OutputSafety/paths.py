@@ -197,7 +197,7 @@ if os.path.exists("x.onnx"):
 ok("non-models refused")
 
 # Flags are validated before anything runs.
-expect(run("m.onnx", "--emit=pdf", "-o", "x.onnx"), 1, "--emit: unknown value 'pdf' (valid: binary, text)")
+expect(run("m.onnx", "--emit=pdf", "-o", "x.onnx"), 1, "--emit: unknown value 'pdf' (valid: binary, text, json, dot, mermaid, svg)")
 expect(run("m.onnx", "--input-format=xml", "-o", "x.onnx"), 1, "--input-format: unknown value 'xml' (valid: auto, binary, text)")
 expect(run("m.onnx", "--external-data=u.bin", "--external-data-threshold=64KB", "-o", "u.onnx"), 0)
 expect(run("m.onnx", "--external-data=u.bin", "--external-data-threshold=1MiB", "-o", "u.onnx"), 0)
