@@ -14,7 +14,9 @@ python3-torch at opset 14 and 17, and for each
     models of a row in one process and run round-robin (CPU, one thread;
     the export at ORT's default level `all`, each result with optimizations
     disabled so that each column times its own graph), input [B, S, 16]
-    (ViT: [B, 3, 16, 16]; position ids 0..S-1 where a model takes them).
+    (ViT: [B, 3, 16, 16]; position ids 0..S-1 and an all-true padding mask
+    where a model takes them; the KV-cache step: one new token [B, 1, 16]
+    against caches of S past tokens, the cost of one decode step).
 Needs torch, node and $ORT_NODE_MODULES (onnxruntime-node). Prints markdown.
 """
 import argparse
@@ -53,6 +55,28 @@ def node(*args):
     return r.stdout.strip()
 
 
+def model_feeds(name, b, s):
+    """The inputs a model of the suite is timed on ([name, type, dims, fill],
+    ort_optimize_run.js): x [B, S, D] (ViT: an image [B, 3, 16, 16]); position
+    ids 0..S-1; a key-padding mask of all true; and for the KV-cache step one
+    new token against caches of S past tokens (a decode step)."""
+    if name == "vit":
+        return [["x", "float32", [b, 3, 16, 16], "random"]]
+    cls = tf.MODELS[name][0]
+    params = list(__import__("inspect").signature(cls.forward).parameters)[1:]
+    if "past_key" in params:
+        hd = tf.D // tf.H
+        return [["x", "float32", [b, 1, tf.D], "random"],
+                ["past_key", "float32", [b, tf.H, s, hd], "random"],
+                ["past_value", "float32", [b, tf.H, s, hd], "random"]]
+    feeds = [["x", "float32", [b, s, tf.D], "random"]]
+    if "position_ids" in params:
+        feeds.append(["position_ids", "int64", [b, s], "positions"])
+    if "attention_mask" in params:
+        feeds.append(["attention_mask", "bool", [b, s], "true"])
+    return feeds
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("onnx_opt")
@@ -68,7 +92,7 @@ def main():
             tag = f"{name}-opset{opset}"
             src = os.path.join(a.work, tag + ".onnx")
             tf.export(name, opset, src)
-            shape = [a.batch, 3, 16, 16] if name == "vit" else [a.batch, a.seq, tf.D]
+            feeds = model_feeds(name, a.batch, a.seq)
             res = {}
             for level in ("basic", "extended"):
                 res[level] = os.path.join(a.work, f"{tag}.ort-{level}.onnx")
@@ -82,7 +106,7 @@ def main():
             # each result with optimizations disabled (its own graph).
             timed = [("export", "all", src)] + [(k, "disabled", res[k]) for k in
                                                   ("basic", "extended", "ours") if res[k]]
-            ms = json.loads(node("time", ",".join(map(str, shape)), a.runs,
+            ms = json.loads(node("time", json.dumps(feeds), a.runs,
                                  *[f"{lvl}:{p}" for _, lvl, p in timed]))
             t = {k: v for (k, _, _), v in zip(timed, ms)}
             row = {"model": tag, "export": nodes(src)[0], "t_export": t["export"]}

@@ -348,7 +348,7 @@ class HFGPT2Attention(Census):
     the sequence (bias[:, :, k - q:k, :k], dims min(P, seq)), masked_fill
     with finfo.min (-> is_causal, Note [Slices of fixed buffers])."""
 
-    def __init__(self, positions=32):
+    def __init__(self, positions=256):
         super().__init__()
         self.hd = D // H
         self.c_attn, self.o = nn.Linear(D, 3 * D), nn.Linear(D, D)
