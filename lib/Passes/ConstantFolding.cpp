@@ -17,6 +17,7 @@
 #include "onnxir/IR/Model.h"
 #include "onnxir/Ops/OpSchema.h"
 #include "onnxir/IR/Opset.h"
+#include "onnxir/Ops/FunctionBodies.h"
 #include "onnxir/Ops/Kernels.h"
 #include "onnxir/Ops/OpRegistry.h"
 #include "onnxir/Passes/Pass.h"
@@ -30,7 +31,9 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <algorithm>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <numeric>
 
 namespace onnxir {
@@ -185,6 +188,113 @@ void Folder::visitUses(Node *n) {
   }
 }
 
+// Note [Folding through function bodies]
+// An op of another domain that has no kernel but a function body (an op
+// library's, Ops/OpLibrary.h) folds by running its body node by node on the
+// kernels, as expand-functions and then fold-constants would, without
+// changing the graph: the body's attribute references take the node's
+// attributes or the body's defaults, each body node runs at the opset its
+// body imports, and a body node that is such an op itself runs its own
+// body (four levels at most). A body node with no kernel, a kernel that
+// fails, or a result over the size budget declines the fold (counted as
+// unsupported or over budget). Bodies are parsed once per text.
+const Function *libraryBody(const OpSchema &s, int64_t opset) {
+  const FunctionBody *b = s.functionBodyFor(opset);
+  if (!b && !s.functionBodies().empty()) b = &s.functionBodies().front();
+  if (!b) return nullptr;
+  static std::mutex mu;
+  static std::map<std::string, std::pair<std::unique_ptr<Model>, const Function *>> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(b->text.str());
+  if (it != cache.end()) return it->second.second;
+  auto m = std::make_unique<Model>();
+  auto f = parseFunctionBody(*m, s, *b);
+  const Function *fn = f.ok() ? *f : nullptr;
+  cache.emplace(b->text.str(), std::make_pair(std::move(m), fn));
+  return fn;
+}
+
+absl::StatusOr<std::vector<Tensor>> runBody(const Function &f, const Node &call,
+                                            llvm::ArrayRef<const Tensor *> inputs,
+                                            uint64_t maxBytes, int depth) {
+  if (depth > 4) return absl::UnimplementedError("function bodies nested too deep");
+  const Graph &body = f.body();
+  llvm::DenseMap<const Value *, const Tensor *> env;
+  std::vector<std::unique_ptr<Tensor>> owned;
+  for (unsigned i = 0; i < body.numInputs(); ++i)
+    env[body.input(i)] = i < inputs.size() ? inputs[i] : nullptr;
+  auto versionOf = [&](llvm::StringRef domain) -> int64_t {
+    for (const OpsetImport &o : f.opsetImports)
+      if (o.domain == domain || ((o.domain.empty() || o.domain == "ai.onnx") &&
+                                 (domain.empty() || domain == "ai.onnx")))
+        return o.version;
+    return -1;
+  };
+  for (const Node &n : body.nodes()) {
+    if (n.hasSubgraphs()) return absl::UnimplementedError("a body node holds a subgraph");
+    // Attributes, references resolved (Note [Folding through function bodies]).
+    std::vector<std::unique_ptr<Attribute>> resolved;
+    std::vector<const Attribute *> attrs;
+    for (unsigned i = 0; i < n.numAttributes(); ++i) {
+      const Attribute &a = n.attribute(i);
+      if (!a.isReference()) {
+        attrs.push_back(&a);
+        continue;
+      }
+      const Attribute *src = call.getAttr(a.refAttrName.str());
+      if (!src)
+        for (const auto &d : f.attributeDefaults)
+          if (d->name() == a.refAttrName.str()) src = d.get();
+      if (!src) continue; // unset: the body node's own default
+      if (src->numGraphs()) return absl::UnimplementedError("a graph attribute");
+      auto c = std::make_unique<Attribute>(a.name());
+      static_cast<AttributePayload &>(*c) = static_cast<const AttributePayload &>(*src);
+      c->setKind(src->kind());
+      attrs.push_back(c.get());
+      resolved.push_back(std::move(c));
+    }
+    std::vector<const Tensor *> in;
+    for (Value *v : n.operands()) {
+      if (!v) {
+        in.push_back(nullptr);
+        continue;
+      }
+      auto it = env.find(v);
+      if (it == env.end() || !it->second)
+        return absl::UnimplementedError("a body value is not known");
+      in.push_back(it->second);
+    }
+    int64_t opset = versionOf(n.domain());
+    const OpEntry *op = OpRegistry::get().lookup(n.domain(), n.opType(), opset);
+    absl::StatusOr<std::vector<Tensor>> r;
+    if (op && op->kernel) {
+      KernelCall kc(n.domain(), n.opType(), opset, attrs);
+      kc.inputs = in;
+      kc.numOutputs = n.numResults();
+      kc.maxOutputBytes = maxBytes;
+      r = evaluateKernel(kc);
+    } else if (const Function *g = op && op->schema && !isDefaultDomain(n.domain())
+                                       ? libraryBody(*op->schema, opset) : nullptr) {
+      r = runBody(*g, n, in, maxBytes, depth + 1);
+    } else {
+      return absl::UnimplementedError(absl::StrCat("no kernel for ", n.opType().str()));
+    }
+    if (!r.ok()) return r.status();
+    for (unsigned i = 0; i < n.numResults() && i < r->size(); ++i) {
+      owned.push_back(std::make_unique<Tensor>(std::move((*r)[i])));
+      if (n.result(i)) env[n.result(i)] = owned.back().get();
+    }
+  }
+  std::vector<Tensor> out;
+  for (unsigned i = 0; i < body.numOutputs(); ++i) {
+    auto it = env.find(body.output(i));
+    if (it == env.end() || !it->second)
+      return absl::UnimplementedError("a body output is not computed");
+    out.push_back(*it->second);
+  }
+  return out;
+}
+
 void Folder::evaluate(Node *n, int64_t opset) {
   if (isConstantNode(*n) || n->hasSubgraphs()) return;
   if (!isDefaultDomain(n->domain())) opset = opsetInForce(*n);
@@ -194,7 +304,9 @@ void Folder::evaluate(Node *n, int64_t opset) {
   // Other domains: only what the registry has a kernel for (an operator
   // registered with its schema, OpRegistry.h).
   int64_t *decline = nullptr;
-  if (!isDefaultDomain(n->domain()) && (!op || !op->kernel)) decline = &stats_.unsupported;
+  const Function *body = !isDefaultDomain(n->domain()) && op && !op->kernel && op->schema
+                             ? libraryBody(*op->schema, opset) : nullptr;
+  if (!isDefaultDomain(n->domain()) && (!op || !op->kernel) && !body) decline = &stats_.unsupported;
   else if (!isDefaultDomain(n->domain()) && hasSideEffects(*n)) decline = &stats_.sideEffects;
   else if (!isDeterministic(*n)) decline = &stats_.nondeterministic;
   // Note [Dequantize stays]
@@ -240,17 +352,26 @@ void Folder::evaluate(Node *n, int64_t opset) {
     ++*decline;
     return;
   }
-  if (!op || !op->kernel) {
+  if ((!op || !op->kernel) && !body) {
     ++stats_.unsupported;
     return;
   }
-  std::vector<const Attribute *> attrs;
-  for (unsigned i = 0; i < n->numAttributes(); ++i) attrs.push_back(&n->attribute(i));
-  KernelCall call(n->domain(), n->opType(), opset, attrs);
-  call.inputs = inputs;
-  call.numOutputs = n->numResults();
-  call.maxOutputBytes = opts_.sizeLimit;
-  auto r = evaluateKernel(call);
+  absl::StatusOr<std::vector<Tensor>> r;
+  if (body) { // Note [Folding through function bodies]
+    r = runBody(*body, *n, inputs, opts_.sizeLimit, 0);
+    if (!r.ok() && r.status().code() == absl::StatusCode::kUnimplemented) {
+      ++stats_.unsupported;
+      return;
+    }
+  } else {
+    std::vector<const Attribute *> attrs;
+    for (unsigned i = 0; i < n->numAttributes(); ++i) attrs.push_back(&n->attribute(i));
+    KernelCall call(n->domain(), n->opType(), opset, attrs);
+    call.inputs = inputs;
+    call.numOutputs = n->numResults();
+    call.maxOutputBytes = opts_.sizeLimit;
+    r = evaluateKernel(call);
+  }
   if (!r.ok()) {
     if (r.status().code() == absl::StatusCode::kResourceExhausted) ++stats_.rejectedBySize;
     else ++stats_.kernelFailed;
