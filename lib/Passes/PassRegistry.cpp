@@ -352,6 +352,7 @@ void registerAllPasses() {
   r.registerPass(createCommonSubexpressionEliminationPass);
   r.registerPass(createDeduplicateInitializersPass);
   r.registerPass(createFreezeInitializerInputsPass);
+  r.registerPass(createMonotoneArgMaxPass); // monotone-argmax (MonotoneArgMax.cpp), not in -O2
   r.registerPass(createLiftConstantsPass);
   r.registerPass(createLowerInitializersPass);
   r.registerPass(createInlineFunctionsPass);

@@ -262,6 +262,7 @@ std::unique_ptr<Pass> createEliminateIdentityPass();             ///< eliminate-
 std::unique_ptr<Pass> createCommonSubexpressionEliminationPass(); ///< cse
 std::unique_ptr<Pass> createDeduplicateInitializersPass();       ///< dedup-initializers
 std::unique_ptr<Pass> createFreezeInitializerInputsPass();       ///< freeze-initializer-inputs
+std::unique_ptr<Pass> createMonotoneArgMaxPass();               ///< monotone-argmax
 std::unique_ptr<Pass> createLiftConstantsPass();                 ///< lift-constants
 std::unique_ptr<Pass> createLowerInitializersPass();             ///< lower-initializers
 std::unique_ptr<Pass> createInlineFunctionsPass();               ///< inline-functions
