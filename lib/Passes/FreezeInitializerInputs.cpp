@@ -13,6 +13,7 @@
 // keep theirs.
 //
 //===----------------------------------------------------------------------===//
+#include "onnxir/IR/CoreOps.h"
 #include "onnxir/IR/Model.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/Passes.h"
@@ -57,11 +58,27 @@ absl::StatusOr<int64_t> freezeInitializerInputs(Model &m, const std::vector<std:
     auto c = g.addInitializer(temp, std::move(t));
     if (!c.ok()) return c.status();
     g.removeInputDefault(v);
+    // Note [Frozen outputs]: an input that is also a graph output is
+    // returned (and read) through an Identity that takes its name; the
+    // initializer keeps the temporary one. onnxruntime refuses an initializer that is
+    // a graph output and read by no node of the main graph ("Graph ctor
+    // should have created NodeArg for initializer").
+    bool output = v->isGraphOutput();
     v->replaceAllUsesWith(*c);
     unsigned index = 0;
     while (g.input(index) != v) ++index;
     if (auto s = g.removeInput(index); !s.ok()) return s;
-    if (auto s = (*c)->setName(name); !s.ok()) return s;
+    if (output) {
+      Node *first = g.nodes().empty() ? nullptr : &*g.nodes().begin();
+      Node *id = createIdentityNode(g, *c, first);
+      id->result(0)->setType((*c)->type());
+      // Every use reads the Identity (the name stays on what they read).
+      (*c)->replaceAllUsesWith(id->result(0));
+      id->setOperand(0, *c);
+      if (auto s = id->result(0)->setName(name); !s.ok()) return s;
+    } else if (auto s = (*c)->setName(name); !s.ok()) {
+      return s;
+    }
     ++frozen;
   }
   return frozen;

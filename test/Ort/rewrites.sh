@@ -40,7 +40,10 @@ for m in "${models[@]}"; do
   mapfile -t pipes < <(lit_pipelines "$t")
   [ "${#pipes[@]}" -gt 0 ] || continue
   a="$stem.onnx"
-  if ! "$OPT" "$t" -o "$a" 2>"$stem.err"; then
+  # (The model as written, converted only: the schema check on load would
+  # refuse the models that are invalid on purpose, an untyped graph input
+  # say; onnxruntime decides below whether it runs them.)
+  if ! "$OPT" --verify=structural "$t" -o "$a" 2>"$stem.err"; then
     echo "FAIL: $name does not load: $(head -1 "$stem.err")"; fail=$((fail+1)); continue
   fi
   # Runnable as written, on the input sets of the comparison?
