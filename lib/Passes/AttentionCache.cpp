@@ -87,6 +87,9 @@ bool attentionKVCache(Node &a, PatternRewriter &rw) {
   if (!pk || !pv)
     return miss(rw, "kv-cache", "only one of K " + q(a.operand(1)) + " and V " + q(a.operand(2)) +
                                     " of " + q(&a) + " is a Concat along the sequence");
+  if (a.operand(1) == a.operand(2))
+    return miss(rw, "kv-cache", "K and V of " + q(&a) + " are one value " + q(a.operand(1)) +
+                                    ": present_key and present_value would both take it");
   NodeContext c(a);
   for (unsigned i = 0; i < a.numAttributes(); ++i) {
     llvm::StringRef name = a.attribute(i).name();
@@ -128,10 +131,10 @@ bool attentionKVCache(Node &a, PatternRewriter &rw) {
   n->result(2)->setType(a.operand(2)->type());
   // Each Concat goes at once, so that a graph output's name moves to
   // present_*.
+  Value *cats[2] = {a.operand(1), a.operand(2)};
   for (unsigned i = 1; i <= 2; ++i) {
-    Value *cat = a.operand(i);
-    Node *def = cat->definingNode();
-    if (rw.replaceValue(cat, n->result(i))) rw.eraseNode(def);
+    Node *def = cats[i - 1]->definingNode();
+    if (rw.replaceValue(cats[i - 1], n->result(i))) rw.eraseNode(def);
   }
   return rw.replaceNode(&a, {n->result(0)});
 }
