@@ -197,14 +197,6 @@ absl::Status extractModel(Model &m, const std::vector<std::string> &inputs,
 
 namespace {
 
-std::vector<std::string> nameList(llvm::StringRef text) {
-  std::vector<std::string> out;
-  for (absl::string_view s : absl::StrSplit(absl::string_view(text.data(), text.size()), ',',
-                                            absl::SkipWhitespace()))
-    out.emplace_back(s);
-  return out;
-}
-
 class ExtractPass : public NamedPass {
 public:
   ExtractPass()
@@ -212,7 +204,7 @@ public:
                              "inputs (Note [Extraction])") {}
   absl::StatusOr<bool> run(Model &m) override {
     size_t before = m.graph().numNodes();
-    if (absl::Status s = extractModel(m, nameList(*inputs_), nameList(*outputs_)); !s.ok())
+    if (absl::Status s = extractModel(m, surgeryNameList(*inputs_), surgeryNameList(*outputs_)); !s.ok())
       return s;
     addStat("nodes removed", (int64_t)(before - m.graph().numNodes()));
     return true;

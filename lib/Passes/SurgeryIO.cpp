@@ -276,13 +276,7 @@ absl::StatusOr<std::vector<std::pair<std::string, DataType>>> parseRetypeList(ll
   return out;
 }
 
-//===----------------------------------------------------------------------===//
-// The passes
-//===----------------------------------------------------------------------===//
-
-namespace {
-
-std::vector<std::string> nameList(llvm::StringRef text) {
+std::vector<std::string> surgeryNameList(llvm::StringRef text) {
   std::vector<std::string> out;
   for (absl::string_view s : absl::StrSplit(absl::string_view(text.data(), text.size()), ',',
                                             absl::SkipWhitespace()))
@@ -290,12 +284,18 @@ std::vector<std::string> nameList(llvm::StringRef text) {
   return out;
 }
 
+//===----------------------------------------------------------------------===//
+// The passes
+//===----------------------------------------------------------------------===//
+
+namespace {
+
 class AddOutputsPass : public NamedPass {
 public:
   AddOutputsPass()
       : NamedPass("add-outputs", "Make intermediate values graph outputs, typed (debugging)") {}
   absl::StatusOr<bool> run(Model &m) override {
-    std::vector<std::string> names = nameList(*names_);
+    std::vector<std::string> names = surgeryNameList(*names_);
     if (names.empty() && !*all_)
       return absl::InvalidArgumentError(
           "add-outputs: no values given (add-outputs{names=a,b} or add-outputs{all})");
@@ -315,7 +315,7 @@ public:
   PruneOutputsPass()
       : NamedPass("prune-outputs", "Keep only the given graph outputs, then remove dead code") {}
   absl::StatusOr<bool> run(Model &m) override {
-    std::vector<std::string> keep = nameList(*keep_);
+    std::vector<std::string> keep = surgeryNameList(*keep_);
     if (keep.empty())
       return absl::InvalidArgumentError(
           "prune-outputs: no outputs to keep given (prune-outputs{keep=a,b})");

@@ -171,6 +171,9 @@ struct MergeDecodersOptions {
 absl::StatusOr<std::unique_ptr<Model>> mergeDecoders(Model &noPast, Model &withPast,
                                                      const MergeDecodersOptions &opts = {});
 
+/// The names of a pass option `a,b,c` (empty items skipped).
+std::vector<std::string> surgeryNameList(llvm::StringRef text);
+
 /// Parses `old:new,old:new` (rename-io) and `name:type,name:type`
 /// (retype-io, types in the text syntax: float16, int32, ...).
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>>
