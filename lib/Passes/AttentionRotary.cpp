@@ -26,9 +26,10 @@ namespace {
 
 
 /// `s` slices the last axis of a rank-`rank` tensor whose last dim is `d`
-/// with step 1: returns the clamped [begin, end) (Slice-10+ semantics), or
+/// with step `step` (positive): returns the clamped [begin, end) (Slice-10+ semantics), or
 /// nullopt. Every operand must be a constant of one element.
-std::optional<std::pair<int64_t, int64_t>> lastAxisSlice(const Node &s, int64_t rank, int64_t d) {
+std::optional<std::pair<int64_t, int64_t>> lastAxisSlice(const Node &s, int64_t rank, int64_t d,
+                                                         int64_t step = 1) {
   if (s.numOperands() < 3) return std::nullopt;
   auto one = [&](unsigned i) -> std::optional<int64_t> {
     if (i >= s.numOperands() || !s.operand(i)) return std::nullopt;
@@ -45,7 +46,9 @@ std::optional<std::pair<int64_t, int64_t>> lastAxisSlice(const Node &s, int64_t 
   if (axis != rank - 1) return std::nullopt;
   if (s.numOperands() > 4 && s.operand(4)) {
     auto st = one(4);
-    if (!st || *st != 1) return std::nullopt;
+    if (!st || *st != step) return std::nullopt;
+  } else if (step != 1) {
+    return std::nullopt;
   }
   auto clamp = [&](int64_t x) {
     if (x < 0) x += d;
@@ -449,6 +452,238 @@ bool computedRope(Node &add, Value *x, Value *cos, Value *sin, int64_t d, Patter
   return rw.replaceNode(&add, {r->result(0)});
 }
 
+// Note [Interleaved rotary]
+//   GPT-J (and code ported from it: CodeGen, GPT-NeoX's Mesh TensorFlow
+//   ancestors) rotates neighbouring pairs instead of halves:
+//   rotate_every_two(x) = flatten(stack((-x[..., 1::2], x[..., ::2]), -1), -2)
+//   and cos, sin repeat_interleave'd to the head size, so for each pair k
+//   x*cos + rotate_every_two(x)*sin is x[2k]*c_k - x[2k+1]*s_k at 2k and
+//   x[2k+1]*c_k + x[2k]*s_k at 2k+1: RotaryEmbedding's arithmetic with
+//   interleaved = 1 and caches c and s, whatever c and s are. What makes it
+//   so is only that cos and sin repeat each element twice along the last
+//   axis; repeatedPairs proves that from how they are computed (a Reshape
+//   that merges a new last axis expanded to 2, which is how torch exports
+//   repeat_interleave; a Concat of such pieces on the last axis; a constant)
+//   and finds the value before the repetition, which becomes the cache.
+//   Where there is none (a constant, pieces of no one Split) the cache is
+//   the even elements, a Slice with step 2: the values the graph multiplies
+//   by, nothing recomputed.
+//   GPT-J rotates before it moves the heads axis: x [B, S, H, D] with cos
+//   [B or 1, S, 1, D]. RotaryEmbedding's 4-D input is [B, H, S, D], so that
+//   rotation is wrapped in Transposes [0, 2, 1, 3]; the outer one cancels
+//   with the head split's own permute(0, 2, 1, 3) after the rotation, and
+//   fuse-rotary-partial sees through the pair (Note [Partial rotary]).
+
+/// True if `c` provably repeats each element twice along its last axis,
+/// c = repeat_interleave(y, 2, -1) (Note [Interleaved rotary]); `src` is
+/// then y, or null when there is none to take.
+bool repeatedPairs(Value *c, PatternRewriter &rw, Value *&src, unsigned depth = 4) {
+  src = nullptr;
+  int64_t r = rankOf(c);
+  Dim last = r > 0 ? dimOf(c, -1) : Dim();
+  if (r < 1 || !last.isKnown() || last.value % 2) return false;
+  if (const Tensor *t = PatternRewriter::constantTensor(c)) {
+    auto vals = t->values<double>();
+    if (!vals.ok()) return false;
+    for (size_t i = 0; i + 1 < vals->size(); i += 2)
+      if (!((*vals)[i] == (*vals)[i + 1])) return false; // (a NaN pair is not proven)
+    return true;
+  }
+  Node *n = c->definingNode();
+  if (!n || depth == 0 || n->getGraph() != rw.root()->getGraph() || !plainAttributes(*n)) return false;
+  if (n->is("Reshape") && n->numOperands() == 2) {
+    Node *e = n->operand(0) ? n->operand(0)->definingNode() : nullptr;
+    if (!e || !e->is("Expand") || e->numOperands() != 2) return false;
+    Node *u = e->operand(0) ? e->operand(0)->definingNode() : nullptr;
+    auto shape = constantInts(e->operand(1));
+    if (!u || !u->is("Unsqueeze") || u->numOperands() != 2 || !shape || shape->empty() || shape->back() != 2)
+      return false;
+    for (size_t i = 0; i + 1 < shape->size(); ++i)
+      if ((*shape)[i] != 1) return false;
+    Value *y = u->operand(0);
+    auto axes = constantInts(u->operand(1));
+    if (!y || rankOf(y) != r || !axes || axes->size() != 1 || ((*axes)[0] != -1 && (*axes)[0] != r) ||
+        (int64_t)shape->size() > r + 1)
+      return false;
+    // The Reshape merges the new axis into the last: leading dims kept,
+    // the last doubled (row-major, so y[k] lands at 2k and 2k+1).
+    for (int64_t i = 0; i + 1 < r; ++i)
+      if (!sameDim(dimOf(y, i), dimOf(c, i))) return false;
+    Dim yl = dimOf(y, -1);
+    if (!yl.isKnown() || 2 * yl.value != last.value) return false;
+    src = y;
+    return true;
+  }
+  if (n->is("Concat") && n->numOperands() >= 1) {
+    int64_t axis = NodeContext(*n).getInt("axis", 0);
+    if (axis != -1 && axis != r - 1) return false;
+    std::vector<Value *> parts;
+    for (unsigned i = 0; i < n->numOperands(); ++i) {
+      Value *p = nullptr;
+      if (!n->operand(i) || !repeatedPairs(n->operand(i), rw, p, depth - 1)) return false;
+      parts.push_back(p);
+    }
+    // Every piece of one Split on the last axis, in order: its input.
+    Node *sp = parts[0] ? parts[0]->definingNode() : nullptr;
+    bool whole = sp && sp->is("Split") && sp->numResults() == parts.size() && plainAttributes(*sp) &&
+                 sp->numOperands() >= 1 && rankOf(sp->operand(0)) == r;
+    if (whole) {
+      int64_t sa = NodeContext(*sp).getInt("axis", 0);
+      whole = sa == -1 || sa == r - 1;
+    }
+    for (size_t i = 0; whole && i < parts.size(); ++i) whole = parts[i] == sp->result(i);
+    if (whole)
+      src = sp->operand(0);
+    else if (parts.size() == 1)
+      src = parts[0];
+    return true;
+  }
+  return false;
+}
+
+/// The interleaved RotaryEmbedding cache [B, S, d/2] of a cos or sin
+/// operand `c` [b0, S, 1, d] (`headsAxis` 2) or [b0, 1, S, d] (1) that
+/// repeatedPairs proved with source `src` (or null). `batch` is the shape
+/// [B, 1, 1] to expand to, made on first need.
+Value *pairCache(Value *c, Value *src, int64_t headsAxis, Value *x, int64_t seqAxis, int64_t d,
+                 Value *&batch, PatternRewriter &rw, const std::string &base) {
+  auto &ctx = rw.getModel().getContext();
+  DataType et = *elemOf(c);
+  Dim b0 = dimOf(c, 0), bx = dimOf(x, 0), s = dimOf(x, seqAxis), hd = Dim::known(d / 2);
+  auto typed = [&](Node *n, std::vector<Dim> dims) {
+    n->result(0)->setType(ctx.getTensorType(et, llvm::ArrayRef<Dim>(dims)));
+    return n->result(0);
+  };
+  bool srcFits = src && rankOf(src) == 4 && elemOf(src) == et && dimOf(src, -1) == hd;
+  for (int64_t i = 0; srcFits && i < 3; ++i) srcFits = sameDim(dimOf(src, i), dimOf(c, i));
+  Value *h = src;
+  if (!srcFits) {
+    Node *sl = rw.create("Slice", {c, rw.createConstant(base + "_start", makeInt64Tensor({1}, {0})),
+                                   rw.createConstant(base + "_end", makeInt64Tensor({1}, {d})),
+                                   rw.createConstant(base + "_axes", makeInt64Tensor({1}, {-1})),
+                                   rw.createConstant(base + "_steps", makeInt64Tensor({1}, {2}))});
+    h = typed(sl, {dimOf(c, 0), dimOf(c, 1), dimOf(c, 2), hd});
+  }
+  h = typed(rw.create("Squeeze", {h, rw.createConstant(base + "_heads", makeInt64Tensor({1}, {headsAxis}))}),
+            {b0, s, hd});
+  if (sameDim(b0, bx)) return h;
+  if (!batch) {
+    if (bx.isKnown()) {
+      batch = rw.createConstant(base + "_expand", makeInt64Tensor({3}, {bx.value, 1, 1}));
+    } else {
+      Node *sh = rw.create("Shape", {x});
+      sh->setAttr(intAttr("start", 0));
+      sh->setAttr(intAttr("end", 1));
+      sh->result(0)->setType(ctx.getTensorType(DataType::Int64, llvm::ArrayRef<int64_t>{1}));
+      Value *ones = rw.createConstant(base + "_ones", makeInt64Tensor({2}, {1, 1}));
+      Node *cc = rw.create("Concat", {sh->result(0), ones});
+      cc->setAttr(intAttr("axis", 0));
+      cc->result(0)->setType(ctx.getTensorType(DataType::Int64, llvm::ArrayRef<int64_t>{3}));
+      batch = cc->result(0);
+    }
+  }
+  return typed(rw.create("Expand", {h, batch}), {bx, s, hd});
+}
+
+/// x * cos + rotate_every_two(x) * sin -> RotaryEmbedding interleaved = 1
+/// (Note [Interleaved rotary]), x [B, H, S, D] or [B, S, H, D] (then
+/// between Transposes).
+bool interleavedRope(Node &add, PatternRewriter &rw) {
+  for (unsigned i = 0; i < 2; ++i) {
+    Node *m1 = rw.singleUseProducer(add, i, "Mul"), *m2 = rw.singleUseProducer(add, 1 - i, "Mul");
+    if (!m1 || !m2 || m1->numOperands() != 2 || m2->numOperands() != 2) continue;
+    for (unsigned j = 0; j < 2; ++j) {
+      // m2 = Reshape(Concat(Unsqueeze(Neg(x[..., 1::2])), Unsqueeze(x[..., ::2]))) * sin.
+      Node *flat = rw.singleUseProducer(*m2, j, "Reshape");
+      Node *st = flat ? rw.singleUseProducer(*flat, 0, "Concat") : nullptr;
+      if (!st || st->numOperands() != 2 || !plainAttributes(*st)) continue;
+      Node *un = rw.singleUseProducer(*st, 0, "Unsqueeze"), *ue = rw.singleUseProducer(*st, 1, "Unsqueeze");
+      Node *neg = un ? rw.singleUseProducer(*un, 0, "Neg") : nullptr;
+      Node *odd = neg && neg->operand(0) ? neg->operand(0)->definingNode() : nullptr;
+      Node *even = ue && ue->operand(0) ? ue->operand(0)->definingNode() : nullptr;
+      if (!odd || !even || !odd->is("Slice") || !even->is("Slice") || odd->operand(0) != even->operand(0))
+        continue;
+      Value *x = even->operand(0), *sin = m2->operand(1 - j);
+      Value *cos = m1->operand(0) == x ? m1->operand(1) : m1->operand(1) == x ? m1->operand(0) : nullptr;
+      if (!cos) continue;
+      // A candidate from here on: refusals are reported.
+      if (int64_t since = firstVersion("RotaryEmbedding"); rw.opsetVersion() < since)
+        return miss(rw, "opset", "Concat " + q(st) + " rotates " + q(x) +
+                                     " by pairs: RotaryEmbedding needs opset " + std::to_string(since) +
+                                     ", the graph imports " + std::to_string(rw.opsetVersion()));
+      Dim dd = dimOf(x, -1);
+      if (rankOf(x) != 4 || !dd.isKnown() || dd.value % 2 || dd.value <= 0)
+        return miss(rw, "rank", "rotary input " + q(x) + " is not 4-D with a known even head size");
+      int64_t d = dd.value;
+      auto a = lastAxisSlice(*even, 4, d, 2), b = lastAxisSlice(*odd, 4, d, 2);
+      auto isLast = [](std::optional<std::vector<int64_t>> ax) {
+        return ax && ax->size() == 1 && ((*ax)[0] == -1 || (*ax)[0] == 4);
+      };
+      int64_t axis = NodeContext(*st).getInt("axis", 0);
+      bool pairs = a && b && *a == std::make_pair((int64_t)0, d) && *b == std::make_pair((int64_t)1, d) &&
+                   un->numOperands() == 2 && ue->numOperands() == 2 && isLast(constantInts(un->operand(1))) &&
+                   isLast(constantInts(ue->operand(1))) && (axis == -1 || axis == 4);
+      const Type *xt = tensorType(x), *ft = tensorType(flat->result(0));
+      for (int64_t k = 0; pairs && k < 4; ++k)
+        pairs = ft && ft->rank() == 4 && sameDim(xt->dims()[k], ft->dims()[k]);
+      if (!pairs)
+        return miss(rw, "rotate-pairs", "Reshape " + q(flat) + " of Concat " + q(st) +
+                                            " is not rotate_every_two of " + q(x) +
+                                            " (stack(-x[..., 1::2], x[..., ::2]) flattened to its shape)");
+      if (elemOf(x) != DataType::Float || elemOf(add.result(0)) != DataType::Float)
+        return miss(rw, "type", "rotary input " + q(x) + " is not float");
+      Value *srcs[2] = {nullptr, nullptr};
+      int64_t headsAxis = 0;
+      for (Value *c : {cos, sin}) {
+        const char *what = c == cos ? "cos " : "sin ";
+        Value *&src = srcs[c == cos ? 0 : 1];
+        if (!repeatedPairs(c, rw, src))
+          return miss(rw, "pairs", what + q(c) + " does not provably repeat each element twice on the last axis");
+        // [b0, S, 1, D] for x [B, S, H, D], [b0, 1, S, D] for x [B, H, S, D].
+        int64_t ha = 0;
+        if (rankOf(c) == 4 && dimOf(c, -1) == dd && (isOne(dimOf(c, 0)) || sameDim(dimOf(c, 0), dimOf(x, 0)))) {
+          if (isOne(dimOf(c, 2)) && sameDim(dimOf(c, 1), dimOf(x, 1)))
+            ha = 2;
+          else if (isOne(dimOf(c, 1)) && sameDim(dimOf(c, 2), dimOf(x, 2)))
+            ha = 1;
+        }
+        if (!ha || (headsAxis && ha != headsAxis))
+          return miss(rw, "cache-shape", what + q(c) + " is not [B or 1, S, 1, D] or [B or 1, 1, S, D] of " +
+                                             q(x) + " (as cos and sin both)");
+        headsAxis = ha;
+        if (elemOf(c) != elemOf(x)) return miss(rw, "type", what + q(c) + " is not of " + q(x) + "'s type");
+      }
+      if (!resultKeepsShape(add, x, rw)) return false;
+      auto &ctx = rw.getModel().getContext();
+      std::string base = add.result(0)->name().str();
+      Value *batch = nullptr, *in = x;
+      int64_t seqAxis = headsAxis == 2 ? 1 : 2;
+      Value *cc = pairCache(cos, srcs[0], headsAxis, x, seqAxis, d, batch, rw, base + "_cos");
+      Value *sc = pairCache(sin, srcs[1], headsAxis, x, seqAxis, d, batch, rw, base + "_sin");
+      std::vector<Dim> bhsd = {xt->dims()[0], xt->dims()[2], xt->dims()[1], xt->dims()[3]};
+      if (headsAxis == 2) {
+        Node *t = rw.create("Transpose", {x});
+        t->setAttr(intsAttr("perm", {0, 2, 1, 3}));
+        t->result(0)->setType(ctx.getTensorType(DataType::Float, llvm::ArrayRef<Dim>(bhsd)));
+        in = t->result(0);
+      }
+      Node *r = rw.create("RotaryEmbedding", {in, cc, sc});
+      PatternRewriter::copyNodeInfo(add, *r);
+      r->setAttr(intAttr("interleaved", 1));
+      if (headsAxis == 1) {
+        r->result(0)->setType(add.result(0)->type());
+        return rw.replaceNode(&add, {r->result(0)});
+      }
+      r->result(0)->setType(ctx.getTensorType(DataType::Float, llvm::ArrayRef<Dim>(bhsd)));
+      Node *back = rw.create("Transpose", {r->result(0)});
+      back->setAttr(intsAttr("perm", {0, 2, 1, 3}));
+      back->result(0)->setType(add.result(0)->type());
+      return rw.replaceNode(&add, {back->result(0)});
+    }
+  }
+  return false;
+}
+
 } // namespace
 
 // x * cos + rotate_half(x) * sin -> RotaryEmbedding-23 (rotate-half form,
@@ -461,6 +696,8 @@ bool computedRope(Node &add, Value *x, Value *cos, Value *sin, int64_t d, Patter
 //    the last axis and broadcasting to x as [B or 1, 1, S, D]: their first
 //    halves as [B, S, D/2] caches, no position_ids (Note [Rotary caches
 //    computed in the graph]).
+// Failing that, x * cos + rotate_every_two(x) * sin -> RotaryEmbedding
+// interleaved = 1 (Note [Interleaved rotary]).
 // Contract: RotaryEmbedding computes cos*x1 - sin*x2 and sin*x1 + cos*x2 on
 // the halves; the graph computes x1*cos + (-x2)*sin and x2*cos + x1*sin:
 // the same products and sums (a + (-b) is a - b exactly), so equal up to a
@@ -527,7 +764,7 @@ bool fuseRotaryEmbedding(Node &add, PatternRewriter &rw) {
       return rw.replaceNode(&add, {r->result(0)});
     }
   }
-  return false;
+  return interleavedRope(add, rw);
 }
 
 // Note [Partial rotary]
@@ -539,15 +776,31 @@ bool fuseRotaryEmbedding(Node &add, PatternRewriter &rw) {
 //  the rest through: the same values, moved by no arithmetic. Guards: x is
 //  4-D with a known head size D > rd; the two Slices cut x's last axis at
 //  [0, rd) and [rd, D) with step 1; the RotaryEmbedding is the rotate-half
-//  form (no interleaved, rotary_embedding_dim or num_heads of its own) and
-//  its result has no other use; the Concat is on the last axis.
+//  or interleaved form (no rotary_embedding_dim or num_heads of its own)
+//  and its result has no other use; the Concat is on the last axis. A
+//  rotation between Transposes [0, 2, 1, 3] (x [B, S, H, D], Note
+//  [Interleaved rotary]) stays between them.
 bool fuseRotaryPartial(Node &cat, PatternRewriter &rw) {
   if (cat.numOperands() != 2 || cat.numResults() != 1 || !plainAttributes(cat)) return false;
   Node *rope = rw.singleUseProducer(cat, 0, "RotaryEmbedding");
+  // The rotation of [B, S, H, D] between Transposes [0, 2, 1, 3] (Note
+  // [Interleaved rotary]): x[..., :rd] -> Transpose -> rope -> Transpose.
+  auto swap = [&](Node *t) {
+    auto perm = t ? transposePerm(*t) : std::nullopt;
+    return perm && *perm == std::vector<int64_t>{0, 2, 1, 3};
+  };
+  Node *inner = nullptr;
+  if (!rope) {
+    Node *outer = rw.singleUseProducer(cat, 0, "Transpose");
+    Node *r = swap(outer) ? rw.singleUseProducer(*outer, 0, "RotaryEmbedding") : nullptr;
+    Node *t = r && r->numOperands() >= 3 ? rw.singleUseProducer(*r, 0, "Transpose") : nullptr;
+    if (swap(t)) rope = r, inner = t;
+  }
   Node *pass = cat.operand(1) ? cat.operand(1)->definingNode() : nullptr;
   if (!rope || !pass || !pass->is("Slice") || rope->numOperands() < 3 || !rope->operand(0))
     return false;
-  Node *rot = rope->operand(0)->definingNode();
+  Node *rot = inner ? (inner->operand(0) ? inner->operand(0)->definingNode() : nullptr)
+                    : rope->operand(0)->definingNode();
   if (!rot || !rot->is("Slice") || rot->operand(0) != pass->operand(0)) return false;
   Value *x = rot->operand(0);
   // A partial rotary from here on: refusals are reported.
@@ -562,20 +815,34 @@ bool fuseRotaryPartial(Node &cat, PatternRewriter &rw) {
     return miss(rw, "partial", "Concat " + q(&cat) + " of " + q(rope) + " and Slice " + q(pass) +
                                    " does not rotate x[..., :rd] and keep x[..., rd:] of " + q(x));
   NodeContext rc(*rope);
-  if (!plainAttributes(*rope) || rc.getInt("interleaved", 0) || rc.getInt("rotary_embedding_dim", 0) ||
-      rc.getInt("num_heads", 0))
+  if (!plainAttributes(*rope) || rc.getInt("rotary_embedding_dim", 0) || rc.getInt("num_heads", 0))
     return miss(rw, "partial", q(rope) + " has attributes of its own");
   const Type *yt = tensorType(cat.result(0)), *xt = tensorType(x);
   bool same = yt && xt && yt->rank() == 4 && elemOf(x) == elemOf(cat.result(0));
   for (int64_t k = 0; same && k < 4; ++k) same = sameDim(xt->dims()[k], yt->dims()[k]);
   if (!same) return miss(rw, "shape", "result of " + q(&cat) + " is not of " + q(x) + "'s type");
   std::vector<Value *> ops = {x};
+  if (inner) {
+    Node *t = rw.create("Transpose", {x});
+    t->setAttr(intsAttr("perm", {0, 2, 1, 3}));
+    std::vector<Dim> bhsd = {xt->dims()[0], xt->dims()[2], xt->dims()[1], xt->dims()[3]};
+    t->result(0)->setType(rw.getModel().getContext().getTensorType(*elemOf(x), llvm::ArrayRef<Dim>(bhsd)));
+    ops[0] = t->result(0);
+  }
   for (unsigned i = 1; i < rope->numOperands(); ++i) ops.push_back(rope->operand(i));
   Node *r = rw.create("RotaryEmbedding", ops);
   PatternRewriter::copyNodeInfo(cat, *r);
+  if (rc.getInt("interleaved", 0)) r->setAttr(intAttr("interleaved", 1));
   r->setAttr(intAttr("rotary_embedding_dim", a->second));
-  r->result(0)->setType(cat.result(0)->type());
-  return rw.replaceNode(&cat, {r->result(0)});
+  if (!inner) {
+    r->result(0)->setType(cat.result(0)->type());
+    return rw.replaceNode(&cat, {r->result(0)});
+  }
+  r->result(0)->setType(ops[0]->type());
+  Node *back = rw.create("Transpose", {r->result(0)});
+  back->setAttr(intsAttr("perm", {0, 2, 1, 3}));
+  back->result(0)->setType(cat.result(0)->type());
+  return rw.replaceNode(&cat, {back->result(0)});
 }
 
 } // namespace attention

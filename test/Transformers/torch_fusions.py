@@ -407,6 +407,56 @@ class HFKVCacheStep(Census):
         return y, k, v
 
 
+class HFGPTJAttention(Census):
+    """GPT-J's attention as Hugging Face writes it: Q and K rotated before
+    the heads axis moves ([B, S, H, D]), only their first rotary_dim values
+    (GPT-J's partial rotary), by neighbouring pairs: rotate_every_two and
+    cos/sin gathered from a sinusoid buffer at position_ids, split, and
+    repeat_interleave'd (-> RotaryEmbedding interleaved=1 with
+    rotary_embedding_dim, Note [Interleaved rotary])."""
+
+    def __init__(self, rotary_dim=4, positions=64):
+        super().__init__()
+        self.hd, self.rd = D // H, rotary_dim
+        self.q, self.k, self.v, self.o = (nn.Linear(D, D, bias=False) for _ in range(4))
+        inv = 1.0 / (10000 ** (torch.arange(0, rotary_dim, 2).float() / rotary_dim))
+        sinusoid = torch.arange(positions).float()[:, None] * inv[None, :]
+        self.register_buffer("embed_positions", torch.cat((sinusoid.sin(), sinusoid.cos()), 1),
+                             persistent=False)
+        self.structures = {"Attention": 1, "Attention 3-D": 1, "RotaryEmbedding": 2,
+                           "RotaryEmbedding 3-D": 2}
+
+    @staticmethod
+    def rotate_every_two(t):
+        return torch.stack((-t[:, :, :, 1::2], t[:, :, :, ::2]), dim=-1).flatten(-2)
+
+    def rope(self, t, sin, cos):
+        sin = torch.repeat_interleave(sin[:, :, None, :], 2, 3)
+        cos = torch.repeat_interleave(cos[:, :, None, :], 2, 3)
+        return t * cos + self.rotate_every_two(t) * sin
+
+    def forward(self, x, position_ids):
+        b, s, _ = x.shape
+        q, k = (p(x).view(b, s, H, self.hd) for p in (self.q, self.k))
+        v = self.v(x).view(b, s, H, self.hd).permute(0, 2, 1, 3)
+        sincos = self.embed_positions[position_ids]
+        sin, cos = torch.split(sincos, sincos.shape[-1] // 2, dim=-1)
+        k = torch.cat([self.rope(k[:, :, :, :self.rd], sin, cos), k[:, :, :, self.rd:]], dim=-1)
+        q = torch.cat([self.rope(q[:, :, :, :self.rd], sin, cos), q[:, :, :, self.rd:]], dim=-1)
+        k, q = k.permute(0, 2, 1, 3), q.permute(0, 2, 1, 3)
+        w = q @ k.transpose(-1, -2) / self.hd ** 0.5
+        return x + self.o((w.softmax(-1) @ v).transpose(1, 2).reshape(b, s, D))
+
+    @classmethod
+    def check_fused(cls, path):
+        """Both rotations interleaved, over the first rotary_dim values."""
+        ropes = [{a.name: a.i for a in n.attribute} for n in onnx.load(path).graph.node
+                 if n.op_type == "RotaryEmbedding"]
+        want = {"interleaved": 1, "rotary_embedding_dim": 4}
+        return [f"RotaryEmbedding {r}, not {want}" for r in ropes
+                if {k: r.get(k) for k in want} != want]
+
+
 MODELS = {
     "encoder": (Encoder, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
     "decoder": (Decoder, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
@@ -425,6 +475,9 @@ MODELS = {
     "hf-finfo-causal": (HFFinfoCausal, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
     "hf-gpt2-buffer": (HFGPT2Attention, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
     "fast-gelu-mlp": (FastGELUMLP, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
+    # (a second input: position ids [batch, seq])
+    "hf-gptj-rotary": (HFGPTJAttention, lambda: (torch.randn(2, 5, D), torch.arange(5).repeat(2, 1)),
+                       {0: "batch", 1: "seq"}),
     # (inputs x [batch, seq, D] and the caches [batch, H, past, D/H];
     # outputs y and the caches [batch, H, past + seq, D/H])
     "hf-kv-cache-step": (HFKVCacheStep,
