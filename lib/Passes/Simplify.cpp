@@ -702,6 +702,9 @@ void populateSimplifyPatterns(PatternSet &ps) {
   ps.add("add-zero", "Add", [](Node &n, PatternRewriter &rw) { return addZero(n, rw); });
   populateSimplifyChainPatterns(ps);
   populateTransposeMotionPatterns(ps);
+  // After reshape-symbolic-shape: where inference names every dim, its
+  // target stands as before.
+  populateReshapeTargetPatterns(ps);
 }
 
 absl::StatusOr<bool> simplify(Model &m, RewriteStatistics *stats, llvm::StringRef disabled) {

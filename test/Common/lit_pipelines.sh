@@ -6,7 +6,7 @@
 #
 # REWRITE_FOLDERS: the folders of test/Passes whose models show a rewrite
 # (positive cases and near misses alike).
-REWRITE_FOLDERS="simplify fuse fold cse dedup-initializers eliminate-identity constants dce topo rewriter freeze-initializer-inputs qdq monotone-argmax"
+REWRITE_FOLDERS="simplify fuse fold cse dedup-initializers eliminate-identity constants dce topo rewriter freeze-initializer-inputs qdq monotone-argmax reshape-targets"
 # REWRITE_MODELS: models of the operator folders (test/Ops/<Family>/, paths
 # from test/ without .onnxtxt) walked with them: the fold tests of one kernel
 # that left test/Passes/fold for their op's folder (issue 39).

@@ -17,6 +17,9 @@
 // and, in lib/Passes/TransposeMotion.cpp (populateTransposeMotionPatterns):
 //   reshape-gemm-matmul          (Reshape/Gemm/Reshape -> MatMul + Add)
 //   transpose-cancel             (a Transpose pair around last-axis ops goes)
+// and, in lib/Passes/ReshapeTargets.cpp (populateReshapeTargetPatterns):
+//   reshape-target-dims, expand-target-dims  (a target computed from Shape
+//                                these dims -> a constant with 0/-1, 1)
 // Folding Shape/Size and shape arithmetic to constants is fold-constants'
 // job (it folds them once shapes are static).
 //
@@ -37,6 +40,9 @@ void populateSimplifyChainPatterns(PatternSet &ps);
 /// Adds reshape-gemm-matmul and transpose-cancel (TransposeMotion.cpp);
 /// populateSimplifyPatterns calls it.
 void populateTransposeMotionPatterns(PatternSet &ps);
+/// Adds reshape-target-dims and expand-target-dims (ReshapeTargets.cpp);
+/// populateSimplifyPatterns calls it.
+void populateReshapeTargetPatterns(PatternSet &ps);
 
 /// Applies them greedily in every graph; true if anything changed.
 /// `disabled`: pattern names not to apply, comma-separated.
