@@ -6,6 +6,7 @@
 // present_key/present_value outputs (Note [KV caches]).
 //
 //===----------------------------------------------------------------------===//
+#include "AttentionCache.h"
 #include "AttentionMatch.h"
 
 #include "onnxir/IR/ValueInfo.h"
@@ -74,7 +75,41 @@ bool producers(llvm::ArrayRef<Value *> from, const Graph *g, llvm::DenseSet<cons
 //  present_*, which dead-code elimination would drop) and read by nothing
 //  the Attention depends on (a mask built from its Shape would make a
 //  cycle); present_* then takes every use.
-//  Exact: the same operator on the same elements.
+//  Exact: the same operator on the same elements. A mask that is the
+//  causal triangle offset by the past length becomes is_causal (Note
+//  [Past-length causal offset]).
+//
+// Note [Past-length causal offset]
+//  A decoder step attends its S new queries to P cached keys and its own
+//  S: query i (the token at position P + i) sees key j exactly when
+//  j <= P + i, the causal triangle aligned to the bottom right of the
+//  [S, P + S] scores. Hugging Face builds it from the past length P, read
+//  as past_key.shape[2] (Gather(Shape(past), 2) or Shape(past, 2, 3)):
+//   - comparing ramps: cache_position = arange(P, P + S) (Range from c + P,
+//     or a ramp plus P) against arange(P + S) (Note [Causal mask forms]'s
+//     ramps, whose offsets may now hold P: they must cancel to j <= i + P,
+//     or j > i + P for the masked positions), through Where(m, 0, fill) or
+//     masked_fill (fuse-attention passes it as attn_mask: Not(m), or
+//     Where(m, L/2, 0) for a finfo.min fill);
+//   - triu(full((S, P + S), fill), diagonal=P + 1): Trilu upper with k
+//     = P + 1 (a boolean Trilu lower with k = P, or upper with P + 1 for the
+//     masked positions);
+//   - the older _make_causal_mask, cat([zeros(S, P), causal(S, S)], -1):
+//     the square triangle of Note [Causal mask forms] after P zero columns;
+//  any of them expanded over the leading dims ([B, 1, S, P + S]), and the
+//  mask's last two dims S and P + S of the scores. ONNX's reference
+//  (op_attention.py: j <= i + past_key's length) and onnxruntime 1.30's
+//  Attention align is_causal with a past to the bottom right, and so does
+//  our evaluator (Note [Attention evaluation]; checked against onnxruntime
+//  with S = 2, P = 3: is_causal = 1 gives the outputs of that boolean
+//  mask), while Attention-23's text speaks of the upper-left triangle of a
+//  square: only that square has no past, where both agree. So with past
+//  inputs the mask is dropped and is_causal = 1 set: the same -inf bias
+//  (a finfo.min fill masks no full row, as the diagonal key j = P + i is
+//  always seen: Note [Masks filled with finfo.min]). Anything else (another
+//  offset: the top-left triangle, a window, a P read from another tensor,
+//  a mask over the wrong dims) stays the attn_mask, which Attention applies
+//  over the whole past + step length as the graph did.
 bool attentionKVCache(Node &a, PatternRewriter &rw) {
   if (a.numOperands() < 3 || a.numOperands() > 4 || a.numResults() != 1 || !plainAttributes(a) ||
       rankOf(a.operand(0)) != 4)
@@ -121,8 +156,17 @@ bool attentionKVCache(Node &a, PatternRewriter &rw) {
       return miss(rw, "kv-cache", q(cat) + " is not returned: a past with no present_* is "
                                           "refused by onnxruntime 1.30");
   }
+  // Note [Past-length causal offset]
+  bool causal = false;
+  std::optional<DataType> et = elemOf(a.operand(0));
+  if (ops[3] && et &&
+      provablyCausalPast(ops[3], PastCaches{pk, pv}, dimOf(a.operand(0), 2), dimOf(a.operand(1), 2), *et)) {
+    ops[3] = nullptr;
+    causal = true;
+  }
   rw.setInsertionPoint(&a);
   Node *n = rw.create("Attention", ops, 3);
+  if (causal) n->setAttr(intAttr("is_causal", 1));
   if (a.getAttr("scale")) n->setAttr(floatAttr("scale", c.getFloat("scale", 1.0f)));
   if (a.getAttr("softcap")) n->setAttr(floatAttr("softcap", c.getFloat("softcap", 0.0f)));
   PatternRewriter::copyNodeInfo(a, *n);

@@ -6,6 +6,7 @@
 // shape]); masks that are provably causal (is_causal).
 //
 //===----------------------------------------------------------------------===//
+#include "AttentionCache.h"
 #include "AttentionMatch.h"
 
 #include "onnxir/IR/ValueInfo.h"
@@ -53,8 +54,12 @@ namespace attention {
 //     exp(s + F - max) is 0 in every type for scores within the bounds of
 //     Note [Masks filled with finfo.min], as -inf gives: the same result.
 //  Anything else (a ramp with another start or step, an offset by one
-//  (j <= i + 1, a shifted window), a past length, a mask combined with
-//  padding) stays a materialised mask.
+//  (j <= i + 1, a shifted window), a mask combined with padding) stays a
+//  materialised mask. A triangle offset by a KV cache's past length is
+//  not square: fuse-attention passes it on as the mask, and
+//  fuse-attention-kv-cache, once the past is Attention's own, makes it
+//  is_causal (Note [Past-length causal offset], AttentionCache.cpp, with
+//  the same matchers: ramps and Trilu k may then hold the past length).
 
 namespace {
 
@@ -76,33 +81,98 @@ std::optional<int64_t> oneInt(const Value *v) {
   return (*c)[0];
 }
 
-/// Range(0, n, 1): the ramp 0, 1, ..., n - 1.
-bool isRamp(const Value *v) {
-  Node *d = v ? v->definingNode() : nullptr;
-  if (!d || !d->is("Range") || d->numOperands() != 3) return false;
-  return oneInt(d->operand(0)) == 0 && oneInt(d->operand(2)) == 1;
+/// An integer c + p * P of one element, P the length of a KV cache's past
+/// (Note [Past-length causal offset]).
+struct Affine {
+  int64_t c = 0, p = 0;
+  bool operator==(const Affine &o) const { return c == o.c && p == o.p; }
+};
+
+/// A one-element integer value as c + p * P: an integer constant; with a
+/// past (`past.k`, `past.v`: the caches whose dim 2 is P), also P read as
+/// Gather(Shape(cache), 2) or Shape(cache, start 2, end 3), and sums,
+/// differences, integer Casts and reshapes of those.
+std::optional<Affine> affineOf(const Value *v, const PastCaches &past, int depth = 0) {
+  if (std::optional<int64_t> c = oneInt(v)) return Affine{*c, 0};
+  if (!past.k || !v || depth > 8) return std::nullopt;
+  Node *d = v->definingNode();
+  if (!d || !plainAttributes(*d) || d->numOperands() == 0 || !d->operand(0)) return std::nullopt;
+  auto isCache = [&](const Value *x) { return x && (x == past.k || x == past.v) && rankOf(x) == 4; };
+  // Shape's start and end (opset 15) against rank 4.
+  auto shapeRange = [](const Node &s, int64_t &from, int64_t &to) {
+    NodeContext c(s);
+    from = c.getInt("start", 0);
+    to = c.getInt("end", 4);
+    if (from < 0) from += 4;
+    if (to < 0) to += 4;
+    to = std::min<int64_t>(to, 4);
+  };
+  if (d->is("Shape") && isCache(d->operand(0))) {
+    int64_t from, to;
+    shapeRange(*d, from, to);
+    if (from == 2 && to == 3) return Affine{0, 1};
+    return std::nullopt;
+  }
+  if (d->is("Gather") && d->numOperands() == 2 && NodeContext(*d).getInt("axis", 0) == 0) {
+    Node *s = d->operand(0)->definingNode();
+    std::optional<int64_t> i = oneInt(d->operand(1));
+    if (!s || !s->is("Shape") || !plainAttributes(*s) || !isCache(s->operand(0)) || !i)
+      return std::nullopt;
+    int64_t from, to;
+    shapeRange(*s, from, to);
+    if (*i < 0) *i += to - from;
+    if (from + *i == 2 && *i >= 0 && from + *i < to) return Affine{0, 1};
+    return std::nullopt;
+  }
+  if ((d->is("Add") || d->is("Sub")) && d->numOperands() == 2) {
+    auto a = affineOf(d->operand(0), past, depth + 1), b = affineOf(d->operand(1), past, depth + 1);
+    if (!a || !b) return std::nullopt;
+    int64_t s = d->is("Sub") ? -1 : 1;
+    return Affine{a->c + s * b->c, a->p + s * b->p};
+  }
+  if (d->is("Cast")) {
+    int64_t to = NodeContext(*d).getInt("to", 0);
+    if (to != (int64_t)DataType::Int64 && to != (int64_t)DataType::Int32) return std::nullopt;
+    return affineOf(d->operand(0), past, depth + 1);
+  }
+  // One element reshaped is that element.
+  if (d->is("Squeeze") || d->is("Unsqueeze") || d->is("Reshape") || d->is("Identity"))
+    return affineOf(d->operand(0), past, depth + 1);
+  return std::nullopt;
 }
 
-/// A ramp seen along one axis of the compared square: entry (i, j) is
-/// i + offset (`row`) or j + offset (column).
+/// Range(s, n, 1): the ramp s, s + 1, ...; s is 0 without a past, c + p * P
+/// with one. Its start, or nullopt.
+std::optional<Affine> rampStart(const Value *v, const PastCaches &past) {
+  Node *d = v ? v->definingNode() : nullptr;
+  if (!d || !d->is("Range") || d->numOperands() != 3 || oneInt(d->operand(2)) != 1) return std::nullopt;
+  std::optional<Affine> s = affineOf(d->operand(0), past);
+  if (!s || (!past.k && !(*s == Affine{0, 0}))) return std::nullopt;
+  return s;
+}
+
+/// A ramp seen along one axis of the compared matrix: entry (i, j) is
+/// i + offset + past * P (`row`) or j + offset + past * P (column).
 struct Ramp {
   bool row = false;
   int64_t offset = 0;
+  int64_t past = 0;
 };
 
-std::optional<Ramp> rampOf(const Value *v, int depth = 0) {
+std::optional<Ramp> rampOf(const Value *v, const PastCaches &past, int depth = 0) {
   if (!v || depth > 8) return std::nullopt;
-  if (isRamp(v)) return Ramp{false, 0}; // 1-D: broadcast as the last axis
+  if (auto s = rampStart(v, past)) return Ramp{false, s->c, s->p}; // 1-D: broadcast as the last axis
   Node *d = v->definingNode();
   if (!d || !plainAttributes(*d)) return std::nullopt;
   if ((d->is("Add") || d->is("Sub")) && d->numOperands() == 2) {
     for (unsigned k = 0; k < 2; ++k) {
       if (k == 1 && d->is("Sub")) break; // c - x is a falling ramp
-      std::optional<int64_t> c = oneInt(d->operand(1 - k));
+      std::optional<Affine> c = affineOf(d->operand(1 - k), past);
       if (!c || rankOf(d->operand(1 - k)) > 2) continue;
-      auto r = rampOf(d->operand(k), depth + 1);
+      auto r = rampOf(d->operand(k), past, depth + 1);
       if (!r) continue;
-      r->offset += d->is("Sub") ? -*c : *c;
+      r->offset += d->is("Sub") ? -c->c : c->c;
+      r->past += d->is("Sub") ? -c->p : c->p;
       return r;
     }
     return std::nullopt;
@@ -112,17 +182,19 @@ std::optional<Ramp> rampOf(const Value *v, int depth = 0) {
     if (to != (int64_t)DataType::Int64 && to != (int64_t)DataType::Int32 &&
         to != (int64_t)DataType::Float && to != (int64_t)DataType::Double)
       return std::nullopt;
-    return rampOf(d->operand(0), depth + 1);
+    return rampOf(d->operand(0), past, depth + 1);
   }
   // A 1-D ramp made a row (column vector) or a column (row vector).
   const Value *src = d->numOperands() ? d->operand(0) : nullptr;
-  std::optional<Ramp> inner = rankOf(src) == 1 ? rampOf(src, depth + 1) : std::nullopt;
+  std::optional<Ramp> inner = rankOf(src) == 1 ? rampOf(src, past, depth + 1) : std::nullopt;
   if (!inner || inner->row) return std::nullopt;
+  Ramp rowOf = *inner;
+  rowOf.row = true;
   if (d->is("Unsqueeze")) {
     NodeAxes axes = readAxes(*d, PatternRewriter::constantTensor);
     if (axes.kind != NodeAxes::Known || axes.values.size() != 1) return std::nullopt;
     int64_t a = axes.values[0];
-    if (a == 1 || a == -1) return Ramp{true, inner->offset};
+    if (a == 1 || a == -1) return rowOf;
     if (a == 0 || a == -2) return inner;
     return std::nullopt;
   }
@@ -131,26 +203,28 @@ std::optional<Ramp> rampOf(const Value *v, int depth = 0) {
     if (!shape || shape->size() != 2) return std::nullopt;
     // -1 or the length itself (a 0 would copy a dim of the 1-D ramp).
     auto span = [](int64_t x) { return x == -1 || x > 1; };
-    if ((*shape)[1] == 1 && span((*shape)[0])) return Ramp{true, inner->offset};
+    if ((*shape)[1] == 1 && span((*shape)[0])) return rowOf;
     if ((*shape)[0] == 1 && span((*shape)[1])) return inner;
   }
   return std::nullopt;
 }
 
-/// A comparison of a row ramp and a column ramp that is j <= i (`negated`:
-/// j > i) everywhere (Note [Causal mask forms]).
-bool causalComparison(const Node &cmp, bool negated) {
+/// A comparison of a row ramp and a column ramp that is j <= i + pc * P
+/// (`negated`: j > i + pc * P) everywhere (Note [Causal mask forms], Note
+/// [Past-length causal offset]); pc is 0 without a past.
+bool causalComparison(const Node &cmp, bool negated, const PastCaches &past) {
   bool less = cmp.is("Less") || cmp.is("LessOrEqual");
   bool strict = cmp.is("Less") || cmp.is("Greater");
   if (!less && !cmp.is("Greater") && !cmp.is("GreaterOrEqual")) return false;
   if (cmp.numOperands() != 2) return false;
-  auto a = rampOf(cmp.operand(0)), b = rampOf(cmp.operand(1));
+  auto a = rampOf(cmp.operand(0), past), b = rampOf(cmp.operand(1), past);
   if (!a || !b || a->row == b->row) return false;
-  // lo < hi (strict) or lo <= hi: lo's index <= hi's index + k.
+  // lo < hi (strict) or lo <= hi: lo's index <= hi's index + k + kp * P.
   const Ramp &lo = less ? *a : *b, &hi = less ? *b : *a;
-  int64_t k = hi.offset - lo.offset - (strict ? 1 : 0);
-  if (!lo.row) return !negated && k == 0; // j <= i + k
-  return negated && k == -1;              // i <= j + k, i.e. j >= i - k
+  int64_t k = hi.offset - lo.offset - (strict ? 1 : 0), kp = hi.past - lo.past;
+  int64_t pc = past.k ? 1 : 0;
+  if (!lo.row) return !negated && k == 0 && kp == pc; // j <= i + k + kp * P
+  return negated && k == -1 && kp == -pc;             // i <= j + k + kp * P
 }
 
 /// The tensor of the `value` attribute of ConstantOfShape `n`, if plain.
@@ -184,12 +258,6 @@ bool isZeroConst(const Value *v, DataType et) {
   auto n = t->numElements();
   auto vals = t->values<double>();
   return n && *n == 1 && vals.ok() && vals->size() == 1 && (*vals)[0] == 0;
-}
-
-/// The k of Trilu `tr` (0 without the operand), if constant.
-std::optional<int64_t> triluK(const Node &tr) {
-  if (tr.numOperands() < 2 || !tr.operand(1)) return 0;
-  return oneInt(tr.operand(1));
 }
 
 /// GPT-2's causal buffer sliced to the sequence, bias[:, :, 0:S, 0:S]:
@@ -246,10 +314,30 @@ bool causalBufferSlice(const Value *v, bool negated) {
 
 } // namespace
 
-bool provablyCausal(const Value *attend, const Dim &sq, const Dim &skv, bool negated) {
-  if (!squareOverSequence(attend, sq, skv)) return false;
+namespace {
+
+/// The leading dims of `v` are known 1, its rank at least 2, and its last
+/// two dims are `sq` and `skv`.
+bool overSequence(const Value *v, const Dim &sq, const Dim &skv) {
+  int64_t r = rankOf(v);
+  if (r < 2 || !seqSame(dimOf(v, -2), sq) || !seqSame(dimOf(v, -1), skv)) return false;
+  for (int64_t i = 0; i + 2 < r; ++i)
+    if (!isOne(dimOf(v, i))) return false;
+  return true;
+}
+
+/// The k of Trilu `tr` as c + p * P (0 without the operand).
+std::optional<Affine> triluKOf(const Node &tr, const PastCaches &past) {
+  if (tr.numOperands() < 2 || !tr.operand(1)) return Affine{0, 0};
+  return affineOf(tr.operand(1), past);
+}
+
+/// The boolean `attend` is j <= i + pc * P (`negated`: its complement),
+/// pc = 1 with a past, 0 without; its shape the callers check.
+bool causalBoolForm(const Value *attend, bool negated, const PastCaches &past) {
+  int64_t pc = past.k ? 1 : 0;
   if (const Tensor *t = PatternRewriter::constantTensor(attend)) {
-    if (t->dataType() != DataType::Bool || t->dims().size() < 2) return false;
+    if (past.k || t->dataType() != DataType::Bool || t->dims().size() < 2) return false;
     auto vals = t->values<int64_t>();
     int64_t n = t->dims().back();
     if (!vals.ok() || t->dims()[t->dims().size() - 2] != n || (int64_t)vals->size() != n * n)
@@ -261,9 +349,12 @@ bool provablyCausal(const Value *attend, const Dim &sq, const Dim &skv, bool neg
   }
   Node *d = attend->definingNode();
   if (!d || !plainAttributes(*d)) return false;
-  if (d->is("Slice")) return causalBufferSlice(attend, negated);
-  if (!d->is("Trilu")) return causalComparison(*d, negated);
-  if (NodeContext(*d).getInt("upper", 1) != (negated ? 1 : 0) || triluK(*d) != (negated ? 1 : 0))
+  if (d->is("Slice")) return !past.k && causalBufferSlice(attend, negated);
+  if (!d->is("Trilu")) return causalComparison(*d, negated, past);
+  // Trilu keeps j <= i + k (lower) or j >= i + k (upper).
+  std::optional<Affine> k = triluKOf(*d, past);
+  if (NodeContext(*d).getInt("upper", 1) != (negated ? 1 : 0) || !k ||
+      !(*k == Affine{negated ? 1 : 0, pc}))
     return false;
   Node *ones = d->operand(0) ? d->operand(0)->definingNode() : nullptr;
   const Tensor *vt = ones ? constantOfShapeValue(*ones) : nullptr;
@@ -272,12 +363,27 @@ bool provablyCausal(const Value *attend, const Dim &sq, const Dim &skv, bool neg
   return vv.ok() && vv->size() == 1 && (*vv)[0] != 0;
 }
 
-bool provablyCausalAdditive(const Value *mask, const Dim &sq, const Dim &skv, DataType et) {
-  if (!squareOverSequence(mask, sq, skv)) return false;
+/// A ConstantOfShape of zeros of type `et` (torch.zeros).
+bool zeroFill(const Value *v, DataType et) {
+  Node *d = v ? v->definingNode() : nullptr;
+  if (!d || !d->is("ConstantOfShape") || !plainAttributes(*d)) return false;
+  if (!d->getAttr("value")) return et == DataType::Float; // the default float 0
+  const Tensor *t = constantOfShapeValue(*d);
+  if (!t || t->dataType() != et) return false;
+  auto vals = t->values<double>();
+  return vals.ok() && vals->size() == 1 && (*vals)[0] == 0;
+}
+
+/// The additive `mask` of type `et` over [sq, skv] is 0 where j <= i + pc
+/// * P and -inf or at most half the lowest value elsewhere; its own shape
+/// the callers check.
+bool causalAdditiveForm(const Value *mask, const Dim &sq, const Dim &skv, DataType et,
+                        const PastCaches &past) {
   std::optional<double> low = lowestFinite(et);
   if (!low) return false;
+  int64_t pc = past.k ? 1 : 0;
   if (const Tensor *t = PatternRewriter::constantTensor(mask)) {
-    if (t->dataType() != et || t->dims().size() < 2) return false;
+    if (past.k || t->dataType() != et || t->dims().size() < 2) return false;
     auto vals = t->values<double>();
     int64_t n = t->dims().back();
     if (!vals.ok() || t->dims()[t->dims().size() - 2] != n || (int64_t)vals->size() != n * n)
@@ -293,22 +399,65 @@ bool provablyCausalAdditive(const Value *mask, const Dim &sq, const Dim &skv, Da
   Node *d = mask->definingNode();
   if (!d || !plainAttributes(*d)) return false;
   if (d->is("Trilu")) {
-    if (NodeContext(*d).getInt("upper", 1) != 1 || triluK(*d) != 1) return false;
-    Node *full = d->operand(0) ? d->operand(0)->definingNode() : nullptr;
-    const Tensor *vt = full ? constantOfShapeValue(*full) : nullptr;
-    if (!vt || vt->dataType() != et) return false;
-    auto vv = vt->values<double>();
-    return vv.ok() && vv->size() == 1 &&
-           ((*vv)[0] == -std::numeric_limits<double>::infinity() || (*vv)[0] <= *low / 2);
+    std::optional<Affine> k = triluKOf(*d, past);
+    if (NodeContext(*d).getInt("upper", 1) != 1 || !k || !(*k == Affine{1, pc})) return false;
+    return maskFill(d->operand(0), et) && !PatternRewriter::constantTensor(d->operand(0));
   }
   if (d->is("Where") && d->numOperands() == 3) {
     const Value *c = d->operand(0);
-    if (isZeroConst(d->operand(1), et) && maskFill(d->operand(2), et))
-      return provablyCausal(c, dimOf(c, -2), dimOf(c, -1), false) && sameDim(dimOf(c, -2), sq);
-    if (maskFill(d->operand(1), et) && isZeroConst(d->operand(2), et))
-      return provablyCausal(c, dimOf(c, -2), dimOf(c, -1), true) && sameDim(dimOf(c, -2), sq);
+    auto condition = [&](bool neg) {
+      if (!past.k)
+        return provablyCausal(c, dimOf(c, -2), dimOf(c, -1), neg) && sameDim(dimOf(c, -2), sq);
+      return overSequence(c, sq, skv) && causalBoolForm(c, neg, past);
+    };
+    if (isZeroConst(d->operand(1), et) && maskFill(d->operand(2), et)) return condition(false);
+    if (maskFill(d->operand(1), et) && isZeroConst(d->operand(2), et)) return condition(true);
+  }
+  // Note [Past-length causal offset]: Hugging Face's older
+  // _make_causal_mask, cat([zeros(S, P), causal(S, S)], -1).
+  if (past.k && d->is("Concat") && d->numOperands() == 2 && d->operand(0) && d->operand(1)) {
+    int64_t r = rankOf(mask), axis = NodeContext(*d).getInt("axis", 0);
+    const Value *z = d->operand(0), *tri = d->operand(1);
+    return r >= 2 && (axis == -1 || axis == r - 1) && zeroFill(z, et) &&
+           sameDim(dimOf(z, -1), dimOf(past.k, 2)) &&
+           provablyCausalAdditive(tri, sq, dimOf(tri, -1), et);
   }
   return false;
+}
+
+} // namespace
+
+bool provablyCausal(const Value *attend, const Dim &sq, const Dim &skv, bool negated) {
+  return squareOverSequence(attend, sq, skv) && causalBoolForm(attend, negated, PastCaches{});
+}
+
+bool provablyCausalAdditive(const Value *mask, const Dim &sq, const Dim &skv, DataType et) {
+  return squareOverSequence(mask, sq, skv) && causalAdditiveForm(mask, sq, skv, et, PastCaches{});
+}
+
+bool provablyCausalPast(const Value *mask, const PastCaches &past, const Dim &sq, const Dim &skv,
+                        DataType et) {
+  if (!mask || !past.k || !past.v) return false;
+  // An Expand over the leading dims keeps every (i, j) entry.
+  for (int i = 0; i < 2; ++i) {
+    Node *e = mask->definingNode();
+    if (!e || !e->is("Expand") || e->numOperands() != 2 || !e->operand(0)) break;
+    const Value *in = e->operand(0);
+    if (rankOf(in) < 2 || !sameDim(dimOf(in, -1), dimOf(mask, -1)) ||
+        !sameDim(dimOf(in, -2), dimOf(mask, -2)))
+      break;
+    mask = in;
+  }
+  if (!overSequence(mask, sq, skv)) return false;
+  std::optional<DataType> mt = elemOf(mask);
+  if (mt == DataType::Bool) {
+    // fuse-attention gives Not(m) for a Where that fills where m is true.
+    Node *n = mask->definingNode();
+    if (n && n->is("Not") && n->numOperands() == 1 && n->operand(0))
+      return overSequence(n->operand(0), sq, skv) && causalBoolForm(n->operand(0), true, past);
+    return causalBoolForm(mask, false, past);
+  }
+  return mt == et && causalAdditiveForm(mask, sq, skv, et, past);
 }
 
 std::optional<double> lowestFinite(DataType t) {

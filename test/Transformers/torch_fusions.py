@@ -29,11 +29,12 @@ import sys
 import time
 
 FUSED = ["LayerNormalization", "RMSNormalization", "Gelu", "Attention", "RotaryEmbedding",
-         "Attention 3-D", "RotaryEmbedding 3-D", "Attention past"]
+         "Attention 3-D", "RotaryEmbedding 3-D", "Attention past", "Attention causal past"]
 # The 3-D kinds: nodes of the op that carry the attribute (heads inside).
 THREE_D = {"Attention 3-D": ("Attention", "q_num_heads"),
            "RotaryEmbedding 3-D": ("RotaryEmbedding", "num_heads")}
-# "Attention past": Attention nodes reading a KV cache (past_key, input 4).
+# "Attention past": Attention nodes reading a KV cache (past_key, input 4);
+# "Attention causal past": those of them with is_causal (bottom-right).
 # Kinds whose shortfall is a known gap, reported but not failed (none now).
 PENDING = set()
 # convert-opset steps these exports need that have no adapter on this branch
@@ -407,6 +408,34 @@ class HFKVCacheStep(Census):
         return y, k, v
 
 
+class HFKVCacheCausal(Census):
+    """A decoder step of S new tokens attending causally over the cache, as
+    Hugging Face's LLaMA-era code writes it: the past length P read from
+    past_key.shape[2], cache_position = arange(P, P + S), the keys at
+    arange(P + S) beyond it masked with finfo.min (masked_fill), K and V
+    concatenated to the past (-> Attention with past_key and is_causal = 1,
+    Note [Past-length causal offset])."""
+
+    def __init__(self):
+        super().__init__()
+        self.hd = D // H
+        self.q, self.k, self.v, self.o = (nn.Linear(D, D) for _ in range(4))
+        self.structures = {"Attention": 1, "Attention past": 1, "Attention causal past": 1}
+
+    def forward(self, x, past_key, past_value):
+        b, s, _ = x.shape
+        past = past_key.shape[2]
+        q, k, v = (p(x).view(b, s, H, self.hd).transpose(1, 2) for p in (self.q, self.k, self.v))
+        k = torch.cat((past_key, k), dim=2)
+        v = torch.cat((past_value, v), dim=2)
+        cache_position = torch.arange(past, past + s)
+        masked = torch.arange(past + s)[None, :] > cache_position.reshape(-1, 1)
+        a = q @ k.transpose(2, 3) / self.hd ** 0.5
+        a = a.masked_fill(masked, torch.finfo(a.dtype).min)
+        y = x + self.o((a.softmax(-1) @ v).transpose(1, 2).reshape(b, s, D))
+        return y, k, v
+
+
 class HFGPTJAttention(Census):
     """GPT-J's attention as Hugging Face writes it: Q and K rotated before
     the heads axis moves ([B, S, H, D]), only their first rotary_dim values
@@ -488,6 +517,14 @@ MODELS = {
                           {"past_key": {0: "batch", 2: "past"}, "past_value": {0: "batch", 2: "past"},
                            "present_key": {0: "batch", 2: "total"},
                            "present_value": {0: "batch", 2: "total"}})),
+    "hf-kv-cache-causal": (HFKVCacheCausal,
+                           lambda: (torch.randn(2, 5, D), torch.randn(2, H, 3, D // H),
+                                    torch.randn(2, H, 3, D // H)),
+                           {0: "batch", 1: "seq"},
+                           (["x", "past_key", "past_value"], ["y", "present_key", "present_value"],
+                            {"past_key": {0: "batch", 2: "past"}, "past_value": {0: "batch", 2: "past"},
+                             "present_key": {0: "batch", 2: "total"},
+                             "present_value": {0: "batch", 2: "total"}})),
 }
 
 
@@ -500,6 +537,8 @@ def count(path):
                 c[kind] = c.get(kind, 0) + 1
         if n.op_type == "Attention" and len(n.input) > 4 and n.input[4]:
             c["Attention past"] = c.get("Attention past", 0) + 1
+            if any(a.name == "is_causal" and a.i == 1 for a in n.attribute):
+                c["Attention causal past"] = c.get("Attention causal past", 0) + 1
     return c
 
 
