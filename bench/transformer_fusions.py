@@ -14,8 +14,9 @@ python3-torch at opset 14 and 17, and for each
     models of a row in one process and run round-robin (CPU, one thread;
     the export at ORT's default level `all`, each result with optimizations
     disabled so that each column times its own graph), input [B, S, 16]
-    (ViT: [B, 3, 16, 16]; position ids 0..S-1 and an all-true padding mask
-    where a model takes them; the KV-cache step: one new token [B, 1, 16]
+    (ViT: [B, 3, 16, 16]; the Whisper-like encoder: log-mel frames
+    [B, 8, S]; position ids 0..S-1 and an all-true padding mask where a
+    model takes them; the KV-cache step: one new token [B, 1, 16]
     against caches of S past tokens, the cost of one decode step).
 Needs torch, node and $ORT_NODE_MODULES (onnxruntime-node). Prints markdown.
 """
@@ -62,6 +63,8 @@ def model_feeds(name, b, s):
     new token against caches of S past tokens (a decode step)."""
     if name == "vit":
         return [["x", "float32", [b, 3, 16, 16], "random"]]
+    if name == "whisper-encoder":  # log-mel frames [B, MELS, S]
+        return [["x", "float32", [b, tf.WhisperEncoder.MELS, s], "random"]]
     cls = tf.MODELS[name][0]
     params = list(__import__("inspect").signature(cls.forward).parameters)[1:]
     if "past_key" in params:

@@ -387,6 +387,56 @@ class FastGELUMLP(Census):
         return x + self.down(h)
 
 
+class WhisperAttention(nn.Module):
+    """Whisper's encoder attention as OpenAI's code writes it: the heads
+    split by view(*q.shape[:2], H, -1) (a Reshape target read from the
+    projection's shape), Q scaled before Q.K^T, merged by flatten."""
+
+    def __init__(self):
+        super().__init__()
+        self.q, self.v, self.o = nn.Linear(D, D), nn.Linear(D, D), nn.Linear(D, D)
+        self.k = nn.Linear(D, D, bias=False)
+        self.structures = {"Attention": 1, "Attention 3-D": 1}
+
+    def forward(self, x):
+        q, k, v = self.q(x) * (D // H) ** -0.5, self.k(x), self.v(x)
+        q, k, v = (t.view(*t.shape[:2], H, -1).transpose(1, 2) for t in (q, k, v))
+        a = (q @ k.transpose(-1, -2)).softmax(-1) @ v
+        return self.o(a.transpose(1, 2).flatten(start_dim=2))
+
+
+class WhisperEncoder(Census):
+    """A Whisper-like encoder: log-mel input [batch, MELS, time], two Conv1d
+    with GELU (the second of stride 2), permuted to [batch, time/2, D], then
+    pre-norm blocks (WhisperAttention, GELU MLP) and a final LayerNorm.
+    check_fused: no Shape arithmetic is left (issue 41 item 8: the Reshape
+    targets read from shapes become constants)."""
+    MELS = 8
+
+    def __init__(self, layers=2):
+        super().__init__()
+        self.conv1 = nn.Conv1d(self.MELS, D, 3, padding=1)
+        self.conv2 = nn.Conv1d(D, D, 3, stride=2, padding=1)
+        self.g1, self.g2 = GELU(), GELU()
+        self.blocks = nn.ModuleList(nn.ModuleDict({
+            "n1": LayerNorm(D), "attn": WhisperAttention(), "n2": LayerNorm(D),
+            "mlp": nn.Sequential(nn.Linear(D, F), GELU(), nn.Linear(F, D))}) for _ in range(layers))
+        self.ln = LayerNorm(D)
+
+    def forward(self, x):
+        x = self.g2(self.conv2(self.g1(self.conv1(x)))).permute(0, 2, 1)
+        for b in self.blocks:
+            x = x + b["attn"](b["n1"](x))
+            x = x + b["mlp"](b["n2"](x))
+        return self.ln(x)
+
+    @staticmethod
+    def check_fused(path):
+        left = [n.op_type for n in onnx.load(path).graph.node
+                if n.op_type in ("Shape", "Gather", "Unsqueeze", "Concat")]
+        return [f"Shape arithmetic left: {left}"] if left else []
+
+
 class HFKVCacheStep(Census):
     """A decoder step with a KV cache as GPT-2 and LLaMA code write it: the
     step's K and V concatenated to the past ones along the sequence
@@ -504,6 +554,9 @@ MODELS = {
     "hf-finfo-causal": (HFFinfoCausal, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
     "hf-gpt2-buffer": (HFGPT2Attention, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
     "fast-gelu-mlp": (FastGELUMLP, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
+    # (input: log-mel frames [batch, MELS, seq]; the output [batch, frames, D])
+    "whisper-encoder": (WhisperEncoder, lambda: torch.randn(2, WhisperEncoder.MELS, 5),
+                        {0: "batch", 2: "seq"}),
     # (a second input: position ids [batch, seq])
     "hf-gptj-rotary": (HFGPTJAttention, lambda: (torch.randn(2, 5, D), torch.arange(5).repeat(2, 1)),
                        {0: "batch", 1: "seq"}),
