@@ -296,6 +296,9 @@ StatusOr<std::vector<Held>> Run::runKernel(const Node &n, const OpEntry &e,
   call.inputs = inputs;
   call.numOutputs = n.numResults();
   call.maxOutputBytes = opts_.maxBytes;
+  // A run may use the products built for this CPU; folding may not (Note
+  // [Host-tuned products], KernelSupport.cpp).
+  call.hostTuned = true;
   if (nondet) call.seed = opts_.seed;
   auto r = e.kernel(call);
   if (!r.ok()) return r.status();

@@ -315,7 +315,7 @@ bool pointwise(const Geom &g) {
 /// Note [Matrix products].
 template <typename T>
 void convCore(const T *x, const T *w, T *y, int64_t N, int64_t C, int64_t M, int64_t group,
-              const Geom &g) {
+              const Geom &g, bool hostTuned = false) {
   int64_t Cg = C / group, Mg = M / group, K = product(g.kernel), IS = product(g.img),
           OS = product(g.grid);
   bool direct = pointwise(g);
@@ -328,9 +328,15 @@ void convCore(const T *x, const T *w, T *y, int64_t N, int64_t C, int64_t M, int
         patches<true, T>(xg, nullptr, col.data(), Cg, g);
         cp = col.data();
       }
+      if constexpr (std::is_floating_point_v<T>) {
+        // One output channel per group (depthwise): a vector-matrix product.
+        if (Mg == 1) rowProduct(hostTuned, w + gr * Cg * K, cp, y + (b * M + gr) * OS, Cg * K, OS);
+        else
+          matProduct(hostTuned, w + gr * Mg * Cg * K, cp, y + (b * M + gr * Mg) * OS, Mg,
+                     Cg * K, OS, false, false);
+        continue;
+      }
       if (Mg == 1) {
-        // One output channel per group (depthwise): a vector-matrix
-        // product, which Eigen picks only for a vector type.
         using Row = Eigen::Matrix<T, 1, Eigen::Dynamic>;
         Eigen::Map<Row>(y + (b * M + gr) * OS, OS).noalias() =
             Eigen::Map<const Row>(w + gr * Cg * K, Cg * K) * CMatMap<T>(cp, Cg * K, OS);
@@ -459,7 +465,8 @@ StatusOr<std::vector<Tensor>> kConv(const KernelCall &c) {
   auto run = [&](auto tag) {
     using T = decltype(tag);
     T *y = out.template vec<T>().data();
-    convCore<T>(x.template vec<T>().data(), w.template vec<T>().data(), y, N, C, M, group, g);
+    convCore<T>(x.template vec<T>().data(), w.template vec<T>().data(), y, N, C, M, group, g,
+                c.hostTuned);
     if (b) addBias<T>(y, b->template vec<T>().data(), N, M, product(g.grid));
   };
   if (x.kind() == CK::F32) run(float{});
@@ -719,9 +726,8 @@ StatusOr<std::vector<Tensor>> kConvTranspose(const KernelCall &c) {
     std::vector<T> col((size_t)(Mg * K * IS));
     for (int64_t bi = 0; bi < N; ++bi)
       for (int64_t gr = 0; gr < group; ++gr) {
-        MatMap<T>(col.data(), Mg * K, IS).noalias() =
-            CMatMap<T>(wp + gr * Cg * Mg * K, Cg, Mg * K).transpose() *
-            CMatMap<T>(xp + (bi * C + gr * Cg) * IS, Cg, IS);
+        matProduct(c.hostTuned, wp + gr * Cg * Mg * K, xp + (bi * C + gr * Cg) * IS,
+                   col.data(), Mg * K, Cg, IS, true, false);
         patches<false, T>(nullptr, y + (bi * M + gr * Mg) * OS, col.data(), Mg, g);
       }
     if (b) addBias<T>(y, b->template vec<T>().data(), N, M, OS);
@@ -826,9 +832,10 @@ StatusOr<std::vector<Tensor>> kDeformConv(const KernelCall &c) {
         }
       }
       for (int64_t gr = 0; gr < group; ++gr)
-        MatMap<T>(out.template vec<T>().data() + (bi * M + gr * Mg) * OS, Mg, OS).noalias() =
-            CMatMap<T>(w->template vec<T>().data() + gr * Mg * Cg * K, Mg, Cg * K) *
-            CMatMap<T>(col.data() + gr * Cg * K * OS, Cg * K, OS);
+        matProduct(c.hostTuned, w->template vec<T>().data() + gr * Mg * Cg * K,
+                   col.data() + gr * Cg * K * OS,
+                   out.template vec<T>().data() + (bi * M + gr * Mg) * OS, Mg, Cg * K, OS,
+                   false, false);
     }
     if (*b) addBias<T>(out.template vec<T>().data(), (*b)->template vec<T>().data(), N, M, OS);
   };

@@ -6,11 +6,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include "KernelSupport.h"
+#include "Products/Products.h"
 
 #include <algorithm>
 
 #include "onnxir/Ops/OpSchema.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -278,6 +280,79 @@ StatusOr<Arr> convertArr(const Arr &a, DataType dt) {
   return r;
 }
 
+//===--- Matrix products --------------------------------------------------===//
+
+// Note [Host-tuned products]
+//   The matrix products (Conv's im2col products, MatMul, Gemm) are most of a
+//   CNN's or a transformer's time, and Eigen built for baseline x86-64 (SSE2)
+//   runs them at half the speed of the same code built for AVX2 + FMA. The
+//   products' translation unit is therefore compiled twice (Products/), and
+//   a call uses the AVX2 build when the CPU has AVX2 and FMA (asked once,
+//   __builtin_cpu_supports) and the call allows it (KernelCall::hostTuned).
+//   The two builds round differently: FMA rounds a*b+c once, and the wider
+//   registers change Eigen's blocking, hence the order of the sums; results
+//   differ in the last bits. A reference run may differ by that much between
+//   machines (onnxruntime's does too), but a folded constant is written into
+//   the model: the model onnx-opt writes must not depend on where it ran. So
+//   only the evaluator sets hostTuned; fold-constants keeps the baseline
+//   build everywhere, bit for bit what it gave before. ONNXIR_BASELINE_PRODUCTS
+//   set to anything but 0 forces the baseline build for the whole process
+//   (the test of that path on an AVX2 machine, and a way to rule the tuned
+//   build out when hunting a difference).
+
+namespace {
+bool useAvx2(bool hostTuned) {
+#ifdef ONNXIR_AVX2_PRODUCTS
+  static const bool available = [] {
+    const char *e = std::getenv("ONNXIR_BASELINE_PRODUCTS");
+    if (e && *e && std::strcmp(e, "0") != 0) return false;
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  }();
+  return hostTuned && available;
+#else
+  (void)hostTuned;
+  return false;
+#endif
+}
+
+template <typename T>
+void matProductT(bool hostTuned, const T *a, const T *b, T *o, int64_t M, int64_t K,
+                 int64_t N, bool ta, bool tb) {
+#ifdef ONNXIR_AVX2_PRODUCTS
+  if (useAvx2(hostTuned)) return products::avx2::matProduct(a, b, o, M, K, N, ta, tb);
+#endif
+  (void)hostTuned;
+  products::baseline::matProduct(a, b, o, M, K, N, ta, tb);
+}
+
+template <typename T>
+void rowProductT(bool hostTuned, const T *x, const T *b, T *y, int64_t K, int64_t N) {
+#ifdef ONNXIR_AVX2_PRODUCTS
+  if (useAvx2(hostTuned)) return products::avx2::rowProduct(x, b, y, K, N);
+#endif
+  (void)hostTuned;
+  products::baseline::rowProduct(x, b, y, K, N);
+}
+} // namespace
+
+void matProduct(bool hostTuned, const float *a, const float *b, float *o, int64_t M,
+                int64_t K, int64_t N, bool ta, bool tb) {
+  matProductT(hostTuned, a, b, o, M, K, N, ta, tb);
+}
+void matProduct(bool hostTuned, const double *a, const double *b, double *o, int64_t M,
+                int64_t K, int64_t N, bool ta, bool tb) {
+  matProductT(hostTuned, a, b, o, M, K, N, ta, tb);
+}
+void rowProduct(bool hostTuned, const float *x, const float *b, float *y, int64_t K,
+                int64_t N) {
+  rowProductT(hostTuned, x, b, y, K, N);
+}
+void rowProduct(bool hostTuned, const double *x, const double *b, double *y, int64_t K,
+                int64_t N) {
+  rowProductT(hostTuned, x, b, y, K, N);
+}
+
 //===--- Attributes ------------------------------------------------------===//
 
 Arr takeElems(const Arr &a, std::vector<int64_t> dims, const std::vector<int64_t> &idx) {
@@ -360,6 +435,10 @@ absl::StatusOr<std::vector<Tensor>> evaluateKernel(const KernelCall &call) {
       return absl::ResourceExhaustedError("output exceeds the fold size limit");
   }
   return r;
+}
+
+const char *matrixProductsBuild(bool hostTuned) {
+  return useAvx2(hostTuned) ? "avx2-fma" : "baseline";
 }
 
 bool hasKernel(llvm::StringRef domain, llvm::StringRef opType) {

@@ -137,6 +137,17 @@ template <typename T> T absWrap(T x) {
   else return x < T(0) ? -x : x;
 }
 
+/// o[M, N] = op(a) op(b) (row-major; a [M, K] or with `ta` [K, M], b [K, N]
+/// or with `tb` [N, K]) through Eigen, on the build `hostTuned` allows
+/// (Note [Host-tuned products]).
+void matProduct(bool hostTuned, const float *a, const float *b, float *o, int64_t M,
+                int64_t K, int64_t N, bool ta, bool tb);
+void matProduct(bool hostTuned, const double *a, const double *b, double *o, int64_t M,
+                int64_t K, int64_t N, bool ta, bool tb);
+/// y[N] = x[K] b[K, N] (Eigen's vector-matrix kernel).
+void rowProduct(bool hostTuned, const float *x, const float *b, float *y, int64_t K, int64_t N);
+void rowProduct(bool hostTuned, const double *x, const double *b, double *y, int64_t K,
+                int64_t N);
 /// Converts array `a` to compute kind of `dt` (values only; dt set).
 StatusOr<Arr> convertArr(const Arr &a, DataType dt);
 

@@ -26,8 +26,6 @@
 
 #include "absl/strings/str_cat.h"
 
-#include <Eigen/Core>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -58,7 +56,7 @@ template <typename T> T madd(T acc, T x, T y) {
 /// the loop below does.
 Status matmulSlices(const Arr &a, const Arr &b, Arr &out, const std::vector<int64_t> &oa,
                     const std::vector<int64_t> &ob, int64_t M, int64_t K, int64_t N, bool ta,
-                    bool tb) {
+                    bool tb, bool hostTuned) {
   return visitNumeric(a.kind(), [&](auto tag) -> Status {
     using T = decltype(tag);
     const auto &va = a.template vec<T>();
@@ -69,13 +67,7 @@ Status matmulSlices(const Arr &a, const Arr &b, Arr &out, const std::vector<int6
       const T *pb = vb.data() + ob[p] * K * N;
       T *po = vo.data() + p * M * N;
       if constexpr (std::is_floating_point_v<T>) {
-        using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-        Eigen::Map<const Mat> A(pa, ta ? K : M, ta ? M : K), B(pb, tb ? N : K, tb ? K : N);
-        Eigen::Map<Mat> O(po, M, N);
-        if (!ta && !tb) O.noalias() = A * B;
-        else if (ta && !tb) O.noalias() = A.transpose() * B;
-        else if (!ta && tb) O.noalias() = A * B.transpose();
-        else O.noalias() = A.transpose() * B.transpose();
+        matProduct(hostTuned, pa, pb, po, M, K, N, ta, tb);
         continue;
       }
       for (int64_t i = 0; i < M; ++i)
@@ -153,7 +145,8 @@ StatusOr<std::vector<Tensor>> kMatMul(const KernelCall &c) {
   if (!sz.ok()) return sz;
   Arr out = Arr::make(a->dt, od);
   Status st = matmulSlices(*a, *b, out, broadcastOffsets(abatch, *batch),
-                           broadcastOffsets(bbatch, *batch), M, K, N, false, false);
+                           broadcastOffsets(bbatch, *batch), M, K, N, false, false,
+                           c.hostTuned);
   if (!st.ok()) return st;
   return one(out);
 }
@@ -243,7 +236,7 @@ StatusOr<std::vector<Tensor>> kGemm(const KernelCall &c) {
     cc = std::move(*x);
   }
   Arr out = Arr::make(a->dt, od);
-  Status st = matmulSlices(*a, *b, out, {0}, {0}, M, K, N, ta, tb);
+  Status st = matmulSlices(*a, *b, out, {0}, {0}, M, K, N, ta, tb, c.hostTuned);
   if (!st.ok()) return st;
   // alpha * op(A) op(B) + beta * C; integers scaled in double.
   st = visitNumeric(a->kind(), [&](auto tag) -> Status {

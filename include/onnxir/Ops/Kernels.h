@@ -58,6 +58,11 @@ struct KernelCall : OpContext {
   /// A separate field, not a made-up float attribute: every 64-bit seed
   /// stays distinct.
   std::optional<uint64_t> seed;
+  /// Matrix products may use the build tuned for this CPU (AVX2 + FMA: a
+  /// different rounding, Note [Host-tuned products] in KernelSupport.cpp).
+  /// The evaluator sets it; constant folding leaves it false, so that a
+  /// folded model does not depend on the machine that folded it.
+  bool hostTuned = false;
 
   /// The attribute named `name`, or null.
   const Attribute *attr(llvm::StringRef name) const override;
@@ -77,6 +82,11 @@ absl::StatusOr<std::vector<Tensor>> evaluateKernel(const KernelCall &call);
 /// True if a kernel exists for (`domain`, `opType`) in some version
 /// (OpRegistry::hasKernel).
 bool hasKernel(llvm::StringRef domain, llvm::StringRef opType);
+
+/// The build of the matrix products a call with KernelCall::hostTuned =
+/// `hostTuned` runs on: "avx2-fma" or "baseline" (Note [Host-tuned
+/// products], lib/Ops/KernelSupport.cpp).
+const char *matrixProductsBuild(bool hostTuned);
 
 /// Bytes a tensor's data takes in memory and on disk (strings: their
 /// lengths); 0 when the dims are invalid.

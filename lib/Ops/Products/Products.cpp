@@ -1,0 +1,77 @@
+//===- Products.cpp - Eigen matrix products (one build of two) ------------===//
+//
+// Compiled as it is for the baseline, and included by ProductsAvx2.cpp with
+// ONNXIR_PRODUCTS_NS=avx2 under -mavx2 -mfma (Note [Host-tuned products] in
+// KernelSupport.cpp).
+//
+// Note [Two builds of Eigen in one program]
+//   Eigen is templates: every function it instantiates here is emitted as a
+//   weak (COMDAT) symbol, and the linker keeps ONE copy of each name for the
+//   whole program. Built twice under the same names, the AVX2 copy of, say,
+//   general_matrix_matrix_product<float...>::run could replace the baseline
+//   one everywhere (an illegal instruction on a machine without AVX2), or
+//   the baseline one the AVX2 one (no speed-up, silently). So the AVX2 build
+//   renames Eigen's namespace (a macro, below) and includes nothing but
+//   Eigen and <cstdint>: no other template of ours or of the standard library
+//   is instantiated here out of line (checked with nm on the object, see
+//   bench/README.md). The file is also kept out of the precompiled header,
+//   which would bring the IR's headers in.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXIR_PRODUCTS_NS
+#define ONNXIR_PRODUCTS_NS baseline
+#else
+#define Eigen onnxir_eigen_avx2
+#endif
+
+#include "Products.h"
+
+#include <Eigen/Core>
+
+namespace onnxir {
+namespace kernels {
+namespace products {
+namespace ONNXIR_PRODUCTS_NS {
+namespace {
+
+template <typename T>
+using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+template <typename T>
+void mat(const T *pa, const T *pb, T *po, int64_t M, int64_t K, int64_t N, bool ta, bool tb) {
+  Eigen::Map<const Mat<T>> A(pa, ta ? K : M, ta ? M : K), B(pb, tb ? N : K, tb ? K : N);
+  Eigen::Map<Mat<T>> O(po, M, N);
+  if (!ta && !tb) O.noalias() = A * B;
+  else if (ta && !tb) O.noalias() = A.transpose() * B;
+  else if (!ta && tb) O.noalias() = A * B.transpose();
+  else O.noalias() = A.transpose() * B.transpose();
+}
+
+template <typename T> void row(const T *x, const T *b, T *y, int64_t K, int64_t N) {
+  // A row-vector type: Eigen picks its vector-matrix kernel only for one.
+  using Row = Eigen::Matrix<T, 1, Eigen::Dynamic>;
+  Eigen::Map<Row>(y, N).noalias() =
+      Eigen::Map<const Row>(x, K) * Eigen::Map<const Mat<T>>(b, K, N);
+}
+
+} // namespace
+
+void matProduct(const float *a, const float *b, float *o, int64_t M, int64_t K, int64_t N,
+                bool ta, bool tb) {
+  mat(a, b, o, M, K, N, ta, tb);
+}
+void matProduct(const double *a, const double *b, double *o, int64_t M, int64_t K, int64_t N,
+                bool ta, bool tb) {
+  mat(a, b, o, M, K, N, ta, tb);
+}
+void rowProduct(const float *x, const float *b, float *y, int64_t K, int64_t N) {
+  row(x, b, y, K, N);
+}
+void rowProduct(const double *x, const double *b, double *y, int64_t K, int64_t N) {
+  row(x, b, y, K, N);
+}
+
+} // namespace ONNXIR_PRODUCTS_NS
+} // namespace products
+} // namespace kernels
+} // namespace onnxir
