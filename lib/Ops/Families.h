@@ -33,6 +33,7 @@ void registerControlFlowOps(OpRegistrar &r);  ///< ControlFlow.cpp
 void registerMLOps(OpRegistrar &r);       ///< ai.onnx.ml (ML.cpp)
 void registerPreviewOps(OpRegistrar &r);  ///< ai.onnx.preview (NN.cpp)
 void registerTrainingOps(OpRegistrar &r); ///< ai.onnx.preview.training (Training.cpp)
+void registerMicrosoftOps(OpRegistrar &r); ///< com.microsoft, the ops passes write (Contrib.cpp)
 
 } // namespace onnxir
 

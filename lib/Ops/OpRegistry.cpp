@@ -124,6 +124,8 @@ OpRegistry::OpRegistry() {
   registerPreviewOps(preview);
   OpRegistrar training = registrar("ai.onnx.preview.training");
   registerTrainingOps(training);
+  OpRegistrar ms = registrar("com.microsoft");
+  registerMicrosoftOps(ms);
 }
 
 OpRegistry::OpVersions &OpRegistry::at(llvm::StringRef domain, llvm::StringRef op) {

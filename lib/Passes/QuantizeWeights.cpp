@@ -8,8 +8,11 @@
 // byte or half a byte per weight plus one float scale per block. The
 // activations stay float (weight-only). Round to nearest, ties to even, per
 // block of `block` weights along the reduction axis (Note [Weight blocks]).
+// {format=matmulnbits} writes onnxruntime's com.microsoft.MatMulNBits
+// instead (any opset; Note [MatMulNBits form]).
 // dequantize-weights is the reverse: every DequantizeLinear of constants
-// becomes its float initializer (evaluated by the op's kernel).
+// becomes its float initializer (evaluated by the op's kernel), every
+// MatMulNBits of constants a MatMul of the float weight.
 //
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/Builder.h"
@@ -23,12 +26,15 @@
 #include "onnxir/Ops/OpSchema.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/Passes.h"
+#include "onnxir/Support/LLVMCompat.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "llvm/ADT/DenseMap.h"
 
 #include <cmath>
+#include <map>
+#include <optional>
 #include <set>
 
 namespace onnxir {
@@ -45,10 +51,35 @@ namespace {
 // (DequantizeLinear gives 0 either way). The error of each weight is at
 // most scale / 2; the pass reports the largest and the mean.
 
+// Note [MatMulNBits form]
+// With {format=matmulnbits} the same blocks (Note [Weight blocks]) are
+// written for onnxruntime's contrib op (Note [MatMulNBits contract],
+// lib/Ops/Contrib.cpp): codes are unsigned, so a symmetric code q in
+// [-qmax, qmax] is stored as q + 2^(bits-1) and no zero_points input is
+// given (its default is 2^(bits-1)); asymmetric codes and zero points are
+// stored as they are, the zero points packed per row like B. The last
+// block of a K that is not a multiple of `block` is padded with the
+// block's zero point (weights of 0). The op wants block_size a power of 2
+// of at least 16, A of rank 2 or more, and computes A x W only: a MatMul
+// whose A has a known rank of 2 or more qualifies, a Gemm when transA = 0
+// and alpha = 1 (transB only changes how W is read); its C (beta = 1) is
+// added by an Add after the MatMulNBits, which is what Gemm computes.
+// Others are left as they are, with a remark. The node keeps the MatMul's
+// (Gemm's) name and result name; com.microsoft version 1 is imported.
+
 struct Target {
   Node *node;
   unsigned operand;
   int64_t axis; ///< the reduction axis of the weight
+};
+
+/// A weight's blocks (Note [Weight blocks]): codes in the weight's own
+/// layout, scales and zero points (asymmetric) at n * nb + b.
+struct Blocks {
+  int64_t K = 0, N = 0, nb = 0;
+  std::vector<int64_t> q;
+  std::vector<float> scales;
+  std::vector<int64_t> zeros;
 };
 
 class Quantizer {
@@ -59,7 +90,15 @@ public:
   absl::StatusOr<bool> run();
 
 private:
-  Value *quantize(Value *w, int64_t axis, Graph &g, Node *pos);
+  std::optional<Blocks> quantize(Value *w, int64_t axis);
+  Value *writeDq(Value *w, int64_t axis, const Blocks &bl, Graph &g, Node *pos);
+  struct NBits {
+    Value *b, *scales, *zeros;
+  };
+  NBits writeNBits(Value *w, const Blocks &bl, Graph &g, Node *pos);
+  absl::Status replaceByNBits(const Target &t, const NBits &w, const Blocks &bl);
+  /// Why MatMulNBits cannot compute `n` exactly, or "".
+  std::string nbitsRefusal(Node &n);
   Model &m_;
   const QuantizeWeightsOptions &opts_;
   QuantizeWeightsStatistics &stats_;
@@ -68,20 +107,22 @@ private:
   int64_t errCount_ = 0;
 };
 
-Value *Quantizer::quantize(Value *w, int64_t axis, Graph &g, Node *pos) {
+std::optional<Blocks> Quantizer::quantize(Value *w, int64_t axis) {
   const Tensor *t = w->initializer();
   auto vals = t->values<float>();
-  if (!vals.ok()) return nullptr;
+  if (!vals.ok()) return std::nullopt;
   const std::vector<int64_t> &dims = t->dims();
+  Blocks bl;
   int64_t K = dims[axis], N = dims[1 - axis], B = (int64_t)opts_.block;
   int64_t nb = (K + B - 1) / B;
+  bl.K = K, bl.N = N, bl.nb = nb;
   const bool sym = opts_.symmetric, four = opts_.bits == 4;
   const int64_t levels = four ? 15 : 255, qmax = four ? 7 : 127;
   // Element (k, n) of the weight, in its own layout.
   auto at = [&](int64_t k, int64_t n) { return axis == 0 ? k * N + n : n * K + k; };
-  std::vector<int64_t> q(vals->size());
-  std::vector<float> scales(nb * N);
-  std::vector<int64_t> zeros(sym ? 0 : nb * N);
+  bl.q.resize(vals->size());
+  bl.scales.resize(nb * N);
+  bl.zeros.resize(sym ? 0 : nb * N);
   for (int64_t n = 0; n < N; ++n)
     for (int64_t b = 0; b < nb; ++b) {
       int64_t k0 = b * B, k1 = std::min(K, k0 + B);
@@ -93,39 +134,58 @@ Value *Quantizer::quantize(Value *w, int64_t axis, Graph &g, Node *pos) {
       float scale = sym ? amax / (float)qmax : (hi - lo) / (float)levels;
       if (!(scale > 0) || !std::isfinite(scale)) scale = 1;
       int64_t z = sym ? 0 : std::clamp<int64_t>((int64_t)std::nearbyint(-lo / scale), 0, levels);
-      // The scale's layout: the weight's with dim `axis` counted in blocks.
-      int64_t si = axis == 0 ? b * N + n : n * nb + b;
-      scales[si] = scale;
-      if (!sym) zeros[si] = z;
+      bl.scales[n * nb + b] = scale;
+      if (!sym) bl.zeros[n * nb + b] = z;
       for (int64_t k = k0; k < k1; ++k) {
         float v = (*vals)[at(k, n)];
         int64_t r = (int64_t)std::nearbyint(v / scale) + z;
         r = sym ? std::clamp<int64_t>(r, -qmax, qmax) : std::clamp<int64_t>(r, 0, levels);
-        q[at(k, n)] = r;
+        bl.q[at(k, n)] = r;
         double err = std::fabs((double)(r - z) * scale - v);
         errSum_ += err, errMax_ = std::max(errMax_, err), ++errCount_;
       }
     }
+  stats_.weightsQuantized += 1;
+  stats_.bytesBefore += (int64_t)vals->size() * 4;
+  return bl;
+}
+
+/// Codes packed low bits first, 4 or 8 bits each.
+std::string packCodes(const std::vector<int64_t> &xs, bool four) {
+  std::string bytes(four ? (xs.size() + 1) / 2 : xs.size(), '\0');
+  for (size_t i = 0; i < xs.size(); ++i) {
+    uint8_t u = (uint8_t)(xs[i] & (four ? 0xF : 0xFF));
+    if (!four) bytes[i] = (char)u;
+    else bytes[i / 2] = (char)((uint8_t)bytes[i / 2] | (i % 2 ? u << 4 : u));
+  }
+  return bytes;
+}
+
+Value *Quantizer::writeDq(Value *w, int64_t axis, const Blocks &bl, Graph &g, Node *pos) {
+  const std::vector<int64_t> &dims = w->initializer()->dims();
+  const bool sym = opts_.symmetric, four = opts_.bits == 4;
+  int64_t B = (int64_t)opts_.block, nb = bl.nb, N = bl.N;
   DataType qt = four ? (sym ? DataType::Int4 : DataType::Uint4)
                      : (sym ? DataType::Int8 : DataType::Uint8);
-  auto pack = [&](const std::vector<int64_t> &xs) {
-    std::string bytes(four ? (xs.size() + 1) / 2 : xs.size(), '\0');
-    for (size_t i = 0; i < xs.size(); ++i) {
-      uint8_t u = (uint8_t)(xs[i] & (four ? 0xF : 0xFF));
-      if (!four) bytes[i] = (char)u;
-      else bytes[i / 2] = (char)((uint8_t)bytes[i / 2] | (i % 2 ? u << 4 : u));
+  // The scale's layout: the weight's with dim `axis` counted in blocks.
+  std::vector<float> scales(bl.scales.size());
+  std::vector<int64_t> zeros(bl.zeros.size());
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t b = 0; b < nb; ++b) {
+      int64_t si = axis == 0 ? b * N + n : n * nb + b;
+      scales[si] = bl.scales[n * nb + b];
+      if (!sym) zeros[si] = bl.zeros[n * nb + b];
     }
-    return bytes;
-  };
   std::vector<int64_t> sdims = dims;
   sdims[axis] = nb;
   Builder b(g);
   b.setInsertionPoint(pos);
   std::string base = w->name().str();
-  Value *qv = b.createInitializer(base + "_q", makeTensor(qt, dims, pack(q)));
+  Value *qv = b.createInitializer(base + "_q", makeTensor(qt, dims, packCodes(bl.q, four)));
   Value *sv = b.createInitializer(base + "_scale", makeFloatTensor(sdims, scales));
   std::vector<Value *> ops{qv, sv};
-  if (!sym) ops.push_back(b.createInitializer(base + "_zero", makeTensor(qt, sdims, pack(zeros))));
+  if (!sym)
+    ops.push_back(b.createInitializer(base + "_zero", makeTensor(qt, sdims, packCodes(zeros, four))));
   Context &ctx = m_.getContext();
   qv->setType(ctx.getTensorType(qt, llvm::ArrayRef<int64_t>(dims)));
   sv->setType(ctx.getTensorType(DataType::Float, llvm::ArrayRef<int64_t>(sdims)));
@@ -136,11 +196,103 @@ Value *Quantizer::quantize(Value *w, int64_t axis, Graph &g, Node *pos) {
   dq->result(0)->setType(w->type() ? w->type()
                                    : ctx.getTensorType(DataType::Float,
                                                        llvm::ArrayRef<int64_t>(dims)));
-  stats_.weightsQuantized += 1;
-  stats_.bytesBefore += (int64_t)vals->size() * 4;
-  stats_.bytesAfter += (int64_t)(four ? (q.size() + 1) / 2 : q.size()) + (int64_t)scales.size() * 4 +
+  stats_.bytesAfter += (int64_t)(four ? (bl.q.size() + 1) / 2 : bl.q.size()) +
+                       (int64_t)scales.size() * 4 +
                        (int64_t)(four ? (zeros.size() + 1) / 2 : zeros.size());
   return dq->result(0);
+}
+
+Quantizer::NBits Quantizer::writeNBits(Value *w, const Blocks &bl, Graph &g, Node *pos) {
+  const bool sym = opts_.symmetric, four = opts_.bits == 4;
+  const int64_t bits = (int64_t)opts_.bits, B = (int64_t)opts_.block;
+  const int64_t K = bl.K, N = bl.N, nb = bl.nb, mid = (int64_t)1 << (bits - 1);
+  const int64_t axis = w->initializer()->dims()[0] == K ? 0 : 1;
+  // Codes in [N, nb, B] order, the padding past K at the block's zero.
+  std::vector<int64_t> codes(N * nb * B);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t k = 0; k < nb * B; ++k) {
+      int64_t zero = sym ? mid : bl.zeros[n * nb + k / B];
+      int64_t q = k < K ? bl.q[axis == 0 ? k * N + n : n * K + k] + (sym ? mid : 0) : zero;
+      codes[n * nb * B + k] = q;
+    }
+  Builder b(g);
+  b.setInsertionPoint(pos);
+  Context &ctx = m_.getContext();
+  std::string base = w->name().str();
+  std::vector<int64_t> bdims{N, nb, B * bits / 8}, sdims{N, nb};
+  NBits r{b.createInitializer(base + "_nbits", makeTensor(DataType::Uint8, bdims,
+                                                         packCodes(codes, four))),
+          b.createInitializer(base + "_scale", makeFloatTensor(sdims, bl.scales)), nullptr};
+  r.b->setType(ctx.getTensorType(DataType::Uint8, llvm::ArrayRef<int64_t>(bdims)));
+  r.scales->setType(ctx.getTensorType(DataType::Float, llvm::ArrayRef<int64_t>(sdims)));
+  int64_t zbytes = 0;
+  if (!sym) {
+    // Each row's zero points packed on their own (a row of an odd count of
+    // 4-bit ones ends in half a byte).
+    int64_t row = four ? (nb + 1) / 2 : nb;
+    std::string zs;
+    for (int64_t n = 0; n < N; ++n)
+      zs += packCodes(std::vector<int64_t>(bl.zeros.begin() + n * nb,
+                                           bl.zeros.begin() + (n + 1) * nb), four);
+    std::vector<int64_t> zdims{N, row};
+    r.zeros = b.createInitializer(base + "_zero", makeTensor(DataType::Uint8, zdims, zs));
+    r.zeros->setType(ctx.getTensorType(DataType::Uint8, llvm::ArrayRef<int64_t>(zdims)));
+    zbytes = (int64_t)zs.size();
+  }
+  stats_.bytesAfter += (int64_t)(codes.size() * bits / 8) + (int64_t)bl.scales.size() * 4 + zbytes;
+  return r;
+}
+
+std::string Quantizer::nbitsRefusal(Node &n) {
+  NodeContext c(n);
+  if (n.opType() == "Gemm") {
+    if (c.getInt("transA", 0)) return "transA = 1";
+    if (c.getFloat("alpha", 1.0f) != 1.0f) return "alpha is not 1";
+    if (n.numOperands() > 2 && n.operand(2) && c.getFloat("beta", 1.0f) != 1.0f)
+      return "beta is not 1";
+    return "";
+  }
+  if (staticRankOf(n.operand(0)) < 2) return "A is not known to have rank 2 or more";
+  return "";
+}
+
+/// A node's name for remarks: its name, or its op and first result.
+std::string describe(const Node &n) {
+  std::string r = n.getGraph()->path() + " > node ";
+  if (!n.name().empty()) return r + "\"" + n.name().str() + "\" (" + n.opType().str() + ")";
+  return r + "(" + n.opType().str() + ") -> '" +
+         (n.numResults() && n.result(0) ? n.result(0)->name().str() : std::string()) + "'";
+}
+
+absl::Status Quantizer::replaceByNBits(const Target &t, const NBits &w, const Blocks &bl) {
+  Node &n = *t.node;
+  Graph &g = *n.getGraph();
+  Value *y = n.result(0);
+  std::string name = y->name().str();
+  // The MatMulNBits takes the result's name (and the MatMul's node name).
+  if (absl::Status s = y->setName(g.freshName(name + "_f32")); !s.ok()) return s;
+  Value *c = n.opType() == "Gemm" && n.numOperands() > 2 ? n.operand(2) : nullptr;
+  std::vector<Value *> ops{n.operand(0), w.b, w.scales};
+  if (w.zeros) ops.push_back(w.zeros);
+  std::string mmStr = c ? g.freshName(name + "_mm").str() : name;
+  auto mm = g.createNodeWithNames("MatMulNBits", ops, {llvm::StringRef(mmStr)}, &n, "com.microsoft");
+  if (!mm.ok()) return mm.status();
+  Node *q = *mm;
+  q->setName(n.name());
+  q->setAttr(intAttr("K", bl.K));
+  q->setAttr(intAttr("N", bl.N));
+  q->setAttr(intAttr("bits", (int64_t)opts_.bits));
+  q->setAttr(intAttr("block_size", (int64_t)opts_.block));
+  Value *out = q->result(0);
+  out->setType(y->type());
+  if (c) {
+    auto add = g.createNodeWithNames("Add", {out, c}, {llvm::StringRef(name)}, &n);
+    if (!add.ok()) return add.status();
+    out = (*add)->result(0);
+    out->setType(y->type());
+  }
+  y->replaceAllUsesWith(out);
+  return n.erase();
 }
 
 absl::StatusOr<bool> Quantizer::run() {
@@ -150,6 +302,14 @@ absl::StatusOr<bool> Quantizer::run() {
   if (opts_.block < 2)
     return absl::InvalidArgumentError(
         absl::StrCat("quantize-weights: block=", opts_.block, " must be at least 2"));
+  if (opts_.format != "dq" && opts_.format != "matmulnbits")
+    return absl::InvalidArgumentError(absl::StrCat(
+        "quantize-weights: format=", opts_.format, " is not dq or matmulnbits"));
+  const bool nbits = opts_.format == "matmulnbits";
+  if (nbits && (opts_.block < 16 || (opts_.block & (opts_.block - 1))))
+    return absl::InvalidArgumentError(
+        absl::StrCat("quantize-weights: block=", opts_.block,
+                     ": MatMulNBits takes a power of 2 of at least 16"));
   std::set<std::string> ops;
   for (absl::string_view op : absl::StrSplit(opts_.ops, ',', absl::SkipEmpty()))
     ops.insert(std::string(op));
@@ -157,16 +317,30 @@ absl::StatusOr<bool> Quantizer::run() {
     if (op != "MatMul" && op != "Gemm")
       return absl::InvalidArgumentError(
           absl::StrCat("quantize-weights: ops: '", op, "' is not MatMul or Gemm"));
-  // Blocked DequantizeLinear (block_size, int4) came with opset 21.
-  int64_t opset = m_.opsetVersion(""), blocked = firstVersionWithAttribute("DequantizeLinear",
-                                                                          "block_size");
-  if (opset < blocked) {
-    if (remarks_)
-      remarks_->push_back(absl::StrCat("the model imports opset ", opset,
-                                       "; blocked DequantizeLinear needs ", blocked,
-                                       " (convert with --target-opset=", blocked,
-                                       " first): nothing quantized"));
-    return false;
+  if (nbits) {
+    // MatMulNBits is version 1 of com.microsoft; an import of another
+    // version would not say what the node means.
+    int64_t ms = m_.opsetVersion("com.microsoft");
+    if (ms > 1) {
+      if (remarks_)
+        remarks_->push_back(absl::StrCat("the model imports com.microsoft version ", ms,
+                                         "; MatMulNBits is written for version 1: nothing "
+                                         "quantized"));
+      return false;
+    }
+  } else {
+    // Blocked DequantizeLinear (block_size, int4) came with opset 21.
+    int64_t opset = m_.opsetVersion(""),
+            blocked = firstVersionWithAttribute("DequantizeLinear", "block_size");
+    if (opset < blocked) {
+      if (remarks_)
+        remarks_->push_back(absl::StrCat("the model imports opset ", opset,
+                                         "; blocked DequantizeLinear needs ", blocked,
+                                         " (convert with --target-opset=", blocked,
+                                         " first, or use format=matmulnbits): nothing "
+                                         "quantized"));
+      return false;
+    }
   }
   // Every use of a weight must be a quantizable operand: one DQ serves all.
   std::vector<Target> targets;
@@ -180,6 +354,16 @@ absl::StatusOr<bool> Quantizer::run() {
     int64_t axis = 0;
     if (n.opType() == "Gemm") axis = NodeContext(n).getInt("transB", 0) ? 1 : 0;
     else if (staticRankOf(n.operand(0)) == 1) continue; // a vector times B: keep it simple
+    if (nbits) {
+      std::string why = nbitsRefusal(n);
+      if (!why.empty()) {
+        if (remarks_)
+          remarks_->push_back(absl::StrCat(describe(n), " kept: MatMulNBits computes A x W "
+                                           "only and ", why));
+        refused.insert(w);
+        continue;
+      }
+    }
     auto [it, fresh] = axisOf.try_emplace(w, axis);
     if (!fresh && it->second != axis) refused.insert(w);
     targets.push_back({&n, 1, axis});
@@ -190,21 +374,43 @@ absl::StatusOr<bool> Quantizer::run() {
     if (eligible != w->numUses()) refused.insert(w);
   }
   llvm::DenseMap<Value *, Value *> done;
+  std::map<Value *, std::pair<Blocks, NBits>> nbitsOf;
   bool changed = false;
   for (const Target &t : targets) {
+    Node *front = &*m_.graph().nodes().begin();
     Value *w = t.node->operand(1);
     if (refused.count(w)) continue;
+    if (nbits) {
+      auto it = nbitsOf.find(w);
+      if (it == nbitsOf.end()) {
+        std::optional<Blocks> bl = quantize(w, t.axis);
+        if (!bl) continue;
+        NBits packed = writeNBits(w, *bl, m_.graph(), front);
+        it = nbitsOf.emplace(w, std::make_pair(std::move(*bl), packed)).first;
+      }
+      if (absl::Status s = replaceByNBits(t, it->second.second, it->second.first); !s.ok())
+        return s;
+      done[w] = w;
+      changed = true;
+      continue;
+    }
     Value *&dq = done[w];
-    if (!dq) dq = quantize(w, t.axis, m_.graph(), &*m_.graph().nodes().begin());
-    if (!dq) continue;
+    if (!dq) {
+      std::optional<Blocks> bl = quantize(w, t.axis);
+      if (!bl) continue;
+      dq = writeDq(w, t.axis, *bl, m_.graph(), front);
+    }
     t.node->setOperand(t.operand, dq);
     changed = true;
   }
+  if (nbits && changed && m_.opsetVersion("com.microsoft") < 0)
+    m_.opsetImports.push_back({"com.microsoft", 1, ""});
   // The float weights are gone from the file.
   m_.graph().removeInitializersIf([&](Value *v) { return done.count(v) && v->useEmpty(); });
   if (remarks_ && errCount_)
     remarks_->push_back(absl::StrCat(stats_.weightsQuantized, " weight(s) to ", opts_.bits,
-                                     "-bit blocks of ", opts_.block, ": ", stats_.bytesBefore,
+                                     "-bit blocks of ", opts_.block,
+                                     nbits ? " (MatMulNBits)" : "", ": ", stats_.bytesBefore,
                                      " -> ", stats_.bytesAfter, " bytes; weight error max ",
                                      errMax_, ", mean ", errSum_ / (double)errCount_));
   return changed;
@@ -220,16 +426,123 @@ absl::StatusOr<bool> quantizeWeights(Model &m, const QuantizeWeightsOptions &opt
   return q.run();
 }
 
+namespace {
+
+/// The float weight W [K, N] of a MatMulNBits whose B, scales and zero
+/// points are constants (Note [MatMulNBits contract], Contrib.cpp); nullopt
+/// for one we do not take (other constants, bits, types, g_idx). Errors name
+/// the node.
+absl::StatusOr<std::optional<Tensor>> nbitsWeight(Node &n) {
+  auto constant = [&](unsigned i) -> const Tensor * {
+    return i < n.numOperands() && n.operand(i) ? storedConstantOf(n.operand(i)) : nullptr;
+  };
+  const Tensor *bt = constant(1), *st = constant(2), *zt = constant(3);
+  bool zeroGiven = n.numOperands() > 3 && n.operand(3);
+  if (!bt || !st || (zeroGiven && !zt) || (n.numOperands() > 4 && n.operand(4))) return std::nullopt;
+  NodeContext c(n);
+  int64_t K = c.getInt("K", 0), N = c.getInt("N", 0), bits = c.getInt("bits", 4),
+          bs = c.getInt("block_size", 0);
+  if ((bits != 4 && bits != 8) || st->dataType() != DataType::Float ||
+      bt->dataType() != DataType::Uint8 || (zt && zt->dataType() != DataType::Uint8))
+    return std::nullopt;
+  auto bad = [&](std::string why) {
+    return absl::InvalidArgumentError(absl::StrCat("dequantize-weights: ", describe(n), ": ",
+                                                   why));
+  };
+  if (K <= 0 || N <= 0 || bs < 16 || (bs & (bs - 1)))
+    return bad(absl::StrCat("K = ", K, ", N = ", N, ", block_size = ", bs,
+                            " (K and N positive, block_size a power of 2 of 16 or more)"));
+  int64_t nb = (K + bs - 1) / bs, blob = bs * bits / 8, zrow = (nb * bits + 7) / 8;
+  auto b = bt->values<int64_t>();
+  auto sc = st->values<float>();
+  if (!b.ok()) return b.status();
+  if (!sc.ok()) return sc.status();
+  if (bt->dims() != std::vector<int64_t>{N, nb, blob})
+    return bad(absl::StrCat("B is not uint8 [", N, ",", nb, ",", blob, "]"));
+  if ((int64_t)sc->size() != N * nb)
+    return bad(absl::StrCat("scales has ", sc->size(), " elements, not N * n_blocks = ", N * nb));
+  std::vector<int64_t> z;
+  if (zt) {
+    auto zv = zt->values<int64_t>();
+    if (!zv.ok()) return zv.status();
+    if ((int64_t)zv->size() != N * zrow)
+      return bad(absl::StrCat("zero_points has ", zv->size(), " elements, not ", N * zrow));
+    z = std::move(*zv);
+  }
+  auto code = [&](const std::vector<int64_t> &bytes, int64_t base, int64_t i) {
+    int64_t bit = i * bits;
+    return (bytes[base + bit / 8] >> (bit % 8)) & ((1 << bits) - 1);
+  };
+  std::vector<float> w(K * N);
+  for (int64_t col = 0; col < N; ++col)
+    for (int64_t k = 0; k < K; ++k) {
+      int64_t blk = k / bs;
+      int64_t zero = zt ? code(z, col * zrow, blk) : (int64_t)1 << (bits - 1);
+      w[k * N + col] =
+          (float)(code(*b, (col * nb + blk) * blob, k % bs) - zero) * (*sc)[col * nb + blk];
+    }
+  return std::optional<Tensor>(makeFloatTensor({K, N}, w));
+}
+
+/// Replaces the MatMulNBits `n` by MatMul(A, W) (+ its bias), keeping its
+/// node and result names. W is named after B (w for w_nbits), and made once
+/// per B and graph (`made`).
+absl::Status unpackNBits(Model &m, Node &n, Tensor w, std::map<Value *, Value *> &made) {
+  Graph &g = *n.getGraph();
+  Value *y = n.result(0);
+  std::string name = y->name().str();
+  Value *bias = n.numOperands() > 5 ? n.operand(5) : nullptr;
+  Value *&wv = made[n.operand(1)];
+  if (!wv || wv->getGraph() != &g) {
+    std::string base = n.operand(1)->name().str();
+    if (endsWith(base, "_nbits")) base.resize(base.size() - 6);
+    else base += "_f";
+    wv = Builder(g).createInitializer(g.freshName(base).str(), std::move(w));
+    wv->setType(m.getContext().getTensorType(
+        DataType::Float, llvm::ArrayRef<int64_t>(wv->initializer()->dims())));
+  }
+  if (absl::Status s = y->setName(g.freshName(name + "_nbits")); !s.ok()) return s;
+  std::string mmName = bias ? g.freshName(name + "_mm").str() : name;
+  auto mm = g.createNodeWithNames("MatMul", {n.operand(0), wv}, {llvm::StringRef(mmName)}, &n);
+  if (!mm.ok()) return mm.status();
+  (*mm)->setName(n.name());
+  Value *out = (*mm)->result(0);
+  out->setType(y->type());
+  if (bias) {
+    auto add = g.createNodeWithNames("Add", {out, bias}, {llvm::StringRef(name)}, &n);
+    if (!add.ok()) return add.status();
+    out = (*add)->result(0);
+    out->setType(y->type());
+  }
+  y->replaceAllUsesWith(out);
+  return n.erase();
+}
+
+} // namespace
+
 absl::StatusOr<bool> dequantizeWeights(Model &m, int64_t *dequantized) {
   bool changed = false;
-  std::vector<Node *> dqs;
+  std::vector<Node *> dqs, nbits;
   m.walkGraphs([&](Graph *g) {
     if (g->parentFunction()) return;
-    for (Node &n : g->nodes())
+    for (Node &n : g->nodes()) {
       if (n.opType() == "DequantizeLinear" && n.domain().empty() && n.numResults() == 1 &&
           n.result(0) && !n.result(0)->isGraphOutput())
         dqs.push_back(&n);
+      if (n.opType() == "MatMulNBits" && n.domain() == "com.microsoft" && n.numResults() == 1 &&
+          n.result(0) && n.numOperands() >= 3)
+        nbits.push_back(&n);
+    }
   });
+  std::map<Value *, Value *> made;
+  for (Node *n : nbits) {
+    auto w = nbitsWeight(*n);
+    if (!w.ok()) return w.status();
+    if (!*w) continue;
+    if (absl::Status s = unpackNBits(m, *n, std::move(**w), made); !s.ok()) return s;
+    if (dequantized) ++*dequantized;
+    changed = true;
+  }
   for (Node *n : dqs) {
     std::vector<const Tensor *> inputs;
     bool constant = true;
@@ -294,6 +607,10 @@ private:
                          "quantize-symmetric"};
   Field<std::string> ops_{*this, &QuantizeWeightsOptions::ops, "ops",
                           "the ops whose weights are quantized (MatMul, Gemm)", "quantize-ops"};
+  Field<std::string> format_{*this, &QuantizeWeightsOptions::format, "format",
+                             "dq (blocked DequantizeLinear, opset 21) or matmulnbits "
+                             "(com.microsoft.MatMulNBits)",
+                             "quantize-format"};
 };
 } // namespace
 
@@ -303,7 +620,8 @@ std::unique_ptr<Pass> createQuantizeWeightsPass() {
 
 std::unique_ptr<Pass> createDequantizeWeightsPass() {
   return makePass("dequantize-weights",
-                  "Replace DequantizeLinear of constants by their float initializers",
+                  "Replace DequantizeLinear of constants by their float initializers, "
+                  "com.microsoft.MatMulNBits by a MatMul of its float weight",
                   "weights dequantized", dequantizeWeights);
 }
 

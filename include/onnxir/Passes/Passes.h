@@ -228,6 +228,8 @@ struct QuantizeWeightsOptions {
   bool symmetric = true;
   /// Ops whose constant weight (operand 1) is quantized, comma-separated.
   std::string ops = "MatMul,Gemm";
+  /// "dq": blocked DequantizeLinear; "matmulnbits": com.microsoft.MatMulNBits.
+  std::string format = "dq";
 };
 struct QuantizeWeightsStatistics {
   int64_t weightsQuantized = 0, bytesBefore = 0, bytesAfter = 0;
