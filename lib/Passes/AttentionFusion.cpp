@@ -69,6 +69,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnxir/Passes/Fusions.h"
 
+#include "AttentionCache.h"
 #include "AttentionMatch.h"
 
 #include "onnxir/IR/Model.h"
@@ -121,6 +122,29 @@ bool matchSoftmax(Node &root, PatternRewriter &rw, AttentionMatch &m, int64_t &r
   return true;
 }
 
+/// True if `v` is, or combines by Add, Where, Mul or Div (up to `depth`
+/// levels), a MatMul's product or a scaled one that has another use; `why`
+/// names it and its users (a silent miss otherwise: the scores' shape read
+/// by expand_as, Note [Scores read for their shape]).
+bool scoresWithOtherUse(Value *v, unsigned depth, std::string &why) {
+  Node *d = v ? v->definingNode() : nullptr;
+  if (!d) return false;
+  Node *mm = d->is("MatMul") ? d : nullptr;
+  if ((d->is("Mul") || d->is("Div")) && d->numOperands() == 2 && d->operand(0) && d->operand(0)->definingNode() &&
+      d->operand(0)->definingNode()->is("MatMul") && PatternRewriter::hasSingleLocalUse(d->operand(0)))
+    mm = d->operand(0)->definingNode();
+  if (mm && !PatternRewriter::hasSingleLocalUse(v) && rankOf(v) >= 3) {
+    why = "scores " + q(v) + " of MatMul " + q(mm) + " have another use:";
+    for (auto &u : v->uses()) why += " " + u.getOwner()->opType().str() + " " + q(u.getOwner());
+    if (v->isGraphOutput()) why += " (a graph output)";
+    return true;
+  }
+  if (depth == 0 || !(d->is("Add") || d->is("Where") || d->is("Mul") || d->is("Div"))) return false;
+  for (unsigned i = 0; i < d->numOperands(); ++i)
+    if (scoresWithOtherUse(d->operand(i), depth - 1, why)) return true;
+  return false;
+}
+
 /// Mask, scale and Q·Kᵀ under the Softmax: fills m.mask (peelMask), m.scale,
 /// m.q and m.k; `scores` is what the mask is added to, `mm` the MatMul Q·Kᵀ
 /// and `kt` its Kᵀ operand (scale factors peeled off).
@@ -139,8 +163,12 @@ bool matchProduct(Node &root, PatternRewriter &rw, AttentionMatch &m, Value *&sc
       return miss(rw, "scale", mm->opType().str() + " " + q(mm) + " scales the scores by " +
                                    q(mm->operand(1)) + ", not a scalar constant");
   }
-  if (!mm || !mm->is("MatMul") || mm->numOperands() != 2 || mm->getGraph() != root.getGraph())
+  if (!mm || !mm->is("MatMul") || mm->numOperands() != 2 || mm->getGraph() != root.getGraph()) {
+    // Scores under the mask or scale that another node reads too: say which.
+    std::string why;
+    if (scoresWithOtherUse(m.softmax->operand(0), 2, why)) return miss(rw, "single-use", why);
     return false; // not an attention
+  }
   m.q = peelScale(mm->operand(0), rw, m.scale, scaleNodes);
   kt = peelScale(mm->operand(1), rw, m.scale, scaleNodes);
   Permuted ktp = asPermuted(kt, rw);
@@ -496,6 +524,144 @@ bool fuseAttention(Node &root, PatternRewriter &rw) {
   return rewritePlain(root, rw, m, mask, rank, *et);
 }
 
+
+// Note [Scores read for their shape]
+//   Hugging Face code often reads the scores' shape to build the mask it
+//   adds: mask.expand_as(scores), exported Expand(mask, Shape(scores)), or
+//   torch.zeros_like(scores).masked_fill(...), exported
+//   ConstantOfShape(Shape(scores)). That second use of the scores blocks
+//   the fusion (the MatMul must die with it). But the expanded value only
+//   meets the scores again in an elementwise op (the Where of masked_fill,
+//   the Add of the bias), which broadcasts to the scores' shape anyway: so
+//   Expand(m, Shape(s)) there may be m itself, and ConstantOfShape(Shape(s))
+//   its one-element value, with the same result element for element (the
+//   broadcast of [m, s] is the broadcast of [expand(m, s), s]). The
+//   pattern fuse-attention-shape-use does that where the path from the
+//   Expand (or ConstantOfShape) to an elementwise op that reads s itself
+//   is at most one other elementwise op (the Where of zeros_like's
+//   masked_fill, retyped to its smaller broadcast), each a single use,
+//   and s is scores (a MatMul, or a Mul/Div of one). Nothing is
+//   recomputed: the Shape and the Expand die, and the fused model is
+//   cheaper than one keeping the MatMul alive only for its shape or one
+//   computing the shape from Q and K (whose head split would then have a
+//   second use and block the 3-D form).
+
+/// Ops that broadcast their operands elementwise and have no attributes
+/// the rewrite must keep.
+bool elementwiseBroadcast(const Node &n) {
+  static const char *const ops[] = {"Add", "Sub", "Mul", "Div", "Where", "And", "Or", "Xor",
+                                    "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"};
+  if (!n.domain().empty() && n.domain() != "ai.onnx") return false;
+  for (const char *op : ops)
+    if (n.is(op)) return n.numAttributes() == 0;
+  return false;
+}
+
+/// The numpy broadcast of the dims of `vs`, or nullopt where a pair of
+/// dims is neither 1 nor provably equal (or a rank is unknown).
+std::optional<std::vector<Dim>> broadcastDims(const std::vector<Value *> &vs) {
+  std::vector<Dim> out;
+  for (Value *v : vs) {
+    const Type *t = tensorType(v);
+    if (!t || t->rank() < 0) return std::nullopt;
+    auto dims = t->dims();
+    if (dims.size() > out.size()) out.insert(out.begin(), dims.size() - out.size(), Dim::known(1));
+    for (size_t i = 0; i < dims.size(); ++i) {
+      Dim &o = out[out.size() - dims.size() + i];
+      if (isOne(dims[i])) continue;
+      if (isOne(o) || sameDim(o, dims[i])) o = dims[i];
+      else return std::nullopt;
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+bool scoresShapeUse(Node &shape, PatternRewriter &rw) {
+  if (shape.numOperands() != 1 || shape.numResults() != 1 || shape.numAttributes() != 0) return false;
+  Value *s = shape.operand(0), *sh = shape.result(0);
+  Node *sd = s ? s->definingNode() : nullptr;
+  if (!sd || !(sd->is("MatMul") || sd->is("Mul") || sd->is("Div")) || sd->getGraph() != shape.getGraph())
+    return false;
+  if (sd->is("Mul") || sd->is("Div")) {
+    Node *below = sd->operand(0) ? sd->operand(0)->definingNode() : nullptr;
+    if (!below || !below->is("MatMul")) return false;
+  }
+  if (!PatternRewriter::hasSingleLocalUse(sh)) return false;
+  Node *u = sh->firstUse()->getOwner();
+  // The expanded value e and what stands for it: m, or the fill value
+  // (a constant made once the rest matched).
+  Value *e = nullptr, *by = nullptr;
+  std::optional<Tensor> fill;
+  if (u->is("Expand") && u->numOperands() == 2 && u->operand(1) == sh && u->operand(0) != sh) {
+    e = u->result(0);
+    by = u->operand(0);
+    if (!tensorType(by) || rankOf(by) < 0) return false;
+  } else if (u->is("ConstantOfShape") && u->numOperands() == 1) {
+    Attribute *val = u->getAttr("value");
+    if (u->numAttributes() > (val ? 1u : 0u) || (val && (val->kind() != AttrKind::Tensor || val->tensors.empty())))
+      return false;
+    fill = val ? Tensor(*val->tensors.get()[0]) : makeFloatTensor({1}, {0.0f});
+    if (fill->numElements() != 1 || fill->dims().size() != 1) return false;
+    e = u->result(0);
+  } else {
+    return false;
+  }
+  auto &ctx = rw.getModel().getContext();
+  auto makeFill = [&] {
+    Value *v = rw.createConstant(e->name().str() + "_value", *fill);
+    v->setType(ctx.getTensorType(fill->dataType(), llvm::ArrayRef<int64_t>{1}));
+    return v;
+  };
+  // e -> [x ->] c, each a single use; c reads s.
+  Node *x = nullptr, *c = nullptr;
+  Value *cur = e;
+  for (unsigned step = 0; step < 2 && !c; ++step) {
+    if (!PatternRewriter::hasSingleLocalUse(cur)) return false;
+    Node *n = cur->firstUse()->getOwner();
+    if (!elementwiseBroadcast(*n) || n->numResults() != 1) return false;
+    bool readsS = false;
+    for (unsigned i = 0; i < n->numOperands(); ++i) readsS |= n->operand(i) == s;
+    if (readsS) c = n;
+    else if (step == 0) x = n, cur = n->result(0);
+  }
+  if (!c) return false;
+  Node *first = x ? x : c;
+  unsigned slot = 0;
+  while (slot < first->numOperands() && first->operand(slot) != e) ++slot;
+  if (slot == first->numOperands()) return false;
+  if (!x) {
+    rw.setOperand(c, slot, fill ? makeFill() : by);
+    return true;
+  }
+  // x gets its own smaller broadcast: a new node, typed so.
+  std::vector<Value *> ops;
+  for (unsigned i = 0; i < x->numOperands(); ++i) ops.push_back(i == slot ? by : x->operand(i));
+  std::optional<std::vector<Dim>> dims;
+  if (fill) {
+    std::vector<Value *> others;
+    for (unsigned i = 0; i < x->numOperands(); ++i)
+      if (i != slot) others.push_back(x->operand(i));
+    dims = broadcastDims(others); // (a [1] fill broadcasts to any)
+    if (dims && dims->empty()) dims->push_back(Dim::known(1));
+  } else {
+    dims = broadcastDims(ops);
+  }
+  auto et = elemOf(x->result(0));
+  if (!dims || !et) return false;
+  if (fill) ops[slot] = makeFill();
+  rw.setInsertionPoint(x);
+  Node *nx = rw.create(x->opType(), ops);
+  PatternRewriter::copyNodeInfo(*x, *nx);
+  nx->result(0)->setType(ctx.getTensorType(*et, llvm::ArrayRef<Dim>(*dims)));
+  unsigned xslot = 0;
+  while (xslot < c->numOperands() && c->operand(xslot) != x->result(0)) ++xslot;
+  rw.setOperand(c, xslot, nx->result(0));
+  return true;
+}
+
+namespace {
 } // namespace
 } // namespace attention
 
@@ -506,8 +672,10 @@ void populateAttentionPatterns(PatternSet &ps) {
   ps.add("fuse-attention-heads", "Attention", attention::attentionHeads, 3, {"Attention", "RotaryEmbedding"});
   ps.add("fuse-attention-gqa", "Attention", attention::attentionGroupedKV, 3, {"Attention"});
   ps.add("fuse-attention-kv-cache", "Attention", attention::attentionKVCache, 3, {"Attention"});
+  ps.add("fuse-attention-window", "Attention", attention::attentionWindow, 3, {"Attention"});
   ps.add("fuse-rotary-embedding", "Add", attention::fuseRotaryEmbedding, 3, {"RotaryEmbedding"});
   ps.add("fuse-rotary-partial", "Concat", attention::fuseRotaryPartial, 3, {"RotaryEmbedding"});
+  ps.add("fuse-attention-shape-use", "Shape", attention::scoresShapeUse, 3);
 }
 
 } // namespace onnxir

@@ -189,6 +189,10 @@ bool fuseRotaryEmbedding(Node &add, PatternRewriter &rw);
 /// sequence -> past_key/past_value inputs, present_* outputs (Note [KV
 /// caches], AttentionCache.cpp).
 bool attentionKVCache(Node &a, PatternRewriter &rw);
+/// Expand(m, Shape(scores)) or ConstantOfShape(Shape(scores)) re-broadcast
+/// against the scores -> m or the fill value (Note [Scores read for their
+/// shape], AttentionFusion.cpp).
+bool scoresShapeUse(Node &shape, PatternRewriter &rw);
 /// Concat(RotaryEmbedding(x[..., :rd]), x[..., rd:]) -> RotaryEmbedding with
 /// rotary_embedding_dim rd (Note [Partial rotary]).
 bool fuseRotaryPartial(Node &cat, PatternRewriter &rw);

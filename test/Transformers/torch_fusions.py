@@ -536,6 +536,39 @@ class HFGPTJAttention(Census):
                 if {k: r.get(k) for k in want} != want]
 
 
+class HFScoresShapeAttention(Census):
+    """Attention whose mask is built from the scores' shape, as older
+    Hugging Face code writes it (Note [Scores read for their shape]): with
+    an attention_mask input, mask.expand_as(scores) filled with finfo.min
+    by masked_fill; without, a causal bias torch.zeros_like(scores)
+    .masked_fill(triu, -inf) added to the scores (-> is_causal)."""
+
+    def __init__(self, padding=True):
+        super().__init__()
+        self.hd, self.padding = D // H, padding
+        self.q, self.k, self.v, self.o = (nn.Linear(D, D) for _ in range(4))
+        self.structures = {"Attention": 1, "Attention 3-D": 1}
+
+    def forward(self, x, attention_mask=None):
+        b, s, _ = x.shape
+        q, k, v = (p(x).view(b, s, H, self.hd).transpose(1, 2) for p in (self.q, self.k, self.v))
+        w = torch.matmul(q, k.transpose(-1, -2)) / self.hd ** 0.5
+        if self.padding:
+            mask = attention_mask[:, None, None, :].expand_as(w)
+            w = w.masked_fill(~mask, torch.finfo(w.dtype).min)
+        else:
+            causal = torch.triu(torch.ones(s, s, dtype=torch.bool), 1)
+            w = w + torch.zeros_like(w).masked_fill(causal, float("-inf"))
+        return x + self.o((w.softmax(-1) @ v).transpose(1, 2).reshape(b, s, D))
+
+
+class HFZerosLikeCausal(HFScoresShapeAttention):
+    def __init__(self):
+        super().__init__(padding=False)
+
+    check_fused = staticmethod(lambda path: HFFinfoCausal.check_fused(path))
+
+
 MODELS = {
     "encoder": (Encoder, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
     "decoder": (Decoder, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
@@ -560,6 +593,11 @@ MODELS = {
     # (a second input: position ids [batch, seq])
     "hf-gptj-rotary": (HFGPTJAttention, lambda: (torch.randn(2, 5, D), torch.arange(5).repeat(2, 1)),
                        {0: "batch", 1: "seq"}),
+    # (expand_as(scores): a second input, the key-padding mask [batch, seq])
+    "hf-expand-as-scores": (HFScoresShapeAttention,
+                            lambda: (torch.randn(2, 5, D), torch.tensor([[1, 1, 1, 0, 0], [1] * 5]).bool()),
+                            {0: "batch", 1: "seq"}),
+    "hf-zeros-like-causal": (HFZerosLikeCausal, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
     # (inputs x [batch, seq, D] and the caches [batch, H, past, D/H];
     # outputs y and the caches [batch, H, past + seq, D/H])
     "hf-kv-cache-step": (HFKVCacheStep,
