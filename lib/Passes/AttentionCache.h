@@ -1,15 +1,21 @@
 //===- AttentionCache.h - Masks of attention with a KV cache ---------------===//
 //
-// What AttentionCache.cpp (fuse-attention-kv-cache) asks of the mask
-// matchers of AttentionMasks.cpp: whether an attn_mask over a past cache
-// and the step's keys is the bottom-right causal triangle (Note
-// [Past-length causal offset]). Private to lib/Passes.
+// What AttentionCache.cpp (fuse-attention-kv-cache) and AttentionWindow.cpp
+// (fuse-attention-window) ask of the mask matchers of AttentionMasks.cpp:
+// whether an attn_mask over a past cache and the step's keys is the
+// bottom-right causal triangle (Note [Past-length causal offset]), and the
+// diagonal band a comparison or Trilu keeps (Note [Sliding windows]).
+// Private to lib/Passes.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXIR_LIB_PASSES_ATTENTIONCACHE_H
 #define ONNXIR_LIB_PASSES_ATTENTIONCACHE_H
 
 #include "onnxir/IR/Model.h"
+#include "onnxir/Passes/PatternRewrite.h"
+
+#include <cstdint>
+#include <optional>
 
 namespace onnxir {
 namespace attention {
@@ -21,6 +27,42 @@ struct PastCaches {
   const Value *k = nullptr;
   const Value *v = nullptr;
 };
+
+/// An integer c + p * P, P the past length of PastCaches (0 without).
+struct Affine {
+  int64_t c = 0, p = 0;
+  bool operator==(const Affine &o) const { return c == o.c && p == o.p; }
+};
+
+/// A one-element integer value as c + p * P (an integer constant; with a
+/// past, P read through Shape and Gather, sums, differences, casts,
+/// reshapes), or nullopt.
+std::optional<Affine> affineOf(const Value *v, const PastCaches &past, int depth = 0);
+
+/// The positions (i, j) where a boolean is true, as a bound on d = j - i:
+/// d <= bound (`upper`) or d >= bound.
+struct HalfPlane {
+  bool upper = true;
+  Affine bound;
+};
+
+/// A comparison of a row ramp and a column ramp (Note [Causal mask forms],
+/// with P: Note [Past-length causal offset]) as the half plane where it is
+/// true, or nullopt.
+std::optional<HalfPlane> rampHalfPlane(const Node &cmp, const PastCaches &past);
+
+/// Trilu of an all-true ConstantOfShape (torch.tril/triu of ones) as the
+/// half plane it keeps true: lower d <= k, upper d >= k; or nullopt.
+std::optional<HalfPlane> triluHalfPlane(const Node &tr, const PastCaches &past);
+
+/// A constant of one element that is -inf or at most half the lowest value
+/// of `et` (or a ConstantOfShape of it): a masking fill.
+bool isMaskFill(const Value *v, DataType et);
+/// A constant of one element of type `et` equal to zero.
+bool isZeroScalar(const Value *v, DataType et);
+
+/// fuse-attention-window (Note [Sliding windows], AttentionWindow.cpp).
+bool attentionWindow(Node &a, PatternRewriter &rw);
 
 /// True if the attn_mask `mask` (bool: true = attend, or Not of the masked
 /// positions; else additive of type `et`) of scores [.., sq, skv], skv =

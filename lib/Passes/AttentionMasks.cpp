@@ -81,18 +81,13 @@ std::optional<int64_t> oneInt(const Value *v) {
   return (*c)[0];
 }
 
-/// An integer c + p * P of one element, P the length of a KV cache's past
-/// (Note [Past-length causal offset]).
-struct Affine {
-  int64_t c = 0, p = 0;
-  bool operator==(const Affine &o) const { return c == o.c && p == o.p; }
-};
+} // namespace
 
 /// A one-element integer value as c + p * P: an integer constant; with a
 /// past (`past.k`, `past.v`: the caches whose dim 2 is P), also P read as
 /// Gather(Shape(cache), 2) or Shape(cache, start 2, end 3), and sums,
 /// differences, integer Casts and reshapes of those.
-std::optional<Affine> affineOf(const Value *v, const PastCaches &past, int depth = 0) {
+std::optional<Affine> affineOf(const Value *v, const PastCaches &past, int depth) {
   if (std::optional<int64_t> c = oneInt(v)) return Affine{*c, 0};
   if (!past.k || !v || depth > 8) return std::nullopt;
   Node *d = v->definingNode();
@@ -135,11 +130,13 @@ std::optional<Affine> affineOf(const Value *v, const PastCaches &past, int depth
     if (to != (int64_t)DataType::Int64 && to != (int64_t)DataType::Int32) return std::nullopt;
     return affineOf(d->operand(0), past, depth + 1);
   }
-  // One element reshaped is that element.
-  if (d->is("Squeeze") || d->is("Unsqueeze") || d->is("Reshape") || d->is("Identity"))
-    return affineOf(d->operand(0), past, depth + 1);
+  // One element reshaped (Note [Op facts]) is that element.
+  const OpEntry *e = OpRegistry::get().lookup(*d);
+  if (e && e->reshapes) return affineOf(d->operand(0), past, depth + 1);
   return std::nullopt;
 }
+
+namespace {
 
 /// Range(s, n, 1): the ramp s, s + 1, ...; s is 0 without a past, c + p * P
 /// with one. Its start, or nullopt.
@@ -459,6 +456,35 @@ bool provablyCausalPast(const Value *mask, const PastCaches &past, const Dim &sq
   }
   return mt == et && causalAdditiveForm(mask, sq, skv, et, past);
 }
+
+std::optional<HalfPlane> rampHalfPlane(const Node &cmp, const PastCaches &past) {
+  bool less = cmp.is("Less") || cmp.is("LessOrEqual");
+  bool strict = cmp.is("Less") || cmp.is("Greater");
+  if ((!less && !cmp.is("Greater") && !cmp.is("GreaterOrEqual")) || cmp.numOperands() != 2 ||
+      !plainAttributes(cmp))
+    return std::nullopt;
+  auto a = rampOf(cmp.operand(0), past), b = rampOf(cmp.operand(1), past);
+  if (!a || !b || a->row == b->row) return std::nullopt;
+  // lo < hi (strict) or lo <= hi: lo's index <= hi's index + k.
+  const Ramp &lo = less ? *a : *b, &hi = less ? *b : *a;
+  Affine k{hi.offset - lo.offset - (strict ? 1 : 0), hi.past - lo.past};
+  if (!lo.row) return HalfPlane{true, k};            // j <= i + k
+  return HalfPlane{false, Affine{-k.c, -k.p}};        // i <= j + k: j - i >= -k
+}
+
+std::optional<HalfPlane> triluHalfPlane(const Node &tr, const PastCaches &past) {
+  if (!tr.is("Trilu") || !plainAttributes(tr) || tr.numOperands() < 1) return std::nullopt;
+  std::optional<Affine> k = triluKOf(tr, past);
+  Node *ones = tr.operand(0) ? tr.operand(0)->definingNode() : nullptr;
+  const Tensor *vt = ones ? constantOfShapeValue(*ones) : nullptr;
+  if (!k || !vt || vt->dataType() != DataType::Bool) return std::nullopt;
+  auto vv = vt->values<int64_t>();
+  if (!vv.ok() || vv->size() != 1 || (*vv)[0] == 0) return std::nullopt;
+  return HalfPlane{NodeContext(tr).getInt("upper", 1) == 0, *k};
+}
+
+bool isMaskFill(const Value *v, DataType et) { return maskFill(v, et); }
+bool isZeroScalar(const Value *v, DataType et) { return isZeroConst(v, et); }
 
 std::optional<double> lowestFinite(DataType t) {
   switch (t) {
