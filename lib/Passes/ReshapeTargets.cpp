@@ -251,7 +251,8 @@ bool reshapeTargetDims(Node &n, PatternRewriter &rw) {
     othersPositive &= v > 0;
     shape.push_back(v);
   }
-  if (unknownAt >= 0 && (minus || !othersPositive))
+  // (The model's own -1 is not a positive entry either.)
+  if (unknownAt >= 0 && !othersPositive)
     return rw.rejected("unknown-entry", "Reshape '" + nameOf(n) + "': target entry " +
                                             std::to_string(unknownAt) +
                                             " is not known and another entry is not a known "
