@@ -76,6 +76,7 @@
 #include "onnxir/IR/ValueInfo.h"
 #include "onnxir/Ops/OpContext.h"
 #include "onnxir/Ops/OpFacts.h"
+#include "onnxir/Ops/OpRegistry.h"
 
 #include <cmath>
 #include <cstring>
@@ -546,15 +547,14 @@ bool fuseAttention(Node &root, PatternRewriter &rw) {
 //   computing the shape from Q and K (whose head split would then have a
 //   second use and block the 3-D form).
 
-/// Ops that broadcast their operands elementwise and have no attributes
-/// the rewrite must keep.
+/// An op that broadcasts its operands (all ways: not PRelu's slope or
+/// Clip's bounds, which broadcast to the input only) and computes each
+/// element from theirs (its registry entry says so, Note [Op facts]), with
+/// no attributes the rewrite must keep.
 bool elementwiseBroadcast(const Node &n) {
-  static const char *const ops[] = {"Add", "Sub", "Mul", "Div", "Where", "And", "Or", "Xor",
-                                    "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"};
-  if (!n.domain().empty() && n.domain() != "ai.onnx") return false;
-  for (const char *op : ops)
-    if (n.is(op)) return n.numAttributes() == 0;
-  return false;
+  const OpEntry *e = OpRegistry::get().lookup(n);
+  return e && e->elementwise && e->broadcasting && n.numAttributes() == 0 && !n.hasSubgraphs() &&
+         !n.is("PRelu") && !n.is("Clip");
 }
 
 /// The numpy broadcast of the dims of `vs`, or nullopt where a pair of
@@ -673,6 +673,7 @@ void populateAttentionPatterns(PatternSet &ps) {
   ps.add("fuse-attention-gqa", "Attention", attention::attentionGroupedKV, 3, {"Attention"});
   ps.add("fuse-attention-kv-cache", "Attention", attention::attentionKVCache, 3, {"Attention"});
   ps.add("fuse-attention-window", "Attention", attention::attentionWindow, 3, {"Attention"});
+  ps.add("fuse-tensor-scatter", "ScatterElements", attention::staticCacheScatter, 3, {"TensorScatter"});
   ps.add("fuse-rotary-embedding", "Add", attention::fuseRotaryEmbedding, 3, {"RotaryEmbedding"});
   ps.add("fuse-rotary-partial", "Concat", attention::fuseRotaryPartial, 3, {"RotaryEmbedding"});
   ps.add("fuse-attention-shape-use", "Shape", attention::scoresShapeUse, 3);

@@ -485,8 +485,8 @@ bool repeatedPairs(Value *c, PatternRewriter &rw, Value *&src, unsigned depth = 
   if (const Tensor *t = PatternRewriter::constantTensor(c)) {
     auto vals = t->values<double>();
     if (!vals.ok()) return false;
-    for (size_t i = 0; i + 1 < vals->size(); i += 2)
-      if (!((*vals)[i] == (*vals)[i + 1])) return false; // (a NaN pair is not proven)
+    for (size_t i = 1; i < vals->size(); i += 2)
+      if (!((*vals)[i - 1] == (*vals)[i])) return false; // (a NaN pair is not proven)
     return true;
   }
   Node *n = c->definingNode();
