@@ -151,7 +151,11 @@ private:
   void planNode(Node &n);
   void blockShapeChains();
   bool decideValue(Value *v) const;
-  absl::Status convertTensor(Tensor &t, const std::string &where);
+  /// Converts float32 `t` to the target type, clamping and reporting as
+  /// Note [Constants outside the target's range] says; `keepFloat`: the
+  /// clamped values stay float32 (a constant its op cannot hold in the
+  /// target type, cast to it by its users).
+  absl::Status convertTensor(Tensor &t, const std::string &where, bool keepFloat = false);
   const Type *retyped(const Type *t, DataType e) {
     return m_.getContext().getTensorType(e, t->hasShape() ? std::optional(t->dims()) : kUnknownRank);
   }
@@ -334,6 +338,13 @@ bool Converter::decideValue(Value *v) const {
                         ((isConstantNode(*d) && storedConstantOf(v)) ||
                          d->opType() == "ConstantOfShape");
     bool castNode = it != plans_.end() && it->second.castToFloat && !it->second.blocked;
+    if (constantNode) {
+      // Its result's constraint must allow the target at the opset in force
+      // (ConstantOfShape takes bfloat16 only from opset 20).
+      const OpSchema *s = schemaFor(*d, m_);
+      const FormalParameter *f = s ? s->outputFor(v->resultIndex()) : nullptr;
+      if (!f || !f->constraint || !f->constraint->allows(targetStr_)) return false;
+    }
     if (constantNode || castNode) {
       // Converted when every use wants the target type (and one does).
       if (v->useEmpty()) return false;
@@ -356,7 +367,7 @@ bool Converter::decideValue(Value *v) const {
   return false;
 }
 
-absl::Status Converter::convertTensor(Tensor &t, const std::string &where) {
+absl::Status Converter::convertTensor(Tensor &t, const std::string &where, bool keepFloat) {
   auto vals = t.values<float>();
   if (!vals.ok())
     return absl::InvalidArgumentError(
@@ -395,9 +406,20 @@ absl::Status Converter::convertTensor(Tensor &t, const std::string &where) {
   if (high)
     remark(absl::StrCat(where, ": ", high, " value(s) up to ", worstHigh, " are above ", name,
                         "'s range: clamped to ", maxFinite));
-  if (flushed) ++constantsFlushing_;
+  if (flushed && !keepFloat) ++constantsFlushing_;
   stats_.valuesClamped += masks + high;
-  stats_.valuesFlushed += flushed;
+  if (!keepFloat) stats_.valuesFlushed += flushed;
+  if (keepFloat) {
+    if (!masks && !high) return absl::OkStatus();
+    std::vector<float> clamped(vals->size());
+    for (size_t i = 0; i < vals->size(); ++i) {
+      float x = (*vals)[i];
+      uint16_t h = (uint8_t)bytes[2 * i] | (uint16_t)((uint8_t)bytes[2 * i + 1] << 8);
+      clamped[i] = std::isinf(decode(encode(x))) && std::isfinite(x) ? decode(h) : x;
+    }
+    t = makeFloatTensor(t.dims(), clamped);
+    return absl::OkStatus();
+  }
   t.setDataType(target_);
   t.setRaw(std::move(bytes));
   return absl::OkStatus();
@@ -492,6 +514,22 @@ absl::StatusOr<bool> Converter::run() {
     Value *v = r.value;
     Node *owner = r.use->getOwner();
     DataType to = toTarget_[v] ? DataType::Float : target_;
+    Node *d = v->definingNode();
+    if (!castCache.count(v) && to == target_ && d && d->domain().empty() &&
+        (isConstantNode(*d) || d->opType() == "ConstantOfShape")) {
+      // A constant kept float32 (its op cannot hold the target type at this
+      // opset) that is cast to it: its mask fills are clamped all the same,
+      // in float32, or the Cast would make them infinite.
+      Attribute *a = d->getAttr("value");
+      if (a && a->tensors.size() == 1 && a->tensors[0]->dataType() == DataType::Float)
+        if (absl::Status s = convertTensor(
+                *a->tensors.mut()[0],
+                absl::StrCat(d->getGraph()->path(), " > node \"", d->name().str(), "\" (",
+                             d->opType().str(), ") result \"", v->name().str(), "\""),
+                true);
+            !s.ok())
+          return s;
+    }
     Value *&c = castCache[v];
     if (!c) c = castOf(v, to);
     if (owner->isReturn() && owner->getGraph() == &m_.graph()) {

@@ -26,6 +26,7 @@
 #include "onnxir/Ops/OpSchema.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/Passes.h"
+#include "onnxir/Passes/ShapeInference.h"
 #include "onnxir/Support/LLVMCompat.h"
 
 #include "absl/strings/str_cat.h"
@@ -421,6 +422,17 @@ absl::StatusOr<bool> Quantizer::run() {
 absl::StatusOr<bool> quantizeWeights(Model &m, const QuantizeWeightsOptions &opts,
                                      QuantizeWeightsStatistics *stats,
                                      std::vector<std::string> *remarks) {
+  if (opts.format == "matmulnbits") {
+    // MatMulNBits needs A's rank (Note [MatMulNBits form]): inference first,
+    // in memory; the outputs' declared types are put back.
+    std::vector<std::pair<OutputInfo *, const Type *>> declared;
+    for (unsigned i = 0; i < m.graph().numOutputs(); ++i)
+      declared.push_back({&m.graph().outputInfo(i), m.graph().outputInfo(i).type});
+    ShapeInferenceOptions io;
+    io.outputsOnly = true;
+    if (auto r = inferShapes(m, io); !r.ok()) return r.status();
+    for (auto &[info, type] : declared) info->type = type;
+  }
   QuantizeWeightsStatistics local;
   Quantizer q(m, opts, stats ? *stats : local, remarks);
   return q.run();
