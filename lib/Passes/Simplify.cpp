@@ -722,7 +722,8 @@ public:
       : NamedPass("simplify", "Remove no-op Reshape/Expand/Tile/Pad/Cast/Transpose/Slice/Concat/"
                               "Split/Flatten; collapse Reshape, Transpose, Cast, Squeeze/Unsqueeze, "
                               "Slice, idempotent and nested Concat chains; read Shape's dims "
-                              "through Transpose/Reshape (exact)") {}
+                              "through Transpose/Reshape; Reshape/Expand targets computed from "
+                              "Shape to constants (exact)") {}
   absl::StatusOr<bool> run(Model &m) override {
     RewriteStatistics s;
     auto r = simplify(m, &s, *disable_);
