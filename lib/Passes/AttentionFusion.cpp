@@ -79,6 +79,7 @@
 #include "onnxir/Ops/OpRegistry.h"
 
 #include <cmath>
+#include <functional>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -662,6 +663,148 @@ bool scoresShapeUse(Node &shape, PatternRewriter &rw) {
 }
 
 namespace {
+
+// Note [Masks on a 4-D view of 3-D scores]
+//   Code that computes the scores batched as [B*H, S, K] (torch.bmm,
+//   baddbmm: nn.MultiheadAttention's functional path, older Hugging Face
+//   models, BLOOM) views them as [B, H, S, K] to apply a [B, 1, 1, K] or
+//   [B, 1, S, K] mask, and views the result back to [B*H, S, K], before or
+//   after the Softmax. A view that only splits the first axis and the view
+//   back that merges it commute with an elementwise op (and with a Softmax
+//   over the last axis) once every other operand is seen the same way:
+//   o [B, H or 1, s, k] becomes Reshape(Expand(o, [1, H, 1, 1]), [-1, s, k])
+//   (row n = b*H + h of the 3-D view is element [b, h] of the 4-D one), o
+//   [1, 1, s, k] becomes Squeeze(o, 0), o of rank 2 or less stays (it
+//   aligns with the last axes either way). The pattern
+//   fuse-attention-mask-view makes that move, so the mask is applied to the
+//   3-D scores, which fuse-attention then fuses (as a 4-D Attention of
+//   batch 1). Exact: the same elements, combined by the same op. Only the
+//   mask is expanded over the heads (it is small next to the scores, which
+//   are no longer materialised).
+
+} // namespace
+
+bool attentionMaskView(Node &back, PatternRewriter &rw) {
+  if (back.numOperands() != 2 || back.numResults() != 1 || rankOf(back.result(0)) != 3 ||
+      !plainAttributes(back) || NodeContext(back).getInt("allowzero", 0))
+    return false;
+  Node *sm = rw.singleUseProducer(back, 0, "Softmax");
+  Node *op = nullptr;
+  if (sm) {
+    if (sm->numOperands() != 1 || !plainAttributes(*sm) || rankOf(sm->result(0)) != 4) return false;
+    int64_t axis = NodeContext(*sm).getInt("axis", -1);
+    if (axis != -1 && axis != 3) return false;
+    Value *in = sm->operand(0);
+    op = in && PatternRewriter::hasSingleLocalUse(in) ? in->definingNode() : nullptr;
+  } else {
+    Value *in = back.operand(0);
+    op = in && PatternRewriter::hasSingleLocalUse(in) ? in->definingNode() : nullptr;
+  }
+  if (!op || op->getGraph() != back.getGraph() || op->numResults() != 1 || !elementwiseBroadcast(*op))
+    return false;
+  // The view of the scores among op's operands.
+  Node *view = nullptr;
+  unsigned slot = 0;
+  for (unsigned i = 0; i < op->numOperands() && !view; ++i) {
+    Node *d = rw.singleUseProducer(*op, i, "Reshape");
+    if (d && d->numOperands() == 2 && plainAttributes(*d) && !NodeContext(*d).getInt("allowzero", 0) &&
+        rankOf(d->operand(0)) == 3 && rankOf(d->result(0)) == 4)
+      view = d, slot = i;
+  }
+  if (!view) return false;
+  Value *s3 = view->operand(0), *v4 = view->result(0);
+  // Scores: a MatMul, or a scale or bias of one (baddbmm), two levels deep.
+  std::function<bool(const Value *, unsigned)> fromMatMul = [&](const Value *v, unsigned depth) {
+    Node *d = v ? v->definingNode() : nullptr;
+    if (!d) return false;
+    if (d->is("MatMul")) return true;
+    if (depth == 0 || !(d->is("Mul") || d->is("Div") || d->is("Add")) || d->numOperands() != 2) return false;
+    return fromMatMul(d->operand(0), depth - 1) || fromMatMul(d->operand(1), depth - 1);
+  };
+  if (!fromMatMul(s3, 2)) return false;
+  Dim h = dimOf(v4, 1);
+  auto et = elemOf(op->result(0));
+  // The view splits axis 0 only; the view back merges it again.
+  bool splits = h.isKnown() && et && sameDim(dimOf(v4, 2), dimOf(s3, 1)) && sameDim(dimOf(v4, 3), dimOf(s3, 2));
+  for (int64_t i = 0; splits && i < 3; ++i) splits = sameDim(dimOf(back.result(0), i), dimOf(s3, i));
+  const Type *ot = tensorType(op->result(0));
+  for (int64_t i = 0; splits && i < 4; ++i) splits = ot && ot->rank() == 4 && sameDim(ot->dims()[i], dimOf(v4, i));
+  // A candidate from here on: refusals are reported.
+  if (!splits)
+    return miss(rw, "mask-view", "Reshape " + q(view) + " of scores " + q(s3) + " and Reshape " + q(&back) +
+                                     " are not a split of the first axis into [B, H, ...] (H known) and its "
+                                     "merge back, around " + q(op));
+  // Every other operand, seen on the 3-D scores (the Note); checked first.
+  for (unsigned i = 0; i < op->numOperands(); ++i) {
+    if (i == slot) continue;
+    Value *o = op->operand(i);
+    int64_t r = rankOf(o);
+    bool fits = o && r >= 0 && r <= 4 && (r != 3 || isOne(dimOf(o, 0)));
+    if (fits && r == 4)
+      fits = (isOne(dimOf(o, 0)) && isOne(dimOf(o, 1))) ||
+             (sameDim(dimOf(o, 0), dimOf(v4, 0)) && (isOne(dimOf(o, 1)) || sameDim(dimOf(o, 1), h)));
+    if (!fits)
+      return miss(rw, "mask-view", "operand " + q(o) + " of " + q(op) + " on the view " + q(v4) +
+                                       " is not [B, H or 1, s, k], [1, 1, s, k] or of rank 2 or less");
+  }
+  auto &ctx = rw.getModel().getContext();
+  std::string base = back.result(0)->name().str();
+  rw.setInsertionPoint(op);
+  std::vector<Value *> ops;
+  Value *heads = nullptr, *minus1 = nullptr;
+  for (unsigned i = 0; i < op->numOperands(); ++i) {
+    Value *o = op->operand(i);
+    if (i == slot) {
+      ops.push_back(s3);
+      continue;
+    }
+    if (rankOf(o) != 4) {
+      ops.push_back(o);
+      continue;
+    }
+    DataType ot = *elemOf(o);
+    if (isOne(dimOf(o, 0)) && isOne(dimOf(o, 1))) {
+      Node *sq = rw.create("Squeeze", {o, rw.createConstant(base + "_batch", makeInt64Tensor({1}, {0}))});
+      std::vector<Dim> dims{Dim::known(1), dimOf(o, 2), dimOf(o, 3)};
+      sq->result(0)->setType(ctx.getTensorType(ot, llvm::ArrayRef<Dim>(dims)));
+      ops.push_back(sq->result(0));
+      continue;
+    }
+    Value *e = o;
+    if (isOne(dimOf(o, 1))) {
+      if (!heads) heads = rw.createConstant(base + "_heads", makeInt64Tensor({4}, {1, h.value, 1, 1}));
+      Node *ex = rw.create("Expand", {o, heads});
+      std::vector<Dim> dims{dimOf(o, 0), h, dimOf(o, 2), dimOf(o, 3)};
+      ex->result(0)->setType(ctx.getTensorType(ot, llvm::ArrayRef<Dim>(dims)));
+      e = ex->result(0);
+    }
+    Node *sh = rw.create("Shape", {e});
+    sh->setAttr(intAttr("start", 2));
+    sh->result(0)->setType(ctx.getTensorType(DataType::Int64, llvm::ArrayRef<int64_t>{2}));
+    if (!minus1) minus1 = rw.createConstant(base + "_rows", makeInt64Tensor({1}, {-1}));
+    Node *cc = rw.create("Concat", {minus1, sh->result(0)});
+    cc->setAttr(intAttr("axis", 0));
+    cc->result(0)->setType(ctx.getTensorType(DataType::Int64, llvm::ArrayRef<int64_t>{3}));
+    Node *rs = rw.create("Reshape", {e, cc->result(0)});
+    std::vector<Dim> dims{dimOf(s3, 0), dimOf(o, 2), dimOf(o, 3)};
+    rs->result(0)->setType(ctx.getTensorType(ot, llvm::ArrayRef<Dim>(dims)));
+    ops.push_back(rs->result(0));
+  }
+  Node *n = rw.create(op->opType(), ops);
+  PatternRewriter::copyNodeInfo(*op, *n);
+  n->result(0)->setType(ctx.getTensorType(*et, llvm::ArrayRef<Dim>(tensorType(s3)->dims())));
+  Value *out = n->result(0);
+  if (sm) {
+    Node *s = rw.create("Softmax", {out});
+    PatternRewriter::copyNodeInfo(*sm, *s);
+    s->setAttr(intAttr("axis", -1));
+    s->result(0)->setType(out->type());
+    out = s->result(0);
+  }
+  return rw.replaceNode(&back, {out});
+}
+
+namespace {
 } // namespace
 } // namespace attention
 
@@ -677,6 +820,7 @@ void populateAttentionPatterns(PatternSet &ps) {
   ps.add("fuse-rotary-embedding", "Add", attention::fuseRotaryEmbedding, 3, {"RotaryEmbedding"});
   ps.add("fuse-rotary-partial", "Concat", attention::fuseRotaryPartial, 3, {"RotaryEmbedding"});
   ps.add("fuse-attention-shape-use", "Shape", attention::scoresShapeUse, 3);
+  ps.add("fuse-attention-mask-view", "Reshape", attention::attentionMaskView, 3);
 }
 
 } // namespace onnxir

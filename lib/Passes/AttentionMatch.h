@@ -193,6 +193,10 @@ bool attentionKVCache(Node &a, PatternRewriter &rw);
 /// against the scores -> m or the fill value (Note [Scores read for their
 /// shape], AttentionFusion.cpp).
 bool scoresShapeUse(Node &shape, PatternRewriter &rw);
+/// A mask applied on a 4-D view of 3-D scores, viewed back (before or after
+/// the Softmax) -> the mask applied on the 3-D scores (Note [Masks on a 4-D
+/// view of 3-D scores], AttentionFusion.cpp).
+bool attentionMaskView(Node &back, PatternRewriter &rw);
 /// Concat(RotaryEmbedding(x[..., :rd]), x[..., rd:]) -> RotaryEmbedding with
 /// rotary_embedding_dim rd (Note [Partial rotary]).
 bool fuseRotaryPartial(Node &cat, PatternRewriter &rw);

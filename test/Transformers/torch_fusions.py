@@ -569,6 +569,30 @@ class HFZerosLikeCausal(HFScoresShapeAttention):
     check_fused = staticmethod(lambda path: HFFinfoCausal.check_fused(path))
 
 
+class BmmMaskViewAttention(Census):
+    """Attention on batched 3-D scores as older Hugging Face code and
+    nn.MultiheadAttention's functional path write it: Q, K, V as
+    [B*H, S, D/H], torch.bmm, the scores viewed [B, H, S, S] for the
+    key-padding mask, masked_fill with finfo.min, viewed back, softmax, bmm
+    (-> Attention, Note [Masks on a 4-D view of 3-D scores]; a 4-D
+    Attention of batch 1 over the B*H rows, not the 3-D form)."""
+
+    def __init__(self):
+        super().__init__()
+        self.hd = D // H
+        self.q, self.k, self.v, self.o = (nn.Linear(D, D) for _ in range(4))
+        self.structures = {"Attention": 1}
+
+    def forward(self, x, attention_mask):
+        b, s, _ = x.shape
+        q, k, v = (p(x).view(b, s, H, self.hd).transpose(1, 2).reshape(b * H, s, self.hd)
+                   for p in (self.q, self.k, self.v))
+        w = torch.bmm(q * self.hd ** -0.5, k.transpose(1, 2))
+        w = w.view(b, H, s, s).masked_fill(~attention_mask[:, None, None, :], torch.finfo(w.dtype).min)
+        y = torch.bmm(w.view(b * H, s, s).softmax(-1), v)
+        return x + self.o(y.view(b, H, s, self.hd).transpose(1, 2).reshape(b, s, D))
+
+
 MODELS = {
     "encoder": (Encoder, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
     "decoder": (Decoder, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
@@ -598,6 +622,10 @@ MODELS = {
                             lambda: (torch.randn(2, 5, D), torch.tensor([[1, 1, 1, 0, 0], [1] * 5]).bool()),
                             {0: "batch", 1: "seq"}),
     "hf-zeros-like-causal": (HFZerosLikeCausal, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
+    # (a second input: the key-padding mask [batch, seq], true = attend)
+    "bmm-mask-view": (BmmMaskViewAttention,
+                      lambda: (torch.randn(2, 5, D), torch.tensor([[1, 1, 1, 0, 0], [1] * 5]).bool()),
+                      {0: "batch", 1: "seq"}),
     # (inputs x [batch, seq, D] and the caches [batch, H, past, D/H];
     # outputs y and the caches [batch, H, past + seq, D/H])
     "hf-kv-cache-step": (HFKVCacheStep,
