@@ -348,7 +348,9 @@ void convCore(const T *x, const T *w, T *y, int64_t N, int64_t C, int64_t M, int
 }
 
 /// Checks X [N, C, ...] and W [M, C/group, ...] of a convolution; the group.
-Status checkConvOperands(const KernelCall &c, const Arr &x, const Arr &w, int64_t &group) {
+/// (Arr or InView: anything with dims and rank().)
+template <typename A>
+Status checkConvOperands(const KernelCall &c, const A &x, const A &w, int64_t &group) {
   std::string op = c.opType.str();
   if (x.rank() < 3)
     return invalid(absl::StrCat(op, ": input X has rank ", x.rank(),
@@ -368,7 +370,8 @@ Status checkConvOperands(const KernelCall &c, const Arr &x, const Arr &w, int64_
 }
 
 /// The optional 1-D per-output-channel operand #i (bias) of `m` entries.
-Status checkBias(const KernelCall &c, const std::optional<Arr> &b, int64_t m, const char *name) {
+template <typename A>
+Status checkBias(const KernelCall &c, const std::optional<A> &b, int64_t m, const char *name) {
   if (b && (b->rank() != 1 || b->dims[0] != m))
     return invalid(absl::StrCat(c.opType.str(), ": ", name, " has shape [",
                                 absl::StrJoin(b->dims, ","), "]; it needs [", m, "]"));
@@ -443,10 +446,22 @@ void convRule(InferCtx &c) {
   c.setTensor(0, el, out);
 }
 
-StatusOr<std::vector<Tensor>> kConv(const KernelCall &c) {
-  Arr x, w;
-  std::optional<Arr> b;
-  if (Status s = floatConvOperands(c, "Conv", x, w, b); !s.ok()) return s;
+/// Conv reads X, W and B in place and writes Y in its final bytes (Note
+/// [Inputs read in place]).
+template <typename T> StatusOr<std::vector<Tensor>> convFloat(const KernelCall &c) {
+  DataType dt = c.input(0)->dataType();
+  if (c.input(1)->dataType() != dt || (c.input(2) && c.input(2)->dataType() != dt))
+    return invalid("Conv: X, W and B have different element types");
+  auto xr = viewTensor<T>(*c.input(0)), wr = viewTensor<T>(*c.input(1));
+  if (!xr.ok()) return xr.status();
+  if (!wr.ok()) return wr.status();
+  std::optional<InView<T>> b;
+  if (const Tensor *bt = c.input(2)) {
+    auto br = viewTensor<T>(*bt);
+    if (!br.ok()) return br.status();
+    b = std::move(*br);
+  }
+  const InView<T> &x = *xr, &w = *wr;
   int64_t group;
   if (Status s = checkConvOperands(c, x, w, group); !s.ok()) return s;
   int64_t N = x.dims[0], C = x.dims[1], M = w.dims[0];
@@ -461,17 +476,21 @@ StatusOr<std::vector<Tensor>> kConv(const KernelCall &c) {
   if (Status s = checkOutputSize(c, x.dt, {C / group * product(g.kernel), product(g.grid)});
       !s.ok())
     return s;
-  Arr out = Arr::make(x.dt, od);
-  auto run = [&](auto tag) {
-    using T = decltype(tag);
-    T *y = out.template vec<T>().data();
-    convCore<T>(x.template vec<T>().data(), w.template vec<T>().data(), y, N, C, M, group, g,
-                c.hostTuned);
-    if (b) addBias<T>(y, b->template vec<T>().data(), N, M, product(g.grid));
-  };
-  if (x.kind() == CK::F32) run(float{});
-  else run(double{});
-  return one(out);
+  OutBuf<T> out(x.dt, od);
+  T *y = out.data();
+  convCore<T>(x.data(), w.data(), y, N, C, M, group, g, c.hostTuned);
+  if (b) addBias<T>(y, b->data(), N, M, product(g.grid));
+  std::vector<Tensor> r;
+  r.push_back(out.take());
+  return r;
+}
+
+StatusOr<std::vector<Tensor>> kConv(const KernelCall &c) {
+  if (!c.input(0) || !c.input(1)) return invalid(absl::StrCat("missing input #", c.input(0) ? 1 : 0));
+  CK k = computeKind(c.input(0)->dataType());
+  if (k == CK::F32) return convFloat<float>(c);
+  if (k == CK::F64) return convFloat<double>(c);
+  return unsupported("Conv of a non-float type");
 }
 
 /// The zero point operand #i of an integer convolution: absent (0), a

@@ -219,6 +219,30 @@ enum class FloatOnly { Yes, No };
 /// Applies f to every element; the result has the input's type.
 template <typename F>
 StatusOr<std::vector<Tensor>> unaryMap(const KernelCall &c, FloatOnly fo, F f) {
+  // A float or double input read in place (Note [Inputs read in place]).
+  if (const Tensor *t = c.input(0)) {
+    CK k = computeKind(t->dataType());
+    if (k == CK::F32 || k == CK::F64) {
+      std::vector<Tensor> r;
+      Status st = visitFloat(k, [&](auto tag) -> Status {
+        using T = decltype(tag);
+        auto a = viewTensor<T>(*t);
+        if (!a.ok()) return a.status();
+        OutBuf<T> out(a->dt, a->dims);
+        const T *x = a->data();
+        T *y = out.data();
+        for (int64_t i = 0; i < out.size(); ++i) {
+          auto v = f(x[i]);
+          if (!v) return invalid("undefined result");
+          y[i] = *v;
+        }
+        r.push_back(out.take());
+        return absl::OkStatus();
+      });
+      if (!st.ok()) return st;
+      return r;
+    }
+  }
   auto a = inputArr(c, 0);
   if (!a.ok()) return a.status();
   CK k = a->kind();
@@ -252,7 +276,8 @@ StatusOr<std::vector<Tensor>> unaryMap(const KernelCall &c, FloatOnly fo, F f) {
 
 /// Output shape of a binary op, honouring opset < 7 legacy broadcasting (the
 /// second operand aligned at `axis`). Adjusts b's dims for that case.
-StatusOr<std::vector<int64_t>> binaryShape(const KernelCall &c, const Arr &a, Arr &b) {
+template <typename A>
+StatusOr<std::vector<int64_t>> binaryShape(const KernelCall &c, const A &a, A &b) {
   if (c.opset < 7 && c.opset > 0) {
     if (!c.getInt("broadcast", 0)) {
       if (a.dims != b.dims) return invalid("shapes differ without broadcast");
@@ -270,36 +295,128 @@ StatusOr<std::vector<int64_t>> binaryShape(const KernelCall &c, const Arr &a, Ar
   return *s;
 }
 
-/// out[i] = f(a[ia], b[ib]) with broadcasting; T is the input compute type,
-/// O the output compute type. f returns std::optional<O>.
+// Note [Broadcasting by runs]
+//   A binary op's output is walked in runs along its innermost (coalesced)
+//   dim, each input stepping 1 or 0 (broadcast) per element, instead of
+//   through a table of one input offset per output element (8 bytes per
+//   element and input, written then read). Adjacent dims merge when they
+//   are contiguous in both inputs, so same-shape operands are one run, a
+//   scalar operand steps 0 over one run, and a per-channel bias over
+//   [N, C, H, W] gives runs of H * W. The elements and their order of
+//   evaluation are unchanged.
+
+/// out[i] = f(a[ia], b[ib]) with broadcasting (Note [Broadcasting by runs]);
+/// T is the input compute type, O the output compute type. f returns
+/// std::optional<O>.
 template <typename T, typename O, typename F>
-Status broadcastLoop(const Arr &a, const Arr &b, Arr &out, F f) {
-  const auto &va = a.vec<T>();
-  const auto &vb = b.vec<T>();
-  auto &vo = out.vec<O>();
-  if (a.dims == out.dims && b.dims == out.dims) {
-    for (size_t k = 0; k < vo.size(); ++k) {
-      auto r = f(va[k], vb[k]);
-      if (!r) return invalid("undefined result");
-      vo[k] = *r;
+Status broadcastRuns(const T *va, llvm::ArrayRef<int64_t> ad, const T *vb,
+                     llvm::ArrayRef<int64_t> bd, O *vo, llvm::ArrayRef<int64_t> od, F f) {
+  int64_t total = numElementsOf(od);
+  if (total <= 0) return absl::OkStatus();
+  size_t r = od.size();
+  // Strides of each input aligned to the output's rank, 0 where broadcast.
+  auto stridesIn = [&](llvm::ArrayRef<int64_t> in) {
+    std::vector<int64_t> st(r, 0);
+    int64_t s = 1;
+    for (size_t k = in.size(); k-- > 0;) {
+      st[k + (r - in.size())] = in[k] == 1 ? 0 : s;
+      s *= in[k];
     }
-    return absl::OkStatus();
+    return st;
+  };
+  std::vector<int64_t> sa = stridesIn(ad), sb = stridesIn(bd);
+  // Coalesce from the innermost dim out: dims, strides (outermost first).
+  std::vector<int64_t> dims, as, bs;
+  for (size_t k = r; k-- > 0;) {
+    if (od[k] == 1) continue;
+    if (!dims.empty() && sa[k] == as.back() * dims.back() && sb[k] == bs.back() * dims.back()) {
+      dims.back() *= od[k];
+      continue;
+    }
+    dims.push_back(od[k]);
+    as.push_back(sa[k]);
+    bs.push_back(sb[k]);
   }
-  auto oa = broadcastOffsets(a.dims, out.dims);
-  auto ob = broadcastOffsets(b.dims, out.dims);
-  for (size_t k = 0; k < vo.size(); ++k) {
-    auto r = f(va[(size_t)oa[k]], vb[(size_t)ob[k]]);
-    if (!r) return invalid("undefined result");
-    vo[k] = *r;
+  if (dims.empty()) { // every dim is 1: one element
+    dims.push_back(1);
+    as.push_back(0);
+    bs.push_back(0);
+  }
+  std::reverse(dims.begin(), dims.end());
+  std::reverse(as.begin(), as.end());
+  std::reverse(bs.begin(), bs.end());
+  size_t n = dims.size();
+  int64_t L = dims[n - 1], stepA = as[n - 1], stepB = bs[n - 1];
+  std::vector<int64_t> idx(n, 0);
+  int64_t offA = 0, offB = 0;
+  for (int64_t o = 0; o < total; o += L) {
+    const T *pa = va + offA, *pb = vb + offB;
+    O *po = vo + o;
+    for (int64_t j = 0; j < L; ++j) {
+      auto v = f(pa[j * stepA], pb[j * stepB]);
+      if (!v) return invalid("undefined result");
+      po[j] = *v;
+    }
+    for (size_t k = n - 1; k-- > 0;) {
+      offA += as[k];
+      offB += bs[k];
+      if (++idx[k] < dims[k]) break;
+      offA -= as[k] * dims[k];
+      offB -= bs[k] * dims[k];
+      idx[k] = 0;
+    }
   }
   return absl::OkStatus();
 }
 
+/// broadcastRuns over decoded arrays.
+template <typename T, typename O, typename F>
+Status broadcastLoop(const Arr &a, const Arr &b, Arr &out, F f) {
+  return broadcastRuns<T, O>(a.vec<T>().data(), a.dims, b.vec<T>().data(), b.dims,
+                             out.vec<O>().data(), out.dims, f);
+}
+
 enum class BinKind { Arith, Compare, Logic };
+
+/// A float or double binary op read in place and written into the result's
+/// bytes (Note [Inputs read in place]); `f(T, T, DataType) -> optional<T>`.
+template <typename T, typename F>
+StatusOr<std::vector<Tensor>> binaryInPlace(const KernelCall &c, F f) {
+  auto a = viewTensor<T>(*c.input(0));
+  if (!a.ok()) return a.status();
+  auto b = viewTensor<T>(*c.input(1));
+  if (!b.ok()) return b.status();
+  auto shape = binaryShape(c, *a, *b);
+  if (!shape.ok()) return shape.status();
+  Status sz = checkOutputSize(c, a->dt, *shape);
+  if (!sz.ok()) return sz;
+  OutBuf<T> out(a->dt, *shape);
+  DataType dt = a->dt;
+  Status st = broadcastRuns<T, T>(a->data(), a->dims, b->data(), b->dims, out.data(), *shape,
+                                  [&](T x, T y) { return f(x, y, dt); });
+  if (!st.ok()) return st;
+  std::vector<Tensor> r;
+  r.push_back(out.take());
+  return r;
+}
+
+/// The compute kind of a binary op's two operands when both are one float
+/// type (the in-place path), else None.
+CK floatOperands(const KernelCall &c) {
+  const Tensor *a = c.input(0), *b = c.input(1);
+  if (!a || !b || a->dataType() != b->dataType()) return CK::None;
+  CK k = computeKind(a->dataType());
+  return k == CK::F32 || k == CK::F64 ? k : CK::None;
+}
 
 /// A binary op over same-typed operands. `f(T, T) -> optional<T or bool>`.
 template <typename F>
 StatusOr<std::vector<Tensor>> binary(const KernelCall &c, BinKind bk, F f) {
+  if (bk == BinKind::Arith) {
+    auto g = [&](auto x, auto y, DataType) { return std::optional<decltype(x)>((decltype(x))f(x, y)); };
+    if (CK k = floatOperands(c); k == CK::F32) return binaryInPlace<float>(c, g);
+    else if (k == CK::F64) return binaryInPlace<double>(c, g);
+  }
   auto a = inputArr(c, 0);
   if (!a.ok()) return a.status();
   auto b = inputArr(c, 1);
@@ -343,6 +460,8 @@ template <typename T> T mulT(T x, T y) {
 /// Binary op whose f returns std::optional (may refuse).
 template <typename F>
 StatusOr<std::vector<Tensor>> binaryOpt(const KernelCall &c, F f) {
+  if (CK k = floatOperands(c); k == CK::F32) return binaryInPlace<float>(c, f);
+  else if (k == CK::F64) return binaryInPlace<double>(c, f);
   auto a = inputArr(c, 0);
   if (!a.ok()) return a.status();
   auto b = inputArr(c, 1);

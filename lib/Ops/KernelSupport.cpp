@@ -280,6 +280,69 @@ StatusOr<Arr> convertArr(const Arr &a, DataType dt) {
   return r;
 }
 
+//===--- Inputs in place, outputs in their final bytes --------------------===//
+
+namespace {
+template <typename T> constexpr DataType nativeType() {
+  return std::is_same_v<T, float> ? DataType::Float : DataType::Double;
+}
+} // namespace
+
+template <typename T> StatusOr<InView<T>> viewTensor(const Tensor &t) {
+  InView<T> v;
+  v.dt = t.dataType();
+  v.dims = t.dims();
+  int64_t n = numElementsOf(v.dims);
+  if (n < 0) return invalid("tensor has invalid dims");
+  if (v.dt == nativeType<T>() && t.storage() != Tensor::Storage::Typed) {
+    // Raw storage, or External (loaded once by bytes(), then kept): a view.
+    auto b = t.bytes();
+    if (!b.ok()) return b.status();
+    if (b->size() != (size_t)n * sizeof(T))
+      return invalid(absl::StrCat("tensor holds ", b->size(), " bytes; its dims need ",
+                                  (size_t)n * sizeof(T)));
+    if (reinterpret_cast<uintptr_t>(b->data()) % alignof(T) == 0) {
+      static const T none[1] = {T(0)};
+      v.borrowed = n ? reinterpret_cast<const T *>(b->data()) : none;
+      return v;
+    }
+  }
+  auto vals = t.values<T>();
+  if (!vals.ok()) return vals.status();
+  if ((int64_t)vals->size() != n) return invalid("tensor size mismatch");
+  v.own = std::move(*vals);
+  return v;
+}
+template StatusOr<InView<float>> viewTensor<float>(const Tensor &);
+template StatusOr<InView<double>> viewTensor<double>(const Tensor &);
+
+template <typename T>
+OutBuf<T>::OutBuf(DataType dt, std::vector<int64_t> dims)
+    : dt_(dt), dims_(std::move(dims)), n_(std::max<int64_t>(numElementsOf(dims_), 0)),
+      direct_(dt == nativeType<T>()) {
+  // operator new aligns the string's heap block for any T; a short string
+  // lives inside the object, aligned to 8, enough for double too.
+  if (direct_) raw_.assign((size_t)n_ * sizeof(T), '\0');
+  else tmp_.assign((size_t)n_, T(0));
+}
+
+template <typename T> Tensor OutBuf<T>::take() {
+  if (direct_) {
+    Tensor t;
+    t.setDataType(dt_);
+    t.setDims(dims_);
+    t.setRaw(std::move(raw_));
+    return t;
+  }
+  Arr a;
+  a.dt = dt_;
+  a.dims = dims_;
+  a.template vec<T>() = std::move(tmp_);
+  return toTensor(a);
+}
+template class OutBuf<float>;
+template class OutBuf<double>;
+
 //===--- Matrix products --------------------------------------------------===//
 
 // Note [Host-tuned products]

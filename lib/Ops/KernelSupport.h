@@ -148,6 +148,55 @@ void matProduct(bool hostTuned, const double *a, const double *b, double *o, int
 void rowProduct(bool hostTuned, const float *x, const float *b, float *y, int64_t K, int64_t N);
 void rowProduct(bool hostTuned, const double *x, const double *b, double *y, int64_t K,
                 int64_t N);
+// Note [Inputs read in place]
+//   Decoding every input into an Arr copies it on every call: a 100 MB
+//   weight is copied each time its Conv runs (in a reference run, once per
+//   node; the copies also lift the peak memory), and encoding the result
+//   copies it once more. The hot kernels (Conv, MatMul, Gemm, the binary
+//   element-wise ops) read a float or double input in place instead: the
+//   tensor's bytes are the elements when it is stored as T (raw, or external
+//   once loaded) at an address aligned for T; otherwise (float16, typed
+//   storage, a misaligned window) the input is decoded as before. Their
+//   results are computed straight into the bytes the output tensor will own
+//   (OutBuf). Values are unchanged: the same elements, the same arithmetic.
+
+/// The elements of a tensor as T (float or double): in place when possible,
+/// else decoded into `own`.
+template <typename T> struct InView {
+  DataType dt = DataType::Undefined;
+  std::vector<int64_t> dims;
+  const T *borrowed = nullptr;
+  std::vector<T> own;
+  const T *data() const { return borrowed ? borrowed : own.data(); }
+  int64_t rank() const { return (int64_t)dims.size(); }
+};
+/// `t` as T; an error for a tensor whose data does not match its dims.
+template <typename T> StatusOr<InView<T>> viewTensor(const Tensor &t);
+extern template StatusOr<InView<float>> viewTensor<float>(const Tensor &);
+extern template StatusOr<InView<double>> viewTensor<double>(const Tensor &);
+
+/// The result of a kernel computed in T (float or double) for element type
+/// `dt`: when `dt` is stored as T, the elements are written straight into
+/// the bytes the tensor takes over; otherwise into a T buffer encoded by
+/// take() (rounding, Note [Kernel numerics]).
+template <typename T> class OutBuf {
+public:
+  OutBuf(DataType dt, std::vector<int64_t> dims);
+  T *data() { return direct_ ? reinterpret_cast<T *>(raw_.data()) : tmp_.data(); }
+  int64_t size() const { return n_; }
+  Tensor take();
+
+private:
+  DataType dt_;
+  std::vector<int64_t> dims_;
+  int64_t n_;
+  bool direct_;
+  std::string raw_;
+  std::vector<T> tmp_;
+};
+extern template class OutBuf<float>;
+extern template class OutBuf<double>;
+
 /// Converts array `a` to compute kind of `dt` (values only; dt set).
 StatusOr<Arr> convertArr(const Arr &a, DataType dt);
 

@@ -123,7 +123,44 @@ void matmulRule(InferCtx &c) {
   c.setTensor(0, el, out);
 }
 
+/// MatMul on float or double operands, read in place and written into the
+/// result's bytes (Note [Inputs read in place]): the same products as
+/// matmulSlices.
+template <typename T> StatusOr<std::vector<Tensor>> matmulFloat(const KernelCall &c) {
+  auto a = viewTensor<T>(*c.input(0)), b = viewTensor<T>(*c.input(1));
+  if (!a.ok()) return a.status();
+  if (!b.ok()) return b.status();
+  if (a->rank() == 0 || b->rank() == 0) return invalid("MatMul of a scalar");
+  std::vector<int64_t> ad = a->dims, bd = b->dims;
+  bool aVec = ad.size() == 1, bVec = bd.size() == 1;
+  if (aVec) ad.insert(ad.begin(), 1);
+  if (bVec) bd.push_back(1);
+  int64_t M = ad[ad.size() - 2], K = ad.back(), N = bd.back();
+  if (bd[bd.size() - 2] != K) return invalid("MatMul inner dims differ");
+  std::vector<int64_t> abatch(ad.begin(), ad.end() - 2), bbatch(bd.begin(), bd.end() - 2);
+  auto batch = broadcastShapes(abatch, bbatch);
+  if (!batch) return invalid("MatMul batch dims");
+  std::vector<int64_t> od = *batch;
+  if (!aVec) od.push_back(M);
+  if (!bVec) od.push_back(N);
+  Status sz = checkOutputSize(c, a->dt, od);
+  if (!sz.ok()) return sz;
+  OutBuf<T> out(a->dt, od);
+  std::vector<int64_t> oa = broadcastOffsets(abatch, *batch), ob = broadcastOffsets(bbatch, *batch);
+  for (size_t p = 0; p < oa.size(); ++p)
+    matProduct(c.hostTuned, a->data() + oa[p] * M * K, b->data() + ob[p] * K * N,
+               out.data() + (int64_t)p * M * N, M, K, N, false, false);
+  std::vector<Tensor> r;
+  r.push_back(out.take());
+  return r;
+}
+
 StatusOr<std::vector<Tensor>> kMatMul(const KernelCall &c) {
+  if (c.input(0) && c.input(1) && c.input(0)->dataType() == c.input(1)->dataType()) {
+    CK k = computeKind(c.input(0)->dataType());
+    if (k == CK::F32) return matmulFloat<float>(c);
+    if (k == CK::F64) return matmulFloat<double>(c);
+  }
   auto a = inputArr(c, 0), b = inputArr(c, 1);
   if (!a.ok()) return a.status();
   if (!b.ok()) return b.status();
@@ -211,7 +248,57 @@ void gemmRule(InferCtx &c) {
   c.setTensor(0, el, Dims{m, n});
 }
 
+/// Gemm on float or double operands in place (Note [Inputs read in
+/// place]): the arithmetic of the general path below, C indexed through its
+/// broadcast strides instead of an offset per element.
+template <typename T> StatusOr<std::vector<Tensor>> gemmFloat(const KernelCall &c) {
+  auto a = viewTensor<T>(*c.input(0)), b = viewTensor<T>(*c.input(1));
+  if (!a.ok()) return a.status();
+  if (!b.ok()) return b.status();
+  if (a->rank() != 2 || b->rank() != 2) return invalid("Gemm operands");
+  bool ta = c.getInt("transA", 0), tb = c.getInt("transB", 0);
+  float alpha = c.getFloat("alpha", 1.0f), beta = c.getFloat("beta", 1.0f);
+  int64_t M = ta ? a->dims[1] : a->dims[0], K = ta ? a->dims[0] : a->dims[1];
+  int64_t K2 = tb ? b->dims[1] : b->dims[0], N = tb ? b->dims[0] : b->dims[1];
+  if (K != K2) return invalid("Gemm inner dims differ");
+  std::vector<int64_t> od = {M, N};
+  Status sz = checkOutputSize(c, a->dt, od);
+  if (!sz.ok()) return sz;
+  std::optional<InView<T>> cc;
+  int64_t sm = 0, sn = 0; // C's strides along M and N, 0 where broadcast
+  if (const Tensor *ct = c.input(2)) {
+    if (ct->dataType() != a->dt) return invalid("Gemm C type");
+    auto x = viewTensor<T>(*ct);
+    if (!x.ok()) return x.status();
+    auto s = broadcastShapes(x->dims, od);
+    if (!s || *s != od) return invalid("Gemm C does not broadcast");
+    const std::vector<int64_t> &cd = x->dims;
+    int64_t cN = cd.empty() ? 1 : cd.back(), cM = cd.size() == 2 ? cd[0] : 1;
+    sn = cN == 1 ? 0 : 1;
+    sm = cM == 1 ? 0 : cN;
+    cc = std::move(*x);
+  }
+  OutBuf<T> out(a->dt, od);
+  T *vo = out.data();
+  matProduct(c.hostTuned, a->data(), b->data(), vo, M, K, N, ta, tb);
+  const T *vc = cc ? cc->data() : nullptr;
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      T r = (T)alpha * vo[i * N + j];
+      if (vc) r += (T)beta * vc[i * sm + j * sn];
+      vo[i * N + j] = r;
+    }
+  std::vector<Tensor> r;
+  r.push_back(out.take());
+  return r;
+}
+
 StatusOr<std::vector<Tensor>> kGemm(const KernelCall &c) {
+  if (c.input(0) && c.input(1) && c.input(0)->dataType() == c.input(1)->dataType()) {
+    CK k = computeKind(c.input(0)->dataType());
+    if (k == CK::F32) return gemmFloat<float>(c);
+    if (k == CK::F64) return gemmFloat<double>(c);
+  }
   auto a = inputArr(c, 0), b = inputArr(c, 1);
   if (!a.ok()) return a.status();
   if (!b.ok()) return b.status();

@@ -597,6 +597,19 @@ StatusOr<std::vector<Tensor>> kConstantOfShape(const KernelCall &c) {
   Status sz = checkOutputSize(c, fill.dt, *shape);
   if (!sz.ok()) return sz;
   int64_t n = numElementsOf(*shape);
+  // A float fill goes straight into the result's bytes, without an index
+  // per element (Note [Inputs read in place]).
+  if (fill.dt == DataType::Float || fill.dt == DataType::Double) {
+    std::vector<Tensor> r;
+    (void)visitFloat(fill.kind(), [&](auto tag) -> Status {
+      using T = decltype(tag);
+      OutBuf<T> out(fill.dt, *shape);
+      std::fill_n(out.data(), n, fill.template vec<T>()[0]);
+      r.push_back(out.take());
+      return absl::OkStatus();
+    });
+    return r;
+  }
   return one(takeElems(fill, *shape, std::vector<int64_t>((size_t)n, 0)));
 }
 

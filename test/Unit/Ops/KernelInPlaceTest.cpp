@@ -1,0 +1,163 @@
+//===- KernelInPlaceTest.cpp - Inputs read in place, broadcasting by runs -===//
+//
+// Note [Inputs read in place] and Note [Broadcasting by runs] (lib/Ops):
+// a float input stored as its type is read through a view of its bytes, a
+// decoded copy otherwise (float16, a misaligned window); results are written
+// into the bytes the tensor keeps; the binary ops walk broadcast operands in
+// runs. The values must be those of an element-by-element reference.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelSupport.h"
+#include "KernelTestUtil.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <cstring>
+
+using namespace onnxir;
+using namespace onnxir::kerneltest;
+
+namespace {
+
+std::vector<float> ramp(int64_t n, float scale) {
+  std::vector<float> v((size_t)n);
+  for (int64_t i = 0; i < n; ++i) v[(size_t)i] = scale * (float)(i % 17) - 3.0f;
+  return v;
+}
+
+TEST(InPlace, RawFloatIsReadThroughItsOwnBytes) {
+  Tensor t = f32({2, 3}, ramp(6, 0.5f));
+  auto v = kernels::viewTensor<float>(t);
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ((const void *)v->data(), (const void *)t.rawData().data());
+  EXPECT_TRUE(v->own.empty());
+}
+
+TEST(InPlace, MisalignedWindowAndFloat16AreDecoded) {
+  std::vector<float> vals = ramp(5, 1.0f);
+  std::string bytes(1, 'x');
+  bytes.append(reinterpret_cast<const char *>(vals.data()), vals.size() * sizeof(float));
+  auto buf = std::make_shared<StringBuffer>(std::move(bytes));
+  Tensor t;
+  t.setDataType(DataType::Float);
+  t.setDims({5});
+  t.setRaw(buf, 1, 5 * sizeof(float)); // one byte in: not aligned for float
+  auto v = kernels::viewTensor<float>(t);
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_NE((const void *)v->data(), (const void *)t.rawData().data());
+  EXPECT_EQ(std::vector<float>(v->data(), v->data() + 5), vals);
+
+  Tensor h = typed<uint16_t>(DataType::Float16, {2}, {0x3c00, 0xc000}); // 1, -2
+  auto hv = kernels::viewTensor<float>(h);
+  ASSERT_TRUE(hv.ok()) << hv.status();
+  EXPECT_EQ(hv->data()[0], 1.0f);
+  EXPECT_EQ(hv->data()[1], -2.0f);
+}
+
+TEST(InPlace, WrongByteCountIsRefused) {
+  Tensor t;
+  t.setDataType(DataType::Float);
+  t.setDims({4});
+  t.setRaw(std::string(12, '\0'));
+  EXPECT_FALSE(kernels::viewTensor<float>(t).ok());
+  EXPECT_FALSE(Call("Relu").in(std::move(t)).run().ok());
+}
+
+/// Sub's reference, element by element through numpy's broadcasting rule.
+std::vector<float> subReference(const std::vector<int64_t> &ad, const std::vector<float> &a,
+                                const std::vector<int64_t> &bd, const std::vector<float> &b,
+                                const std::vector<int64_t> &od) {
+  int64_t n = 1;
+  for (int64_t d : od) n *= d;
+  std::vector<float> out((size_t)n);
+  auto offset = [&](const std::vector<int64_t> &in, const std::vector<int64_t> &idx) {
+    int64_t off = 0;
+    for (size_t k = 0; k < in.size(); ++k) {
+      int64_t i = idx[k + (od.size() - in.size())];
+      off = off * in[k] + (in[k] == 1 ? 0 : i);
+    }
+    return off;
+  };
+  std::vector<int64_t> idx(od.size(), 0);
+  for (int64_t e = 0; e < n; ++e) {
+    out[(size_t)e] = a[(size_t)offset(ad, idx)] - b[(size_t)offset(bd, idx)];
+    for (size_t k = od.size(); k-- > 0;) {
+      if (++idx[k] < od[k]) break;
+      idx[k] = 0;
+    }
+  }
+  return out;
+}
+
+TEST(InPlace, BroadcastRunsMatchTheElementwiseReference) {
+  struct Shapes {
+    std::vector<int64_t> a, b, out;
+  };
+  const Shapes cases[] = {
+      {{2, 3, 4}, {2, 3, 4}, {2, 3, 4}},       // same shape: one run
+      {{2, 3, 4}, {}, {2, 3, 4}},              // scalar
+      {{}, {2, 3, 4}, {2, 3, 4}},              // scalar first
+      {{2, 3, 4}, {4}, {2, 3, 4}},             // trailing
+      {{2, 3, 4, 5}, {3, 1, 1}, {2, 3, 4, 5}}, // per channel
+      {{2, 1, 4}, {1, 3, 1}, {2, 3, 4}},       // both broadcast
+      {{3, 1}, {1, 5}, {3, 5}},                // outer product
+      {{1, 1, 1}, {1}, {1, 1, 1}},             // one element
+      {{2, 0, 3}, {3}, {2, 0, 3}},             // empty
+      {{1, 3, 1, 2}, {2, 1, 4, 1}, {2, 3, 4, 2}},
+  };
+  for (const Shapes &s : cases) {
+    int64_t na = 1, nb = 1;
+    for (int64_t d : s.a) na *= d;
+    for (int64_t d : s.b) nb *= d;
+    std::vector<float> a = ramp(na, 0.25f), b = ramp(nb, -1.5f);
+    auto r = Call("Sub").in(f32(s.a, a)).in(f32(s.b, b)).run();
+    ASSERT_TRUE(r.ok()) << r.status();
+    const Tensor &y = (*r)[0];
+    EXPECT_EQ(y.dims(), s.out);
+    EXPECT_EQ(*y.values<float>(), subReference(s.a, a, s.b, b, s.out));
+    // The same in double, and with the operands swapped.
+    std::vector<double> ad(a.begin(), a.end()), bd(b.begin(), b.end());
+    auto rd = Call("Sub").in(f64(s.a, ad)).in(f64(s.b, bd)).run();
+    ASSERT_TRUE(rd.ok()) << rd.status();
+    std::vector<float> want = subReference(s.a, a, s.b, b, s.out);
+    std::vector<double> got = *(*rd)[0].values<double>();
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ((float)got[i], want[i]);
+    auto rs = Call("Sub").in(f32(s.b, b)).in(f32(s.a, a)).run();
+    ASSERT_TRUE(rs.ok()) << rs.status();
+    std::vector<float> swapped = subReference(s.b, b, s.a, a, s.out);
+    EXPECT_EQ(*(*rs)[0].values<float>(), swapped);
+  }
+}
+
+// Opset 6's broadcast attribute with an axis: B [3] aligned at X's dim 1.
+TEST(InPlace, LegacyAxisBroadcast) {
+  std::vector<float> a = ramp(24, 1.0f), b = {1, 2, 3};
+  auto r = Call("Sub", 6)
+               .in(f32({2, 3, 4}, a))
+               .in(f32({3}, b))
+               .attr(intAttr("broadcast", 1))
+               .attr(intAttr("axis", 1))
+               .run();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(*(*r)[0].values<float>(), subReference({2, 3, 4}, a, {3, 1}, b, {2, 3, 4}));
+}
+
+// The result owns its bytes as float32: four per element, the values Relu
+// gives.
+TEST(InPlace, ResultWrittenAsItsOwnType) {
+  auto r = Call("Relu").in(f32({4}, {-1, 2, -3, 4})).run();
+  ASSERT_TRUE(r.ok()) << r.status();
+  const Tensor &y = (*r)[0];
+  EXPECT_EQ(y.storage(), Tensor::Storage::Raw);
+  ASSERT_EQ(y.rawData().size(), 16u);
+  float v[4];
+  std::memcpy(v, y.rawData().data(), 16);
+  EXPECT_EQ(v[0], 0.0f);
+  EXPECT_EQ(v[1], 2.0f);
+  EXPECT_EQ(v[2], 0.0f);
+  EXPECT_EQ(v[3], 4.0f);
+}
+
+} // namespace
