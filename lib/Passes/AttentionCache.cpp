@@ -3,14 +3,20 @@
 // The pattern fuse-attention-kv-cache: an Attention whose K and V are the
 // concatenation of a past cache and the step's K and V reads the caches as
 // its own past_key/past_value inputs and gives the concatenations as its
-// present_key/present_value outputs (Note [KV caches]).
+// present_key/present_value outputs (Note [KV caches]). The pattern
+// fuse-tensor-scatter: a preallocated (static) cache written at a ramp of
+// positions by ScatterElements becomes TensorScatter-24 (Note [Static
+// caches]).
 //
 //===----------------------------------------------------------------------===//
 #include "AttentionCache.h"
 #include "AttentionMatch.h"
 
+#include "onnxir/IR/Builder.h"
 #include "onnxir/IR/ValueInfo.h"
 #include "onnxir/Ops/OpContext.h"
+#include "onnxir/Ops/OpFacts.h"
+#include "onnxir/Ops/OpRegistry.h"
 
 #include "llvm/ADT/DenseSet.h"
 
@@ -50,6 +56,92 @@ bool producers(llvm::ArrayRef<Value *> from, const Graph *g, llvm::DenseSet<cons
         if (d->getGraph() == g && seen.insert(d).second) work.push_back(d);
   }
   return true;
+}
+
+/// The one integer of a constant of one element.
+std::optional<int64_t> scalarInt(const Value *v) {
+  auto c = constantInts(v);
+  if (!c || c->size() != 1) return std::nullopt;
+  return (*c)[0];
+}
+
+/// `v` through integer Casts and reshapes (Note [Op facts]) of one element.
+Value *throughScalarMoves(Value *v) {
+  for (int i = 0; i < 6 && v; ++i) {
+    Node *d = v->definingNode();
+    if (!d || !d->numOperands() || !d->operand(0) || !plainAttributes(*d)) break;
+    const OpEntry *e = OpRegistry::get().lookup(*d);
+    bool cast = d->is("Cast") && NodeContext(*d).getInt("to", 0) == (int64_t)DataType::Int64;
+    if (!cast && !(e && e->reshapes)) break;
+    v = d->operand(0);
+  }
+  return v;
+}
+
+/// `len` is dim `axis` of `upd`: read by Shape(x, start a, end a + 1) or
+/// Gather(Shape(x), a) from a tensor x whose dim a is provably upd's.
+bool axisLength(Value *len, const Value *upd, int64_t axis) {
+  Node *d = len ? throughScalarMoves(len)->definingNode() : nullptr;
+  if (!d || !plainAttributes(*d)) return false;
+  const Value *x = nullptr;
+  int64_t a = -1;
+  if (d->is("Shape") && d->numOperands() == 1) {
+    x = d->operand(0);
+    int64_t r = rankOf(x), from = NodeContext(*d).getInt("start", 0), to = NodeContext(*d).getInt("end", r);
+    if (r < 0) return false;
+    if (from < 0) from += r;
+    if (to < 0) to += r;
+    if (to != from + 1) return false;
+    a = from;
+  } else if (d->is("Gather") && d->numOperands() == 2 && NodeContext(*d).getInt("axis", 0) == 0) {
+    Node *sh = d->operand(0) ? d->operand(0)->definingNode() : nullptr;
+    std::optional<int64_t> i = scalarInt(d->operand(1));
+    if (!sh || !sh->is("Shape") || sh->numOperands() != 1 || sh->getAttr("start") || sh->getAttr("end") || !i)
+      return false;
+    x = sh->operand(0);
+    a = *i < 0 ? *i + rankOf(x) : *i;
+  } else {
+    return false;
+  }
+  if (!x || a < 0 || a >= rankOf(x)) return false;
+  return (x == upd && a == axis) || sameDim(dimOf(x, a), dimOf(upd, axis));
+}
+
+/// `pos` = start + (0, 1, ..., len - 1): Range(start, Add(start, len), 1),
+/// or Range(0, len, 1) plus a scalar start (`start` null: 0).
+bool rampFrom(Value *pos, Value *&start, Value *&len) {
+  Node *d = pos ? pos->definingNode() : nullptr;
+  if (!d || !plainAttributes(*d)) return false;
+  auto range = [&](Node *rg, Value *&s0, Value *&n) {
+    if (!rg || !rg->is("Range") || rg->numOperands() != 3 || scalarInt(rg->operand(2)) != 1) return false;
+    s0 = rg->operand(0);
+    if (scalarInt(s0) == 0) {
+      s0 = nullptr;
+      n = rg->operand(1);
+      return true;
+    }
+    Node *add = rg->operand(1) ? rg->operand(1)->definingNode() : nullptr;
+    if (!add || !add->is("Add") || add->numOperands() != 2) return false;
+    for (unsigned k = 0; k < 2; ++k)
+      if (add->operand(k) == s0) {
+        n = add->operand(1 - k);
+        return true;
+      }
+    return false;
+  };
+  if (d->is("Range")) return range(d, start, len) && (!start || (rankOf(start) == 0 && elemOf(start) == DataType::Int64));
+  if (!d->is("Add") || d->numOperands() != 2) return false;
+  for (unsigned k = 0; k < 2; ++k) {
+    Value *s0 = nullptr, *n = nullptr;
+    Value *other = d->operand(1 - k);
+    if (range(d->operand(k) ? d->operand(k)->definingNode() : nullptr, s0, n) && !s0 && other &&
+        rankOf(other) == 0 && elemOf(other) == DataType::Int64) {
+      start = other;
+      len = n;
+      return true;
+    }
+  }
+  return false;
 }
 
 } // namespace
@@ -181,6 +273,87 @@ bool attentionKVCache(Node &a, PatternRewriter &rw) {
     if (rw.replaceValue(cats[i - 1], n->result(i))) rw.eraseNode(def);
   }
   return rw.replaceNode(&a, {n->result(0)});
+}
+
+// Note [Static caches]
+//  A static cache (Hugging Face's StaticCache) is preallocated at its
+//  maximum length M, [B, H, M, D], and each step writes its S new keys at
+//  cache_position: k_cache.index_copy_(2, cache_position, k), which torch
+//  exports as ScatterElements(cache, Expand(Unsqueeze(cache_position, the
+//  other axes), ...), k, axis 2). When cache_position is a ramp of step 1,
+//  Range(w, w + n, 1) or Range(0, n, 1) + w, and n is read by Shape from
+//  the update's own length along the axis (so the Expand does not repeat
+//  one position), entry s of every row goes to w + s: TensorScatter
+//  (mode linear, opset 24) of the cache, the update and write_indices w
+//  for every batch row (Expand of w to [B]), along the same axis. Guards:
+//  no reduction; the axis not the batch; the update's other dims the
+//  cache's (TensorScatter's rule, which ScatterElements lacks); the
+//  indices' dims other than the axis known 1 before the Expand; w a scalar
+//  int64. Exact where both run: every update element lands at the same
+//  index. A window past M is refused by both; a negative w, which
+//  ScatterElements wraps around from the end, is refused by TensorScatter
+//  (an error, not another result). mode circular (a ring buffer, w modulo
+//  M) is not matched: torch writes it as a Range taken modulo M, and the
+//  wrap is not proven here. Below opset 24 a report line says why.
+bool staticCacheScatter(Node &s, PatternRewriter &rw) {
+  if (s.numOperands() != 3 || s.numResults() != 1 || !plainAttributes(s)) return false;
+  NodeContext c(s);
+  if (c.getString("reduction", "none") != "none") return false;
+  Value *cache = s.operand(0), *idx = s.operand(1), *upd = s.operand(2);
+  int64_t r = rankOf(cache);
+  if (!cache || !idx || !upd || r < 2 || rankOf(upd) != r) return false;
+  int64_t axis = c.getInt("axis", 0);
+  if (axis < 0) axis += r;
+  if (axis <= 0 || axis >= r) return false;
+  // The positions along the axis, before the Expand to the update's shape.
+  Value *placed = idx;
+  if (Node *e = idx->definingNode(); e && e->is("Expand") && e->numOperands() == 2) placed = e->operand(0);
+  Node *u = placed ? placed->definingNode() : nullptr;
+  if (!u || rankOf(placed) != r || !u->numOperands() || !u->operand(0) || rankOf(u->operand(0)) != 1 ||
+      !(u->is("Unsqueeze") || u->is("Reshape")))
+    return false;
+  for (int64_t i = 0; i < r; ++i)
+    if (i != axis && !isOne(dimOf(placed, i))) return false;
+  Value *pos = u->operand(0), *start = nullptr, *len = nullptr;
+  if (!rampFrom(pos, start, len)) return false;
+  // A cache write from here on: refusals are reported.
+  if (!axisLength(len, upd, axis))
+    return miss(rw, "static-cache", "positions " + q(pos) + " of " + q(&s) + " are a ramp of length " +
+                                        q(len) + ", not provably the update's dim " + std::to_string(axis));
+  for (int64_t i = 0; i < r; ++i)
+    if (i != axis && !sameDim(dimOf(upd, i), dimOf(cache, i)))
+      return miss(rw, "static-cache", "update " + q(upd) + " of " + q(&s) + " dim " + dimStr(dimOf(upd, i)) +
+                                          " is not provably the cache's " + dimStr(dimOf(cache, i)));
+  int64_t since = firstVersion("TensorScatter");
+  if (rw.opsetVersion() < since)
+    return miss(rw, "static-cache", q(&s) + " writes a ramp of positions into cache " + q(cache) +
+                                        ", which TensorScatter takes from opset " + std::to_string(since) +
+                                        "; the graph imports " + std::to_string(rw.opsetVersion()));
+  auto &ctx = rw.getModel().getContext();
+  rw.setInsertionPoint(&s);
+  std::string base = s.result(0)->name().str();
+  Value *w1;
+  if (start) {
+    Value *axes0 = rw.createConstant(base + "_axes", makeInt64Tensor({1}, {0}));
+    Node *un = rw.create("Unsqueeze", {start, axes0});
+    un->result(0)->setType(ctx.getTensorType(DataType::Int64, llvm::ArrayRef<int64_t>{1}));
+    w1 = un->result(0);
+  } else {
+    w1 = rw.createConstant(base + "_start", makeInt64Tensor({1}, {0}));
+  }
+  Node *batch = rw.create("Shape", {cache});
+  batch->setAttr(intAttr("start", 0));
+  batch->setAttr(intAttr("end", 1));
+  batch->result(0)->setType(ctx.getTensorType(DataType::Int64, llvm::ArrayRef<int64_t>{1}));
+  Node *w = rw.create("Expand", {w1, batch->result(0)});
+  std::vector<Dim> wd{dimOf(cache, 0)};
+  w->result(0)->setType(ctx.getTensorType(DataType::Int64, llvm::ArrayRef<Dim>(wd)));
+  Node *n = rw.create("TensorScatter", {cache, upd, w->result(0)});
+  n->setAttr(intAttr("axis", axis));
+  n->setAttr(stringAttr("mode", "linear"));
+  PatternRewriter::copyNodeInfo(s, *n);
+  n->result(0)->setType(s.result(0)->type());
+  return rw.replaceNode(&s, {n->result(0)});
 }
 
 } // namespace attention

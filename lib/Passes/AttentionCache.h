@@ -61,6 +61,10 @@ bool isMaskFill(const Value *v, DataType et);
 /// A constant of one element of type `et` equal to zero.
 bool isZeroScalar(const Value *v, DataType et);
 
+/// fuse-tensor-scatter: ScatterElements of a ramp of positions into a
+/// static cache -> TensorScatter (Note [Static caches], AttentionCache.cpp).
+bool staticCacheScatter(Node &s, PatternRewriter &rw);
+
 /// fuse-attention-window (Note [Sliding windows], AttentionWindow.cpp).
 bool attentionWindow(Node &a, PatternRewriter &rw);
 
