@@ -4,7 +4,8 @@
 The transformer fusions of issue 28 on models exported by PyTorch's own
 exporter (python3-torch): for each small seeded model, exported at opset 14
 and 17 with dynamic batch (and sequence) axes,
-  - `onnx-opt --target-opset=23 -O2` must leave as many LayerNormalization,
+  - `onnx-opt --target-opset=23 -O2` (a model class's `target_opset` where
+    it needs a later op: TensorScatter, 24) must leave as many LayerNormalization,
     RMSNormalization, Gelu, Attention and RotaryEmbedding nodes as the module
     holds such structures -- counted from the module tree (LayerNorm and
     RMSNorm modules, GELU activations, attention blocks, rotary applications),
@@ -29,7 +30,8 @@ import sys
 import time
 
 FUSED = ["LayerNormalization", "RMSNormalization", "Gelu", "Attention", "RotaryEmbedding",
-         "Attention 3-D", "RotaryEmbedding 3-D", "Attention past", "Attention causal past"]
+         "Attention 3-D", "RotaryEmbedding 3-D", "Attention past", "Attention causal past",
+         "TensorScatter"]
 # The 3-D kinds: nodes of the op that carry the attribute (heads inside).
 THREE_D = {"Attention 3-D": ("Attention", "q_num_heads"),
            "RotaryEmbedding 3-D": ("RotaryEmbedding", "num_heads")}
@@ -486,6 +488,37 @@ class HFKVCacheCausal(Census):
         return y, k, v
 
 
+class HFStaticCacheStep(Census):
+    """A decoder step over a static cache (Hugging Face's StaticCache):
+    K and V caches preallocated at 8 positions, written at cache_position =
+    arange(P, P + S) by index_copy_ (P, the tokens seen, from the length of
+    the past ids), attended over all 8 with the causal mask of
+    cache_position, finfo.min filled; returned as the next caches
+    (-> TensorScatter-24 for each write, Note [Static caches]; run at
+    target opset 24)."""
+
+    target_opset = 24
+
+    def __init__(self):
+        super().__init__()
+        self.hd = D // H
+        self.q, self.k, self.v, self.o = (nn.Linear(D, D) for _ in range(4))
+        self.structures = {"Attention": 1, "TensorScatter": 2}
+
+    def forward(self, x, past_ids, k_cache, v_cache):
+        b, s, _ = x.shape
+        seen = past_ids.shape[1]
+        q, k, v = (p(x).view(b, s, H, self.hd).transpose(1, 2) for p in (self.q, self.k, self.v))
+        cache_position = torch.arange(seen, seen + s)
+        k_cache = k_cache.index_copy(2, cache_position, k)
+        v_cache = v_cache.index_copy(2, cache_position, v)
+        masked = torch.arange(k_cache.shape[2])[None, :] > cache_position.reshape(-1, 1)
+        a = q @ k_cache.transpose(2, 3) / self.hd ** 0.5
+        a = a.masked_fill(masked, torch.finfo(a.dtype).min)
+        y = x + self.o((a.softmax(-1) @ v_cache).transpose(1, 2).reshape(b, s, D))
+        return y, k_cache, v_cache
+
+
 class HFGPTJAttention(Census):
     """GPT-J's attention as Hugging Face writes it: Q and K rotated before
     the heads axis moves ([B, S, H, D]), only their first rotary_dim values
@@ -644,6 +677,15 @@ MODELS = {
                             {"past_key": {0: "batch", 2: "past"}, "past_value": {0: "batch", 2: "past"},
                              "present_key": {0: "batch", 2: "total"},
                              "present_value": {0: "batch", 2: "total"}})),
+    # (inputs x, past ids [batch, past] and the 8-position caches; outputs
+    # y and the written caches)
+    "hf-static-cache": (HFStaticCacheStep,
+                        lambda: (torch.randn(2, 5, D), torch.zeros(2, 3, dtype=torch.long),
+                                 torch.randn(2, H, 8, D // H), torch.randn(2, H, 8, D // H)),
+                        {0: "batch", 1: "seq"},
+                        (["x", "past_ids", "k_cache", "v_cache"], ["y", "k_out", "v_out"],
+                         {"past_ids": {0: "batch", 1: "past"}, "k_cache": {0: "batch"},
+                          "v_cache": {0: "batch"}, "k_out": {0: "batch"}, "v_out": {0: "batch"}})),
 }
 
 
@@ -698,7 +740,8 @@ def main():
             a = os.path.join(WORK, tag + ".onnx")
             b = os.path.join(WORK, tag + ".O2.onnx")
             expected = export(name, opset, a)
-            r = subprocess.run([OPT, "--target-opset=23", "-O2", a, "-o", b],
+            target = f"--target-opset={getattr(MODELS[name][0], 'target_opset', 23)}"
+            r = subprocess.run([OPT, target, "-O2", a, "-o", b],
                                capture_output=True, text=True)
             if r.returncode != 0:
                 err = r.stderr.strip()
@@ -720,7 +763,7 @@ def main():
             symbols = {d.dim_param for i in onnx.load(a).graph.input
                        for d in i.type.tensor_type.shape.dim if d.dim_param}
             bind = ";".join(f"{k}={v}" for k, v in (("batch", 2), ("seq", 5), ("past", 3)) if k in symbols)
-            r = subprocess.run([OPT, "--target-opset=23", "-O2", "--check-numerics=2",
+            r = subprocess.run([OPT, target, "-O2", "--check-numerics=2",
                                 "--bind-dim", bind, a, "-o",
                                 os.path.join(WORK, tag + ".checked.onnx")],
                                capture_output=True, text=True)
