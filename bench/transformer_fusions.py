@@ -8,7 +8,8 @@ decoder, HF-style rotary attention; tiny and seeded), exported by
 python3-torch at opset 14 and 17, and for each
   - the node count of the export, after onnxruntime's basic and extended
     levels (SessionOptions.graphOptimizationLevel + optimizedModelFilePath,
-    the saved model counted), and after `onnx-opt --target-opset=23 -O2`;
+    the saved model counted), and after `onnx-opt --target-opset=23 -O2`
+    (24 for the static cache, whose TensorScatter starts there);
   - the fused ops of ORT extended (its contrib ops) and of ours;
   - onnxruntime's run time of each result: median of N runs, all four
     models of a row in one process and run round-robin (CPU, one thread;
@@ -17,7 +18,8 @@ python3-torch at opset 14 and 17, and for each
     (ViT: [B, 3, 16, 16]; the Whisper-like encoder: log-mel frames
     [B, 8, S]; position ids 0..S-1 and an all-true padding mask where a
     model takes them; the KV-cache step: one new token [B, 1, 16]
-    against caches of S past tokens, the cost of one decode step).
+    against caches of S past tokens, the cost of one decode step; the
+    static cache: one token written after 7 into its 8 positions).
 Needs torch, node and $ORT_NODE_MODULES (onnxruntime-node). Prints markdown.
 """
 import argparse
@@ -59,14 +61,21 @@ def node(*args):
 def model_feeds(name, b, s):
     """The inputs a model of the suite is timed on ([name, type, dims, fill],
     ort_optimize_run.js): x [B, S, D] (ViT: an image [B, 3, 16, 16]); position
-    ids 0..S-1; a key-padding mask of all true; and for the KV-cache step one
-    new token against caches of S past tokens (a decode step)."""
+    ids 0..S-1; a key-padding mask of all true; for the KV-cache steps one
+    new token against caches of S past tokens (a decode step), and for the
+    static cache one token written after 7 into its 8 positions."""
     if name == "vit":
         return [["x", "float32", [b, 3, 16, 16], "random"]]
     if name == "whisper-encoder":  # log-mel frames [B, MELS, S]
         return [["x", "float32", [b, tf.WhisperEncoder.MELS, s], "random"]]
     cls = tf.MODELS[name][0]
     params = list(__import__("inspect").signature(cls.forward).parameters)[1:]
+    if "k_cache" in params:  # a static cache of 8 positions: one token after 7
+        hd, m = tf.D // tf.H, 8
+        return [["x", "float32", [b, 1, tf.D], "random"],
+                ["past_ids", "int64", [b, m - 1], "positions"],
+                ["k_cache", "float32", [b, tf.H, m, hd], "random"],
+                ["v_cache", "float32", [b, tf.H, m, hd], "random"]]
     if "past_key" in params:
         hd = tf.D // tf.H
         return [["x", "float32", [b, 1, tf.D], "random"],
@@ -101,7 +110,8 @@ def main():
                 res[level] = os.path.join(a.work, f"{tag}.ort-{level}.onnx")
                 node("optimize", level, src, res[level])
             ours = os.path.join(a.work, tag + ".O2.onnx")
-            r = subprocess.run([a.onnx_opt, "--target-opset=23", "-O2", src, "-o", ours],
+            target = f"--target-opset={getattr(tf.MODELS[name][0], 'target_opset', 23)}"
+            r = subprocess.run([a.onnx_opt, target, "-O2", src, "-o", ours],
                                capture_output=True, text=True)
             res["ours"] = ours if r.returncode == 0 else None
             err = r.stderr.strip().splitlines()[-1] if r.returncode else ""
