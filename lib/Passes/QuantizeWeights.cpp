@@ -599,7 +599,8 @@ public:
   QuantizeWeightsPass()
       : OptionsPass("quantize-weights",
                     "Store constant MatMul/Gemm weights as int8/int4 blocks read through a "
-                    "blocked DequantizeLinear (opset 21; weight-only)") {}
+                    "blocked DequantizeLinear (opset 21) or com.microsoft.MatMulNBits "
+                    "(weight-only)") {}
   absl::StatusOr<bool> run(Model &m) override {
     QuantizeWeightsStatistics s;
     std::vector<std::string> remarks;

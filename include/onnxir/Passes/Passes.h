@@ -243,13 +243,15 @@ struct QuantizeWeightsStatistics {
 /// Weight-only quantization (quantize-weights, QuantizeWeights.cpp): the
 /// constant float32 rank-2 weights of the main graph's MatMul/Gemm nodes
 /// become int8/int4 blocks read through a blocked DequantizeLinear (opset 21
-/// or later; an older model is left, with a remark). Sizes and the weight
-/// error are described in `remarks`, when given.
+/// or later; an older model is left, with a remark), or com.microsoft
+/// MatMulNBits nodes (format "matmulnbits"). Sizes and the weight error are
+/// described in `remarks`, when given.
 absl::StatusOr<bool> quantizeWeights(Model &m, const QuantizeWeightsOptions &opts = {},
                                      QuantizeWeightsStatistics *stats = nullptr,
                                      std::vector<std::string> *remarks = nullptr);
 /// The reverse: DequantizeLinear nodes of constants become float
-/// initializers (dequantize-weights).
+/// initializers, MatMulNBits nodes MatMuls of float weights
+/// (dequantize-weights).
 absl::StatusOr<bool> dequantizeWeights(Model &m, int64_t *dequantized = nullptr);
 
 //===----------------------------------------------------------------------===//
