@@ -17,6 +17,9 @@ exported at opset 17 (torch 1.13 exports up to 17) and converted to 21 by
   dq8, dq4                   quantize-weights{bits=8|4} (opset 21 only:
                              blocked DequantizeLinear)
   nbits8, nbits4             quantize-weights{format=matmulnbits bits=8|4}
+  dq4+O2, nbits4+O2          -O2 of the int4 models: every DequantizeLinear /
+                             MatMulNBits kept, outputs within 1e-5 of the
+                             int4 model's
 must pass python onnx's checker (onnx 1.12: models up to opset 17 and IR 8;
 full_check) and run on onnxruntime (one node process for all: ort_pairs.js),
 its outputs within TOL of the float32 model's on the same inputs (the
@@ -57,7 +60,8 @@ from onnx import numpy_helper
 D, H, F, V, T = 64, 4, 128, 64, 8  # width, heads, MLP width, vocabulary, tokens
 MIN = torch.finfo(torch.float32).min
 # Relative error bounds (max |a - b| / max |a|) per variant.
-TOL = {"fp16": 0.01, "bf16": 0.05, "dq8": 0.05, "nbits8": 0.05, "dq4": 0.3, "nbits4": 0.3}
+TOL = {"fp16": 0.01, "bf16": 0.05, "dq8": 0.05, "nbits8": 0.05, "dq4": 0.3, "nbits4": 0.3,
+       "dq4+O2": 1e-5, "nbits4+O2": 1e-5}  # -O2 of the quantized model, against it
 
 
 class Attention(nn.Module):
@@ -189,6 +193,23 @@ def main():
                     failures.append(f"{tag} {v}: onnx checker: {chk}")
                 rows[(tag, v)] = {"ratio": os.path.getsize(b) / os.path.getsize(a), "checker": chk}
                 jobs.append({"ref": a, "model": b, "inputs": idir, "skip": padded, "key": [tag, v]})
+                if v not in ("dq4", "nbits4"):
+                    continue
+                # -O2 keeps every DequantizeLinear / MatMulNBits (no fold,
+                # no fusion across them) and the quantized model's outputs.
+                b2 = f"{base}-{opset}.{v}.O2.onnx"
+                ok, err = run([b, "-O2", "-o", b2])
+                if not ok:
+                    failures.append(f"{tag} {v} -O2: onnx-opt: {err}")
+                    continue
+                count = lambda f: sum(n.op_type in ("DequantizeLinear", "MatMulNBits")
+                                      for n in onnx.load(f).graph.node)
+                if count(b2) != count(b) or count(b) == 0:
+                    failures.append(f"{tag} {v} -O2: {count(b)} quantized nodes became {count(b2)}")
+                rows[(tag, v + "+O2")] = {"ratio": os.path.getsize(b2) / os.path.getsize(a),
+                                          "checker": f"{count(b2)} DQ/MatMulNBits kept"}
+                jobs.append({"ref": b, "model": b2, "inputs": idir, "skip": padded,
+                             "key": [tag, v + "+O2"]})
     with open(os.path.join(work, "jobs.json"), "w") as f:
         json.dump(jobs, f)
     here = os.path.dirname(os.path.abspath(__file__))
@@ -197,7 +218,7 @@ def main():
     results = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
     if r.returncode != 0 or len(results) != len(jobs):
         failures.append(f"ort_pairs.js: exit {r.returncode}: {r.stderr.strip()[-300:]}")
-    print(f"{'model':<12} {'variant':<7} {'size':>6} {'rel err':>9}  notes")
+    print(f"{'model':<12} {'variant':<9} {'size':>6} {'rel err':>9}  notes")
     for job, res in zip(jobs, results):
         tag, v = job["key"]
         row = rows[(tag, v)]
@@ -205,17 +226,17 @@ def main():
         if not res["ok"]:
             if v == "bf16" and ("implementation" in res["error"] or "NOT_IMPLEMENTED" in res["error"]):
                 notes = (notes + "; " if notes else "") + "onnxruntime CPU refuses: " + res["error"][:90]
-                print(f"{tag:<12} {v:<7} {row['ratio']:6.3f} {'-':>9}  {notes}")
+                print(f"{tag:<12} {v:<9} {row['ratio']:6.3f} {'-':>9}  {notes}")
                 continue
             failures.append(f"{tag} {v}: onnxruntime: {res['error']}")
-            print(f"{tag:<12} {v:<7} {row['ratio']:6.3f} {'FAIL':>9}  {res['error'][:100]}")
+            print(f"{tag:<12} {v:<9} {row['ratio']:6.3f} {'FAIL':>9}  {res['error'][:100]}")
             continue
         rel = res["maxAbs"] / max(res["maxRef"], 1e-30)
         if res["nan"]:
             failures.append(f"{tag} {v}: NaN or infinity where float32 is finite")
         elif rel > TOL[v]:
             failures.append(f"{tag} {v}: relative error {rel:.3g} above {TOL[v]}")
-        print(f"{tag:<12} {v:<7} {row['ratio']:6.3f} {rel:9.2e}  {notes}{' NaN' if res['nan'] else ''}")
+        print(f"{tag:<12} {v:<9} {row['ratio']:6.3f} {rel:9.2e}  {notes}{' NaN' if res['nan'] else ''}")
     for f in failures:
         print("FAIL:", f)
     print(f"ort-torch-precision: {len(jobs)} conversions, {len(failures)} failures "
