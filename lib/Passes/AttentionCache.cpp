@@ -201,7 +201,10 @@ bool rampFrom(Value *pos, Value *&start, Value *&len) {
 //  always seen: Note [Masks filled with finfo.min]). Anything else (another
 //  offset: the top-left triangle, a window, a P read from another tensor,
 //  a mask over the wrong dims) stays the attn_mask, which Attention applies
-//  over the whole past + step length as the graph did.
+//  over the whole past + step length as the graph did. A mask that goes may
+//  read the length of K's Concat (arange(present_key.shape[2])): its nodes
+//  die with it, so they neither make the cycle that a kept mask reading the
+//  Concat would (mask-reads-cache) nor count as a use that returns it.
 bool attentionKVCache(Node &a, PatternRewriter &rw) {
   if (a.numOperands() < 3 || a.numOperands() > 4 || a.numResults() != 1 || !plainAttributes(a) ||
       rankOf(a.operand(0)) != 4)
@@ -230,6 +233,19 @@ bool attentionKVCache(Node &a, PatternRewriter &rw) {
     return miss(rw, "kv-cache", "past parts " + q(pk) + " and " + q(pv) +
                                     " are not 4-D of one provable length");
   std::vector<Value *> ops{a.operand(0), k, v, a.numOperands() > 3 ? a.operand(3) : nullptr, pk, pv};
+  // Note [Past-length causal offset]: decided first, so that the nodes of
+  // a mask that goes (which may read the length of K's Concat) are not
+  // taken as readers of the Concat.
+  bool causal = false;
+  std::optional<DataType> et = elemOf(a.operand(0));
+  llvm::DenseSet<const Node *> maskCone;
+  if (ops[3] && et &&
+      provablyCausalPast(ops[3], PastCaches{pk, pv}, dimOf(a.operand(0), 2), dimOf(a.operand(1), 2), *et)) {
+    if (!producers({ops[3]}, g, maskCone, 100000))
+      return miss(rw, "kv-cache", "the mask of " + q(&a) + " is computed by too many nodes to check");
+    ops[3] = nullptr;
+    causal = true;
+  }
   // Each Concat is returned (a graph output, or read after the step), and
   // nothing the Attention depends on reads it: present_* takes all its uses.
   llvm::DenseSet<const Node *> cone;
@@ -242,19 +258,11 @@ bool attentionKVCache(Node &a, PatternRewriter &rw) {
       if (cone.count(u.getOwner()))
         return miss(rw, "kv-cache", q(cat) + " is read by " + q(u.getOwner()) + ", which " + q(&a) +
                                         " depends on: present_* cannot replace it");
-      if (u.getOwner() != &a) returned = true;
+      if (u.getOwner() != &a && !maskCone.count(u.getOwner())) returned = true;
     }
     if (!returned)
       return miss(rw, "kv-cache", q(cat) + " is not returned: a past with no present_* is "
                                           "refused by onnxruntime 1.30");
-  }
-  // Note [Past-length causal offset]
-  bool causal = false;
-  std::optional<DataType> et = elemOf(a.operand(0));
-  if (ops[3] && et &&
-      provablyCausalPast(ops[3], PastCaches{pk, pv}, dimOf(a.operand(0), 2), dimOf(a.operand(1), 2), *et)) {
-    ops[3] = nullptr;
-    causal = true;
   }
   rw.setInsertionPoint(&a);
   Node *n = rw.create("Attention", ops, 3);
