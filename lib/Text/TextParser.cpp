@@ -34,6 +34,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -110,6 +111,68 @@ public:
     t.text = "unexpected character";
     if ((unsigned char)c >= 0x20 && (unsigned char)c < 0x7f) t.text += std::string(" '") + c + "'";
     return t;
+  }
+  /// Note [Tensor bodies without tokens]
+  /// A weight printed losslessly is millions of numbers; building a Token
+  /// (a string, a location, a trip through the parser's lookahead) for each
+  /// was most of a big model's parse. Inside a tensor body the parser asks
+  /// for the next element here: a plain number (the same grammar as
+  /// `number`, starting with a digit or '-' and a digit), with blanks and
+  /// line breaks before it, no comment or annotation. Anything else returns
+  /// false with nothing consumed, and the parser takes the token path, so
+  /// errors, words (inf, nan, true) and strings read exactly as before.
+  bool plainNumber(llvm::StringRef &text) {
+    size_t p = pos_, line = line_, lineStart = lineStart_;
+    while (p < s_.size() && (s_[p] == ' ' || s_[p] == '\n' || s_[p] == '\t' || s_[p] == '\r')) {
+      if (s_[p] == '\n') {
+        line++;
+        lineStart = p + 1;
+      }
+      ++p;
+    }
+    size_t b = p;
+    if (p < s_.size() && s_[p] == '-') ++p;
+    if (p >= s_.size() || !isDigit(s_[p])) return false;
+    while (p < s_.size() && isDigit(s_[p])) ++p;
+    if (p < s_.size() && s_[p] == '.') {
+      ++p;
+      while (p < s_.size() && isDigit(s_[p])) ++p;
+    }
+    if (p < s_.size() && (s_[p] == 'e' || s_[p] == 'E')) {
+      size_t q = p + 1;
+      if (q < s_.size() && (s_[q] == '+' || s_[q] == '-')) ++q;
+      if (q < s_.size() && isDigit(s_[q])) {
+        while (q < s_.size() && isDigit(s_[q])) ++q;
+        p = q;
+      }
+    }
+    // A letter or digit glued to the number is the token path's business
+    // (it lexes it as the next token and reports it there).
+    if (p < s_.size() && isIdChar(s_[p])) return false;
+    text = s_.substr(b, p - b);
+    pos_ = p;
+    line_ = unsigned(line);
+    lineStart_ = lineStart;
+    return true;
+  }
+  /// After a tensor element: consumes blanks and a ',' (returns ','), or
+  /// finds a '}' after blanks (returns '}', consumed too); otherwise 0 with
+  /// nothing consumed.
+  char plainSeparator() {
+    size_t p = pos_, line = line_, lineStart = lineStart_;
+    while (p < s_.size() && (s_[p] == ' ' || s_[p] == '\n' || s_[p] == '\t' || s_[p] == '\r')) {
+      if (s_[p] == '\n') {
+        line++;
+        lineStart = p + 1;
+      }
+      ++p;
+    }
+    if (p >= s_.size() || (s_[p] != ',' && s_[p] != '}')) return 0;
+    char c = s_[p];
+    pos_ = p + 1;
+    line_ = unsigned(line);
+    lineStart_ = lineStart;
+    return c;
   }
   /// Bytes from the read position to the next `c` (or to the end).
   size_t bytesUntil(char c) const {
@@ -1092,26 +1155,41 @@ bool Parser::parseType(const Type *&out, unsigned depth) {
 //===----------------------------------------------------------------------===//
 
 /// Converts literal values into the typed field `d.field`.
-static bool literalsToTyped(const std::vector<AVal> &vals, TypedData &d, std::string &err) {
+/// Room for `n` elements in the field `d` writes to.
+static void reserveTyped(TypedData &d, size_t n) {
   using F = Tensor::TypedField;
-  for (const AVal &v : vals) {
-    bool isNum = v.kind == AVal::Kind::Number ||
-                 (v.kind == AVal::Kind::Word && isReservedWord(v.text) && !isTypeKeyword(v.text));
+  switch (d.field) {
+  case F::Float: d.f32.reserve(n); break;
+  case F::Double: d.f64.reserve(n); break;
+  case F::Int32: d.i32.reserve(n); break;
+  case F::Int64: d.i64.reserve(n); break;
+  case F::Uint64: d.u64.reserve(n); break;
+  case F::String: d.str.reserve(n); break;
+  default: break;
+  }
+}
+
+/// One tensor literal appended to `d` (its field chosen); false with `err`
+/// set when it does not fit the field.
+static bool literalToTyped(AVal::Kind kind, const std::string &s, TypedData &d, std::string &err) {
+  using F = Tensor::TypedField;
+  {
+    bool isNum = kind == AVal::Kind::Number ||
+                 (kind == AVal::Kind::Word && isReservedWord(s) && !isTypeKeyword(s));
     if (d.field == F::String) {
-      if (v.kind != AVal::Kind::String) {
+      if (kind != AVal::Kind::String) {
         err = "expected a string element";
         return false;
       }
-      d.str.push_back(v.text);
-      continue;
+      d.str.push_back(s);
+      return true;
     }
     if (!isNum) {
       err = "expected a number";
       return false;
     }
-    const std::string &s = v.text;
-    bool intLike = s.find_first_of(".eEnN") == std::string::npos && s.find("inf") == std::string::npos &&
-                   s.find("INF") == std::string::npos;
+    // "inf" and "INF" hold an 'n' or 'N': one scan finds every non-integer.
+    bool intLike = s.find_first_of(".eEnN") == std::string::npos;
     errno = 0;
     char *end = nullptr;
     switch (d.field) {
@@ -1130,8 +1208,14 @@ static bool literalsToTyped(const std::vector<AVal> &vals, TypedData &d, std::st
     case F::Int32:
     case F::Int64: {
       if (!intLike) { err = "expected an integer, found '" + s + "'"; return false; }
-      long long x = strtoll(s.c_str(), &end, 10);
-      if (errno || !end || *end) { err = "integer out of range: " + s; return false; }
+      // from_chars reads what the lexer makes of an integer; strtoll keeps
+      // the last word on anything else (and reports it).
+      long long x;
+      auto [last, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
+      if (ec != std::errc() || last != s.data() + s.size()) {
+        x = strtoll(s.c_str(), &end, 10);
+        if (errno || !end || *end) { err = "integer out of range: " + s; return false; }
+      }
       if (d.field == F::Int32) {
         if (x < INT32_MIN || x > INT32_MAX) { err = "integer out of int32 range: " + s; return false; }
         d.i32.push_back(int32_t(x));
@@ -1150,6 +1234,12 @@ static bool literalsToTyped(const std::vector<AVal> &vals, TypedData &d, std::st
     default: err = "element type has no typed field"; return false;
     }
   }
+  return true;
+}
+
+static bool literalsToTyped(const std::vector<AVal> &vals, TypedData &d, std::string &err) {
+  for (const AVal &v : vals)
+    if (!literalToTyped(v.kind, v.text, d, err)) return false;
   return true;
 }
 
@@ -1224,7 +1314,17 @@ bool Parser::parseTensorData(Tensor &t, Ann &ann, const Type *type, Loc typeLoc)
   }
   Loc open = peek().loc;
   if (!consume()) return false;
-  std::vector<AVal> vals;
+  // Elements are converted as they are read (no list of literals: a big
+  // weight held one 80-byte literal per element); the first one that does
+  // not fit the field is reported after the body is read, as before.
+  TypedData d;
+  d.field = field ? *field : standardField(t.dataTypeRaw());
+  size_t count = 0;
+  std::string convErr;
+  auto add = [&](AVal::Kind kind, const std::string &text) {
+    ++count;
+    if (convErr.empty()) literalToTyped(kind, text, d, convErr);
+  };
   // Room for the elements the shape declares, bounded by what the body can
   // hold (an element and its comma take 2 bytes or more; the body ends at
   // the next '}' at the latest, a string element holding one only makes the
@@ -1232,47 +1332,64 @@ bool Parser::parseTensorData(Tensor &t, Ann &ann, const Type *type, Loc typeLoc)
   // and a claimed shape must not allocate more than its body can fill.
   {
     uint64_t want = 1;
-    for (int64_t d : t.dims()) {
-      if (d <= 0 || want > (uint64_t(1) << 40) / uint64_t(d)) {
-        want = d <= 0 ? 0 : uint64_t(1) << 40;
+    for (int64_t dim : t.dims()) {
+      if (dim <= 0 || want > (uint64_t(1) << 40) / uint64_t(dim)) {
+        want = dim <= 0 ? 0 : uint64_t(1) << 40;
         break;
       }
-      want *= uint64_t(d);
+      want *= uint64_t(dim);
     }
-    vals.reserve((size_t)std::min<uint64_t>(want, lex_.bytesUntil('}') / 2 + 1));
+    reserveTyped(d, (size_t)std::min<uint64_t>(want, lex_.bytesUntil('}') / 2 + 1));
   }
+  bool closed = false;
   if (!isPunct('}')) {
+    std::string text;
     for (;;) {
+      // Note [Tensor bodies without tokens]: the fast path while the
+      // parser holds no lookahead.
+      if (la_.empty()) {
+        llvm::StringRef num;
+        if (lex_.plainNumber(num)) {
+          text.assign(num.data(), num.size());
+          add(AVal::Kind::Number, text);
+          char sep = lex_.plainSeparator();
+          if (sep == ',') continue;
+          if (sep == '}') {
+            closed = true;
+            break;
+          }
+          // Anything else: the token path reports it (or reads a comment).
+          if (accept(',')) continue;
+          if (!err_.empty()) return false;
+          break;
+        }
+      }
       Token &e = peek();
-      AVal v;
+      AVal::Kind kind;
       if (e.kind == Token::Int || e.kind == Token::Float) {
-        v.kind = AVal::Kind::Number;
+        kind = AVal::Kind::Number;
       } else if (e.kind == Token::String) {
-        v.kind = AVal::Kind::String;
+        kind = AVal::Kind::String;
       } else if (e.kind == Token::Ident && isReservedWord(e.text) && !isTypeKeyword(e.text)) {
-        v.kind = AVal::Kind::Word;
+        kind = AVal::Kind::Word;
       } else {
         return failHere("expected a tensor element");
       }
-      v.text = e.text;
+      add(kind, e.text);
       if (!consume()) return false;
-      vals.push_back(std::move(v));
       if (accept(',')) continue;
       if (!err_.empty()) return false;
       break;
     }
   }
-  if (!expect('}', "',' or '}'")) return false;
+  if (!closed && !expect('}', "',' or '}'")) return false;
 
-  if (!rawHex.empty() || (vals.empty() && rawFlag)) {
+  if (!rawHex.empty() || (count == 0 && rawFlag)) {
     t.setRaw(std::move(rawHex));
-  } else if (vals.empty() && !field) {
+  } else if (count == 0 && !field) {
     t.setEmpty();
   } else {
-    TypedData d;
-    d.field = field ? *field : standardField(t.dataTypeRaw());
-    std::string err;
-    if (!literalsToTyped(vals, d, err)) return failAt(open, "in tensor data: " + err);
+    if (!convErr.empty()) return failAt(open, "in tensor data: " + convErr);
     if (!dataHex.empty() && !typedFromBits(d, dataHex))
       return annFail(ann, "data_hex", "does not match the typed field");
     if (rawFlag) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -283,6 +284,50 @@ struct ErrCase {
   const char *where; ///< "line:col"
   const char *message;
 };
+
+// Tensor bodies are read without tokens while they hold plain numbers
+// (Note [Tensor bodies without tokens]); everything else in a body falls
+// back to the token path mid-list: the values and the locations must not
+// tell the two apart.
+TEST(TextParser, TensorBodies) {
+  auto m = parseOK("g () => () <float[6] f = {1, -2.5, # a comment\n"
+                   "  3e2,\n\t 4E-1 , inf, -nan}, int64[4] i = {-9223372036854775808,\n"
+                   "  9223372036854775807, 0, -0}, int32[2] j = { 7 ,-7 }, uint64[1] u = {18446744073709551615},\n"
+                   "  double[2] d = {1e-300, -inf}, int64[0] e = {}> {}");
+  ASSERT_TRUE(m);
+  Graph &g = m->graph();
+  const std::vector<float> &f = g.lookupLocal("f")->initializer()->floatData;
+  ASSERT_EQ(f.size(), 6u);
+  EXPECT_EQ(f[0], 1.0f);
+  EXPECT_EQ(f[1], -2.5f);
+  EXPECT_EQ(f[2], 300.0f);
+  EXPECT_EQ(f[3], 0.4f);
+  EXPECT_TRUE(std::isinf(f[4]) && f[4] > 0);
+  EXPECT_TRUE(std::isnan(f[5]));
+  EXPECT_EQ(g.lookupLocal("i")->initializer()->int64Data,
+            (std::vector<int64_t>{INT64_MIN, INT64_MAX, 0, 0}));
+  EXPECT_EQ(g.lookupLocal("j")->initializer()->int32Data, (std::vector<int32_t>{7, -7}));
+  EXPECT_EQ(g.lookupLocal("u")->initializer()->uint64Data[0], 18446744073709551615ull);
+  EXPECT_EQ(g.lookupLocal("d")->initializer()->doubleData[0], 1e-300);
+  EXPECT_EQ(g.lookupLocal("e")->initializer()->int64Data.size(), 0u);
+
+  // Errors inside and after a multi-line body keep their line and column.
+  const ErrCase cases[] = {
+      {"g () => () <int64[3] k = {1,\n  2x, 3}> {}", "2:4", "expected ',' or '}', found 'x'"},
+      {"g () => () <int64[3] k = {1,\n  2,\n  }> {}", "3:3", "expected a tensor element"},
+      {"g () => () <int64[2] k = {1 2}> {}", "1:29", "expected ',' or '}', found number 2"},
+      {"g () => () <int64[2] k = {1,\n 9223372036854775808}> {}", "1:26", "integer out of range"},
+      {"g () => () <int64[2] k = {1, 2.}> {}", "1:26", "expected an integer, found '2.'"},
+      {"g () => () <float[2] k = {1,\n 2}>\n{ y = Relu(q) }", "3:12", "use of undefined value 'q'"},
+      {"g () => () <float[2] k = {1, 2 #@node doc_string: \"x\"\n}> {}", "1:34", "does not belong here"},
+  };
+  for (const ErrCase &c : cases) {
+    std::string e = parseErr(c.text);
+    std::string prefix = std::string("t.onnxtxt:") + c.where + ": error: ";
+    EXPECT_EQ(e.rfind(prefix, 0), 0u) << "for:\n" << c.text << "\ngot:\n" << e;
+    EXPECT_NE(e.find(c.message), std::string::npos) << "for:\n" << c.text << "\ngot:\n" << e;
+  }
+}
 
 TEST(TextParser, Errors) {
   const ErrCase cases[] = {
