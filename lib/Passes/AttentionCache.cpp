@@ -283,6 +283,52 @@ bool attentionKVCache(Node &a, PatternRewriter &rw) {
   return rw.replaceNode(&a, {n->result(0)});
 }
 
+namespace {
+
+/// The rest of both patterns (Note [Static caches]): the update fits the
+/// cache (TensorScatter's rule), the opset has TensorScatter; `s` becomes
+/// TensorScatter(cache, upd, write_indices = start for every batch row).
+bool writeTensorScatter(Node &s, PatternRewriter &rw, Value *cache, Value *upd, Value *start,
+                        int64_t axis) {
+  int64_t r = rankOf(cache);
+  for (int64_t i = 0; i < r; ++i)
+    if (i != axis && !sameDim(dimOf(upd, i), dimOf(cache, i)))
+      return miss(rw, "static-cache", "update " + q(upd) + " of " + q(&s) + " dim " + dimStr(dimOf(upd, i)) +
+                                          " is not provably the cache's " + dimStr(dimOf(cache, i)));
+  int64_t since = firstVersion("TensorScatter");
+  if (rw.opsetVersion() < since)
+    return miss(rw, "static-cache", q(&s) + " writes a ramp of positions into cache " + q(cache) +
+                                        ", which TensorScatter takes from opset " + std::to_string(since) +
+                                        "; the graph imports " + std::to_string(rw.opsetVersion()));
+  auto &ctx = rw.getModel().getContext();
+  rw.setInsertionPoint(&s);
+  std::string base = s.result(0)->name().str();
+  Value *w1;
+  if (start) {
+    Value *axes0 = rw.createConstant(base + "_axes", makeInt64Tensor({1}, {0}));
+    Node *un = rw.create("Unsqueeze", {start, axes0});
+    un->result(0)->setType(ctx.getTensorType(DataType::Int64, llvm::ArrayRef<int64_t>{1}));
+    w1 = un->result(0);
+  } else {
+    w1 = rw.createConstant(base + "_start", makeInt64Tensor({1}, {0}));
+  }
+  Node *batch = rw.create("Shape", {cache});
+  batch->setAttr(intAttr("start", 0));
+  batch->setAttr(intAttr("end", 1));
+  batch->result(0)->setType(ctx.getTensorType(DataType::Int64, llvm::ArrayRef<int64_t>{1}));
+  Node *w = rw.create("Expand", {w1, batch->result(0)});
+  std::vector<Dim> wd{dimOf(cache, 0)};
+  w->result(0)->setType(ctx.getTensorType(DataType::Int64, llvm::ArrayRef<Dim>(wd)));
+  Node *n = rw.create("TensorScatter", {cache, upd, w->result(0)});
+  n->setAttr(intAttr("axis", axis));
+  n->setAttr(stringAttr("mode", "linear"));
+  PatternRewriter::copyNodeInfo(s, *n);
+  n->result(0)->setType(s.result(0)->type());
+  return rw.replaceNode(&s, {n->result(0)});
+}
+
+} // namespace
+
 // Note [Static caches]
 //  A static cache (Hugging Face's StaticCache) is preallocated at its
 //  maximum length M, [B, H, M, D], and each step writes its S new keys at
@@ -328,40 +374,77 @@ bool staticCacheScatter(Node &s, PatternRewriter &rw) {
   if (!axisLength(len, upd, axis))
     return miss(rw, "static-cache", "positions " + q(pos) + " of " + q(&s) + " are a ramp of length " +
                                         q(len) + ", not provably the update's dim " + std::to_string(axis));
-  for (int64_t i = 0; i < r; ++i)
-    if (i != axis && !sameDim(dimOf(upd, i), dimOf(cache, i)))
-      return miss(rw, "static-cache", "update " + q(upd) + " of " + q(&s) + " dim " + dimStr(dimOf(upd, i)) +
-                                          " is not provably the cache's " + dimStr(dimOf(cache, i)));
-  int64_t since = firstVersion("TensorScatter");
-  if (rw.opsetVersion() < since)
-    return miss(rw, "static-cache", q(&s) + " writes a ramp of positions into cache " + q(cache) +
-                                        ", which TensorScatter takes from opset " + std::to_string(since) +
-                                        "; the graph imports " + std::to_string(rw.opsetVersion()));
-  auto &ctx = rw.getModel().getContext();
-  rw.setInsertionPoint(&s);
-  std::string base = s.result(0)->name().str();
-  Value *w1;
-  if (start) {
-    Value *axes0 = rw.createConstant(base + "_axes", makeInt64Tensor({1}, {0}));
-    Node *un = rw.create("Unsqueeze", {start, axes0});
-    un->result(0)->setType(ctx.getTensorType(DataType::Int64, llvm::ArrayRef<int64_t>{1}));
-    w1 = un->result(0);
-  } else {
-    w1 = rw.createConstant(base + "_start", makeInt64Tensor({1}, {0}));
-  }
-  Node *batch = rw.create("Shape", {cache});
-  batch->setAttr(intAttr("start", 0));
-  batch->setAttr(intAttr("end", 1));
-  batch->result(0)->setType(ctx.getTensorType(DataType::Int64, llvm::ArrayRef<int64_t>{1}));
-  Node *w = rw.create("Expand", {w1, batch->result(0)});
-  std::vector<Dim> wd{dimOf(cache, 0)};
-  w->result(0)->setType(ctx.getTensorType(DataType::Int64, llvm::ArrayRef<Dim>(wd)));
-  Node *n = rw.create("TensorScatter", {cache, upd, w->result(0)});
-  n->setAttr(intAttr("axis", axis));
-  n->setAttr(stringAttr("mode", "linear"));
-  PatternRewriter::copyNodeInfo(s, *n);
-  n->result(0)->setType(s.result(0)->type());
-  return rw.replaceNode(&s, {n->result(0)});
+  return writeTensorScatter(s, rw, cache, upd, start, axis);
+}
+
+namespace {
+
+/// Part `axis` of a ScatterND index grid of rank `gridRank` (the indices
+/// [.., gridRank] cut along the last axis): Unsqueeze(Expand(x), [-1]) with
+/// x a ramp Range(0, n, 1) placed along `axis` by Reshape to [-1, 1, ...]
+/// (right-aligned: ranks gridRank - axis), n read as `upd`'s dim `axis`.
+bool fullRampPart(Value *part, int64_t gridRank, int64_t axis, const Value *upd) {
+  Node *un = part ? part->definingNode() : nullptr;
+  if (!un || !un->is("Unsqueeze") || un->numOperands() != 2 || !un->operand(0)) return false;
+  auto ax = constantInts(un->operand(1));
+  if (!ax || ax->size() != 1 || ((*ax)[0] != -1 && (*ax)[0] != gridRank)) return false;
+  Value *x = un->operand(0);
+  if (Node *e = x->definingNode(); e && e->is("Expand") && e->numOperands() == 2) x = e->operand(0);
+  Node *rs = x ? x->definingNode() : nullptr;
+  if (!rs || !rs->is("Reshape") || rs->numOperands() != 2 || !rs->operand(0)) return false;
+  auto shape = constantInts(rs->operand(1));
+  if (!shape || (int64_t)shape->size() != gridRank - axis || (*shape)[0] != -1) return false;
+  for (size_t i = 1; i < shape->size(); ++i)
+    if ((*shape)[i] != 1) return false;
+  Value *start = nullptr, *len = nullptr;
+  return rampFrom(rs->operand(0), start, len) && !start && axisLength(len, upd, axis);
+}
+
+/// The positions of a ScatterND index grid's last part: Unsqueeze(Expand(p),
+/// [-1]) with p 1-D (broadcast along the grid's last axis).
+Value *positionsPart(Value *part, int64_t gridRank) {
+  Node *un = part ? part->definingNode() : nullptr;
+  if (!un || !un->is("Unsqueeze") || un->numOperands() != 2 || !un->operand(0)) return nullptr;
+  auto ax = constantInts(un->operand(1));
+  if (!ax || ax->size() != 1 || ((*ax)[0] != -1 && (*ax)[0] != gridRank)) return nullptr;
+  Value *x = un->operand(0);
+  if (Node *e = x->definingNode(); e && e->is("Expand") && e->numOperands() == 2) x = e->operand(0);
+  return rankOf(x) == 1 ? x : nullptr;
+}
+
+} // namespace
+
+// Note [Static caches] (ScatterND)
+//  Slice assignment, k_cache[:, :, cache_position] = k, exports as
+//  ScatterND(cache, indices, k) whose indices [B, H, S, 3] are the grid
+//  (b, h, cache_position[s]): three parts concatenated on the last axis,
+//  each Unsqueeze(Expand(x), -1), x the ramp arange(B) as [-1, 1, 1],
+//  arange(H) as [-1, 1] and the positions. With the first parts full ramps
+//  over the update's own dims (their lengths read by Shape) and the
+//  positions a ramp as above, update[b, h, s] goes to cache[b, h, w + s]:
+//  the same TensorScatter along the last indexed axis.
+bool staticCacheScatterND(Node &s, PatternRewriter &rw) {
+  if (s.numOperands() != 3 || s.numResults() != 1 || !plainAttributes(s)) return false;
+  if (NodeContext(s).getString("reduction", "none") != "none") return false;
+  Value *cache = s.operand(0), *idx = s.operand(1), *upd = s.operand(2);
+  int64_t r = rankOf(cache);
+  Node *cat = idx ? idx->definingNode() : nullptr;
+  if (!cache || !upd || r < 2 || rankOf(upd) != r || !cat || !cat->is("Concat") || !plainAttributes(*cat))
+    return false;
+  int64_t parts = cat->numOperands(), ir = rankOf(idx), caxis = NodeContext(*cat).getInt("axis", 0);
+  // parts index the leading axes; the last one written, the rest copied.
+  if (parts < 2 || parts >= r || ir != parts + 1 || (caxis != -1 && caxis != ir - 1)) return false;
+  int64_t axis = parts - 1;
+  Value *pos = positionsPart(cat->operand(parts - 1), parts);
+  Value *start = nullptr, *len = nullptr;
+  if (!pos || !rampFrom(pos, start, len)) return false;
+  for (int64_t i = 0; i < axis; ++i)
+    if (!fullRampPart(cat->operand(i), parts, i, upd)) return false;
+  // A cache write from here on: refusals are reported.
+  if (!axisLength(len, upd, axis))
+    return miss(rw, "static-cache", "positions " + q(pos) + " of " + q(&s) + " are a ramp of length " +
+                                        q(len) + ", not provably the update's dim " + std::to_string(axis));
+  return writeTensorScatter(s, rw, cache, upd, start, axis);
 }
 
 } // namespace attention

@@ -64,6 +64,9 @@ bool isZeroScalar(const Value *v, DataType et);
 /// fuse-tensor-scatter: ScatterElements of a ramp of positions into a
 /// static cache -> TensorScatter (Note [Static caches], AttentionCache.cpp).
 bool staticCacheScatter(Node &s, PatternRewriter &rw);
+/// fuse-tensor-scatter-nd: the slice assignment form, ScatterND over the
+/// grid (b, h, positions) (Note [Static caches] (ScatterND)).
+bool staticCacheScatterND(Node &s, PatternRewriter &rw);
 
 /// fuse-attention-window (Note [Sliding windows], AttentionWindow.cpp).
 bool attentionWindow(Node &a, PatternRewriter &rw);

@@ -817,6 +817,7 @@ void populateAttentionPatterns(PatternSet &ps) {
   ps.add("fuse-attention-kv-cache", "Attention", attention::attentionKVCache, 3, {"Attention"});
   ps.add("fuse-attention-window", "Attention", attention::attentionWindow, 3, {"Attention"});
   ps.add("fuse-tensor-scatter", "ScatterElements", attention::staticCacheScatter, 3, {"TensorScatter"});
+  ps.add("fuse-tensor-scatter-nd", "ScatterND", attention::staticCacheScatterND, 3, {"TensorScatter"});
   ps.add("fuse-rotary-embedding", "Add", attention::fuseRotaryEmbedding, 3, {"RotaryEmbedding"});
   ps.add("fuse-rotary-partial", "Concat", attention::fuseRotaryPartial, 3, {"RotaryEmbedding"});
   ps.add("fuse-attention-shape-use", "Shape", attention::scoresShapeUse, 3);
