@@ -80,6 +80,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -88,6 +89,8 @@ namespace onnxir {
 
 namespace attention {
 namespace {
+
+std::optional<std::vector<Dim>> broadcastDims(const std::vector<Value *> &vs);
 
 bool attentionFloat(std::optional<DataType> t) {
   return t && (*t == DataType::Float || *t == DataType::Float16 || *t == DataType::Double ||
@@ -124,6 +127,76 @@ bool matchSoftmax(Node &root, PatternRewriter &rw, AttentionMatch &m, int64_t &r
   return true;
 }
 
+// Note [A bias under a boolean mask]
+//   BLOOM adds its ALiBi bias to the scores (baddbmm) and then fills the
+//   masked positions: Where(c, fill, scores + bias), fill -inf or the
+//   type's lowest value L (finfo.min). Attention takes one attn_mask, so
+//   both become the float Where(c, bias, fill) added to the scores (fill
+//   L/2 for L, as Note [Masks filled with finfo.min] says for a boolean
+//   mask alone): where c attends, scores + bias as in the graph; where it
+//   does not, -inf, or scores + L/2, whose softmax weight is 0 next to any
+//   attended position and uniform over a fully masked row (L/2 absorbs the
+//   scores as L does in the graph, within that Note's bounds). The mask is
+//   never is_causal then (the bias must stay).
+
+/// Where(c, fill, scores + bias) or Where(c, scores + bias, fill) with a
+/// scalar fill of -inf or the lowest value, scores a (scaled) MatMul's
+/// product, each a single use (Note [A bias under a boolean mask]): fills
+/// m (mask, boolMask, maskNegated, lowestFill, bias) and returns the
+/// scores; null if `s` is not of that form.
+Value *peelBiasUnderMask(Value *s, PatternRewriter &rw, AttentionMatch &m) {
+  Node *d = s ? s->definingNode() : nullptr;
+  if (!d || !d->is("Where") || d->numOperands() != 3 || d->getGraph() != rw.root()->getGraph() ||
+      !PatternRewriter::hasSingleLocalUse(s))
+    return nullptr;
+  for (unsigned i = 1; i < 3; ++i) {
+    Node *add = rw.singleUseProducer(*d, i, "Add");
+    auto fill = absorbedScalar(d->operand(3 - i), d->operand(i));
+    if (!add || add->numOperands() != 2 || !fill) continue;
+    DataType ft = PatternRewriter::constantTensor(d->operand(3 - i))->dataType();
+    std::optional<double> lowest = lowestFinite(ft);
+    bool negInf = std::isinf(*fill) && *fill < 0;
+    if (!negInf && (!lowest || *fill != *lowest)) continue;
+    for (unsigned j = 0; j < 2; ++j) {
+      double unused = 1, cap = 0;
+      std::vector<Node *> seen;
+      Value *x = add->operand(j);
+      Value *y = peelScale(peelSoftcap(x, rw, cap), rw, unused, seen);
+      Node *mm = y ? y->definingNode() : nullptr;
+      Node *bd = add->operand(1 - j) ? add->operand(1 - j)->definingNode() : nullptr;
+      if (!mm || !mm->is("MatMul") || !PatternRewriter::hasSingleLocalUse(y) || !PatternRewriter::hasSingleLocalUse(x) ||
+          (bd && bd->is("MatMul")))
+        continue;
+      m.mask = d->operand(0);
+      m.boolMask = true;
+      m.maskNegated = i == 2;
+      if (!negInf) m.lowestFill = d->operand(3 - i);
+      if (m.maskNegated)
+        if (Node *n = m.mask->definingNode(); n && n->is("Not") && n->numOperands() == 1) {
+          m.mask = n->operand(0);
+          m.maskNegated = false;
+        }
+      m.bias = add->operand(1 - j);
+      return x;
+    }
+  }
+  return nullptr;
+}
+
+/// A MatMul computing `v` through elementwise broadcasting ops (Add,
+/// Where, ...: the registry's, Note [Op facts]; up to `depth` levels), or
+/// null.
+Node *matMulUnder(Value *v, unsigned depth) {
+  Node *d = v ? v->definingNode() : nullptr;
+  if (!d) return nullptr;
+  if (d->is("MatMul")) return d;
+  const OpEntry *e = OpRegistry::get().lookup(*d);
+  if (depth == 0 || !e || !e->elementwise || !e->broadcasting) return nullptr;
+  for (unsigned i = 0; i < d->numOperands(); ++i)
+    if (Node *n = matMulUnder(d->operand(i), depth - 1)) return n;
+  return nullptr;
+}
+
 /// True if `v` is, or combines by Add, Where, Mul or Div (up to `depth`
 /// levels), a MatMul's product or a scaled one that has another use; `why`
 /// names it and its users (a silent miss otherwise: the scores' shape read
@@ -152,7 +225,8 @@ bool scoresWithOtherUse(Value *v, unsigned depth, std::string &why) {
 /// and `kt` its Kᵀ operand (scale factors peeled off).
 bool matchProduct(Node &root, PatternRewriter &rw, AttentionMatch &m, Value *&scores, Node *&mm,
                   Value *&kt) {
-  scores = peelMask(m.softmax->operand(0), rw, m);
+  scores = peelBiasUnderMask(m.softmax->operand(0), rw, m);
+  if (!scores) scores = peelMask(m.softmax->operand(0), rw, m);
   if (!scores) return false;
   std::vector<Node *> scaleNodes;
   Value *qk = peelScale(peelSoftcap(scores, rw, m.softcap), rw, m.scale, scaleNodes);
@@ -169,6 +243,13 @@ bool matchProduct(Node &root, PatternRewriter &rw, AttentionMatch &m, Value *&sc
     // Scores under the mask or scale that another node reads too: say which.
     std::string why;
     if (scoresWithOtherUse(m.softmax->operand(0), 2, why)) return miss(rw, "single-use", why);
+    // Still a product of Q and Kᵀ under the Softmax: say so.
+    if (Node *under = matMulUnder(m.softmax->operand(0), 3); under && !m.mask)
+      return miss(rw, "mask", "Softmax " + q(m.softmax) + " reads " + q(m.softmax->operand(0)) +
+                                  ", computed from MatMul " + q(under) +
+                                  " in a form fuse-attention does not take apart (a scale, then one additive "
+                                  "or boolean mask, or a bias under a boolean mask filled with -inf or the "
+                                  "lowest value)");
     return false; // not an attention
   }
   m.q = peelScale(mm->operand(0), rw, m.scale, scaleNodes);
@@ -236,6 +317,15 @@ bool checkOperands(Node &root, PatternRewriter &rw, AttentionMatch &m, Value *sc
     if (m.boolMask ? provablyCausal(m.mask, sq, skv, m.maskNegated)
                    : provablyCausalAdditive(m.mask, sq, skv, *et))
       m.causal = true;
+    if (m.bias) { // Note [A bias under a boolean mask]
+      m.causal = false;
+      bool biasExpandQ = false;
+      if (elemOf(m.bias) != et) return miss(rw, "mask-type", "bias " + q(m.bias) + " is not of Q's type");
+      if (!maskBroadcasts(m.bias, scores, biasExpandQ, why)) return miss(rw, "mask-shape", why);
+      m.expandQ = m.expandQ && biasExpandQ;
+      if (!broadcastDims({m.mask, m.bias}))
+        return miss(rw, "mask-shape", "mask " + q(m.mask) + " and bias " + q(m.bias) + " do not broadcast together");
+    }
     // Note [Masks filled with finfo.min]: an additive mask that may hold the
     // lowest value L gets L/2 for it, except in float16 (a causal one goes).
     if (!m.boolMask && !m.causal && !additiveLowest(m, *et, rw, why))
@@ -339,7 +429,20 @@ Tensor scalarOf(DataType t, double x) {
 Value *attentionMask(Node &root, PatternRewriter &rw, const AttentionMatch &m, const HeadForms &f,
                      const Dim &sq) {
   Value *mask = m.causal ? nullptr : m.mask;
-  if (mask && m.lowestFill) {
+  if (mask && m.bias) {
+    // Note [A bias under a boolean mask]: Where(mask, bias, fill), fill
+    // -inf or L/2 (the branches swapped where the graph filled where the
+    // mask is true).
+    DataType et = *elemOf(m.bias);
+    std::string base = root.result(0)->name().str();
+    double fv = m.lowestFill ? *lowestFinite(et) / 2 : -std::numeric_limits<double>::infinity();
+    Value *fill = rw.createConstant(base + "_mask_fill", scalarOf(et, fv));
+    Node *w = rw.create("Where", m.maskNegated ? std::vector<Value *>{mask, fill, m.bias}
+                                               : std::vector<Value *>{mask, m.bias, fill});
+    auto dims = broadcastDims({mask, m.bias});
+    w->result(0)->setType(rw.getModel().getContext().getTensorType(et, llvm::ArrayRef<Dim>(*dims)));
+    mask = w->result(0);
+  } else if (mask && m.lowestFill) {
     // Note [Masks filled with finfo.min]: the additive Where(mask, 0, L/2),
     // or Where(mask, L/2, 0) where the graph filled where the mask is true.
     DataType et = PatternRewriter::constantTensor(m.lowestFill)->dataType();

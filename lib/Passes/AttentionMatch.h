@@ -113,6 +113,10 @@ struct AttentionMatch {
   /// integer-valued factor and a scalar L. Attention gets L/2 for L.
   Value *lowestConst = nullptr;
   Value *lowestFactor = nullptr;
+  /// An additive bias under a boolean mask's Where, Where(c, fill,
+  /// scores + bias) (ALiBi with a padding mask, Note [A bias under a
+  /// boolean mask]): attn_mask is the float Where(c, bias, fill).
+  Value *bias = nullptr;
   bool expandQ = false;     ///< the mask is 1 along q_seq (Note [Attention mask shape])
   bool causal = false;
 };

@@ -23,6 +23,7 @@ reported but does not fail (remove a kind once its pattern covers the models).
 Exit 77 (skipped) without torch, node or onnxruntime-node.
 """
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -626,6 +627,46 @@ class BmmMaskViewAttention(Census):
         return x + self.o(y.view(b, H, s, self.hd).transpose(1, 2).reshape(b, s, D))
 
 
+class HFBloomAttention(Census):
+    """BLOOM's attention as Hugging Face writes it: one fused QKV projection
+    viewed [B, S, H, 3, D/H], Q, K, V as [B*H, S, D/H], the ALiBi bias
+    [B*H, 1, S] built from the padding mask and added by baddbmm(alibi, q,
+    k, beta=1, alpha=1/sqrt(D/H)), the scores viewed [B, H, S, S] and
+    filled with finfo.min where causal or padding masks them, softmax,
+    viewed back, bmm (-> Attention with the float attn_mask Where(mask,
+    alibi, min/2), Notes [Masks on a 4-D view of 3-D scores] and [A bias
+    under a boolean mask])."""
+
+    def __init__(self):
+        super().__init__()
+        self.hd = D // H
+        self.qkv, self.o = nn.Linear(D, 3 * D), nn.Linear(D, D)
+        self.structures = {"Attention": 1}
+
+    @staticmethod
+    def alibi(mask, dtype):
+        b, s = mask.shape
+        base = 2 ** (-(2 ** -(math.log2(H) - 3)))
+        slopes = torch.pow(torch.tensor(base), torch.arange(1, 1 + H, dtype=torch.int32))
+        arange = ((mask.cumsum(-1) - 1) * mask)[:, None, :]
+        return (slopes[..., None] * arange).reshape(b * H, 1, s).to(dtype)
+
+    def forward(self, x, attention_mask):
+        b, s, _ = x.shape
+        alibi = self.alibi(attention_mask.long(), x.dtype)
+        qkv = self.qkv(x).view(b, s, H, 3, self.hd)
+        q, k, v = qkv[..., 0, :], qkv[..., 1, :], qkv[..., 2, :]
+        q = q.transpose(1, 2).reshape(b * H, s, self.hd)
+        k = k.permute(0, 2, 3, 1).reshape(b * H, self.hd, s)
+        v = v.transpose(1, 2).reshape(b * H, s, self.hd)
+        w = alibi.baddbmm(batch1=q, batch2=k, beta=1.0, alpha=1.0 / math.sqrt(self.hd))
+        masked = torch.triu(torch.ones(s, s, dtype=torch.bool), 1)[None, None] | \
+            ~attention_mask[:, None, None, :]
+        w = w.view(b, H, s, s).masked_fill(masked, torch.finfo(w.dtype).min)
+        y = torch.bmm(w.softmax(-1).view(b * H, s, s), v)
+        return x + self.o(y.view(b, H, s, self.hd).permute(0, 2, 1, 3).reshape(b, s, D))
+
+
 MODELS = {
     "encoder": (Encoder, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
     "decoder": (Decoder, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
@@ -659,6 +700,9 @@ MODELS = {
     "bmm-mask-view": (BmmMaskViewAttention,
                       lambda: (torch.randn(2, 5, D), torch.tensor([[1, 1, 1, 0, 0], [1] * 5]).bool()),
                       {0: "batch", 1: "seq"}),
+    "hf-bloom-alibi": (HFBloomAttention,
+                       lambda: (torch.randn(2, 5, D), torch.tensor([[1, 1, 1, 0, 0], [1] * 5]).bool()),
+                       {0: "batch", 1: "seq"}),
     # (inputs x [batch, seq, D] and the caches [batch, H, past, D/H];
     # outputs y and the caches [batch, H, past + seq, D/H])
     "hf-kv-cache-step": (HFKVCacheStep,
