@@ -382,7 +382,8 @@ namespace {
 /// Part `axis` of a ScatterND index grid of rank `gridRank` (the indices
 /// [.., gridRank] cut along the last axis): Unsqueeze(Expand(x), [-1]) with
 /// x a ramp Range(0, n, 1) placed along `axis` by Reshape to [-1, 1, ...]
-/// (right-aligned: ranks gridRank - axis), n read as `upd`'s dim `axis`.
+/// (right-aligned: ranks gridRank - axis), n read as `upd`'s dim `axis`,
+/// or that ramp as a constant.
 bool fullRampPart(Value *part, int64_t gridRank, int64_t axis, const Value *upd) {
   Node *un = part ? part->definingNode() : nullptr;
   if (!un || !un->is("Unsqueeze") || un->numOperands() != 2 || !un->operand(0)) return false;
@@ -390,6 +391,20 @@ bool fullRampPart(Value *part, int64_t gridRank, int64_t axis, const Value *upd)
   if (!ax || ax->size() != 1 || ((*ax)[0] != -1 && (*ax)[0] != gridRank)) return false;
   Value *x = un->operand(0);
   if (Node *e = x->definingNode(); e && e->is("Expand") && e->numOperands() == 2) x = e->operand(0);
+  // A constant ramp (a Range folded where the dim is fixed): [n, 1, ..],
+  // 0 .. n - 1, n the update's dim.
+  if (const Tensor *c = PatternRewriter::constantTensor(x)) {
+    auto vals = constantInts(x);
+    const auto &dims = c->dims();
+    if (!vals || (int64_t)dims.size() != gridRank - axis || dims[0] != (int64_t)vals->size() ||
+        !sameDim(Dim::known(dims[0]), dimOf(upd, axis)))
+      return false;
+    for (size_t i = 1; i < dims.size(); ++i)
+      if (dims[i] != 1) return false;
+    for (size_t i = 0; i < vals->size(); ++i)
+      if ((*vals)[i] != (int64_t)i) return false;
+    return true;
+  }
   Node *rs = x ? x->definingNode() : nullptr;
   if (!rs || !rs->is("Reshape") || rs->numOperands() != 2 || !rs->operand(0)) return false;
   auto shape = constantInts(rs->operand(1));
@@ -419,10 +434,11 @@ Value *positionsPart(Value *part, int64_t gridRank) {
 //  ScatterND(cache, indices, k) whose indices [B, H, S, 3] are the grid
 //  (b, h, cache_position[s]): three parts concatenated on the last axis,
 //  each Unsqueeze(Expand(x), -1), x the ramp arange(B) as [-1, 1, 1],
-//  arange(H) as [-1, 1] and the positions. With the first parts full ramps
-//  over the update's own dims (their lengths read by Shape) and the
-//  positions a ramp as above, update[b, h, s] goes to cache[b, h, w + s]:
-//  the same TensorScatter along the last indexed axis.
+//  arange(H) as [-1, 1] (a constant where H is fixed) and the positions.
+//  With the first parts full ramps over the update's own dims (their
+//  lengths read by Shape) and the positions a ramp as above, update[b, h,
+//  s] goes to cache[b, h, w + s]: the same TensorScatter along the last
+//  indexed axis.
 bool staticCacheScatterND(Node &s, PatternRewriter &rw) {
   if (s.numOperands() != 3 || s.numResults() != 1 || !plainAttributes(s)) return false;
   if (NodeContext(s).getString("reduction", "none") != "none") return false;
