@@ -144,8 +144,10 @@ std::optional<Band> attendedBand(const Value *mask, const PastCaches &past, cons
 //  holds the diagonal d = P: left_window_size = P - lo (the keys before
 //  the query's own), hi = P is is_causal = 1, hi = P + r (r > 0) is
 //  right_window_size = r with is_causal = 0, and an unbounded side stays
-//  -1 (Attention-25: key j masked when P + i - j > left or j - P - i >
-//  right, Note [Attention evaluation]). The mask goes; as it never masks
+//  -1 (Attention-25 as onnx#8108 defines it: the query at position
+//  p = P + i attends j iff p - left <= j <= p + right, each bound -1 for
+//  none, composed with is_causal; our evaluator's reading too, Note
+//  [Attention evaluation]). The mask goes; as it never masks
 //  the diagonal no row is fully masked, so a finfo.min fill (Where(c, 0,
 //  L/2) from fuse-attention) and -inf agree (Note [Masks filled with
 //  finfo.min]). Only with a lower bound: the causal triangle alone is
