@@ -100,7 +100,7 @@ def torch_models(work):
         def __init__(self):
             super().__init__()
             layer = nn.TransformerEncoderLayer(256, 4, 1024, dropout=0.0, batch_first=True)
-            self.enc = nn.TransformerEncoder(layer, 4)
+            self.enc = nn.TransformerEncoder(layer, 4, enable_nested_tensor=False)
 
         def forward(self, x):
             return self.enc(x)
@@ -140,7 +140,9 @@ def torch_models(work):
         torch.manual_seed(0)
         model = cls().eval()
         path = os.path.join(work, name + ".onnx")
-        with torch.no_grad():
+        # With gradients on: torch 1.13's eval-mode fast path of the encoder
+        # layer (aten::_transformer_encoder_layer_fwd) has no ONNX export.
+        with torch.enable_grad():
             torch.onnx.export(model, (torch.randn(*shape),), path, opset_version=17,
                               input_names=["x"], output_names=["y"])
         out.append(path)
@@ -173,7 +175,8 @@ def main():
     if not a.no_torch:
         models += [(p, []) for p in torch_models(a.work)]
     print(f"Reference evaluator vs onnxruntime (CPU, 1 thread, optimizations disabled), "
-          f"median of {a.runs} runs; memory = peak RSS during the runs minus RSS before them.\n")
+          f"median of {a.runs} runs; memory = peak RSS during the runs minus RSS before them; "
+          f"load average at the start {os.getloadavg()[0]:.1f}.\n")
     print("| model | ours | onnxruntime | time ratio | our run memory | ORT run memory | memory ratio |")
     print("|---|---|---|---|---|---|---|")
     for path, margs in models:
@@ -193,6 +196,7 @@ def main():
               f"{ours['seconds'] / theirs['seconds']:.2f}x | {mo:.0f} MB | {mt:.0f} MB | "
               f"{(mo / mt) if mt > 0 else float('inf'):.2f}x |")
         sys.stdout.flush()
+    print(f"\nLoad average at the end {os.getloadavg()[0]:.1f}.")
 
 
 if __name__ == "__main__":

@@ -361,7 +361,9 @@ template class OutBuf<double>;
 //   build everywhere, bit for bit what it gave before. ONNXIR_BASELINE_PRODUCTS
 //   set to anything but 0 forces the baseline build for the whole process
 //   (the test of that path on an AVX2 machine, and a way to rule the tuned
-//   build out when hunting a difference).
+//   build out when hunting a difference). A hostTuned call may also shape
+//   its products for speed where that only reorders sums (MatMul: a batch
+//   against one matrix as one product); folding keeps the shapes it had.
 
 namespace {
 bool useAvx2(bool hostTuned) {

@@ -146,6 +146,18 @@ template <typename T> StatusOr<std::vector<Tensor>> matmulFloat(const KernelCall
   Status sz = checkOutputSize(c, a->dt, od);
   if (!sz.ok()) return sz;
   OutBuf<T> out(a->dt, od);
+  // A batch of A against one B is one product of [batch * M, K] rows (a
+  // [seq, 1, d] activation against a weight would otherwise be `seq`
+  // vector-matrix products, each reading all of B). Other sizes change
+  // Eigen's blocking, hence the order of the sums: a run may (hostTuned,
+  // Note [Host-tuned products]), folding keeps one product per slice.
+  if (c.hostTuned && numElementsOf(bbatch) == 1 && abatch == *batch) {
+    int64_t P = numElementsOf(abatch);
+    matProduct(true, a->data(), b->data(), out.data(), P * M, K, N, false, false);
+    std::vector<Tensor> r;
+    r.push_back(out.take());
+    return r;
+  }
   std::vector<int64_t> oa = broadcastOffsets(abatch, *batch), ob = broadcastOffsets(bbatch, *batch);
   for (size_t p = 0; p < oa.size(); ++p)
     matProduct(c.hostTuned, a->data() + oa[p] * M * K, b->data() + ob[p] * K * N,

@@ -42,6 +42,9 @@ struct Case {
   const char *op;
   std::vector<Tensor> inputs;
   std::vector<std::unique_ptr<Attribute>> attrs;
+  /// A tuned call runs it as another product shape (a batch as one
+  /// product): its sums may be reordered even on the baseline build.
+  bool reshaped = false;
 };
 
 /// The kernel run as folding runs it (hostTuned false) or as the evaluator.
@@ -64,6 +67,10 @@ std::vector<Case> cases() {
   cs.push_back({"MatMul", {}, {}});
   cs.back().inputs.push_back(evaltest::floats({2, 48, 200}, values(2 * 48 * 200, 1)));
   cs.back().inputs.push_back(evaltest::floats({200, 40}, values(200 * 40, 2)));
+  cs.push_back({"MatMul", {}, {}}); // [seq, 1, d] x W: one product when tuned
+  cs.back().inputs.push_back(evaltest::floats({16, 1, 64}, values(16 * 64, 11)));
+  cs.back().inputs.push_back(evaltest::floats({64, 24}, values(64 * 24, 12)));
+  cs.back().reshaped = true;
   cs.push_back({"Gemm", {}, {}});
   cs.back().inputs.push_back(evaltest::floats({200, 30}, values(200 * 30, 3)));
   cs.back().inputs.push_back(evaltest::floats({50, 200}, values(50 * 200, 4)));
@@ -105,8 +112,11 @@ TEST(Products, TunedBuildAgreesWithBaseline) {
       EXPECT_NEAR(host[i], base[i], 1e-5f * (1.0f + std::fabs(base[i]))) << k.op << " " << i;
       differ += std::memcmp(&host[i], &base[i], sizeof(float)) != 0;
     }
-    if (tuned) EXPECT_GT(differ, 0u) << k.op << ": the tuned build gave the baseline's bits";
-    else EXPECT_EQ(differ, 0u) << k.op;
+    if (tuned) {
+      EXPECT_GT(differ, 0u) << k.op << ": the tuned build gave the baseline's bits";
+    } else if (!k.reshaped) {
+      EXPECT_EQ(differ, 0u) << k.op;
+    }
   }
 }
 
