@@ -14,9 +14,10 @@ models made here (python3-torch's exporter),
 exported at opset 17 (torch 1.13 exports up to 17) and converted to 21 by
 `convert-opset{target=21}`, then each of
   fp16, bf16                 --precision=fp16 / bf16 (I/O stays float32)
-  dq8, dq4                   quantize-weights{bits=8|4} (opset 21 only:
-                             blocked DequantizeLinear)
+  dq8, dq4                   quantize-weights{bits=8|4} (at opset 21:
+                             blocked DequantizeLinear needs it)
   nbits8, nbits4             quantize-weights{format=matmulnbits bits=8|4}
+                             (at opset 17)
   dq4+O2, nbits4+O2          -O2 of the int4 models: every DequantizeLinear /
                              MatMulNBits kept, outputs within 1e-5 of the
                              int4 model's
@@ -175,12 +176,15 @@ def main():
             failures.append(f"{name}: convert-opset 21: {err}")
             continue
         for opset, a in ((17, a17), (21, a21)):
-            variants = {"fp16": ["--precision=fp16"], "bf16": ["--precision=bf16"],
-                        "nbits8": ["--pass-pipeline=quantize-weights{format=matmulnbits bits=8}"],
-                        "nbits4": ["--pass-pipeline=quantize-weights{format=matmulnbits bits=4}"]}
+            variants = {"fp16": ["--precision=fp16"], "bf16": ["--precision=bf16"]}
+            # Each quantized form once (the opset changes neither): MatMulNBits
+            # at 17, where the DQ form is refused, DQ at 21.
             if opset >= 21:
                 variants["dq8"] = ["--pass-pipeline=quantize-weights{bits=8}"]
                 variants["dq4"] = ["--pass-pipeline=quantize-weights{bits=4}"]
+            else:
+                variants["nbits8"] = ["--pass-pipeline=quantize-weights{format=matmulnbits bits=8}"]
+                variants["nbits4"] = ["--pass-pipeline=quantize-weights{format=matmulnbits bits=4}"]
             for v, flags in variants.items():
                 tag = f"{name}-{opset}"
                 b = f"{base}-{opset}.{v}.onnx"
