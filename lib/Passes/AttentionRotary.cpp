@@ -588,7 +588,7 @@ Value *pairCache(Value *c, Value *src, int64_t headsAxis, Value *x, int64_t seqA
 /// x * cos + rotate_every_two(x) * sin -> RotaryEmbedding interleaved = 1
 /// (Note [Interleaved rotary]), x [B, H, S, D] or [B, S, H, D] (then
 /// between Transposes).
-bool interleavedRope(Node &add, PatternRewriter &rw) {
+bool interleavedRope(Node &add, PatternRewriter &rw, std::string &pending) {
   for (unsigned i = 0; i < 2; ++i) {
     Node *m1 = rw.singleUseProducer(add, i, "Mul"), *m2 = rw.singleUseProducer(add, 1 - i, "Mul");
     if (!m1 || !m2 || m1->numOperands() != 2 || m2->numOperands() != 2) continue;
@@ -605,7 +605,10 @@ bool interleavedRope(Node &add, PatternRewriter &rw) {
         continue;
       Value *x = even->operand(0), *sin = m2->operand(1 - j);
       Value *cos = m1->operand(0) == x ? m1->operand(1) : m1->operand(1) == x ? m1->operand(0) : nullptr;
-      if (!cos) continue;
+      if (!cos) {
+        pending = "Mul " + q(m1) + " does not multiply " + q(x) + ", which Concat " + q(st) + " rotates by pairs";
+        continue;
+      }
       // A candidate from here on: refusals are reported.
       if (int64_t since = firstVersion("RotaryEmbedding"); rw.opsetVersion() < since)
         return miss(rw, "opset", "Concat " + q(st) + " rotates " + q(x) +
@@ -710,6 +713,7 @@ bool interleavedRope(Node &add, PatternRewriter &rw) {
 // construction.)
 bool fuseRotaryEmbedding(Node &add, PatternRewriter &rw) {
   if (add.numOperands() != 2 || add.numResults() != 1) return false;
+  std::string pending; // a rotation whose x * cos is not there (reported last)
   for (unsigned i = 0; i < 2; ++i) {
     Node *m1 = rw.singleUseProducer(add, i, "Mul"), *m2 = rw.singleUseProducer(add, 1 - i, "Mul");
     if (!m1 || !m2 || m1->numOperands() != 2 || m2->numOperands() != 2) continue;
@@ -726,7 +730,10 @@ bool fuseRotaryEmbedding(Node &add, PatternRewriter &rw) {
       Value *x = lo->operand(0);
       // m1 = x * cos.
       Value *cos = m1->operand(0) == x ? m1->operand(1) : m1->operand(1) == x ? m1->operand(0) : nullptr;
-      if (!cos) continue;
+      if (!cos) {
+        pending = "Mul " + q(m1) + " does not multiply " + q(x) + ", which Concat " + q(cat) + " rotates by half";
+        continue;
+      }
       if (int64_t since = firstVersion("RotaryEmbedding"); rw.opsetVersion() < since)
         return miss(rw, "opset", "Concat " + q(cat) + " rotates " + q(x) +
                                      " by half: RotaryEmbedding needs opset " + std::to_string(since) +
@@ -764,7 +771,9 @@ bool fuseRotaryEmbedding(Node &add, PatternRewriter &rw) {
       return rw.replaceNode(&add, {r->result(0)});
     }
   }
-  return interleavedRope(add, rw);
+  if (interleavedRope(add, rw, pending)) return true;
+  if (!pending.empty()) return miss(rw, "rotated-input", pending);
+  return false;
 }
 
 // Note [Partial rotary]
