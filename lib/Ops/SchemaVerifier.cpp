@@ -19,6 +19,8 @@
 #include "llvm/Support/Allocator.h"
 #include "llvm/Support/StringSaver.h"
 
+#include <cstdint>
+#include <deque>
 #include <set>
 
 namespace onnxir {
@@ -80,12 +82,28 @@ public:
   SchemaChecker(const Model &m, const VerifyOptions &o) : m_(m), opts_(o) {}
 
   void run() {
-    // The check reads each node's values (their types) and attributes: on
-    // a big graph that is one cache miss after another, so the lines are
-    // asked for 16 and 8 nodes ahead (Note [Node lookahead]).
+    std::vector<const Graph *> graphs = allGraphs(m_);
+    typedKnown_ = gatherTyped(graphs);
     checkGraphValues(m_.graph(), /*main=*/true);
-    for (const Graph *g : allGraphs(m_)) {
+    for (const Graph *g : graphs) {
       if (g != &m_.graph()) checkGraphValues(*g, /*main=*/false);
+      if (typedKnown_) {
+        // Only the node's own arrays are read (Note [Typed values first]).
+        NodeLookahead ahead(
+            *g, 16, 8, [](const Node &n) { n.prefetchOperandSlots(); },
+            [](const Node &n) {
+              if (n.numAttributes()) __builtin_prefetch(&n.attribute(0));
+            });
+        for (const Node &n : g->nodes()) {
+          ahead.step();
+          if (full()) return;
+          checkNode(n);
+        }
+        continue;
+      }
+      // The check reads each node's values (their types) and attributes:
+      // on a big graph that is one cache miss after another, so the lines
+      // are asked for 16 and 8 nodes ahead (Note [Node lookahead]).
       NodeLookahead ahead(
           *g, 16, 8, [](const Node &n) { n.prefetchValues(); },
           [](const Node &n) { n.prefetchNames(); });
@@ -179,6 +197,54 @@ private:
     }
   }
 
+  // Note [Typed values first]
+  // The type part of the check reads the type of every operand and result
+  // of every node. On a big graph an operand is another node's result,
+  // somewhere else in memory: reading its type is a cache miss per operand
+  // (on a shuffled 10^6-node chain, most of the check's time), and in a
+  // model as loaded most of those values have no type at all. So the
+  // values that have a type (or an initializer, whose element type stands
+  // for one) are gathered first: graph inputs, initializers and sparse
+  // initializers from their lists, node results by a walk over the nodes
+  // (a result lies beside its node, in the order the walk reads them). A
+  // value outside the set has neither, so its type is not read; the
+  // check's walk then reads only each node's own arrays (operand slots,
+  // results, attributes), and what it reports, and in which order, is the
+  // same. A model whose values are mostly typed (after -infer-shapes)
+  // gains nothing from the set, and a big set would miss the cache as the
+  // values do: past kMaxTyped values the gathering stops and every type is
+  // read as before. Values outside the model's graphs are not gathered;
+  // only a model the structural verifier refuses has operands there.
+  static constexpr size_t kMaxTyped = 1u << 14;
+
+  bool gatherTyped(llvm::ArrayRef<const Graph *> graphs) {
+    auto add = [&](const Value *v) {
+      if (v && (v->type() || v->initializer())) typed_.insert(v);
+      return typed_.size() <= kMaxTyped;
+    };
+    for (const Graph *g : graphs) {
+      for (const Value *v : g->inputs())
+        if (!add(v)) return false;
+      for (const Value *v : g->initializers())
+        if (!add(v)) return false;
+      for (const Value *v : g->sparseInitializers())
+        if (!add(v)) return false;
+      auto none = [](const Node &) {};
+      NodeLookahead ahead(
+          *g, 16, 0,
+          [](const Node &n) {
+            if (n.numResults()) __builtin_prefetch(n.result(0));
+          },
+          none);
+      for (const Node &n : g->nodes()) {
+        ahead.step();
+        for (unsigned i = 0, e = n.numResults(); i < e; ++i)
+          if (!add(n.result(i))) return false;
+      }
+    }
+    return true;
+  }
+
   // Note [Schema check per op kind]
   // What a node's check looks up depends only on its op kind: the domain,
   // op type and overload (interned: the pointers are the key) and the
@@ -200,10 +266,19 @@ private:
   const OpEntry &entry(const Node &n) {
     OpKey key{n.getGraph()->parentFunction(),
               {n.domain().data(), {n.opType().data(), n.overload().data()}}};
-    auto [it, fresh] = ops_.try_emplace(key);
-    if (!fresh) return it->second;
+    // A few kinds make most of a big graph: a small table by the op
+    // type's address answers before the hash map does.
+    Recent &r = recent_[(reinterpret_cast<uintptr_t>(key.second.second.first) >> 4) % kRecent];
+    if (r.entry && r.key == key) return *r.entry;
+    auto [it, fresh] = ops_.try_emplace(key, nullptr);
+    if (!fresh) {
+      r = {key, it->second};
+      return *it->second;
+    }
     firstOfKind_.push_back(&n);
-    OpEntry &e = it->second;
+    OpEntry &e = entries_.emplace_back();
+    it->second = &e;
+    r = {key, &e};
     e.call = m_.findFunction(n);
     if (e.call) return e;
     e.schemaDomain = isSchemaDomain(n.domain());
@@ -337,6 +412,7 @@ private:
   /// has no type), "" when unknown; once per type (Note [Schema check per
   /// op kind]).
   llvm::StringRef typeStringOf(const Value *v) {
+    if (typedKnown_ && !typed_.count(v)) return ""; // Note [Typed values first]
     if (const Type *ty = v->type()) {
       auto [it, fresh] = typeStrings_.try_emplace(ty);
       if (fresh) it->second = saver_.save(typeString(*ty));
@@ -444,13 +520,22 @@ private:
   const Model &m_;
   const VerifyOptions &opts_;
   std::vector<Diagnostic> diags_;
-  llvm::DenseMap<OpKey, OpEntry> ops_;
+  llvm::DenseMap<OpKey, const OpEntry *> ops_;
+  std::deque<OpEntry> entries_; ///< ops_'s entries (stable addresses)
+  struct Recent {
+    OpKey key;
+    const OpEntry *entry = nullptr;
+  };
+  static constexpr size_t kRecent = 16;
+  Recent recent_[kRecent];
   llvm::DenseMap<const Type *, llvm::StringRef> typeStrings_;
   llvm::DenseMap<std::pair<const void *, const void *>, bool> allowed_;
   llvm::BumpPtrAllocator alloc_;
   llvm::StringSaver saver_{alloc_};
   unsigned severeCount_ = 0, otherCount_ = 0;
   std::vector<const Node *> firstOfKind_;
+  llvm::DenseSet<const Value *> typed_; ///< Note [Typed values first]
+  bool typedKnown_ = false;
 };
 
 } // namespace

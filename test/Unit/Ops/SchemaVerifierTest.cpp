@@ -4,7 +4,10 @@
 // valid model: verifyAll(m, {schema = true}) must report nothing and load
 // gives no schema warnings. The same walk checks that the checks are not
 // vacuous: a broken copy of a real model (an attribute of the wrong kind on
-// its first node that has a schema) is reported.
+// its first node that has a schema) is reported. The check reads only the
+// types of the values it gathered first, and every type once a model has
+// too many typed values to gather (Note [Typed values first]): both ways
+// report a typed value that a node reads before the node defining it.
 //
 //===----------------------------------------------------------------------===//
 #include "../TestEnv.h"
@@ -12,6 +15,7 @@
 #include "onnxir/Ops/OpSchema.h"
 #include "onnxir/Ops/SchemaVerifier.h"
 #include "onnxir/Serialize/ProtoIO.h"
+#include "onnxir/Serialize/Text.h"
 
 #include "gtest/gtest.h"
 
@@ -92,6 +96,42 @@ TEST(SchemaCorpus, BrokenCopiesAreReported) {
     ++broken;
   }
   EXPECT_GT(broken, 10u);
+}
+
+// A chain of `n` Relu nodes read by node #0 (Sqrt) of an unsorted list,
+// whose last value is int64 by its value_info; with `typedChain`, every
+// value of the chain has a value_info (more typed values than the check
+// gathers).
+std::string lateTypedChain(int n, bool typedChain) {
+  std::string valueInfo = "<int64[2] t" + std::to_string(n);
+  std::string body = "  y = Sqrt(t" + std::to_string(n) + ")\n";
+  for (int i = 1; i <= n; ++i) {
+    body += "  t" + std::to_string(i) + " = Relu(t" + std::to_string(i - 1) + ")\n";
+    if (typedChain && i < n) valueInfo += ", float[2] t" + std::to_string(i);
+  }
+  return "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[2] t0) => (float[2] y)\n  " +
+         valueInfo + ">\n{\n" + body + "}\n";
+}
+
+TEST(SchemaTypes, ValueTypedLaterIsCheckedEitherWay) {
+  for (bool typedChain : {false, true}) {
+    const int n = 20000; // above the check's limit on gathered values
+    auto m = parseModelText(lateTypedChain(n, typedChain));
+    ASSERT_TRUE(m.ok()) << m.status();
+    std::vector<Diagnostic> d = verifySchemaAll(**m);
+    // The last Relu's input has a type only in the typed chain.
+    ASSERT_EQ(d.size(), typedChain ? 2u : 1u) << "typed chain: " << typedChain;
+    EXPECT_NE(d[0].message.find("node #0 (Sqrt): input #0 \"X\" has type tensor(int64), which T "
+                                "of Sqrt-v13 does not allow"),
+              std::string::npos)
+        << d[0].message;
+    if (!typedChain) continue;
+    EXPECT_NE(d[1].message.find("node #" + std::to_string(n) +
+                                " (Relu): T of Relu-v14 is tensor(float) at input #0 \"X\" but "
+                                "tensor(int64) at output #0 \"Y\""),
+              std::string::npos)
+        << d[1].message;
+  }
 }
 
 } // namespace
