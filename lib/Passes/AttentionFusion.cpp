@@ -29,6 +29,13 @@
 //    `fuse-attention-gqa` (Note [Grouped KV heads]), so Attention reads
 //    kv_num_heads < q_num_heads heads (and the head split under the repeat
 //    joins the 3-D form).
+// Before it, two patterns undo what hides the scores: Expand(mask,
+// Shape(scores)) and ConstantOfShape(Shape(scores)) re-broadcast against
+// them (`fuse-attention-shape-use`, Note [Scores read for their shape]) and
+// a mask applied on a 4-D view of 3-D batched scores
+// (`fuse-attention-mask-view`, Note [Masks on a 4-D view of 3-D scores]);
+// a bias under a boolean mask (BLOOM's ALiBi) becomes one float attn_mask
+// (Note [A bias under a boolean mask]).
 // A past (KV cache: K and V concatenated to the caches and returned) moves
 // into Attention's past_key/past_value inputs by `fuse-attention-kv-cache`
 // (AttentionCache.cpp, Note [KV caches]).

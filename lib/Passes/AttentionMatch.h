@@ -3,7 +3,8 @@
 // The attention fusions (populateAttentionPatterns, Fusions.h) are split by
 // form, one file each:
 //   AttentionFusion.cpp  fuse-attention: softmax(Q·Kᵀ * scale [+ mask]) · V
-//                        -> Attention, and the pattern list;
+//                        -> Attention, fuse-attention-shape-use and
+//                        fuse-attention-mask-view, and the pattern list;
 //   AttentionMatch.cpp   the matchers every form uses (reports, scale
 //                        placements, transposes), declared here;
 //   AttentionMasks.cpp   additive and boolean masks, causal masks;
@@ -11,7 +12,8 @@
 //                        through a rotation): the 3-D form, and the pattern
 //                        fuse-attention-heads;
 //   AttentionGQA.cpp     fuse-attention-gqa (Note [Grouped KV heads]);
-//   AttentionRotary.cpp  fuse-rotary-embedding.
+//   AttentionRotary.cpp  fuse-rotary-embedding (rotate-half and
+//                        interleaved) and fuse-rotary-partial.
 // Private to lib/Passes.
 //
 //===----------------------------------------------------------------------===//
