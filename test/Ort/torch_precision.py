@@ -34,6 +34,7 @@ without torch or onnxruntime-node, unless CI=true.
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -149,6 +150,8 @@ def main():
     mods = os.environ.get("ORT_NODE_MODULES", "")
     if not os.path.isdir(os.path.join(mods, "onnxruntime-node")):
         skip("onnxruntime-node ($ORT_NODE_MODULES) not available")
+    if not shutil.which("node"):
+        skip("node not available")
     os.makedirs(work, exist_ok=True)
     t0 = time.time()
     failures, jobs, rows = [], [], {}
