@@ -547,6 +547,22 @@ StatusOr<Arr> integerConv(const KernelCall &c, unsigned xi, unsigned xzi, unsign
   for (int64_t m = 0; m < M; ++m)
     for (int64_t j = 0; j < per; ++j) w->i[m * per + j] -= (*wz)[wz->size() == 1 ? 0 : m];
   Arr out = Arr::make(DataType::Int32, od);
+  // Note [Integer convolutions in double]
+  //   8-bit operands less their zero points lie in [-255, 255], so every
+  //   product is below 2^16 in magnitude and every partial sum of fewer than
+  //   2^37 of them is an integer below 2^53: double holds each exactly,
+  //   whatever the order of the sums or the use of FMA. The products then
+  //   run on the vectorized float GEMM (Note [Host-tuned products]) instead
+  //   of Eigen's scalar int64 one, with the same integers out. Other integer
+  //   types (not valid ONNX here, but not refused) keep the int64 path.
+  auto is8 = [](DataType t) { return t == DataType::Int8 || t == DataType::Uint8; };
+  if (is8(x->dt) && is8(w->dt)) {
+    std::vector<double> xd(x->i.begin(), x->i.end()), wd(w->i.begin(), w->i.end());
+    std::vector<double> yd(out.i.size());
+    convCore<double>(xd.data(), wd.data(), yd.data(), N, C, M, group, g, c.hostTuned);
+    for (size_t k = 0; k < yd.size(); ++k) out.i[k] = (int64_t)yd[k];
+    return out;
+  }
   convCore<int64_t>(x->i.data(), w->i.data(), out.i.data(), N, C, M, group, g);
   return out;
 }

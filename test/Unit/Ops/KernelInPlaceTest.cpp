@@ -160,4 +160,35 @@ TEST(InPlace, ResultWrittenAsItsOwnType) {
   EXPECT_EQ(v[3], 4.0f);
 }
 
+// Note [Integer convolutions in double]: the products of 8-bit operands run
+// in double and must stay exact integers, at the extremes of the range and
+// over many terms (64 channels x 3 x 3: sums of 576 products of 255 x -255).
+TEST(InPlace, ConvIntegerIsExact) {
+  const int64_t C = 64;
+  std::vector<uint8_t> x((size_t)(C * 16), 255);
+  std::vector<int8_t> w((size_t)(2 * C * 9), -128);
+  for (size_t i = 0; i < x.size(); i += 7) x[i] = (uint8_t)(i % 251);
+  for (size_t i = 0; i < w.size(); i += 5) w[i] = (int8_t)(127 - (int)(i % 200));
+  auto r = Call("ConvInteger", 10)
+               .in(typed<uint8_t>(DataType::Uint8, {1, C, 4, 4}, x))
+               .in(typed<int8_t>(DataType::Int8, {2, C, 3, 3}, w))
+               .in(typed<uint8_t>(DataType::Uint8, {}, {3}))
+               .in(typed<int8_t>(DataType::Int8, {}, {127}))
+               .run();
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::vector<int64_t> got = *(*r)[0].values<int64_t>();
+  ASSERT_EQ(got.size(), 8u); // [1, 2, 2, 2]
+  for (int64_t m = 0; m < 2; ++m)
+    for (int64_t oy = 0; oy < 2; ++oy)
+      for (int64_t ox = 0; ox < 2; ++ox) {
+        int64_t want = 0;
+        for (int64_t ch = 0; ch < C; ++ch)
+          for (int64_t ky = 0; ky < 3; ++ky)
+            for (int64_t kx = 0; kx < 3; ++kx)
+              want += ((int64_t)x[(size_t)(ch * 16 + (oy + ky) * 4 + ox + kx)] - 3) *
+                      ((int64_t)w[(size_t)(((m * C + ch) * 3 + ky) * 3 + kx)] - 127);
+        EXPECT_EQ(got[(size_t)((m * 2 + oy) * 2 + ox)], want) << m << oy << ox;
+      }
+}
+
 } // namespace
