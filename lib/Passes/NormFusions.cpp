@@ -540,13 +540,48 @@ bool fuseLayerNorm(Node &root, PatternRewriter &rw) {
 // RMSNorm -> RMSNormalization (opset 23)
 //===----------------------------------------------------------------------===//
 
+// Note [RMSNorm computed in float32]
+//  Hugging Face's 16-bit RMSNorms (LLaMA, T5LayerNorm) compute in float32
+//  and cast back before the weight: xf = Cast(x, float), the core on xf,
+//  Cast(.., x's type), then * weight. That is RMSNormalization-23's own
+//  function body for a float16/bfloat16 X with stash_type = 1 (X cast to
+//  float, normalised, CastLike X, times the scale), so the two Casts go
+//  into the fused op: RMSNormalization(x, weight), the same roundings.
+//  Guards: the up Cast is to float from float16 or bfloat16, the core's
+//  result has the one use, a Cast back to exactly x's type; the weight is
+//  of x's type (Note [Norm guards]). Otherwise the core alone is fused on
+//  xf (still exact) and the Casts stay.
+//
+/// The 16-bit x if `xf` is Cast(x, to = float) of a float16/bfloat16 x and
+/// the core's result `y` is used once, by a Cast back to x's type (Note
+/// [RMSNorm computed in float32]); `down` gets that Cast.
+Value *upcastInput(Value *xf, Value *y, const Graph *g, Node *&down) {
+  down = nullptr;
+  Node *up = def(xf, "Cast", g);
+  if (!up || up->numOperands() != 1 || NodeContext(*up).getInt("to", 0) != (int64_t)DataType::Float)
+    return nullptr;
+  Value *x = up->operand(0);
+  const Type *xt = typedTensorType(x);
+  if (!xt || (xt->elemType() != DataType::Float16 && xt->elemType() != DataType::BFloat16))
+    return nullptr;
+  if (!PatternRewriter::hasSingleLocalUse(y)) return nullptr;
+  Node *d = y->firstUse()->getOwner();
+  if (!d->is("Cast") || d->getGraph() != g || d->numResults() != 1 ||
+      NodeContext(*d).getInt("to", 0) != (int64_t)xt->elemType())
+    return nullptr;
+  down = d;
+  return x;
+}
+
 // y = x / Sqrt(ReduceMean(x^2, axes) + eps) (or x * Reciprocal(Sqrt(..)),
 // or x * (1 / Sqrt(..))), then optionally * scale -> RMSNormalization(x,
 // scale or ones, axis = a, epsilon = eps) (Note [Norm guards]). A numerator
 // that is itself x - ReduceMean(x) is left to the LayerNorm pattern.
 // Contract: RMSNormalization-23 with stash_type = 1 computes
 // 1/sqrt(mean(x^2) + eps) in float32, the chain's formula: a few ulps for
-// float; for 16-bit types more accurate than the chain (16-bit ulps).
+// float; for 16-bit types more accurate than the chain (16-bit ulps). A
+// 16-bit x computed in float32 takes its Casts along (Note [RMSNorm
+// computed in float32]): the same function body.
 bool fuseRMSNorm(Node &root, PatternRewriter &rw) {
   auto c = matchNormCore(root);
   if (!c) return false;
@@ -559,6 +594,16 @@ bool fuseRMSNorm(Node &root, PatternRewriter &rw) {
   double eps = 0;
   int64_t a = checkNorm(*c, rw, "RMSNormalization", x, {}, r, eps);
   if (a < 0) return false;
+  Node *down = nullptr;
+  if (Value *x16 = upcastInput(x, root.result(0), g, down)) {
+    // Note [RMSNorm computed in float32]: the Casts go into the fused op.
+    if (std::string e = opAndTypeGuard(rw, "RMSNormalization", x16, true); !e.empty())
+      return reject(rw, e);
+    Node *mul, *add;
+    Value *scale, *bias;
+    if (!scaleOrOnes(rw, *down, x16, a, false, mul, scale, add, bias)) return false;
+    return replaceByNorm(rw, mul ? mul : down, "RMSNormalization", {x16, scale}, a, r, eps);
+  }
   Node *mul, *add;
   Value *scale, *bias;
   if (!scaleOrOnes(rw, root, x, a, false, mul, scale, add, bias)) return false;

@@ -14,7 +14,8 @@ and 17 with dynamic batch (and sequence) axes,
     the 3-D form, Attention with q_num_heads and its rotations
     RotaryEmbedding with num_heads (the kinds "Attention 3-D" and
     "RotaryEmbedding 3-D");
-  - onnxruntime must give the outputs of the export (atol 1e-4);
+  - onnxruntime must give the outputs of the export (atol 1e-4; a model
+    class's `atol` for a float16 export, fp16_export: see halve);
   - `-O2 --check-numerics` (the reference evaluator, batch 2 and 5 tokens)
     must find the outputs kept.
 The check is per op kind, so the report says which kinds fall short. Kinds
@@ -667,6 +668,46 @@ class HFBloomAttention(Census):
         return x + self.o(y.view(b, H, s, self.hd).permute(0, 2, 1, 3).reshape(b, s, D))
 
 
+
+class RMSNorm16(nn.Module):
+    """LLaMA's RMSNorm for a 16-bit model: computed in float32 and cast
+    back before the weight (hidden.to(float32), rsqrt, weight *
+    hidden.to(input_dtype); -> RMSNormalization of the float16 input, the
+    Casts inside, Note [RMSNorm computed in float32])."""
+    structures = {"RMSNormalization": 1}
+
+    def __init__(self, d, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.rand(d) + 0.5)
+        self.eps = eps
+
+    def forward(self, x):
+        h = x.to(torch.float32)
+        h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + self.eps)
+        return self.weight * h.to(x.dtype)
+
+
+class Fp16RMSNormMLP(Census):
+    """A float16 LLaMA-style MLP block: RMSNorm16, SiLU MLP, the residual,
+    a final RMSNorm16. Exported as model.half() would be (fp16_export)."""
+    fp16_export, atol = True, 1e-2
+
+    def __init__(self):
+        super().__init__()
+        self.n, self.norm = RMSNorm16(D), RMSNorm16(D)
+        self.mlp = nn.Sequential(nn.Linear(D, F), nn.SiLU(), nn.Linear(F, D))
+
+    def forward(self, x):
+        return self.norm(x + self.mlp(self.n(x)))
+
+    @staticmethod
+    def check_fused(path):
+        """Each RMSNormalization reads the float16 value itself: no Cast
+        is left around it."""
+        casts = [n.name for n in onnx.load(path).graph.node if n.op_type == "Cast"]
+        return [f"Casts kept: {casts}"] if casts else []
+
+
 MODELS = {
     "encoder": (Encoder, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
     "decoder": (Decoder, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
@@ -705,6 +746,8 @@ MODELS = {
                        {0: "batch", 1: "seq"}),
     # (inputs x [batch, seq, D] and the caches [batch, H, past, D/H];
     # outputs y and the caches [batch, H, past + seq, D/H])
+    # (float16 input and output: traced in double, which halve makes float16)
+    "fp16-rmsnorm-mlp": (Fp16RMSNormMLP, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
     "hf-kv-cache-step": (HFKVCacheStep,
                          lambda: (torch.randn(2, 5, D), torch.randn(2, H, 3, D // H),
                                   torch.randn(2, H, 3, D // H)),
@@ -754,6 +797,9 @@ def export(name, opset, path):
     model = cls().eval()
     x = example()
     inputs = x if isinstance(x, tuple) else (x,)
+    if getattr(cls, "fp16_export", False):  # traced in double, made float16 below
+        model = model.double()
+        inputs = tuple(t.double() if t.is_floating_point() else t for t in inputs)
     if len(MODELS[name]) > 3:  # its own names and extra dynamic axes
         names, outputs, extra = MODELS[name][3]
         dyn = {"x": axes, **extra}
@@ -764,7 +810,39 @@ def export(name, opset, path):
     # fast path, which does not export.)
     torch.onnx.export(model, inputs, path, opset_version=opset, input_names=names,
                       output_names=outputs, dynamic_axes={**dyn, "y": {0: "batch"}})
+    if getattr(cls, "fp16_export", False):
+        halve(path)
     return model.census()
+
+
+def halve(path):
+    """A model traced in double made the float16 export of model.half():
+    torch 1.13 has no float16 Linear on the CPU, so an fp16_export class is
+    traced in double standing for float16, and every double (initializers,
+    constants, Cast targets, graph inputs and outputs) becomes float16; its
+    explicit float32 computations (x.to(torch.float32)) stay float."""
+    import numpy as np
+    from onnx import TensorProto, numpy_helper
+    m = onnx.load(path)
+    g = m.graph
+
+    def half(t):
+        if t.data_type == TensorProto.DOUBLE:
+            t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t).astype(np.float16), t.name))
+    for t in g.initializer:
+        half(t)
+    for n in g.node:
+        for a in n.attribute:
+            if a.type == onnx.AttributeProto.TENSOR:
+                half(a.t)
+            if n.op_type == "Cast" and a.name == "to" and a.i == TensorProto.DOUBLE:
+                a.i = TensorProto.FLOAT16
+    for v in list(g.input) + list(g.output):
+        if v.type.tensor_type.elem_type == TensorProto.DOUBLE:
+            v.type.tensor_type.elem_type = TensorProto.FLOAT16
+    del g.value_info[:]
+    onnx.checker.check_model(m)
+    onnx.save(m, path)
 
 
 def main():
@@ -814,7 +892,8 @@ def main():
             if r.returncode != 0:
                 failures.append(f"{tag}: -O2 --check-numerics: {r.stderr.strip()}")
             r = subprocess.run(["node", CMP, a, b, "--dim", "batch=2", "--dim", "seq=5", "--dim", "past=3",
-                                "--atol", "1e-4", "--rtol", "1e-4", "--quiet"],
+                                "--atol", str(getattr(MODELS[name][0], "atol", 1e-4)),
+                                "--rtol", str(getattr(MODELS[name][0], "atol", 1e-4)), "--quiet"],
                                capture_output=True, text=True)
             if r.returncode != 0:
                 failures.append(f"{tag}: onnxruntime outputs differ or failed: "
