@@ -1,14 +1,38 @@
 //===- Tensor.cpp - Tensor storage and typed reads ------------------------===//
 #include "onnxir/IR/Tensor.h"
+#include "onnxir/IR/Residency.h"
 
 #include "absl/strings/str_cat.h"
 
+#include <atomic>
 #include <cstring>
 #include <type_traits>
 
 namespace onnxir {
 
 Buffer::~Buffer() = default;
+
+// Note [Resident pages of mapped bytes] (Residency.h).
+static std::atomic<ResidentReleaser> gResidentReleaser{nullptr};
+
+void setResidentReleaser(ResidentReleaser fn) {
+  gResidentReleaser.store(fn, std::memory_order_release);
+}
+
+void releaseResident(llvm::StringRef bytes) {
+  // Below 64 KiB the pages are few and shared with neighbours: not worth a
+  // system call per small constant (a fold's operands, every hashed scalar).
+  if (bytes.size() < (size_t(64) << 10)) return;
+  if (auto fn = gResidentReleaser.load(std::memory_order_acquire)) fn(bytes);
+}
+
+void releaseResident(const Tensor &t) {
+  if (t.storage() == Tensor::Storage::Raw) releaseResident(t.rawData());
+  else if (t.externalLoaded()) {
+    auto b = t.bytes(); // already loaded: a view, no read
+    if (b.ok()) releaseResident(*b);
+  }
+}
 
 Tensor::Tensor(const Tensor &o) { *this = o; }
 

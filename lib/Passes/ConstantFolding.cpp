@@ -15,6 +15,7 @@
 #include "onnxir/IR/Builder.h"
 #include "onnxir/IR/ConstantValue.h"
 #include "onnxir/IR/Model.h"
+#include "onnxir/IR/Residency.h"
 #include "onnxir/Ops/OpSchema.h"
 #include "onnxir/IR/Opset.h"
 #include "onnxir/Ops/FunctionBodies.h"
@@ -295,6 +296,33 @@ absl::StatusOr<std::vector<Tensor>> runBody(const Function &f, const Node &call,
   return out;
 }
 
+// Note [Size limit before the kernel]
+// A result whose type is static already tells its size. Over the size limit,
+// the fold is declined before the kernel runs: the kernel would read all of
+// its inputs (a Transpose of a 500 MB weight faults in 500 MB of a mapped
+// file) and allocate the whole result, only to be refused by its size
+// afterwards; on a decoder with GBs of weights behind Transpose, Cast and
+// the like that was the pass's peak memory (bench/README, issue 44 item 5).
+// The type is inference's or the model's declaration; one that contradicts
+// what the kernel would compute can only keep a fold out, never let a big
+// result in, since the kernel's own check (maxOutputBytes) stays.
+static bool typeOverSizeLimit(const Node &n, uint64_t limit) {
+  for (unsigned i = 0; i < n.numResults(); ++i) {
+    const Value *v = n.result(i);
+    const Type *t = v ? v->type() : nullptr;
+    if (!t || !t->isTensor() || !t->hasShape() || !t->isStatic() || !t->hasElemType() ||
+        t->elemTypeRaw() == 0 || dataTypeBits(t->elemType()) == 0)
+      continue;
+    uint64_t count = 1;
+    for (const Dim &d : t->dims())
+      count = (uint64_t)d.value > UINT64_MAX / std::max<uint64_t>(count, 1)
+                  ? UINT64_MAX
+                  : count * (uint64_t)d.value;
+    if (count == UINT64_MAX || dataTypeStorageBytes(t->elemType(), count) > limit) return true;
+  }
+  return false;
+}
+
 void Folder::evaluate(Node *n, int64_t opset) {
   if (isConstantNode(*n) || n->hasSubgraphs()) return;
   if (!isDefaultDomain(n->domain())) opset = opsetInForce(*n);
@@ -356,6 +384,10 @@ void Folder::evaluate(Node *n, int64_t opset) {
     ++stats_.unsupported;
     return;
   }
+  if (typeOverSizeLimit(*n, opts_.sizeLimit)) {
+    ++stats_.rejectedBySize;
+    return;
+  }
   absl::StatusOr<std::vector<Tensor>> r;
   if (body) { // Note [Folding through function bodies]
     r = runBody(*body, *n, inputs, opts_.sizeLimit, 0);
@@ -372,6 +404,10 @@ void Folder::evaluate(Node *n, int64_t opset) {
     call.maxOutputBytes = opts_.sizeLimit;
     r = evaluateKernel(call);
   }
+  // What the kernel read of mapped weights need not stay resident (Note
+  // [Resident pages of mapped bytes]); a result that views it reads it again.
+  for (const Tensor *t : inputs)
+    if (t) releaseResident(*t);
   if (!r.ok()) {
     if (r.status().code() == absl::StatusCode::kResourceExhausted) ++stats_.rejectedBySize;
     else ++stats_.kernelFailed;

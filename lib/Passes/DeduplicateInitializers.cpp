@@ -5,7 +5,9 @@
 // place (a view of the mapped file, never copied). Initializers with equal
 // hashes are compared byte for byte; an equal one seen earlier in the same
 // graph or in an enclosing one takes over the uses. Initializers that are
-// graph outputs keep their names and are not merged away.
+// graph outputs keep their names and are not merged away. The pages of
+// mapped files read for a hash or a comparison are dropped right after, so
+// the pass holds a chunk of a weight at a time, not the model.
 //
 // Note [Dedup declines]
 //   Counted by -stats: an initializer equal to an earlier one but a graph
@@ -16,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxir/IR/Model.h"
+#include "onnxir/IR/Residency.h"
 #include "onnxir/Passes/Pass.h"
 #include "onnxir/Passes/Passes.h"
 
@@ -49,6 +52,9 @@ std::optional<Contents> contentsOf(Value *v) {
   return c;
 }
 
+/// Bytes hashed or compared between two drops of their pages.
+constexpr size_t kChunk = size_t(16) << 20;
+
 uint64_t hashOf(const Tensor &t, const Contents &c) {
   uint64_t h = llvm::hash_combine(t.dataTypeRaw(), llvm::hash_combine_range(t.dims().begin(),
                                                                             t.dims().end()));
@@ -56,13 +62,30 @@ uint64_t hashOf(const Tensor &t, const Contents &c) {
     for (const std::string &s : c.strings) h = llvm::hash_combine(h, s.size(), llvm::xxHash64(s));
     return h;
   }
-  return llvm::hash_combine(h, c.bytes.size(), llvm::xxHash64(c.bytes));
+  // In chunks, each dropped once hashed (Note [Resident pages of mapped
+  // bytes]): a 500 MB weight of a mapped file is never resident at once.
+  h = llvm::hash_combine(h, c.bytes.size());
+  for (size_t at = 0; at < c.bytes.size(); at += kChunk) {
+    llvm::StringRef part = c.bytes.substr(at, kChunk);
+    h = llvm::hash_combine(h, llvm::xxHash64(part));
+    releaseResident(part);
+  }
+  return h;
 }
 
 bool equal(const Contents &a, const Contents &b) {
   const Tensor &x = *a.value->initializer(), &y = *b.value->initializer();
-  return x.dataTypeRaw() == y.dataTypeRaw() && x.dims() == y.dims() && a.bytes == b.bytes &&
-         a.strings == b.strings;
+  if (x.dataTypeRaw() != y.dataTypeRaw() || x.dims() != y.dims() ||
+      a.bytes.size() != b.bytes.size() || a.strings != b.strings)
+    return false;
+  for (size_t at = 0; at < a.bytes.size(); at += kChunk) {
+    llvm::StringRef l = a.bytes.substr(at, kChunk), r = b.bytes.substr(at, kChunk);
+    bool same = l == r;
+    releaseResident(l);
+    releaseResident(r);
+    if (!same) return false;
+  }
+  return true;
 }
 
 /// Initializers merged, and those left alone by why (Note [Dedup declines]).

@@ -2,6 +2,7 @@
 #include "FileIO.h"
 
 #include "absl/strings/str_cat.h"
+#include "onnxir/IR/Residency.h"
 #include "onnxir/Support/LLVMCompat.h"
 
 #include <atomic>
@@ -201,6 +202,9 @@ absl::StatusOr<std::shared_ptr<const Buffer>> mapFd(int fd, uint64_t offset, uin
   if (length == 0)
     return std::shared_ptr<const Buffer>(std::make_shared<StringBuffer>(std::string()));
   installHandlers();
+  // Passes may drop what they read of a mapping (Note [Resident pages of
+  // mapped bytes], onnxir/IR/Residency.h).
+  setResidentReleaser(&releaseMappedPages);
   int slot = claimMapSlot();
   if (slot < 0) {
     // Every guard slot taken (thousands of live mappings): read a copy.
