@@ -299,6 +299,7 @@ StatusOr<std::vector<Held>> Run::runKernel(const Node &n, const OpEntry &e,
   // A run may use the products built for this CPU; folding may not (Note
   // [Host-tuned products], KernelSupport.cpp).
   call.hostTuned = true;
+  call.defineUndefined = true;
   if (nondet) call.seed = opts_.seed;
   auto r = e.kernel(call);
   if (!r.ok()) return r.status();

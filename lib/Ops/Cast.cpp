@@ -360,10 +360,37 @@ StatusOr<std::vector<Tensor>> castTo(const KernelCall &c, const Arr &a, DataType
     for (size_t k = 0; k < n; ++k) {
       double v = at(k);
       if (to == DataType::Bool) { r.i.push_back(v != 0 ? 1 : 0); continue; }
-      if (std::isnan(v)) return invalid("Cast of NaN to an integer");
+      // Note [Undefined results when running]
+      // ONNX leaves a float cast to an integer type undefined where the
+      // value is NaN or outside the type's range. Folding declines (the
+      // value would depend on whoever folded it). A run cannot: exporters
+      // compute such values and drop them (T5's relative position buckets
+      // cast log(0) = -inf to int64 on a branch Where discards), so the
+      // evaluator asks for a defined value: NaN gives 0 and the rest
+      // saturates to the type's bounds. A runtime may give other values
+      // (x86's conversion gives the lowest one); they agree wherever the
+      // value is discarded, which is where a sound model meets it.
+      if (std::isnan(v)) {
+        if (!c.defineUndefined) return invalid("Cast of NaN to an integer");
+        if (tk == CK::U64) r.u.push_back(0);
+        else r.i.push_back(0);
+        continue;
+      }
       double t = std::trunc(v);
-      if (!(t > lo && t < hi) && !(isSignedInteger(to) && t == lo))
-        return invalid("Cast out of the integer range");
+      if (!(t > lo && t < hi) && !(isSignedInteger(to) && t == lo)) {
+        if (!c.defineUndefined) return invalid("Cast out of the integer range");
+        unsigned bits = dataTypeBits(to);
+        bool low = t < 0;
+        if (tk == CK::U64) {
+          r.u.push_back(low ? 0 : UINT64_MAX);
+        } else if (isSignedInteger(to)) {
+          int64_t top = bits >= 64 ? INT64_MAX : (int64_t(1) << (bits - 1)) - 1;
+          r.i.push_back(low ? -top - 1 : top);
+        } else {
+          r.i.push_back(low ? 0 : (int64_t(1) << bits) - 1);
+        }
+        continue;
+      }
       if (tk == CK::U64) r.u.push_back((uint64_t)t);
       else r.i.push_back((int64_t)t);
     }

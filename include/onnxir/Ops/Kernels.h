@@ -63,6 +63,13 @@ struct KernelCall : OpContext {
   /// The evaluator sets it; constant folding leaves it false, so that a
   /// folded model does not depend on the machine that folded it.
   bool hostTuned = false;
+  /// Results ONNX leaves undefined get a value instead of an error
+  /// (Note [Undefined results when running] in lib/Ops/Cast.cpp): a float
+  /// cast to an integer type out of its range saturates, NaN gives 0. The
+  /// evaluator sets it (a model may compute such a value and discard it, as
+  /// T5's position buckets do); constant folding leaves it false and
+  /// declines, so no undefined value is baked into a model.
+  bool defineUndefined = false;
 
   /// The attribute named `name`, or null.
   const Attribute *attr(llvm::StringRef name) const override;
