@@ -112,6 +112,30 @@ public:
     if ((unsigned char)c >= 0x20 && (unsigned char)c < 0x7f) t.text += std::string(" '") + c + "'";
     return t;
   }
+  /// A read position with its line (for locations).
+  struct Cursor {
+    size_t pos, line, lineStart;
+  };
+  /// Where the read position would be past blanks and line breaks (no
+  /// comments: the fast paths below leave those to the token path).
+  Cursor afterBlanks() const {
+    Cursor c{pos_, line_, lineStart_};
+    for (; c.pos < s_.size(); ++c.pos) {
+      char ch = s_[c.pos];
+      if (ch == '\n') {
+        ++c.line;
+        c.lineStart = c.pos + 1;
+      } else if (ch != ' ' && ch != '\t' && ch != '\r') {
+        break;
+      }
+    }
+    return c;
+  }
+  void moveTo(const Cursor &c) {
+    pos_ = c.pos;
+    line_ = unsigned(c.line);
+    lineStart_ = c.lineStart;
+  }
   /// Note [Tensor bodies without tokens]
   /// A weight printed losslessly is millions of numbers; building a Token
   /// (a string, a location, a trip through the parser's lookahead) for each
@@ -122,15 +146,8 @@ public:
   /// false with nothing consumed, and the parser takes the token path, so
   /// errors, words (inf, nan, true) and strings read exactly as before.
   bool plainNumber(llvm::StringRef &text) {
-    size_t p = pos_, line = line_, lineStart = lineStart_;
-    while (p < s_.size() && (s_[p] == ' ' || s_[p] == '\n' || s_[p] == '\t' || s_[p] == '\r')) {
-      if (s_[p] == '\n') {
-        line++;
-        lineStart = p + 1;
-      }
-      ++p;
-    }
-    size_t b = p;
+    Cursor at = afterBlanks();
+    size_t p = at.pos, b = p;
     if (p < s_.size() && s_[p] == '-') ++p;
     if (p >= s_.size() || !isDigit(s_[p])) return false;
     while (p < s_.size() && isDigit(s_[p])) ++p;
@@ -150,28 +167,18 @@ public:
     // (it lexes it as the next token and reports it there).
     if (p < s_.size() && isIdChar(s_[p])) return false;
     text = s_.substr(b, p - b);
-    pos_ = p;
-    line_ = unsigned(line);
-    lineStart_ = lineStart;
+    at.pos = p;
+    moveTo(at);
     return true;
   }
   /// After a tensor element: consumes blanks and a ',' (returns ','), or
   /// finds a '}' after blanks (returns '}', consumed too); otherwise 0 with
   /// nothing consumed.
   char plainSeparator() {
-    size_t p = pos_, line = line_, lineStart = lineStart_;
-    while (p < s_.size() && (s_[p] == ' ' || s_[p] == '\n' || s_[p] == '\t' || s_[p] == '\r')) {
-      if (s_[p] == '\n') {
-        line++;
-        lineStart = p + 1;
-      }
-      ++p;
-    }
-    if (p >= s_.size() || (s_[p] != ',' && s_[p] != '}')) return 0;
-    char c = s_[p];
-    pos_ = p + 1;
-    line_ = unsigned(line);
-    lineStart_ = lineStart;
+    Cursor at = afterBlanks();
+    if (at.pos >= s_.size() || (s_[at.pos] != ',' && s_[at.pos] != '}')) return 0;
+    char c = s_[at.pos++];
+    moveTo(at);
     return c;
   }
   /// Bytes from the read position to the next `c` (or to the end).

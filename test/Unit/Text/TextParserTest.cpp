@@ -285,6 +285,16 @@ struct ErrCase {
   const char *message;
 };
 
+/// Each case fails to parse at `where` with `message` in its error.
+template <size_t N> void expectErrors(const ErrCase (&cases)[N]) {
+  for (const ErrCase &c : cases) {
+    std::string e = parseErr(c.text);
+    std::string prefix = std::string("t.onnxtxt:") + c.where + ": error: ";
+    EXPECT_EQ(e.rfind(prefix, 0), 0u) << "for:\n" << c.text << "\ngot:\n" << e;
+    EXPECT_NE(e.find(c.message), std::string::npos) << "for:\n" << c.text << "\ngot:\n" << e;
+  }
+}
+
 // Tensor bodies are read without tokens while they hold plain numbers
 // (Note [Tensor bodies without tokens]); everything else in a body falls
 // back to the token path mid-list: the values and the locations must not
@@ -321,12 +331,7 @@ TEST(TextParser, TensorBodies) {
       {"g () => () <float[2] k = {1,\n 2}>\n{ y = Relu(q) }", "3:12", "use of undefined value 'q'"},
       {"g () => () <float[2] k = {1, 2 #@node doc_string: \"x\"\n}> {}", "1:34", "does not belong here"},
   };
-  for (const ErrCase &c : cases) {
-    std::string e = parseErr(c.text);
-    std::string prefix = std::string("t.onnxtxt:") + c.where + ": error: ";
-    EXPECT_EQ(e.rfind(prefix, 0), 0u) << "for:\n" << c.text << "\ngot:\n" << e;
-    EXPECT_NE(e.find(c.message), std::string::npos) << "for:\n" << c.text << "\ngot:\n" << e;
-  }
+  expectErrors(cases);
 }
 
 TEST(TextParser, Errors) {
@@ -374,12 +379,7 @@ TEST(TextParser, Errors) {
       {"g () => () {\n  #@node extras: \"zz\"\n  y = Foo()\n}", "2:5", "expected a hex string"},
       {"#@graph doc_string: \"d\"\n#@bogus x: 1\ng () => () {}", "2:3", "'#@bogus' does not belong here"},
   };
-  for (const ErrCase &c : cases) {
-    std::string e = parseErr(c.text);
-    std::string prefix = std::string("t.onnxtxt:") + c.where + ": error: ";
-    EXPECT_EQ(e.rfind(prefix, 0), 0u) << "for:\n" << c.text << "\ngot:\n" << e;
-    EXPECT_NE(e.find(c.message), std::string::npos) << "for:\n" << c.text << "\ngot:\n" << e;
-  }
+  expectErrors(cases);
 }
 
 TEST(TextParser, ErrorShowsLineAndCaret) {
