@@ -123,6 +123,34 @@ void matmulRule(InferCtx &c) {
   c.setTensor(0, el, out);
 }
 
+/// MatMul's shapes, numpy's matmul: [.., M, K] x [.., K, N], a 1-D
+/// operand promoted (and its dim dropped from the result), the batch dims
+/// broadcast.
+struct MatMulDims {
+  int64_t M = 0, K = 0, N = 0;
+  std::vector<int64_t> abatch, bbatch, batch, out;
+};
+static StatusOr<MatMulDims> matmulDims(std::vector<int64_t> ad, std::vector<int64_t> bd) {
+  if (ad.empty() || bd.empty()) return invalid("MatMul of a scalar");
+  bool aVec = ad.size() == 1, bVec = bd.size() == 1;
+  if (aVec) ad.insert(ad.begin(), 1);
+  if (bVec) bd.push_back(1);
+  MatMulDims d;
+  d.M = ad[ad.size() - 2];
+  d.K = ad.back();
+  d.N = bd.back();
+  if (bd[bd.size() - 2] != d.K) return invalid("MatMul inner dims differ");
+  d.abatch.assign(ad.begin(), ad.end() - 2);
+  d.bbatch.assign(bd.begin(), bd.end() - 2);
+  auto batch = broadcastShapes(d.abatch, d.bbatch);
+  if (!batch) return invalid("MatMul batch dims");
+  d.batch = *batch;
+  d.out = *batch;
+  if (!aVec) d.out.push_back(d.M);
+  if (!bVec) d.out.push_back(d.N);
+  return d;
+}
+
 /// MatMul on float or double operands, read in place and written into the
 /// result's bytes (Note [Inputs read in place]): the same products as
 /// matmulSlices.
@@ -130,19 +158,11 @@ template <typename T> StatusOr<std::vector<Tensor>> matmulFloat(const KernelCall
   auto a = viewTensor<T>(*c.input(0)), b = viewTensor<T>(*c.input(1));
   if (!a.ok()) return a.status();
   if (!b.ok()) return b.status();
-  if (a->rank() == 0 || b->rank() == 0) return invalid("MatMul of a scalar");
-  std::vector<int64_t> ad = a->dims, bd = b->dims;
-  bool aVec = ad.size() == 1, bVec = bd.size() == 1;
-  if (aVec) ad.insert(ad.begin(), 1);
-  if (bVec) bd.push_back(1);
-  int64_t M = ad[ad.size() - 2], K = ad.back(), N = bd.back();
-  if (bd[bd.size() - 2] != K) return invalid("MatMul inner dims differ");
-  std::vector<int64_t> abatch(ad.begin(), ad.end() - 2), bbatch(bd.begin(), bd.end() - 2);
-  auto batch = broadcastShapes(abatch, bbatch);
-  if (!batch) return invalid("MatMul batch dims");
-  std::vector<int64_t> od = *batch;
-  if (!aVec) od.push_back(M);
-  if (!bVec) od.push_back(N);
+  auto md = matmulDims(a->dims, b->dims);
+  if (!md.ok()) return md.status();
+  const int64_t M = md->M, K = md->K, N = md->N;
+  const std::vector<int64_t> &abatch = md->abatch, &bbatch = md->bbatch, &batch = md->batch,
+                             &od = md->out;
   Status sz = checkOutputSize(c, a->dt, od);
   if (!sz.ok()) return sz;
   OutBuf<T> out(a->dt, od);
@@ -151,14 +171,14 @@ template <typename T> StatusOr<std::vector<Tensor>> matmulFloat(const KernelCall
   // vector-matrix products, each reading all of B). Other sizes change
   // Eigen's blocking, hence the order of the sums: a run may (hostTuned,
   // Note [Host-tuned products]), folding keeps one product per slice.
-  if (c.hostTuned && numElementsOf(bbatch) == 1 && abatch == *batch) {
+  if (c.hostTuned && numElementsOf(bbatch) == 1 && abatch == batch) {
     int64_t P = numElementsOf(abatch);
     matProduct(true, a->data(), b->data(), out.data(), P * M, K, N, false, false);
     std::vector<Tensor> r;
     r.push_back(out.take());
     return r;
   }
-  std::vector<int64_t> oa = broadcastOffsets(abatch, *batch), ob = broadcastOffsets(bbatch, *batch);
+  std::vector<int64_t> oa = broadcastOffsets(abatch, batch), ob = broadcastOffsets(bbatch, batch);
   for (size_t p = 0; p < oa.size(); ++p)
     matProduct(c.hostTuned, a->data() + oa[p] * M * K, b->data() + ob[p] * K * N,
                out.data() + (int64_t)p * M * N, M, K, N, false, false);
@@ -177,24 +197,16 @@ StatusOr<std::vector<Tensor>> kMatMul(const KernelCall &c) {
   if (!a.ok()) return a.status();
   if (!b.ok()) return b.status();
   if (a->dt != b->dt) return invalid("MatMul types differ");
-  if (a->rank() == 0 || b->rank() == 0) return invalid("MatMul of a scalar");
-  std::vector<int64_t> ad = a->dims, bd = b->dims;
-  bool aVec = ad.size() == 1, bVec = bd.size() == 1;
-  if (aVec) ad.insert(ad.begin(), 1);
-  if (bVec) bd.push_back(1);
-  int64_t M = ad[ad.size() - 2], K = ad.back(), N = bd.back();
-  if (bd[bd.size() - 2] != K) return invalid("MatMul inner dims differ");
-  std::vector<int64_t> abatch(ad.begin(), ad.end() - 2), bbatch(bd.begin(), bd.end() - 2);
-  auto batch = broadcastShapes(abatch, bbatch);
-  if (!batch) return invalid("MatMul batch dims");
-  std::vector<int64_t> od = *batch;
-  if (!aVec) od.push_back(M);
-  if (!bVec) od.push_back(N);
+  auto md = matmulDims(a->dims, b->dims);
+  if (!md.ok()) return md.status();
+  const int64_t M = md->M, K = md->K, N = md->N;
+  const std::vector<int64_t> &abatch = md->abatch, &bbatch = md->bbatch, &batch = md->batch,
+                             &od = md->out;
   Status sz = checkOutputSize(c, a->dt, od);
   if (!sz.ok()) return sz;
   Arr out = Arr::make(a->dt, od);
-  Status st = matmulSlices(*a, *b, out, broadcastOffsets(abatch, *batch),
-                           broadcastOffsets(bbatch, *batch), M, K, N, false, false,
+  Status st = matmulSlices(*a, *b, out, broadcastOffsets(abatch, batch),
+                           broadcastOffsets(bbatch, batch), M, K, N, false, false,
                            c.hostTuned);
   if (!st.ok()) return st;
   return one(out);
