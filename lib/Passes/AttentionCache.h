@@ -57,6 +57,9 @@ std::optional<HalfPlane> triluHalfPlane(const Node &tr, const PastCaches &past);
 
 /// A constant of one element that is -inf or at most half the lowest value
 /// of `et` (or a ConstantOfShape of it): a masking fill.
+/// `mask` without up to two Expands that only broadcast its leading dims
+/// (its last two dims, and so every (i, j) entry, unchanged).
+const Value *throughLeadingExpands(const Value *mask);
 bool isMaskFill(const Value *v, DataType et);
 /// A constant of one element of type `et` equal to zero.
 bool isZeroScalar(const Value *v, DataType et);

@@ -435,16 +435,7 @@ bool provablyCausalAdditive(const Value *mask, const Dim &sq, const Dim &skv, Da
 bool provablyCausalPast(const Value *mask, const PastCaches &past, const Dim &sq, const Dim &skv,
                         DataType et) {
   if (!mask || !past.k || !past.v) return false;
-  // An Expand over the leading dims keeps every (i, j) entry.
-  for (int i = 0; i < 2; ++i) {
-    Node *e = mask->definingNode();
-    if (!e || !e->is("Expand") || e->numOperands() != 2 || !e->operand(0)) break;
-    const Value *in = e->operand(0);
-    if (rankOf(in) < 2 || !sameDim(dimOf(in, -1), dimOf(mask, -1)) ||
-        !sameDim(dimOf(in, -2), dimOf(mask, -2)))
-      break;
-    mask = in;
-  }
+  mask = throughLeadingExpands(mask);
   if (!overSequence(mask, sq, skv)) return false;
   std::optional<DataType> mt = elemOf(mask);
   if (mt == DataType::Bool) {
@@ -481,6 +472,20 @@ std::optional<HalfPlane> triluHalfPlane(const Node &tr, const PastCaches &past) 
   auto vv = vt->values<int64_t>();
   if (!vv.ok() || vv->size() != 1 || (*vv)[0] == 0) return std::nullopt;
   return HalfPlane{NodeContext(tr).getInt("upper", 1) == 0, *k};
+}
+
+const Value *throughLeadingExpands(const Value *mask) {
+  // An Expand over the leading dims keeps every (i, j) entry.
+  for (int i = 0; i < 2; ++i) {
+    Node *e = mask->definingNode();
+    if (!e || !e->is("Expand") || e->numOperands() != 2 || !e->operand(0)) break;
+    const Value *in = e->operand(0);
+    if (rankOf(in) < 2 || !sameDim(dimOf(in, -1), dimOf(mask, -1)) ||
+        !sameDim(dimOf(in, -2), dimOf(mask, -2)))
+      break;
+    mask = in;
+  }
+  return mask;
 }
 
 bool isMaskFill(const Value *v, DataType et) { return maskFill(v, et); }

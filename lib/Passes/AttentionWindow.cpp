@@ -96,15 +96,7 @@ std::optional<Band> bandOf(const Value *v, const PastCaches &past, const Dim &sq
 /// Expand of its leading dims.
 std::optional<Band> attendedBand(const Value *mask, const PastCaches &past, const Dim &sq,
                                  const Dim &skv, DataType et) {
-  for (int i = 0; i < 2; ++i) {
-    Node *e = mask->definingNode();
-    if (!e || !e->is("Expand") || e->numOperands() != 2 || !e->operand(0)) break;
-    const Value *in = e->operand(0);
-    if (rankOf(in) < 2 || !sameDim(dimOf(in, -1), dimOf(mask, -1)) ||
-        !sameDim(dimOf(in, -2), dimOf(mask, -2)))
-      break;
-    mask = in;
-  }
+  mask = throughLeadingExpands(mask);
   if (!overScores(mask, sq, skv)) return std::nullopt;
   std::optional<Band> b;
   if (elemOf(mask) == DataType::Bool) {
