@@ -18,8 +18,11 @@
 #ifndef ONNXIR_IR_RESIDENCY_H
 #define ONNXIR_IR_RESIDENCY_H
 
+#include "onnxir/Support/Export.h"
+
 #include "llvm/ADT/StringRef.h"
 
+ONNXIR_API_BEGIN
 namespace onnxir {
 
 class Tensor;
@@ -39,5 +42,6 @@ void releaseResident(llvm::StringRef bytes);
 void releaseResident(const Tensor &t);
 
 } // namespace onnxir
+ONNXIR_API_END
 
 #endif // ONNXIR_IR_RESIDENCY_H
