@@ -20,6 +20,9 @@
 #include "onnxir/IR/Graph.h"
 #include "onnxir/IR/Node.h"
 
+#include <cstdlib>
+#include <cstring>
+
 namespace onnxir {
 namespace {
 using namespace text;
@@ -284,22 +287,26 @@ static std::string typedBody(const TypedData &d, bool &exact) {
   auto sep = [&](size_t i) {
     if (i) s += ", ";
   };
-  // Floating-point elements also tell whether their shortest text reads
-  // back as the same value (`exact`).
-  auto floats = [&](const auto &v, auto roundTrips, auto format) {
+  // Floating-point elements also tell whether their text reads back as
+  // the same bits (`exact`; floatRoundTrips, from the text written once).
+  auto floats = [&](const auto &v, auto readBack, auto format) {
     for (size_t i = 0; i < v.size(); ++i) {
       sep(i);
-      exact = exact && roundTrips(v[i]);
-      s += format(v[i]);
+      std::string t = format(v[i]);
+      if (exact) {
+        auto back = readBack(t.c_str());
+        exact = std::memcmp(&back, &v[i], sizeof back) == 0;
+      }
+      s += t;
     }
   };
   switch (d.field) {
   case F::Float:
-    floats(d.f32, [](float x) { return floatRoundTrips(x); },
+    floats(d.f32, [](const char *t) { return strtof(t, nullptr); },
            [](float x) { return formatFloat(x); });
     break;
   case F::Double:
-    floats(d.f64, [](double x) { return doubleRoundTrips(x); },
+    floats(d.f64, [](const char *t) { return strtod(t, nullptr); },
            [](double x) { return formatDouble(x); });
     break;
   case F::Int32:
