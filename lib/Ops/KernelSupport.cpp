@@ -313,8 +313,8 @@ template <typename T> StatusOr<InView<T>> viewTensor(const Tensor &t) {
   v.own = std::move(*vals);
   return v;
 }
-template StatusOr<InView<float>> viewTensor<float>(const Tensor &);
-template StatusOr<InView<double>> viewTensor<double>(const Tensor &);
+template ONNXIR_API StatusOr<InView<float>> viewTensor<float>(const Tensor &);
+template ONNXIR_API StatusOr<InView<double>> viewTensor<double>(const Tensor &);
 
 template <typename T>
 OutBuf<T>::OutBuf(DataType dt, std::vector<int64_t> dims)

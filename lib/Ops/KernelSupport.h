@@ -10,6 +10,7 @@
 #include "onnxir/Ops/InferCtx.h"
 #include "onnxir/Ops/Kernels.h"
 #include "onnxir/Ops/OpRegistry.h"
+#include "onnxir/Support/Export.h"
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -172,8 +173,9 @@ template <typename T> struct InView {
 };
 /// `t` as T; an error for a tensor whose data does not match its dims.
 template <typename T> StatusOr<InView<T>> viewTensor(const Tensor &t);
-extern template StatusOr<InView<float>> viewTensor<float>(const Tensor &);
-extern template StatusOr<InView<double>> viewTensor<double>(const Tensor &);
+// Exported for the unit tests (OpsTests InPlace.*) of a shared build.
+extern template ONNXIR_API StatusOr<InView<float>> viewTensor<float>(const Tensor &);
+extern template ONNXIR_API StatusOr<InView<double>> viewTensor<double>(const Tensor &);
 
 /// The result of a kernel computed in T (float or double) for element type
 /// `dt`: when `dt` is stored as T, the elements are written straight into
