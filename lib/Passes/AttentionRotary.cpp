@@ -340,6 +340,21 @@ bool gatheredCache(const Value *c) {
          PatternRewriter::constantTensor(g->operand(0));
 }
 
+/// [src's dim 0, 1, 1] computed from Shape(src): the Expand target that
+/// repeats a cache over a batch not known when fusing.
+Value *batchOnesShape(Value *src, PatternRewriter &rw, const std::string &base) {
+  auto &ctx = rw.getModel().getContext();
+  Node *sh = rw.create("Shape", {src});
+  sh->setAttr(intAttr("start", 0));
+  sh->setAttr(intAttr("end", 1));
+  sh->result(0)->setType(ctx.getTensorType(DataType::Int64, llvm::ArrayRef<int64_t>{1}));
+  Value *ones = rw.createConstant(base + "_ones", makeInt64Tensor({2}, {1, 1}));
+  Node *cc = rw.create("Concat", {sh->result(0), ones});
+  cc->setAttr(intAttr("axis", 0));
+  cc->result(0)->setType(ctx.getTensorType(DataType::Int64, llvm::ArrayRef<int64_t>{3}));
+  return cc->result(0);
+}
+
 /// The RotaryEmbedding cache [B, S, d/2] of a cos or sin operand `c` that
 /// passed equalHalves and cacheLayout for x (Note [Rotary caches computed
 /// in the graph]). `batch` is the shape [B, 1, 1] to expand to, made on
@@ -399,15 +414,7 @@ Value *computedCache(Value *c, Value *x, int64_t d, Value *&batch, PatternRewrit
         if (rankOf(n->operand(0)) < 1 || !sameDim(dimOf(n->operand(0), 0), bx)) break;
         src = n->operand(0);
       }
-      Node *sh = rw.create("Shape", {src});
-      sh->setAttr(intAttr("start", 0));
-      sh->setAttr(intAttr("end", 1));
-      sh->result(0)->setType(ctx.getTensorType(DataType::Int64, llvm::ArrayRef<int64_t>{1}));
-      Value *ones = rw.createConstant(base + "_ones", makeInt64Tensor({2}, {1, 1}));
-      Node *cc = rw.create("Concat", {sh->result(0), ones});
-      cc->setAttr(intAttr("axis", 0));
-      cc->result(0)->setType(ctx.getTensorType(DataType::Int64, llvm::ArrayRef<int64_t>{3}));
-      batch = cc->result(0);
+      batch = batchOnesShape(src, rw, base);
     }
   }
   return typed(rw.create("Expand", {h, batch}), {bx, s, hd});
@@ -571,15 +578,7 @@ Value *pairCache(Value *c, Value *src, int64_t headsAxis, Value *x, int64_t seqA
     if (bx.isKnown()) {
       batch = rw.createConstant(base + "_expand", makeInt64Tensor({3}, {bx.value, 1, 1}));
     } else {
-      Node *sh = rw.create("Shape", {x});
-      sh->setAttr(intAttr("start", 0));
-      sh->setAttr(intAttr("end", 1));
-      sh->result(0)->setType(ctx.getTensorType(DataType::Int64, llvm::ArrayRef<int64_t>{1}));
-      Value *ones = rw.createConstant(base + "_ones", makeInt64Tensor({2}, {1, 1}));
-      Node *cc = rw.create("Concat", {sh->result(0), ones});
-      cc->setAttr(intAttr("axis", 0));
-      cc->result(0)->setType(ctx.getTensorType(DataType::Int64, llvm::ArrayRef<int64_t>{3}));
-      batch = cc->result(0);
+      batch = batchOnesShape(x, rw, base);
     }
   }
   return typed(rw.create("Expand", {h, batch}), {bx, s, hd});
