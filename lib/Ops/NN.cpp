@@ -130,7 +130,7 @@ struct MatMulDims {
   int64_t M = 0, K = 0, N = 0;
   std::vector<int64_t> abatch, bbatch, batch, out;
 };
-static StatusOr<MatMulDims> matmulDims(std::vector<int64_t> ad, std::vector<int64_t> bd) {
+StatusOr<MatMulDims> matmulDims(std::vector<int64_t> ad, std::vector<int64_t> bd) {
   if (ad.empty() || bd.empty()) return invalid("MatMul of a scalar");
   bool aVec = ad.size() == 1, bVec = bd.size() == 1;
   if (aVec) ad.insert(ad.begin(), 1);
@@ -272,6 +272,20 @@ void gemmRule(InferCtx &c) {
   c.setTensor(0, el, Dims{m, n});
 }
 
+/// Gemm's [M, K] x [K, N] from its 2-D operands and transposition flags.
+struct GemmDims {
+  int64_t M = 0, K = 0, N = 0;
+};
+StatusOr<GemmDims> gemmDims(const std::vector<int64_t> &ad, const std::vector<int64_t> &bd, bool ta,
+                            bool tb) {
+  GemmDims d;
+  d.M = ta ? ad[1] : ad[0];
+  d.K = ta ? ad[0] : ad[1];
+  d.N = tb ? bd[0] : bd[1];
+  if ((tb ? bd[1] : bd[0]) != d.K) return invalid("Gemm inner dims differ");
+  return d;
+}
+
 /// Gemm on float or double operands in place (Note [Inputs read in
 /// place]): the arithmetic of the general path below, C indexed through its
 /// broadcast strides instead of an offset per element.
@@ -282,9 +296,9 @@ template <typename T> StatusOr<std::vector<Tensor>> gemmFloat(const KernelCall &
   if (a->rank() != 2 || b->rank() != 2) return invalid("Gemm operands");
   bool ta = c.getInt("transA", 0), tb = c.getInt("transB", 0);
   float alpha = c.getFloat("alpha", 1.0f), beta = c.getFloat("beta", 1.0f);
-  int64_t M = ta ? a->dims[1] : a->dims[0], K = ta ? a->dims[0] : a->dims[1];
-  int64_t K2 = tb ? b->dims[1] : b->dims[0], N = tb ? b->dims[0] : b->dims[1];
-  if (K != K2) return invalid("Gemm inner dims differ");
+  auto gd = gemmDims(a->dims, b->dims, ta, tb);
+  if (!gd.ok()) return gd.status();
+  const int64_t M = gd->M, K = gd->K, N = gd->N;
   std::vector<int64_t> od = {M, N};
   Status sz = checkOutputSize(c, a->dt, od);
   if (!sz.ok()) return sz;
@@ -329,9 +343,9 @@ StatusOr<std::vector<Tensor>> kGemm(const KernelCall &c) {
   if (a->dt != b->dt || a->rank() != 2 || b->rank() != 2) return invalid("Gemm operands");
   bool ta = c.getInt("transA", 0), tb = c.getInt("transB", 0);
   float alpha = c.getFloat("alpha", 1.0f), beta = c.getFloat("beta", 1.0f);
-  int64_t M = ta ? a->dims[1] : a->dims[0], K = ta ? a->dims[0] : a->dims[1];
-  int64_t K2 = tb ? b->dims[1] : b->dims[0], N = tb ? b->dims[0] : b->dims[1];
-  if (K != K2) return invalid("Gemm inner dims differ");
+  auto gd = gemmDims(a->dims, b->dims, ta, tb);
+  if (!gd.ok()) return gd.status();
+  const int64_t M = gd->M, K = gd->K, N = gd->N;
   std::vector<int64_t> od = {M, N};
   Status sz = checkOutputSize(c, a->dt, od);
   if (!sz.ok()) return sz;
