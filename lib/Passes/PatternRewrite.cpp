@@ -147,6 +147,12 @@ Node *PatternRewriter::singleUseProducer(const Node &n, unsigned i, llvm::String
 
 const Tensor *PatternRewriter::constantTensor(const Value *v) { return storedConstantOf(v); }
 
+bool PatternRewriter::hasAttributeReferences(const Node &n) {
+  for (unsigned a = 0; a < n.numAttributes(); ++a)
+    if (n.attribute(a).isReference()) return true;
+  return false;
+}
+
 std::optional<std::vector<int64_t>> PatternRewriter::constantInts(const Value *v) {
   return onnxir::constantInts(v);
 }

@@ -56,11 +56,7 @@ namespace onnxir {
 
 namespace {
 
-bool hasRefs(const Node &n) {
-  for (unsigned a = 0; a < n.numAttributes(); ++a)
-    if (n.attribute(a).isReference()) return true;
-  return false;
-}
+bool hasRefs(const Node &n) { return PatternRewriter::hasAttributeReferences(n); }
 
 /// One entry of a computed 1-D integer tensor (Note [Dims of a computed
 /// target]).

@@ -40,11 +40,7 @@ std::optional<std::vector<int64_t>> axesOf(const Node &n) {
   return std::nullopt;
 }
 
-bool hasRefs(const Node &n) {
-  for (unsigned a = 0; a < n.numAttributes(); ++a)
-    if (n.attribute(a).isReference()) return true;
-  return false;
-}
+bool hasRefs(const Node &n) { return PatternRewriter::hasAttributeReferences(n); }
 
 /// Replaces the single result of `n` by `v` (the no-op case).
 bool forward(Node &n, Value *v, PatternRewriter &rw) {

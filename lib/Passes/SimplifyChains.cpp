@@ -37,11 +37,7 @@ namespace onnxir {
 
 namespace {
 
-bool hasRefs(const Node &n) {
-  for (unsigned a = 0; a < n.numAttributes(); ++a)
-    if (n.attribute(a).isReference()) return true;
-  return false;
-}
+bool hasRefs(const Node &n) { return PatternRewriter::hasAttributeReferences(n); }
 
 /// `axes` made non-negative against `rank` (-1: unknown, then negative axes
 /// are not known), sorted; nullopt if one is out of range or repeated.

@@ -38,11 +38,7 @@ namespace onnxir {
 
 namespace {
 
-bool hasRefs(const Node &n) {
-  for (unsigned a = 0; a < n.numAttributes(); ++a)
-    if (n.attribute(a).isReference()) return true;
-  return false;
-}
+bool hasRefs(const Node &n) { return PatternRewriter::hasAttributeReferences(n); }
 
 //===----------------------------------------------------------------------===//
 // reshape-gemm-matmul

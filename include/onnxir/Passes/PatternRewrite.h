@@ -204,6 +204,10 @@ public:
   /// The values of a constant int64 or int32 operand (shapes, axes,
   /// indices); nullopt if it is not one (constantInts, IR/ValueInfo.h).
   static std::optional<std::vector<int64_t>> constantInts(const Value *v);
+  /// True if an attribute of `n` is a reference to a function attribute
+  /// (its value unknown until the function is called): rewrites that read
+  /// attributes decline such nodes.
+  static bool hasAttributeReferences(const Node &n);
   /// True if `by` may replace every use of `old`: when `old` is a graph
   /// output, `by` must be able to take its name (a node result of the same
   /// graph that is not a graph output itself) and have the same type (or
