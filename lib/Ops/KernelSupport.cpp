@@ -343,6 +343,94 @@ template <typename T> Tensor OutBuf<T>::take() {
 template class OutBuf<float>;
 template class OutBuf<double>;
 
+//===--- Data movement in bytes (Note [Data movement in bytes]) -----------===//
+
+size_t movableBytes(DataType dt) {
+  switch (dt) {
+  case DataType::Int8: case DataType::Uint8: return 1;
+  case DataType::Int16: case DataType::Uint16: case DataType::Float16:
+  case DataType::BFloat16: return 2;
+  case DataType::Int32: case DataType::Uint32: case DataType::Float: return 4;
+  case DataType::Int64: case DataType::Uint64: case DataType::Double: return 8;
+  default: return 0;
+  }
+}
+
+std::optional<ByteView> byteView(const Tensor &t) {
+  size_t es = movableBytes(t.dataType());
+  int64_t n = numElementsOf(t.dims());
+  if (!es || n < 0) return std::nullopt;
+  auto b = t.bytes();
+  if (!b.ok() || b->size() != (size_t)n * es) return std::nullopt;
+  static const char none[8] = {};
+  return ByteView{n ? b->data() : none, es};
+}
+
+namespace {
+template <size_t ES>
+void copyStrided(const char *src, int64_t stride, int64_t len, char *dst) {
+  for (int64_t i = 0; i < len; ++i, src += stride * (int64_t)ES, dst += ES)
+    std::memcpy(dst, src, ES);
+}
+} // namespace
+
+void stridedCopy(const char *src, int64_t base, llvm::ArrayRef<int64_t> st,
+                 llvm::ArrayRef<int64_t> od, size_t es, char *dst) {
+  if (numElementsOf(od) <= 0) return;
+  // Merge each axis into the one before it when together they walk evenly
+  // (outer stride = inner stride * inner length); drop 1-sized axes.
+  std::vector<int64_t> d, s;
+  for (size_t k = 0; k < od.size(); ++k) {
+    if (od[k] == 1) continue;
+    if (!d.empty() && s.back() == st[k] * od[k]) {
+      d.back() *= od[k];
+      s.back() = st[k];
+    } else {
+      d.push_back(od[k]);
+      s.push_back(st[k]);
+    }
+  }
+  if (d.empty()) {
+    d.push_back(1);
+    s.push_back(1);
+  }
+  size_t r = d.size();
+  int64_t len = d[r - 1], step = s[r - 1];
+  std::vector<int64_t> cnt(r - 1, 0);
+  int64_t off = base;
+  for (;;) {
+    const char *p = src + off * (int64_t)es;
+    if (step == 1) std::memcpy(dst, p, (size_t)len * es);
+    else switch (es) {
+      case 1: copyStrided<1>(p, step, len, dst); break;
+      case 2: copyStrided<2>(p, step, len, dst); break;
+      case 4: copyStrided<4>(p, step, len, dst); break;
+      default: copyStrided<8>(p, step, len, dst); break;
+      }
+    dst += (size_t)len * es;
+    size_t k = r - 1;
+    while (k > 0) {
+      --k;
+      if (++cnt[k] < d[k]) {
+        off += s[k];
+        break;
+      }
+      off -= s[k] * (cnt[k] - 1);
+      cnt[k] = 0;
+      if (k == 0) return;
+    }
+    if (r == 1) return;
+  }
+}
+
+Tensor rawResult(DataType dt, std::vector<int64_t> dims, std::string bytes) {
+  Tensor t;
+  t.setDataType(dt);
+  t.setDims(std::move(dims));
+  t.setRaw(std::move(bytes));
+  return t;
+}
+
 //===--- Matrix products --------------------------------------------------===//
 
 // Note [Host-tuned products]

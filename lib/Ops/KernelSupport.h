@@ -199,6 +199,41 @@ private:
 extern template class OutBuf<float>;
 extern template class OutBuf<double>;
 
+// Note [Data movement in bytes]
+//   Transpose, Slice, Split, Concat and Gather only move elements. Decoding
+//   their inputs into an Arr (a float per float16, an int64 per int8, the
+//   whole 500 MB embedding table for a Gather of four rows) and encoding the
+//   result copied every element three times and built an int64 offset per
+//   element. For element types whose stored bytes decode and encode to the
+//   same bytes (movableBytes: the 1-8 byte integers, float, double, float16
+//   and bfloat16) they now copy the input's stored bytes straight into the
+//   result's (byteView, stridedCopy, rawResult): the same values, no
+//   decoded copies, and contiguous runs copied with memcpy. Others (bool,
+//   strings, float8, the packed sub-byte types, data that does not match
+//   its dims) take the decoding path, which reports what is wrong. One
+//   difference by design: a float16/bfloat16 signalling NaN keeps its bits
+//   (the decoding path quietened it).
+
+/// Bytes per element when elements of `dt` can be moved as stored bytes
+/// (Note [Data movement in bytes]); 0 otherwise.
+size_t movableBytes(DataType dt);
+/// A tensor's stored bytes for data movement: valid while the tensor lives.
+struct ByteView {
+  const char *data = nullptr;
+  size_t es = 0; ///< bytes per element
+};
+/// `t`'s bytes when its elements are movable and its data holds exactly
+/// its dims' elements; nullopt otherwise (decode instead).
+std::optional<ByteView> byteView(const Tensor &t);
+/// Fills `dst` (row-major over `od`, `es` bytes per element) with the
+/// elements of `src` at base + sum_k i_k * st[k] (in elements; strides may
+/// be negative or zero). Axes that stay contiguous are merged, and a run of
+/// stride 1 is one memcpy.
+void stridedCopy(const char *src, int64_t base, llvm::ArrayRef<int64_t> st,
+                 llvm::ArrayRef<int64_t> od, size_t es, char *dst);
+/// A result tensor owning `bytes` (moved).
+Tensor rawResult(DataType dt, std::vector<int64_t> dims, std::string bytes);
+
 /// Converts array `a` to compute kind of `dt` (values only; dt set).
 StatusOr<Arr> convertArr(const Arr &a, DataType dt);
 

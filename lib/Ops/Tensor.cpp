@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 
@@ -68,6 +69,21 @@ Arr sliceArr(const Arr &a, const std::vector<AxisSlice> &sl) {
     }
   }
   return takeElems(a, od, idx);
+}
+
+/// sliceArr on stored bytes (Note [Data movement in bytes]).
+Tensor sliceBytes(const Tensor &in, const ByteView &v, const std::vector<AxisSlice> &sl) {
+  auto ist = stridesOf(in.dims());
+  std::vector<int64_t> od, st;
+  int64_t base = 0;
+  for (size_t k = 0; k < sl.size(); ++k) {
+    od.push_back(sl[k].len);
+    st.push_back(sl[k].step * ist[k]);
+    base += sl[k].start * ist[k];
+  }
+  std::string out((size_t)std::max<int64_t>(numElementsOf(od), 0) * v.es, '\0');
+  stridedCopy(v.data, base, st, od, v.es, out.data());
+  return rawResult(in.dataType(), std::move(od), std::move(out));
 }
 
 /// True for the opset `v` or later (an unknown opset reads as the newest).
@@ -320,8 +336,60 @@ void concatRule(InferCtx &c) {
   }
 }
 
+/// Concat on stored bytes (Note [Data movement in bytes]) when every input
+/// is movable and the shapes agree; nullopt sends the call to the
+/// decoding path, which also reports what is wrong.
+std::optional<StatusOr<std::vector<Tensor>>> concatBytes(const KernelCall &c) {
+  std::vector<ByteView> vs;
+  const Tensor *first = c.input(0);
+  if (!first) return std::nullopt;
+  for (unsigned k = 0; k < c.inputs.size(); ++k) {
+    const Tensor *t = c.input(k);
+    if (!t || t->dataType() != first->dataType() || t->dims().size() != first->dims().size())
+      return std::nullopt;
+    auto v = byteView(*t);
+    if (!v) return std::nullopt;
+    vs.push_back(*v);
+  }
+  int64_t r = (int64_t)first->dims().size();
+  int64_t axisAttr = c.getInt("axis", (c.opset > 0 && c.opset < 4) ? 1 : INT64_MIN);
+  auto axis = axisAttr == INT64_MIN ? std::nullopt : normAxis(axisAttr, r);
+  if (!axis) return std::nullopt;
+  std::vector<int64_t> od = first->dims();
+  od[*axis] = 0;
+  for (unsigned i = 0; i < c.inputs.size(); ++i) {
+    const std::vector<int64_t> &d = c.input(i)->dims();
+    for (int64_t k = 0; k < r; ++k)
+      if (k != *axis && d[k] != od[k]) return std::nullopt;
+    od[*axis] += d[*axis];
+  }
+  Status sz = checkOutputSize(c, first->dataType(), od);
+  if (!sz.ok()) return StatusOr<std::vector<Tensor>>(sz);
+  size_t es = vs[0].es;
+  int64_t outer = 1;
+  for (int64_t k = 0; k < *axis; ++k) outer *= od[k];
+  std::string out((size_t)std::max<int64_t>(numElementsOf(od), 0) * es, '\0');
+  char *dst = out.data();
+  std::vector<size_t> chunk;
+  for (unsigned i = 0; i < c.inputs.size(); ++i) {
+    const std::vector<int64_t> &d = c.input(i)->dims();
+    size_t n = es;
+    for (int64_t k = *axis; k < r; ++k) n *= (size_t)d[k];
+    chunk.push_back(n);
+  }
+  for (int64_t o = 0; o < outer; ++o)
+    for (size_t i = 0; i < vs.size(); ++i) {
+      if (chunk[i]) std::memcpy(dst, vs[i].data + (size_t)o * chunk[i], chunk[i]);
+      dst += chunk[i];
+    }
+  std::vector<Tensor> res;
+  res.push_back(rawResult(first->dataType(), std::move(od), std::move(out)));
+  return StatusOr<std::vector<Tensor>>(std::move(res));
+}
+
 StatusOr<std::vector<Tensor>> kConcat(const KernelCall &c) {
   if (c.inputs.empty()) return invalid("Concat without inputs");
+  if (auto r = concatBytes(c)) return std::move(*r);
   std::vector<Arr> ins;
   for (unsigned k = 0; k < c.inputs.size(); ++k) {
     auto a = inputArr(c, k);
@@ -422,12 +490,13 @@ void splitRule(InferCtx &c) {
 }
 
 StatusOr<std::vector<Tensor>> kSplit(const KernelCall &c) {
-  auto a = inputArr(c, 0);
-  if (!a.ok()) return a.status();
-  int64_t r = a->rank();
+  const Tensor *in = c.input(0);
+  if (!in) return invalid("missing input #0");
+  const std::vector<int64_t> &dims = in->dims();
+  int64_t r = (int64_t)dims.size();
   auto axis = normAxis(c.getInt("axis", 0), r);
   if (!axis) return invalid("Split axis");
-  int64_t dim = a->dims[*axis];
+  int64_t dim = dims[*axis];
   std::vector<int64_t> split;
   if (c.opset >= 13 || c.opset <= 0) {
     if (c.input(1)) {
@@ -467,13 +536,22 @@ StatusOr<std::vector<Tensor>> kSplit(const KernelCall &c) {
     total += s;
   }
   if (total != dim) return invalid("Split sizes");
+  // Note [Data movement in bytes]: parts cut from the stored bytes, else
+  // from one decoded copy.
+  std::optional<ByteView> v = byteView(*in);
+  std::optional<Arr> a;
+  if (!v) {
+    auto d = fromTensor(*in);
+    if (!d.ok()) return d.status();
+    a = std::move(*d);
+  }
   std::vector<Tensor> outs;
   int64_t pos = 0;
   for (int64_t s : split) {
     std::vector<AxisSlice> sl;
     for (int64_t k = 0; k < r; ++k)
-      sl.push_back(k == *axis ? AxisSlice{pos, 1, s} : AxisSlice{0, 1, a->dims[k]});
-    outs.push_back(toTensor(sliceArr(*a, sl)));
+      sl.push_back(k == *axis ? AxisSlice{pos, 1, s} : AxisSlice{0, 1, dims[k]});
+    outs.push_back(v ? sliceBytes(*in, *v, sl) : toTensor(sliceArr(*a, sl)));
     pos += s;
   }
   return outs;
@@ -760,9 +838,10 @@ void sliceRule(InferCtx &c) {
 }
 
 StatusOr<std::vector<Tensor>> kSlice(const KernelCall &c) {
-  auto a = inputArr(c, 0);
-  if (!a.ok()) return a.status();
-  int64_t r = a->rank();
+  const Tensor *in = c.input(0);
+  if (!in) return invalid("missing input #0");
+  const std::vector<int64_t> &dims = in->dims();
+  int64_t r = (int64_t)dims.size();
   std::vector<int64_t> starts, ends, axes, steps;
   if (c.opset > 0 && c.opset < 10) {
     auto s = c.getInts("starts"), e = c.getInts("ends");
@@ -793,13 +872,13 @@ StatusOr<std::vector<Tensor>> kSlice(const KernelCall &c) {
   if (steps.empty()) steps.assign(starts.size(), 1);
   if (axes.size() != starts.size() || steps.size() != starts.size()) return invalid("Slice sizes");
   std::vector<AxisSlice> sl;
-  for (int64_t k = 0; k < r; ++k) sl.push_back({0, 1, a->dims[k]});
+  for (int64_t k = 0; k < r; ++k) sl.push_back({0, 1, dims[k]});
   std::vector<bool> seen(r, false);
   for (size_t j = 0; j < axes.size(); ++j) {
     auto ax = normAxis(axes[j], r);
     if (!ax || seen[*ax]) return invalid("Slice axis");
     seen[*ax] = true;
-    int64_t dim = a->dims[*ax], step = steps[j];
+    int64_t dim = dims[*ax], step = steps[j];
     if (step == 0) return invalid("Slice step 0");
     int64_t s = starts[j], e = ends[j];
     if (s < 0) s += dim;
@@ -827,8 +906,15 @@ StatusOr<std::vector<Tensor>> kSlice(const KernelCall &c) {
   }
   std::vector<int64_t> od;
   for (auto &x : sl) od.push_back(x.len);
-  Status sz = checkOutputSize(c, a->dt, od);
+  Status sz = checkOutputSize(c, in->dataType(), od);
   if (!sz.ok()) return sz;
+  if (auto v = byteView(*in)) { // Note [Data movement in bytes]
+    std::vector<Tensor> res;
+    res.push_back(sliceBytes(*in, *v, sl));
+    return res;
+  }
+  auto a = fromTensor(*in);
+  if (!a.ok()) return a.status();
   return one(sliceArr(*a, sl));
 }
 
@@ -914,23 +1000,41 @@ void gatherRule(InferCtx &c) {
 }
 
 StatusOr<std::vector<Tensor>> kGather(const KernelCall &c) {
-  auto a = inputArr(c, 0);
-  if (!a.ok()) return a.status();
+  const Tensor *in = c.input(0);
+  if (!in) return invalid("missing input #0");
   if (!c.input(1)) return invalid("Gather without indices");
   auto ind = intValues(*c.input(1));
   if (!ind.ok()) return ind.status();
   const auto &idims = c.input(1)->dims();
-  int64_t r = a->rank();
+  const std::vector<int64_t> &dims = in->dims();
+  int64_t r = (int64_t)dims.size();
   auto axis = normAxis(c.getInt("axis", 0), r);
   if (!axis) return invalid("Gather axis");
-  std::vector<int64_t> od(a->dims.begin(), a->dims.begin() + *axis);
+  std::vector<int64_t> od(dims.begin(), dims.begin() + *axis);
   od.insert(od.end(), idims.begin(), idims.end());
-  od.insert(od.end(), a->dims.begin() + *axis + 1, a->dims.end());
-  Status sz = checkOutputSize(c, a->dt, od);
+  od.insert(od.end(), dims.begin() + *axis + 1, dims.end());
+  Status sz = checkOutputSize(c, in->dataType(), od);
   if (!sz.ok()) return sz;
-  int64_t dim = a->dims[*axis], outer = 1, inner = 1;
-  for (int64_t k = 0; k < *axis; ++k) outer *= a->dims[k];
-  for (int64_t k = *axis + 1; k < r; ++k) inner *= a->dims[k];
+  int64_t dim = dims[*axis], outer = 1, inner = 1;
+  for (int64_t k = 0; k < *axis; ++k) outer *= dims[k];
+  for (int64_t k = *axis + 1; k < r; ++k) inner *= dims[k];
+  if (auto v = byteView(*in)) { // Note [Data movement in bytes]: rows copied
+    size_t row = (size_t)inner * v->es;
+    std::string out((size_t)std::max<int64_t>(numElementsOf(od), 0) * v->es, '\0');
+    char *dst = out.data();
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t j : *ind) {
+        if (j < -dim || j >= dim) return invalid("Gather index out of range");
+        if (j < 0) j += dim;
+        if (row) std::memcpy(dst, v->data + (size_t)(o * dim + j) * row, row);
+        dst += row;
+      }
+    std::vector<Tensor> res;
+    res.push_back(rawResult(in->dataType(), std::move(od), std::move(out)));
+    return res;
+  }
+  auto a = fromTensor(*in);
+  if (!a.ok()) return a.status();
   std::vector<int64_t> idx;
   idx.reserve((size_t)numElementsOf(od));
   for (int64_t o = 0; o < outer; ++o)
@@ -1652,9 +1756,10 @@ void transposeRule(InferCtx &c) {
 }
 
 StatusOr<std::vector<Tensor>> kTranspose(const KernelCall &c) {
-  auto a = inputArr(c, 0);
-  if (!a.ok()) return a.status();
-  int64_t r = a->rank();
+  const Tensor *in = c.input(0);
+  if (!in) return invalid("missing input #0");
+  const std::vector<int64_t> &dims = in->dims();
+  int64_t r = (int64_t)dims.size();
   std::vector<int64_t> perm;
   if (auto p = c.getInts("perm")) perm = *p;
   else for (int64_t k = r - 1; k >= 0; --k) perm.push_back(k);
@@ -1664,11 +1769,20 @@ StatusOr<std::vector<Tensor>> kTranspose(const KernelCall &c) {
   for (int64_t k = 0; k < r; ++k) {
     if (perm[k] < 0 || perm[k] >= r || seen[perm[k]]) return invalid("Transpose perm");
     seen[perm[k]] = true;
-    od[k] = a->dims[perm[k]];
+    od[k] = dims[perm[k]];
   }
-  auto ist = stridesOf(a->dims);
+  auto ist = stridesOf(dims);
   std::vector<int64_t> st(r);
   for (int64_t k = 0; k < r; ++k) st[k] = ist[perm[k]];
+  if (auto v = byteView(*in)) { // Note [Data movement in bytes]
+    std::string out((size_t)std::max<int64_t>(numElementsOf(od), 0) * v->es, '\0');
+    stridedCopy(v->data, 0, st, od, v->es, out.data());
+    std::vector<Tensor> res;
+    res.push_back(rawResult(in->dataType(), std::move(od), std::move(out)));
+    return res;
+  }
+  auto a = fromTensor(*in);
+  if (!a.ok()) return a.status();
   int64_t n = a->size();
   std::vector<int64_t> idx((size_t)n), cnt(r, 0);
   int64_t off = 0;

@@ -192,3 +192,187 @@ TEST(InPlace, ConvIntegerIsExact) {
 }
 
 } // namespace
+
+//===--- Data movement in bytes -------------------------------------------===//
+//
+// Note [Data movement in bytes]: Transpose, Slice, Split, Concat and Gather
+// copy movable element types as stored bytes. String tensors still take the
+// decoding path (Arr, takeElems), so the same call on "numbered" strings is
+// the reference: element k of the input holds the value k (mod 100 for the
+// one-byte types) in every element type.
+
+namespace {
+
+bool oneByte(DataType dt) { return dt == DataType::Int8 || dt == DataType::Uint8; }
+int64_t numberOf(DataType dt, int64_t k) { return oneByte(dt) ? k % 100 : k; }
+
+template <typename T, typename F> Tensor numberedAs(DataType dt, std::vector<int64_t> dims, F conv) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  std::vector<T> v((size_t)n);
+  for (int64_t k = 0; k < n; ++k) v[(size_t)k] = conv(numberOf(dt, k));
+  return typed<T>(dt, std::move(dims), std::move(v));
+}
+
+/// Element k holds numberOf(dt, k), as a string for String.
+Tensor numbered(DataType dt, std::vector<int64_t> dims) {
+  auto same = [](int64_t v) { return v; };
+  switch (dt) {
+  case DataType::Int8: return numberedAs<int8_t>(dt, dims, same);
+  case DataType::Uint8: return numberedAs<uint8_t>(dt, dims, same);
+  case DataType::Int16: return numberedAs<int16_t>(dt, dims, same);
+  case DataType::Int32: return numberedAs<int32_t>(dt, dims, same);
+  case DataType::Int64: return numberedAs<int64_t>(dt, dims, same);
+  case DataType::Uint64: return numberedAs<uint64_t>(dt, dims, same);
+  case DataType::Float: return numberedAs<float>(dt, dims, same);
+  case DataType::Double: return numberedAs<double>(dt, dims, same);
+  case DataType::Float16:
+    return numberedAs<uint16_t>(dt, dims, [](int64_t v) { return floatToHalf((float)v); });
+  case DataType::BFloat16:
+    return numberedAs<uint16_t>(dt, dims, [](int64_t v) { return floatToBFloat16((float)v); });
+  default: break;
+  }
+  Tensor t;
+  t.setDataType(DataType::String);
+  t.setDims(dims);
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  for (int64_t k = 0; k < n; ++k) t.stringData.mut().push_back(std::to_string(k));
+  t.setTyped(Tensor::TypedField::String);
+  return t;
+}
+
+const DataType kMovable[] = {DataType::Int8,    DataType::Uint8,  DataType::Float16,
+                             DataType::BFloat16, DataType::Int16, DataType::Int32,
+                             DataType::Float,   DataType::Int64,  DataType::Uint64,
+                             DataType::Double};
+
+/// Runs `make(dt)` (a call whose input #0 is numbered(dt, dims)) on strings
+/// and on every movable type and expects the same elements and dims.
+template <typename Make> void expectLikeStrings(const char *what, Make make) {
+  auto ref = make(DataType::String).run();
+  ASSERT_TRUE(ref.ok()) << what << ": " << ref.status();
+  for (DataType dt : kMovable) {
+    auto got = make(dt).run();
+    ASSERT_TRUE(got.ok()) << what << ": " << got.status();
+    ASSERT_EQ(got->size(), ref->size()) << what;
+    for (size_t o = 0; o < ref->size(); ++o) {
+      const Tensor &r = (*ref)[o], &g = (*got)[o];
+      EXPECT_EQ(g.dataType(), dt) << what;
+      EXPECT_EQ(g.dims(), r.dims()) << what << " result #" << o;
+      auto rs = r.strings();
+      auto gv = g.values<double>();
+      ASSERT_TRUE(rs.ok() && gv.ok()) << what;
+      ASSERT_EQ(rs->size(), gv->size()) << what;
+      for (size_t k = 0; k < rs->size(); ++k)
+        ASSERT_EQ((*gv)[k], (double)numberOf(dt, std::stoll((*rs)[k])))
+            << what << " " << dataTypeName(dt).str() << " result #" << o << " element " << k;
+    }
+  }
+}
+
+} // namespace
+
+TEST(DataMovement, TransposeMatchesTheDecodingPath) {
+  struct Case { std::vector<int64_t> dims, perm; };
+  const Case cases[] = {{{2, 3, 4, 5}, {}},           {{2, 3, 4, 5}, {0, 2, 1, 3}},
+                        {{2, 3, 4, 5}, {1, 0, 2, 3}}, {{2, 3, 4, 5}, {0, 1, 3, 2}},
+                        {{2, 3, 4, 5}, {2, 0, 3, 1}}, {{1, 4, 1, 3}, {3, 1, 0, 2}},
+                        {{7, 9}, {1, 0}},             {{0, 3}, {1, 0}},
+                        {{}, {}},                     {{5}, {0}}};
+  for (const Case &k : cases)
+    expectLikeStrings("Transpose", [&](DataType dt) {
+      Call c("Transpose");
+      c.in(numbered(dt, k.dims));
+      if (!k.perm.empty()) c.attr(intsAttr("perm", k.perm));
+      return c;
+    });
+}
+
+TEST(DataMovement, SliceMatchesTheDecodingPath) {
+  struct Case { std::vector<int64_t> starts, ends, axes, steps; };
+  const Case cases[] = {{{1}, {3}, {0}, {1}},
+                        {{0, 1}, {4, 5}, {1, 2}, {2, 2}},
+                        {{-1}, {-100}, {2}, {-1}},
+                        {{3, 4}, {0, 0}, {0, 1}, {-2, -3}},
+                        {{2}, {2}, {1}, {1}},
+                        {{0, 0, 5}, {4, 5, 6}, {0, 1, 2}, {1, 1, 1}},
+                        {{1, 0}, {1000, 1}, {-1, 0}, {4, 1}}};
+  for (const Case &k : cases)
+    expectLikeStrings("Slice", [&](DataType dt) {
+      Call c("Slice", 13);
+      c.in(numbered(dt, {4, 5, 6})).in(i64({(int64_t)k.starts.size()}, k.starts))
+          .in(i64({(int64_t)k.ends.size()}, k.ends)).in(i64({(int64_t)k.axes.size()}, k.axes))
+          .in(i64({(int64_t)k.steps.size()}, k.steps));
+      return c;
+    });
+}
+
+TEST(DataMovement, SplitConcatGatherMatchTheDecodingPath) {
+  expectLikeStrings("Split", [](DataType dt) {
+    Call c("Split", 13);
+    c.in(numbered(dt, {4, 6})).in(i64({3}, {1, 2, 3})).attr(intAttr("axis", 1));
+    c.numOutputs = 3;
+    return c;
+  });
+  expectLikeStrings("Split even", [](DataType dt) {
+    Call c("Split", 13);
+    c.in(numbered(dt, {4, 6, 2}));
+    c.numOutputs = 2;
+    return c;
+  });
+  for (int64_t axis : {0, 1, -1})
+    expectLikeStrings("Concat", [&](DataType dt) {
+      std::vector<int64_t> a = {2, 3, 4}, b = {2, 3, 4}, e = {2, 3, 4};
+      size_t ax = (size_t)(axis < 0 ? axis + 3 : axis);
+      b[ax] = 2;
+      e[ax] = 0;
+      Call c("Concat");
+      c.in(numbered(dt, a)).in(numbered(dt, b)).in(numbered(dt, e)).in(numbered(dt, a))
+          .attr(intAttr("axis", axis));
+      return c;
+    });
+  struct G { std::vector<int64_t> idims, idx; int64_t axis; };
+  const G gathers[] = {{{3}, {-1, 0, 3}, 0}, {{2, 2}, {1, -4, 3, 0}, 1},
+                       {{}, {2}, 2},        {{0}, {}, 1}};
+  for (const G &g : gathers)
+    expectLikeStrings("Gather", [&](DataType dt) {
+      Call c("Gather");
+      c.in(numbered(dt, {5, 4, 3})).in(i64(g.idims, g.idx)).attr(intAttr("axis", g.axis));
+      return c;
+    });
+}
+
+TEST(DataMovement, ErrorsAreThoseOfTheDecodingPath) {
+  // An index out of range, a shape that does not fit, a tensor with fewer
+  // bytes than its dims: refused as before (the last by the decoding path).
+  EXPECT_EQ(Call("Gather").in(numbered(DataType::Float, {5, 4})).in(i64({1}, {5})).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Call("Concat").in(numbered(DataType::Float, {2, 3})).in(numbered(DataType::Float, {3, 3}))
+                .attr(intAttr("axis", 1)).code(),
+            absl::StatusCode::kInvalidArgument);
+  Tensor shortData = makeTensor(DataType::Float, {2, 3}, std::string(20, '\0'));
+  EXPECT_FALSE(Call("Transpose").in(shortData).run().ok());
+  Call big("Gather");
+  big.in(numbered(DataType::Float, {5, 4})).in(i64({8}, {0, 1, 2, 3, 4, 0, 1, 2}));
+  big.maxBytes = 64; // 32 floats
+  EXPECT_EQ(big.code(), absl::StatusCode::kResourceExhausted);
+}
+
+TEST(DataMovement, Float16NaNKeepsItsBits) {
+  // Moving stored bytes keeps a signalling NaN's bits; decoding to float and
+  // encoding back quietened it (0x7c01 became 0x7e01).
+  Tensor h = typed<uint16_t>(DataType::Float16, {2, 2}, {0x7c01, 0x3c00, 0xfd55, 0x0001});
+  auto bits = [](const Tensor &t) {
+    auto b = t.bytes();
+    EXPECT_TRUE(b.ok());
+    std::vector<uint16_t> v(b->size() / 2);
+    if (!v.empty()) std::memcpy(v.data(), b->data(), b->size());
+    return v;
+  };
+  EXPECT_EQ(bits(Call("Transpose").in(h).one()), (std::vector<uint16_t>{0x7c01, 0xfd55, 0x3c00, 0x0001}));
+  EXPECT_EQ(bits(Call("Gather").in(h).in(i64({1}, {0})).one()),
+            (std::vector<uint16_t>{0x7c01, 0x3c00}));
+  EXPECT_EQ(bits(Call("Concat").in(h).in(h).attr(intAttr("axis", 0)).one()),
+            (std::vector<uint16_t>{0x7c01, 0x3c00, 0xfd55, 0x0001, 0x7c01, 0x3c00, 0xfd55, 0x0001}));
+}
