@@ -29,6 +29,7 @@
 #include <pybind11/pybind11.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -65,13 +66,19 @@ template <typename T> T check(absl::StatusOr<T> s) {
 
 struct Entry;
 
+/// Set by the module's atexit callback (Note [Models left at exit] in
+/// Objects.cpp).
+extern bool gInterpreterExiting;
+
 class ModelHolder : public Context::DestroyObserver,
                     public std::enable_shared_from_this<ModelHolder> {
 public:
   explicit ModelHolder(std::unique_ptr<Model> m);
   ~ModelHolder() override;
+  /// The model, for an access that may change it (Note [Checked once]).
   Model &model() {
     checkIdle();
+    touch();
     return *model_;
   }
   Model &modelUnchecked() { return *model_; }
@@ -82,10 +89,36 @@ public:
   void checkIdle() const {
     if (busy_) fail("the model is in use by another thread (a load, save, verification or pass)");
   }
-  /// Marks the model busy for a GIL-released operation (Note [Python handles]).
+  /// Note [Checked once]
+  /// load, run_passes and save each check the model at their `verify` level
+  /// (Note [Python checks what onnx-opt checks] in Tools.cpp); onnx-opt checks
+  /// it once, on load. A check that finds nothing (no error, no warning)
+  /// records its level here, and a later check at the same level skips the
+  /// walk while the record stands: it would find nothing again. Every access
+  /// that may change the model drops the record: model(), a handle's get
+  /// (a read too: reads and writes are not told apart), Busy (each
+  /// GIL-released operation), and registering an op library (the schemas
+  /// the check reads; gOpLibraryGeneration). run_passes on a model clean at
+  /// its level keeps the record when the passes succeed: the pass manager
+  /// verifies the structure after each pass and refuses any problem (the
+  /// clean input tolerates none), and the passes keep the operators valid,
+  /// as onnx-opt trusts when it writes their result unchecked. So load +
+  /// run_passes + save checks as often as onnx-opt -O2 does.
+  int cleanLevel() const { return cleanGeneration_ == gOpLibraryGeneration ? cleanLevel_ : -1; }
+  void setClean(int level) {
+    cleanLevel_ = level;
+    cleanGeneration_ = gOpLibraryGeneration;
+  }
+  void touch() { cleanLevel_ = -1; }
+  /// Bumped by every op library registration (OpLibrary.cpp).
+  static inline uint64_t gOpLibraryGeneration = 0;
+
+  /// Marks the model busy for a GIL-released operation (Note [Python
+  /// handles]); the operation may change it (Note [Checked once]).
   struct Busy {
     explicit Busy(ModelHolder &h) : h_(h) {
       h.checkIdle();
+      h.touch();
       h.busy_ = true;
     }
     ~Busy() { h_.busy_ = false; }
@@ -97,6 +130,8 @@ private:
   std::mutex mu_;
   llvm::DenseMap<const void *, Entry *> live_;
   bool busy_ = false;
+  int cleanLevel_ = -1;          ///< Note [Checked once]
+  uint64_t cleanGeneration_ = 0; ///< gOpLibraryGeneration at the check
 };
 using HolderPtr = std::shared_ptr<ModelHolder>;
 
@@ -117,6 +152,7 @@ template <typename T> struct Handle {
     if (!e->alive)
       fail(std::string("this ") + what + " was erased (or its graph was); the handle is dead");
     e->holder->checkIdle();
+    e->holder->touch(); // (Note [Checked once])
     return static_cast<T *>(e->ptr);
   }
   ModelHolder &holder() const { return *e->holder; }

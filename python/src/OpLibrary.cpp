@@ -16,6 +16,8 @@ namespace {
 py::list registerOps(const std::string &text, const std::string &name) {
   // The registry is not locked: passes running in other threads (which
   // release the GIL) must not meet a registration; __init__.py says so.
+  // A model found clean is checked anew (Note [Checked once] in Core.h).
+  ++ModelHolder::gOpLibraryGeneration;
   absl::StatusOr<OpLibraryInfo> r = registerOpLibrary(text, name);
   if (!r.ok()) fail("register_ops: " + std::string(r.status().message()));
   py::list ops;

@@ -148,7 +148,10 @@ std::vector<Diagnostic> unimportedDomains(Model &m) {
 /// issues the warnings. The GIL is held; released while checking.
 void checkModel(const PyModel &pm, Level level, bool onLoad, const std::string &what) {
   if (level == Level::None) return;
-  Model &m = pm.m();
+  ModelHolder &h = *pm.h;
+  h.checkIdle();
+  if (h.cleanLevel() == (int)level) return; // (Note [Checked once] in Core.h)
+  Model &m = h.modelUnchecked();
   std::string errors;
   std::vector<std::string> warnings;
   bool schemaErrors = false;
@@ -192,6 +195,7 @@ void checkModel(const PyModel &pm, Level level, bool onLoad, const std::string &
   if (!errors.empty())
     failPy(what + ": the model is invalid:" + errors +
            (schemaErrors ? "\n(verify='structure' skips the operator schema checks)" : ""));
+  if (warnings.empty()) h.setClean((int)level);
 }
 
 // Note [Path arguments]
@@ -301,13 +305,17 @@ void save(const PyModel &pm, py::handle path, const std::string &format,
   std::string p = pathArg(path, "save: path");
   if (p.empty()) fail("the output file name is empty");
   checkModel(pm, level, /*onLoad=*/false, p);
-  Model &m = pm.m();
+  ModelHolder &h = *pm.h;
+  int clean = h.cleanLevel();
+  Model &m = h.model();
   absl::Status s;
   {
-    ModelHolder::Busy busy(*pm.h);
+    ModelHolder::Busy busy(h);
     py::gil_scoped_release nogil;
     s = saveModelFile(m, p, so);
   }
+  // Saving reads the model only (Note [Checked once]).
+  if (clean >= 0) h.setClean(clean);
   check(s);
 }
 
@@ -422,7 +430,17 @@ PipelineOptions pipelineOptions(py::handle options, const std::string &verify, b
 bool runPasses(const PyModel &pm, const std::string &pipeline, bool verifyEach, bool schema,
                py::handle options, const std::string &name, const std::string &verify,
                bool strict) {
-  PipelineOptions o = pipelineOptions(options, schema ? std::string("schema") : verify, strict, name);
+  std::string level = schema ? std::string("schema") : verify;
+  PipelineOptions o = pipelineOptions(options, level, strict, name);
+  // A model a check found clean at this level is not checked again: the
+  // check would find no problem kind to tolerate (Note [Checked once]).
+  ModelHolder &h = *pm.h;
+  h.checkIdle();
+  int cleanAt = (o.checkInput && h.cleanLevel() == (int)levelArg(level)) ? h.cleanLevel() : -1;
+  if (cleanAt >= 0) {
+    o.checkInput = false;
+    o.manager.inputProblemKinds = std::set<int>();
+  }
   // An empty pipeline runs no pass (a target opset alone still converts).
   auto passes = llvm::StringRef(pipeline).trim().empty()
                     ? buildPipeline(std::vector<std::unique_ptr<Pass>>(), o)
@@ -449,11 +467,11 @@ bool runPasses(const PyModel &pm, const std::string &pipeline, bool verifyEach, 
     if (d.severity == PassDiagnostic::Severity::Warning)
       warnings.push_back((name.empty() ? "" : name + ": ") + p.argument().str() + ": " + d.message);
   };
-  Model &m = pm.m();
+  Model &m = h.model();
   absl::StatusOr<PipelineRun> r;
   absl::Status reads;
   {
-    ModelHolder::Busy busy(*pm.h);
+    ModelHolder::Busy busy(h);
     py::gil_scoped_release nogil;
     r = runPipeline(m, std::move(*passes), o);
     reads = checkMappedFileReads();
@@ -461,6 +479,7 @@ bool runPasses(const PyModel &pm, const std::string &pipeline, bool verifyEach, 
   warnAll(warnings);
   if (!r.ok()) failPy(std::string(r.status().message()));
   check(reads);
+  if (cleanAt >= 0) h.setClean(cleanAt); // the passes keep it valid
   return r->changed;
 }
 
@@ -531,6 +550,9 @@ py::tuple inferShapes(const PyModel &pm, py::object inputShapes, py::object bind
 
 void bindTools(py::module_ &m) {
   registerAllPasses();
+  // (Note [Models left at exit] in Objects.cpp)
+  py::module_::import("atexit").attr("register")(
+      py::cpp_function([]() { gInterpreterExiting = true; }));
   m.def("load", &load, py::arg("path"), py::arg("format") = "auto",
         py::arg("allow_external_links") = false, py::arg("verify") = "default",
         "Loads a model file (binary or text by extension, else by content; '-' is stdin). "
@@ -591,6 +613,13 @@ void bindTools(py::module_ &m) {
         py::arg("strict") = false,
         "Infers types and shapes; input_shapes {name: [dims] or 'N,3,H,W'}, bind_dims "
         "{symbol: int}. Returns (changed, warnings).");
+  m.def("_check_record", [](const PyModel &pm) -> py::object {
+    static const char *const kLevels[] = {"none", "structure", "default", "schema"};
+    int l = pm.h->cleanLevel();
+    return l < 0 ? py::object(py::none()) : py::object(py::str(kLevels[l]));
+  }, py::arg("model"),
+        "The `verify` level a check found the model clean at and that still stands, or None "
+        "(Note [Checked once]; for tests).");
   m.def("list_passes", []() -> std::vector<std::pair<std::string, std::string>> {
     std::vector<std::pair<std::string, std::string>> out;
     for (const PassInfo *info : PassRegistry::instance().entries())
