@@ -16,7 +16,8 @@
 //    mask of 1 along q_seq is expanded (Note [Attention mask shape]);
 //  - the 4-D form (batch, heads, seq, head_size), with one K/V head
 //    broadcast over Q's heads (multi-query); 3-D (batch * heads, seq,
-//    head_size) scores as a 4-D Attention of batch 1 through
+//    head_size) scores as the 4-D Attention of the unfolded heads (Note
+//    [Heads folded into the batch]) or of batch 1 through
 //    Unsqueeze/Squeeze, or, when they are nn.MultiheadAttention's
 //    sequence-first head split and merge, the 3-D form (Note
 //    [Sequence-first heads]);
@@ -33,7 +34,9 @@
 // Shape(scores)) and ConstantOfShape(Shape(scores)) re-broadcast against
 // them (`fuse-attention-shape-use`, Note [Scores read for their shape]) and
 // a mask applied on a 4-D view of 3-D batched scores
-// (`fuse-attention-mask-view`, Note [Masks on a 4-D view of 3-D scores]);
+// (`fuse-attention-mask-view`, Note [Masks on a 4-D view of 3-D scores];
+// a mask whose [S, S] slices are all equal becomes that slice, Note [Masks
+// with equal slices]);
 // a bias under a boolean mask (BLOOM's ALiBi) becomes one float attn_mask
 // (Note [A bias under a boolean mask]).
 // A past (KV cache: K and V concatenated to the caches and returned) moves
@@ -570,11 +573,68 @@ bool rewriteHeads(Node &root, PatternRewriter &rw, const AttentionMatch &m, Head
   return rw.replaceNode(f.mergeR, {a->result(0)});
 }
 
+// Note [Heads folded into the batch]
+//   CLIP's text encoder (and older Hugging Face code) folds the heads into
+//   the batch: Q, K, V [B, H, S, D] reshaped to [B*H, S, D], torch.bmm,
+//   Softmax, bmm, and the result reshaped back to [B, H, S, Dv]. Merging
+//   the first two axes and splitting them again are both row-major (row
+//   n = b*H + h), so the 4-D Attention of the [B, H, S, D] sources, whose
+//   result stands for the split back, computes the same elements.
+//   fuse-attention makes that when each of Q, K, V is such a merge (a
+//   Reshape whose last two dims are proven its source's, so the first is
+//   B*H), all of one B and one H, K not transposed, the result's only use
+//   is the split back to [B, H, Sq, Dv] with that B and H, and the mask is
+//   absent, causal, or broadcasts alike to [B*H, Sq, Skv] and to
+//   [B, H, Sq, Skv] (rank 2 or less, or [1, Sq, Skv]). fuse-attention-heads
+//   then takes the head split and merge around it (the 3-D form).
+//   Otherwise the 3-D scores fuse as a 4-D Attention of batch 1.
+
+/// The 4-D source [B, H, S, D] of a Reshape `x3` to [B*H, S, D] in the
+/// root's graph (Note [Heads folded into the batch]), or null.
+Value *foldedHeadsSource(Value *x3, PatternRewriter &rw) {
+  Node *rs = x3 ? x3->definingNode() : nullptr;
+  if (!rs || !rs->is("Reshape") || rs->numOperands() != 2 || !plainAttributes(*rs) ||
+      NodeContext(*rs).getInt("allowzero", 0) || rs->getGraph() != rw.root()->getGraph())
+    return nullptr;
+  Value *x4 = rs->operand(0);
+  if (rankOf(x4) != 4 || rankOf(x3) != 3 || !sameDim(dimOf(x3, 1), dimOf(x4, 2)) ||
+      !sameDim(dimOf(x3, 2), dimOf(x4, 3)))
+    return nullptr;
+  return x4;
+}
+
+/// Q, K, V of 3-D scores as the 4-D sources of their head folds, and the
+/// Reshape splitting the result back (Note [Heads folded into the
+/// batch]): fills m and returns the Reshape, or null (m unchanged).
+Node *unfoldHeads(Node &root, PatternRewriter &rw, AttentionMatch &m) {
+  if (!m.k.identity() || (m.mask && !m.causal && rankOf(m.mask) > 2 &&
+                          !(rankOf(m.mask) == 3 && isOne(dimOf(m.mask, 0)))))
+    return nullptr;
+  Value *q4 = foldedHeadsSource(m.q, rw), *k4 = foldedHeadsSource(m.k.src, rw), *v4 = foldedHeadsSource(m.v, rw);
+  if (!q4 || !k4 || !v4) return nullptr;
+  for (int64_t i = 0; i < 2; ++i)
+    if (!sameDim(dimOf(q4, i), dimOf(k4, i)) || !sameDim(dimOf(q4, i), dimOf(v4, i))) return nullptr;
+  Value *y = root.result(0);
+  if (!PatternRewriter::hasSingleLocalUse(y)) return nullptr;
+  Node *r = y->firstUse()->getOwner();
+  if (!r->is("Reshape") || r->numOperands() != 2 || r->operand(0) != y || r->numResults() != 1 ||
+      !plainAttributes(*r) || NodeContext(*r).getInt("allowzero", 0))
+    return nullptr;
+  Value *out = r->result(0);
+  if (rankOf(out) != 4 || !sameDim(dimOf(out, 0), dimOf(q4, 0)) || !sameDim(dimOf(out, 1), dimOf(q4, 1)) ||
+      !sameDim(dimOf(out, 2), dimOf(y, 1)) || !sameDim(dimOf(out, 3), dimOf(y, 2)))
+    return nullptr;
+  m.q = q4;
+  m.k = Permuted{k4, {0, 1, 2, 3}};
+  m.v = v4;
+  return r;
+}
+
 /// The 4-D form (3-D batch*heads scores through Unsqueeze/Squeeze as a
 /// batch of 1): Attention of Q, K (transposed back if need be), V
-/// replaces the root.
+/// replaces the root (or `split`, the split back of unfolded heads).
 bool rewritePlain(Node &root, PatternRewriter &rw, const AttentionMatch &m, Value *mask, int64_t rank,
-                  DataType et) {
+                  DataType et, Node *split = nullptr) {
   Value *k = m.k.src;
   if (!m.k.identity()) {
     Node *t = rw.create("Transpose", {k});
@@ -604,9 +664,10 @@ bool rewritePlain(Node &root, PatternRewriter &rw, const AttentionMatch &m, Valu
   Node *a = rw.create("Attention", ops);
   setScaleAndCausal(a, m);
   if (rank == 4) {
-    PatternRewriter::copyNodeInfo(root, *a);
-    a->result(0)->setType(root.result(0)->type());
-    return rw.replaceNode(&root, {a->result(0)});
+    Node *r = split ? split : &root;
+    PatternRewriter::copyNodeInfo(*r, *a);
+    a->result(0)->setType(r->result(0)->type());
+    return rw.replaceNode(r, {a->result(0)});
   }
   std::vector<Dim> dims{Dim::known(1)};
   for (const Dim &d : tensorType(root.result(0))->dims()) dims.push_back(d);
@@ -630,10 +691,12 @@ bool fuseAttention(Node &root, PatternRewriter &rw) {
   if (!checkOperands(root, rw, m, scores, mm, kt, rank, et, sq)) return false;
   HeadForms f = findHeadForms(root, rw, m, rank);
   // Rewrite.
+  // Note [Heads folded into the batch]
+  Node *split = rank == 3 && !f.mergeR ? unfoldHeads(root, rw, m) : nullptr;
   if (f.seqFirst) batchFirst(rw, f, *et); // [S, B, E] -> [B, S, E]
   Value *mask = attentionMask(root, rw, m, f, sq);
   if (f.mergeR) return rewriteHeads(root, rw, m, f, mask, *et);
-  return rewritePlain(root, rw, m, mask, rank, *et);
+  return rewritePlain(root, rw, m, mask, split ? 4 : rank, *et, split);
 }
 
 
@@ -791,6 +854,53 @@ namespace {
 //   batch 1). Exact: the same elements, combined by the same op. Only the
 //   mask is expanded over the heads (it is small next to the scores, which
 //   are no longer materialised).
+//
+// Note [Masks with equal slices]
+//   CLIP builds its causal mask per batch: torch.empty(B, S, S)
+//   .fill_(finfo.min).triu_(1)[:, None], exported Unsqueeze(Trilu(
+//   ConstantOfShape(shape), upper, k)) of [B, 1, S, S]. Every [S, S] slice
+//   of a Trilu of a one-value ConstantOfShape is the same matrix (Trilu
+//   works on the last two axes alone), and Unsqueezes before the last two
+//   axes only add leading dims of 1. Such an operand o, whose leading dims
+//   broadcast to the view's (checked as for any operand, and the op's
+//   result is the view's shape), adds T[i, j] at [b, h, i, j] for every b
+//   and h: on the 3-D scores it is T itself, rank 2, made as Trilu(
+//   ConstantOfShape(shape[-2:]), upper, k) with the same value and k. So
+//   the mask is not expanded over the heads, and fuse-attention sees the
+//   triangle it knows (Note [Causal mask forms]: is_causal for finfo.min
+//   above the diagonal); the buffer's nodes die with it.
+
+/// The Trilu of a one-value ConstantOfShape under `o`, seen through
+/// Unsqueezes that add only dims before the last two (Note [Masks with
+/// equal slices]), or null.
+Node *equalSlicesTrilu(const Value *o) {
+  for (int depth = 0; depth < 3 && o; ++depth) {
+    Node *d = o->definingNode();
+    if (!d || !plainAttributes(*d) || d->numResults() != 1) return nullptr;
+    if (d->is("Trilu")) {
+      int64_t r = rankOf(o);
+      Value *c = d->numOperands() >= 1 ? d->operand(0) : nullptr;
+      Node *cs = c ? c->definingNode() : nullptr;
+      if (r < 2 || !cs || !cs->is("ConstantOfShape") || cs->numOperands() != 1 || cs->numAttributes() != 1 ||
+          !plainAttributes(*cs) || rankOf(cs->operand(0)) != 1 || elemOf(cs->operand(0)) != DataType::Int64)
+        return nullptr;
+      const Attribute *val = cs->getAttr("value");
+      if (!val || val->kind() != AttrKind::Tensor || val->tensors.empty()) return nullptr;
+      auto n = val->tensors.get()[0]->numElements();
+      if (!n || *n != 1 || (d->numOperands() > 1 && d->operand(1) && !PatternRewriter::constantTensor(d->operand(1))))
+        return nullptr;
+      return d;
+    }
+    if (!d->is("Unsqueeze") || d->numOperands() < 1) return nullptr;
+    int64_t r = rankOf(o);
+    NodeAxes axes = readAxes(*d, PatternRewriter::constantTensor);
+    if (r < 3 || axes.kind != NodeAxes::Known) return nullptr;
+    for (int64_t a : axes.values)
+      if ((a < 0 ? a + r : a) < 0 || (a < 0 ? a + r : a) >= r - 2) return nullptr;
+    o = d->operand(0);
+  }
+  return nullptr;
+}
 
 } // namespace
 
@@ -849,7 +959,8 @@ bool attentionMaskView(Node &back, PatternRewriter &rw) {
     if (i == slot) continue;
     Value *o = op->operand(i);
     int64_t r = rankOf(o);
-    bool fits = o && r >= 0 && r <= 4 && (r != 3 || isOne(dimOf(o, 0)));
+    bool fits = o && r >= 0 && r <= 4 && (r != 3 || isOne(dimOf(o, 0)) || equalSlicesTrilu(o));
+    if (fits && r == 3 && !isOne(dimOf(o, 0))) fits = sameDim(dimOf(o, 0), h);
     if (fits && r == 4)
       fits = (isOne(dimOf(o, 0)) && isOne(dimOf(o, 1))) ||
              (sameDim(dimOf(o, 0), dimOf(v4, 0)) && (isOne(dimOf(o, 1)) || sameDim(dimOf(o, 1), h)));
@@ -868,11 +979,29 @@ bool attentionMaskView(Node &back, PatternRewriter &rw) {
       ops.push_back(s3);
       continue;
     }
+    DataType ot = elemOf(o).value_or(DataType::Float);
+    if (Node *tr = rankOf(o) >= 3 ? equalSlicesTrilu(o) : nullptr) {
+      // Note [Masks with equal slices]: the one [s, k] slice.
+      Node *cs = tr->operand(0)->definingNode();
+      Node *last2 = rw.create("Slice", {cs->operand(0), rw.createConstant(base + "_last2", makeInt64Tensor({1}, {-2})),
+                                        rw.createConstant(base + "_end", makeInt64Tensor({1}, {std::numeric_limits<int64_t>::max()}))});
+      last2->result(0)->setType(ctx.getTensorType(DataType::Int64, llvm::ArrayRef<int64_t>{2}));
+      Node *fill = rw.create("ConstantOfShape", {last2->result(0)});
+      fill->setAttr(tensorAttr("value", Tensor(*cs->getAttr("value")->tensors.get()[0])));
+      std::vector<Dim> dims{dimOf(o, -2), dimOf(o, -1)};
+      fill->result(0)->setType(ctx.getTensorType(ot, llvm::ArrayRef<Dim>(dims)));
+      std::vector<Value *> tops{fill->result(0)};
+      if (tr->numOperands() > 1 && tr->operand(1)) tops.push_back(tr->operand(1));
+      Node *t = rw.create("Trilu", tops);
+      t->setAttr(intAttr("upper", NodeContext(*tr).getInt("upper", 1)));
+      t->result(0)->setType(fill->result(0)->type());
+      ops.push_back(t->result(0));
+      continue;
+    }
     if (rankOf(o) != 4) {
       ops.push_back(o);
       continue;
     }
-    DataType ot = *elemOf(o);
     if (isOne(dimOf(o, 0)) && isOne(dimOf(o, 1))) {
       Node *sq = rw.create("Squeeze", {o, rw.createConstant(base + "_batch", makeInt64Tensor({1}, {0}))});
       std::vector<Dim> dims{Dim::known(1), dimOf(o, 2), dimOf(o, 3)};

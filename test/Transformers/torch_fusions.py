@@ -628,6 +628,38 @@ class BmmMaskViewAttention(Census):
         return x + self.o(y.view(b, H, s, self.hd).transpose(1, 2).reshape(b, s, D))
 
 
+class CLIPTextAttention(Census):
+    """CLIP's text attention as Hugging Face writes it: Q scaled first, the
+    heads folded into the batch ([B*H, S, D/H], bmm), the causal mask built
+    per batch as empty(B, S, S).fill_(finfo.min).triu_(1)[:, None] and added
+    on a 4-D view of the scores (-> Attention, is_causal, the 3-D form:
+    Notes [Masks with equal slices] and [Heads folded into the batch])."""
+
+    def __init__(self):
+        super().__init__()
+        self.hd = D // H
+        self.q, self.k, self.v, self.o = (nn.Linear(D, D) for _ in range(4))
+        self.structures = {"Attention": 1, "Attention 3-D": 1}
+
+    def forward(self, x):
+        b, s, _ = x.shape
+        mask = torch.empty(b, s, s, dtype=x.dtype).fill_(torch.finfo(x.dtype).min).triu_(1).unsqueeze(1)
+        fold = lambda t: t.view(b, -1, H, self.hd).transpose(1, 2).contiguous().view(b * H, -1, self.hd)  # noqa: E731
+        q, k, v = fold(self.q(x) * self.hd ** -0.5), fold(self.k(x)), fold(self.v(x))
+        w = (torch.bmm(q, k.transpose(1, 2)).view(b, H, s, s) + mask).view(b * H, s, s)
+        y = torch.bmm(w.softmax(-1), v)
+        return x + self.o(y.view(b, H, s, self.hd).transpose(1, 2).reshape(b, s, D))
+
+    @staticmethod
+    def check_fused(path):
+        """The mask became is_causal: no Trilu is left (nor its buffer)."""
+        g = onnx.load(path).graph
+        causal = [n for n in g.node if n.op_type == "Attention"
+                  and any(a.name == "is_causal" and a.i == 1 for a in n.attribute)]
+        kept = [n.op_type for n in g.node if n.op_type in ("Trilu", "ConstantOfShape", "Expand")]
+        return ([] if causal else ["no Attention with is_causal"]) + ([f"mask kept: {kept}"] if kept else [])
+
+
 class HFBloomAttention(Census):
     """BLOOM's attention as Hugging Face writes it: one fused QKV projection
     viewed [B, S, H, 3, D/H], Q, K, V as [B*H, S, D/H], the ALiBi bias
@@ -741,6 +773,7 @@ MODELS = {
     "bmm-mask-view": (BmmMaskViewAttention,
                       lambda: (torch.randn(2, 5, D), torch.tensor([[1, 1, 1, 0, 0], [1] * 5]).bool()),
                       {0: "batch", 1: "seq"}),
+    "clip-text-attention": (CLIPTextAttention, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
     "hf-bloom-alibi": (HFBloomAttention,
                        lambda: (torch.randn(2, 5, D), torch.tensor([[1, 1, 1, 0, 0], [1] * 5]).bool()),
                        {0: "batch", 1: "seq"}),
