@@ -129,6 +129,7 @@ private:
   std::unique_ptr<Model> model_;
   std::mutex mu_;
   llvm::DenseMap<const void *, Entry *> live_;
+  std::atomic<size_t> liveCount_{0}; ///< live_.size(), read without mu_
   bool busy_ = false;
   int cleanLevel_ = -1;          ///< Note [Checked once]
   uint64_t cleanGeneration_ = 0; ///< gOpLibraryGeneration at the check

@@ -49,17 +49,22 @@ ModelHolder::~ModelHolder() {
 }
 
 void ModelHolder::destroyed(const void *object) {
+  // Every node and value a pass erases comes here: without a handle (a
+  // script that loads, runs passes and saves) it costs no lock.
+  if (liveCount_.load(std::memory_order_acquire) == 0) return;
   std::lock_guard<std::mutex> lock(mu_);
   if (live_.empty()) return;
   auto it = live_.find(object);
   if (it == live_.end()) return;
   it->second->alive = false;
   live_.erase(it);
+  liveCount_.store(live_.size(), std::memory_order_release);
 }
 
 std::shared_ptr<Entry> ModelHolder::entry(void *p) {
   std::lock_guard<std::mutex> lock(mu_);
   Entry *&slot = live_[p];
+  liveCount_.store(live_.size(), std::memory_order_release);
   if (slot)
     if (std::shared_ptr<Entry> e = slot->self.lock()) return e;
   auto e = std::make_shared<Entry>();
@@ -75,6 +80,7 @@ void ModelHolder::forget(Entry *e) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = live_.find(e->ptr);
   if (it != live_.end() && it->second == e) live_.erase(it);
+  liveCount_.store(live_.size(), std::memory_order_release);
 }
 
 py::object nodeOrNone(const HolderPtr &h, Node *n) {
