@@ -412,7 +412,68 @@ void registerGemm(OpRegistrar &r) {
 
 enum class SM { Softmax, LogSoftmax, Hardmax };
 
+/// softmaxLike for X stored as T (float, double): read in place, written
+/// into the result's bytes (Note [Inputs read in place]); each exp computed
+/// once and kept in the result (the general path below computes it twice,
+/// the same value). The same arithmetic, element for element.
+template <typename T>
+StatusOr<std::vector<Tensor>> softmaxInPlace(const Tensor &xt, SM kind, int64_t outer,
+                                             int64_t dim, int64_t inner) {
+  auto x = viewTensor<T>(xt);
+  if (!x.ok()) return x.status();
+  OutBuf<T> out(xt.dataType(), xt.dims());
+  const T *xv = x->data();
+  T *yv = out.data();
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const T *px = xv + o * dim * inner + i;
+      T *py = yv + o * dim * inner + i;
+      T mx = -std::numeric_limits<T>::infinity();
+      int64_t arg = 0;
+      for (int64_t j = 0; j < dim; ++j)
+        if (px[j * inner] > mx) { mx = px[j * inner]; arg = j; }
+      if (kind == SM::Hardmax) {
+        for (int64_t j = 0; j < dim; ++j) py[j * inner] = j == arg ? T(1) : T(0);
+        continue;
+      }
+      T sum = 0;
+      if (kind == SM::Softmax) {
+        for (int64_t j = 0; j < dim; ++j) {
+          T e = std::exp(px[j * inner] - mx);
+          py[j * inner] = e;
+          sum += e;
+        }
+        for (int64_t j = 0; j < dim; ++j) py[j * inner] = py[j * inner] / sum;
+      } else {
+        for (int64_t j = 0; j < dim; ++j) sum += std::exp(px[j * inner] - mx);
+        for (int64_t j = 0; j < dim; ++j) py[j * inner] = px[j * inner] - mx - std::log(sum);
+      }
+    }
+  std::vector<Tensor> r;
+  r.push_back(out.take());
+  return r;
+}
+
 StatusOr<std::vector<Tensor>> softmaxLike(const KernelCall &c, SM kind) {
+  if (const Tensor *xt = c.input(0);
+      xt && (xt->dataType() == DataType::Float || xt->dataType() == DataType::Double)) {
+    const std::vector<int64_t> &d = xt->dims();
+    int64_t r = (int64_t)d.size();
+    bool legacy = c.opset > 0 && c.opset < 13;
+    auto axis = normAxis(c.getInt("axis", legacy ? 1 : -1), r);
+    if (!axis) return invalid("softmax axis");
+    if (numElementsOf(d) < 0) return invalid("tensor has invalid dims");
+    int64_t outer = 1, dim = 1, inner = 1;
+    for (int64_t k = 0; k < *axis; ++k) outer *= d[k];
+    if (legacy) {
+      for (int64_t k = *axis; k < r; ++k) dim *= d[k];
+    } else {
+      dim = d[*axis];
+      for (int64_t k = *axis + 1; k < r; ++k) inner *= d[k];
+    }
+    return xt->dataType() == DataType::Float ? softmaxInPlace<float>(*xt, kind, outer, dim, inner)
+                                             : softmaxInPlace<double>(*xt, kind, outer, dim, inner);
+  }
   auto a = inputArr(c, 0);
   if (!a.ok()) return a.status();
   if (a->kind() != CK::F32 && a->kind() != CK::F64) return unsupported("softmax of ints");

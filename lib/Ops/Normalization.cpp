@@ -291,7 +291,62 @@ void batchNormRule(InferCtx &c) {
 //   training results are mean, var (running), saved_mean, saved_var (the
 //   batch's, as ONNX's reference). spatial=0 (before 9): statistics per
 //   activation, the operands of X's dims after N.
+/// Test mode over channels with X float or double: X read in place and Y
+/// written into its bytes (Note [Inputs read in place]), the arithmetic of
+/// the general path below. nullopt for anything else (training, spatial=0,
+/// other types, a bad operand: the general path runs or reports it).
+template <typename T>
+std::optional<StatusOr<std::vector<Tensor>>> batchNormInPlace(const KernelCall &c, const Tensor &xt,
+                                                              bool modern) {
+  const std::vector<int64_t> &dims = xt.dims();
+  if (dims.size() < 2) return std::nullopt;
+  if (!checkOutputSize(c, xt.dataType(), dims).ok()) return std::nullopt;
+  auto x = viewTensor<T>(xt);
+  if (!x.ok()) return std::nullopt;
+  int64_t N = dims[0], C = dims[1];
+  int64_t inner = numElementsOf(llvm::ArrayRef<int64_t>(dims).drop_front(2));
+  const char *names[] = {"scale", "B", modern ? "input_mean" : "mean",
+                         modern ? "input_var" : "var"};
+  std::vector<Arr> p;
+  for (unsigned i = 1; i <= 4; ++i) {
+    auto a = floatOperand(c, i, names[i - 1], xt.dataType());
+    if (!a.ok() || !expectDims(*a, names[i - 1], {C}, "X's channels").ok()) return std::nullopt;
+    p.push_back(std::move(*a));
+  }
+  float eps = c.getFloat("epsilon", 1e-5f);
+  const auto &sc = p[0].template vec<T>(), &bb = p[1].template vec<T>();
+  const auto &rm = p[2].template vec<T>(), &rv = p[3].template vec<T>();
+  OutBuf<T> y(xt.dataType(), dims);
+  const T *xv = x->data();
+  T *yv = y.data();
+  for (int64_t ch = 0; ch < C; ++ch) {
+    T a = sc[ch] / std::sqrt(rv[ch] + T(eps)), m = rm[ch], b = bb[ch];
+    for (int64_t n = 0; n < N; ++n) {
+      const T *px = xv + (n * C + ch) * inner;
+      T *py = yv + (n * C + ch) * inner;
+      for (int64_t k = 0; k < inner; ++k) py[k] = (px[k] - m) * a + b;
+    }
+  }
+  std::vector<Tensor> r;
+  r.push_back(y.take());
+  return StatusOr<std::vector<Tensor>>(std::move(r));
+}
+
 StatusOr<std::vector<Tensor>> kBatchNormalization(const KernelCall &c) {
+  {
+    bool modern = c.opset <= 0 || c.opset >= 14;
+    bool perActivation = !modern && c.opset < 9 && c.getInt("spatial", 1) == 0;
+    bool training = modern ? c.getInt("training_mode", 0) != 0
+                    : c.opset < 7 ? c.getInt("is_test", 0) == 0
+                                  : c.numOutputs > 1;
+    const Tensor *xt = c.input(0);
+    if (xt && !training && !perActivation) {
+      std::optional<StatusOr<std::vector<Tensor>>> r;
+      if (xt->dataType() == DataType::Float) r = batchNormInPlace<float>(c, *xt, modern);
+      else if (xt->dataType() == DataType::Double) r = batchNormInPlace<double>(c, *xt, modern);
+      if (r) return std::move(*r);
+    }
+  }
   auto x = boundedInput(c);
   if (!x.ok()) return x.status();
   if (x->rank() < 2)

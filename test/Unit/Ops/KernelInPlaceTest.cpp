@@ -376,3 +376,46 @@ TEST(DataMovement, Float16NaNKeepsItsBits) {
   EXPECT_EQ(bits(Call("Concat").in(h).in(h).attr(intAttr("axis", 0)).one()),
             (std::vector<uint16_t>{0x7c01, 0x3c00, 0xfd55, 0x0001, 0x7c01, 0x3c00, 0xfd55, 0x0001}));
 }
+
+// Softmax and BatchNormalization (test mode) read a float X in place and
+// write Y into its bytes: the values are those of the formulas, element for
+// element (exactly: the same operations in the same order).
+TEST(InPlace, SoftmaxAndBatchNormMatchTheirFormulas) {
+  std::vector<float> x = ramp(2 * 3 * 4, 0.37f);
+  struct Case { int64_t opset, axis, outer, dim, inner; };
+  for (const Case &k : {Case{13, 1, 2, 3, 4}, Case{13, -1, 6, 4, 1}, Case{11, 1, 2, 12, 1}})
+    for (const char *op : {"Softmax", "LogSoftmax", "Hardmax"}) {
+      Tensor y = Call(op, k.opset).in(f32({2, 3, 4}, x)).attr(intAttr("axis", k.axis)).one();
+      auto got = y.values<float>();
+      ASSERT_TRUE(got.ok());
+      for (int64_t o = 0; o < k.outer; ++o)
+        for (int64_t i = 0; i < k.inner; ++i) {
+          auto at = [&](int64_t j) { return x[(size_t)((o * k.dim + j) * k.inner + i)]; };
+          float mx = -INFINITY, sum = 0;
+          int64_t arg = 0;
+          for (int64_t j = 0; j < k.dim; ++j)
+            if (at(j) > mx) { mx = at(j); arg = j; }
+          for (int64_t j = 0; j < k.dim; ++j) sum += std::exp(at(j) - mx);
+          for (int64_t j = 0; j < k.dim; ++j) {
+            float want = std::string(op) == "Hardmax" ? (j == arg ? 1.0f : 0.0f)
+                         : std::string(op) == "Softmax" ? std::exp(at(j) - mx) / sum
+                                                        : at(j) - mx - std::log(sum);
+            EXPECT_EQ((*got)[(size_t)((o * k.dim + j) * k.inner + i)], want)
+                << op << " opset " << k.opset << " axis " << k.axis;
+          }
+        }
+    }
+  std::vector<float> sc = {0.5f, 2.0f, -1.0f}, b = {0.1f, 0.0f, 3.0f}, m = {1.0f, -2.0f, 0.25f},
+                     v = {4.0f, 0.5f, 1.0f};
+  Tensor y = Call("BatchNormalization", 15).in(f32({2, 3, 4}, x)).in(f32({3}, sc)).in(f32({3}, b))
+                 .in(f32({3}, m)).in(f32({3}, v)).attr(floatAttr("epsilon", 1e-3f)).one();
+  auto got = y.values<float>();
+  ASSERT_TRUE(got.ok());
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t ch = 0; ch < 3; ++ch)
+      for (int64_t k = 0; k < 4; ++k) {
+        float a = sc[ch] / std::sqrt(v[ch] + 1e-3f);
+        size_t e = (size_t)((n * 3 + ch) * 4 + k);
+        EXPECT_EQ((*got)[e], (x[e] - m[ch]) * a + b[ch]) << e;
+      }
+}
