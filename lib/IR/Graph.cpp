@@ -13,7 +13,8 @@ namespace onnxir {
 
 static constexpr uint64_t kOrderStride = 1024;
 
-Graph::Graph(Context &ctx) : ctx_(&ctx) {
+Graph::Graph(Context &ctx)
+    : ctx_(&ctx), valueInfo_(detail::ContextAllocator<ValueInfoRecord>(ctx)) {
   return_ = Node::create(this, "<return>", "");
   return_->isReturn_ = true;
   orderValid_ = true;

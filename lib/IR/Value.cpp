@@ -86,6 +86,13 @@ void Value::destroy(Context &ctx, Value *v) {
   ctx.deallocateLineObject(v, sizeof(Value));
 }
 
+// Note [Pooled value_info records] in Value.h.
+void *detail::allocateIRObject(Context &ctx, size_t size) { return ctx.allocateObject(size); }
+
+void detail::deallocateIRObject(Context &ctx, void *p, size_t size) {
+  ctx.deallocateObject(p, size);
+}
+
 Value::~Value() {
   assert(useEmpty() && "Value destroyed while still used");
   for (auto it : vi_) {

@@ -193,8 +193,8 @@ public:
   Node *returnNode() const { return return_; }
 
   //===--- value_info -----------------------------------------------------===//
-  std::list<ValueInfoRecord> &valueInfo() { return valueInfo_; }
-  const std::list<ValueInfoRecord> &valueInfo() const { return valueInfo_; }
+  ValueInfoList &valueInfo() { return valueInfo_; }
+  const ValueInfoList &valueInfo() const { return valueInfo_; }
   /// Adds a record for `v`, which must be defined in this graph (a value may
   /// have several records; erasing it marks them all `erased`, and moving its
   /// node to another graph moves them to the end of that graph's list), or a
@@ -284,7 +284,7 @@ private:
   NodeList nodes_;
   Node *return_;
   std::vector<OutputInfo> outputInfo_;
-  std::list<ValueInfoRecord> valueInfo_;
+  ValueInfoList valueInfo_; ///< Note [Pooled value_info records] in Value.h
   /// Definitions of the names defined more than once in the model, by
   /// interned pointer (Note [Name records] in Context.h).
   llvm::DenseMap<const char *, Value *> scope_;

@@ -1,6 +1,8 @@
 //===- MoveTest.cpp - Node positions: moves, refused moves, isBefore ------===//
 #include "TestUtil.h"
 
+#include "llvm/Support/Compiler.h"
+
 using namespace onnxir;
 using namespace onnxir::testutil;
 
@@ -303,6 +305,34 @@ TEST_F(MoveTest, ValueInfoRecordsFollowACrossGraphMove) {
   ASSERT_TRUE(q->moveBefore(ifn).ok());
   EXPECT_EQ(g.valueInfo().size(), 2u);
   EXPECT_TRUE(checkUseLists(m));
+}
+
+// Note [Pooled value_info records]: a graph's records come from its
+// context's object storage and go back to it (not to malloc), so the record
+// removeValueInfoIf drops is the next object of its size the context hands
+// out (its free lists are last in, first out). Under AddressSanitizer freed
+// objects are never reused.
+TEST_F(MoveTest, ValueInfoRecordsLiveInTheContextStorage) {
+#if LLVM_ADDRESS_SANITIZER_BUILD
+  GTEST_SKIP() << "freed IR objects are never reused under AddressSanitizer";
+#endif
+  Node *n = g.createNode("Relu", {x}, 1);
+  g.addOutput(n->result(0));
+  ValueInfoRecord &r = g.addValueInfo(n->result(0));
+  // A list node holds its two links, then the record.
+  const size_t nodeSize = 2 * sizeof(void *) + sizeof(ValueInfoRecord);
+  void *node = reinterpret_cast<char *>(&r) - 2 * sizeof(void *);
+  g.removeValueInfoIf([](ValueInfoRecord &) { return true; });
+  EXPECT_TRUE(g.valueInfo().empty());
+  EXPECT_EQ(n->result(0)->valueInfo(), nullptr);
+  Context &ctx = g.getContext();
+  void *p = ctx.allocateObject(nodeSize);
+  EXPECT_EQ(p, node);
+  ctx.deallocateObject(p, nodeSize);
+  // The storage serves the next record as well.
+  EXPECT_EQ(reinterpret_cast<char *>(&g.addValueInfo(n->result(0))) - 2 * sizeof(void *),
+            static_cast<char *>(node));
+  EXPECT_TRUE(verify(m).ok()) << verify(m);
 }
 
 // A nested definition whose name is defined in a sibling scope only is not
