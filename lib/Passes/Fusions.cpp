@@ -46,6 +46,9 @@ std::optional<FloatConst> floatConstant(const Value *v) {
   return FloatConst{t->dims(), std::move(*vals)};
 }
 
+/// 'name' of a value, for report lines.
+std::string quoted(const Value *v) { return absl::StrCat("'", v->name().str(), "'"); }
+
 // Note [Finite folds]
 //   A fusion that folds constants (Conv+BN, Conv+Mul/Add, BN -> Mul+Add)
 //   fires only when every constant it reads is finite and every constant it
@@ -215,13 +218,23 @@ bool fuseConvBN(Node &bn, PatternRewriter &rw) {
   NodeContext cc(*conv);
   int64_t m = outputChannels(cc, w);
   auto k = inferenceBN(bn, rw, m);
-  if (!k || !rw.canReplace(bn.result(0), conv->result(0))) return false;
+  if (!k)
+    return rw.rejected("batchnorm",
+                       absl::StrCat(quoted(bn.result(0)), " is not an inference-mode "
+                                    "BatchNormalization with finite constant parameters, one "
+                                    "per output channel of ", quoted(conv->result(0)),
+                                    ", and no use of its running statistics"));
+  if (!rw.canReplace(bn.result(0), conv->result(0))) return false;
   if (!forEachWeight(cc, w,
                      [&](int64_t i, int64_t ch) { w.values[i] = (float)(w.values[i] * k->scale[ch]); }))
     return false;
   std::vector<double> bias = biasOrZero(b, m);
   for (int64_t i = 0; i < m; ++i) bias[i] = bias[i] * k->scale[i] + k->shift[i];
-  if (!allFinite(w.values) || !allFiniteAsFloat(bias)) return false; // Note [Finite folds]
+  if (!allFinite(w.values) || !allFiniteAsFloat(bias)) // Note [Finite folds]
+    return rw.rejected("finite", absl::StrCat("folding ", quoted(bn.result(0)), " into ",
+                                              quoted(conv->result(0)),
+                                              " gives a weight or bias that is not finite in "
+                                              "float (Note [Finite folds])"));
   setWeights(rw, conv, w, bias);
   std::vector<Value *> by(bn.numResults(), nullptr);
   by[0] = conv->result(0);
@@ -277,18 +290,29 @@ bool fuseMatMulAdd(Node &add, PatternRewriter &rw) {
     if (!mm || mm->numOperands() != 2) continue;
     Value *a = mm->operand(0), *b = mm->operand(1), *c = add.operand(1 - i);
     if (staticRankOf(a) != 2 || staticRankOf(b) != 2) continue;
+    // A 2-D product plus an addend: each refusal from here is reported.
     auto et = staticElemOf(a);
     if (!et || staticElemOf(b) != et || staticElemOf(c) != et ||
-        (*et != DataType::Float && *et != DataType::Double && *et != DataType::Float16))
+        (*et != DataType::Float && *et != DataType::Double && *et != DataType::Float16)) {
+      rw.rejected("type", absl::StrCat("the element types of ", quoted(a), ", ", quoted(b),
+                                       " and the addend ", quoted(c),
+                                       " are not known to be one of Gemm's (float, double, "
+                                       "float16)"));
       continue;
+    }
     int64_t M = staticDimOf(a, 0), N = staticDimOf(b, 1), rc = staticRankOf(c);
-    if (rc < 0 || rc > 2) continue;
-    bool ok = true;
-    for (int64_t d = 0; d < rc; ++d) {
+    bool ok = rc >= 0 && rc <= 2;
+    for (int64_t d = 0; ok && d < rc; ++d) {
       int64_t cd = staticDimOf(c, (unsigned)d), target = (rc - d == 1) ? N : M;
       if (cd != 1 && (cd < 0 || cd != target)) ok = false;
     }
-    if (!ok || !rw.canReplace(add.result(0), mm->result(0))) continue;
+    if (!ok) {
+      rw.rejected("addend", absl::StrCat("the addend ", quoted(c),
+                                         " is not known to broadcast to the [", M, ", ", N,
+                                         "] product unchanged (Gemm's C)"));
+      continue;
+    }
+    if (!rw.canReplace(add.result(0), mm->result(0))) continue;
     Node *gemm = rw.create("Gemm", {a, b, c});
     PatternRewriter::copyNodeInfo(add, *gemm);
     gemm->result(0)->setType(add.result(0)->type());
@@ -323,9 +347,6 @@ bool fuseMatMulAdd(Node &add, PatternRewriter &rw) {
 //   [N], [1], [1, N] or [1, 1] (Gemm's C broadcast to [M, N], the Add not
 //   changing the shape); the types those of Gemm (float, double, float16).
 //   Contract: MatMul + Add -> Gemm (fuse-matmul-add-gemm); Reshapes exact.
-
-/// 'name' of a value, for report lines.
-std::string quoted(const Value *v) { return absl::StrCat("'", v->name().str(), "'"); }
 
 /// A unary elementwise op (the registry's, Note [Op facts]): a row-wise
 /// chain passes through it (one operand, no shape change).

@@ -840,17 +840,28 @@ bool fuseGelu(Node &root, PatternRewriter &rw) {
     x = tanhArgument(fn->operand(0), g, inner, bad);
     if (!x) x = factoredTanhArgument(fn->operand(0), g, inner, bad);
   }
-  if (!x) return false;
   // The other leaves must be x and a constant 0.5 (the product of three).
   if (leaves.size() != 3) return false;
-  bool haveX = false;
+  // A product of three with 1 + Erf/Tanh and a constant is a GELU
+  // candidate (the other factor its x): its refusals are reported.
+  Value *other = nullptr;
   std::optional<double> half;
   for (Value *l : leaves) {
     if (l == onePlus->result(0)) continue;
-    if (l == x && !haveX) haveX = true;
-    else if (auto c = scalarConstant(l)) half = c;
+    if (auto c = scalarConstant(l); c && !half) half = c;
+    else other = l;
   }
-  if (!haveX || !half) return false;
+  if (!half || !other) return false;
+  if (!x)
+    return rw.rejected("argument",
+                       absl::StrCat("the argument of ", what(fn), " is not ",
+                                    exact ? "x / sqrt(2) or x * (1/sqrt(2))"
+                                          : "c * (x + k * x^3) or c * x * (1 + k * x * x)",
+                                    ", its intermediates of one use (Note [GELU forms])"));
+  if (other != x)
+    return rw.rejected("argument", absl::StrCat("the product's factor ", what(other),
+                                                " is not ", what(x), ", the argument of ",
+                                                what(fn), " (a gate, not a GELU)"));
   // A GELU from here on: refusals are reported.
   if (!bad.empty()) return rw.rejected("constant", bad);
   if (*half != 0.5)
