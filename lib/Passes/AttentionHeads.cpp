@@ -200,6 +200,92 @@ Value *ropeOnHidden(Node *r, Value *x3, int64_t heads, PatternRewriter &rw) {
   return n->result(0);
 }
 
+// Note [One KV head split after the head split]
+//   Multi-query code projects K and V together and splits them after the
+//   head split: Split(Transpose(Reshape(kv [B,S,E] -> [B,S,1,E]), [0,2,1,3]),
+//   last axis, [Dk, Dv]) gives K [B,1,S,Dk] and V [B,1,S,Dv]. With one
+//   head, element [b,0,s,e] of the transposed view is kv[b,s,e], so part i
+//   is Split(kv, axis 2, [Dk, Dv])'s part i seen as [B,1,S,D]: the 3-D form
+//   reads those parts with kv_num_heads = 1 (K through its rotation, Note
+//   [Rotary before the head split]). Exact: the same elements. More heads
+//   interleave K and V per head, not a split of kv: not taken.
+
+namespace {
+
+struct OneHeadKV {
+  Value *kv = nullptr, *sizes = nullptr;
+  unsigned k = 0, v = 0; // the results of the Split read as K and V
+  Node *rope = nullptr;  // a rotation of K
+};
+
+/// K (possibly rotated) and V of Attention `a` as the two parts of one
+/// Split after a one-head split (Note [One KV head split after the head
+/// split]); fills `out`.
+bool oneHeadKV(Node &a, PatternRewriter &rw, OneHeadKV &out) {
+  Value *kp = a.operand(1), *vp = a.operand(2);
+  Node *rope = kp ? kp->definingNode() : nullptr;
+  if (rope && rope->is("RotaryEmbedding")) {
+    if (rope->numOperands() < 3 || rope->numResults() != 1 || !plainAttributes(*rope) ||
+        rope->getAttr("num_heads") || !PatternRewriter::hasSingleLocalUse(kp) ||
+        rope->getGraph() != rw.root()->getGraph())
+      return false;
+    for (unsigned i = 0; i < rope->numAttributes(); ++i)
+      if (rope->attribute(i).name() != "interleaved" && rope->attribute(i).name() != "rotary_embedding_dim")
+        return false;
+    kp = rope->operand(0);
+  } else {
+    rope = nullptr;
+  }
+  Node *sp = kp ? kp->definingNode() : nullptr;
+  if (!sp || !sp->is("Split") || !vp || vp->definingNode() != sp || kp == vp || sp->numResults() != 2 ||
+      sp->numOperands() != 2 || !plainAttributes(*sp) || sp->getGraph() != rw.root()->getGraph() ||
+      !PatternRewriter::hasSingleLocalUse(kp) || !PatternRewriter::hasSingleLocalUse(vp))
+    return false;
+  for (unsigned i = 0; i < sp->numAttributes(); ++i)
+    if (sp->attribute(i).name() != "axis") return false;
+  int64_t axis = NodeContext(*sp).getInt("axis", 0);
+  auto sizes = constantInts(sp->operand(1));
+  if ((axis != -1 && axis != 3) || !sizes || sizes->size() != 2) return false;
+  Permuted t = asPermuted(sp->operand(0), rw);
+  if (t.perm != std::vector<int64_t>{0, 2, 1, 3} || !PatternRewriter::hasSingleLocalUse(sp->operand(0)))
+    return false;
+  Node *rs = singleUseReshape(t.src, rw);
+  Value *x3 = rs ? rs->operand(0) : nullptr;
+  Dim e = dimOf(x3, 2);
+  if (x3 && rankOf(t.src) == 4 && !isOne(dimOf(t.src, 2)))
+    return miss(rw, "kv-heads",
+                "K and V of Attention " + q(&a) + " are the parts of Split " + q(sp) + " after a head split into " +
+                    dimStr(dimOf(t.src, 2)) + " heads, which interleaves K and V per head: the 3-D form takes "
+                    "them only from one KV head (Note [One KV head split after the head split])");
+  if (!x3 || rankOf(x3) != 3 || rankOf(t.src) != 4 || !isOne(dimOf(t.src, 2)) ||
+      !sameDim(dimOf(x3, 0), dimOf(t.src, 0)) || !sameDim(dimOf(x3, 1), dimOf(t.src, 1)) || !e.isKnown() ||
+      !sameDim(e, dimOf(t.src, 3)) || (*sizes)[0] < 0 || (*sizes)[1] < 0 || (*sizes)[0] + (*sizes)[1] != e.value)
+    return false;
+  out.kv = x3;
+  out.sizes = sp->operand(1);
+  out.k = sp->result(0) == kp ? 0 : 1;
+  out.v = 1 - out.k;
+  out.rope = rope;
+  return true;
+}
+
+/// The parts of kv [B,S,E] split along its last axis as `o` says.
+void splitOneHeadKV(const OneHeadKV &o, PatternRewriter &rw, Value *&k3, Value *&v3) {
+  auto sizes = *constantInts(o.sizes);
+  Node *sp = rw.create("Split", {o.kv, o.sizes}, 2);
+  sp->setAttr(intAttr("axis", 2));
+  auto &ctx = rw.getModel().getContext();
+  DataType et = elemOf(o.kv).value_or(DataType::Float);
+  for (unsigned i = 0; i < 2; ++i) {
+    std::vector<Dim> dims{dimOf(o.kv, 0), dimOf(o.kv, 1), Dim::known(sizes[i])};
+    sp->result(i)->setType(ctx.getTensorType(et, llvm::ArrayRef<Dim>(dims)));
+  }
+  k3 = sp->result(o.k);
+  v3 = sp->result(o.v);
+}
+
+} // namespace
+
 // A 4-D Attention (made before fuse-rotary-embedding rotated its Q and K,
 // say: -O2 fuses again after simplify made the rotations' slices constant)
 // whose Q, K, V are head splits (through rotations, Note [Rotary before the
@@ -220,10 +306,15 @@ bool attentionHeads(Node &a, PatternRewriter &rw) {
   Value *k3 = q3 ? headSplitThroughRope(asPermuted(a.operand(1), rw), rw, kvHeads, kRope) : nullptr;
   Value *v3 = k3 ? headSplitSource(asPermuted(a.operand(2), rw), rw, vHeads) : nullptr;
   (void)vRope;
-  if (!v3 || vHeads != kvHeads || qHeads % kvHeads) return false;
+  // Note [One KV head split after the head split]
+  OneHeadKV one;
+  bool oneHead = q3 && !v3 && oneHeadKV(a, rw, one);
+  if (oneHead) kvHeads = vHeads = 1, kRope = one.rope;
+  if ((!v3 && !oneHead) || vHeads != kvHeads || qHeads % kvHeads) return false;
   Node *merge = headMerge(a.result(0), qHeads);
   if (!merge) return false;
   rw.setInsertionPoint(&a);
+  if (oneHead) splitOneHeadKV(one, rw, k3, v3);
   if (qRope) q3 = ropeOnHidden(qRope, q3, qHeads, rw);
   if (kRope) k3 = ropeOnHidden(kRope, k3, kvHeads, rw);
   std::vector<Value *> ops{q3, k3, v3};

@@ -292,7 +292,8 @@ class HFRotaryAttention(Census):
 
     @staticmethod
     def rotate_half(t):
-        return torch.cat((-t[..., t.shape[-1] // 2:], t[..., : t.shape[-1] // 2]), dim=-1)
+        t1, t2 = t[..., : t.shape[-1] // 2], t[..., t.shape[-1] // 2:]
+        return torch.cat((-t2, t1), dim=-1)
 
     def forward(self, x, position_ids):
         h = self.n(x)
@@ -660,6 +661,42 @@ class CLIPTextAttention(Census):
         return ([] if causal else ["no Attention with is_causal"]) + ([f"mask kept: {kept}"] if kept else [])
 
 
+class MQAKVSplitRotary(Census):
+    """Multi-query attention (Falcon-style): K and V from one projection
+    split after the head split (one KV head), rotate-half rotary on Q and K
+    from position ids, repeat_kv to H heads, causal -inf mask (-> the 3-D
+    Attention with kv_num_heads 1, Note [One KV head split after the head
+    split])."""
+
+    def __init__(self):
+        super().__init__()
+        self.hd = D // H
+        self.q, self.o = nn.Linear(D, D, bias=False), nn.Linear(D, D, bias=False)
+        self.kv = nn.Linear(D, 2 * self.hd, bias=False)
+        self.register_buffer("inv", 1.0 / (10000 ** (torch.arange(0, self.hd, 2).float() / self.hd)),
+                             persistent=False)
+        self.structures = {"Attention": 1, "Attention 3-D": 1, "RotaryEmbedding": 2, "RotaryEmbedding 3-D": 2}
+
+    @staticmethod
+    def rotate_half(t):
+        t1, t2 = t[..., : t.shape[-1] // 2], t[..., t.shape[-1] // 2:]
+        return torch.cat((-t2, t1), dim=-1)
+
+    def forward(self, x, position_ids):
+        b, s, _ = x.shape
+        freqs = position_ids[:, :, None].float() * self.inv[None, None, :]
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos, sin = emb.cos()[:, None], emb.sin()[:, None]
+        q = self.q(x).view(b, s, H, self.hd).transpose(1, 2)
+        k, v = self.kv(x).view(b, s, 1, 2 * self.hd).transpose(1, 2).split(self.hd, -1)
+        q = q * cos + self.rotate_half(q) * sin
+        k = k * cos + self.rotate_half(k) * sin
+        k, v = (t[:, :, None].expand(b, 1, H, s, self.hd).reshape(b, H, s, self.hd) for t in (k, v))
+        a = (q @ k.transpose(-1, -2) / self.hd ** 0.5).masked_fill(
+            torch.triu(torch.ones(s, s, dtype=torch.bool), 1), float("-inf"))
+        return x + self.o((a.softmax(-1) @ v).transpose(1, 2).reshape(b, s, D))
+
+
 class HFBloomAttention(Census):
     """BLOOM's attention as Hugging Face writes it: one fused QKV projection
     viewed [B, S, H, 3, D/H], Q, K, V as [B*H, S, D/H], the ALiBi bias
@@ -774,6 +811,9 @@ MODELS = {
                       lambda: (torch.randn(2, 5, D), torch.tensor([[1, 1, 1, 0, 0], [1] * 5]).bool()),
                       {0: "batch", 1: "seq"}),
     "clip-text-attention": (CLIPTextAttention, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
+    # (a second input: position ids [batch, seq])
+    "mqa-kv-split-rotary": (MQAKVSplitRotary, lambda: (torch.randn(2, 5, D), torch.arange(5).repeat(2, 1)),
+                            {0: "batch", 1: "seq"}),
     "hf-bloom-alibi": (HFBloomAttention,
                        lambda: (torch.randn(2, 5, D), torch.tensor([[1, 1, 1, 0, 0], [1] * 5]).bool()),
                        {0: "batch", 1: "seq"}),
