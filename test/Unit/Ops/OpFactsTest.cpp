@@ -21,7 +21,7 @@ const OpEntry &entry(llvm::StringRef op, int64_t version) {
   return e ? *e : none;
 }
 
-std::unique_ptr<Model> parse(llvm::StringRef text) {
+std::unique_ptr<Model> parseFacts(llvm::StringRef text) {
   auto m = parseModelText(text);
   EXPECT_TRUE(m.ok()) << m.status();
   return m.ok() ? std::move(*m) : nullptr;
@@ -114,7 +114,7 @@ TEST(OpFacts, VersionsComeFromTheSchemaTable) {
 TEST(OpFacts, ReadAxesFollowsTheVersionsForm) {
   // ReduceSum's axes are an operand from 13, ReduceMean's from 18: at opset
   // 17 one node of each form.
-  auto m = parse(R"(
+  auto m = parseFacts(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[2,3,4] x, int64[1] k) => (float[2,3,1] a, float[2,3,1] b, float[2,3,1] c, float d, float[2,3,1,1] e)
   <int64[1] axes = {-1}>

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnxir/Serialize/ProtoIO.h"
 #include "onnxir/onnx.pb.h"
+#include "TestFiles.h"
 
 #include <google/protobuf/text_format.h>
 #include <google/protobuf/unknown_field_set.h>
@@ -24,18 +25,12 @@
 namespace fs = std::filesystem;
 using namespace onnxir;
 using google::protobuf::UnknownFieldSet;
+using testfiles::readFile;
 
 namespace {
 
 std::string corpusPath(const std::string &name) {
   return std::string(ONNXIR_SOURCE_DIR) + "/test/Serialize/corpus/" + name;
-}
-
-std::string readFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 // Parses a corpus file; fails the test on a parse error.

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../../../lib/Serialize/WireReader.h"
+#include "WireSwitch.h"
 #include "onnxir/Serialize/ProtoIO.h"
 #include "onnxir/onnx.pb.h"
 
@@ -28,11 +29,7 @@ using namespace onnxir;
 
 namespace {
 
-struct WireSwitch {
-  bool saved = detail::wireLiftEnabled();
-  explicit WireSwitch(bool on) { detail::setWireLiftEnabled(on); }
-  ~WireSwitch() { detail::setWireLiftEnabled(saved); }
-};
+using testwire::WireSwitch;
 
 // `v` as a varint of exactly `n` bytes (n >= its shortest form; bytes past
 // ten may only be used to test rejection).

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "../../../lib/Serialize/ExternalData.h"
 #include "../../../lib/Serialize/WireReader.h"
+#include "WireSwitch.h"
 #include "onnxir/Serialize/ProtoIO.h"
 #include "onnxir/Serialize/Text.h"
 #include "onnxir/onnx.pb.h"
@@ -36,11 +37,7 @@ namespace {
 
 using testfiles::readFile;
 
-struct WireSwitch {
-  bool saved = detail::wireLiftEnabled();
-  explicit WireSwitch(bool on) { detail::setWireLiftEnabled(on); }
-  ~WireSwitch() { detail::setWireLiftEnabled(saved); }
-};
+using testwire::WireSwitch;
 
 // The observable result of a lift: an error, or lossless text + bytes.
 // Models of big files are printed with big tensors elided (their bytes are
