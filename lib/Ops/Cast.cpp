@@ -401,9 +401,43 @@ StatusOr<std::vector<Tensor>> castTo(const KernelCall &c, const Arr &a, DataType
   }
 }
 
+// Note [Casts without decoded copies]
+//   A cast to the same type (the integers, float, double) copies the stored
+//   bytes once, and float16/bfloat16 to float decodes each element straight
+//   into the result's bytes (with the function every read of them uses), so
+//   a float16 weight behind a Cast is no longer decoded into an Arr and
+//   copied three more times (decoded, source, result, encoded). The same
+//   bytes out as the general path. Float16 to float16 keeps that path: it
+//   re-encodes, quietening a signalling NaN, and a cast must not change that.
+
+std::optional<StatusOr<std::vector<Tensor>>> castInPlace(const Tensor &in, DataType to) {
+  DataType from = in.dataType();
+  bool halfToFloat32 =
+      to == DataType::Float && (from == DataType::Float16 || from == DataType::BFloat16);
+  bool same = from == to && from != DataType::Float16 && from != DataType::BFloat16;
+  if (!halfToFloat32 && !same) return std::nullopt;
+  auto v = byteView(in);
+  if (!v) return std::nullopt;
+  std::vector<Tensor> r;
+  int64_t n = numElementsOf(in.dims());
+  if (same) {
+    r.push_back(rawResult(to, in.dims(), std::string(v->data, (size_t)n * v->es)));
+    return StatusOr<std::vector<Tensor>>(std::move(r));
+  }
+  OutBuf<float> out(DataType::Float, in.dims());
+  float *o = out.data();
+  const unsigned char *p = reinterpret_cast<const unsigned char *>(v->data);
+  for (int64_t k = 0; k < n; ++k) {
+    uint16_t h = (uint16_t)(p[2 * k] | (p[2 * k + 1] << 8)); // little-endian, as stored
+    o[k] = from == DataType::Float16 ? halfToFloat(h) : bfloat16ToFloat(h);
+  }
+  r.push_back(out.take());
+  return StatusOr<std::vector<Tensor>>(std::move(r));
+}
+
 StatusOr<std::vector<Tensor>> kCast(const KernelCall &c) {
-  auto a = inputArr(c, 0);
-  if (!a.ok()) return a.status();
+  const Tensor *in = c.input(0);
+  if (!in) return invalid("missing input #0");
   const Attribute *to = c.attr("to");
   if (!to) return invalid("Cast without 'to'");
   DataType dt;
@@ -417,6 +451,9 @@ StatusOr<std::vector<Tensor>> kCast(const KernelCall &c) {
     if (!isKnownDataType((int32_t)to->i)) return unsupported("Cast 'to' unknown");
     dt = (DataType)to->i;
   }
+  if (auto r = castInPlace(*in, dt)) return std::move(*r);
+  auto a = fromTensor(*in);
+  if (!a.ok()) return a.status();
   return castTo(c, *a, dt);
 }
 

@@ -419,3 +419,33 @@ TEST(InPlace, SoftmaxAndBatchNormMatchTheirFormulas) {
         EXPECT_EQ((*got)[e], (x[e] - m[ch]) * a + b[ch]) << e;
       }
 }
+
+// Note [Casts without decoded copies]: float16 and bfloat16 to float decode
+// each stored element into the result (every bit pattern, NaNs included,
+// as a read of the tensor gives it); a cast to the same type copies the
+// bytes; float16 to float16 still re-encodes.
+TEST(InPlace, CastsDecodeIntoTheResult) {
+  std::vector<uint16_t> all(65536);
+  for (size_t k = 0; k < all.size(); ++k) all[k] = (uint16_t)k;
+  for (DataType from : {DataType::Float16, DataType::BFloat16}) {
+    Tensor h = typed<uint16_t>(from, {256, 256}, all);
+    auto want = h.values<float>();
+    ASSERT_TRUE(want.ok());
+    Tensor y = Call("Cast").in(h).attr(intAttr("to", (int64_t)DataType::Float)).one();
+    EXPECT_EQ(y.dims(), (std::vector<int64_t>{256, 256}));
+    auto b = y.bytes();
+    ASSERT_TRUE(b.ok());
+    ASSERT_EQ(b->size(), 4 * all.size());
+    EXPECT_EQ(std::memcmp(b->data(), want->data(), b->size()), 0) << dataTypeName(from).str();
+  }
+  Tensor i = i32({3}, {-7, 0, 1 << 30});
+  Tensor same = Call("Cast").in(i).attr(intAttr("to", (int64_t)DataType::Int32)).one();
+  EXPECT_EQ(same.rawData(), i.rawData());
+  EXPECT_NE((const void *)same.rawData().data(), (const void *)i.rawData().data());
+  Tensor h = typed<uint16_t>(DataType::Float16, {1}, {0x7c01});
+  auto hb = Call("Cast").in(h).attr(intAttr("to", (int64_t)DataType::Float16)).one().bytes();
+  ASSERT_TRUE(hb.ok());
+  uint16_t bits;
+  std::memcpy(&bits, hb->data(), 2);
+  EXPECT_EQ(bits, 0x7e01); // re-encoded, as before
+}
