@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""eval_speed.py BUILD_DIR WORK_DIR [--runs N] [--only TEXT] [--no-torch]
+"""eval_speed.py BUILD_DIR WORK_DIR [--runs N] [--only TEXT] [--skip TEXT] [--no-torch]
 
 The reference evaluator against onnxruntime (issue 40 item 2): for each model,
 the median run time of `onnxir-eval-bench` (bench/EvalBench.cpp: the model
@@ -162,6 +162,8 @@ def main():
     ap.add_argument("work")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--only", default="")
+    ap.add_argument("--skip", action="append", default=[],
+                    help="leave out the models whose name contains TEXT (repeatable)")
     ap.add_argument("--no-torch", action="store_true")
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
@@ -181,7 +183,7 @@ def main():
     print("|---|---|---|---|---|---|---|")
     for path, margs in models:
         stem = os.path.splitext(os.path.basename(path))[0]
-        if a.only and a.only not in stem:
+        if a.only and a.only not in stem or any(x in stem for x in a.skip):
             continue
         feeds = make_inputs(path, [x for x in margs if x not in ("once",)], a.work, rng)
         ours, why = run_json([bench, "--runs", str(a.runs), path] + feeds)
