@@ -149,3 +149,12 @@ atexit.register(late)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "6"
+
+
+def test_package_has_bytecode():
+    # The build compiles the package's Python files (python/CMakeLists.txt):
+    # ctest's interpreter writes no bytecode and compiled them on every import.
+    import os
+    from onnxir import _views
+    for mod in (onnxir, _views):
+        assert os.path.exists(mod.__cached__), mod.__cached__
