@@ -583,9 +583,13 @@ bool rewriteHeads(Node &root, PatternRewriter &rw, const AttentionMatch &m, Head
 //   fuse-attention makes that when each of Q, K, V is such a merge (a
 //   Reshape whose last two dims are proven its source's, so the first is
 //   B*H), all of one B and one H, K not transposed, the result's only use
-//   is the split back to [B, H, Sq, Dv] with that B and H, and the mask is
-//   absent, causal, or broadcasts alike to [B*H, Sq, Skv] and to
-//   [B, H, Sq, Skv] (rank 2 or less, or [1, Sq, Skv]). fuse-attention-heads
+//   is the split back to [B, H, Sq, Dv] with that B and H, and the mask
+//   (and a bias under it) is absent, causal, or broadcasts alike to
+//   [B*H, Sq, Skv] and to [B, H, Sq, Skv] (rank 2 or less, or [1, Sq,
+//   Skv]), or is the [B*H, s, k] that fuse-attention-mask-view made of a
+//   [B, 1, s, k] one (its Reshape(Expand(o, [1, H, 1, 1])): o itself, which
+//   puts o[b] at [b, h] as the folded one put it at row b*H + h; a
+//   key-padding mask). fuse-attention-heads
 //   then takes the head split and merge around it (the 3-D form).
 //   Otherwise the 3-D scores fuse as a 4-D Attention of batch 1.
 
@@ -603,15 +607,44 @@ Value *foldedHeadsSource(Value *x3, PatternRewriter &rw) {
   return x4;
 }
 
+/// The mask [B*H, s, k] that fuse-attention-mask-view made of o
+/// [B, 1, s, k] on a view of the scores, Reshape(Expand(o, [1, H, 1, 1]),
+/// [-1, s, k]) with B and H those of `q4` [B, H, ..]: o, whose broadcast
+/// over [B, H, s, k] puts o[b] at [b, h] as the folded mask put it at row
+/// b*H + h (Note [Heads folded into the batch]); or null.
+Value *unfoldedMask(Value *mask, const Value *q4) {
+  Node *rs = mask ? mask->definingNode() : nullptr;
+  if (!rs || !rs->is("Reshape") || rs->numOperands() != 2 || !plainAttributes(*rs) ||
+      NodeContext(*rs).getInt("allowzero", 0) || rankOf(mask) != 3)
+    return nullptr;
+  Node *ex = rs->operand(0) ? rs->operand(0)->definingNode() : nullptr;
+  if (!ex || !ex->is("Expand") || ex->numOperands() != 2 || !plainAttributes(*ex)) return nullptr;
+  auto heads = constantInts(ex->operand(1));
+  Value *o = ex->operand(0);
+  Dim h = dimOf(q4, 1);
+  if (!heads || *heads != std::vector<int64_t>{1, h.isKnown() ? h.value : -1, 1, 1} || rankOf(o) != 4 ||
+      !isOne(dimOf(o, 1)) || !sameDim(dimOf(o, 0), dimOf(q4, 0)) || !sameDim(dimOf(mask, 1), dimOf(o, 2)) ||
+      !sameDim(dimOf(mask, 2), dimOf(o, 3)))
+    return nullptr;
+  return o;
+}
+
 /// Q, K, V of 3-D scores as the 4-D sources of their head folds, and the
 /// Reshape splitting the result back (Note [Heads folded into the
 /// batch]): fills m and returns the Reshape, or null (m unchanged).
 Node *unfoldHeads(Node &root, PatternRewriter &rw, AttentionMatch &m) {
-  if (!m.k.identity() || (m.mask && !m.causal && rankOf(m.mask) > 2 &&
-                          !(rankOf(m.mask) == 3 && isOne(dimOf(m.mask, 0)))))
-    return nullptr;
+  if (!m.k.identity()) return nullptr;
   Value *q4 = foldedHeadsSource(m.q, rw), *k4 = foldedHeadsSource(m.k.src, rw), *v4 = foldedHeadsSource(m.v, rw);
   if (!q4 || !k4 || !v4) return nullptr;
+  // A mask (or bias) broadcasts alike to [B*H, Sq, Skv] and [B, H, Sq,
+  // Skv] when of rank 2 or less or [1, Sq, Skv].
+  auto alike = [](const Value *x) {
+    int64_t r = rankOf(x);
+    return r >= 0 && (r <= 2 || (r == 3 && isOne(dimOf(x, 0))));
+  };
+  Value *mask4 = m.mask;
+  if (m.mask && !m.causal && !alike(m.mask)) mask4 = m.bias ? nullptr : unfoldedMask(m.mask, q4);
+  if ((m.mask && !m.causal && !mask4) || (m.bias && !alike(m.bias))) return nullptr;
   for (int64_t i = 0; i < 2; ++i)
     if (!sameDim(dimOf(q4, i), dimOf(k4, i)) || !sameDim(dimOf(q4, i), dimOf(v4, i))) return nullptr;
   Value *y = root.result(0);
@@ -627,6 +660,7 @@ Node *unfoldHeads(Node &root, PatternRewriter &rw, AttentionMatch &m) {
   m.q = q4;
   m.k = Permuted{k4, {0, 1, 2, 3}};
   m.v = v4;
+  m.mask = mask4;
   return r;
 }
 

@@ -610,14 +610,14 @@ class BmmMaskViewAttention(Census):
     nn.MultiheadAttention's functional path write it: Q, K, V as
     [B*H, S, D/H], torch.bmm, the scores viewed [B, H, S, S] for the
     key-padding mask, masked_fill with finfo.min, viewed back, softmax, bmm
-    (-> Attention, Note [Masks on a 4-D view of 3-D scores]; a 4-D
-    Attention of batch 1 over the B*H rows, not the 3-D form)."""
+    (-> Attention, Note [Masks on a 4-D view of 3-D scores]; the heads
+    unfolded, Note [Heads folded into the batch]: the 3-D form)."""
 
     def __init__(self):
         super().__init__()
         self.hd = D // H
         self.q, self.k, self.v, self.o = (nn.Linear(D, D) for _ in range(4))
-        self.structures = {"Attention": 1}
+        self.structures = {"Attention": 1, "Attention 3-D": 1}
 
     def forward(self, x, attention_mask):
         b, s, _ = x.shape
