@@ -884,10 +884,12 @@ namespace {
 //   [1, 1, s, k] becomes Squeeze(o, 0), o of rank 2 or less stays (it
 //   aligns with the last axes either way). The pattern
 //   fuse-attention-mask-view makes that move, so the mask is applied to the
-//   3-D scores, which fuse-attention then fuses (as a 4-D Attention of
-//   batch 1). Exact: the same elements, combined by the same op. Only the
-//   mask is expanded over the heads (it is small next to the scores, which
-//   are no longer materialised).
+//   3-D scores, which fuse-attention then fuses (as the Attention of the
+//   unfolded heads, Note [Heads folded into the batch], which reads the
+//   [B, 1, s, k] mask again, or as a 4-D Attention of batch 1). Exact: the
+//   same elements, combined by the same op. Only the mask is expanded over
+//   the heads (it is small next to the scores, which are no longer
+//   materialised).
 //
 // Note [Masks with equal slices]
 //   CLIP builds its causal mask per batch: torch.empty(B, S, S)
