@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Python bindings vs python3-onnx and onnx-opt, side by side (bench/README.md,
-section "Python bindings").
+sections "Python bindings" and "Python within 1.05x of onnx-opt").
 
     PYTHONPATH=build/python /usr/bin/python3 bench/python_bench.py \
         --onnx-opt build/tools/onnx-opt/onnx-opt [--sizes 100000 1000000] [--runs 3]
@@ -14,7 +14,11 @@ remove and duplicates to merge). Then, median of --runs:
   walk     every node and operand:   for n in proto.graph.node: for i in n.input
                                      vs for n in g.nodes: for v in n.inputs
   O2       a fresh process each: python3 -c 'load, run_passes("O2"), save'
-           vs onnx-opt -O2 IN -o OUT (wall time, interpreter start included)
+           vs onnx-opt -O2 IN -o OUT, alternating (python, onnx-opt, python,
+           ...): wall time and CPU time (user+sys of the child), interpreter
+           start included; the load average before and after
+
+--o2-only skips load and walk (python3-onnx's load takes minutes at 10^6).
 """
 import argparse
 import os
@@ -59,10 +63,19 @@ def median_time(fn, runs):
     return statistics.median(times)
 
 
-def wall(cmd, env=None):
+def timed(cmd, env=None):
+    """(wall, user+sys) seconds of one run of `cmd`."""
     t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - t0
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        raise SystemExit(f"{cmd[0]} failed (exit {p.returncode})")
+    return time.perf_counter() - t0, usage.ru_utime + usage.ru_stime
+
+
+def loadavg():
+    return "/".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def main():
@@ -71,9 +84,8 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--onnx-opt", required=True)
     ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "onnxir-python-bench"))
+    ap.add_argument("--o2-only", action="store_true", help="only load + O2 + save")
     args = ap.parse_args()
-    import onnx
-    import onnxir
     os.makedirs(args.workdir, exist_ok=True)
     rows = []
     for n in args.sizes:
@@ -82,46 +94,62 @@ def main():
             make_model(n, path)
         out_py = os.path.join(args.workdir, f"chain_{n}.py.onnx")
         out_cli = os.path.join(args.workdir, f"chain_{n}.cli.onnx")
-        t_onnx_load = median_time(lambda: onnx.load(path), args.runs)
-        t_ir_load = median_time(lambda: onnxir.load(path), args.runs)
-        proto = onnx.load(path)
-        m = onnxir.load(path)
-        g = m.graph
-
-        def walk_onnx():
-            k = 0
-            for node in proto.graph.node:
-                for i in node.input:
-                    k += 1
-            return k
-
-        def walk_ir():
-            k = 0
-            for node in g.nodes:
-                for v in node.inputs:
-                    k += 1
-            return k
-
-        assert walk_onnx() == walk_ir()
-        t_onnx_walk = median_time(walk_onnx, args.runs)
-        t_ir_walk = median_time(walk_ir, args.runs)
-        del proto, m, g
+        load_before = loadavg()
+        if args.o2_only:
+            t_onnx_load = t_ir_load = t_onnx_walk = t_ir_walk = None
+        else:
+            t_onnx_load, t_ir_load, t_onnx_walk, t_ir_walk = load_and_walk(path, args.runs)
         code = ("import onnxir, sys; m = onnxir.load(sys.argv[1]); "
                 "onnxir.run_passes(m, 'O2'); onnxir.save(m, sys.argv[2])")
         env = dict(os.environ)
-        t_py = statistics.median(wall([sys.executable, "-c", code, path, out_py], env)
-                                 for _ in range(args.runs))
-        t_cli = statistics.median(wall([args.onnx_opt, "-O2", path, "-o", out_cli])
-                                  for _ in range(args.runs))
+        py, cli = [], []
+        for _ in range(args.runs):  # alternating, so both meet the same load
+            py.append(timed([sys.executable, "-c", code, path, out_py], env))
+            cli.append(timed([args.onnx_opt, "-O2", path, "-o", out_cli]))
+        med = lambda xs, i: statistics.median(x[i] for x in xs)
         same = open(out_py, "rb").read() == open(out_cli, "rb").read()
-        rows.append((n, t_onnx_load, t_ir_load, t_onnx_walk, t_ir_walk, t_py, t_cli, same))
+        rows.append((n, t_onnx_load, t_ir_load, t_onnx_walk, t_ir_walk, med(py, 0), med(cli, 0),
+                     med(py, 1), med(cli, 1), same, load_before + " .. " + loadavg()))
         print(f"{n}: done", file=sys.stderr)
-    print("| nodes | onnx.load | onnxir.load | walk (onnx) | walk (onnxir) "
-          "| load+O2+save python | onnx-opt -O2 | python/onnx-opt | same output |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|:---:|")
-    for n, a, b, c, d, e, f, same in rows:
-        print(f"| {n:,} | {a:.3f} s | {b:.3f} s | {c:.3f} s | {d:.3f} s | {e:.3f} s | {f:.3f} s "
-              f"| {e / f:.2f}x | {'yes' if same else 'no'} |")
+    if not args.o2_only:
+        print("| nodes | onnx.load | onnxir.load | walk (onnx) | walk (onnxir) |")
+        print("|---:|---:|---:|---:|---:|")
+        for n, a, b, c, d, *_ in rows:
+            print(f"| {n:,} | {a:.3f} s | {b:.3f} s | {c:.3f} s | {d:.3f} s |")
+        print()
+    print("| nodes | python wall | onnx-opt wall | ratio | python CPU | onnx-opt CPU | ratio "
+          "| same output | load average (1/5/15 min, before .. after) |")
+    print("|---:|---:|---:|---:|---:|---:|---:|:---:|---|")
+    for n, _a, _b, _c, _d, pw, cw, pc, cc, same, load in rows:
+        print(f"| {n:,} | {pw:.3f} s | {cw:.3f} s | {pw / cw:.3f}x | {pc:.3f} s | {cc:.3f} s "
+              f"| {pc / cc:.3f}x | {'yes' if same else 'NO'} | {load} |")
+
+
+def load_and_walk(path, runs):
+    import onnx
+    import onnxir
+    t_onnx_load = median_time(lambda: onnx.load(path), runs)
+    t_ir_load = median_time(lambda: onnxir.load(path), runs)
+    proto = onnx.load(path)
+    m = onnxir.load(path)
+    g = m.graph
+
+    def walk_onnx():
+        k = 0
+        for node in proto.graph.node:
+            for i in node.input:
+                k += 1
+        return k
+
+    def walk_ir():
+        k = 0
+        for node in g.nodes:
+            for v in node.inputs:
+                k += 1
+        return k
+
+    assert walk_onnx() == walk_ir()
+    return t_onnx_load, t_ir_load, median_time(walk_onnx, runs), median_time(walk_ir, runs)
 
 
 if __name__ == "__main__":
