@@ -135,7 +135,7 @@ class CLIPTextLayer(Census):
         self.n1, self.n2, self.final = LayerNorm(D), LayerNorm(D), LayerNorm(D)
         self.q, self.k, self.v, self.o = (nn.Linear(D, D) for _ in range(4))
         self.fc1, self.fc2 = nn.Linear(D, F), nn.Linear(F, D)
-        self.structures = {"Attention": 1}
+        self.structures = {"Attention": 1, "Attention 3-D": 1}
 
     def attn(self, h, mask):
         b, s, _ = h.shape
