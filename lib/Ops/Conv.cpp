@@ -1085,47 +1085,88 @@ void poolCore(const T *x, T *y, int64_t *idx, int64_t planes, const Geom &g, boo
   }
 }
 
+/// What pool() reads from the attributes, checked against X's type and dims.
+struct PoolSetup {
+  Geom g;
+  std::vector<int64_t> od;
+  double p = 2;
+  bool countPad = false, wantIdx = false;
+  int64_t so = 0, planes = 0;
+};
+
+Status poolSetup(const KernelCall &c, PoolKind kind, DataType dt, const std::vector<int64_t> &dims,
+                 PoolSetup &s) {
+  std::string op = c.opType.str();
+  if (dims.size() < 3)
+    return invalid(absl::StrCat(op, ": input X has rank ", dims.size(),
+                                "; it needs [N, C, spatial...] (rank 3 or more)"));
+  std::vector<int64_t> img(dims.begin() + 2, dims.end());
+  if (Status st = readWindowGeom(c, img, {}, true, s.g); !st.ok()) return st;
+  s.od = {dims[0], dims[1]};
+  s.od.insert(s.od.end(), s.g.grid.begin(), s.g.grid.end());
+  if (Status st = checkOutputSize(c, dt, s.od); !st.ok()) return st;
+  if (kind == PoolKind::Lp) {
+    s.p = c.opset > 0 && c.opset < 2 ? (double)c.getFloat("p", 2.0f) : (double)c.getInt("p", 2);
+    if (!(s.p > 0))
+      return invalid(absl::StrCat(op, ": attribute 'p' is ", s.p, "; it must be positive"));
+  }
+  s.countPad = kind == PoolKind::Average && c.getInt("count_include_pad", 0) != 0;
+  s.so = kind == PoolKind::Max ? c.getInt("storage_order", 0) : 0;
+  if (s.so != 0 && s.so != 1)
+    return invalid(absl::StrCat(op, ": attribute 'storage_order' is ", s.so, ", not 0 or 1"));
+  s.wantIdx = kind == PoolKind::Max && c.numOutputs > 1;
+  s.planes = dims[0] * dims[1];
+  return Status();
+}
+
+template <typename T>
+void poolRun(PoolKind kind, const T *xp, T *yp, int64_t *ip, const PoolSetup &s) {
+  if (kind == PoolKind::Max)
+    poolCore<PoolKind::Max, T>(xp, yp, ip, s.planes, s.g, s.countPad, s.p, s.so == 1);
+  else if (kind == PoolKind::Average)
+    poolCore<PoolKind::Average, T>(xp, yp, ip, s.planes, s.g, s.countPad, s.p, s.so == 1);
+  else
+    poolCore<PoolKind::Lp, T>(xp, yp, ip, s.planes, s.g, s.countPad, s.p, s.so == 1);
+}
+
+/// pool() of a float or double X: read in place, Y written into its bytes
+/// (Note [Inputs read in place]); the same poolCore, so the same values.
+template <typename T>
+StatusOr<std::vector<Tensor>> poolInPlace(const KernelCall &c, PoolKind kind, const Tensor &xt) {
+  auto x = viewTensor<T>(xt);
+  if (!x.ok()) return x.status();
+  PoolSetup s;
+  if (Status st = poolSetup(c, kind, x->dt, x->dims, s); !st.ok()) return st;
+  OutBuf<T> out(x->dt, s.od);
+  std::optional<Arr> ind;
+  if (s.wantIdx) ind = Arr::make(DataType::Int64, s.od);
+  poolRun<T>(kind, x->data(), out.data(), s.wantIdx ? ind->i.data() : nullptr, s);
+  std::vector<Tensor> r;
+  r.push_back(out.take());
+  if (s.wantIdx) r.push_back(toTensor(*ind));
+  return r;
+}
+
 StatusOr<std::vector<Tensor>> pool(const KernelCall &c, PoolKind kind) {
   std::string op = c.opType.str();
+  if (const Tensor *xt = c.input(0); xt && xt->dataType() == DataType::Float)
+    return poolInPlace<float>(c, kind, *xt);
+  if (const Tensor *xt = c.input(0); xt && xt->dataType() == DataType::Double)
+    return poolInPlace<double>(c, kind, *xt);
   auto x = inputArr(c, 0);
   if (!x.ok()) return x.status();
   if (kind == PoolKind::Max ? (x->kind() != CK::F32 && x->kind() != CK::F64 && x->kind() != CK::I64)
                             : !isFloatKind(x->kind()))
     return unsupported(op + " of type " + dataTypeName(x->dt).str());
-  if (x->rank() < 3)
-    return invalid(absl::StrCat(op, ": input X has rank ", x->rank(),
-                                "; it needs [N, C, spatial...] (rank 3 or more)"));
-  Geom g;
-  std::vector<int64_t> img(x->dims.begin() + 2, x->dims.end());
-  if (Status s = readWindowGeom(c, img, {}, true, g); !s.ok()) return s;
-  std::vector<int64_t> od = {x->dims[0], x->dims[1]};
-  od.insert(od.end(), g.grid.begin(), g.grid.end());
-  if (Status s = checkOutputSize(c, x->dt, od); !s.ok()) return s;
-  double p = 2;
-  if (kind == PoolKind::Lp) {
-    p = c.opset > 0 && c.opset < 2 ? (double)c.getFloat("p", 2.0f) : (double)c.getInt("p", 2);
-    if (!(p > 0)) return invalid(absl::StrCat(op, ": attribute 'p' is ", p, "; it must be positive"));
-  }
-  bool countPad = kind == PoolKind::Average && c.getInt("count_include_pad", 0) != 0;
-  int64_t so = kind == PoolKind::Max ? c.getInt("storage_order", 0) : 0;
-  if (so != 0 && so != 1)
-    return invalid(absl::StrCat(op, ": attribute 'storage_order' is ", so, ", not 0 or 1"));
-  bool wantIdx = kind == PoolKind::Max && c.numOutputs > 1;
-  Arr out = Arr::make(x->dt, od);
+  PoolSetup s;
+  if (Status st = poolSetup(c, kind, x->dt, x->dims, s); !st.ok()) return st;
+  Arr out = Arr::make(x->dt, s.od);
   std::optional<Arr> ind;
-  if (wantIdx) ind = Arr::make(DataType::Int64, od);
-  int64_t planes = x->dims[0] * x->dims[1];
-  int64_t *ip = wantIdx ? ind->i.data() : nullptr;
+  if (s.wantIdx) ind = Arr::make(DataType::Int64, s.od);
+  int64_t *ip = s.wantIdx ? ind->i.data() : nullptr;
   auto run = [&](auto tag) {
     using T = decltype(tag);
-    const T *xp = x->template vec<T>().data();
-    T *yp = out.template vec<T>().data();
-    if (kind == PoolKind::Max)
-      poolCore<PoolKind::Max, T>(xp, yp, ip, planes, g, countPad, p, so == 1);
-    else if (kind == PoolKind::Average)
-      poolCore<PoolKind::Average, T>(xp, yp, ip, planes, g, countPad, p, so == 1);
-    else
-      poolCore<PoolKind::Lp, T>(xp, yp, ip, planes, g, countPad, p, so == 1);
+    poolRun<T>(kind, x->template vec<T>().data(), out.template vec<T>().data(), ip, s);
   };
   switch (x->kind()) {
   case CK::F32: run(float{}); break;
@@ -1134,7 +1175,7 @@ StatusOr<std::vector<Tensor>> pool(const KernelCall &c, PoolKind kind) {
   }
   std::vector<Tensor> r;
   r.push_back(toTensor(out));
-  if (wantIdx) r.push_back(toTensor(*ind));
+  if (s.wantIdx) r.push_back(toTensor(*ind));
   return r;
 }
 
@@ -1221,51 +1262,87 @@ void globalPoolRule(InferCtx &c) {
   c.setTensor(0, c.inElem(0), out);
 }
 
-/// GlobalAveragePool, GlobalMaxPool, GlobalLpPool: one value per plane.
-StatusOr<std::vector<Tensor>> globalPool(const KernelCall &c, PoolKind kind) {
+/// GlobalAveragePool, GlobalMaxPool, GlobalLpPool on `planes` planes of
+/// IS elements each.
+template <typename T>
+void globalPoolCore(PoolKind kind, const T *src, T *y, int64_t planes, int64_t IS, double p) {
+  for (int64_t pl = 0; pl < planes; ++pl, src += IS) {
+    if (kind == PoolKind::Max) {
+      T best = std::numeric_limits<T>::lowest();
+      bool any = false;
+      for (int64_t j = 0; j < IS; ++j)
+        if (any ? src[j] > best : src[j] == src[j]) best = src[j], any = true;
+      y[pl] = best;
+    } else if (kind == PoolKind::Average) {
+      T sum = 0; // in the element's compute type, as the sums of ReduceMean
+      for (int64_t j = 0; j < IS; ++j) sum += src[j];
+      y[pl] = sum / (T)IS;
+    } else {
+      double sum = 0;
+      for (int64_t j = 0; j < IS; ++j) {
+        double a = std::fabs((double)src[j]);
+        sum += p == 2 ? a * a : std::pow(a, p);
+      }
+      y[pl] = (T)(p == 2 ? std::sqrt(sum) : std::pow(sum, 1.0 / p));
+    }
+  }
+}
+
+/// The checks of globalPool on X's dims and the attributes: Y's dims and p.
+Status globalPoolSetup(const KernelCall &c, PoolKind kind, const std::vector<int64_t> &dims,
+                       std::vector<int64_t> &od, double &p) {
   std::string op = c.opType.str();
-  auto x = inputArr(c, 0);
-  if (!x.ok()) return x.status();
-  if (!isFloatKind(x->kind())) return unsupported(op + " of type " + dataTypeName(x->dt).str());
-  if (x->rank() < 2)
-    return invalid(absl::StrCat(op, ": input X has rank ", x->rank(), "; it needs [N, C, ...]"));
-  double p = 2;
+  if (dims.size() < 2)
+    return invalid(absl::StrCat(op, ": input X has rank ", dims.size(), "; it needs [N, C, ...]"));
+  p = 2;
   if (kind == PoolKind::Lp) {
     p = c.opset > 0 && c.opset < 2 ? (double)c.getFloat("p", 2.0f) : (double)c.getInt("p", 2);
     if (!(p > 0)) return invalid(absl::StrCat(op, ": attribute 'p' is ", p, "; it must be positive"));
   }
-  std::vector<int64_t> od(x->dims.size(), 1);
-  od[0] = x->dims[0];
-  od[1] = x->dims[1];
+  od.assign(dims.size(), 1);
+  od[0] = dims[0];
+  od[1] = dims[1];
+  return Status();
+}
+
+/// globalPool of a float or double X read in place, Y written into its
+/// bytes (Note [Inputs read in place]).
+template <typename T>
+StatusOr<std::vector<Tensor>> globalPoolInPlace(const KernelCall &c, PoolKind kind,
+                                                const Tensor &xt) {
+  auto x = viewTensor<T>(xt);
+  if (!x.ok()) return x.status();
+  std::vector<int64_t> od;
+  double p;
+  if (Status s = globalPoolSetup(c, kind, x->dims, od, p); !s.ok()) return s;
+  int64_t planes = od[0] * od[1];
+  int64_t IS = numElementsOf(x->dims) / std::max<int64_t>(planes, 1);
+  OutBuf<T> out(x->dt, od);
+  globalPoolCore<T>(kind, x->data(), out.data(), planes, IS, p);
+  std::vector<Tensor> r;
+  r.push_back(out.take());
+  return r;
+}
+
+/// GlobalAveragePool, GlobalMaxPool, GlobalLpPool: one value per plane.
+StatusOr<std::vector<Tensor>> globalPool(const KernelCall &c, PoolKind kind) {
+  std::string op = c.opType.str();
+  if (const Tensor *xt = c.input(0); xt && xt->dataType() == DataType::Float)
+    return globalPoolInPlace<float>(c, kind, *xt);
+  if (const Tensor *xt = c.input(0); xt && xt->dataType() == DataType::Double)
+    return globalPoolInPlace<double>(c, kind, *xt);
+  auto x = inputArr(c, 0);
+  if (!x.ok()) return x.status();
+  if (!isFloatKind(x->kind())) return unsupported(op + " of type " + dataTypeName(x->dt).str());
+  std::vector<int64_t> od;
+  double p;
+  if (Status s = globalPoolSetup(c, kind, x->dims, od, p); !s.ok()) return s;
   int64_t planes = od[0] * od[1], IS = x->size() / std::max<int64_t>(planes, 1);
   Arr out = Arr::make(x->dt, od);
-  auto run = [&](auto tag) {
-    using T = decltype(tag);
-    const T *src = x->template vec<T>().data();
-    T *y = out.template vec<T>().data();
-    for (int64_t pl = 0; pl < planes; ++pl, src += IS) {
-      if (kind == PoolKind::Max) {
-        T best = std::numeric_limits<T>::lowest();
-        bool any = false;
-        for (int64_t j = 0; j < IS; ++j)
-          if (any ? src[j] > best : src[j] == src[j]) best = src[j], any = true;
-        y[pl] = best;
-      } else if (kind == PoolKind::Average) {
-        T sum = 0; // in the element's compute type, as the sums of ReduceMean
-        for (int64_t j = 0; j < IS; ++j) sum += src[j];
-        y[pl] = sum / (T)IS;
-      } else {
-        double sum = 0;
-        for (int64_t j = 0; j < IS; ++j) {
-          double a = std::fabs((double)src[j]);
-          sum += p == 2 ? a * a : std::pow(a, p);
-        }
-        y[pl] = (T)(p == 2 ? std::sqrt(sum) : std::pow(sum, 1.0 / p));
-      }
-    }
-  };
-  if (x->kind() == CK::F32) run(float{});
-  else run(double{});
+  if (x->kind() == CK::F32)
+    globalPoolCore<float>(kind, x->vec<float>().data(), out.vec<float>().data(), planes, IS, p);
+  else
+    globalPoolCore<double>(kind, x->vec<double>().data(), out.vec<double>().data(), planes, IS, p);
   return one(out);
 }
 

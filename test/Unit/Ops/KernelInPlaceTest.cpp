@@ -449,3 +449,121 @@ TEST(InPlace, CastsDecodeIntoTheResult) {
   std::memcpy(&bits, hb->data(), 2);
   EXPECT_EQ(bits, 0x7e01); // re-encoded, as before
 }
+
+// The pools read a float or double X in place and write Y into its bytes
+// (Note [Inputs read in place]): each element equal to its window's formula
+// (pads, strides, dilations, ceil_mode, count_include_pad; MaxPool's first
+// maximum and its Indices; a NaN never the maximum), in the kernel's order.
+/// Equal, or both NaN (a NaN in a window makes an average a NaN).
+template <typename T> bool sameValue(T a, T b) { return a == b || (a != a && b != b); }
+
+template <typename T> void checkPools2D(DataType dt) {
+  const int64_t N = 2, C = 3, H = 5, W = 6;
+  std::vector<T> x((size_t)(N * C * H * W));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = (T)((int64_t)(i * 7) % 23) * (T)0.37 - (T)3;
+  x[9] = std::numeric_limits<T>::quiet_NaN();
+  struct Case {
+    const char *op;
+    int64_t opset;
+    std::vector<int64_t> k, s, pads, dil;
+    int64_t ceil, countPad, p;
+  };
+  const Case cases[] = {
+      {"MaxPool", 12, {3, 2}, {2, 1}, {1, 0, 1, 1}, {1, 2}, 0, 0, 0},
+      {"MaxPool", 12, {2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, 0, 0},
+      {"AveragePool", 19, {3, 3}, {2, 2}, {1, 1, 1, 1}, {2, 1}, 1, 0, 0},
+      {"AveragePool", 19, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 0, 1, 0},
+      {"LpPool", 18, {2, 3}, {1, 2}, {1, 0, 0, 1}, {1, 1}, 0, 0, 2},
+      {"LpPool", 18, {2, 2}, {2, 2}, {0, 1, 1, 0}, {1, 1}, 1, 0, 3},
+  };
+  for (const Case &k : cases) {
+    std::string op = k.op;
+    Call c(op, k.opset);
+    c.in(typed<T>(dt, {N, C, H, W}, x))
+        .attr(intsAttr("kernel_shape", k.k))
+        .attr(intsAttr("strides", k.s))
+        .attr(intsAttr("pads", k.pads))
+        .attr(intsAttr("dilations", k.dil))
+        .attr(intAttr("ceil_mode", k.ceil));
+    if (op == "AveragePool") c.attr(intAttr("count_include_pad", k.countPad));
+    if (op == "LpPool") c.attr(intAttr("p", k.p));
+    if (op == "MaxPool") c.numOutputs = 2;
+    auto r = c.run();
+    ASSERT_TRUE(r.ok()) << op << ": " << r.status();
+    ASSERT_EQ((*r)[0].dataType(), dt);
+    std::vector<int64_t> grid(2);
+    int64_t img[2] = {H, W};
+    for (int d = 0; d < 2; ++d) {
+      int64_t span = img[d] + k.pads[d] + k.pads[d + 2] - ((k.k[d] - 1) * k.dil[d] + 1);
+      grid[d] = (k.ceil ? (span + k.s[d] - 1) / k.s[d] : span / k.s[d]) + 1;
+      if (k.ceil && (grid[d] - 1) * k.s[d] >= img[d] + k.pads[d]) --grid[d];
+    }
+    ASSERT_EQ((*r)[0].dims(), (std::vector<int64_t>{N, C, grid[0], grid[1]})) << op;
+    auto got = (*r)[0].values<T>();
+    ASSERT_TRUE(got.ok());
+    std::vector<int64_t> idx;
+    if (op == "MaxPool") {
+      auto iv = (*r)[1].values<int64_t>();
+      ASSERT_TRUE(iv.ok());
+      idx = *iv;
+    }
+    size_t e = 0;
+    for (int64_t pl = 0; pl < N * C; ++pl)
+      for (int64_t oh = 0; oh < grid[0]; ++oh)
+        for (int64_t ow = 0; ow < grid[1]; ++ow, ++e) {
+          T best = std::numeric_limits<T>::lowest();
+          int64_t at = -1, inside = 0, padded = 0;
+          double sum = 0;
+          for (int64_t a = 0; a < k.k[0]; ++a)
+            for (int64_t b = 0; b < k.k[1]; ++b) {
+              int64_t h = oh * k.s[0] - k.pads[0] + a * k.dil[0];
+              int64_t w = ow * k.s[1] - k.pads[1] + b * k.dil[1];
+              if (h < H + k.pads[2] && w < W + k.pads[3]) ++padded;
+              if (h < 0 || h >= H || w < 0 || w >= W) continue;
+              ++inside;
+              int64_t flat = h * W + w;
+              T v = x[(size_t)(pl * H * W + flat)];
+              if (at < 0 ? v == v : v > best) best = v, at = flat;
+              double m = std::fabs((double)v);
+              sum += op == "AveragePool" ? (double)v : k.p == 2 ? m * m : std::pow(m, (double)k.p);
+            }
+          T want = op == "MaxPool"       ? best
+                   : op == "AveragePool" ? (T)(sum / (double)(k.countPad ? padded : inside))
+                   : k.p == 2            ? (T)std::sqrt(sum)
+                                         : (T)std::pow(sum, 1.0 / (double)k.p);
+          EXPECT_TRUE(sameValue((*got)[e], want)) << op << " element " << e << ": " << (*got)[e]
+                                                  << " against " << want;
+          if (op == "MaxPool") {
+            EXPECT_EQ(idx[e], pl * H * W + (at < 0 ? 0 : at)) << e;
+          }
+        }
+  }
+  // The global pools, one value per plane (the average summed in T).
+  std::vector<T> g(x.begin(), x.begin() + N * C * 10);
+  for (const char *op : {"GlobalMaxPool", "GlobalAveragePool", "GlobalLpPool"}) {
+    Tensor y = Call(op).in(typed<T>(dt, {N, C, 2, 5}, g)).one();
+    ASSERT_EQ(y.dims(), (std::vector<int64_t>{N, C, 1, 1})) << op;
+    auto got = y.values<T>();
+    ASSERT_TRUE(got.ok());
+    for (int64_t pl = 0; pl < N * C; ++pl) {
+      T best = std::numeric_limits<T>::lowest(), tsum = 0;
+      bool any = false;
+      double sq = 0;
+      for (int64_t j = 0; j < 10; ++j) {
+        T v = g[(size_t)(pl * 10 + j)];
+        if (any ? v > best : v == v) best = v, any = true;
+        tsum += v;
+        sq += std::fabs((double)v) * std::fabs((double)v);
+      }
+      T want = std::string(op) == "GlobalMaxPool"       ? best
+               : std::string(op) == "GlobalAveragePool" ? tsum / (T)10
+                                                        : (T)std::sqrt(sq);
+      EXPECT_TRUE(sameValue((*got)[(size_t)pl], want)) << op << " plane " << pl;
+    }
+  }
+}
+
+TEST(InPlace, PoolsMatchTheirFormulas) {
+  checkPools2D<float>(DataType::Float);
+  checkPools2D<double>(DataType::Double);
+}
