@@ -567,3 +567,94 @@ TEST(InPlace, PoolsMatchTheirFormulas) {
   checkPools2D<float>(DataType::Float);
   checkPools2D<double>(DataType::Double);
 }
+
+// Note [Reductions in place]: each Reduce* of a float or double X equals
+// its formula, the elements accumulated in X's row-major order (axes
+// attribute and operand, keepdims, negative axes, all axes, a NaN), and
+// noop_with_empty_axes still gives X.
+template <typename T> void checkReductions(DataType dt) {
+  const std::vector<int64_t> d = {2, 3, 4};
+  std::vector<T> x(24);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = (T)((int64_t)(i * 5) % 11) * (T)0.31 - (T)1.4;
+  std::vector<T> xn = x;
+  xn[13] = std::numeric_limits<T>::quiet_NaN();
+  const char *ops[] = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
+                       "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
+                       "ReduceSumSquare"};
+  const std::vector<std::vector<int64_t>> axesSets = {{}, {1}, {0, 2}, {-1}, {0, 1, 2}};
+  for (const std::vector<T> *in : {&x, &xn})
+    for (const char *opc : ops)
+      for (const auto &axes : axesSets)
+        for (int64_t keep : {0, 1})
+          for (int64_t opset : {13, 18}) {
+            std::string op = opc;
+            // LogSum of negative sums is NaN either way; keep the inputs
+            // positive for the logs so the values say something.
+            std::vector<T> v = *in;
+            if (op == "ReduceLogSum")
+              for (T &e : v) e = std::fabs(e) + (T)0.1;
+            Call c(op, opset);
+            c.in(typed<T>(dt, d, v)).attr(intAttr("keepdims", keep));
+            bool operand = opset >= 18 || op == "ReduceSum";
+            if (!axes.empty()) {
+              if (operand) c.in(i64({(int64_t)axes.size()}, axes));
+              else c.attr(intsAttr("axes", axes));
+            }
+            auto r = c.run();
+            ASSERT_TRUE(r.ok()) << op << ": " << r.status();
+            std::vector<bool> red(3, axes.empty());
+            for (int64_t a : axes) red[(size_t)((a + 3) % 3)] = true;
+            std::vector<int64_t> od, kd;
+            for (size_t k = 0; k < 3; ++k) {
+              kd.push_back(red[k] ? 1 : d[k]);
+              if (!red[k] || keep) od.push_back(red[k] ? 1 : d[k]);
+            }
+            ASSERT_EQ((*r)[0].dims(), od) << op;
+            ASSERT_EQ((*r)[0].dataType(), dt);
+            size_t outN = (size_t)(kd[0] * kd[1] * kd[2]);
+            T init = op == "ReduceProd"  ? T(1)
+                     : op == "ReduceMax" ? -std::numeric_limits<T>::infinity()
+                     : op == "ReduceMin" ? std::numeric_limits<T>::infinity()
+                                         : T(0);
+            std::vector<T> acc(outN, init);
+            for (int64_t i = 0; i < 2; ++i)
+              for (int64_t j = 0; j < 3; ++j)
+                for (int64_t k = 0; k < 4; ++k) {
+                  T e = v[(size_t)((i * 3 + j) * 4 + k)];
+                  T &a = acc[(size_t)(((red[0] ? 0 : i) * kd[1] + (red[1] ? 0 : j)) * kd[2] +
+                                      (red[2] ? 0 : k))];
+                  if (op == "ReduceMax" || op == "ReduceMin") {
+                    if (a != a) continue;
+                    if (e != e || (op == "ReduceMax" ? e > a : e < a)) a = e;
+                  } else if (op == "ReduceProd") a *= e;
+                  else if (op == "ReduceL1") a += e < T(0) ? -e : e;
+                  else if (op == "ReduceL2" || op == "ReduceSumSquare") a += e * e;
+                  else if (op == "ReduceLogSumExp") a += std::exp(e);
+                  else a += e;
+                }
+            T group = (T)(24 / (int64_t)outN);
+            auto got = (*r)[0].values<T>();
+            ASSERT_TRUE(got.ok());
+            for (size_t q = 0; q < outN; ++q) {
+              T want = op == "ReduceMean"                                 ? acc[q] / group
+                       : op == "ReduceL2"                                 ? std::sqrt(acc[q])
+                       : op == "ReduceLogSum" || op == "ReduceLogSumExp" ? std::log(acc[q])
+                                                                          : acc[q];
+              EXPECT_TRUE(sameValue((*got)[q], want))
+                  << op << "-" << opset << " keepdims " << keep << " axes " << axes.size()
+                  << " element " << q << ": " << (*got)[q] << " against " << want;
+            }
+          }
+  // noop_with_empty_axes: Y is X.
+  Tensor y = Call("ReduceMax", 18).in(typed<T>(dt, d, x)).attr(intAttr("noop_with_empty_axes", 1))
+                 .one();
+  EXPECT_EQ(y.dims(), d);
+  auto got = y.values<T>();
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(*got, x);
+}
+
+TEST(InPlace, ReductionsMatchTheirFormulas) {
+  checkReductions<float>(DataType::Float);
+  checkReductions<double>(DataType::Double);
+}
