@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <optional>
 
 namespace onnxir {
@@ -365,48 +366,101 @@ void dequantizeRule(InferCtx &c) {
   c.setTensor(0, el, c.inShape(0));
 }
 
+// Note [Dequantizing stored bytes]
+//   DequantizeLinear's x is usually an 8-bit weight: decoding it into an
+//   int64 Arr costs eight bytes per element, and the float result was built
+//   in an Arr and then encoded (copied) once more. An integer x of 8, 16 or
+//   32 bits whose bytes match its dims is read where it is stored (an
+//   unaligned load per element: raw_data windows sit at any offset) and y
+//   computed straight into its result's bytes (OutBuf; float16/bfloat16
+//   through OutBuf's encode, as before). The same int64 difference and the
+//   same float product: the same values. Other x (float8, 4-bit, typed
+//   storage that does not hold the bytes, malformed data) take the decoding
+//   path, which reports what is wrong.
+
+/// y[e] = (x[e] - zv[p]) * sv[p] over the layout, x read as stored X.
+template <typename X>
+void dequantizeStored(const char *xb, const QLayout &l, int64_t n, const int64_t *zv,
+                      const float *sv, float *y) {
+  forEachParam(l, n, [&](int64_t e, int64_t p) {
+    X v;
+    std::memcpy(&v, xb + e * (int64_t)sizeof(X), sizeof(X));
+    y[e] = (float)((int64_t)v - (zv ? zv[p] : 0)) * sv[p];
+  });
+}
+
 /// y = (x - x_zero_point) * x_scale, the difference taken exactly (in
 /// int64) and the product in float; y is float before opset 19, then the
 /// scale's type or output_dtype (opset 23). A float8 or float4 x takes no
 /// zero point but zero.
 StatusOr<std::vector<Tensor>> kDequantizeLinear(const KernelCall &c) {
-  auto x = inputArr(c, 0), s = inputArr(c, 1);
-  if (!x.ok()) return x.status();
+  // Note [Dequantizing stored bytes]
+  const Tensor *xt = c.input(0);
+  std::optional<ByteView> xb;
+  if (xt && (xt->dataType() == DataType::Int8 || xt->dataType() == DataType::Uint8 ||
+             xt->dataType() == DataType::Int16 || xt->dataType() == DataType::Uint16 ||
+             xt->dataType() == DataType::Int32))
+    xb = byteView(*xt);
+  std::optional<Arr> x;
+  DataType xdt;
+  std::vector<int64_t> xdims;
+  if (xb) {
+    xdt = xt->dataType();
+    xdims = xt->dims();
+  } else {
+    auto xa = inputArr(c, 0);
+    if (!xa.ok()) return xa.status();
+    x = std::move(*xa);
+    xdt = x->dt;
+    xdims = x->dims;
+  }
+  auto s = inputArr(c, 1);
   if (!s.ok()) return s.status();
   auto zp = optionalArr(c, 2);
   if (!zp.ok()) return zp.status();
-  bool xFloat = x->kind() == CK::F32;
-  if (!intRange(x->dt) && x->dt != DataType::Int32 && !isFloat8(x->dt) &&
-      x->dt != DataType::Float4E2M1)
-    return invalid(absl::StrCat("DequantizeLinear: x is ", typeStr(x->dt)));
+  bool xFloat = x && x->kind() == CK::F32;
+  if (!intRange(xdt) && xdt != DataType::Int32 && !isFloat8(xdt) &&
+      xdt != DataType::Float4E2M1)
+    return invalid(absl::StrCat("DequantizeLinear: x is ", typeStr(xdt)));
   if (s->kind() != CK::F32)
     return invalid(absl::StrCat("DequantizeLinear: x_scale is ", typeStr(s->dt)));
-  if (*zp && (*zp)->dt != x->dt)
+  if (*zp && (*zp)->dt != xdt)
     return invalid(absl::StrCat("DequantizeLinear: x_zero_point is ", typeStr((*zp)->dt),
-                                ", x is ", typeStr(x->dt)));
+                                ", x is ", typeStr(xdt)));
   if (*zp && xFloat && !allZero(**zp))
-    return invalid(absl::StrCat("DequantizeLinear: x_zero_point of ", typeStr(x->dt),
+    return invalid(absl::StrCat("DequantizeLinear: x_zero_point of ", typeStr(xdt),
                                 " is not zero"));
   DataType out = c.opset > 0 && c.opset < 19 ? DataType::Float : s->dt;
   if (int64_t od = c.getInt("output_dtype", 0)) out = (DataType)od;
   if (out != DataType::Float && out != DataType::Float16 && out != DataType::BFloat16)
     return invalid(absl::StrCat("DequantizeLinear: output type ", typeStr(out),
                                 " is not float, float16 or bfloat16"));
-  auto l = quantLayout(c, x->dims, *s, *zp ? &**zp : nullptr, "x_scale", "x_zero_point");
+  auto l = quantLayout(c, xdims, *s, *zp ? &**zp : nullptr, "x_scale", "x_zero_point");
   if (!l.ok()) return l.status();
-  if (Status st = checkOutputSize(c, out, x->dims); !st.ok()) return st;
-  int64_t n = x->size();
-  Arr y = Arr::make(out, x->dims);
+  if (Status st = checkOutputSize(c, out, xdims); !st.ok()) return st;
+  int64_t n = numElementsOf(xdims);
+  OutBuf<float> y(out, xdims);
+  float *yv = y.data();
   const float *sv = s->f.data();
-  if (xFloat) {
-    forEachParam(*l, n, [&](int64_t e, int64_t p) { y.f[e] = x->f[e] * sv[p]; });
+  const int64_t *zv = *zp ? (*zp)->i.data() : nullptr;
+  if (xb) {
+    switch (xdt) {
+    case DataType::Int8: dequantizeStored<int8_t>(xb->data, *l, n, zv, sv, yv); break;
+    case DataType::Uint8: dequantizeStored<uint8_t>(xb->data, *l, n, zv, sv, yv); break;
+    case DataType::Int16: dequantizeStored<int16_t>(xb->data, *l, n, zv, sv, yv); break;
+    case DataType::Uint16: dequantizeStored<uint16_t>(xb->data, *l, n, zv, sv, yv); break;
+    default: dequantizeStored<int32_t>(xb->data, *l, n, zv, sv, yv); break;
+    }
+  } else if (xFloat) {
+    forEachParam(*l, n, [&](int64_t e, int64_t p) { yv[e] = x->f[e] * sv[p]; });
   } else {
-    const int64_t *zv = *zp ? (*zp)->i.data() : nullptr;
     forEachParam(*l, n, [&](int64_t e, int64_t p) {
-      y.f[e] = (float)(x->i[e] - (zv ? zv[p] : 0)) * sv[p];
+      yv[e] = (float)(x->i[e] - (zv ? zv[p] : 0)) * sv[p];
     });
   }
-  return one(y);
+  std::vector<Tensor> r;
+  r.push_back(y.take());
+  return r;
 }
 
 // Adapters (Note [Version adapters]).

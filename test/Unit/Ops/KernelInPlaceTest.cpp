@@ -658,3 +658,77 @@ TEST(InPlace, ReductionsMatchTheirFormulas) {
   checkReductions<float>(DataType::Float);
   checkReductions<double>(DataType::Double);
 }
+
+// Note [Dequantizing stored bytes]: an integer x read where it is stored
+// (aligned or not) gives y = (x - zero point) * scale element by element,
+// per tensor, per axis and blocked, into float or (rounded) float16.
+template <typename X> void checkDequantize(DataType dt, bool misaligned) {
+  const std::vector<int64_t> d = {2, 3, 4};
+  std::vector<X> x(24);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = (X)((int64_t)std::numeric_limits<X>::min() + (int64_t)(i * 37 % 24) * 11);
+  Tensor xt = typed<X>(dt, d, x);
+  if (misaligned) {
+    std::string bytes(1, 'x');
+    bytes.append(reinterpret_cast<const char *>(x.data()), x.size() * sizeof(X));
+    xt = Tensor();
+    xt.setDataType(dt);
+    xt.setDims(d);
+    xt.setRaw(std::make_shared<StringBuffer>(std::move(bytes)), 1, x.size() * sizeof(X));
+  }
+  std::vector<float> sc = {0.25f, 0.0037f, 1.5f, -0.5f};
+  struct Case { int64_t opset, axis, block; std::vector<int64_t> pd; bool zp, half; };
+  const Case cases[] = {{13, 1, 0, {}, true, false},      {13, 1, 0, {}, false, false},
+                        {13, 1, 0, {3}, true, false},     {13, 2, 0, {4}, false, false},
+                        {21, 2, 2, {2, 3, 2}, true, false}, {19, 1, 0, {3}, true, true}};
+  for (const Case &k : cases) {
+    int64_t np = 1;
+    for (int64_t v : k.pd) np *= v;
+    std::vector<float> s(sc.begin(), sc.begin() + np);
+    std::vector<X> z((size_t)np);
+    for (int64_t p = 0; p < np; ++p) z[(size_t)p] = (X)((int64_t)std::numeric_limits<X>::min() / 2 + p * 3);
+    Call c("DequantizeLinear", k.opset);
+    c.in(xt);
+    if (k.half) {
+      Tensor sf = Call("Cast").in(f32(k.pd, s)).attr(intAttr("to", (int64_t)DataType::Float16)).one();
+      auto back = sf.values<float>();
+      ASSERT_TRUE(back.ok());
+      s = *back;
+      c.in(sf);
+    } else {
+      c.in(f32(k.pd, s));
+    }
+    if (k.zp) c.in(typed<X>(dt, k.pd, z));
+    c.attr(intAttr("axis", k.axis));
+    if (k.block) c.attr(intAttr("block_size", k.block));
+    auto r = c.run();
+    ASSERT_TRUE(r.ok()) << r.status();
+    std::vector<float> want(24);
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t j = 0; j < 3; ++j)
+        for (int64_t m = 0; m < 4; ++m) {
+          size_t e = (size_t)((i * 3 + j) * 4 + m);
+          int64_t p = k.pd.empty() ? 0 : k.block ? (i * 3 + j) * 2 + m / 2 : k.axis == 1 ? j : m;
+          want[e] = (float)((int64_t)x[e] - (k.zp ? (int64_t)z[(size_t)p] : 0)) * s[(size_t)p];
+        }
+    Tensor w = f32(d, want);
+    if (k.half) w = Call("Cast").in(w).attr(intAttr("to", (int64_t)DataType::Float16)).one();
+    ASSERT_EQ((*r)[0].dataType(), w.dataType());
+    EXPECT_EQ((*r)[0].dims(), d);
+    auto gb = (*r)[0].bytes(), wb = w.bytes();
+    ASSERT_TRUE(gb.ok() && wb.ok());
+    EXPECT_EQ(std::string(gb->data(), gb->size()), std::string(wb->data(), wb->size()))
+        << dataTypeName(dt).str() << " opset " << k.opset << " axis " << k.axis << " block "
+        << k.block << (misaligned ? " misaligned" : "");
+  }
+}
+
+TEST(InPlace, DequantizeReadsStoredIntegers) {
+  for (bool mis : {false, true}) {
+    checkDequantize<int8_t>(DataType::Int8, mis);
+    checkDequantize<uint8_t>(DataType::Uint8, mis);
+    checkDequantize<int16_t>(DataType::Int16, mis);
+    checkDequantize<uint16_t>(DataType::Uint16, mis);
+    checkDequantize<int32_t>(DataType::Int32, mis);
+  }
+}
