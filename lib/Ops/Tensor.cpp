@@ -2534,14 +2534,14 @@ ResizeAxis planResizeAxis(const ResizeMode &m, int64_t axis, int64_t in, int64_t
   return p;
 }
 
-/// One interpolating pass over axis p.axis of `src` (dims `dims`, updated).
+/// One interpolating pass over axis p.axis of `src` (dims `dims`, updated)
+/// into `dst`, which holds zeros (dims with p.out along the axis).
 template <typename T>
-std::vector<T> resizePass(const std::vector<T> &src, std::vector<int64_t> &dims,
-                          const ResizeAxis &p, T extrapolation) {
+void resizePassInto(const T *src, std::vector<int64_t> &dims, const ResizeAxis &p,
+                    T extrapolation, T *dst) {
   int64_t outer = 1, inner = 1;
   for (int64_t k = 0; k < p.axis; ++k) outer *= dims[k];
   for (int64_t k = p.axis + 1; k < (int64_t)dims.size(); ++k) inner *= dims[k];
-  std::vector<T> dst((size_t)(outer * p.out * inner), T(0));
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t y = 0; y < p.out; ++y) {
       T *d = &dst[(size_t)((o * p.out + y) * inner)];
@@ -2557,6 +2557,22 @@ std::vector<T> resizePass(const std::vector<T> &src, std::vector<int64_t> &dims,
       }
     }
   dims[p.axis] = p.out;
+}
+
+/// Elements after a pass over p.axis of a tensor of dims `dims`.
+int64_t resizedSize(const std::vector<int64_t> &dims, const ResizeAxis &p) {
+  int64_t n = p.out;
+  for (int64_t k = 0; k < (int64_t)dims.size(); ++k)
+    if (k != p.axis) n *= dims[k];
+  return n;
+}
+
+/// resizePassInto into a fresh vector.
+template <typename T>
+std::vector<T> resizePass(const std::vector<T> &src, std::vector<int64_t> &dims,
+                          const ResizeAxis &p, T extrapolation) {
+  std::vector<T> dst((size_t)resizedSize(dims, p), T(0));
+  resizePassInto<T>(src.data(), dims, p, extrapolation, dst.data());
   return dst;
 }
 
@@ -2581,9 +2597,28 @@ std::pair<double, double> intRange(DataType dt) {
 
 StatusOr<std::vector<Tensor>> kResize(const KernelCall &c) {
   bool ups = c.opType == "Upsample";
-  auto a = inputArr(c, 0);
-  if (!a.ok()) return a.status();
-  int64_t r = a->rank();
+  // Note [Resizing in place]
+  //   A float X is read through its bytes (viewTensor) by the linear and
+  //   cubic passes, and the last pass writes into the result's bytes
+  //   (OutBuf): no decoded copy of X, no second copy of it before the first
+  //   pass, no encoding of the result. The passes are the same, so are the
+  //   values. Other element types, and nearest (one gather of any type),
+  //   decode X as before.
+  const Tensor *xt = c.input(0);
+  std::optional<InView<float>> xv;
+  std::optional<Arr> xa;
+  if (xt && xt->dataType() == DataType::Float) {
+    auto v = viewTensor<float>(*xt);
+    if (!v.ok()) return v.status();
+    xv = std::move(*v);
+  } else {
+    auto v = inputArr(c, 0);
+    if (!v.ok()) return v.status();
+    xa = std::move(*v);
+  }
+  const std::vector<int64_t> xdims = xv ? xv->dims : xa->dims;
+  DataType xdt = xv ? xv->dt : xa->dt;
+  int64_t r = (int64_t)xdims.size();
   ResizeMode m;
   m.legacy = ups || (c.opset > 0 && c.opset < 11);
   m.mode = c.getString("mode", "nearest");
@@ -2674,13 +2709,13 @@ StatusOr<std::vector<Tensor>> kResize(const KernelCall &c) {
     return invalid(absl::StrCat("Resize tf_crop_and_resize needs roi with ", 2 * na,
                                 " values (has ", roi.size(), ")"));
   // Output sizes and the scale of each axis.
-  std::vector<int64_t> od = a->dims;
+  std::vector<int64_t> od = xdims;
   std::vector<double> sc(na);
   if (!scales.empty()) {
     if (scales.size() != na)
       return invalid(absl::StrCat(op, " has ", scales.size(), " scales for ", na, " axes"));
     for (size_t j = 0; j < na; ++j) {
-      double s = scales[j], in = (double)a->dims[axes[j]];
+      double s = scales[j], in = (double)xdims[axes[j]];
       if (!(s > 0) || !std::isfinite(s))
         return invalid(absl::StrCat(op, " scale ", s, " for axis ", axes[j], " (must be > 0)"));
       double o = std::floor(in * (crop ? roi[j + na] - roi[j] : 1.0) * s);
@@ -2694,7 +2729,7 @@ StatusOr<std::vector<Tensor>> kResize(const KernelCall &c) {
       return invalid(absl::StrCat("Resize has ", sizes.size(), " sizes for ", na, " axes"));
     for (size_t j = 0; j < na; ++j) {
       if (sizes[j] < 0) return invalid(absl::StrCat("Resize size ", sizes[j], " for axis ", axes[j]));
-      int64_t in = a->dims[axes[j]];
+      int64_t in = xdims[axes[j]];
       if (in == 0 && sizes[j] > 0)
         return invalid(absl::StrCat("Resize of the empty axis ", axes[j], " to ", sizes[j]));
       sc[j] = in ? (double)sizes[j] / (double)in : 1.0;
@@ -2705,13 +2740,13 @@ StatusOr<std::vector<Tensor>> kResize(const KernelCall &c) {
       for (double v : sc) s = policy == "not_larger" ? std::min(s, v) : std::max(s, v);
       for (size_t j = 0; j < na; ++j) {
         sc[j] = s;
-        od[axes[j]] = (int64_t)(s * (double)a->dims[axes[j]] + 0.5);
+        od[axes[j]] = (int64_t)(s * (double)xdims[axes[j]] + 0.5);
       }
     }
   }
-  Status sz = checkOutputSize(c, a->dt, od);
+  Status sz = checkOutputSize(c, xdt, od);
   if (!sz.ok()) return sz;
-  if (numElementsOf(od) == 0) return one(Arr::make(a->dt, od));
+  if (numElementsOf(od) == 0) return one(Arr::make(xdt, od));
   // Plans for the axes that shrink most first, so that no intermediate
   // result of the passes is bigger than the input or the output (growing
   // one axis before shrinking another could make it far bigger than both);
@@ -2720,12 +2755,12 @@ StatusOr<std::vector<Tensor>> kResize(const KernelCall &c) {
   std::vector<size_t> order(na);
   for (size_t j = 0; j < na; ++j) order[j] = j;
   auto growth = [&](size_t j) {
-    return (double)od[axes[j]] / (double)std::max<int64_t>(a->dims[axes[j]], 1);
+    return (double)od[axes[j]] / (double)std::max<int64_t>(xdims[axes[j]], 1);
   };
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t p, size_t q) { return growth(p) < growth(q); });
   for (size_t j : order) {
-    int64_t ax = axes[j], in = a->dims[ax], out = od[ax];
+    int64_t ax = axes[j], in = xdims[ax], out = od[ax];
     double rs = crop ? roi[j] : 0, re = crop ? roi[j + na] : 1;
     if (out == in && std::fabs(sc[j] - 1) <= 1e-9 && rs == 0 && re == 1) continue;
     if (in == 0 || out == 0) {
@@ -2737,10 +2772,10 @@ StatusOr<std::vector<Tensor>> kResize(const KernelCall &c) {
     plans.push_back(planResizeAxis(m, ax, in, out, sc[j], rs, re));
   }
   if (m.mode != "nearest") {
-    std::vector<int64_t> dims = a->dims;
+    std::vector<int64_t> dims = xdims;
     for (const ResizeAxis &p : plans) {
       dims[p.axis] = p.out;
-      if (Status st = checkOutputSize(c, a->dt, dims); !st.ok()) return st;
+      if (Status st = checkOutputSize(c, xdt, dims); !st.ok()) return st;
     }
   }
   double extrap = crop ? c.getFloat("extrapolation_value", 0) : 0.0;
@@ -2753,17 +2788,47 @@ StatusOr<std::vector<Tensor>> kResize(const KernelCall &c) {
     }
     for (const ResizeAxis &p : plans)
       for (int64_t y = 0; y < p.out; ++y) map[p.axis][y] = p.outside[y] ? -1 : p.idx[y];
-    auto fill = scalarOf(a->dt, extrap);
+    auto fill = scalarOf(xdt, extrap);
     if (!fill.ok()) return fill.status();
-    return one(takeElems(withFill(*a, *fill), od, mappedOffsets(*a, od, map)));
+    if (!xa) {
+      auto v = inputArr(c, 0);
+      if (!v.ok()) return v.status();
+      xa = std::move(*v);
+    }
+    return one(takeElems(withFill(*xa, *fill), od, mappedOffsets(*xa, od, map)));
   }
+  if (xv) {
+    // Note [Resizing in place]
+    std::vector<int64_t> dims = xdims;
+    OutBuf<float> out(xdt, od);
+    if (plans.empty()) {
+      std::copy(xv->data(), xv->data() + out.size(), out.data());
+    } else {
+      const float *src = xv->data();
+      std::vector<float> cur;
+      for (size_t k = 0; k < plans.size(); ++k) {
+        if (k + 1 == plans.size()) {
+          resizePassInto<float>(src, dims, plans[k], (float)extrap, out.data());
+          break;
+        }
+        std::vector<float> next((size_t)resizedSize(dims, plans[k]), 0.0f);
+        resizePassInto<float>(src, dims, plans[k], (float)extrap, next.data());
+        cur = std::move(next);
+        src = cur.data();
+      }
+    }
+    std::vector<Tensor> res;
+    res.push_back(out.take());
+    return res;
+  }
+  const Arr *a = &*xa;
   CK kind = a->kind();
   if (kind == CK::F32) {
-    std::vector<int64_t> dims = a->dims;
+    std::vector<int64_t> dims = xdims;
     std::vector<float> v = a->f;
     for (const ResizeAxis &p : plans) v = resizePass<float>(v, dims, p, (float)extrap);
     Arr out;
-    out.dt = a->dt;
+    out.dt = xdt;
     out.dims = od;
     out.f = std::move(v);
     return one(out);
@@ -2772,22 +2837,22 @@ StatusOr<std::vector<Tensor>> kResize(const KernelCall &c) {
     return invalid(absl::StrCat(op, " mode ", m.mode, " needs a numeric element type"));
   auto d = convertArr(*a, DataType::Double);
   if (!d.ok()) return d.status();
-  std::vector<int64_t> dims = a->dims;
+  std::vector<int64_t> dims = xdims;
   std::vector<double> v = d->d;
   for (const ResizeAxis &p : plans) v = resizePass<double>(v, dims, p, extrap);
   Arr res;
   res.dt = DataType::Double;
   res.dims = od;
   if (kind != CK::F64) {
-    auto [lo, hi] = intRange(a->dt);
+    auto [lo, hi] = intRange(xdt);
     for (double &x : v) x = std::isnan(x) ? 0 : std::clamp(std::nearbyint(x), lo, hi);
   }
   res.d = std::move(v);
   if (kind == CK::F64) {
-    res.dt = a->dt;
+    res.dt = xdt;
     return one(res);
   }
-  auto back = convertArr(res, a->dt);
+  auto back = convertArr(res, xdt);
   if (!back.ok()) return back.status();
   return one(*back);
 }

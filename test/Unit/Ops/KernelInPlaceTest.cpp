@@ -732,3 +732,59 @@ TEST(InPlace, DequantizeReadsStoredIntegers) {
     checkDequantize<int32_t>(DataType::Int32, mis);
   }
 }
+
+// Note [Resizing in place]: a float X is resized through its bytes; a
+// float16 X still takes the decoding path, which runs the same passes in
+// float on the decoded values. With X's values exact in float16, the float
+// result rounded to float16 must be the float16 result, bit for bit: linear
+// and cubic, up and down, antialias, align_corners, crop with
+// extrapolation, a kept axis only, the opset-18 axes attribute.
+TEST(InPlace, ResizeMatchesTheDecodingPath) {
+  const std::vector<int64_t> d = {1, 2, 5, 6};
+  std::vector<float> x(60);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = (float)((int64_t)(i * 13) % 29) * 0.125f - 1.5f;
+  Tensor xf = f32(d, x);
+  Tensor xh = Call("Cast").in(xf).attr(intAttr("to", (int64_t)DataType::Float16)).one();
+  auto exact = xh.values<float>();
+  ASSERT_TRUE(exact.ok());
+  ASSERT_EQ(*exact, x); // the values survive float16
+  struct Case {
+    const char *mode, *ctm;
+    std::vector<float> scales;
+    std::vector<int64_t> sizes, axes;
+    int64_t antialias;
+  };
+  const Case cases[] = {
+      {"linear", "half_pixel", {1, 1, 2.0f, 1.5f}, {}, {}, 0},
+      {"cubic", "half_pixel", {1, 1, 0.6f, 0.5f}, {}, {}, 1},
+      {"cubic", "pytorch_half_pixel", {1, 1, 1.7f, 0.8f}, {}, {}, 0},
+      {"linear", "align_corners", {}, {1, 2, 7, 4}, {}, 0},
+      {"linear", "tf_crop_and_resize", {}, {1, 2, 4, 9}, {}, 0},
+      {"linear", "asymmetric", {1, 1, 1, 1}, {}, {}, 0},
+      {"cubic", "asymmetric", {}, {8}, {3}, 0},
+  };
+  for (const Case &k : cases) {
+    auto run = [&](const Tensor &in) {
+      Call c("Resize", 19);
+      c.in(in);
+      std::string ctm = k.ctm;
+      if (ctm == "tf_crop_and_resize") c.in(f32({8}, {0, 0, 0.1f, -0.2f, 1, 1, 0.9f, 1.3f}));
+      else c.in(f32({0}, {}));
+      if (!k.scales.empty()) c.in(f32({(int64_t)k.scales.size()}, k.scales));
+      else c.in(f32({0}, {})).in(i64({(int64_t)k.sizes.size()}, k.sizes));
+      c.attr(stringAttr("mode", k.mode)).attr(stringAttr("coordinate_transformation_mode", k.ctm));
+      if (ctm == "tf_crop_and_resize") c.attr(floatAttr("extrapolation_value", 2.5f));
+      if (k.antialias) c.attr(intAttr("antialias", 1));
+      if (!k.axes.empty()) c.attr(intsAttr("axes", k.axes));
+      return c.one();
+    };
+    Tensor yf = run(xf), yh = run(xh);
+    ASSERT_EQ(yf.dataType(), DataType::Float) << k.mode << " " << k.ctm;
+    ASSERT_EQ(yf.dims(), yh.dims()) << k.mode << " " << k.ctm;
+    Tensor yfh = Call("Cast").in(yf).attr(intAttr("to", (int64_t)DataType::Float16)).one();
+    auto a = yfh.bytes(), b = yh.bytes();
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(std::string(a->data(), a->size()), std::string(b->data(), b->size()))
+        << k.mode << " " << k.ctm;
+  }
+}
