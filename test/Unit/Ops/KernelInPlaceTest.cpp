@@ -443,7 +443,9 @@ TEST(InPlace, CastsDecodeIntoTheResult) {
   EXPECT_EQ(same.rawData(), i.rawData());
   EXPECT_NE((const void *)same.rawData().data(), (const void *)i.rawData().data());
   Tensor h = typed<uint16_t>(DataType::Float16, {1}, {0x7c01});
-  auto hb = Call("Cast").in(h).attr(intAttr("to", (int64_t)DataType::Float16)).one().bytes();
+  // (The result is kept: bytes() is a view of its buffer.)
+  Tensor hc = Call("Cast").in(h).attr(intAttr("to", (int64_t)DataType::Float16)).one();
+  auto hb = hc.bytes();
   ASSERT_TRUE(hb.ok());
   uint16_t bits;
   std::memcpy(&bits, hb->data(), 2);
