@@ -281,6 +281,22 @@ void batchNormRule(InferCtx &c) {
     if (c.opset >= 14 && i <= 2) c.setTensor(i, c.inElem(3), c.inShape(3));
 }
 
+/// BatchNormalization's arithmetic on [N, C, inner] data: y = (x - mean) *
+/// scale / sqrt(var + eps) + bias per channel, shared by the in-place path
+/// and the general one (so both give the same bits).
+template <typename T>
+void normalizeChannels(const T *xv, T *yv, int64_t N, int64_t C, int64_t inner, const T *sc,
+                       const T *bb, const T *mean, const T *var, T eps) {
+  for (int64_t ch = 0; ch < C; ++ch) {
+    T a = sc[ch] / std::sqrt(var[ch] + eps), m = mean[ch], b = bb[ch];
+    for (int64_t n = 0; n < N; ++n) {
+      const T *px = xv + (n * C + ch) * inner;
+      T *py = yv + (n * C + ch) * inner;
+      for (int64_t k = 0; k < inner; ++k) py[k] = (px[k] - m) * a + b;
+    }
+  }
+}
+
 // Note [BatchNormalization modes]
 //   Test mode normalizes with the running mean and variance (operands #3, #4),
 //   training mode with the batch's own (over every axis but 1, the variance
@@ -319,14 +335,7 @@ std::optional<StatusOr<std::vector<Tensor>>> batchNormInPlace(const KernelCall &
   OutBuf<T> y(xt.dataType(), dims);
   const T *xv = x->data();
   T *yv = y.data();
-  for (int64_t ch = 0; ch < C; ++ch) {
-    T a = sc[ch] / std::sqrt(rv[ch] + T(eps)), m = rm[ch], b = bb[ch];
-    for (int64_t n = 0; n < N; ++n) {
-      const T *px = xv + (n * C + ch) * inner;
-      T *py = yv + (n * C + ch) * inner;
-      for (int64_t k = 0; k < inner; ++k) py[k] = (px[k] - m) * a + b;
-    }
-  }
+  normalizeChannels(xv, yv, N, C, inner, sc.data(), bb.data(), rm.data(), rv.data(), T(eps));
   std::vector<Tensor> r;
   r.push_back(y.take());
   return StatusOr<std::vector<Tensor>>(std::move(r));
@@ -406,14 +415,7 @@ StatusOr<std::vector<Tensor>> kBatchNormalization(const KernelCall &c) {
         var[ch] = sq / count;
       }
     }
-    for (int64_t ch = 0; ch < C; ++ch) {
-      T a = sc[ch] / std::sqrt(var[ch] + T(eps)), m = mean[ch], b = bb[ch];
-      for (int64_t n = 0; n < N; ++n) {
-        const T *px = xv + (n * C + ch) * inner;
-        T *py = yv + (n * C + ch) * inner;
-        for (int64_t k = 0; k < inner; ++k) py[k] = (px[k] - m) * a + b;
-      }
-    }
+    normalizeChannels(xv, yv, N, C, inner, sc.data(), bb.data(), mean.data(), var.data(), T(eps));
     // The statistics results, in their own compute kind.
     const std::vector<T> *from[] = {nullptr, nullptr, &mean, &var};
     for (unsigned i = 1; i < nOut; ++i) {
