@@ -686,7 +686,8 @@ template <typename X> void checkDequantize(DataType dt, bool misaligned) {
   for (const Case &k : cases) {
     int64_t np = 1;
     for (int64_t v : k.pd) np *= v;
-    std::vector<float> s(sc.begin(), sc.begin() + np);
+    std::vector<float> s((size_t)np); // (the blocked case has 12 scales)
+    for (int64_t p = 0; p < np; ++p) s[(size_t)p] = sc[(size_t)p % sc.size()];
     std::vector<X> z((size_t)np);
     for (int64_t p = 0; p < np; ++p) z[(size_t)p] = (X)((int64_t)std::numeric_limits<X>::min() / 2 + p * 3);
     Call c("DequantizeLinear", k.opset);
