@@ -421,7 +421,7 @@ std::optional<StatusOr<std::vector<Tensor>>> castInPlace(const Tensor &in, DataT
   std::vector<Tensor> r;
   int64_t n = numElementsOf(in.dims());
   if (same) {
-    r.push_back(rawResult(to, in.dims(), std::string(v->data, (size_t)n * v->es)));
+    r.push_back(makeTensor(to, in.dims(), std::string(v->data, (size_t)n * v->es)));
     return StatusOr<std::vector<Tensor>>(std::move(r));
   }
   OutBuf<float> out(DataType::Float, in.dims());

@@ -423,14 +423,6 @@ void stridedCopy(const char *src, int64_t base, llvm::ArrayRef<int64_t> st,
   }
 }
 
-Tensor rawResult(DataType dt, std::vector<int64_t> dims, std::string bytes) {
-  Tensor t;
-  t.setDataType(dt);
-  t.setDims(std::move(dims));
-  t.setRaw(std::move(bytes));
-  return t;
-}
-
 //===--- Matrix products --------------------------------------------------===//
 
 // Note [Host-tuned products]

@@ -207,7 +207,7 @@ extern template class OutBuf<double>;
 //   element. For element types whose stored bytes decode and encode to the
 //   same bytes (movableBytes: the 1-8 byte integers, float, double, float16
 //   and bfloat16) they now copy the input's stored bytes straight into the
-//   result's (byteView, stridedCopy, rawResult): the same values, no
+//   result's (byteView, stridedCopy, makeTensor): the same values, no
 //   decoded copies, and contiguous runs copied with memcpy. Others (bool,
 //   strings, float8, the packed sub-byte types, data that does not match
 //   its dims) take the decoding path, which reports what is wrong. One
@@ -231,8 +231,6 @@ std::optional<ByteView> byteView(const Tensor &t);
 /// stride 1 is one memcpy.
 void stridedCopy(const char *src, int64_t base, llvm::ArrayRef<int64_t> st,
                  llvm::ArrayRef<int64_t> od, size_t es, char *dst);
-/// A result tensor owning `bytes` (moved).
-Tensor rawResult(DataType dt, std::vector<int64_t> dims, std::string bytes);
 
 /// Converts array `a` to compute kind of `dt` (values only; dt set).
 StatusOr<Arr> convertArr(const Arr &a, DataType dt);

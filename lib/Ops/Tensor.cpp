@@ -83,7 +83,7 @@ Tensor sliceBytes(const Tensor &in, const ByteView &v, const std::vector<AxisSli
   }
   std::string out((size_t)std::max<int64_t>(numElementsOf(od), 0) * v.es, '\0');
   stridedCopy(v.data, base, st, od, v.es, out.data());
-  return rawResult(in.dataType(), std::move(od), std::move(out));
+  return makeTensor(in.dataType(), std::move(od), std::move(out));
 }
 
 /// True for the opset `v` or later (an unknown opset reads as the newest).
@@ -383,7 +383,7 @@ std::optional<StatusOr<std::vector<Tensor>>> concatBytes(const KernelCall &c) {
       dst += chunk[i];
     }
   std::vector<Tensor> res;
-  res.push_back(rawResult(first->dataType(), std::move(od), std::move(out)));
+  res.push_back(makeTensor(first->dataType(), std::move(od), std::move(out)));
   return StatusOr<std::vector<Tensor>>(std::move(res));
 }
 
@@ -1030,7 +1030,7 @@ StatusOr<std::vector<Tensor>> kGather(const KernelCall &c) {
         dst += row;
       }
     std::vector<Tensor> res;
-    res.push_back(rawResult(in->dataType(), std::move(od), std::move(out)));
+    res.push_back(makeTensor(in->dataType(), std::move(od), std::move(out)));
     return res;
   }
   auto a = fromTensor(*in);
@@ -1778,7 +1778,7 @@ StatusOr<std::vector<Tensor>> kTranspose(const KernelCall &c) {
     std::string out((size_t)std::max<int64_t>(numElementsOf(od), 0) * v->es, '\0');
     stridedCopy(v->data, 0, st, od, v->es, out.data());
     std::vector<Tensor> res;
-    res.push_back(rawResult(in->dataType(), std::move(od), std::move(out)));
+    res.push_back(makeTensor(in->dataType(), std::move(od), std::move(out)));
     return res;
   }
   auto a = fromTensor(*in);
