@@ -277,6 +277,87 @@ bool matchProduct(Node &root, PatternRewriter &rw, AttentionMatch &m, Value *&sc
   return true;
 }
 
+// Note [Additive masks of 0 and the lowest value]
+//   Hugging Face's older sliding-window mask (Mistral's
+//   _make_sliding_window_causal_mask) is additive and built by masked_fill
+//   over masked_fill: full((S, S), L) filled with 0 where causal, then with
+//   L again where the window ends, Where(ctx, L, Where(causal, 0, full(L))).
+//   Every value of such a chain of Wheres whose branches are 0, L (a
+//   constant or a ConstantOfShape holding only that value) or another such
+//   Where, one leaf at least per Where, is 0 or L: it is Where(attend, 0, L)
+//   with attend read off the conditions (Where(c, 0, W) attends where c or
+//   W does, Where(c, L, W) where not c and W does, and the mirror images).
+//   Added to the scores it is the finfo.min fill of Note [Masks filled with
+//   finfo.min] (s + 0 = s; s + L rounds to L within that Note's bounds, as
+//   the fill writes L), so it is fused as that fill: attn_mask Where(attend,
+//   0, L/2), and fuse-attention-window then reads attend's band. The
+//   conditions' broadcast must be the mask's own shape (a leaf may not
+//   widen it), float16 is refused as for the fill (a fully masked row), and
+//   a chain with a leaf of any other value keeps the mask-min report.
+
+/// A branch of a 0/L chain: a constant (or ConstantOfShape value) of type
+/// `et` all 0 (returns 0) or all L (returns 1); -1 otherwise.
+int zeroLowestLeaf(const Value *v, DataType et) {
+  const Tensor *t = PatternRewriter::constantTensor(v);
+  Node *d = v ? v->definingNode() : nullptr;
+  if (!t && d && d->is("ConstantOfShape") && plainAttributes(*d))
+    if (const Attribute *a = d->getAttr("value"); a && a->kind() == AttrKind::Tensor && !a->tensors.empty())
+      t = a->tensors.get()[0].get();
+  std::optional<double> low = lowestFinite(et);
+  if (!t || t->dataType() != et || !low) return -1;
+  auto vals = t->values<double>();
+  if (!vals.ok() || vals->empty()) return -1;
+  bool zero = true, lowest = true;
+  for (double x : *vals) {
+    zero = zero && x == 0;
+    lowest = lowest && x == *low;
+  }
+  return zero ? 0 : lowest ? 1 : -1;
+}
+
+/// `v` is a chain of Wheres over 0 and L (Note [Additive masks of 0 and the
+/// lowest value]) in the root's graph; collects the conditions in `conds`.
+bool zeroLowestChain(Value *v, DataType et, PatternRewriter &rw, std::vector<Value *> &conds, int depth = 0) {
+  Node *d = v ? v->definingNode() : nullptr;
+  if (!d || !d->is("Where") || d->numOperands() != 3 || d->numResults() != 1 || depth > 4 ||
+      !plainAttributes(*d) || d->getGraph() != rw.root()->getGraph() || !d->operand(0) ||
+      elemOf(d->operand(0)) != DataType::Bool)
+    return false;
+  int a = zeroLowestLeaf(d->operand(1), et), b = zeroLowestLeaf(d->operand(2), et);
+  conds.push_back(d->operand(0));
+  if (a >= 0 && b >= 0) return a != b;
+  if (a < 0 && b < 0) return false;
+  return zeroLowestChain(d->operand(a < 0 ? 1 : 2), et, rw, conds, depth + 1);
+}
+
+/// The boolean where the 0/L chain `w` is 0 (attends), built of its
+/// conditions with Not, And, Or (Note [Additive masks of 0 and the lowest
+/// value]).
+Value *attendOfChain(Value *w, DataType et, PatternRewriter &rw) {
+  Node *d = w->definingNode();
+  Value *c = d->operand(0);
+  auto &ctx = rw.getModel().getContext();
+  auto make = [&](const char *op, std::vector<Value *> ops) {
+    Node *n = rw.create(op, ops);
+    auto dims = broadcastDims(ops);
+    n->result(0)->setType(ctx.getTensorType(DataType::Bool, llvm::ArrayRef<Dim>(*dims)));
+    return n->result(0);
+  };
+  auto notOf = [&](Value *x) {
+    Node *n = x->definingNode();
+    if (n && n->is("Not") && n->numOperands() == 1) return n->operand(0);
+    return make("Not", {x});
+  };
+  int a = zeroLowestLeaf(d->operand(1), et), b = zeroLowestLeaf(d->operand(2), et);
+  if (a >= 0 && b >= 0) return a == 0 ? c : notOf(c);
+  if (a < 0) { // Where(c, W, 0 or L)
+    Value *sub = attendOfChain(d->operand(1), et, rw);
+    return b == 1 ? make("And", {c, sub}) : make("Or", {notOf(c), sub});
+  }
+  Value *sub = attendOfChain(d->operand(2), et, rw); // Where(c, 0 or L, W)
+  return a == 1 ? make("And", {notOf(c), sub}) : make("Or", {c, sub});
+}
+
 /// What Attention needs of the matched operands: ranks, one float type
 /// (`et`), batch and heads, a positive finite scale, a mask it takes (and
 /// whether it is causal). `sq` is Q's sequence dim.
@@ -336,9 +417,23 @@ bool checkOperands(Node &root, PatternRewriter &rw, AttentionMatch &m, Value *sc
       if (!broadcastDims({m.mask, m.bias}))
         return miss(rw, "mask-shape", "mask " + q(m.mask) + " and bias " + q(m.bias) + " do not broadcast together");
     }
+    // Note [Additive masks of 0 and the lowest value]
+    std::vector<Value *> conds;
+    if (!m.boolMask && !m.causal && zeroLowestChain(m.mask, *et, rw, conds)) {
+      auto dims = broadcastDims(conds);
+      const Type *mt = tensorType(m.mask);
+      bool same = dims && mt && mt->rank() == (int64_t)dims->size();
+      for (size_t i = 0; same && i < dims->size(); ++i) same = sameDim((*dims)[i], mt->dims()[i]);
+      if (same && *et == DataType::Float16)
+        return miss(rw, "mask-min",
+                    "additive mask " + q(m.mask) + " is 0 or float16's lowest -65504, and no float16 bias "
+                    "absorbs the scores (a fully masked row would not stay uniform) (Note [Masks filled "
+                    "with finfo.min])");
+      if (same) m.zeroLowest = m.mask;
+    }
     // Note [Masks filled with finfo.min]: an additive mask that may hold the
     // lowest value L gets L/2 for it, except in float16 (a causal one goes).
-    if (!m.boolMask && !m.causal && !additiveLowest(m, *et, rw, why))
+    if (!m.boolMask && !m.causal && !m.zeroLowest && !additiveLowest(m, *et, rw, why))
       return miss(rw, "mask-min", why);
     if (m.lowestConst && *et == DataType::Float16)
       return miss(rw, "mask-min",
@@ -463,6 +558,16 @@ Value *attentionMask(Node &root, PatternRewriter &rw, const AttentionMatch &m, c
                                                : std::vector<Value *>{mask, zero, bias});
     std::vector<Dim> dims(tensorType(mask)->dims().begin(), tensorType(mask)->dims().end());
     w->result(0)->setType(rw.getModel().getContext().getTensorType(et, llvm::ArrayRef<Dim>(dims)));
+    mask = w->result(0);
+  } else if (mask && m.zeroLowest) {
+    // Note [Additive masks of 0 and the lowest value]: Where(attend, 0, L/2).
+    DataType et = *elemOf(m.zeroLowest);
+    std::string base = root.result(0)->name().str();
+    Value *attend = attendOfChain(m.zeroLowest, et, rw);
+    Value *zero = rw.createConstant(base + "_mask_zero", scalarOf(et, 0.0));
+    Value *bias = rw.createConstant(base + "_mask_bias", scalarOf(et, *lowestFinite(et) / 2));
+    Node *w = rw.create("Where", {attend, zero, bias});
+    w->result(0)->setType(m.zeroLowest->type());
     mask = w->result(0);
   } else if (mask && m.lowestConst) {
     // Note [Masks filled with finfo.min]: L/2 for L, in the constant mask
@@ -591,7 +696,24 @@ bool rewriteHeads(Node &root, PatternRewriter &rw, const AttentionMatch &m, Head
 //   puts o[b] at [b, h] as the folded one put it at row b*H + h; a
 //   key-padding mask). fuse-attention-heads
 //   then takes the head split and merge around it (the 3-D form).
+//   K may also come folded already transposed (BLOOM's k.permute(0, 2, 3,
+//   1).reshape(B*H, D, S)): a Reshape of [B, H, D, S] to [B*H, D, S] is K
+//   [B, H, S, D] transposed by [0, 1, 3, 2] and folded the same way.
 //   Otherwise the 3-D scores fuse as a 4-D Attention of batch 1.
+//
+// Note [A bias folded from the heads]
+//   BLOOM's ALiBi bias is one row per folded row, [B*H, 1, S], made as
+//   Reshape(x [B, H, S], [B*H, 1, S]) (slopes[h] * positions[b] per head,
+//   reshaped): element (b, h, j) of x sits at offset (b*H + h)*S + j, which
+//   is row b*H + h of the reshape, the row of head h of batch b as Q's fold
+//   numbers it. So with the heads unfolded the bias is Unsqueeze(x, 2),
+//   [B, H, 1, S] (or x itself when x is [B, H, s, S] and the bias
+//   [B*H, s, S]), broadcast over the queries as the folded one was. The
+//   reshape's first dim is B*H by the element count (the other dims are
+//   equal; an empty tensor has no element to misplace), and x's B and H
+//   must be proven Q's. A bias not made so (a graph input, a head-major
+//   [H, B, S] source) keeps the batch-1 form: its rows have no proven
+//   [B, H, ..] place.
 
 /// The 4-D source [B, H, S, D] of a Reshape `x3` to [B*H, S, D] in the
 /// root's graph (Note [Heads folded into the batch]), or null.
@@ -629,11 +751,30 @@ Value *unfoldedMask(Value *mask, const Value *q4) {
   return o;
 }
 
+/// The source x of a bias [B*H, s, k] folded from [B, H, k] (s = 1) or
+/// [B, H, s, k] by a Reshape, B and H those of `q4` (Note [A bias folded
+/// from the heads]), or null.
+Value *foldedBiasSource(Value *bias, const Value *q4) {
+  Node *rs = bias ? bias->definingNode() : nullptr;
+  if (!rs || !rs->is("Reshape") || rs->numOperands() != 2 || !plainAttributes(*rs) ||
+      NodeContext(*rs).getInt("allowzero", 0) || rankOf(bias) != 3)
+    return nullptr;
+  Value *x = rs->operand(0);
+  int64_t r = rankOf(x);
+  if ((r != 3 && r != 4) || !sameDim(dimOf(x, 0), dimOf(q4, 0)) || !sameDim(dimOf(x, 1), dimOf(q4, 1)) ||
+      !sameDim(dimOf(x, -1), dimOf(bias, 2)) || !(r == 3 ? isOne(dimOf(bias, 1)) : sameDim(dimOf(x, 2), dimOf(bias, 1))))
+    return nullptr;
+  return x;
+}
+
 /// Q, K, V of 3-D scores as the 4-D sources of their head folds, and the
 /// Reshape splitting the result back (Note [Heads folded into the
 /// batch]): fills m and returns the Reshape, or null (m unchanged).
 Node *unfoldHeads(Node &root, PatternRewriter &rw, AttentionMatch &m) {
-  if (!m.k.identity()) return nullptr;
+  // K itself folded, or K folded already transposed ([B, H, D, S] to
+  // [B*H, D, S]: Kᵀ is the Reshape, K its Transpose [0, 2, 1]).
+  bool kFoldedT = m.k.perm == std::vector<int64_t>{0, 2, 1};
+  if (!m.k.identity() && !kFoldedT) return nullptr;
   Value *q4 = foldedHeadsSource(m.q, rw), *k4 = foldedHeadsSource(m.k.src, rw), *v4 = foldedHeadsSource(m.v, rw);
   if (!q4 || !k4 || !v4) return nullptr;
   // A mask (or bias) broadcasts alike to [B*H, Sq, Skv] and [B, H, Sq,
@@ -643,8 +784,10 @@ Node *unfoldHeads(Node &root, PatternRewriter &rw, AttentionMatch &m) {
     return r >= 0 && (r <= 2 || (r == 3 && isOne(dimOf(x, 0))));
   };
   Value *mask4 = m.mask;
-  if (m.mask && !m.causal && !alike(m.mask)) mask4 = m.bias ? nullptr : unfoldedMask(m.mask, q4);
-  if ((m.mask && !m.causal && !mask4) || (m.bias && !alike(m.bias))) return nullptr;
+  if (m.mask && !m.causal && !alike(m.mask)) mask4 = unfoldedMask(m.mask, q4);
+  // Note [A bias folded from the heads]
+  Value *biasSrc = m.bias && !alike(m.bias) ? foldedBiasSource(m.bias, q4) : nullptr;
+  if ((m.mask && !m.causal && !mask4) || (m.bias && !alike(m.bias) && !biasSrc)) return nullptr;
   for (int64_t i = 0; i < 2; ++i)
     if (!sameDim(dimOf(q4, i), dimOf(k4, i)) || !sameDim(dimOf(q4, i), dimOf(v4, i))) return nullptr;
   Value *y = root.result(0);
@@ -659,8 +802,30 @@ Node *unfoldHeads(Node &root, PatternRewriter &rw, AttentionMatch &m) {
     return nullptr;
   m.q = q4;
   m.k = Permuted{k4, {0, 1, 2, 3}};
+  if (kFoldedT) {
+    // K = Transpose(k4, [0, 1, 3, 2]); through a Transpose under k4 (the
+    // permute before the fold, whatever else reads it), one Transpose of
+    // its source.
+    m.k.perm = {0, 1, 3, 2};
+    Node *t = k4->definingNode();
+    auto inner = t && t->is("Transpose") && t->getGraph() == rw.root()->getGraph() && plainAttributes(*t)
+                     ? transposePerm(*t)
+                     : std::nullopt;
+    if (inner && inner->size() == 4)
+      m.k = Permuted{t->operand(0), {(*inner)[0], (*inner)[1], (*inner)[3], (*inner)[2]}};
+  }
   m.v = v4;
   m.mask = mask4;
+  if (biasSrc && rankOf(biasSrc) == 3) {
+    // [B, H, k] -> [B, H, 1, k].
+    Node *u = rw.create("Unsqueeze", {biasSrc, rw.createConstant(root.result(0)->name().str() + "_bias_axes",
+                                                                   makeInt64Tensor({1}, {2}))});
+    std::vector<Dim> dims{dimOf(biasSrc, 0), dimOf(biasSrc, 1), Dim::known(1), dimOf(biasSrc, 2)};
+    u->result(0)->setType(rw.getModel().getContext().getTensorType(*elemOf(m.bias), llvm::ArrayRef<Dim>(dims)));
+    m.bias = u->result(0);
+  } else if (biasSrc) {
+    m.bias = biasSrc;
+  }
   return r;
 }
 

@@ -552,9 +552,11 @@ std::optional<double> lowestFinite(DataType t) {
 //      bias of magnitude at least |L| in Attention, whose weight is 0 beside
 //      any entry of bias 0 or L/2, so only rows of NaN in the graph (where
 //      all are -inf) differ; x = -1 gives +L/2 for -L, absorbing s alike;
+//    - Wheres over 0 and L alone (Where(c, 0, L), masked_fill over such a
+//      mask): the fill, Note [Additive masks of 0 and the lowest value];
 //    - a mask computed in any other way from a constant holding L (a float
-//      factor x, whose x * L/2 is not x * L's meaning when 0 < |x| < 1;
-//      Where(c, 0, L)) is reported (mask-min), not fused;
+//      factor x, whose x * L/2 is not x * L's meaning when 0 < |x| < 1)
+//      is reported (mask-min), not fused;
 //    - float16: as above, no bias absorbs the scores: a float16 additive
 //      mask holding -65504 is reported (an additive mask is never is_causal).
 //   A mask with no constant holding L in the nodes computing it (a graph

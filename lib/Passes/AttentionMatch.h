@@ -115,6 +115,10 @@ struct AttentionMatch {
   /// integer-valued factor and a scalar L. Attention gets L/2 for L.
   Value *lowestConst = nullptr;
   Value *lowestFactor = nullptr;
+  /// An additive mask of Wheres over 0 and L only (Note [Additive masks of
+  /// 0 and the lowest value]): the mask itself; attn_mask is Where(attend,
+  /// 0, L/2), attend the boolean those Wheres read.
+  Value *zeroLowest = nullptr;
   /// An additive bias under a boolean mask's Where, Where(c, fill,
   /// scores + bias) (ALiBi with a padding mask, Note [A bias under a
   /// boolean mask]): attn_mask is the float Where(c, bias, fill).
