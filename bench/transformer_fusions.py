@@ -23,8 +23,10 @@ python3-torch at opset 14 and 17, and for each
 The models of issue 41's census (SWEEP_MODELS below: T5 with relative
 position bias and its two FFNs, CLIP text, DistilBERT, BERT with a padding
 mask and its float16 twin, nn.TransformerDecoder with cross-attention over
-`memory` [B, S, 16], multi-query attention with rotary) are rows too; the
-float16 twin is counted, not timed. --only NAME... runs those rows alone.
+`memory` [B, S, 16]) are rows too; the float16 twin is counted, not timed.
+Their parts that the suite has already (CLIP's attention; multi-query
+attention with rotary, the suite's mqa-kv-split-rotary) are imported from
+torch_fusions, not written twice. --only NAME... runs those rows alone.
 Needs torch, node and $ORT_NODE_MODULES (onnxruntime-node). Prints markdown.
 """
 import argparse
@@ -124,34 +126,20 @@ class T5ReluBlock(T5Block):
 
 
 class CLIPTextLayer(Census):
-    """CLIP's text encoder layer: Q scaled before the product, heads folded
-    into the batch ([B*H, S, hd], bmm), the causal mask built as
-    empty(B, S, S).fill_(finfo.min).triu_(1) added on a 4-D view of the
-    scores, quick_gelu x * sigmoid(1.702 x), pre-norm, a final LayerNorm."""
+    """CLIP's text encoder layer: the suite's CLIP attention (tf.CLIPTextAttention:
+    Q scaled before the product, heads folded into the batch, bmm, the
+    causal mask empty(B, S, S).fill_(finfo.min).triu_(1) added on a 4-D view
+    of the scores), quick_gelu x * sigmoid(1.702 x), pre-norm, a final
+    LayerNorm."""
 
     def __init__(self):
         super().__init__()
-        self.hd = D // H
         self.n1, self.n2, self.final = LayerNorm(D), LayerNorm(D), LayerNorm(D)
-        self.q, self.k, self.v, self.o = (nn.Linear(D, D) for _ in range(4))
+        self.attn = tf.CLIPTextAttention()  # (its structures: Attention, 3-D)
         self.fc1, self.fc2 = nn.Linear(D, F), nn.Linear(F, D)
-        self.structures = {"Attention": 1, "Attention 3-D": 1}
-
-    def attn(self, h, mask):
-        b, s, _ = h.shape
-        shape = lambda t: t.view(b, -1, H, self.hd).transpose(1, 2).contiguous()  # noqa: E731
-        q = shape(self.q(h) * self.hd ** -0.5).view(b * H, -1, self.hd)
-        k = shape(self.k(h)).view(b * H, -1, self.hd)
-        v = shape(self.v(h)).view(b * H, -1, self.hd)
-        w = torch.bmm(q, k.transpose(1, 2))
-        w = (w.view(b, H, s, s) + mask).view(b * H, s, s)
-        y = torch.bmm(w.softmax(-1), v)
-        return self.o(y.view(b, H, s, self.hd).transpose(1, 2).reshape(b, s, D))
 
     def forward(self, x):
-        b, s, _ = x.shape
-        mask = torch.empty(b, s, s, dtype=x.dtype).fill_(torch.finfo(x.dtype).min).triu_(1).unsqueeze(1)
-        x = x + self.attn(self.n1(x), mask)
+        x = x + self.attn.attend(self.n1(x), tf.CLIPTextAttention.causal_buffer(x))
         h = self.fc1(self.n2(x))
         h = h * torch.sigmoid(1.702 * h)
         return self.final(x + self.fc2(h))
@@ -235,42 +223,6 @@ class TorchDecoder(Census):
         return self.dec(x, memory, tgt_mask=mask)
 
 
-class MQARotary(Census):
-    """Multi-query attention (Falcon-style): one K/V head shared by H query
-    heads, rotate-half rotary on Q and K from position
-    ids, causal -inf mask; K and V repeated to H heads by transformers'
-    repeat_kv (-> Attention with kv_num_heads 1)."""
-
-    def __init__(self):
-        super().__init__()
-        self.hd = D // H
-        self.q, self.o = nn.Linear(D, D, bias=False), nn.Linear(D, D, bias=False)
-        self.kv = nn.Linear(D, 2 * self.hd, bias=False)
-        self.register_buffer("inv", 1.0 / (10000 ** (torch.arange(0, self.hd, 2).float() / self.hd)),
-                             persistent=False)
-        self.structures = {"Attention": 1, "Attention 3-D": 1, "RotaryEmbedding": 2}
-
-    @staticmethod
-    def rotate_half(t):
-        t1, t2 = t[..., : t.shape[-1] // 2], t[..., t.shape[-1] // 2:]
-        return torch.cat((-t2, t1), dim=-1)
-
-    def forward(self, x, position_ids):
-        b, s, _ = x.shape
-        freqs = position_ids[:, :, None].float() * self.inv[None, None, :]
-        emb = torch.cat((freqs, freqs), dim=-1)
-        cos, sin = emb.cos()[:, None], emb.sin()[:, None]
-        q = self.q(x).view(b, s, H, self.hd).transpose(1, 2)
-        k, v = self.kv(x).view(b, s, 1, 2 * self.hd).transpose(1, 2).split(self.hd, -1)
-        q = q * cos + self.rotate_half(q) * sin
-        k = k * cos + self.rotate_half(k) * sin
-        # transformers' repeat_kv with one KV head: a new axis expanded, merged
-        k, v = (t[:, :, None].expand(b, 1, H, s, self.hd).reshape(b, H, s, self.hd) for t in (k, v))
-        a = q @ k.transpose(-1, -2) / self.hd ** 0.5
-        a = a.masked_fill(torch.triu(torch.ones(s, s, dtype=torch.bool), 1), float("-inf"))
-        return x + self.o((a.softmax(-1) @ v).transpose(1, 2).reshape(b, s, D))
-
-
 _PAD = lambda: torch.tensor([[1, 1, 1, 0, 0], [1] * 5]).bool()  # noqa: E731
 SWEEP_MODELS = {
     "t5-gated-gelu": (T5Block, lambda: torch.randn(2, 5, D), {0: "batch", 1: "seq"}),
@@ -282,8 +234,8 @@ SWEEP_MODELS = {
     "torch-decoder-cross": (TorchDecoder, lambda: (torch.randn(2, 5, D), torch.randn(2, 7, D)),
                             {0: "batch", 1: "seq"},
                             (["x", "memory"], ["y"], {"memory": {0: "batch", 1: "mem"}})),
-    "mqa-rotary": (MQARotary, lambda: (torch.randn(2, 5, D), torch.arange(5).repeat(2, 1)),
-                   {0: "batch", 1: "seq"}),
+    # (multi-query attention with rotary: the suite's mqa-kv-split-rotary,
+    # tf.MQAKVSplitRotary, is that model; its rows were "mqa-rotary" before)
 }
 tf.MODELS.update(SWEEP_MODELS)
 

@@ -23,7 +23,6 @@ listed in PENDING are known gaps (see PENDING below): a shortfall there is
 reported but does not fail (remove a kind once its pattern covers the models).
 Exit 77 (skipped) without torch, node or onnxruntime-node.
 """
-import json
 import math
 import os
 import shutil
@@ -642,14 +641,24 @@ class CLIPTextAttention(Census):
         self.q, self.k, self.v, self.o = (nn.Linear(D, D) for _ in range(4))
         self.structures = {"Attention": 1, "Attention 3-D": 1}
 
-    def forward(self, x):
+    @staticmethod
+    def causal_buffer(x):
+        """CLIP's causal mask [B, 1, S, S] for x [B, S, D]."""
         b, s, _ = x.shape
-        mask = torch.empty(b, s, s, dtype=x.dtype).fill_(torch.finfo(x.dtype).min).triu_(1).unsqueeze(1)
+        return torch.empty(b, s, s, dtype=x.dtype).fill_(torch.finfo(x.dtype).min).triu_(1).unsqueeze(1)
+
+    def attend(self, x, mask):
+        """The attention itself, without the residual (bench/transformer_fusions.py's
+        clip-text layer reads it too)."""
+        b, s, _ = x.shape
         fold = lambda t: t.view(b, -1, H, self.hd).transpose(1, 2).contiguous().view(b * H, -1, self.hd)  # noqa: E731
         q, k, v = fold(self.q(x) * self.hd ** -0.5), fold(self.k(x)), fold(self.v(x))
         w = (torch.bmm(q, k.transpose(1, 2)).view(b, H, s, s) + mask).view(b * H, s, s)
         y = torch.bmm(w.softmax(-1), v)
-        return x + self.o(y.view(b, H, s, self.hd).transpose(1, 2).reshape(b, s, D))
+        return self.o(y.view(b, H, s, self.hd).transpose(1, 2).reshape(b, s, D))
+
+    def forward(self, x):
+        return x + self.attend(x, self.causal_buffer(x))
 
     @staticmethod
     def check_fused(path):
@@ -705,7 +714,9 @@ class HFBloomAttention(Census):
     filled with finfo.min where causal or padding masks them, softmax,
     viewed back, bmm (-> Attention with the float attn_mask Where(mask,
     alibi, min/2), Notes [Masks on a 4-D view of 3-D scores] and [A bias
-    under a boolean mask])."""
+    under a boolean mask]; the heads unfolded, the bias too: a 4-D
+    Attention of [B, H, ..] operands, Notes [Heads folded into the batch]
+    and [A bias folded from the heads])."""
 
     def __init__(self):
         super().__init__()
@@ -735,6 +746,13 @@ class HFBloomAttention(Census):
         w = w.view(b, H, s, s).masked_fill(masked, torch.finfo(w.dtype).min)
         y = torch.bmm(w.softmax(-1).view(b * H, s, s), v)
         return x + self.o(y.view(b, H, s, self.hd).permute(0, 2, 1, 3).reshape(b, s, D))
+
+    @staticmethod
+    def check_fused(path):
+        """The heads and the ALiBi bias unfold: no batch-1 Unsqueeze/Squeeze
+        around the Attention, no mask expanded over the heads."""
+        kept = [n.op_type for n in onnx.load(path).graph.node if n.op_type in ("Squeeze", "Expand")]
+        return [f"batch-1 form or a mask expanded over the heads kept: {kept}"] if kept else []
 
 
 
