@@ -285,11 +285,29 @@ bool attentionKVCache(Node &a, PatternRewriter &rw) {
 
 namespace {
 
+/// Note [Static caches], mode circular: `pos` = Mod(p, M), fmod 0, p 1-D.
+/// Returns p and sets `wraps` when M is the cache's length along `axis` (a
+/// constant equal to its known dim, or read by Shape from a tensor whose
+/// dim is provably it); returns p with `wraps` false for another M (a
+/// candidate to report), null when `pos` is no such Mod.
+Value *wrappedPositions(Value *pos, const Value *cache, int64_t axis, bool &wraps) {
+  wraps = false;
+  Node *d = pos ? pos->definingNode() : nullptr;
+  if (!d || !d->is("Mod") || d->numOperands() != 2 || !plainAttributes(*d) || NodeContext(*d).getInt("fmod", 0) ||
+      !d->operand(0) || rankOf(d->operand(0)) != 1 || elemOf(d->operand(0)) != DataType::Int64)
+    return nullptr;
+  Value *m = d->operand(1);
+  Dim len = dimOf(cache, axis);
+  if (std::optional<int64_t> k = scalarInt(m)) wraps = len.isKnown() && len.value == *k && *k > 0;
+  else wraps = axisLength(m, cache, axis);
+  return d->operand(0);
+}
+
 /// The rest of both patterns (Note [Static caches]): the update fits the
 /// cache (TensorScatter's rule), the opset has TensorScatter; `s` becomes
 /// TensorScatter(cache, upd, write_indices = start for every batch row).
 bool writeTensorScatter(Node &s, PatternRewriter &rw, Value *cache, Value *upd, Value *start,
-                        int64_t axis) {
+                        int64_t axis, bool circular) {
   int64_t r = rankOf(cache);
   for (int64_t i = 0; i < r; ++i)
     if (i != axis && !sameDim(dimOf(upd, i), dimOf(cache, i)))
@@ -321,7 +339,7 @@ bool writeTensorScatter(Node &s, PatternRewriter &rw, Value *cache, Value *upd, 
   w->result(0)->setType(ctx.getTensorType(DataType::Int64, llvm::ArrayRef<Dim>(wd)));
   Node *n = rw.create("TensorScatter", {cache, upd, w->result(0)});
   n->setAttr(intAttr("axis", axis));
-  n->setAttr(stringAttr("mode", "linear"));
+  n->setAttr(stringAttr("mode", circular ? "circular" : "linear"));
   PatternRewriter::copyNodeInfo(s, *n);
   n->result(0)->setType(s.result(0)->type());
   return rw.replaceNode(&s, {n->result(0)});
@@ -346,9 +364,14 @@ bool writeTensorScatter(Node &s, PatternRewriter &rw, Value *cache, Value *upd, 
 //  int64. Exact where both run: every update element lands at the same
 //  index. A window past M is refused by both; a negative w, which
 //  ScatterElements wraps around from the end, is refused by TensorScatter
-//  (an error, not another result). mode circular (a ring buffer, w modulo
-//  M) is not matched: torch writes it as a Range taken modulo M, and the
-//  wrap is not proven here. Below opset 24 a report line says why.
+//  (an error, not another result). A ring buffer writes the ramp taken
+//  modulo M, Mod(ramp, M) (torch's % on integers: fmod 0, the result in
+//  [0, M)): entry s goes to (w + s) mod M, which is TensorScatter's mode
+//  circular, (w mod M + s) mod M, for w >= 0 (a negative w TensorScatter
+//  refuses, as above; so is an update longer than M, where the Scatter
+//  would write one position twice). M must be the cache's length along the
+//  axis: a constant equal to its known dim, or read by Shape; a Mod by
+//  anything else gets a report line. Below opset 24 a report line says why.
 bool staticCacheScatter(Node &s, PatternRewriter &rw) {
   if (s.numOperands() != 3 || s.numResults() != 1 || !plainAttributes(s)) return false;
   NodeContext c(s);
@@ -369,12 +392,19 @@ bool staticCacheScatter(Node &s, PatternRewriter &rw) {
   for (int64_t i = 0; i < r; ++i)
     if (i != axis && !isOne(dimOf(placed, i))) return false;
   Value *pos = u->operand(0), *start = nullptr, *len = nullptr;
-  if (!rampFrom(pos, start, len)) return false;
+  bool wraps = false;
+  Value *wrapped = wrappedPositions(pos, cache, axis, wraps);
+  if (!rampFrom(wrapped ? wrapped : pos, start, len)) return false;
   // A cache write from here on: refusals are reported.
   if (!axisLength(len, upd, axis))
     return miss(rw, "static-cache", "positions " + q(pos) + " of " + q(&s) + " are a ramp of length " +
                                         q(len) + ", not provably the update's dim " + std::to_string(axis));
-  return writeTensorScatter(s, rw, cache, upd, start, axis);
+  if (wrapped && !wraps)
+    return miss(rw, "static-cache", "positions " + q(pos) + " of " + q(&s) + " wrap modulo " +
+                                        q(pos->definingNode()->operand(1)) + ", not provably cache " + q(cache) +
+                                        "'s length " + dimStr(dimOf(cache, axis)) + " along axis " +
+                                        std::to_string(axis) + " (TensorScatter's circular mode)");
+  return writeTensorScatter(s, rw, cache, upd, start, axis, wrapped != nullptr);
 }
 
 namespace {
@@ -453,14 +483,21 @@ bool staticCacheScatterND(Node &s, PatternRewriter &rw) {
   int64_t axis = parts - 1;
   Value *pos = positionsPart(cat->operand(parts - 1), parts);
   Value *start = nullptr, *len = nullptr;
-  if (!pos || !rampFrom(pos, start, len)) return false;
+  bool wraps = false;
+  Value *wrapped = wrappedPositions(pos, cache, axis, wraps);
+  if (!pos || !rampFrom(wrapped ? wrapped : pos, start, len)) return false;
   for (int64_t i = 0; i < axis; ++i)
     if (!fullRampPart(cat->operand(i), parts, i, upd)) return false;
   // A cache write from here on: refusals are reported.
   if (!axisLength(len, upd, axis))
     return miss(rw, "static-cache", "positions " + q(pos) + " of " + q(&s) + " are a ramp of length " +
                                         q(len) + ", not provably the update's dim " + std::to_string(axis));
-  return writeTensorScatter(s, rw, cache, upd, start, axis);
+  if (wrapped && !wraps)
+    return miss(rw, "static-cache", "positions " + q(pos) + " of " + q(&s) + " wrap modulo " +
+                                        q(pos->definingNode()->operand(1)) + ", not provably cache " + q(cache) +
+                                        "'s length " + dimStr(dimOf(cache, axis)) + " along axis " +
+                                        std::to_string(axis) + " (TensorScatter's circular mode)");
+  return writeTensorScatter(s, rw, cache, upd, start, axis, wrapped != nullptr);
 }
 
 } // namespace attention
