@@ -1,22 +1,30 @@
 #!/usr/bin/python3
-"""eval_speed.py BUILD_DIR WORK_DIR [--runs N] [--only TEXT] [--skip TEXT] [--no-torch]
+"""eval_speed.py BUILD_DIR WORK_DIR [--runs N] [--only TEXT]... [--skip TEXT]... [--no-torch]
+                [--before BENCH]
 
 The reference evaluator against onnxruntime (issue 40 item 2): for each model,
 the median run time of `onnxir-eval-bench` (bench/EvalBench.cpp: the model
 loaded, then evaluate() timed; single-threaded) and of onnxruntime
 (bench/ort_run_time.js: CPU, one intra- and one inter-op thread, graph
 optimizations disabled, so both run the graph as written), on the same inputs
-(.npy files written here, seeded), and the memory each run takes beyond what
-the loaded model holds (peak RSS minus RSS before the first run; for
-onnxruntime the node process with the session made). Ratios are ours / theirs:
-below 1 is faster or smaller.
+(.npy files written here, seeded), and the memory each side takes for the
+model: its process's whole peak RSS minus that process's RSS with the
+runtime loaded and the inputs read but no model (Note [Comparable memory],
+bench/EvalBench.cpp), so the weights as each runtime holds them, its plan or
+session and the runs' intermediates, measured the same way on both sides.
+Ours is also split into the loaded model (RSS after load - baseline) and the
+run (peak - RSS after load). Ratios are ours / theirs: below 1 is faster or
+smaller.
 
 Models: ../shared/models/light (nine CNNs), ../shared/models/real (the inputs
 test/Ort/real_model_args.txt gives), and, unless --no-torch, PyTorch exports
 made here (seeded, opset 17): a 4-layer transformer encoder (d_model 256,
 4 heads, sequence 128) and a ResNet-style CNN (224x224). A model our
 evaluator cannot run prints its reason instead of numbers.
-Needs node and $ORT_NODE_MODULES (onnxruntime-node). Prints markdown.
+--before BENCH also times another onnxir-eval-bench (an older build) on the
+same inputs right before ours, for a before/after column measured in the
+same minutes. Needs node and $ORT_NODE_MODULES (onnxruntime-node). Prints
+markdown.
 """
 import argparse
 import json
@@ -161,7 +169,10 @@ def main():
     ap.add_argument("build")
     ap.add_argument("work")
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--only", default="")
+    ap.add_argument("--only", action="append", default=[],
+                    help="only the models whose name contains TEXT (repeatable: any of them)")
+    ap.add_argument("--before", default="",
+                    help="an older onnxir-eval-bench to time beside ours")
     ap.add_argument("--skip", action="append", default=[],
                     help="leave out the models whose name contains TEXT (repeatable)")
     ap.add_argument("--no-torch", action="store_true")
@@ -177,26 +188,40 @@ def main():
     if not a.no_torch:
         models += [(p, []) for p in torch_models(a.work)]
     print(f"Reference evaluator vs onnxruntime (CPU, 1 thread, optimizations disabled), "
-          f"median of {a.runs} runs; memory = peak RSS during the runs minus RSS before them; "
+          f"median of {a.runs} runs; memory = the process's peak RSS minus its RSS with the "
+          f"runtime loaded and the inputs read, before the model (ours: model loaded + run); "
           f"load average at the start {os.getloadavg()[0]:.1f}.\n")
-    print("| model | ours | onnxruntime | time ratio | our run memory | ORT run memory | memory ratio |")
-    print("|---|---|---|---|---|---|---|")
+    extra = " before | after / before |" if a.before else ""
+    print("| model | ours | onnxruntime | time ratio | our memory (model + run) | ORT memory "
+          "| memory ratio |" + extra)
+    print("|---|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if a.before else ""))
     for path, margs in models:
         stem = os.path.splitext(os.path.basename(path))[0]
-        if a.only and a.only not in stem or any(x in stem for x in a.skip):
+        if a.only and not any(x in stem for x in a.only) or any(x in stem for x in a.skip):
             continue
         feeds = make_inputs(path, [x for x in margs if x not in ("once",)], a.work, rng)
+        before = None
+        if a.before:
+            before, _ = run_json([a.before, "--runs", str(a.runs), path] + feeds)
         ours, why = run_json([bench, "--runs", str(a.runs), path] + feeds)
         theirs, why2 = run_json(["node", os.path.join(HERE, "ort_run_time.js"), str(a.runs), path]
                                 + feeds)
         if not ours or not theirs:
-            print(f"| {stem} | {why or ''} | {why2 or ''} | - | - | - | - |")
+            print(f"| {stem} | {why or ''} | {why2 or ''} | - | - | - | - |"
+                  + (" - | - |" if a.before else ""))
             continue
-        mo = max(ours["peak_kib"] - ours["before_kib"], 0) / 1024
-        mt = max(theirs["peak_kib"] - theirs["before_kib"], 0) / 1024
+        mb = 1 / 1024
+        mo = max(ours["peak_kib"] - ours["base_kib"], 0) * mb
+        held = max(ours["loaded_kib"] - ours["base_kib"], 0) * mb
+        run = max(ours["peak_kib"] - ours["loaded_kib"], 0) * mb
+        mt = max(theirs["peak_kib"] - theirs["base_kib"], 0) * mb
+        # A peak that is node's start-up one bounds onnxruntime's from above.
+        upto = "<= " if theirs["peak_kib"] <= theirs["base_peak_kib"] else ""
         print(f"| {stem} | {ours['seconds'] * 1e3:.1f} ms | {theirs['seconds'] * 1e3:.1f} ms | "
-              f"{ours['seconds'] / theirs['seconds']:.2f}x | {mo:.0f} MB | {mt:.0f} MB | "
-              f"{(mo / mt) if mt > 0 else float('inf'):.2f}x |")
+              f"{ours['seconds'] / theirs['seconds']:.2f}x | {mo:.1f} MB ({held:.1f} + {run:.1f}) | "
+              f"{upto}{mt:.1f} MB | {(mo / mt) if mt > 0 else float('inf'):.2f}x |"
+              + (f" {before['seconds'] * 1e3:.1f} ms | {ours['seconds'] / before['seconds']:.2f}x |"
+                 if before else (" - | - |" if a.before else "")))
         sys.stdout.flush()
     print(f"\nLoad average at the end {os.getloadavg()[0]:.1f}.")
 

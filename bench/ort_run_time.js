@@ -3,9 +3,17 @@
 // (intra- and inter-op), graph optimizations disabled, so that it runs the
 // graph as written, as the reference evaluator does. Inputs from .npy files
 // (float32/64, float16, int8-64, uint8-64, bool; C order). One untimed run,
-// then RUNS timed ones. Prints one JSON line: median and best run seconds,
-// peak RSS (KiB, process.resourceUsage().maxRSS, the node process with
-// onnxruntime loaded) and that peak before the first (untimed) run.
+// then RUNS timed ones. Prints one JSON line: median and best run seconds
+// and, in KiB, as onnxir-eval-bench measures its side (Note [Comparable
+// memory], bench/EvalBench.cpp): base_kib, the process's RSS with
+// onnxruntime loaded and the inputs read, before the session exists;
+// loaded_kib, its RSS once the session is made; peak_kib, the process's
+// peak RSS at the end; base_peak_kib, that peak at the baseline (node's
+// start-up: a peak_kib equal to it means the session and runs never rose
+// above it). RSS and peak are /proc/self/status's VmRSS and VmHWM: the
+// peak of this program's own memory. getrusage's maxRSS (what
+// process.resourceUsage() reports) would also count the parent's pages
+// before exec: under eval_speed.py, Python's with numpy and torch loaded.
 'use strict';
 const fs = require('fs');
 const ort = require(require('path').resolve(process.env.ORT_NODE_MODULES, 'onnxruntime-node'));
@@ -47,11 +55,16 @@ async function main() {
     const eq = a.indexOf('=');
     feeds[a.slice(0, eq)] = readNpy(a.slice(eq + 1));
   }
+  const status = (key) => Number(new RegExp(`${key}:\\s*(\\d+) kB`)
+    .exec(fs.readFileSync('/proc/self/status', 'latin1'))[1]);
+  const kib = () => status('VmRSS');
+  const base = kib();
+  const basePeak = status('VmHWM');
   const s = await ort.InferenceSession.create(model, {
     executionProviders: ['cpu'], graphOptimizationLevel: 'disabled',
     intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential',
   });
-  const before = process.resourceUsage().maxRSS;
+  const loaded = kib();
   await s.run(feeds);
   const times = [];
   for (let r = 0; r < Number(runs); r++) {
@@ -61,6 +74,7 @@ async function main() {
   }
   times.sort((a, b) => a - b);
   console.log(JSON.stringify({ seconds: times[times.length >> 1], best: times[0],
-    peak_kib: process.resourceUsage().maxRSS, before_kib: before }));
+    base_kib: base, loaded_kib: loaded, peak_kib: status('VmHWM'),
+    base_peak_kib: basePeak }));
 }
 main().catch((e) => { console.error(e.message); process.exitCode = 1; });
