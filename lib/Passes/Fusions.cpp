@@ -138,6 +138,18 @@ Node *fusableConv(const Node &n, unsigned i, PatternRewriter &rw, FloatConst &w,
   return conv;
 }
 
+/// When a Conv/ConvTranspose produces operand `i` of `n` (single local use)
+/// but fusableConv declines it, says why (Note [Near-miss reports]).
+void rejectConv(const Node &n, unsigned i, PatternRewriter &rw) {
+  Node *conv = rw.singleUseProducer(n, i, "Conv");
+  if (!conv) conv = rw.singleUseProducer(n, i, "ConvTranspose");
+  if (conv && conv->numResults() == 1)
+    rw.rejected("weights", absl::StrCat(quoted(conv->result(0)),
+                                        " has no finite float constant weight with a finite float [M] "
+                                        "constant bias or none (Note [Finite folds]), or reads a "
+                                        "function attribute"));
+}
+
 /// Gives `conv` new constant weights and bias (bias per output channel).
 void setWeights(PatternRewriter &rw, Node *conv, const FloatConst &w,
                 const std::vector<double> &bias) {
@@ -214,7 +226,10 @@ bool fuseConvBN(Node &bn, PatternRewriter &rw) {
   FloatConst w;
   std::optional<FloatConst> b;
   Node *conv = fusableConv(bn, 0, rw, w, b);
-  if (!conv) return false;
+  if (!conv) {
+    rejectConv(bn, 0, rw);
+    return false;
+  }
   NodeContext cc(*conv);
   int64_t m = outputChannels(cc, w);
   auto k = inferenceBN(bn, rw, m);
@@ -224,10 +239,13 @@ bool fuseConvBN(Node &bn, PatternRewriter &rw) {
                                     "BatchNormalization with finite constant parameters, one "
                                     "per output channel of ", quoted(conv->result(0)),
                                     ", and no use of its running statistics"));
-  if (!rw.canReplace(bn.result(0), conv->result(0))) return false;
+  if (!rw.canReplace(bn.result(0), conv->result(0)))
+    return rw.rejected("output", absl::StrCat("graph output ", quoted(bn.result(0)), " cannot be taken over by ",
+                                              quoted(conv->result(0)), " (its name or type)"));
   if (!forEachWeight(cc, w,
                      [&](int64_t i, int64_t ch) { w.values[i] = (float)(w.values[i] * k->scale[ch]); }))
-    return false;
+    return rw.rejected("group", absl::StrCat("the group of ", quoted(conv->result(0)),
+                                             " does not divide its weight's channels"));
   std::vector<double> bias = biasOrZero(b, m);
   for (int64_t i = 0; i < m; ++i) bias[i] = bias[i] * k->scale[i] + k->shift[i];
   if (!allFinite(w.values) || !allFiniteAsFloat(bias)) // Note [Finite folds]
@@ -254,20 +272,47 @@ bool fuseConvAffine(Node &root, PatternRewriter &rw, bool isMul) {
     FloatConst w;
     std::optional<FloatConst> b;
     Node *conv = fusableConv(root, i, rw, w, b);
-    if (!conv) continue;
     auto c = floatConstant(root.operand(1 - i));
-    if (!c || !allFinite(c->values)) continue; // Note [Finite folds]
+    // (An operand that is not a float constant: fuse-conv-add-bias's, or
+    // not this structure.)
+    if (!c) continue;
+    if (!conv) {
+      rejectConv(root, i, rw);
+      continue;
+    }
+    if (!allFinite(c->values)) { // Note [Finite folds]
+      rw.rejected("finite", absl::StrCat(quoted(root.operand(1 - i)), " holds a value that is not finite "
+                                         "(Note [Finite folds])"));
+      continue;
+    }
     NodeContext cc(*conv);
     int64_t m = outputChannels(cc, w);
     auto k = perChannel(*c, (int64_t)w.dims.size(), m);
-    if (!k || !rw.canReplace(root.result(0), conv->result(0))) continue;
+    if (!k) {
+      rw.rejected("per-channel", absl::StrCat(quoted(root.operand(1 - i)), " is not one value per output channel of ",
+                                              quoted(conv->result(0)), " (nor one value), or broadcasts it up"));
+      continue;
+    }
+    if (!rw.canReplace(root.result(0), conv->result(0))) {
+      rw.rejected("output", absl::StrCat("graph output ", quoted(root.result(0)), " cannot be taken over by ",
+                                         quoted(conv->result(0)), " (its name or type)"));
+      continue;
+    }
     std::vector<double> bias = biasOrZero(b, m);
     for (int64_t j = 0; j < m; ++j) bias[j] = isMul ? bias[j] * (*k)[j] : bias[j] + (*k)[j];
     if (isMul &&
         !forEachWeight(cc, w,
-                       [&](int64_t e, int64_t ch) { w.values[e] = (float)(w.values[e] * (*k)[ch]); }))
+                       [&](int64_t e, int64_t ch) { w.values[e] = (float)(w.values[e] * (*k)[ch]); })) {
+      rw.rejected("group", absl::StrCat("the group of ", quoted(conv->result(0)),
+                                        " does not divide its weight's channels"));
       continue;
-    if (!allFinite(w.values) || !allFiniteAsFloat(bias)) continue; // Note [Finite folds]
+    }
+    if (!allFinite(w.values) || !allFiniteAsFloat(bias)) { // Note [Finite folds]
+      rw.rejected("finite", absl::StrCat("folding ", quoted(root.result(0)), " into ", quoted(conv->result(0)),
+                                         " gives a weight or bias that is not finite in float (Note [Finite "
+                                         "folds])"));
+      continue;
+    }
     setWeights(rw, conv, w, bias);
     return rw.replaceNode(&root, {conv->result(0)});
   }
@@ -312,7 +357,11 @@ bool fuseMatMulAdd(Node &add, PatternRewriter &rw) {
                                          "] product unchanged (Gemm's C)"));
       continue;
     }
-    if (!rw.canReplace(add.result(0), mm->result(0))) continue;
+    if (!rw.canReplace(add.result(0), mm->result(0))) {
+      rw.rejected("output", absl::StrCat("graph output ", quoted(add.result(0)), " cannot be taken over by ",
+                                         "a Gemm of ", quoted(mm->result(0)), "'s operands (its name or type)"));
+      continue;
+    }
     Node *gemm = rw.create("Gemm", {a, b, c});
     PatternRewriter::copyNodeInfo(add, *gemm);
     gemm->result(0)->setType(add.result(0)->type());
@@ -502,7 +551,11 @@ bool fuseTransposeGemm(Node &gemm, PatternRewriter &rw) {
     if (!t || t->numOperands() != 1 || !t->operand(0)) continue;
     const Attribute *perm = t->getAttr("perm");
     if (perm && (perm->isReference() || perm->ints != std::vector<int64_t>{1, 0})) continue;
-    if (!perm && staticRankOf(t->operand(0)) != 2) continue;
+    if (!perm && staticRankOf(t->operand(0)) != 2) {
+      rw.rejected("rank", absl::StrCat("Transpose ", quoted(t->result(0)), " has no perm, and the rank of ",
+                                       quoted(t->operand(0)), " is not known to be 2"));
+      continue;
+    }
     const char *attr = i == 0 ? "transA" : "transB";
     if (const Attribute *a = gemm.getAttr(attr); a && a->isReference()) continue;
     int64_t flag = NodeContext(gemm).getInt(attr, 0);
@@ -520,18 +573,24 @@ bool fuseTransposeGemm(Node &gemm, PatternRewriter &rw) {
 bool removeDropout(Node &d, PatternRewriter &rw) {
   if (d.numOperands() < 1 || !d.operand(0) || d.numResults() < 1) return false;
   for (unsigned i = 1; i < d.numResults(); ++i)
-    if (d.result(i) && !d.result(i)->useEmpty()) return false;
+    if (d.result(i) && !d.result(i)->useEmpty())
+      return rw.rejected("mask", absl::StrCat("the mask ", quoted(d.result(i)), " of the Dropout is used"));
   int64_t v = rw.opsetVersion();
   if (v < firstVersionWithoutAttribute("Dropout", "is_test") &&
       NodeContext(d).getInt("is_test", 0) != 1)
-    return false;
+    return rw.rejected("is_test", "the Dropout has no is_test = 1 (opset " + std::to_string(v) +
+                                      ": a training op otherwise)");
   if (v >= firstVersionWithInput("Dropout", "training_mode") && d.numOperands() > 2 && d.operand(2)) {
     const Tensor *t = PatternRewriter::constantTensor(d.operand(2));
-    if (!t) return false;
-    auto vals = t->values<int64_t>();
-    if (!vals.ok() || vals->size() != 1 || (*vals)[0] != 0) return false;
+    auto vals = t ? t->values<int64_t>() : absl::StatusOr<std::vector<int64_t>>();
+    if (!t || !vals.ok() || vals->size() != 1 || (*vals)[0] != 0)
+      return rw.rejected("training_mode", absl::StrCat("the Dropout's training_mode ", quoted(d.operand(2)),
+                                                       " is not a constant false"));
   }
   if (!d.result(0) || d.result(0)->useEmpty()) return false;
+  if (!rw.canReplace(d.result(0), d.operand(0)))
+    return rw.rejected("output", absl::StrCat("graph output ", quoted(d.result(0)), " cannot be taken over by ",
+                                              quoted(d.operand(0)), " (its name or type)"));
   std::vector<Value *> by(d.numResults(), nullptr);
   by[0] = d.operand(0);
   return rw.replaceNode(&d, by);
@@ -597,7 +656,9 @@ bool addendAsBias(Node &add, Node &conv, unsigned i, int64_t rank, int64_t m,
     if (d2 == 1 - (rank - r) && s == m) perCh = true;
     else return rw.rejected("addend", "the addend is not one value per output channel");
   }
-  if (!rw.canReplace(add.result(0), conv.result(0))) return false;
+  if (!rw.canReplace(add.result(0), conv.result(0)))
+    return rw.rejected("output", absl::StrCat("graph output ", quoted(add.result(0)), " cannot be taken over by ",
+                                              quoted(conv.result(0)), " (its name or type)"));
   rw.setInsertionPoint(&conv);
   auto &ctx = rw.getModel().getContext();
   DataType et = *staticElemOf(a);
@@ -641,33 +702,61 @@ bool fuseConvAddBias(Node &add, PatternRewriter &rw) {
     for (unsigned a = 0; a < conv->numAttributes(); ++a) refs |= conv->attribute(a).isReference();
     Value *w = conv->operand(1);
     auto wt = staticElemOf(w);
-    if (refs || !wt || (constantAddend ? *wt != DataType::Float
-                                       : *wt != DataType::Float && *wt != DataType::Double &&
-                                             *wt != DataType::Float16))
+    if (refs) continue; // (inside a function: not read)
+    if (!wt || (constantAddend ? *wt != DataType::Float
+                               : *wt != DataType::Float && *wt != DataType::Double && *wt != DataType::Float16)) {
+      rw.rejected("type", absl::StrCat("the weight ", quoted(w), " of ", quoted(conv->result(0)),
+                                       constantAddend ? " is not known to be float (a constant addend)"
+                                                      : " is not known to be float, double or float16"));
       continue;
+    }
     int64_t rank = staticRankOf(w);
-    if (rank < 3) continue;
     NodeContext cc(*conv);
     int64_t group = cc.getInt("group", 1);
     int64_t m = conv->is("Conv") ? staticDimOf(w, 0)
                                  : (staticDimOf(w, 1) < 0 ? -1 : staticDimOf(w, 1) * group);
-    if (m <= 0) continue;
+    if (rank < 3 || m <= 0) {
+      rw.rejected("channels", absl::StrCat("the weight ", quoted(w), " of ", quoted(conv->result(0)),
+                                           " has no known rank of 3 or more and output channel count"));
+      continue;
+    }
     std::optional<FloatConst> b;
     if (conv->numOperands() > 2 && conv->operand(2)) {
       b = floatConstant(conv->operand(2));
-      if (!b || b->dims != std::vector<int64_t>{m} || !allFinite(b->values)) continue;
+      if (!b || b->dims != std::vector<int64_t>{m} || !allFinite(b->values)) {
+        rw.rejected("bias", absl::StrCat("the bias ", quoted(conv->operand(2)), " of ", quoted(conv->result(0)),
+                                         " is not a finite float [", m, "] constant"));
+        continue;
+      }
     }
     if (!PatternRewriter::constantTensor(add.operand(1 - i))) {
       if (addendAsBias(add, *conv, i, rank, m, rw)) return true;
       continue;
     }
     auto c = floatConstant(add.operand(1 - i));
-    if (!c || !allFinite(c->values)) continue; // Note [Finite folds]
+    if (!c || !allFinite(c->values)) { // Note [Finite folds]
+      rw.rejected("finite", absl::StrCat(quoted(add.operand(1 - i)), " is not a float constant of finite values "
+                                         "(Note [Finite folds])"));
+      continue;
+    }
     auto k = perChannel(*c, rank, m);
-    if (!k || !rw.canReplace(add.result(0), conv->result(0))) continue;
+    if (!k) {
+      rw.rejected("per-channel", absl::StrCat(quoted(add.operand(1 - i)), " is not one value per output channel of ",
+                                              quoted(conv->result(0)), " (nor one value), or broadcasts it up"));
+      continue;
+    }
+    if (!rw.canReplace(add.result(0), conv->result(0))) {
+      rw.rejected("output", absl::StrCat("graph output ", quoted(add.result(0)), " cannot be taken over by ",
+                                         quoted(conv->result(0)), " (its name or type)"));
+      continue;
+    }
     std::vector<double> bias = biasOrZero(b, m);
     for (int64_t j = 0; j < m; ++j) bias[j] += (*k)[j];
-    if (!allFiniteAsFloat(bias)) continue;
+    if (!allFiniteAsFloat(bias)) { // Note [Finite folds]
+      rw.rejected("finite", absl::StrCat("the bias of ", quoted(conv->result(0)), " plus ", quoted(add.operand(1 - i)),
+                                         " is not finite in float (Note [Finite folds])"));
+      continue;
+    }
     std::vector<float> bf(bias.begin(), bias.end());
     rw.setInsertionPoint(conv);
     std::string bname = b ? conv->operand(2)->name().str() : conv->result(0)->name().str() + "_bias";
@@ -791,7 +880,9 @@ bool fuseLogSoftmax(Node &log, PatternRewriter &rw) {
   if (!sm || sm->numOperands() != 1 || !sm->operand(0) || sm->numResults() != 1) return false;
   const Attribute *axis = sm->getAttr("axis");
   if (axis && axis->isReference()) return false;
-  if (!rw.canReplace(log.result(0), sm->result(0))) return false;
+  if (!rw.canReplace(log.result(0), sm->result(0)))
+    return rw.rejected("output", absl::StrCat("graph output ", quoted(log.result(0)),
+                                              " cannot be taken over by a LogSoftmax (its name or type)"));
   Node *ls = rw.create("LogSoftmax", {sm->operand(0)});
   if (axis) ls->setAttr(intAttr("axis", NodeContext(*sm).getInt("axis", 0)));
   PatternRewriter::copyNodeInfo(log, *ls);
