@@ -13,7 +13,9 @@
 #include "Families.h"
 #include "InferSupport.h"
 #include "KernelSupport.h"
+#include "Products/Products.h"
 
+#include "onnxir/IR/Builder.h"
 #include "onnxir/IR/Graph.h"
 #include "onnxir/IR/Node.h"
 #include "onnxir/IR/Type.h"
@@ -28,7 +30,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <memory>
 
 namespace onnxir {
 namespace {
@@ -245,29 +249,38 @@ Status readWindowGeom(const KernelCall &c, llvm::ArrayRef<int64_t> img,
 /// Gather (im2col): col[(c, k), q] = img[c, q * stride - padBegin + k *
 /// dilation], 0 outside the image, for `C` channels of `g.img`, columns over
 /// g.grid. Scatter (col2im): img[c, ...] += col[(c, k), q] where inside.
+/// Only the grid rows (positions of all but the last grid dim, row-major)
+/// [rowBegin, rowEnd) when given (-1: to the last): col then has (rowEnd -
+/// rowBegin) * the last grid dim columns (Note [Bounded im2col]).
 template <bool Gather, typename T>
-void patches(const T *imgIn, T *imgOut, T *col, int64_t C, const Geom &g) {
+void patches(const T *imgIn, T *imgOut, T *col, int64_t C, const Geom &g, int64_t rowBegin = 0,
+             int64_t rowEnd = -1) {
   size_t n = g.n;
   int64_t K = product(g.kernel), GS = product(g.grid), IS = product(g.img);
   int64_t L = g.grid[n - 1], inLast = g.img[n - 1], sLast = g.strides[n - 1];
   if (GS == 0 || K == 0) return;
-  int64_t outer = GS / L;
-  std::vector<int64_t> kk(n), oo(n);
+  if (rowEnd < 0) rowEnd = GS / L;
+  int64_t width = (rowEnd - rowBegin) * L;
+  std::vector<int64_t> kk(n), oo(n), first(n, 0);
+  for (int64_t r = rowBegin, d = (int64_t)n - 2; d >= 0; --d) {
+    first[d] = r % g.grid[d];
+    r /= g.grid[d];
+  }
   for (int64_t ch = 0; ch < C; ++ch) {
     for (int64_t kidx = 0; kidx < K; ++kidx) {
       for (int64_t r = kidx, d = (int64_t)n - 1; d >= 0; --d) {
         kk[d] = r % g.kernel[d];
         r /= g.kernel[d];
       }
-      T *dst = col + (ch * K + kidx) * GS;
+      T *dst = col + (ch * K + kidx) * width;
       int64_t base = kk[n - 1] * g.dilations[n - 1] - g.padBegin[n - 1];
       // The grid positions along the last dim whose pixel is inside.
       int64_t lo = base >= 0 ? 0 : (-base + sLast - 1) / sLast;
       int64_t hi = inLast - base <= 0 ? 0 : (inLast - base + sLast - 1) / sLast;
       hi = std::min(hi, L);
       lo = std::min(lo, hi);
-      std::fill(oo.begin(), oo.end(), 0);
-      for (int64_t q = 0; q < outer; ++q, dst += L) {
+      oo = first;
+      for (int64_t q = rowBegin; q < rowEnd; ++q, dst += L) {
         bool inside = true;
         int64_t off = 0;
         for (size_t d = 0; d + 1 < n; ++d) {
@@ -311,11 +324,127 @@ bool pointwise(const Geom &g) {
   return true;
 }
 
+// Note [Bounded im2col]
+//   convCore's column matrix holds every window of a group: [C/group *
+//   kernel, output positions], 115 MB for VGG-19's second layer (64
+//   channels x 3 x 3 over 224 x 224), written, read once by the product and
+//   freed, on every call: memory the run's peak carries and fresh pages it
+//   faults in. The evaluator's convolutions (convTuned; hostTuned calls,
+//   Note [Host-tuned products]) build it a tile at a time instead: whole rows
+//   of the output grid, as many as fit in kColumnBytes but at least
+//   kMinColumns columns (fewer makes the product re-pack the weights too
+//   often for its work), each tile's product written straight into its
+//   columns of Y (tileProduct: rows of Y stay OS apart) and the bias added
+//   there while the tile is in cache. One buffer serves every tile, image
+//   and group, and is not zero-filled (patches writes every element). The
+//   tiles only split the product's columns, each output keeps its own sum
+//   over the same C/group * kernel terms; Eigen's blocking of that sum may
+//   still follow the tile's width, so the bits may differ from the untiled
+//   product's: folding (hostTuned false) keeps convCore as it was, bit for
+//   bit.
+constexpr int64_t kColumnBytes = 4 << 20;
+constexpr int64_t kMinColumns = 512;
+
+// Note [Depthwise planes]
+//   A 2-D convolution with one input channel per group (depthwise, with any
+//   channel multiplier: MobileNet's, ShuffleNet's and PP-OCR's) has a column
+//   matrix of kernel-size rows that one output row of weights multiplies: an
+//   im2col copy of the image 9 (3 x 3) or 25 (5 x 5) times over for a
+//   vector-matrix product. convTuned computes each output plane directly
+//   instead (depthwisePlane in Products/, built twice like the products):
+//   per output row, bias first, then each kernel tap's weight times the run
+//   of its input row, the run clipped to the image so padding costs
+//   nothing. No column matrix at all. The sum's order (bias first, taps in
+//   order) differs from the product's, so the evaluator's bits may differ
+//   from folding's, which keeps the product.
+
+/// True when hostTuned products run on the AVX2 build.
+bool productsOnAvx2(bool hostTuned) {
+  return std::strcmp(matrixProductsBuild(hostTuned), "avx2-fma") == 0;
+}
+
+template <typename T>
+void tileProductOn(bool avx2, const T *a, const T *b, T *o, int64_t M, int64_t K, int64_t N,
+                   int64_t ldo) {
+#ifdef ONNXIR_AVX2_PRODUCTS
+  if (avx2) return products::avx2::tileProduct(a, b, o, M, K, N, ldo);
+#endif
+  (void)avx2;
+  products::baseline::tileProduct(a, b, o, M, K, N, ldo);
+}
+
+template <typename T>
+void depthwisePlaneOn(bool avx2, const T *x, const T *w, T bias, T *y,
+                      const products::Plane2D &p) {
+#ifdef ONNXIR_AVX2_PRODUCTS
+  if (avx2) return products::avx2::depthwisePlane(x, w, bias, y, p);
+#endif
+  (void)avx2;
+  products::baseline::depthwisePlane(x, w, bias, y, p);
+}
+
+/// The evaluator's convolution (hostTuned): y[N, M, grid] = conv(x, w) +
+/// bias (bias may be null), as convCore then addBias compute it, with the
+/// column matrix built a tile at a time (Note [Bounded im2col]) and
+/// depthwise 2-D planes computed directly (Note [Depthwise planes]).
+template <typename T>
+void convTuned(const T *x, const T *w, const T *bias, T *y, int64_t N, int64_t C, int64_t M,
+               int64_t group, const Geom &g) {
+  int64_t Cg = C / group, Mg = M / group, K = product(g.kernel), IS = product(g.img),
+          OS = product(g.grid), CK = Cg * K;
+  if (OS == 0 || N == 0 || M == 0) return;
+  bool avx2 = productsOnAvx2(true);
+  int64_t L = g.grid[g.n - 1], rows = OS / L;
+  bool direct = pointwise(g);
+  bool depthwise = !direct && g.n == 2 && Cg == 1;
+  int64_t tileRows = rows;
+  if (!direct && !depthwise) {
+    int64_t cols = std::max<int64_t>(kColumnBytes / (std::max<int64_t>(CK, 1) * (int64_t)sizeof(T)),
+                                     kMinColumns);
+    tileRows = std::clamp<int64_t>(cols / L, 1, rows);
+  }
+  std::unique_ptr<T[]> col;
+  if (!direct && !depthwise) col.reset(new T[(size_t)(CK * tileRows * L)]);
+  products::Plane2D pl{};
+  if (depthwise)
+    pl = {g.img[0],       g.img[1],       g.kernel[0],    g.kernel[1],
+          g.grid[0],      g.grid[1],      g.strides[0],   g.strides[1],
+          g.dilations[0], g.dilations[1], g.padBegin[0], g.padBegin[1]};
+  for (int64_t b = 0; b < N; ++b)
+    for (int64_t gr = 0; gr < group; ++gr) {
+      const T *xg = x + (b * C + gr * Cg) * IS;
+      if (depthwise) {
+        for (int64_t m = gr * Mg; m < (gr + 1) * Mg; ++m)
+          depthwisePlaneOn<T>(avx2, xg, w + m * K, bias ? bias[m] : T(0), y + (b * M + m) * OS,
+                              pl);
+        continue;
+      }
+      for (int64_t r0 = 0; r0 < rows; r0 += tileRows) {
+        int64_t r1 = std::min(rows, r0 + tileRows), width = (r1 - r0) * L;
+        const T *cp = xg;
+        if (!direct) {
+          patches<true, T>(xg, nullptr, col.get(), Cg, g, r0, r1);
+          cp = col.get();
+        }
+        T *yo = y + (b * M + gr * Mg) * OS + r0 * L;
+        tileProductOn<T>(avx2, w + gr * Mg * CK, cp, yo, Mg, CK, width, OS);
+        if (bias)
+          for (int64_t m = 0; m < Mg; ++m) {
+            T v = bias[gr * Mg + m];
+            T *p = yo + m * OS;
+            for (int64_t j = 0; j < width; ++j) p[j] += v;
+          }
+      }
+    }
+}
+
 /// y[N, M, grid] = conv(x[N, C, img], w[M, C/group, kernel]) (no bias),
 /// Note [Matrix products].
 template <typename T>
 void convCore(const T *x, const T *w, T *y, int64_t N, int64_t C, int64_t M, int64_t group,
               const Geom &g, bool hostTuned = false) {
+  if constexpr (std::is_floating_point_v<T>)
+    if (hostTuned) return convTuned<T>(x, w, nullptr, y, N, C, M, group, g);
   int64_t Cg = C / group, Mg = M / group, K = product(g.kernel), IS = product(g.img),
           OS = product(g.grid);
   bool direct = pointwise(g);
@@ -478,8 +607,12 @@ template <typename T> StatusOr<std::vector<Tensor>> convFloat(const KernelCall &
     return s;
   OutBuf<T> out(x.dt, od);
   T *y = out.data();
-  convCore<T>(x.data(), w.data(), y, N, C, M, group, g, c.hostTuned);
-  if (b) addBias<T>(y, b->data(), N, M, product(g.grid));
+  if (c.hostTuned) {
+    convTuned<T>(x.data(), w.data(), b ? b->data() : nullptr, y, N, C, M, group, g);
+  } else {
+    convCore<T>(x.data(), w.data(), y, N, C, M, group, g);
+    if (b) addBias<T>(y, b->data(), N, M, product(g.grid));
+  }
   std::vector<Tensor> r;
   r.push_back(out.take());
   return r;
@@ -1147,12 +1280,77 @@ StatusOr<std::vector<Tensor>> poolInPlace(const KernelCall &c, PoolKind kind, co
   return r;
 }
 
+// Note [Half pools a plane at a time]
+//   A float16 or bfloat16 X is pooled in float (Note [Kernel numerics]).
+//   Decoding all of X into an Arr, pooling into a float Arr and encoding
+//   that held two float copies of the tensor besides its own bytes. The
+//   pools act on each [N, C] plane alone, so they decode one plane from X's
+//   stored bytes (byteView) into a float buffer, pool it with the same
+//   poolCore/globalPoolCore, and encode its outputs straight into the
+//   result's bytes, with the functions the decoding path uses: the same
+//   bits, and one plane of float at a time. MaxPool's Indices, computed
+//   for a plane alone, get the plane's offset added. X whose bytes cannot
+//   be viewed (typed storage, a wrong byte count) takes the decoding path,
+//   which reports what is wrong.
+
+bool isHalf(const Tensor *t) {
+  return t && (t->dataType() == DataType::Float16 || t->dataType() == DataType::BFloat16);
+}
+
+/// Elements [at, at + n) of a float16 or bfloat16 X stored as `v`, in float.
+void decodeHalves(const ByteView &v, DataType dt, int64_t at, int64_t n, float *to) {
+  const unsigned char *p = reinterpret_cast<const unsigned char *>(v.data) + 2 * at;
+  for (int64_t k = 0; k < n; ++k) {
+    uint16_t h = (uint16_t)(p[2 * k] | (p[2 * k + 1] << 8)); // little-endian, as stored
+    to[k] = dt == DataType::Float16 ? halfToFloat(h) : bfloat16ToFloat(h);
+  }
+}
+
+/// `n` floats encoded as float16 or bfloat16 into `to` (2 bytes each).
+void encodeHalves(const float *from, int64_t n, DataType dt, char *to) {
+  for (int64_t k = 0; k < n; ++k) {
+    uint16_t h = dt == DataType::Float16 ? floatToHalf(from[k]) : floatToBFloat16(from[k]);
+    to[2 * k] = (char)(h & 0xff);
+    to[2 * k + 1] = (char)(h >> 8);
+  }
+}
+
+/// pool() of a float16 or bfloat16 X, a plane at a time (Note [Half pools a
+/// plane at a time]).
+StatusOr<std::vector<Tensor>> poolHalves(const KernelCall &c, PoolKind kind, const Tensor &xt,
+                                         const ByteView &v) {
+  DataType dt = xt.dataType();
+  PoolSetup s;
+  if (Status st = poolSetup(c, kind, dt, xt.dims(), s); !st.ok()) return st;
+  int64_t IS = product(s.g.img), OS = product(s.g.grid);
+  PoolSetup plane = s;
+  plane.planes = 1;
+  std::vector<float> xp((size_t)IS), yp((size_t)OS);
+  std::string raw((size_t)(s.planes * OS * 2), '\0');
+  std::optional<Arr> ind;
+  if (s.wantIdx) ind = Arr::make(DataType::Int64, s.od);
+  for (int64_t pl = 0; pl < s.planes; ++pl) {
+    decodeHalves(v, dt, pl * IS, IS, xp.data());
+    int64_t *ip = s.wantIdx ? ind->i.data() + pl * OS : nullptr;
+    poolRun<float>(kind, xp.data(), yp.data(), ip, plane);
+    if (ip)
+      for (int64_t q = 0; q < OS; ++q) ip[q] += pl * IS;
+    encodeHalves(yp.data(), OS, dt, raw.data() + 2 * pl * OS);
+  }
+  std::vector<Tensor> r;
+  r.push_back(makeTensor(dt, s.od, std::move(raw)));
+  if (s.wantIdx) r.push_back(toTensor(*ind));
+  return r;
+}
+
 StatusOr<std::vector<Tensor>> pool(const KernelCall &c, PoolKind kind) {
   std::string op = c.opType.str();
   if (const Tensor *xt = c.input(0); xt && xt->dataType() == DataType::Float)
     return poolInPlace<float>(c, kind, *xt);
   if (const Tensor *xt = c.input(0); xt && xt->dataType() == DataType::Double)
     return poolInPlace<double>(c, kind, *xt);
+  if (const Tensor *xt = c.input(0); isHalf(xt))
+    if (auto v = byteView(*xt)) return poolHalves(c, kind, *xt, *v);
   auto x = inputArr(c, 0);
   if (!x.ok()) return x.status();
   if (kind == PoolKind::Max ? (x->kind() != CK::F32 && x->kind() != CK::F64 && x->kind() != CK::I64)
@@ -1324,6 +1522,29 @@ StatusOr<std::vector<Tensor>> globalPoolInPlace(const KernelCall &c, PoolKind ki
   return r;
 }
 
+/// globalPool of a float16 or bfloat16 X, a plane at a time (Note [Half
+/// pools a plane at a time]).
+StatusOr<std::vector<Tensor>> globalPoolHalves(const KernelCall &c, PoolKind kind,
+                                               const Tensor &xt, const ByteView &v) {
+  DataType dt = xt.dataType();
+  std::vector<int64_t> od;
+  double p;
+  if (Status s = globalPoolSetup(c, kind, xt.dims(), od, p); !s.ok()) return s;
+  int64_t planes = od[0] * od[1];
+  int64_t IS = numElementsOf(xt.dims()) / std::max<int64_t>(planes, 1);
+  std::vector<float> xp((size_t)IS);
+  std::string raw((size_t)(planes * 2), '\0');
+  for (int64_t pl = 0; pl < planes; ++pl) {
+    decodeHalves(v, dt, pl * IS, IS, xp.data());
+    float y;
+    globalPoolCore<float>(kind, xp.data(), &y, 1, IS, p);
+    encodeHalves(&y, 1, dt, raw.data() + 2 * pl);
+  }
+  std::vector<Tensor> r;
+  r.push_back(makeTensor(dt, od, std::move(raw)));
+  return r;
+}
+
 /// GlobalAveragePool, GlobalMaxPool, GlobalLpPool: one value per plane.
 StatusOr<std::vector<Tensor>> globalPool(const KernelCall &c, PoolKind kind) {
   std::string op = c.opType.str();
@@ -1331,6 +1552,8 @@ StatusOr<std::vector<Tensor>> globalPool(const KernelCall &c, PoolKind kind) {
     return globalPoolInPlace<float>(c, kind, *xt);
   if (const Tensor *xt = c.input(0); xt && xt->dataType() == DataType::Double)
     return globalPoolInPlace<double>(c, kind, *xt);
+  if (const Tensor *xt = c.input(0); isHalf(xt))
+    if (auto v = byteView(*xt)) return globalPoolHalves(c, kind, *xt, *v);
   auto x = inputArr(c, 0);
   if (!x.ok()) return x.status();
   if (!isFloatKind(x->kind())) return unsupported(op + " of type " + dataTypeName(x->dt).str());

@@ -54,6 +54,45 @@ template <typename T> void row(const T *x, const T *b, T *y, int64_t K, int64_t 
       Eigen::Map<const Row>(x, K) * Eigen::Map<const Mat<T>>(b, K, N);
 }
 
+template <typename T>
+void tile(const T *pa, const T *pb, T *po, int64_t M, int64_t K, int64_t N, int64_t ldo) {
+  Eigen::Map<const Mat<T>> A(pa, M, K), B(pb, K, N);
+  Eigen::Map<Mat<T>, 0, Eigen::OuterStride<>> O(po, M, N, Eigen::OuterStride<>(ldo));
+  O.noalias() = A * B;
+}
+
+// Note [Depthwise planes] in Conv.cpp: output row by output row, each
+// kernel tap adds w * (a run of an input row) to the row, which stays in
+// the first-level cache; the taps' runs are clipped to the image, so
+// padding costs nothing.
+template <typename T> void plane(const T *x, const T *w, T bias, T *y, const Plane2D &p) {
+  using Run = Eigen::Array<T, Eigen::Dynamic, 1>;
+  for (int64_t oy = 0; oy < p.OH; ++oy) {
+    T *yr = y + oy * p.OW;
+    Eigen::Map<Run>(yr, p.OW).setConstant(bias);
+    for (int64_t ky = 0; ky < p.KH; ++ky) {
+      int64_t iy = oy * p.sy - p.pt + ky * p.dy;
+      if (iy < 0 || iy >= p.H) continue;
+      const T *xr = x + iy * p.W;
+      for (int64_t kx = 0; kx < p.KW; ++kx) {
+        // Output columns ox whose input column ox * sx + off is inside.
+        int64_t off = kx * p.dx - p.pl;
+        int64_t lo = off >= 0 ? 0 : (-off + p.sx - 1) / p.sx;
+        int64_t hi = p.W - off <= 0 ? 0 : (p.W - off + p.sx - 1) / p.sx;
+        if (hi > p.OW) hi = p.OW;
+        if (lo >= hi) continue;
+        T wv = w[ky * p.KW + kx];
+        Eigen::Map<Run> out(yr + lo, hi - lo);
+        if (p.sx == 1)
+          out += wv * Eigen::Map<const Run>(xr + lo + off, hi - lo);
+        else
+          out += wv * Eigen::Map<const Run, 0, Eigen::InnerStride<>>(
+                          xr + lo * p.sx + off, hi - lo, Eigen::InnerStride<>(p.sx));
+      }
+    }
+  }
+}
+
 } // namespace
 
 void matProduct(const float *a, const float *b, float *o, int64_t M, int64_t K, int64_t N,
@@ -69,6 +108,21 @@ void rowProduct(const float *x, const float *b, float *y, int64_t K, int64_t N) 
 }
 void rowProduct(const double *x, const double *b, double *y, int64_t K, int64_t N) {
   row(x, b, y, K, N);
+}
+void tileProduct(const float *a, const float *b, float *o, int64_t M, int64_t K, int64_t N,
+                 int64_t ldo) {
+  tile(a, b, o, M, K, N, ldo);
+}
+void tileProduct(const double *a, const double *b, double *o, int64_t M, int64_t K, int64_t N,
+                 int64_t ldo) {
+  tile(a, b, o, M, K, N, ldo);
+}
+void depthwisePlane(const float *x, const float *w, float bias, float *y, const Plane2D &p) {
+  plane(x, w, bias, y, p);
+}
+void depthwisePlane(const double *x, const double *w, double bias, double *y,
+                    const Plane2D &p) {
+  plane(x, w, bias, y, p);
 }
 
 } // namespace ONNXIR_PRODUCTS_NS

@@ -43,7 +43,8 @@ struct Case {
   std::vector<Tensor> inputs;
   std::vector<std::unique_ptr<Attribute>> attrs;
   /// A tuned call runs it as another product shape (a batch as one
-  /// product): its sums may be reordered even on the baseline build.
+  /// product) or another loop: its sums may be reordered even on the
+  /// baseline build.
   bool reshaped = false;
 };
 
@@ -79,10 +80,13 @@ std::vector<Case> cases() {
   cs.push_back({"Conv", {}, {}});
   cs.back().inputs.push_back(evaltest::floats({1, 16, 12, 12}, values(16 * 144, 5)));
   cs.back().inputs.push_back(evaltest::floats({24, 16, 3, 3}, values(24 * 16 * 9, 6)));
-  cs.push_back({"Conv", {}, {}}); // depthwise: the vector-matrix product
+  // Depthwise: folding's vector-matrix product, the evaluator's direct
+  // planes (Note [Depthwise planes] in Conv.cpp), another order of the sums.
+  cs.push_back({"Conv", {}, {}});
   cs.back().inputs.push_back(evaltest::floats({1, 8, 20, 20}, values(8 * 400, 7)));
   cs.back().inputs.push_back(evaltest::floats({8, 1, 5, 5}, values(8 * 25, 8)));
   cs.back().attrs.push_back(intAttr("group", 8));
+  cs.back().reshaped = true;
   cs.push_back({"ConvTranspose", {}, {}});
   cs.back().inputs.push_back(evaltest::floats({1, 32, 6, 6}, values(32 * 36, 9)));
   cs.back().inputs.push_back(evaltest::floats({32, 8, 3, 3}, values(32 * 8 * 9, 10)));
