@@ -62,3 +62,23 @@ find_package(Threads REQUIRED)
 target_link_libraries(onnxir_llvm_support INTERFACE ${_llvm_libs} Threads::Threads)
 add_library(onnxir::LLVMSupport ALIAS onnxir_llvm_support)
 set_target_properties(onnxir_llvm_support PROPERTIES EXPORT_NAME LLVMSupport)
+
+# The kernels' libraries: RE2 for RegexFullMatch (Note [RegexFullMatch is
+# RE2]), libjpeg(-turbo) and libpng for ImageDecoder (Note [ImageDecoder]),
+# both in lib/Ops/Misc.cpp. Private to onnxir::Ops; a static build's package
+# finds them again for its consumers (onnxirConfig.cmake.in).
+find_package(PkgConfig QUIET)
+if(PKG_CONFIG_FOUND)
+  pkg_check_modules(RE2 QUIET IMPORTED_TARGET re2)
+endif()
+if(NOT RE2_FOUND)
+  message(FATAL_ERROR "re2 not found: apt-get install libre2-dev pkg-config")
+endif()
+find_package(JPEG QUIET)
+if(NOT JPEG_FOUND)
+  message(FATAL_ERROR "libjpeg not found: apt-get install libjpeg-dev")
+endif()
+find_package(PNG QUIET)
+if(NOT PNG_FOUND)
+  message(FATAL_ERROR "libpng not found: apt-get install libpng-dev")
+endif()

@@ -5,11 +5,12 @@ set -euo pipefail
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 PKGS=(cmake ninja-build g++ libprotobuf-dev protobuf-compiler libabsl-dev libeigen3-dev llvm-14-dev
-      llvm-14-tools libgtest-dev python3-dev pybind11-dev python3-pybind11)
+      llvm-14-tools libgtest-dev python3-dev pybind11-dev python3-pybind11
+      pkg-config libre2-dev libjpeg-dev libpng-dev)
 if [ "${1:-}" = "--test" ]; then
   # Independent references and tools the test suite uses; LLVM 19 for the
   # sanitizer build, which is also the LLVM-19 + shared-libraries build.
-  PKGS+=(libonnx-dev libonnx-testdata python3-onnx python3-numpy python3-pytest python3-torch clang-14 libclang-rt-14-dev valgrind strace graphviz
+  PKGS+=(libonnx-dev libonnx-testdata python3-onnx python3-numpy python3-pytest python3-pil python3-torch clang-14 libclang-rt-14-dev valgrind strace graphviz
         llvm-19-dev)
   # npm installs onnxruntime-node (test/Ort/setup_ort.sh), which CI=true requires.
   if ! command -v node >/dev/null 2>&1; then PKGS+=(nodejs); fi

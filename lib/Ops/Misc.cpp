@@ -16,9 +16,19 @@
 
 #include "onnxir/Ops/InferCtx.h"
 #include "onnxir/Ops/OpRegistry.h"
+#include "onnxir/Support/LLVMCompat.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "re2/re2.h"
+
+#include <csetjmp>
+#include <cstdio>
+
+extern "C" {
+#include <jpeglib.h>
+#include <png.h>
+}
 
 #include <algorithm>
 #include <cmath>
@@ -464,8 +474,38 @@ void registerStringConcat(OpRegistrar &r) {
 
 //===--- RegexFullMatch ---===//
 
+// Note [RegexFullMatch is RE2]
+//   The spec names RE2's syntax, so the pattern is compiled by RE2 itself
+//   (Debian's libre2-dev), not by std::regex, whose ECMAScript grammar
+//   differs: RE2 has no backreferences or lookaround (such a pattern is an
+//   error here, not a match), knows (?P<name>...), \C, \pN and POSIX
+//   classes inside brackets, and matches UTF-8 code points, so "." is one
+//   character of a multi-byte string. A full match anchors both ends
+//   (RE2::FullMatch), whatever the pattern's own anchors. An absent or
+//   invalid pattern is an error naming RE2's reason; nothing is logged to
+//   stderr (log_errors off).
+
+StatusOr<std::vector<Tensor>> kRegexFullMatch(const KernelCall &c) {
+  auto x = inputArr(c, 0);
+  if (!x.ok()) return x.status();
+  if (x->dt != DataType::String) return invalid("RegexFullMatch: X must be a string tensor");
+  if (!c.hasAttr("pattern")) return invalid("RegexFullMatch: the pattern attribute is missing");
+  std::string pattern = c.getString("pattern", "");
+  RE2::Options opts;
+  opts.set_log_errors(false);
+  RE2 re(pattern, opts);
+  if (!re.ok())
+    return invalid(absl::StrCat("RegexFullMatch: pattern \"", pattern,
+                                "\" is not a valid RE2 expression: ", re.error()));
+  if (Status s = checkOutputSize(c, DataType::Bool, x->dims); !s.ok()) return s;
+  Arr y = Arr::make(DataType::Bool, x->dims);
+  for (size_t k = 0; k < x->s.size(); ++k) y.i[k] = RE2::FullMatch(x->s[k], re) ? 1 : 0;
+  return one(y);
+}
+
 void registerRegexFullMatch(OpRegistrar &r) {
   r["RegexFullMatch"] = [](InferCtx &c) { c.setTensor(0, kBool, c.inShape(0)); };
+  r["RegexFullMatch"] = kRegexFullMatch;
 }
 
 //===--- TfIdfVectorizer ---===//
@@ -753,12 +793,347 @@ void registerMultinomial(OpRegistrar &r) {
 
 //===--- ImageDecoder ---===//
 
+// Note [ImageDecoder]
+//   encoded_stream holds the bytes of one image file (1-D uint8), its
+//   format told by its signature: JPEG (libjpeg-turbo), PNG (libpng), BMP
+//   (uncompressed, 1/4/8-bit palette, 24 and 32-bit) and binary PNM (P5
+//   gray, P6 RGB) are read. TIFF, WebP, JPEG 2000 and GIF are recognised
+//   and refused (Unimplemented: "ImageDecoder: TIFF input"), as is a
+//   variant of the four formats not listed (a BMP compressed with RLE, a
+//   CMYK JPEG); bytes of no known format are an error. The result is what ONNX's reference
+//   (Pillow) gives, made to the spec's [H, W, C] layout:
+//   - Every image is first 8-bit RGB: a gray sample repeated three times,
+//     a palette index looked up, an alpha channel dropped (not composited),
+//     a 16-bit PNG sample's high byte kept (Pillow's "RGB;16B" reading), a
+//     PNM sample of maxval M other than 255 scaled to round(v / M * 255),
+//     halves to even, as Pillow's PPM decoder does.
+//   - RGB is that, BGR the same with the channels reversed, Grayscale one
+//     channel: Pillow's "L" conversion, the ITU-R 601-2 luma in 16-bit fixed
+//     point, (19595 R + 38470 G + 7471 B + 32768) >> 16, which gives a gray
+//     image's own values back.
+//   - JPEG uses libjpeg's defaults (the integer DCT, fancy upsampling), as
+//     Pillow does, so the same library gives the same pixels.
+//   - libjpeg and libpng report a fault by longjmp: decodeJpeg and decodePng
+//     hold no object with a destructor across their setjmp (the pixels go
+//     into the caller's DecodedImage), so none is skipped.
+//   The size is checked against the output budget before the pixels are
+//   allocated.
+
+/// Decoded pixels, 8-bit RGB, row-major.
+struct DecodedImage {
+  int64_t height = 0, width = 0;
+  std::vector<uint8_t> rgb;
+};
+
+/// "TIFF", "WebP", ... for a format recognised but not decoded, else null.
+const char *unsupportedImageFormat(llvm::StringRef b) {
+  if (startsWith(b, llvm::StringRef("II*\0", 4)) || startsWith(b, llvm::StringRef("MM\0*", 4)))
+    return "TIFF";
+  if (b.size() >= 12 && startsWith(b, "RIFF") && b.substr(8, 4) == "WEBP") return "WebP";
+  if (startsWith(b, llvm::StringRef("\0\0\0\x0cjP  ", 8)) || startsWith(b, "\xff\x4f\xff\x51"))
+    return "JPEG 2000";
+  if (startsWith(b, "GIF87a") || startsWith(b, "GIF89a")) return "GIF";
+  return nullptr;
+}
+
+/// Rejects images whose pixels would exceed the output budget (or int64).
+Status checkImageSize(const KernelCall &c, uint64_t h, uint64_t w, int64_t channels) {
+  if (h == 0 || w == 0) return invalid("ImageDecoder: the image has no pixels");
+  if (h > (1u << 30) || w > (1u << 30))
+    return invalid("ImageDecoder: the image's dimensions are too large");
+  return checkOutputSize(c, DataType::Uint8, {(int64_t)h, (int64_t)w, std::max<int64_t>(channels, 3)});
+}
+
+struct JpegError {
+  jpeg_error_mgr mgr;
+  jmp_buf jump;
+  char message[JMSG_LENGTH_MAX];
+};
+
+void jpegErrorExit(j_common_ptr info) {
+  auto *err = reinterpret_cast<JpegError *>(info->err);
+  (*info->err->format_message)(info, err->message);
+  longjmp(err->jump, 1);
+}
+
+void jpegQuiet(j_common_ptr, int) {}
+
+const char *const kCmykJpeg = "ImageDecoder: CMYK JPEG input";
+
+/// Decodes a JPEG into `img` (Note [ImageDecoder]); an error message, else
+/// null (a static string, or `msg`).
+const char *decodeJpeg(const KernelCall &c, llvm::StringRef b, DecodedImage &img, Status &budget,
+                       char (&msg)[JMSG_LENGTH_MAX]) {
+  jpeg_decompress_struct info;
+  JpegError err;
+  info.err = jpeg_std_error(&err.mgr);
+  err.mgr.error_exit = jpegErrorExit;
+  err.mgr.emit_message = jpegQuiet;
+  if (setjmp(err.jump)) {
+    jpeg_destroy_decompress(&info);
+    std::memcpy(msg, err.message, sizeof msg);
+    return msg;
+  }
+  jpeg_create_decompress(&info);
+  jpeg_mem_src(&info, reinterpret_cast<const unsigned char *>(b.data()), (unsigned long)b.size());
+  jpeg_read_header(&info, TRUE);
+  if (info.jpeg_color_space == JCS_CMYK || info.jpeg_color_space == JCS_YCCK) {
+    jpeg_destroy_decompress(&info);
+    return kCmykJpeg;
+  }
+  info.out_color_space = JCS_RGB;
+  jpeg_start_decompress(&info);
+  budget = checkImageSize(c, info.output_height, info.output_width, 3);
+  if (!budget.ok() || info.output_components != 3) {
+    jpeg_destroy_decompress(&info);
+    return budget.ok() ? "libjpeg did not give RGB" : nullptr;
+  }
+  img.height = info.output_height;
+  img.width = info.output_width;
+  img.rgb.resize((size_t)img.height * (size_t)img.width * 3);
+  while (info.output_scanline < info.output_height) {
+    JSAMPROW row = img.rgb.data() + (size_t)info.output_scanline * (size_t)img.width * 3;
+    jpeg_read_scanlines(&info, &row, 1);
+  }
+  jpeg_finish_decompress(&info);
+  jpeg_destroy_decompress(&info);
+  return nullptr;
+}
+
+/// libpng's reader of the encoded bytes, and what decodePng keeps outside
+/// its setjmp frame (Note [ImageDecoder]).
+struct PngSource {
+  llvm::StringRef bytes;
+  size_t at = 0;
+  char message[200] = "";
+  std::vector<png_bytep> rows;
+};
+
+void pngRead(png_structp png, png_bytep out, size_t n) {
+  auto *src = static_cast<PngSource *>(png_get_io_ptr(png));
+  if (src->bytes.size() - src->at < n) png_error(png, "the file is truncated");
+  std::memcpy(out, src->bytes.data() + src->at, n);
+  src->at += n;
+}
+
+void pngError(png_structp png, png_const_charp what) {
+  auto *src = static_cast<PngSource *>(png_get_io_ptr(png));
+  std::snprintf(src->message, sizeof src->message, "%s", what);
+  png_longjmp(png, 1);
+}
+
+void pngWarning(png_structp, png_const_charp) {}
+
+/// Decodes a PNG into `img` (Note [ImageDecoder]); as decodeJpeg.
+const char *decodePng(const KernelCall &c, PngSource &src, DecodedImage &img, Status &budget) {
+  png_structp png =
+      png_create_read_struct(PNG_LIBPNG_VER_STRING, &src, pngError, pngWarning);
+  if (!png) return "libpng could not start";
+  png_infop info = png_create_info_struct(png);
+  if (!info || setjmp(png_jmpbuf(png))) {
+    png_destroy_read_struct(&png, &info, nullptr);
+    return src.message[0] ? src.message : "libpng failed";
+  }
+  png_set_read_fn(png, &src, pngRead);
+  png_read_info(png, info);
+  budget = checkImageSize(c, png_get_image_height(png, info), png_get_image_width(png, info), 3);
+  if (!budget.ok()) {
+    png_destroy_read_struct(&png, &info, nullptr);
+    return nullptr;
+  }
+  // To 8-bit RGB: palettes and sub-byte gray expanded, 16 bits to their
+  // high byte, gray repeated, alpha (and tRNS, which expand would make
+  // alpha) dropped.
+  png_set_palette_to_rgb(png);
+  png_set_expand_gray_1_2_4_to_8(png);
+  png_set_strip_16(png);
+  png_set_gray_to_rgb(png);
+  png_set_strip_alpha(png);
+  png_set_interlace_handling(png);
+  png_read_update_info(png, info);
+  if (png_get_channels(png, info) != 3 || png_get_bit_depth(png, info) != 8) {
+    png_destroy_read_struct(&png, &info, nullptr);
+    return "libpng did not give 8-bit RGB";
+  }
+  img.height = png_get_image_height(png, info);
+  img.width = png_get_image_width(png, info);
+  img.rgb.resize((size_t)img.height * (size_t)img.width * 3);
+  src.rows.resize((size_t)img.height);
+  for (size_t y = 0; y < src.rows.size(); ++y)
+    src.rows[y] = img.rgb.data() + y * (size_t)img.width * 3;
+  png_read_image(png, src.rows.data());
+  png_read_end(png, nullptr);
+  png_destroy_read_struct(&png, &info, nullptr);
+  return nullptr;
+}
+
+uint32_t le16(llvm::StringRef b, size_t at) {
+  return (uint32_t)(uint8_t)b[at] | (uint32_t)(uint8_t)b[at + 1] << 8;
+}
+uint32_t le32(llvm::StringRef b, size_t at) { return le16(b, at) | le16(b, at + 2) << 16; }
+
+/// An uncompressed BMP (Note [ImageDecoder]).
+Status decodeBmp(const KernelCall &c, llvm::StringRef b, DecodedImage &img) {
+  if (b.size() < 26) return invalid("ImageDecoder: the BMP file is truncated");
+  uint32_t dataAt = le32(b, 10), headerSize = le32(b, 14);
+  int64_t w, h;
+  uint32_t bits, compression = 0, paletteSize = 0, paletteEntry = 4;
+  if (headerSize == 12) { // BITMAPCOREHEADER
+    w = le16(b, 18);
+    h = (int16_t)le16(b, 20);
+    bits = le16(b, 24);
+    paletteEntry = 3;
+  } else if (headerSize >= 40 && b.size() >= 14 + 40) {
+    w = (int32_t)le32(b, 18);
+    h = (int32_t)le32(b, 22);
+    bits = le16(b, 28);
+    compression = le32(b, 30);
+    paletteSize = le32(b, 46);
+  } else {
+    return unsupported("ImageDecoder: a BMP header of this size");
+  }
+  if (compression != 0)
+    return unsupported("ImageDecoder: compressed BMP input (RLE or bit fields)");
+  if (bits != 1 && bits != 4 && bits != 8 && bits != 24 && bits != 32)
+    return unsupported(absl::StrCat("ImageDecoder: ", bits, "-bit BMP input"));
+  bool bottomUp = h > 0;
+  h = std::abs(h);
+  if (w <= 0 || h == 0) return invalid("ImageDecoder: the BMP image has no pixels");
+  if (Status s = checkImageSize(c, (uint64_t)h, (uint64_t)w, 3); !s.ok()) return s;
+  uint64_t stride = ((uint64_t)w * bits + 31) / 32 * 4;
+  if (dataAt > b.size() || (b.size() - dataAt) / stride < (uint64_t)h)
+    return invalid("ImageDecoder: the BMP file is truncated");
+  size_t paletteAt = 14 + headerSize;
+  if (bits <= 8) {
+    if (paletteSize == 0) paletteSize = 1u << bits;
+    if (paletteSize > 256 || paletteAt + (uint64_t)paletteSize * paletteEntry > dataAt)
+      return invalid("ImageDecoder: the BMP palette does not fit its file");
+  }
+  img.height = h;
+  img.width = w;
+  img.rgb.resize((size_t)h * (size_t)w * 3);
+  for (int64_t y = 0; y < h; ++y) {
+    const uint8_t *row =
+        reinterpret_cast<const uint8_t *>(b.data()) + dataAt + (bottomUp ? h - 1 - y : y) * stride;
+    uint8_t *out = img.rgb.data() + (size_t)y * (size_t)w * 3;
+    for (int64_t x = 0; x < w; ++x, out += 3) {
+      const uint8_t *bgr;
+      if (bits >= 24) {
+        bgr = row + x * (bits / 8);
+      } else {
+        uint32_t perByte = 8 / bits, shift = 8 - bits * (1 + (uint32_t)x % perByte);
+        uint32_t index = (row[x / perByte] >> shift) & ((1u << bits) - 1);
+        if (index >= paletteSize) return invalid("ImageDecoder: a BMP pixel is past its palette");
+        bgr = reinterpret_cast<const uint8_t *>(b.data()) + paletteAt + index * paletteEntry;
+      }
+      out[0] = bgr[2];
+      out[1] = bgr[1];
+      out[2] = bgr[0];
+    }
+  }
+  return absl::OkStatus();
+}
+
+/// Binary PNM, P5 (gray) or P6 (RGB) (Note [ImageDecoder]).
+Status decodePnm(const KernelCall &c, llvm::StringRef b, DecodedImage &img) {
+  size_t at = 2;
+  int64_t fields[3];
+  for (int64_t &f : fields) {
+    while (at < b.size() && (isSpace(b[at]) || b[at] == '#')) {
+      if (b[at] == '#')
+        while (at < b.size() && b[at] != '\n' && b[at] != '\r') ++at;
+      else
+        ++at;
+    }
+    if (at == b.size() || b[at] < '0' || b[at] > '9')
+      return invalid("ImageDecoder: the PNM header is malformed");
+    f = 0;
+    while (at < b.size() && b[at] >= '0' && b[at] <= '9' && f < (1 << 30)) f = f * 10 + (b[at++] - '0');
+  }
+  if (at == b.size() || !isSpace(b[at])) return invalid("ImageDecoder: the PNM header is malformed");
+  ++at; // the one whitespace byte before the samples
+  int64_t w = fields[0], h = fields[1], maxval = fields[2];
+  if (maxval < 1 || maxval > 65535) return invalid("ImageDecoder: the PNM maxval is out of range");
+  if (w == 0 || h == 0) return invalid("ImageDecoder: the PNM image has no pixels");
+  if (Status s = checkImageSize(c, (uint64_t)h, (uint64_t)w, 3); !s.ok()) return s;
+  int64_t channels = b[1] == '5' ? 1 : 3, sampleBytes = maxval > 255 ? 2 : 1;
+  uint64_t need = (uint64_t)w * (uint64_t)h * (uint64_t)(channels * sampleBytes);
+  if (b.size() - at < need) return invalid("ImageDecoder: the PNM file is truncated");
+  img.height = h;
+  img.width = w;
+  img.rgb.resize((size_t)h * (size_t)w * 3);
+  const auto *p = reinterpret_cast<const uint8_t *>(b.data()) + at;
+  for (size_t k = 0; k < (size_t)(w * h * channels); ++k) {
+    uint32_t v = sampleBytes == 2 ? (uint32_t)p[2 * k] << 8 | p[2 * k + 1] : p[k];
+    uint8_t u = maxval == 255 ? (uint8_t)v
+                              : (uint8_t)std::min(255.0, std::nearbyint((double)v / (double)maxval * 255.0));
+    if (channels == 3) img.rgb[k] = u;
+    else img.rgb[3 * k] = img.rgb[3 * k + 1] = img.rgb[3 * k + 2] = u;
+  }
+  return absl::OkStatus();
+}
+
+StatusOr<std::vector<Tensor>> kImageDecoder(const KernelCall &c) {
+  const Tensor *t = c.input(0);
+  if (!t || t->dataType() != DataType::Uint8 || t->dims().size() != 1)
+    return invalid("ImageDecoder: encoded_stream must be a 1-D uint8 tensor");
+  std::string format = c.getString("pixel_format", "RGB");
+  if (format != "RGB" && format != "BGR" && format != "Grayscale")
+    return invalid(absl::StrCat("ImageDecoder: pixel_format \"", format,
+                                "\" is not RGB, BGR or Grayscale"));
+  auto bytes = t->bytes();
+  if (!bytes.ok()) return bytes.status();
+  llvm::StringRef b = *bytes;
+  DecodedImage img;
+  if (startsWith(b, "\xff\xd8\xff")) {
+    Status budget;
+    char msg[JMSG_LENGTH_MAX];
+    if (const char *e = decodeJpeg(c, b, img, budget, msg))
+      return e == kCmykJpeg ? unsupported(e)
+                            : invalid(absl::StrCat("ImageDecoder: the JPEG cannot be decoded: ", e));
+    if (!budget.ok()) return budget;
+  } else if (startsWith(b, "\x89PNG\r\n\x1a\n")) {
+    Status budget;
+    PngSource src;
+    src.bytes = b;
+    if (const char *e = decodePng(c, src, img, budget))
+      return invalid(absl::StrCat("ImageDecoder: the PNG cannot be decoded: ", e));
+    if (!budget.ok()) return budget;
+  } else if (startsWith(b, "BM")) {
+    if (Status s = decodeBmp(c, b, img); !s.ok()) return s;
+  } else if (startsWith(b, "P5") || startsWith(b, "P6")) {
+    if (Status s = decodePnm(c, b, img); !s.ok()) return s;
+  } else if (const char *f = unsupportedImageFormat(b)) {
+    return unsupported(absl::StrCat("ImageDecoder: ", f, " input"));
+  } else {
+    return invalid("ImageDecoder: encoded_stream is no JPEG, PNG, BMP or PNM image");
+  }
+  size_t pixels = (size_t)img.height * (size_t)img.width;
+  std::string out;
+  if (format == "Grayscale") {
+    out.resize(pixels);
+    for (size_t k = 0; k < pixels; ++k) {
+      const uint8_t *p = &img.rgb[3 * k];
+      out[k] = (char)((19595u * p[0] + 38470u * p[1] + 7471u * p[2] + 32768u) >> 16);
+    }
+  } else {
+    out.assign(img.rgb.begin(), img.rgb.end());
+    if (format == "BGR")
+      for (size_t k = 0; k < pixels; ++k) std::swap(out[3 * k], out[3 * k + 2]);
+  }
+  std::vector<Tensor> r;
+  r.push_back(makeTensor(DataType::Uint8, {img.height, img.width, format == "Grayscale" ? 1 : 3},
+                         std::move(out)));
+  return r;
+}
+
 void registerImageDecoder(OpRegistrar &r) {
   r["ImageDecoder"] = [](InferCtx &c) {
     std::string f = c.getString("pixel_format", "RGB");
     const DimExpr *ch = f == "Grayscale" ? c.c(1) : (f == "RGB" || f == "BGR") ? c.c(3) : nullptr;
     c.setTensor(0, static_cast<int32_t>(DataType::Uint8), Dims{nullptr, nullptr, ch});
   };
+  r["ImageDecoder"] = kImageDecoder;
 }
 
 } // namespace
