@@ -24,6 +24,7 @@
 #include "absl/strings/str_cat.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 
@@ -154,19 +155,18 @@ template <Red K, typename T> inline void reduceStep(T &acc, T x) {
   else acc += std::exp(x); // LogSumExp
 }
 
-/// Every element of x (dims `d`, row-major) into o at the offset its kept
-/// coordinates give (`st`: o's strides, 0 along a reduced axis), in x's
-/// order: the order of reduce()'s loop over broadcastOffsets, without an
-/// offset per element.
-template <Red K, typename T>
-void reduceInto(const T *x, T *o, const std::vector<int64_t> &d, const std::vector<int64_t> &st,
+/// Every element of x (dims `d`, row-major; `x(e)` is element e as T) into
+/// o at the offset its kept coordinates give (`st`: o's strides, 0 along a
+/// reduced axis), in x's order: the order of reduce()'s loop over
+/// broadcastOffsets, without an offset per element.
+template <Red K, typename T, typename Load>
+void reduceInto(Load x, T *o, const std::vector<int64_t> &d, const std::vector<int64_t> &st,
                 int64_t inN) {
   int64_t r = (int64_t)d.size();
   int64_t last = r ? d[r - 1] : 1, ls = r ? st[r - 1] : 0, base = 0;
   std::vector<int64_t> idx(d.size(), 0);
   for (int64_t e = 0; e < inN; e += last) {
-    const T *row = x + e;
-    for (int64_t j = 0; j < last; ++j) reduceStep<K, T>(o[base + j * ls], row[j]);
+    for (int64_t j = 0; j < last; ++j) reduceStep<K, T>(o[base + j * ls], x(e + j));
     for (int64_t k = r - 2; k >= 0; --k) {
       base += st[k];
       if (++idx[k] < d[k]) break;
@@ -181,10 +181,60 @@ void reduceInto(const T *x, T *o, const std::vector<int64_t> &d, const std::vect
 //   bytes its tensor keeps (Note [Inputs read in place]); the output offset
 //   of each element is carried along x's row-major walk instead of a table
 //   of one int64 per input element (broadcastOffsets: twice a float input's
+//   size). A float16 or bfloat16 X is read from its stored bytes too, each
+//   element widened to float as it is accumulated (an unaligned load: a
+//   raw_data window may start at any byte), into a float Y of the output's
+//   size rounded once at the end: no decoded float copy of X (twice its
 //   size). The elements meet their accumulators in the same order with the
-//   same operations, so the values are those of the decoding path, which
-//   other types (float16 included: it is computed in float there too) and
-//   noop_with_empty_axes (Y is X re-encoded) still take.
+//   same float operations, so the values are those of the decoding path,
+//   which other types and noop_with_empty_axes (Y is X re-encoded) still
+//   take, as do data that do not match their dims (it reports them).
+
+/// reduce() of X (dims `dims`, element type `dt`) whose element e is
+/// `load(e)` as T; Y in T, encoded to `dt` by OutBuf.
+template <typename T, typename Load>
+StatusOr<std::vector<Tensor>> reduceLoaded(const KernelCall &c, Red kind, DataType dt,
+                                           const std::vector<int64_t> &dims,
+                                           const ReducePlan &plan, Load load) {
+  int64_t outN = numElementsOf(plan.keptDims), inN = numElementsOf(dims);
+  if (inN == 0 && (kind == Red::Max || kind == Red::Min)) return unsupported("empty Max/Min reduction");
+  int64_t groupSize = outN ? inN / outN : 0;
+  if (Status sz = checkOutputSize(c, dt, plan.outDims); !sz.ok()) return sz;
+  OutBuf<T> out(dt, plan.outDims);
+  T *o = out.data();
+  T init = T(0);
+  if (kind == Red::Prod) init = T(1);
+  if (kind == Red::Max) init = -std::numeric_limits<T>::infinity();
+  if (kind == Red::Min) init = std::numeric_limits<T>::infinity();
+  std::fill(o, o + outN, init);
+  const std::vector<int64_t> &kd = plan.keptDims;
+  std::vector<int64_t> st(kd.size(), 0);
+  for (int64_t k = (int64_t)kd.size() - 1, s = 1; k >= 0; --k) {
+    st[k] = kd[k] == 1 ? 0 : s;
+    s *= kd[k];
+  }
+  switch (kind) {
+  case Red::Sum: reduceInto<Red::Sum, T>(load, o, dims, st, inN); break;
+  case Red::Mean: reduceInto<Red::Mean, T>(load, o, dims, st, inN); break;
+  case Red::Max: reduceInto<Red::Max, T>(load, o, dims, st, inN); break;
+  case Red::Min: reduceInto<Red::Min, T>(load, o, dims, st, inN); break;
+  case Red::Prod: reduceInto<Red::Prod, T>(load, o, dims, st, inN); break;
+  case Red::L1: reduceInto<Red::L1, T>(load, o, dims, st, inN); break;
+  case Red::L2: reduceInto<Red::L2, T>(load, o, dims, st, inN); break;
+  case Red::LogSum: reduceInto<Red::LogSum, T>(load, o, dims, st, inN); break;
+  case Red::LogSumExp: reduceInto<Red::LogSumExp, T>(load, o, dims, st, inN); break;
+  case Red::SumSquare: reduceInto<Red::SumSquare, T>(load, o, dims, st, inN); break;
+  }
+  for (int64_t q = 0; q < outN; ++q) {
+    T &v = o[q];
+    if (kind == Red::Mean) v = groupSize ? v / (T)groupSize : std::numeric_limits<T>::quiet_NaN();
+    if (kind == Red::L2) v = std::sqrt(v);
+    if (kind == Red::LogSum || kind == Red::LogSumExp) v = std::log(v);
+  }
+  std::vector<Tensor> r;
+  r.push_back(out.take());
+  return r;
+}
 
 /// reduce() of a float or double X in place; nullopt: take the decoding path.
 template <typename T>
@@ -195,47 +245,31 @@ std::optional<StatusOr<std::vector<Tensor>>> reduceInPlace(const KernelCall &c, 
   auto plan = planReduce(c, x->dims);
   if (!plan.ok()) return StatusOr<std::vector<Tensor>>(plan.status());
   if (plan->noop) return std::nullopt;
-  int64_t outN = numElementsOf(plan->keptDims), inN = numElementsOf(x->dims);
-  if (inN == 0 && (kind == Red::Max || kind == Red::Min))
-    return StatusOr<std::vector<Tensor>>(unsupported("empty Max/Min reduction"));
-  int64_t groupSize = outN ? inN / outN : 0;
-  if (Status sz = checkOutputSize(c, x->dt, plan->outDims); !sz.ok())
-    return StatusOr<std::vector<Tensor>>(sz);
-  OutBuf<T> out(x->dt, plan->outDims);
-  T *o = out.data();
-  T init = T(0);
-  if (kind == Red::Prod) init = T(1);
-  if (kind == Red::Max) init = -std::numeric_limits<T>::infinity();
-  if (kind == Red::Min) init = std::numeric_limits<T>::infinity();
-  std::fill(o, o + outN, init);
-  const std::vector<int64_t> &kd = plan->keptDims;
-  std::vector<int64_t> st(kd.size(), 0);
-  for (int64_t k = (int64_t)kd.size() - 1, s = 1; k >= 0; --k) {
-    st[k] = kd[k] == 1 ? 0 : s;
-    s *= kd[k];
-  }
   const T *xv = x->data();
-  switch (kind) {
-  case Red::Sum: reduceInto<Red::Sum, T>(xv, o, x->dims, st, inN); break;
-  case Red::Mean: reduceInto<Red::Mean, T>(xv, o, x->dims, st, inN); break;
-  case Red::Max: reduceInto<Red::Max, T>(xv, o, x->dims, st, inN); break;
-  case Red::Min: reduceInto<Red::Min, T>(xv, o, x->dims, st, inN); break;
-  case Red::Prod: reduceInto<Red::Prod, T>(xv, o, x->dims, st, inN); break;
-  case Red::L1: reduceInto<Red::L1, T>(xv, o, x->dims, st, inN); break;
-  case Red::L2: reduceInto<Red::L2, T>(xv, o, x->dims, st, inN); break;
-  case Red::LogSum: reduceInto<Red::LogSum, T>(xv, o, x->dims, st, inN); break;
-  case Red::LogSumExp: reduceInto<Red::LogSumExp, T>(xv, o, x->dims, st, inN); break;
-  case Red::SumSquare: reduceInto<Red::SumSquare, T>(xv, o, x->dims, st, inN); break;
-  }
-  for (int64_t q = 0; q < outN; ++q) {
-    T &v = o[q];
-    if (kind == Red::Mean) v = groupSize ? v / (T)groupSize : std::numeric_limits<T>::quiet_NaN();
-    if (kind == Red::L2) v = std::sqrt(v);
-    if (kind == Red::LogSum || kind == Red::LogSumExp) v = std::log(v);
-  }
-  std::vector<Tensor> r;
-  r.push_back(out.take());
-  return StatusOr<std::vector<Tensor>>(std::move(r));
+  return reduceLoaded<T>(c, kind, x->dt, x->dims, *plan, [xv](int64_t e) { return xv[e]; });
+}
+
+/// reduce() of a float16 or bfloat16 X from its stored bytes (Note
+/// [Reductions in place]); nullopt: take the decoding path.
+std::optional<StatusOr<std::vector<Tensor>>> reduceHalfInPlace(const KernelCall &c, Red kind,
+                                                               const Tensor &xt) {
+  auto bv = byteView(xt);
+  if (!bv || bv->es != 2) return std::nullopt;
+  auto plan = planReduce(c, xt.dims());
+  if (!plan.ok()) return StatusOr<std::vector<Tensor>>(plan.status());
+  if (plan->noop) return std::nullopt;
+  const char *p = bv->data;
+  if (xt.dataType() == DataType::Float16)
+    return reduceLoaded<float>(c, kind, DataType::Float16, xt.dims(), *plan, [p](int64_t e) {
+      uint16_t h;
+      std::memcpy(&h, p + 2 * e, 2);
+      return halfToFloat(h);
+    });
+  return reduceLoaded<float>(c, kind, DataType::BFloat16, xt.dims(), *plan, [p](int64_t e) {
+    uint16_t h;
+    std::memcpy(&h, p + 2 * e, 2);
+    return bfloat16ToFloat(h);
+  });
 }
 
 StatusOr<std::vector<Tensor>> reduce(const KernelCall &c, Red kind) {
@@ -243,6 +277,8 @@ StatusOr<std::vector<Tensor>> reduce(const KernelCall &c, Red kind) {
     if (auto r = reduceInPlace<float>(c, kind, *xt)) return std::move(*r);
   } else if (xt && xt->dataType() == DataType::Double) {
     if (auto r = reduceInPlace<double>(c, kind, *xt)) return std::move(*r);
+  } else if (xt && (xt->dataType() == DataType::Float16 || xt->dataType() == DataType::BFloat16)) {
+    if (auto r = reduceHalfInPlace(c, kind, *xt)) return std::move(*r);
   }
   auto a = inputArr(c, 0);
   if (!a.ok()) return a.status();

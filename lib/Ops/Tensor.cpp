@@ -2595,6 +2595,65 @@ std::pair<double, double> intRange(DataType dt) {
   }
 }
 
+// Note [Nearest Resize in bytes]
+//   Nearest Resize only moves elements (an output element is one input
+//   element, or the extrapolation value outside a tf_crop_and_resize box),
+//   so for the types whose stored bytes are their values (Note [Data
+//   movement in bytes]) it copies X's stored bytes into the result's: no
+//   decoded copy of X (a float per float16, an int64 per uint8 image), no
+//   copy of it with the fill appended (withFill) and no int64 offset per
+//   output element (mappedOffsets). Each output row (the last axis) adds
+//   its per-element source offsets to the offset the leading axes give,
+//   carried along the row-major walk; the fill is the extrapolation value
+//   encoded as the decoding path encodes it. The same elements land in the
+//   same places, so the result is the decoding path's, bit for bit but for
+//   a float16/bfloat16 signalling NaN, which keeps its bits (as in Note
+//   [Data movement in bytes]). Other types (bool, strings, float8, the
+//   packed ones) and data that do not match their dims decode as before.
+
+/// Nearest Resize of X (stored bytes `x`, dims `xd`) to `od`: output index
+/// o along axis k reads input index map[k][o], or the fill (`fill`: one
+/// element's bytes) where it is -1.
+Tensor nearestFromBytes(const ByteView &x, DataType dt, const std::vector<int64_t> &xd,
+                        const std::vector<int64_t> &od,
+                        const std::vector<std::vector<int64_t>> &map, llvm::StringRef fill) {
+  int64_t r = (int64_t)od.size(), n = numElementsOf(od);
+  size_t es = x.es;
+  std::string out((size_t)n * es, '\0');
+  if (n == 0) return makeTensor(dt, od, std::move(out));
+  std::vector<int64_t> st = stridesOf(xd);
+  // Source offsets (in elements) per axis and output index; -1: the fill.
+  std::vector<std::vector<int64_t>> off(r);
+  for (int64_t k = 0; k < r; ++k) {
+    off[k].resize((size_t)od[k]);
+    for (int64_t o = 0; o < od[k]; ++o) off[k][o] = map[k][o] < 0 ? -1 : map[k][o] * st[k];
+  }
+  int64_t last = r ? od[r - 1] : 1;
+  const std::vector<int64_t> one0 = {0};
+  const std::vector<int64_t> &lastOff = r ? off[r - 1] : one0;
+  std::vector<int64_t> idx((size_t)std::max<int64_t>(r - 1, 0), 0);
+  char *dst = out.data();
+  for (int64_t e = 0; e < n; e += last) {
+    int64_t base = 0;
+    bool outside = false;
+    for (int64_t k = 0; k + 1 < r; ++k) {
+      int64_t v = off[k][idx[k]];
+      if (v < 0) outside = true;
+      base += v;
+    }
+    for (int64_t j = 0; j < last; ++j, dst += es) {
+      int64_t v = lastOff[j];
+      const char *src = outside || v < 0 ? fill.data() : x.data + (size_t)(base + v) * es;
+      std::memcpy(dst, src, es);
+    }
+    for (int64_t k = r - 2; k >= 0; --k) {
+      if (++idx[k] < od[k]) break;
+      idx[k] = 0;
+    }
+  }
+  return makeTensor(dt, od, std::move(out));
+}
+
 StatusOr<std::vector<Tensor>> kResize(const KernelCall &c) {
   bool ups = c.opType == "Upsample";
   // Note [Resizing in place]
@@ -2602,22 +2661,25 @@ StatusOr<std::vector<Tensor>> kResize(const KernelCall &c) {
   //   cubic passes, and the last pass writes into the result's bytes
   //   (OutBuf): no decoded copy of X, no second copy of it before the first
   //   pass, no encoding of the result. The passes are the same, so are the
-  //   values. Other element types, and nearest (one gather of any type),
-  //   decode X as before.
+  //   values. Other element types decode X as before; nearest moves its
+  //   stored bytes (Note [Nearest Resize in bytes]).
   const Tensor *xt = c.input(0);
   std::optional<InView<float>> xv;
   std::optional<Arr> xa;
-  if (xt && xt->dataType() == DataType::Float) {
+  // Nearest moves X's stored bytes (Note [Nearest Resize in bytes]).
+  std::optional<ByteView> xb;
+  if (xt && c.getString("mode", "nearest") == "nearest") xb = byteView(*xt);
+  if (!xb && xt && xt->dataType() == DataType::Float) {
     auto v = viewTensor<float>(*xt);
     if (!v.ok()) return v.status();
     xv = std::move(*v);
-  } else {
+  } else if (!xb) {
     auto v = inputArr(c, 0);
     if (!v.ok()) return v.status();
     xa = std::move(*v);
   }
-  const std::vector<int64_t> xdims = xv ? xv->dims : xa->dims;
-  DataType xdt = xv ? xv->dt : xa->dt;
+  const std::vector<int64_t> xdims = xb ? xt->dims() : xv ? xv->dims : xa->dims;
+  DataType xdt = xb ? xt->dataType() : xv ? xv->dt : xa->dt;
   int64_t r = (int64_t)xdims.size();
   ResizeMode m;
   m.legacy = ups || (c.opset > 0 && c.opset < 11);
@@ -2790,6 +2852,14 @@ StatusOr<std::vector<Tensor>> kResize(const KernelCall &c) {
       for (int64_t y = 0; y < p.out; ++y) map[p.axis][y] = p.outside[y] ? -1 : p.idx[y];
     auto fill = scalarOf(xdt, extrap);
     if (!fill.ok()) return fill.status();
+    if (xb) {
+      Tensor ft = toTensor(*fill);
+      auto fb = ft.bytes();
+      if (!fb.ok() || fb->size() != xb->es) return invalid("Resize: the fill value does not encode");
+      std::vector<Tensor> res;
+      res.push_back(nearestFromBytes(*xb, xdt, xdims, od, map, *fb));
+      return res;
+    }
     if (!xa) {
       auto v = inputArr(c, 0);
       if (!v.ok()) return v.status();

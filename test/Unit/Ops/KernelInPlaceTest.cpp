@@ -791,3 +791,144 @@ TEST(InPlace, ResizeMatchesTheDecodingPath) {
         << k.mode << " " << k.ctm;
   }
 }
+
+// Note [Reductions in place]: a float16 or bfloat16 X is read from its stored
+// bytes and accumulated in float, rounded once at the end. The float kernel
+// on the same (exactly representable) values runs the same operations in the
+// same order, so its result encoded to the small type must be the small
+// type's result, bit for bit: every reduction, five axes sets, keepdims 0
+// and 1, with a NaN, and from a raw_data window one byte off (unaligned).
+TEST(InPlace, HalfReductionsMatchTheFloatPath) {
+  const std::vector<int64_t> d = {2, 3, 4};
+  const char *ops[] = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
+                       "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
+                       "ReduceSumSquare"};
+  const std::vector<std::vector<int64_t>> axesSets = {{}, {1}, {0, 2}, {-1}, {0, 1, 2}};
+  for (DataType dt : {DataType::Float16, DataType::BFloat16}) {
+    auto encode = [dt](float v) { return dt == DataType::Float16 ? floatToHalf(v) : floatToBFloat16(v); };
+    auto decode = [dt](uint16_t h) { return dt == DataType::Float16 ? halfToFloat(h) : bfloat16ToFloat(h); };
+    for (bool withNaN : {false, true})
+      for (bool misaligned : {false, true})
+        for (const char *op : ops) {
+          // Values a float16 and a bfloat16 hold exactly (multiples of 1/8
+          // up to 2.5); sums of them are not, so rounding is exercised.
+          std::vector<uint16_t> h(24);
+          std::vector<float> f(24);
+          for (size_t i = 0; i < 24; ++i) {
+            float v = (float)((int64_t)(i * 5) % 11) * 0.375f - 1.25f;
+            if (std::string(op) == "ReduceLogSum") v = std::fabs(v) + 0.125f;
+            if (withNaN && i == 13) v = std::numeric_limits<float>::quiet_NaN();
+            h[i] = encode(v);
+            f[i] = decode(h[i]);
+            if (!withNaN || i != 13) {
+              ASSERT_EQ(f[i], v);
+            }
+          }
+          Tensor xh = typed<uint16_t>(dt, d, h);
+          if (misaligned) {
+            std::string bytes(1, 'x');
+            bytes.append(reinterpret_cast<const char *>(h.data()), h.size() * 2);
+            xh = Tensor();
+            xh.setDataType(dt);
+            xh.setDims(d);
+            xh.setRaw(std::make_shared<StringBuffer>(std::move(bytes)), 1, h.size() * 2);
+          }
+          for (const auto &axes : axesSets)
+            for (int64_t keep : {0, 1}) {
+              auto run = [&](const Tensor &x) {
+                Call c(op, 18);
+                c.in(x).attr(intAttr("keepdims", keep));
+                if (!axes.empty()) c.in(i64({(int64_t)axes.size()}, axes));
+                return c.one();
+              };
+              Tensor yh = run(xh), yf = run(f32(d, f));
+              ASSERT_EQ(yh.dataType(), dt) << op;
+              ASSERT_EQ(yh.dims(), yf.dims()) << op;
+              auto fv = yf.values<float>();
+              auto hb = yh.bytes();
+              ASSERT_TRUE(fv.ok() && hb.ok());
+              ASSERT_EQ(hb->size(), fv->size() * 2);
+              for (size_t q = 0; q < fv->size(); ++q) {
+                uint16_t got;
+                std::memcpy(&got, hb->data() + 2 * q, 2);
+                EXPECT_EQ(got, encode((*fv)[q]))
+                    << dataTypeName(dt).str() << " " << op << " axes " << axes.size() << " keepdims "
+                    << keep << (withNaN ? " NaN" : "") << (misaligned ? " misaligned" : "")
+                    << " element " << q;
+              }
+            }
+        }
+  }
+}
+
+// Note [Nearest Resize in bytes]: nearest Resize and Upsample move stored
+// bytes for the movable types; strings take the decoding path, so the same
+// call on numbered strings is the reference (scales up and down, sizes,
+// every nearest_mode, the coordinate modes, the axes attribute, Resize-10
+// and Upsample-9).
+TEST(DataMovement, NearestResizeMatchesTheDecodingPath) {
+  struct Case {
+    int64_t opset;
+    std::vector<float> scales;
+    std::vector<int64_t> sizes, axes;
+    const char *ctm, *nearest;
+  };
+  const Case cases[] = {
+      {19, {1, 1, 2, 1.5f}, {}, {}, "half_pixel", "round_prefer_floor"},
+      {19, {1, 1, 0.5f, 0.6f}, {}, {}, "half_pixel", "round_prefer_ceil"},
+      {19, {1, 1, 1.7f, 0.8f}, {}, {}, "asymmetric", "floor"},
+      {19, {1, 1, 2.5f, 3}, {}, {}, "align_corners", "ceil"},
+      {19, {}, {1, 3, 7, 4}, {}, "pytorch_half_pixel", "round_prefer_floor"},
+      {19, {}, {9}, {3}, "half_pixel_symmetric", "round_prefer_ceil"},
+      {19, {1, 1, 1, 1}, {}, {}, "half_pixel", "round_prefer_floor"},
+      {19, {2, 1, 1, 1}, {}, {}, "asymmetric", "floor"},
+      {10, {1, 1, 2, 0.5f}, {}, {}, nullptr, nullptr},
+      {9, {1, 2, 3, 2}, {}, {}, nullptr, nullptr},
+  };
+  for (const Case &k : cases)
+    expectLikeStrings("nearest Resize", [&](DataType dt) {
+      Call c(k.opset == 9 ? "Upsample" : "Resize", k.opset);
+      c.in(numbered(dt, {1, 3, 4, 5}));
+      if (k.opset >= 11) c.in(f32({0}, {}));
+      if (!k.scales.empty()) c.in(f32({(int64_t)k.scales.size()}, k.scales));
+      else c.in(f32({0}, {})).in(i64({(int64_t)k.sizes.size()}, k.sizes));
+      if (k.ctm) c.attr(stringAttr("coordinate_transformation_mode", k.ctm));
+      if (k.nearest) c.attr(stringAttr("nearest_mode", k.nearest));
+      if (!k.axes.empty()) c.attr(intsAttr("axes", k.axes));
+      return c;
+    });
+}
+
+// Outside a tf_crop_and_resize box the result is the extrapolation value,
+// encoded in X's type; inside, the elements the strings' decoding path
+// picks (the strings' fill is "").
+TEST(DataMovement, NearestResizeFillsOutsideTheCropBox) {
+  auto make = [](DataType dt) {
+    Call c("Resize", 19);
+    c.in(numbered(dt, {1, 2, 4, 5}))
+        .in(f32({8}, {0, 0, -0.25f, 0.1f, 1, 1, 0.8f, 1.4f}))
+        .in(f32({0}, {}))
+        .in(i64({4}, {1, 2, 6, 7}))
+        .attr(stringAttr("coordinate_transformation_mode", "tf_crop_and_resize"))
+        .attr(floatAttr("extrapolation_value", 7.0f));
+    return c;
+  };
+  auto ref = make(DataType::String).run();
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  auto rs = (*ref)[0].strings();
+  ASSERT_TRUE(rs.ok());
+  size_t outside = 0;
+  for (const std::string &s : *rs) outside += s.empty();
+  ASSERT_GT(outside, 0u);
+  ASSERT_LT(outside, rs->size());
+  for (DataType dt : kMovable) {
+    auto got = make(dt).run();
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ((*got)[0].dims(), (*ref)[0].dims());
+    auto gv = (*got)[0].values<double>();
+    ASSERT_TRUE(gv.ok());
+    for (size_t k = 0; k < rs->size(); ++k)
+      EXPECT_EQ((*gv)[k], (*rs)[k].empty() ? 7.0 : (double)numberOf(dt, std::stoll((*rs)[k])))
+          << dataTypeName(dt).str() << " element " << k;
+  }
+}
