@@ -73,6 +73,33 @@ struct Frame {
   llvm::DenseMap<const Value *, Held> vals;
 };
 
+/// What runNode needs of a node that is the same on each of its runs,
+/// found once when the plan is made (Note [Per-node facts in the plan]).
+struct Step {
+  /// How the node runs: a model-local function's body, the evaluator's
+  /// own Constant/If/Loop/Scan, or the rest (sequence ops, a kernel, a
+  /// schema body).
+  enum class Kind : uint8_t { Function, Constant, If, Loop, Scan, Other };
+  Kind kind = Kind::Other;
+  int64_t opset = -1;
+  /// The registry entry in force (null: unknown op).
+  const OpEntry *entry = nullptr;
+  /// Kind::Function: the model-local function called.
+  const Function *fn = nullptr;
+  /// Random by its schema; `determinismFromOperands`: decided per run from
+  /// its operands' values instead (Dropout's ratio and training_mode).
+  bool nondet = false;
+  bool determinismFromOperands = false;
+  /// The node's attributes when none is a reference (`attrsFixed`); with a
+  /// reference they are resolved in the frame on each run.
+  bool attrsFixed = false;
+  std::vector<const Attribute *> attrs;
+  /// Bit i: operand #i's value is freed after this node (its last use);
+  /// with no other holder its tensor is given up to the kernel (Note
+  /// [Results in a dead input's buffer], lib/Ops/KernelReuse.h).
+  uint64_t lastUse = 0;
+};
+
 /// Per graph (Note [Evaluation]: made once per graph): the order its nodes
 /// run in and, after the k-th of them, the values defined in the graph whose
 /// last use it was.
@@ -84,6 +111,8 @@ struct Plan {
   /// no order exists.
   std::vector<const Node *> order;
   std::vector<std::vector<const Value *>> freeAfter;
+  /// steps[k]: the facts of order[k].
+  std::vector<Step> steps;
   /// A node on a dependency cycle (the graph cannot run), else null.
   const Node *cycle = nullptr;
 };
@@ -100,14 +129,15 @@ public:
 
 private:
   const Plan &planOf(const Graph &g);
-  Status runNode(const Node &n, Frame &f);
+  Step stepOf(const Node &n) const;
+  Status runNode(const Node &n, const Step &st, Frame &f);
   Status checkBudget(const Tensor &t) const;
   /// The node's attributes with references resolved in `f`'s environment.
   StatusOr<std::vector<const Attribute *>>
   resolveAttrs(const Node &n, const Frame &f, std::vector<std::unique_ptr<Attribute>> &store);
-  StatusOr<std::vector<Held>> runKernel(const Node &n, const OpEntry &e,
+  StatusOr<std::vector<Held>> runKernel(const Node &n, const Step &st,
                                         llvm::ArrayRef<const Attribute *> attrs,
-                                        const std::vector<Held> &in, int64_t opset);
+                                        const std::vector<Held> &in);
   StatusOr<std::vector<Held>> runBody(const Node &n, const Function &fn,
                                       llvm::ArrayRef<const Attribute *> attrs,
                                       const std::vector<Held> &in);

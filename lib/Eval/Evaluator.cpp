@@ -8,6 +8,9 @@
 #include "onnxir/Eval/Evaluator.h"
 
 #include "EvalRun.h"
+// The evaluator gives dying operands up to the kernels (Note [Results in a
+// dead input's buffer]); the kernels' side of it is private to lib/Ops.
+#include "../Ops/KernelReuse.h"
 
 #include "onnxir/IR/ConstantValue.h"
 #include "onnxir/IR/Function.h"
@@ -138,6 +141,78 @@ bool runOrder(const Graph &g, std::vector<const Node *> &order, const Node *&cyc
   return true;
 }
 
+// Note [Constants computed where they are used]
+//   Exports often compute every weight at the top of the graph (the light
+//   model zoo's VGG-19 and ZFNet make each weight with a ConstantOfShape
+//   there, 36 of them before the first Conv), and a Constant node may sit far
+//   from its reader. Run in stored order, all those results are live at once
+//   before the first product: for VGG-19 every weight, 0.57 GB, while one at
+//   a time would do. So a node computed from constants alone (its operands
+//   initializers or results of such nodes; deterministic; no subgraphs) runs
+//   right before the first node that reads it (a read inside a subgraph
+//   counting for the node holding it), not where it is stored; one no node
+//   of the graph reads keeps its place. The others keep their order, and
+//   moved nodes keep theirs among themselves, so the order still computes
+//   every operand first. Values are the same (each such node reads only
+//   constants); only a failing constant node may be reported after another
+//   failure instead of before it.
+
+/// Moves the constant-only nodes of `order` (a valid order of `g`) to just
+/// before their first reader (Note [Constants computed where they are used]).
+void deferConstantNodes(const Graph &g, std::vector<const Node *> &order) {
+  size_t n = order.size();
+  llvm::DenseMap<const Node *, size_t> pos;
+  for (size_t k = 0; k < n; ++k) pos[order[k]] = k;
+  // Whether each node is computed from constants alone (operands precede
+  // their readers, so one forward pass decides).
+  std::vector<bool> early(n, false);
+  for (size_t k = 0; k < n; ++k) {
+    const Node &nd = *order[k];
+    if (!nd.subgraphs().empty() || isNondeterministic(nd)) continue;
+    bool ok = true;
+    for (unsigned i = 0; ok && i < nd.numOperands(); ++i) {
+      const Value *v = nd.operand(i);
+      if (!v) continue;
+      if (const Node *d = v->definingNode(); d && d->getGraph() == &g) ok = early[pos.lookup(d)];
+      else ok = v->getGraph() == &g && v->hasInitializer();
+    }
+    early[k] = ok;
+  }
+  // The step before which each node runs: its own for the others; for an
+  // early one, the earliest such step of its readers (a use inside a
+  // subgraph is on the value's use list, read by the node holding it), or
+  // its own without readers. Readers come later in the order, so a
+  // backward pass decides.
+  std::vector<size_t> at(n);
+  for (size_t k = n; k-- > 0;) at[k] = k;
+  bool moved = false;
+  for (size_t k = n; k-- > 0;) {
+    if (!early[k]) continue;
+    size_t t = n;
+    for (unsigned i = 0; i < order[k]->numResults(); ++i) {
+      const Value *v = order[k]->result(i);
+      if (!v) continue;
+      for (const Use *u = v->firstUse(); u; u = u->getNext()) {
+        const Node *r = u->getOwner() ? u->getOwner()->ancestorIn(&g) : nullptr;
+        if (!r || !pos.count(r)) continue; // a graph output
+        t = std::min(t, at[pos.lookup(r)]);
+      }
+    }
+    if (t != n && t > k) {
+      at[k] = t;
+      moved = true;
+    }
+  }
+  if (!moved) return;
+  std::vector<std::vector<size_t>> before(n);
+  for (size_t k = 0; k < n; ++k) before[at[k]].push_back(k); // k ascending in each
+  std::vector<const Node *> out;
+  out.reserve(n);
+  for (size_t k = 0; k < n; ++k)
+    for (size_t j : before[k]) out.push_back(order[j]);
+  order = std::move(out);
+}
+
 } // namespace
 
 Held Held::sequence(std::vector<Held> elems, DataType elemType, bool nondet) {
@@ -168,6 +243,21 @@ const char *kindName(const Held &h) {
   return "a tensor";
 }
 
+namespace {
+/// A tensor of the run with its place in the statistics; one allocation
+/// holds both and the count (make_shared), uncounted when it dies.
+struct Owned {
+  Owned(Tensor t, EvalStatistics &s, uint64_t bytes) : t(std::move(t)), s(s), bytes(bytes) {}
+  ~Owned() {
+    --s.liveTensors;
+    s.liveBytes -= bytes;
+  }
+  Tensor t;
+  EvalStatistics &s;
+  uint64_t bytes;
+};
+} // namespace
+
 std::shared_ptr<const Tensor> Run::own(Tensor t) {
   uint64_t bytes = tensorDataBytes(t);
   EvalStatistics *s = &stats_;
@@ -175,11 +265,8 @@ std::shared_ptr<const Tensor> Run::own(Tensor t) {
   s->liveBytes += bytes;
   s->peakLiveTensors = std::max(s->peakLiveTensors, s->liveTensors);
   s->peakLiveBytes = std::max(s->peakLiveBytes, s->liveBytes);
-  return std::shared_ptr<const Tensor>(new Tensor(std::move(t)), [s, bytes](const Tensor *p) {
-    --s->liveTensors;
-    s->liveBytes -= bytes;
-    delete p;
-  });
+  auto o = std::make_shared<Owned>(std::move(t), *s, bytes);
+  return std::shared_ptr<const Tensor>(o, &o->t); // shares o's count
 }
 
 Status Run::checkBudget(const Tensor &t) const {
@@ -191,13 +278,22 @@ Status Run::checkBudget(const Tensor &t) const {
   return absl::OkStatus();
 }
 
+namespace {
+/// A pointer to a tensor someone else keeps alive (the IR, the caller):
+/// the aliasing constructor with no owner, so no control block is
+/// allocated for each read of a weight.
+std::shared_ptr<const Tensor> unowned(const Tensor *t) {
+  return std::shared_ptr<const Tensor>(std::shared_ptr<const Tensor>(), t);
+}
+} // namespace
+
 StatusOr<Held> Run::lookup(const Frame &f, const Value *v) const {
   for (const Frame *p = &f; p; p = p->parent) {
     auto it = p->vals.find(v);
     if (it != p->vals.end()) return it->second;
   }
   if (v->hasInitializer()) // constants are read where they are, not copied
-    return Held::tensor(std::shared_ptr<const Tensor>(v->initializer(), [](const Tensor *) {}), false);
+    return Held::tensor(unowned(v->initializer()), false);
   if (v->sparseInitializer())
     return absl::UnimplementedError(
         absl::StrCat("sparse initializer \"", v->name().str(), "\""));
@@ -205,11 +301,49 @@ StatusOr<Held> Run::lookup(const Frame &f, const Value *v) const {
       absl::StrCat("value \"", v->name().str(), "\" is used before it is computed"));
 }
 
+// Note [Per-node facts in the plan]
+//   How a node runs (a function call, Constant, If, Loop, Scan, or a kernel
+//   and which registry entry), the opset in force, whether it is random and
+//   its attribute list do not change between its runs: finding them per run
+//   cost several hash lookups and opset scans per node (the opset and the
+//   registry entry each looked up two or three times, the model's functions
+//   scanned), which is most of a run of a ms-sized model's small nodes. So
+//   they are found once, with the plan, and runNode reads them. What stays
+//   per run: attribute references inside a function body (resolved in the
+//   caller's frame) and Dropout's determinism, which reads its operands'
+//   values (Note [Op traits]); both are marked in the Step.
+
+Step Run::stepOf(const Node &n) const {
+  Step st;
+  st.opset = opsetInForce(n);
+  st.entry = OpRegistry::get().lookup(n.domain(), n.opType(), st.opset);
+  bool defaultDomain = isDefaultDomain(n.domain());
+  llvm::StringRef op = n.opType();
+  if ((st.fn = model_.findFunction(n))) st.kind = Step::Kind::Function;
+  else if (defaultDomain && op == "Constant") st.kind = Step::Kind::Constant;
+  else if (defaultDomain && op == "If") st.kind = Step::Kind::If;
+  else if (defaultDomain && op == "Loop") st.kind = Step::Kind::Loop;
+  else if (defaultDomain && op == "Scan") st.kind = Step::Kind::Scan;
+  st.determinismFromOperands = defaultDomain && op == "Dropout";
+  st.nondet = !isDeterministic(n);
+  st.attrsFixed = true;
+  for (unsigned i = 0; i < n.numAttributes(); ++i) {
+    if (n.attribute(i).isReference()) {
+      st.attrsFixed = false;
+      st.attrs.clear();
+      break;
+    }
+    st.attrs.push_back(&n.attribute(i));
+  }
+  return st;
+}
+
 const Plan &Run::planOf(const Graph &g) {
   auto &slot = plans_[&g];
   if (slot) return *slot;
   slot = std::make_unique<Plan>();
   if (!runOrder(g, slot->order, slot->cycle)) return *slot;
+  deferConstantNodes(g, slot->order);
   const std::vector<const Node *> &order = slot->order;
   slot->freeAfter.resize(order.size());
   llvm::DenseSet<const Value *> outputs;
@@ -233,6 +367,14 @@ const Plan &Run::planOf(const Graph &g) {
       if (defined(v)) last[v] = k;
   }
   for (auto &e : last) slot->freeAfter[e.second].push_back(e.first);
+  slot->steps.reserve(order.size());
+  for (size_t k = 0; k < order.size(); ++k) {
+    Step st = stepOf(*order[k]);
+    for (unsigned i = 0; i < order[k]->numOperands() && i < 64; ++i)
+      if (const Value *v = order[k]->operand(i); v && defined(v) && last.lookup(v) == k)
+        st.lastUse |= uint64_t(1) << i;
+    slot->steps.push_back(std::move(st));
+  }
   return *slot;
 }
 
@@ -243,7 +385,7 @@ Status Run::runGraph(const Graph &g, Frame &f) {
                                     "the node is on a dependency cycle: no order computes "
                                     "its operands before it"));
   for (size_t k = 0; k < plan.order.size(); ++k) {
-    if (Status s = runNode(*plan.order[k], f); !s.ok()) return s;
+    if (Status s = runNode(*plan.order[k], plan.steps[k], f); !s.ok()) return s;
     ++stats_.nodesRun;
     for (const Value *v : plan.freeAfter[k])
       if (f.vals.erase(v)) ++stats_.valuesFreed;
@@ -276,14 +418,23 @@ Run::resolveAttrs(const Node &n, const Frame &f, std::vector<std::unique_ptr<Att
   return out;
 }
 
-StatusOr<std::vector<Held>> Run::runKernel(const Node &n, const OpEntry &e,
+namespace {
+/// A kernel call with the registry entry its Step holds: the kernel's
+/// entry() and schema() (attribute defaults) then cost nothing.
+struct PlannedCall : KernelCall {
+  PlannedCall(const Node &n, const Step &st, llvm::ArrayRef<const Attribute *> attrs)
+      : KernelCall(n.domain(), n.opType(), st.opset, attrs) {
+    setEntry(st.entry);
+  }
+};
+} // namespace
+
+StatusOr<std::vector<Held>> Run::runKernel(const Node &n, const Step &st,
                                            llvm::ArrayRef<const Attribute *> attrs,
-                                           const std::vector<Held> &in, int64_t opset) {
-  std::vector<const Attribute *> all(attrs.begin(), attrs.end());
-  std::vector<const Tensor *> known;
-  for (const Held &h : in) known.push_back(h.isTensor() ? h.t.get() : nullptr);
-  bool nondet = !isDeterministic(n, known);
+                                           const std::vector<Held> &in) {
   std::vector<const Tensor *> inputs;
+  inputs.reserve(in.size());
+  bool nondet = st.nondet;
   for (size_t i = 0; i < in.size(); ++i) {
     const Held &h = in[i];
     if (!h.isTensor() && h.present())
@@ -292,7 +443,11 @@ StatusOr<std::vector<Held>> Run::runKernel(const Node &n, const OpEntry &e,
     inputs.push_back(h.t.get());
     nondet |= h.nondet;
   }
-  KernelCall call(n.domain(), n.opType(), opset, all);
+  if (st.determinismFromOperands) { // Note [Per-node facts in the plan]
+    nondet = !isDeterministic(n, inputs);
+    for (const Held &h : in) nondet |= h.nondet;
+  }
+  PlannedCall call(n, st, attrs);
   call.inputs = inputs;
   call.numOutputs = n.numResults();
   call.maxOutputBytes = opts_.maxBytes;
@@ -301,13 +456,25 @@ StatusOr<std::vector<Held>> Run::runKernel(const Node &n, const OpEntry &e,
   call.hostTuned = true;
   call.defineUndefined = true;
   if (nondet) call.seed = opts_.seed;
-  auto r = e.kernel(call);
+  // Operands whose last use this is and that nothing but the frame and
+  // `in` hold (a value given twice, kept in a sequence or a loop's state,
+  // or a view of the caller's or the IR's tensor has other or no owners):
+  // the kernel may write its result into their bytes.
+  uint64_t giveUp = 0;
+  for (size_t i = 0; i < in.size() && i < 64; ++i)
+    if ((st.lastUse >> i & 1) && in[i].isTensor() && in[i].t.use_count() == 2)
+      giveUp |= uint64_t(1) << i;
+  std::optional<kernels::ConsumableInputs> given;
+  if (giveUp) given.emplace(call, giveUp);
+  auto r = st.entry->kernel(call);
+  given.reset();
   if (!r.ok()) return r.status();
   for (unsigned i = (unsigned)r->size(); i < n.numResults(); ++i)
     if (n.result(i))
       return absl::UnimplementedError(
           absl::StrCat("the kernel does not compute optional result #", i));
   std::vector<Held> out;
+  out.reserve(n.numResults());
   for (unsigned i = 0; i < n.numResults(); ++i) {
     if (Status s = checkBudget((*r)[i]); !s.ok()) return s;
     out.push_back(Held::tensor(own(std::move((*r)[i])), nondet));
@@ -377,62 +544,72 @@ StatusOr<std::vector<Held>> Run::runSubgraph(const Graph &g, Frame &f,
   return out;
 }
 
-Status Run::runNode(const Node &n, Frame &f) {
+Status Run::runNode(const Node &n, const Step &st, Frame &f) {
   std::vector<std::unique_ptr<Attribute>> store;
-  auto attrs = resolveAttrs(n, f, store);
-  if (!attrs.ok()) return located(n, attrs.status());
+  llvm::ArrayRef<const Attribute *> attrs = st.attrs;
+  StatusOr<std::vector<const Attribute *>> resolved;
+  if (!st.attrsFixed) {
+    resolved = resolveAttrs(n, f, store);
+    if (!resolved.ok()) return located(n, resolved.status());
+    attrs = *resolved;
+  }
   std::vector<Held> in;
+  in.reserve(n.numOperands());
   for (unsigned i = 0; i < n.numOperands(); ++i) {
     const Value *v = n.operand(i);
     if (!v) {
       in.push_back(Held{});
       continue;
     }
+    if (auto it = f.vals.find(v); it != f.vals.end()) { // most operands: this frame's
+      in.push_back(it->second);
+      continue;
+    }
     auto h = lookup(f, v);
     if (!h.ok()) return located(n, h.status());
-    in.push_back(*h);
+    in.push_back(std::move(*h));
   }
   StatusOr<std::vector<Held>> out = std::vector<Held>{};
-  int64_t opset = opsetInForce(n);
-  bool defaultDomain = isDefaultDomain(n.domain());
-  const OpEntry *e = OpRegistry::get().lookup(n);
-  if (const Function *fn = model_.findFunction(n)) {
-    out = runBody(n, *fn, *attrs, in);
-  } else if (defaultDomain && n.opType() == "Constant") {
+  int64_t opset = st.opset;
+  const OpEntry *e = st.entry;
+  switch (st.kind) {
+  case Step::Kind::Function: out = runBody(n, *st.fn, attrs, in); break;
+  case Step::Kind::Constant: {
     Tensor scratch;
-    auto t = constantValue(*attrs, scratch);
+    auto t = constantValue(attrs, scratch);
     if (!t.ok()) return located(n, t.status());
     out = std::vector<Held>{Held::tensor(own(**t), false)};
-  } else if (defaultDomain && n.opType() == "If") {
-    out = runIf(n, f, in);
-  } else if (defaultDomain && n.opType() == "Loop") {
-    out = runLoop(n, f, in);
-  } else if (defaultDomain && n.opType() == "Scan") {
-    out = runScan(n, f, in, *attrs);
-  } else if (bool handled = false;
-             defaultDomain && (out = runValueOp(n, f, *attrs, in, opset, handled), handled)) {
-    // a sequence or optional op (Sequences.cpp)
-  } else {
-    Status why = absl::UnimplementedError(
-        absl::StrCat("no kernel for ", n.opType().str(), "-",
-                     e && e->schema ? e->sinceVersion : opset));
+    break;
+  }
+  case Step::Kind::If: out = runIf(n, f, in); break;
+  case Step::Kind::Loop: out = runLoop(n, f, in); break;
+  case Step::Kind::Scan: out = runScan(n, f, in, attrs); break;
+  case Step::Kind::Other:
+    if (bool handled = false; isDefaultDomain(n.domain()) &&
+                              (out = runValueOp(n, f, attrs, in, opset, handled), handled))
+      break; // a sequence or optional op (Sequences.cpp)
+    bool ran = false;
+    Status why; // the kernel's Unimplemented, if it has one
     if (e && e->kernel) {
-      out = runKernel(n, *e, *attrs, in, opset);
-      if (out.ok() || out.status().code() != absl::StatusCode::kUnimplemented)
-        why = absl::OkStatus();
-      else
-        why = out.status();
+      out = runKernel(n, st, attrs, in);
+      if (out.ok() || out.status().code() != absl::StatusCode::kUnimplemented) ran = true;
+      else why = out.status();
     }
     // No kernel for this op, version or type: the schema's body, if any.
-    if (!why.ok() && e && e->schema) {
+    if (!ran && e && e->schema) {
       auto body = schemaBody(*e->schema, opset);
       if (!body.ok()) return located(n, body.status());
       if (*body) {
-        out = runBody(n, **body, *attrs, in);
-        why = absl::OkStatus();
+        out = runBody(n, **body, attrs, in);
+        ran = true;
       }
     }
-    if (!why.ok()) return located(n, why);
+    if (!ran)
+      return located(n, !why.ok() ? why
+                                  : absl::UnimplementedError(absl::StrCat(
+                                        "no kernel for ", n.opType().str(), "-",
+                                        e && e->schema ? e->sinceVersion : opset)));
+    break;
   }
   if (!out.ok()) return located(n, out.status());
   for (unsigned i = 0; i < n.numResults() && i < out->size(); ++i)
@@ -916,9 +1093,7 @@ Status checkTensor(const std::string &what, const std::string &input, const Type
   return absl::OkStatus();
 }
 
-std::shared_ptr<const Tensor> view(const Tensor &t) {
-  return std::shared_ptr<const Tensor>(&t, [](const Tensor *) {});
-}
+std::shared_ptr<const Tensor> view(const Tensor &t) { return unowned(&t); }
 
 /// `v` given for `what` as a value of the run, checked against its declared
 /// type `ty` (null: not declared). Note [Evaluator values]: an optional

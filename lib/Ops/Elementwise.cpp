@@ -18,6 +18,7 @@
 #include "ExpandSupport.h"
 #include "Families.h"
 #include "InferSupport.h"
+#include "KernelReuse.h"
 #include "KernelSupport.h"
 
 #include "onnxir/IR/Attribute.h"
@@ -228,15 +229,20 @@ StatusOr<std::vector<Tensor>> unaryMap(const KernelCall &c, FloatOnly fo, F f) {
         using T = decltype(tag);
         auto a = viewTensor<T>(*t);
         if (!a.ok()) return a.status();
-        OutBuf<T> out(a->dt, a->dims);
+        // y[i] reads x[i] alone: it may take x's bytes when x dies here
+        // (Note [Results in a dead input's buffer]).
+        auto d = donatedInput(c, 0, a->dt, a->dims, sizeof(T));
+        std::optional<OutBuf<T>> out;
+        if (!d) out.emplace(a->dt, a->dims);
         const T *x = a->data();
-        T *y = out.data();
-        for (int64_t i = 0; i < out.size(); ++i) {
+        T *y = d ? reinterpret_cast<T *>(d->data) : out->data();
+        int64_t n = d ? (int64_t)(d->size / sizeof(T)) : out->size();
+        for (int64_t i = 0; i < n; ++i) {
           auto v = f(x[i]);
           if (!v) return invalid("undefined result");
           y[i] = *v;
         }
-        r.push_back(out.take());
+        r.push_back(d ? d->take(a->dt, a->dims) : out->take());
         return absl::OkStatus();
       });
       if (!st.ok()) return st;
@@ -390,13 +396,20 @@ StatusOr<std::vector<Tensor>> binaryInPlace(const KernelCall &c, F f) {
   if (!shape.ok()) return shape.status();
   Status sz = checkOutputSize(c, a->dt, *shape);
   if (!sz.ok()) return sz;
-  OutBuf<T> out(a->dt, *shape);
+  // An operand of the result's shape is read at the output's own index:
+  // the result may take its bytes when it dies here (Note [Results in a
+  // dead input's buffer]); a broadcast one is not.
+  auto d = donatedInput(c, 0, a->dt, *shape, sizeof(T));
+  if (!d) d = donatedInput(c, 1, a->dt, *shape, sizeof(T));
+  std::optional<OutBuf<T>> out;
+  if (!d) out.emplace(a->dt, *shape);
   DataType dt = a->dt;
-  Status st = broadcastRuns<T, T>(a->data(), a->dims, b->data(), b->dims, out.data(), *shape,
+  T *o = d ? reinterpret_cast<T *>(d->data) : out->data();
+  Status st = broadcastRuns<T, T>(a->data(), a->dims, b->data(), b->dims, o, *shape,
                                   [&](T x, T y) { return f(x, y, dt); });
   if (!st.ok()) return st;
   std::vector<Tensor> r;
-  r.push_back(out.take());
+  r.push_back(d ? d->take(dt, *shape) : out->take());
   return r;
 }
 

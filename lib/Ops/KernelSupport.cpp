@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "KernelSupport.h"
+#include "KernelReuse.h"
 #include "Products/Products.h"
 
 #include <algorithm>
@@ -342,6 +343,62 @@ template <typename T> Tensor OutBuf<T>::take() {
 }
 template class OutBuf<float>;
 template class OutBuf<double>;
+
+//===--- Results in a dead input's buffer (Note [Results in a dead input's buffer], KernelReuse.h)
+
+namespace {
+/// The call whose inputs are given up on this thread, and which.
+thread_local const KernelCall *consumableCall = nullptr;
+thread_local uint64_t consumableMask = 0;
+} // namespace
+
+ConsumableInputs::ConsumableInputs(const KernelCall &call, uint64_t mask)
+    : prevCall_(consumableCall), prevMask_(consumableMask) {
+  consumableCall = &call;
+  consumableMask = mask;
+}
+
+ConsumableInputs::~ConsumableInputs() {
+  consumableCall = prevCall_;
+  consumableMask = prevMask_;
+}
+
+Tensor Donated::take(DataType dt, std::vector<int64_t> dims) const {
+  Tensor t;
+  t.setDataType(dt);
+  t.setDims(std::move(dims));
+  t.setRaw(buf, 0, size);
+  return t;
+}
+
+std::optional<Donated> donatedInput(const KernelCall &c, unsigned i, DataType dt,
+                                    llvm::ArrayRef<int64_t> dims, size_t elemBytes) {
+  if (consumableCall != &c || i >= 64 || !(consumableMask >> i & 1)) return std::nullopt;
+  const Tensor *t = c.input(i);
+  if (!t || t->storage() != Tensor::Storage::Raw || t->dataType() != dt ||
+      llvm::ArrayRef<int64_t>(t->dims()) != dims)
+    return std::nullopt;
+  int64_t n = numElementsOf(dims);
+  if (n <= 0) return std::nullopt;
+  auto sb = t->sharedBytes();
+  if (!sb.ok() || !sb->first) return std::nullopt;
+  // The tensor's own reference and this one: no other tensor shares the
+  // buffer. A StringBuffer is bytes the run allocated (a loaded model's
+  // weights sit in other Buffers, possibly read-only mappings).
+  const Buffer *b = sb->first.get();
+  if (sb->first.use_count() != 2 || !dynamic_cast<const StringBuffer *>(b)) return std::nullopt;
+  llvm::StringRef all = b->data(), mine = sb->second;
+  if (mine.data() != all.data() || mine.size() != all.size() ||
+      all.size() != (size_t)n * elemBytes ||
+      reinterpret_cast<uintptr_t>(all.data()) % elemBytes != 0)
+    return std::nullopt;
+  Donated d;
+  d.buf = std::move(sb->first);
+  // The StringBuffer's string is no const object: the bytes may be written.
+  d.data = const_cast<char *>(all.data());
+  d.size = all.size();
+  return d;
+}
 
 //===--- Data movement in bytes (Note [Data movement in bytes]) -----------===//
 
