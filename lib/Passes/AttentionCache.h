@@ -80,6 +80,10 @@ bool attentionWindow(Node &a, PatternRewriter &rw);
 /// j <= i + P, P the length of `past` (Note [Past-length causal offset]).
 bool provablyCausalPast(const Value *mask, const PastCaches &past, const Dim &sq, const Dim &skv,
                         DataType et);
+/// The boolean `c` (true = attend; `negated`: true = masked) of scores
+/// [.., sq, skv] (leading dims broadcast) is provably that causal triangle
+/// offset by the length of `past`.
+bool provablyCausalPastBool(const Value *c, bool negated, const PastCaches &past, const Dim &sq, const Dim &skv);
 
 } // namespace attention
 } // namespace onnxir

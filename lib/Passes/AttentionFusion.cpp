@@ -444,7 +444,20 @@ bool checkOperands(Node &root, PatternRewriter &rw, AttentionMatch &m, Value *sc
       return miss(rw, "mask-type", "Where of mask " + q(m.mask) + " fills " + q(m.lowestFill) +
                                        ", not of Q's type");
     // Note [Masks filled with finfo.min]: no float16 bias absorbs the
-    // scores, so only a causal mask (no fully masked row) is exact.
+    // scores, so only a causal mask (no fully masked row) is exact; one
+    // offset by a past (K and V Concats of caches) becomes the -inf
+    // boolean mask, which fuse-attention-kv-cache makes is_causal.
+    if (m.lowestFill && !m.causal && *et == DataType::Float16 && rank == 4 && m.k.identity()) {
+      auto past = [](Value *x) -> Value * {
+        Node *c = x ? x->definingNode() : nullptr;
+        if (!c || !c->is("Concat") || c->numOperands() != 2 || !plainAttributes(*c) || rankOf(x) != 4) return nullptr;
+        int64_t axis = NodeContext(*c).getInt("axis", 0);
+        return axis == 2 || axis == -2 ? c->operand(0) : nullptr;
+      };
+      Value *pk = past(m.k.src), *pv = past(m.v);
+      if (pk && pv && provablyCausalPastBool(m.mask, m.maskNegated, PastCaches{pk, pv}, sq, skv))
+        m.lowestFill = nullptr;
+    }
     if (m.lowestFill && !m.causal && *et == DataType::Float16)
       return miss(rw, "mask-fill",
                   "Where of mask " + q(m.mask) + " fills float16's lowest -65504, and no float16 bias "

@@ -448,6 +448,12 @@ bool provablyCausalPast(const Value *mask, const PastCaches &past, const Dim &sq
   return mt == et && causalAdditiveForm(mask, sq, skv, et, past);
 }
 
+bool provablyCausalPastBool(const Value *c, bool negated, const PastCaches &past, const Dim &sq, const Dim &skv) {
+  if (!c || !past.k || !past.v) return false;
+  c = throughLeadingExpands(c);
+  return overSequence(c, sq, skv) && causalBoolForm(c, negated, past);
+}
+
 std::optional<HalfPlane> rampHalfPlane(const Node &cmp, const PastCaches &past) {
   bool less = cmp.is("Less") || cmp.is("LessOrEqual");
   bool strict = cmp.is("Less") || cmp.is("Greater");
@@ -533,7 +539,11 @@ std::optional<double> lowestFinite(DataType t) {
 //   only when it is provably causal (checkOperands reports the others). A
 //   causal mask never masks the diagonal, so no row is fully masked, and
 //   is_causal (a bias of -inf above the diagonal) gives the partially
-//   masked rows' result above, for any type. Other large negative fills
+//   masked rows' result above, for any type. The same holds for the causal
+//   triangle offset by a past (Note [Past-length causal offset]: query i
+//   sees key P + i): with K and V Concats of past caches, such a float16
+//   fill becomes the boolean -inf mask, which fuse-attention-kv-cache then
+//   takes as is_causal with the past. Other large negative fills
 //   (-1e9, -10000, float16's lowest in a float graph) are not L: a masked
 //   entry is then s + fill, not a constant, and a fully masked row is
 //   softmax(s); they are reported. A constant c makes a constant Where,
