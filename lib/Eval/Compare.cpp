@@ -101,6 +101,7 @@ void flatten(const EvalValue &v, Flat &f) {
     return;
   case EvalValue::Kind::Sequence: f.shape += absl::StrCat("seq", v.elements.size(), "("); break;
   case EvalValue::Kind::Optional: f.shape += absl::StrCat("opt", v.elements.size(), "("); break;
+  case EvalValue::Kind::Map: f.shape += "map("; break; // keys, then values
   }
   for (const EvalValue &e : v.elements) flatten(e, f);
   f.shape += ")";

@@ -46,6 +46,7 @@ struct Held {
   bool isTensor() const { return kind == EvalValue::Kind::Tensor && t; }
   bool isSequence() const { return kind == EvalValue::Kind::Sequence; }
   bool isOptional() const { return kind == EvalValue::Kind::Optional; }
+  bool isMap() const { return kind == EvalValue::Kind::Map; }
   size_t size() const { return elems ? elems->size() : 0; }
   static Held tensor(std::shared_ptr<const Tensor> t, bool nondet) {
     Held h;
@@ -56,9 +57,12 @@ struct Held {
   static Held sequence(std::vector<Held> elems, DataType elemType, bool nondet);
   /// An optional holding `inner`, or empty when `inner` is absent.
   static Held optional(const Held &inner, bool nondet);
+  /// A map: its keys and values tensors, as elements #0 and #1
+  /// (Note [Evaluator values]; Sequences.cpp).
+  static Held map(Held keys, Held values, bool nondet);
 };
 
-/// "a sequence", "an optional", "a tensor" (errors).
+/// "a sequence", "an optional", "a map", "a tensor" (errors).
 const char *kindName(const Held &h);
 
 /// The attributes a function body's references resolve to (name -> the

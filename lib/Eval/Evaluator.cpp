@@ -238,6 +238,7 @@ const char *kindName(const Held &h) {
   switch (h.kind) {
   case EvalValue::Kind::Sequence: return "a sequence";
   case EvalValue::Kind::Optional: return "an optional";
+  case EvalValue::Kind::Map: return "a map";
   case EvalValue::Kind::Tensor: break;
   }
   return "a tensor";
@@ -585,9 +586,10 @@ Status Run::runNode(const Node &n, const Step &st, Frame &f) {
   case Step::Kind::Loop: out = runLoop(n, f, in); break;
   case Step::Kind::Scan: out = runScan(n, f, in, attrs); break;
   case Step::Kind::Other:
-    if (bool handled = false; isDefaultDomain(n.domain()) &&
-                              (out = runValueOp(n, f, attrs, in, opset, handled), handled))
-      break; // a sequence or optional op (Sequences.cpp)
+    if (bool handled = false;
+        (isDefaultDomain(n.domain()) || n.domain() == "ai.onnx.ml") &&
+        (out = runValueOp(n, f, attrs, in, opset, handled), handled))
+      break; // a sequence, optional or map op (Sequences.cpp)
     bool ran = false;
     Status why; // the kernel's Unimplemented, if it has one
     if (e && e->kernel) {
@@ -1150,6 +1152,8 @@ StatusOr<Held> bindInput(const std::string &what, const std::string &input, cons
     if (!h.ok()) return h.status();
     return Held::optional(*h, false);
   }
+  case K::Map:
+    return absl::UnimplementedError(absl::StrCat("not supported: ", what, ": a map"));
   }
   return absl::InternalError("unknown value kind");
 }
@@ -1166,6 +1170,8 @@ EvalValue valueOf(const Held &h) {
   case EvalValue::Kind::Optional:
     if (!h.size()) return EvalValue::optional();
     return EvalValue::optional(valueOf((*h.elems)[0]));
+  case EvalValue::Kind::Map:
+    return EvalValue::map(*(*h.elems)[0].t, *(*h.elems)[1].t);
   }
   return EvalValue();
 }
@@ -1276,6 +1282,8 @@ std::string EvalValue::str() const {
     return s + ")";
   }
   case Kind::Optional: return "optional(" + (elements.empty() ? "" : elements[0].str()) + ")";
+  case Kind::Map:
+    return "map(" + elements[0].str() + " -> " + elements[1].str() + ")";
   }
   return "";
 }

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <vector>
@@ -95,21 +96,77 @@ absl::StatusOr<Tensor> parseNpy(llvm::StringRef bytes) {
   return t;
 }
 
+namespace {
+
+// Note [Strings in .npy files]
+//   numpy keeps text as fixed-width UTF-32 ('<Un': n code points an
+//   element, shorter ones padded with zeros), so a string tensor is written
+//   that way: each element's UTF-8 decoded to code points (a byte that is
+//   not valid UTF-8 becomes U+FFFD), n the longest element's count (at
+//   least 1, as numpy's own '<U1' for empty strings). Written only, for
+//   onnxir-run's outputs (a ZipMap's string labels); reading them back is
+//   numpy's business.
+
+std::vector<uint32_t> codePoints(llvm::StringRef s) {
+  std::vector<uint32_t> out;
+  for (size_t k = 0; k < s.size();) {
+    auto b = (uint8_t)s[k];
+    size_t len = b < 0x80 ? 1 : (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 0;
+    uint32_t cp = len == 1 ? b : len == 2 ? b & 0x1f : len == 3 ? b & 0x0f : b & 0x07;
+    bool ok = len != 0 && k + len <= s.size();
+    for (size_t j = 1; ok && j < len; ++j) {
+      auto c = (uint8_t)s[k + j];
+      ok = (c >> 6) == 2;
+      cp = cp << 6 | (c & 0x3f);
+    }
+    if (!ok) {
+      out.push_back(0xfffd);
+      ++k;
+      continue;
+    }
+    out.push_back(cp);
+    k += len;
+  }
+  return out;
+}
+
+} // namespace
+
 absl::StatusOr<std::string> writeNpy(const Tensor &t) {
   const char *code = nullptr;
   for (const Descr &d : kDescrs)
     if (d.dt == t.dataType()) code = d.code;
+  std::string text, textCode; // Note [Strings in .npy files]
+  if (t.dataType() == DataType::String) {
+    auto strs = t.strings();
+    if (!strs.ok()) return strs.status();
+    std::vector<std::vector<uint32_t>> cps;
+    size_t width = 1;
+    for (const std::string &e : *strs) {
+      cps.push_back(codePoints(e));
+      width = std::max(width, cps.back().size());
+    }
+    for (const auto &c : cps)
+      for (size_t k = 0; k < width; ++k) {
+        uint32_t v = k < c.size() ? c[k] : 0;
+        for (int b = 0; b < 4; ++b) text += (char)((v >> (8 * b)) & 0xff);
+      }
+    textCode = absl::StrCat("U", width);
+    code = textCode.c_str();
+  }
   if (!code)
     return absl::UnimplementedError(absl::StrCat(
         "a .npy file of element type ", dataTypeName(t.dataType()).str()));
-  auto bytes = t.bytes();
+  absl::StatusOr<llvm::StringRef> bytes = llvm::StringRef(text);
+  if (t.dataType() != DataType::String) bytes = t.bytes();
   if (!bytes.ok()) return bytes.status();
   // numpy's tuple: (), (3,), (2, 3).
   std::string shape = "(";
   for (size_t k = 0; k < t.dims().size(); ++k)
     absl::StrAppend(&shape, k ? ", " : "", t.dims()[k]);
   shape += t.dims().size() == 1 ? ",)" : ")";
-  std::string header = absl::StrCat("{'descr': '", dataTypeBits(t.dataType()) > 8 ? "<" : "|",
+  bool ordered = t.dataType() == DataType::String || dataTypeBits(t.dataType()) > 8;
+  std::string header = absl::StrCat("{'descr': '", ordered ? "<" : "|",
                                     code, "', 'fortran_order': False, 'shape': ", shape, ", }");
   // Padded with spaces and a newline so that the data starts 64-aligned.
   size_t fixed = 10;

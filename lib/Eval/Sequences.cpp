@@ -2,8 +2,9 @@
 //
 // SequenceEmpty SequenceConstruct SequenceInsert SequenceAt SequenceErase
 // SequenceLength SplitToSequence ConcatFromSequence SequenceMap, Optional
-// OptionalHasElement OptionalGetElement, and Identity of a sequence or an
-// optional (Note [Evaluator values], Evaluator.h).
+// OptionalHasElement OptionalGetElement, Identity of a sequence or an
+// optional, and ai.onnx.ml's ZipMap and CastMap, which make and read maps
+// (Note [Evaluator values], Evaluator.h; Note [ZipMap and CastMap]).
 //
 // Note [Sequence ops are evaluator built-ins]
 // A kernel (Ops/Kernels.h) maps tensors to tensors, and constant folding
@@ -20,11 +21,16 @@
 //===----------------------------------------------------------------------===//
 #include "EvalRun.h"
 
+#include "onnxir/IR/Builder.h"
 #include "onnxir/IR/Opset.h"
 #include "onnxir/Ops/Kernels.h"
 #include "onnxir/Ops/OpRegistry.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+#include <algorithm>
+#include <cstdlib>
 
 namespace onnxir {
 namespace evalrun {
@@ -129,7 +135,174 @@ StatusOr<KernelFn> kernelOf(llvm::StringRef op, int64_t version) {
   return e->kernel;
 }
 
+// Note [ZipMap and CastMap]
+//   ai.onnx.ml's two map ops run here, on map values (Note [Evaluator
+//   values]), for the reason the sequence ops do.
+//   - ZipMap: X, float [N, C] (or [C], one row), and C labels
+//     (classlabels_int64s or classlabels_strings, exactly one) give N maps,
+//     row n's map taking label c to X[n, c], in the labels' order.
+//   - CastMap: a map of int64 keys to float or string values becomes a
+//     [1, K] tensor of float, int64 or string (cast_to), the values in
+//     ascending key order; DENSE packs the map's values (K = its size),
+//     SPARSE puts each at its key's column of max_map (a key outside [0,
+//     max_map) is an error), the others 0. The casts are onnxruntime's,
+//     the one implementation to agree with: a string to float or int64
+//     parses its leading number (an error when there is none), a float to
+//     int64 truncates (an error out of range), a float to string is
+//     printf's "%f", and a SPARSE string pad is "0.f" as onnxruntime's.
+
+/// ZipMap (Note [ZipMap and CastMap]).
+StatusOr<Held> zipMap(Run &run, llvm::ArrayRef<const Attribute *> attrs, const Tensor &x,
+                      bool nondet) {
+  const Attribute *ints = findAttr(attrs, "classlabels_int64s");
+  const Attribute *strs = findAttr(attrs, "classlabels_strings");
+  if ((ints != nullptr) == (strs != nullptr))
+    return absl::InvalidArgumentError(
+        "needs exactly one of classlabels_int64s and classlabels_strings");
+  if (x.dataType() != DataType::Float)
+    return absl::InvalidArgumentError("X must be a float tensor");
+  const std::vector<int64_t> &d = x.dims();
+  if (d.empty() || d.size() > 2)
+    return absl::InvalidArgumentError("X must be [N, C] or [C]");
+  int64_t c = d.back(), rows = d.size() == 2 ? d[0] : 1;
+  int64_t labels = ints ? (int64_t)ints->ints.size() : (int64_t)strs->strings.get().size();
+  if (c != labels)
+    return absl::InvalidArgumentError(
+        absl::StrCat("X has ", c, " columns for ", labels, " class labels"));
+  auto v = x.values<float>();
+  if (!v.ok()) return v.status();
+  Tensor keys;
+  if (ints) {
+    keys = makeInt64Tensor({c}, ints->ints);
+  } else {
+    keys.setDataType(DataType::String);
+    keys.setDims({c});
+    keys.stringData.mut() = strs->strings.get();
+    keys.setTyped(Tensor::TypedField::String);
+  }
+  Held k = Held::tensor(run.own(std::move(keys)), nondet);
+  std::vector<Held> maps;
+  for (int64_t n = 0; n < rows; ++n) {
+    std::vector<float> row(v->begin() + n * c, v->begin() + (n + 1) * c);
+    maps.push_back(Held::map(k, Held::tensor(run.own(makeFloatTensor({c}, row)), nondet), nondet));
+  }
+  return Held::sequence(std::move(maps), DataType::Float, nondet);
+}
+
+/// CastMap (Note [ZipMap and CastMap]).
+StatusOr<Held> castMap(Run &run, llvm::ArrayRef<const Attribute *> attrs, const Held &m,
+                       bool nondet) {
+  const Attribute *toA = findAttr(attrs, "cast_to"), *formA = findAttr(attrs, "map_form");
+  std::string to = toA ? toA->s : "TO_FLOAT", form = formA ? formA->s : "DENSE";
+  int64_t maxMap = intAttr(attrs, "max_map", 1);
+  if (to != "TO_FLOAT" && to != "TO_INT64" && to != "TO_STRING")
+    return absl::InvalidArgumentError(
+        absl::StrCat("cast_to \"", to, "\" is not TO_FLOAT, TO_INT64 or TO_STRING"));
+  if (form != "DENSE" && form != "SPARSE")
+    return absl::InvalidArgumentError(
+        absl::StrCat("map_form \"", form, "\" is not DENSE or SPARSE"));
+  if (form == "SPARSE" && maxMap <= 0)
+    return absl::InvalidArgumentError("max_map must be positive for SPARSE");
+  const Tensor &kt = *(*m.elems)[0].t, &vt = *(*m.elems)[1].t;
+  if (kt.dataType() != DataType::Int64)
+    return absl::InvalidArgumentError("the map's keys must be int64");
+  if (vt.dataType() != DataType::Float && vt.dataType() != DataType::String)
+    return absl::InvalidArgumentError("the map's values must be float or string");
+  auto keys = kt.values<int64_t>();
+  if (!keys.ok()) return keys.status();
+  std::vector<float> fv;
+  std::vector<std::string> sv;
+  if (vt.dataType() == DataType::Float) {
+    auto f = vt.values<float>();
+    if (!f.ok()) return f.status();
+    fv = std::move(*f);
+  } else {
+    auto st = vt.strings();
+    if (!st.ok()) return st.status();
+    sv = std::move(*st);
+  }
+  if (fv.size() + sv.size() != keys->size())
+    return absl::InvalidArgumentError("the map has not one value per key");
+  // Entries in ascending key order.
+  std::vector<size_t> order(keys->size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return (*keys)[a] < (*keys)[b]; });
+  for (size_t i = 1; i < order.size(); ++i)
+    if ((*keys)[order[i]] == (*keys)[order[i - 1]])
+      return absl::InvalidArgumentError(
+          absl::StrCat("the map has key ", (*keys)[order[i]], " twice"));
+  int64_t width = form == "DENSE" ? (int64_t)order.size() : maxMap;
+  if (run.options().maxBytes / 16 < (uint64_t)width)
+    return absl::ResourceExhaustedError("CastMap's result exceeds the run's byte limit");
+  // Column of each entry, in `order`.
+  std::vector<int64_t> col(order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    col[i] = form == "DENSE" ? (int64_t)i : (*keys)[order[i]];
+    if (col[i] < 0 || col[i] >= width)
+      return absl::InvalidArgumentError(
+          absl::StrCat("key ", (*keys)[order[i]], " is outside [0, max_map = ", maxMap, ")"));
+  }
+  bool strings = vt.dataType() == DataType::String;
+  auto noNumber = [&](size_t e) {
+    return absl::InvalidArgumentError(absl::StrCat("the value \"", sv[e], "\" is no number"));
+  };
+  Tensor y;
+  if (to == "TO_STRING") {
+    std::vector<std::string> out((size_t)width, "0.f");
+    for (size_t i = 0; i < order.size(); ++i) {
+      size_t e = order[i];
+      out[(size_t)col[i]] = strings ? sv[e] : absl::StrFormat("%f", fv[e]);
+    }
+    y.setDataType(DataType::String);
+    y.setDims({1, width});
+    y.stringData.mut() = std::move(out);
+    y.setTyped(Tensor::TypedField::String);
+  } else if (to == "TO_FLOAT") {
+    std::vector<float> out((size_t)width, 0.0f);
+    for (size_t i = 0; i < order.size(); ++i) {
+      size_t e = order[i];
+      float v = strings ? 0.0f : fv[e];
+      if (strings) {
+        char *end = nullptr;
+        v = std::strtof(sv[e].c_str(), &end);
+        if (end == sv[e].c_str()) return noNumber(e);
+      }
+      out[(size_t)col[i]] = v;
+    }
+    y = makeFloatTensor({1, width}, out);
+  } else {
+    std::vector<int64_t> out((size_t)width, 0);
+    for (size_t i = 0; i < order.size(); ++i) {
+      size_t e = order[i];
+      int64_t v = 0;
+      if (strings) {
+        char *end = nullptr;
+        v = std::strtoll(sv[e].c_str(), &end, 10);
+        if (end == sv[e].c_str()) return noNumber(e);
+      } else {
+        if (!(fv[e] >= -0x1p63f && fv[e] < 0x1p63f))
+          return absl::InvalidArgumentError(
+              absl::StrCat("the value ", fv[e], " is outside int64"));
+        v = (int64_t)fv[e];
+      }
+      out[(size_t)col[i]] = v;
+    }
+    y = makeInt64Tensor({1, width}, out);
+  }
+  return Held::tensor(run.own(std::move(y)), nondet);
+}
+
 } // namespace
+
+Held Held::map(Held keys, Held values, bool nondet) {
+  Held h;
+  h.kind = EvalValue::Kind::Map;
+  h.elems =
+      std::make_shared<const std::vector<Held>>(std::vector<Held>{std::move(keys), std::move(values)});
+  h.nondet = nondet;
+  return h;
+}
 
 StatusOr<std::vector<Held>> Run::runValueOp(const Node &n, Frame &f,
                                             llvm::ArrayRef<const Attribute *> attrs,
@@ -140,6 +313,25 @@ StatusOr<std::vector<Held>> Run::runValueOp(const Node &n, Frame &f,
   bool nondet = false;
   for (const Held &h : in) nondet |= h.nondet;
   using One = std::vector<Held>;
+
+  //===--- ZipMap, CastMap (ai.onnx.ml) ---===//
+  if (n.domain() == "ai.onnx.ml") {
+    if (op == "ZipMap") {
+      auto x = tensorOperand(in, 0, "X");
+      if (!x.ok()) return x.status();
+      auto r = zipMap(*this, attrs, **x, nondet);
+      if (!r.ok()) return r.status();
+      return One{*r};
+    }
+    if (op == "CastMap") {
+      if (auto s = checkOperand(in, 0, "X", &Held::isMap, "a map"); !s.ok()) return s;
+      auto r = castMap(*this, attrs, in[0], nondet);
+      if (!r.ok()) return r.status();
+      return One{*r};
+    }
+    handled = false;
+    return One{};
+  }
 
   //===--- Identity ---===//
   if (op == "Identity") {
@@ -451,4 +643,13 @@ StatusOr<std::vector<Held>> Run::runSequenceMap(const Node &n, Frame &f,
 }
 
 } // namespace evalrun
+
+EvalValue EvalValue::map(Tensor keys, Tensor values) {
+  EvalValue v;
+  v.kind = Kind::Map;
+  v.elements.emplace_back(std::move(keys));
+  v.elements.emplace_back(std::move(values));
+  return v;
+}
+
 } // namespace onnxir

@@ -1401,7 +1401,10 @@ void registerTreeEnsemble(OpRegistrar &r) {
 //===--- ZipMap ---===//
 
 StatusOr<std::vector<Tensor>> kZipMap(const KernelCall &) {
-  return unsupported("ZipMap: its result is a sequence of maps, and the evaluator has no map values");
+  // The evaluator runs ZipMap on its map values (Note [ZipMap and CastMap],
+  // lib/Eval/Sequences.cpp); a kernel's results are tensors, so folding
+  // leaves the node.
+  return unsupported("ZipMap: its result is a sequence of maps, which no kernel returns");
 }
 
 void registerZipMap(OpRegistrar &r) {

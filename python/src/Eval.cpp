@@ -125,6 +125,20 @@ py::object pyOfValue(const EvalValue &v) {
   case EvalValue::Kind::Optional:
     if (v.elements.empty()) return py::none();
     return pyOfValue(v.elements[0]);
+  case EvalValue::Kind::Map: {
+    // A dict of Python scalars, as onnxruntime returns ZipMap's maps:
+    // string keys and values as str (string tensors elsewhere are bytes).
+    auto items = [](const Tensor &t) -> py::list {
+      if (t.dataType() != DataType::String) return arrayOfTensor(t).attr("tolist")();
+      py::list l;
+      for (const std::string &s : check(t.strings())) l.append(py::str(s));
+      return l;
+    };
+    py::list keys = items(v.elements[0].tensor), values = items(v.elements[1].tensor);
+    py::dict d;
+    for (size_t k = 0; k < keys.size() && k < values.size(); ++k) d[keys[k]] = values[k];
+    return std::move(d);
+  }
   }
   return py::none();
 }

@@ -14,7 +14,9 @@
 // then each element as NAME[k]; -o writes them as DIR/NAME_k.npy (nested:
 // NAME_k_j.npy), an empty sequence nothing. An optional prints `optional`
 // before what it holds, written as that value would be; an empty one prints
-// `NAME: optional, empty` and writes nothing. --compare runs B on
+// `NAME: optional, empty` and writes nothing. A map (ZipMap's) prints its
+// size, then its keys and values as NAME.keys and NAME.values (files
+// NAME.keys.npy, NAME.values.npy). --compare runs B on
 // the same inputs and prints per output the largest absolute and relative
 // difference: exit 0 when every element is within atol + rtol * |B|, 1 when
 // not (Note [Comparing outputs], Eval/Compare.h). Errors: `onnxir-run: error: ...`, exit 2.
@@ -149,6 +151,14 @@ void emit(const std::string &name, const std::string &base, const EvalValue &v, 
       return;
     }
     emit(name, base, v.elements[0], nondet, outDir, (prefix + "optional ").str());
+    return;
+  case EvalValue::Kind::Map:
+    // Its keys and values, each a 1-D tensor (NAME.keys.npy, NAME.values.npy).
+    llvm::outs() << name << ": " << prefix << "map of " << v.elements[0].tensor.dims()[0]
+                 << (v.elements[0].tensor.dims()[0] == 1 ? " entry" : " entries")
+                 << (nondet ? " (nondeterministic)\n" : "\n");
+    emit(name + ".keys", base + ".keys", v.elements[0], nondet, outDir);
+    emit(name + ".values", base + ".values", v.elements[1], nondet, outDir);
     return;
   }
 }

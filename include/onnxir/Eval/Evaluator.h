@@ -41,7 +41,11 @@
 //  A value of a run is a tensor, a sequence (of tensors, or of sequences:
 //  its elements in order, and the element type of its tensors, known also
 //  when it is empty), or an optional (empty, or holding a tensor or a
-//  sequence). Maps are not supported. The sequence and optional ops, and
+//  sequence), or a map: ai.onnx.ml's map(int64 or string, V), which ZipMap
+//  makes (a sequence of them) and CastMap reads, held as two 1-D tensors
+//  of one length, its keys and their values in the map's order (ZipMap's
+//  labels' order). A graph input of a map type is not supported. The
+//  sequence and optional ops, ZipMap and CastMap, and
 //  Identity, If, Loop and SequenceMap carrying them, run in the evaluator
 //  (lib/Eval/Sequences.cpp, Note [Sequence ops are evaluator built-ins]);
 //  a tensor kernel given a sequence or an optional is an error naming the
@@ -82,12 +86,13 @@ struct EvalOptions {
 
 /// A tensor, a sequence or an optional (Note [Evaluator values]).
 struct EvalValue {
-  enum class Kind : uint8_t { Tensor, Sequence, Optional };
+  enum class Kind : uint8_t { Tensor, Sequence, Optional, Map };
   Kind kind = Kind::Tensor;
   /// Kind::Tensor: the tensor.
   Tensor tensor;
   /// Kind::Sequence: its elements in order. Kind::Optional: none (empty)
-  /// or the one value it holds (a tensor or a sequence).
+  /// or the one value it holds (a tensor or a sequence). Kind::Map: two
+  /// tensors, its keys and their values (Note [Evaluator values]).
   std::vector<EvalValue> elements;
   /// Kind::Sequence: the element type of its tensors (Undefined when an
   /// empty sequence does not say).
@@ -100,14 +105,17 @@ struct EvalValue {
                             DataType elemType = DataType::Undefined);
   /// An optional holding `element`, or empty.
   static EvalValue optional(std::optional<EvalValue> element = std::nullopt);
+  /// A map of `keys` (1-D int64 or string) to `values` (1-D, as many).
+  static EvalValue map(Tensor keys, Tensor values);
 
   bool isTensor() const { return kind == Kind::Tensor; }
   bool isSequence() const { return kind == Kind::Sequence; }
   bool isOptional() const { return kind == Kind::Optional; }
+  bool isMap() const { return kind == Kind::Map; }
   /// An optional holding nothing.
   bool isEmptyOptional() const { return isOptional() && elements.empty(); }
   /// `float[2,3]`, `seq(float[2], float[3])`, `optional(float[2])`,
-  /// `optional()` (empty).
+  /// `optional()` (empty), `map(int64[3] -> float[3])`.
   std::string str() const;
 };
 
@@ -129,7 +137,7 @@ struct EvalStatistics {
 struct EvalResult {
   /// The main graph's tensor outputs by name.
   std::map<std::string, Tensor> outputs;
-  /// Its other outputs (sequences and optionals) by name (Note [Evaluator
+  /// Its other outputs (sequences, optionals, maps) by name (Note [Evaluator
   /// values]); an output is in exactly one of the two maps.
   std::map<std::string, EvalValue> otherOutputs;
   /// The outputs computed from a random op (Note [Evaluation]).

@@ -3,8 +3,9 @@
 // The array files of numpy (format versions 1 and 2, and 3 on read): a
 // header dict of `descr`, `fortran_order` and `shape`, then the data. Read
 // and written: little-endian (or byte-order-free) bool, int8-64, uint8-64,
-// float16, float32 and float64 in C order; other element types are refused
-// with the reason.
+// float16, float32 and float64 in C order, and strings written as numpy's
+// UTF-32 text ('<Un', Note [Strings in .npy files] in lib/Eval/Npy.cpp);
+// other element types are refused with the reason.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXIR_EVAL_NPY_H
