@@ -30,7 +30,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <memory>
 
@@ -351,35 +350,38 @@ constexpr int64_t kMinColumns = 512;
 //   matrix of kernel-size rows that one output row of weights multiplies: an
 //   im2col copy of the image 9 (3 x 3) or 25 (5 x 5) times over for a
 //   vector-matrix product. convTuned computes each output plane directly
-//   instead (depthwisePlane in Products/, built twice like the products):
+//   instead (depthwisePlane in Products/, in every build of the products):
 //   per output row, bias first, then each kernel tap's weight times the run
 //   of its input row, the run clipped to the image so padding costs
 //   nothing. No column matrix at all. The sum's order (bias first, taps in
 //   order) differs from the product's, so the evaluator's bits may differ
 //   from folding's, which keeps the product.
 
-/// True when hostTuned products run on the AVX2 build.
-bool productsOnAvx2(bool hostTuned) {
-  return std::strcmp(matrixProductsBuild(hostTuned), "avx2-fma") == 0;
-}
+using products::Build;
 
 template <typename T>
-void tileProductOn(bool avx2, const T *a, const T *b, T *o, int64_t M, int64_t K, int64_t N,
+void tileProductOn(Build b, const T *a, const T *w, T *o, int64_t M, int64_t K, int64_t N,
                    int64_t ldo) {
-#ifdef ONNXIR_AVX2_PRODUCTS
-  if (avx2) return products::avx2::tileProduct(a, b, o, M, K, N, ldo);
+#ifdef ONNXIR_AVX512_PRODUCTS
+  if (b == Build::Avx512) return products::avx512::tileProduct(a, w, o, M, K, N, ldo);
 #endif
-  (void)avx2;
-  products::baseline::tileProduct(a, b, o, M, K, N, ldo);
+#ifdef ONNXIR_AVX2_PRODUCTS
+  if (b == Build::Avx2) return products::avx2::tileProduct(a, w, o, M, K, N, ldo);
+#endif
+  (void)b;
+  products::baseline::tileProduct(a, w, o, M, K, N, ldo);
 }
 
 template <typename T>
-void depthwisePlaneOn(bool avx2, const T *x, const T *w, T bias, T *y,
+void depthwisePlaneOn(Build b, const T *x, const T *w, T bias, T *y,
                       const products::Plane2D &p) {
-#ifdef ONNXIR_AVX2_PRODUCTS
-  if (avx2) return products::avx2::depthwisePlane(x, w, bias, y, p);
+#ifdef ONNXIR_AVX512_PRODUCTS
+  if (b == Build::Avx512) return products::avx512::depthwisePlane(x, w, bias, y, p);
 #endif
-  (void)avx2;
+#ifdef ONNXIR_AVX2_PRODUCTS
+  if (b == Build::Avx2) return products::avx2::depthwisePlane(x, w, bias, y, p);
+#endif
+  (void)b;
   products::baseline::depthwisePlane(x, w, bias, y, p);
 }
 
@@ -393,7 +395,7 @@ void convTuned(const T *x, const T *w, const T *bias, T *y, int64_t N, int64_t C
   int64_t Cg = C / group, Mg = M / group, K = product(g.kernel), IS = product(g.img),
           OS = product(g.grid), CK = Cg * K;
   if (OS == 0 || N == 0 || M == 0) return;
-  bool avx2 = productsOnAvx2(true);
+  Build build = products::buildFor(true);
   int64_t L = g.grid[g.n - 1], rows = OS / L;
   bool direct = pointwise(g);
   bool depthwise = !direct && g.n == 2 && Cg == 1;
@@ -415,7 +417,7 @@ void convTuned(const T *x, const T *w, const T *bias, T *y, int64_t N, int64_t C
       const T *xg = x + (b * C + gr * Cg) * IS;
       if (depthwise) {
         for (int64_t m = gr * Mg; m < (gr + 1) * Mg; ++m)
-          depthwisePlaneOn<T>(avx2, xg, w + m * K, bias ? bias[m] : T(0), y + (b * M + m) * OS,
+          depthwisePlaneOn<T>(build, xg, w + m * K, bias ? bias[m] : T(0), y + (b * M + m) * OS,
                               pl);
         continue;
       }
@@ -427,7 +429,7 @@ void convTuned(const T *x, const T *w, const T *bias, T *y, int64_t N, int64_t C
           cp = col.get();
         }
         T *yo = y + (b * M + gr * Mg) * OS + r0 * L;
-        tileProductOn<T>(avx2, w + gr * Mg * CK, cp, yo, Mg, CK, width, OS);
+        tileProductOn<T>(build, w + gr * Mg * CK, cp, yo, Mg, CK, width, OS);
         if (bias)
           for (int64_t m = 0; m < Mg; ++m) {
             T v = bias[gr * Mg + m];
@@ -959,7 +961,7 @@ StatusOr<std::vector<Tensor>> kConvTranspose(const KernelCall &c) {
     std::vector<T> col((size_t)(Mg * K * IS));
     for (int64_t bi = 0; bi < N; ++bi)
       for (int64_t gr = 0; gr < group; ++gr) {
-        matProduct(c.hostTuned, wp + gr * Cg * Mg * K, xp + (bi * C + gr * Cg) * IS,
+        products::tunedMatProduct(c.hostTuned, wp + gr * Cg * Mg * K, xp + (bi * C + gr * Cg) * IS,
                    col.data(), Mg * K, Cg, IS, true, false);
         patches<false, T>(nullptr, y + (bi * M + gr * Mg) * OS, col.data(), Mg, g);
       }
@@ -1065,7 +1067,7 @@ StatusOr<std::vector<Tensor>> kDeformConv(const KernelCall &c) {
         }
       }
       for (int64_t gr = 0; gr < group; ++gr)
-        matProduct(c.hostTuned, w->template vec<T>().data() + gr * Mg * Cg * K,
+        products::tunedMatProduct(c.hostTuned, w->template vec<T>().data() + gr * Mg * Cg * K,
                    col.data() + gr * Cg * K * OS,
                    out.template vec<T>().data() + (bi * M + gr * Mg) * OS, Mg, Cg * K, OS,
                    false, false);

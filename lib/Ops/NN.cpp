@@ -16,6 +16,7 @@
 #include "Families.h"
 #include "InferSupport.h"
 #include "KernelSupport.h"
+#include "Products/Products.h"
 
 #include "onnxir/IR/Graph.h"
 #include "onnxir/IR/Node.h"
@@ -173,14 +174,14 @@ template <typename T> StatusOr<std::vector<Tensor>> matmulFloat(const KernelCall
   // Note [Host-tuned products]), folding keeps one product per slice.
   if (c.hostTuned && numElementsOf(bbatch) == 1 && abatch == batch) {
     int64_t P = numElementsOf(abatch);
-    matProduct(true, a->data(), b->data(), out.data(), P * M, K, N, false, false);
+    products::tunedMatProduct(true, a->data(), b->data(), out.data(), P * M, K, N, false, false);
     std::vector<Tensor> r;
     r.push_back(out.take());
     return r;
   }
   std::vector<int64_t> oa = broadcastOffsets(abatch, batch), ob = broadcastOffsets(bbatch, batch);
   for (size_t p = 0; p < oa.size(); ++p)
-    matProduct(c.hostTuned, a->data() + oa[p] * M * K, b->data() + ob[p] * K * N,
+    products::tunedMatProduct(c.hostTuned, a->data() + oa[p] * M * K, b->data() + ob[p] * K * N,
                out.data() + (int64_t)p * M * N, M, K, N, false, false);
   std::vector<Tensor> r;
   r.push_back(out.take());
@@ -318,7 +319,7 @@ template <typename T> StatusOr<std::vector<Tensor>> gemmFloat(const KernelCall &
   }
   OutBuf<T> out(a->dt, od);
   T *vo = out.data();
-  matProduct(c.hostTuned, a->data(), b->data(), vo, M, K, N, ta, tb);
+  products::tunedMatProduct(c.hostTuned, a->data(), b->data(), vo, M, K, N, ta, tb);
   const T *vc = cc ? cc->data() : nullptr;
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {

@@ -1,8 +1,10 @@
-//===- Products.cpp - Eigen matrix products (one build of two) ------------===//
+//===- Products.cpp - Eigen matrix products (one build of three) ----------===//
 //
 // Compiled as it is for the baseline, and included by ProductsAvx2.cpp with
 // ONNXIR_PRODUCTS_NS=avx2 under -mavx2 -mfma (Note [Host-tuned products] in
-// KernelSupport.cpp).
+// KernelSupport.cpp) and by ProductsAvx512.cpp with ONNXIR_PRODUCTS_NS=avx512
+// under AVX-512 (Note [AVX-512 products] in Products.h), each wrapper naming
+// the namespace Eigen is renamed to (ONNXIR_PRODUCTS_EIGEN).
 //
 // Note [Two builds of Eigen in one program]
 //   Eigen is templates: every function it instantiates here is emitted as a
@@ -21,7 +23,7 @@
 #ifndef ONNXIR_PRODUCTS_NS
 #define ONNXIR_PRODUCTS_NS baseline
 #else
-#define Eigen onnxir_eigen_avx2
+#define Eigen ONNXIR_PRODUCTS_EIGEN
 #endif
 
 #include "Products.h"

@@ -1,12 +1,15 @@
-//===- Products.h - Matrix products, built twice (baseline and AVX2) ------===//
+//===- Products.h - Matrix products, built for baseline, AVX2, AVX-512 ----===//
 //
 // The dense matrix products of the float kernels (Note [Matrix products] in
 // Conv.cpp), compiled in Products.cpp once for baseline x86-64 and once more
-// (ProductsAvx2.cpp) with AVX2 and FMA. KernelSupport.cpp chooses between
-// them per call (Note [Host-tuned products]); kernels call matProduct and
-// rowProduct there, never these directly. tileProduct and depthwisePlane
-// serve only the evaluator's convolutions (convTuned in Conv.cpp, which
-// chooses the build the same way). Private to lib/Ops.
+// (ProductsAvx2.cpp) with AVX2 and FMA, and where the compiler can once more
+// for AVX-512 (ProductsAvx512.cpp). KernelSupport.cpp chooses between the
+// first two per call (Note [Host-tuned products]); buildFor below adds the
+// third for the evaluator (Note [AVX-512 products]). Kernels call
+// matProduct and rowProduct there, or tunedMatProduct here, never the
+// builds' functions directly; tileProduct and depthwisePlane serve only the
+// evaluator's convolutions (convTuned in Conv.cpp, which switches on
+// buildFor). Private to lib/Ops.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXIR_LIB_OPS_PRODUCTS_PRODUCTS_H
@@ -52,8 +55,74 @@ ONNXIR_PRODUCTS_DECLARE(baseline)
 #ifdef ONNXIR_AVX2_PRODUCTS
 ONNXIR_PRODUCTS_DECLARE(avx2)
 #endif
+#ifdef ONNXIR_AVX512_PRODUCTS
+ONNXIR_PRODUCTS_DECLARE(avx512)
+#endif
 } // namespace products
 } // namespace kernels
 } // namespace onnxir
+
+// The choice of build for the kernels of lib/Ops (not for the builds
+// themselves, which include this header too).
+#ifndef ONNXIR_PRODUCTS_NS
+#include "KernelSupport.h"
+#include "onnxir/Ops/Kernels.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace onnxir {
+namespace kernels {
+namespace products {
+
+// Note [AVX-512 products]
+//   Where the CPU has AVX-512 (F, DQ, VL and BW), the evaluator's products
+//   run on a third build of Products.cpp (ProductsAvx512.cpp): Eigen's
+//   kernels on 16 floats a register instead of 8, as onnxruntime's MLAS
+//   runs them on such a CPU. It is a hostTuned build like the AVX2 one
+//   (Note [Host-tuned products] in KernelSupport.cpp): chosen only when that
+//   note allows the AVX2 build (so ONNXIR_BASELINE_PRODUCTS still forces
+//   the baseline), never for folding, whose bits stay the baseline's. Its
+//   sums round and group differently again, within the same tolerance.
+//   ONNXIR_NO_AVX512_PRODUCTS set to anything but 0 keeps the AVX2 build
+//   (to measure one against the other, or to test the AVX2 path on an
+//   AVX-512 machine). matrixProductsBuild still names the AVX2 build.
+
+enum class Build { Baseline, Avx2, Avx512 };
+
+/// The build a call with KernelCall::hostTuned = `hostTuned` runs the
+/// products of Conv, MatMul and Gemm on.
+inline Build buildFor(bool hostTuned) {
+  static const Build tuned = [] {
+    if (std::strcmp(matrixProductsBuild(true), "avx2-fma") != 0) return Build::Baseline;
+#ifdef ONNXIR_AVX512_PRODUCTS
+    const char *e = std::getenv("ONNXIR_NO_AVX512_PRODUCTS");
+    bool off = e && *e && std::strcmp(e, "0") != 0;
+    __builtin_cpu_init();
+    if (!off && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
+      return Build::Avx512;
+#endif
+    return Build::Avx2;
+  }();
+  return hostTuned ? tuned : Build::Baseline;
+}
+
+/// o = op(a) op(b) as kernels::matProduct, on the AVX-512 build where
+/// buildFor allows it (otherwise exactly kernels::matProduct).
+template <typename T>
+void tunedMatProduct(bool hostTuned, const T *a, const T *b, T *o, int64_t M, int64_t K,
+                     int64_t N, bool ta, bool tb) {
+#ifdef ONNXIR_AVX512_PRODUCTS
+  if (buildFor(hostTuned) == Build::Avx512)
+    return avx512::matProduct(a, b, o, M, K, N, ta, tb);
+#endif
+  matProduct(hostTuned, a, b, o, M, K, N, ta, tb);
+}
+
+} // namespace products
+} // namespace kernels
+} // namespace onnxir
+#endif // ONNXIR_PRODUCTS_NS
 
 #endif // ONNXIR_LIB_OPS_PRODUCTS_PRODUCTS_H

@@ -7,4 +7,5 @@
 //
 //===----------------------------------------------------------------------===//
 #define ONNXIR_PRODUCTS_NS avx2
+#define ONNXIR_PRODUCTS_EIGEN onnxir_eigen_avx2
 #include "Products.cpp"
