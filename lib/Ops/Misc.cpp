@@ -27,6 +27,7 @@
 
 extern "C" {
 #include <jpeglib.h>
+#include <jerror.h>
 #include <png.h>
 }
 
@@ -812,7 +813,8 @@ void registerMultinomial(OpRegistrar &r) {
 //     point, (19595 R + 38470 G + 7471 B + 32768) >> 16, which gives a gray
 //     image's own values back.
 //   - JPEG uses libjpeg's defaults (the integer DCT, fancy upsampling), as
-//     Pillow does, so the same library gives the same pixels.
+//     Pillow does, so the same library gives the same pixels; a file cut
+//     short is an error (Pillow's), not libjpeg's gray fill.
 //   - libjpeg and libpng report a fault by longjmp: decodeJpeg and decodePng
 //     hold no object with a destructor across their setjmp (the pixels go
 //     into the caller's DecodedImage), so none is skipped.
@@ -856,7 +858,12 @@ void jpegErrorExit(j_common_ptr info) {
   longjmp(err->jump, 1);
 }
 
-void jpegQuiet(j_common_ptr, int) {}
+/// libjpeg's warnings: a file that ends early is an error, as Pillow reports
+/// it ("image file is truncated") rather than libjpeg's gray fill; the
+/// others (extraneous bytes before a marker) pass, as Pillow lets them.
+void jpegWarning(j_common_ptr info, int level) {
+  if (level < 0 && info->err->msg_code == JWRN_JPEG_EOF) jpegErrorExit(info);
+}
 
 const char *const kCmykJpeg = "ImageDecoder: CMYK JPEG input";
 
@@ -868,7 +875,7 @@ const char *decodeJpeg(const KernelCall &c, llvm::StringRef b, DecodedImage &img
   JpegError err;
   info.err = jpeg_std_error(&err.mgr);
   err.mgr.error_exit = jpegErrorExit;
-  err.mgr.emit_message = jpegQuiet;
+  err.mgr.emit_message = jpegWarning;
   if (setjmp(err.jump)) {
     jpeg_destroy_decompress(&info);
     std::memcpy(msg, err.message, sizeof msg);

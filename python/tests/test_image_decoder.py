@@ -101,3 +101,15 @@ def test_refused_formats_are_not_supported(file_format, mode, says):
     with pytest.raises(onnxir.NotSupportedError,
                        match=r'not supported: node #0 \(ImageDecoder\) in graph "g": ' + says):
         onnxir.run(decoder("RGB"), {"data": data})
+
+
+@pytest.mark.parametrize("file_format", ["JPEG", "PNG", "BMP", "PPM"])
+def test_truncated_files_are_errors(file_format):
+    # Pillow refuses a file cut in half; so does the evaluator (for JPEG,
+    # rather than libjpeg's gray fill of the missing rows).
+    data = encode(Image.fromarray(checkerboard()), file_format)
+    cut = data[: len(data) // 2]
+    with pytest.raises(OSError):
+        Image.open(io.BytesIO(cut.tobytes())).load()
+    with pytest.raises(onnxir.EvalError, match="ImageDecoder: .*(truncated|Premature end)"):
+        onnxir.run(decoder("RGB"), {"data": cut})
