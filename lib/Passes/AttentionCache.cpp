@@ -500,5 +500,128 @@ bool staticCacheScatterND(Node &s, PatternRewriter &rw) {
   return writeTensorScatter(s, rw, cache, upd, start, axis, wrapped != nullptr);
 }
 
+namespace {
+
+/// `v` = Unsqueeze(arange(n), 0) ([1, n], the key positions) with n
+/// provably `kv`'s dim `axis` (read by Shape, or a constant equal to it),
+/// or that ramp folded to a constant [1, n].
+bool keyRamp(const Value *v, Value *kv, int64_t axis) {
+  if (const Tensor *t = PatternRewriter::constantTensor(v)) {
+    auto vals = constantInts(v);
+    Dim len = dimOf(kv, axis);
+    if (!vals || t->dims().size() != 2 || t->dims()[0] != 1 || !len.isKnown() || (int64_t)vals->size() != len.value)
+      return false;
+    for (size_t i = 0; i < vals->size(); ++i)
+      if ((*vals)[i] != (int64_t)i) return false;
+    return true;
+  }
+  Node *u = v ? v->definingNode() : nullptr;
+  if (!u || !u->is("Unsqueeze") || u->numOperands() != 2 || !plainAttributes(*u) || rankOf(v) != 2) return false;
+  auto ax = constantInts(u->operand(1));
+  Value *start = nullptr, *n = nullptr;
+  if (!ax || ax->size() != 1 || ((*ax)[0] != 0 && (*ax)[0] != -2) || !rampFrom(u->operand(0), start, n) || start)
+    return false;
+  Dim len = dimOf(kv, axis);
+  if (std::optional<int64_t> k = scalarInt(n)) return len.isKnown() && len.value == *k;
+  return axisLength(n, kv, axis);
+}
+
+/// `v` = arange(w, w + T) as a column ([T, 1], Reshape to [-1, 1] or
+/// Unsqueeze at 1; the query positions), T provably `q`'s dim `axis`:
+/// returns w (an int64 scalar) and sets `len` to T.
+Value *queryRamp(const Value *v, Value *q, int64_t axis, Value *&len) {
+  Node *u = v ? v->definingNode() : nullptr;
+  if (!u || u->numOperands() != 2 || !plainAttributes(*u) || rankOf(v) != 2) return nullptr;
+  auto shape = constantInts(u->operand(1));
+  bool column = u->is("Reshape") ? shape && *shape == std::vector<int64_t>{-1, 1}
+                                 : u->is("Unsqueeze") && shape && shape->size() == 1 &&
+                                       ((*shape)[0] == 1 || (*shape)[0] == -1);
+  Value *start = nullptr;
+  if (!column || !rampFrom(u->operand(0), start, len) || !start || !axisLength(len, q, axis)) return nullptr;
+  return start;
+}
+
+} // namespace
+
+// Note [Static-cache causal masks]
+//  A static cache attends its T new queries, at positions w .. w + T - 1
+//  (cache_position = arange(w, w + T)), to the whole cache of M keys with
+//  the mask key_position > cache_position[:, None] (arange(M)[None, :]
+//  against the column of positions): query i sees key j <= w + i. That is
+//  Attention-24's is_causal with nonpad_kv_seqlen = w + T for every batch
+//  row: is_causal aligns the triangle to the end of the valid keys, j <= i
+//  + (w + T) - T, and the keys from w + T on, masked by nonpad, are above
+//  that diagonal anyway (ONNX's reference, onnxruntime 1.30 (checked: the
+//  two forms give the same outputs) and our evaluator, Note [Attention
+//  evaluation]). The mask is read as a boolean (true = attend, or Not of
+//  the masked positions) or as fuse-attention's Where(c, 0, fill) /
+//  Where(c, fill, 0), through Expands of its leading dims; the key ramp's
+//  length must be K's sequence dim (a constant ramp where -O2 folded it)
+//  and the query ramp's Q's. The diagonal
+//  key w + i is always attended for w >= 0, so no row is fully masked and
+//  a finfo.min fill agrees with -inf. Where the graph would run with w < 0
+//  or w + T > M, nonpad_kv_seqlen is out of [0, M] and the runtimes refuse
+//  it: an error, not another result (as Note [Static caches] takes it).
+//  Below opset 24 a report line says why the mask stays.
+bool attentionNonpad(Node &a, PatternRewriter &rw) {
+  if (a.numOperands() != 4 || !a.operand(3) || a.numResults() != 1 || !plainAttributes(a)) return false;
+  for (unsigned i = 0; i < a.numAttributes(); ++i) {
+    llvm::StringRef n = a.attribute(i).name();
+    if (n != "scale" && n != "softcap" && n != "q_num_heads" && n != "kv_num_heads") return false;
+  }
+  Value *qv = a.operand(0), *kv = a.operand(1);
+  int64_t r = rankOf(qv), axis = r == 4 ? 2 : 1;
+  std::optional<DataType> et = elemOf(qv);
+  if ((r != 3 && r != 4) || !et) return false;
+  const Value *mask = throughLeadingExpands(a.operand(3));
+  const Value *c = nullptr;
+  bool negated = false; // c is the masked positions
+  Node *d = mask->definingNode();
+  if (elemOf(mask) == DataType::Bool) {
+    c = mask;
+    if (d && d->is("Not") && d->numOperands() == 1) c = d->operand(0), negated = true;
+  } else if (d && d->is("Where") && d->numOperands() == 3 && plainAttributes(*d)) {
+    if (isZeroScalar(d->operand(1), *et) && isMaskFill(d->operand(2), *et)) c = d->operand(0);
+    else if (isMaskFill(d->operand(1), *et) && isZeroScalar(d->operand(2), *et)) c = d->operand(0), negated = true;
+  }
+  Node *cmp = c ? c->definingNode() : nullptr;
+  if (!cmp || cmp->numOperands() != 2 || !plainAttributes(*cmp) || rankOf(c) != 2) return false;
+  // attend: j <= w + i, as kr <= cr or cr >= kr; masked: kr > cr or cr < kr.
+  bool krFirst = keyRamp(cmp->operand(0), kv, axis);
+  bool crFirst = !krFirst && keyRamp(cmp->operand(1), kv, axis);
+  if (!krFirst && !crFirst) return false;
+  Value *len = nullptr;
+  Value *w = queryRamp(cmp->operand(krFirst ? 1 : 0), qv, axis, len);
+  if (!w) return false;
+  bool attends = krFirst ? cmp->is("LessOrEqual") : cmp->is("GreaterOrEqual");
+  bool masks = krFirst ? cmp->is("Greater") : cmp->is("Less");
+  if (!(negated ? masks : attends)) return false;
+  // A static-cache causal mask from here on: refusals are reported.
+  int64_t since = firstVersionWithInput("Attention", "nonpad_kv_seqlen");
+  if (rw.opsetVersion() < since)
+    return miss(rw, "nonpad", "mask " + q(a.operand(3)) + " of " + q(&a) +
+                                  " is causal from the query positions " + q(w) + " on over the whole cache, "
+                                  "which Attention takes as is_causal with nonpad_kv_seqlen from opset " +
+                                  std::to_string(since) + "; the graph imports " +
+                                  std::to_string(rw.opsetVersion()) + ": kept as the mask");
+  auto &ctx = rw.getModel().getContext();
+  rw.setInsertionPoint(&a);
+  Node *total = rw.create("Add", {w, len});
+  total->result(0)->setType(len->type());
+  Node *batch = rw.create("Shape", {qv});
+  batch->setAttr(intAttr("start", 0));
+  batch->setAttr(intAttr("end", 1));
+  batch->result(0)->setType(ctx.getTensorType(DataType::Int64, llvm::ArrayRef<int64_t>{1}));
+  Node *np = rw.create("Expand", {total->result(0), batch->result(0)});
+  std::vector<Dim> nd{dimOf(qv, 0)};
+  np->result(0)->setType(ctx.getTensorType(DataType::Int64, llvm::ArrayRef<Dim>(nd)));
+  Node *n = rw.create("Attention", {qv, kv, a.operand(2), nullptr, nullptr, nullptr, np->result(0)});
+  for (unsigned i = 0; i < a.numAttributes(); ++i) n->setAttr(a.attribute(i).clone());
+  n->setAttr(intAttr("is_causal", 1));
+  PatternRewriter::copyNodeInfo(a, *n);
+  n->result(0)->setType(a.result(0)->type());
+  return rw.replaceNode(&a, {n->result(0)});
+}
+
 } // namespace attention
 } // namespace onnxir

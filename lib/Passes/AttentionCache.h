@@ -73,6 +73,10 @@ bool staticCacheScatterND(Node &s, PatternRewriter &rw);
 
 /// fuse-attention-window (Note [Sliding windows], AttentionWindow.cpp).
 bool attentionWindow(Node &a, PatternRewriter &rw);
+/// fuse-attention-nonpad: a static cache's causal mask over the whole
+/// cache -> is_causal with nonpad_kv_seqlen (Note [Static-cache causal
+/// masks], AttentionCache.cpp).
+bool attentionNonpad(Node &a, PatternRewriter &rw);
 
 /// True if the attn_mask `mask` (bool: true = attend, or Not of the masked
 /// positions; else additive of type `et`) of scores [.., sq, skv], skv =

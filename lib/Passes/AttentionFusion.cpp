@@ -1269,6 +1269,7 @@ void populateAttentionPatterns(PatternSet &ps) {
   ps.add("fuse-attention-gqa", "Attention", attention::attentionGroupedKV, 3, {"Attention"});
   ps.add("fuse-attention-kv-cache", "Attention", attention::attentionKVCache, 3, {"Attention"});
   ps.add("fuse-attention-window", "Attention", attention::attentionWindow, 3, {"Attention"});
+  ps.add("fuse-attention-nonpad", "Attention", attention::attentionNonpad, 3, {"Attention"});
   ps.add("fuse-tensor-scatter", "ScatterElements", attention::staticCacheScatter, 3, {"TensorScatter"});
   ps.add("fuse-tensor-scatter-nd", "ScatterND", attention::staticCacheScatterND, 3, {"TensorScatter"});
   ps.add("fuse-rotary-embedding", "Add", attention::fuseRotaryEmbedding, 3, {"RotaryEmbedding"});

@@ -496,8 +496,9 @@ class HFStaticCacheStep(Census):
     arange(P, P + S) by index_copy_ (P, the tokens seen, from the length of
     the past ids), attended over all 8 with the causal mask of
     cache_position, finfo.min filled; returned as the next caches
-    (-> TensorScatter-24 for each write, Note [Static caches]; run at
-    target opset 24)."""
+    (-> TensorScatter-24 for each write, Note [Static caches], and the
+    mask is_causal with nonpad_kv_seqlen P + S, Note [Static-cache causal
+    masks]; run at target opset 24)."""
 
     target_opset = 24
 
@@ -519,6 +520,13 @@ class HFStaticCacheStep(Census):
         a = a.masked_fill(masked, torch.finfo(a.dtype).min)
         y = x + self.o((a.softmax(-1) @ v_cache).transpose(1, 2).reshape(b, s, D))
         return y, k_cache, v_cache
+
+    @staticmethod
+    def check_fused(path):
+        """The mask over the cache became is_causal with nonpad_kv_seqlen."""
+        ok = [n for n in onnx.load(path).graph.node if n.op_type == "Attention" and len(n.input) > 6
+              and n.input[6] and any(a.name == "is_causal" and a.i == 1 for a in n.attribute)]
+        return [] if ok else ["no Attention with is_causal and nonpad_kv_seqlen"]
 
 
 class HFGPTJAttention(Census):
