@@ -41,6 +41,9 @@
 #include <cstring>
 #include <limits>
 #include <utility>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace onnxir {
 namespace {
@@ -1477,7 +1480,39 @@ FLOAT_UNARY_ATTR(kSwish, float alpha = c.getFloat("alpha", 1.0f),
                  (T)alpha * x >= 0 ? x / (T(1) + std::exp(-(T)alpha * x))
                                    : x * std::exp((T)alpha * x) / (T(1) + std::exp((T)alpha * x)))
 
+// Note [Relu without an exit per element]
+//   unaryMap's loop may stop at any element ("undefined result"), so it
+//   stays scalar, and Relu, which cannot fail, is 12% of a squeezenet run.
+//   Its float path is a loop of its own: with SSE2 (every x86-64) four lanes
+//   of maxps(x, 0), which gives exactly x > 0 ? x : 0 (maxps returns its
+//   second operand, +0, for a NaN x and for x = -0), then the same scalar
+//   expression for the tail and without SSE2. The result may take x's bytes
+//   (Note [Results in a dead input's buffer]): each group of lanes is loaded
+//   before it is stored.
+
+/// y[i] = x[i] > 0 ? x[i] : 0 for i < n; x and y may be the same.
+void reluFloats(const float *x, float *y, int64_t n) {
+  int64_t i = 0;
+#if defined(__SSE2__)
+  const __m128 zero = _mm_setzero_ps();
+  for (; i + 4 <= n; i += 4) _mm_storeu_ps(y + i, _mm_max_ps(_mm_loadu_ps(x + i), zero));
+#endif
+  for (; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
 StatusOr<std::vector<Tensor>> kRelu(const KernelCall &c) {
+  if (const Tensor *t = c.input(0); t && t->dataType() == DataType::Float) {
+    auto a = viewTensor<float>(*t);
+    if (!a.ok()) return a.status();
+    auto d = donatedInput(c, 0, a->dt, a->dims, sizeof(float));
+    std::optional<OutBuf<float>> out;
+    if (!d) out.emplace(a->dt, a->dims);
+    float *y = d ? reinterpret_cast<float *>(d->data) : out->data();
+    reluFloats(a->data(), y, d ? (int64_t)(d->size / sizeof(float)) : out->size());
+    std::vector<Tensor> r;
+    r.push_back(d ? d->take(a->dt, a->dims) : out->take());
+    return r;
+  }
   return unaryMap(c, FloatOnly::No, [](auto x) -> std::optional<decltype(x)> {
     using T = decltype(x);
     return x > T(0) ? x : T(0);
