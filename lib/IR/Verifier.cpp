@@ -72,11 +72,13 @@ namespace {
 // only: what is checked and reported is unchanged. On the shuffled 10^6-
 // node chain it took a fifth to a quarter off each verification; on a
 // sorted graph, whose neighbours are already near, nothing measurable.
-// kFar = 16, kNear = 8 (Note [Node lookahead] in NodeLookahead.h).
+// kFar = 16, kNear = 8 (Note [Node lookahead] in NodeLookahead.h), with the
+// nodes' lines and operand slots asked for before (Note [Operand slots
+// ahead]).
 auto operandLookahead(const Graph &g) {
   return NodeLookahead(
       g, 16, 8, [](const Node &n) { n.prefetchOperandValues(); },
-      [](const Node &n) { n.prefetchOperandDefinitions(); });
+      [](const Node &n) { n.prefetchOperandDefinitions(); }, /*slots=*/true);
 }
 
 class Verifier {

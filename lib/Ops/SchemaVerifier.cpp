@@ -93,7 +93,8 @@ public:
             *g, 16, 8, [](const Node &n) { n.prefetchOperandSlots(); },
             [](const Node &n) {
               if (n.numAttributes()) __builtin_prefetch(&n.attribute(0));
-            });
+            },
+            /*slots=*/true);
         for (const Node &n : g->nodes()) {
           ahead.step();
           if (full()) return;
@@ -106,7 +107,7 @@ public:
       // are asked for 16 and 8 nodes ahead (Note [Node lookahead]).
       NodeLookahead ahead(
           *g, 16, 8, [](const Node &n) { n.prefetchValues(); },
-          [](const Node &n) { n.prefetchNames(); });
+          [](const Node &n) { n.prefetchNames(); }, /*slots=*/true);
       for (const Node &n : g->nodes()) {
         ahead.step();
         if (full()) return;
@@ -252,10 +253,17 @@ private:
   // dozen kinds, so the function call, the opset in force and the schema
   // are found once per kind, not once per node; the type strings once per
   // (uniqued) type, and whether a formal allows a type once per pair. No
-  // string is built for a node that passes.
+  // string is built for a node that passes. So are what the node's checks
+  // ask of the kind alone: whether its domain is the default one, whether
+  // the table covers its opset (a map lookup by domain name, once per node
+  // before), which body check applies (four name comparisons per node).
+  enum class Body : uint8_t { None, If, Loop, Scan, SequenceMap };
   struct OpEntry {
     const Function *call = nullptr;
     bool schemaDomain = false;
+    bool defaultDomain = false;
+    bool knownOpset = false; ///< default domain, opset the table covers
+    Body body = Body::None;
     int64_t version = -1;
     const OpSchema *schema = nullptr;
     ValidityCheck validate = nullptr; // Note [Validity checks]
@@ -284,6 +292,16 @@ private:
     e.schemaDomain = isSchemaDomain(n.domain());
     if (!e.schemaDomain) return e;
     e.version = importedOpsetVersion(n, m_);
+    e.defaultDomain = isDefaultDomain(n.domain());
+    e.knownOpset = e.defaultDomain && e.version <= latestOpsetVersion(n.domain());
+    if (e.defaultDomain) {
+      llvm::StringRef op = n.opType();
+      e.body = op == "If"            ? Body::If
+               : op == "Loop"        ? Body::Loop
+               : op == "Scan"        ? Body::Scan
+               : op == "SequenceMap" ? Body::SequenceMap
+                                     : Body::None;
+    }
     if (e.version >= 0) e.schema = lookupSchema(n.domain(), n.opType(), e.version);
     if (e.schema)
       if (const ::onnxir::OpEntry *r = OpRegistry::get().lookup(n.domain(), n.opType(), e.version))
@@ -301,12 +319,12 @@ private:
     int64_t v = e.version;
     // An op unknown to the table is certainly wrong only in the default
     // domain at an opset the table covers (a newer opset may have it).
-    bool defaultDomain = isDefaultDomain(n.domain());
+    const bool defaultDomain = e.defaultDomain;
     if (v < 0) {
       report(n, absl::StrCat(domainPhrase(n.domain()), " is not imported"), defaultDomain, true);
       return;
     }
-    bool knownOpset = defaultDomain && v <= latestOpsetVersion(n.domain());
+    const bool knownOpset = e.knownOpset;
     const OpSchema *s = e.schema;
     if (!s) {
       std::string later;
@@ -326,7 +344,7 @@ private:
     checkArity(n, *s);
     checkAttributes(n, *s);
     checkTypes(n, *s);
-    checkBodies(n, *s);
+    checkBodies(n, *s, e.body);
     checkValidity(n, e);
   }
 
@@ -493,25 +511,24 @@ private:
                              " outputs, ", why, " needs ", wantOut));
   }
 
-  void checkBodies(const Node &n, const OpSchema &s) {
-    if (!isDefaultDomain(n.domain())) return;
+  void checkBodies(const Node &n, const OpSchema &s, Body body) {
+    if (body == Body::None) return;
     int64_t ins = n.numOperands(), outs = n.numResults();
-    llvm::StringRef op = n.opType();
-    if (op == "If") {
+    if (body == Body::If) {
       std::string why = absl::StrCat("an If with ", outs, " results");
       checkBody(n, "then_branch", 0, outs, why);
       checkBody(n, "else_branch", 0, outs, why);
-    } else if (op == "Loop") {
+    } else if (body == Body::Loop) {
       int64_t carried = ins >= 2 ? ins - 2 : 0;
       checkBody(n, "body", 2 + carried,
                 1 + outs, absl::StrCat("a Loop with ", carried, " loop-carried values and ", outs,
                                        " results"));
-    } else if (op == "Scan") {
+    } else if (body == Body::Scan) {
       int64_t bodyIns = s.sinceVersion() < 9 ? ins - 1 : ins;
       checkBody(n, "body", bodyIns, outs,
                 absl::StrCat("a Scan with ", bodyIns, " state and scan inputs and ", outs,
                              " results"));
-    } else if (op == "SequenceMap") {
+    } else if (body == Body::SequenceMap) {
       checkBody(n, "body", ins, outs,
                 absl::StrCat("a SequenceMap with ", ins, " inputs and ", outs, " results"));
     }

@@ -70,11 +70,12 @@ absl::StatusOr<bool> topologicalSort(Graph &g, int64_t *nodesMoved) {
   // turn (most of -topo's time on the shuffled 10^6-node chain). So, as in
   // the verifier's walk (Note [Verifier lookahead]), the nodes ahead in
   // `order` are prefetched (a NodeLookahead over the array, Note [Node
-  // lookahead]): their own lines 24 ahead, the values they use 16 ahead,
-  // those values' definitions 8 ahead. Hints only.
+  // lookahead]): their own lines 32 ahead, their operand slots 24 ahead
+  // (Note [Operand slots ahead]), the values they use 16 ahead, those
+  // values' definitions 8 ahead. Hints only.
   NodeLookahead ahead(
       llvm::ArrayRef<Node *>(order), 16, 8, [](const Node &n) { n.prefetchOperandValues(); },
-      [](const Node &n) { n.prefetchOperandDefinitions(); });
+      [](const Node &n) { n.prefetchOperandDefinitions(); }, /*slots=*/true);
   for (uint32_t i = 0; i < N; ++i) {
     ahead.step();
     size_t begin = preds.size();

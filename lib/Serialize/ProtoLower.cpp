@@ -652,15 +652,34 @@ public:
   // ahead, the values and the attribute array (Node::prefetchValues) and,
   // 8 nodes ahead, once those have arrived, the names' characters and
   // the attributes (Node::prefetchNames), with a NodeLookahead (Note [Node
-  // lookahead]). Hints only: the bytes written are the same.
+  // lookahead]) that asks for the nodes' lines and operand slots before
+  // (Note [Operand slots ahead]). Hints only: the bytes written are the same. The sizing
+  // pass reads a name's length, which the value holds, never its
+  // characters: it asks only for the attributes 8 nodes ahead. The
+  // characters are lines it never reads, and the walk is bound by how many
+  // loads can be in flight (Note [Operand slots ahead] in NodeLookahead.h):
+  // each needless one delays a needed one.
   void nodes(uint32_t f, const Graph &g, const Residual *r) {
     R(r, f);
-    NodeLookahead ahead(
-        g, 16, 8, [](const Node &n) { n.prefetchValues(); },
-        [](const Node &n) { n.prefetchNames(); });
-    for (const Node &n : g.nodes()) {
-      ahead.step();
-      msg(f, [&] { node(n); });
+    auto values = [](const Node &n) { n.prefetchValues(); };
+    if constexpr (Out::kSizing) {
+      NodeLookahead ahead(
+          g, 16, 8, values,
+          [](const Node &n) {
+            for (unsigned i = 0; i < n.numAttributes(); ++i) __builtin_prefetch(&n.attribute(i));
+          },
+          /*slots=*/true);
+      for (const Node &n : g.nodes()) {
+        ahead.step();
+        msg(f, [&] { node(n); });
+      }
+    } else {
+      NodeLookahead ahead(
+          g, 16, 8, values, [](const Node &n) { n.prefetchNames(); }, /*slots=*/true);
+      for (const Node &n : g.nodes()) {
+        ahead.step();
+        msg(f, [&] { node(n); });
+      }
     }
   }
 
