@@ -14,6 +14,7 @@
 #include "InferSupport.h"
 #include "KernelSupport.h"
 
+#include "onnxir/IR/Builder.h"
 #include "onnxir/Ops/InferCtx.h"
 #include "onnxir/Ops/OpRegistry.h"
 #include "onnxir/Support/LLVMCompat.h"
