@@ -314,11 +314,88 @@ const Type *Context::getTensorType(DataType elem,
                      dims ? *dims : llvm::ArrayRef<Dim>(), nullptr, {}, {}, {}, {});
 }
 
+//===--- Note [Recent tensor types] ---------------------------------------===//
+// Shape inference asks for a tensor type per result, and most of the
+// answers repeat: a transformer export has a few dozen distinct result types
+// over a million nodes. Each question cost a lookup of the uniqued types
+// (dims converted, hashed over their fields, probed and compared: a few
+// hundred instructions), so the two forms the engine asks in (known int64
+// dims: initializers and constants; dim expressions: the rules' results)
+// first look in a small direct-mapped memo of recent answers, keyed by the
+// element type and the dims' values or the expressions' addresses (up to
+// rank kTypeMemoRank; a miss or a higher rank takes the lookup and stores its
+// answer). An answer, once given, never changes: types are never removed
+// from the context, and what a key maps to is fixed by then: dimOf(e) is a
+// function of e (its dim_param is interned once; once the context's table
+// of dim_params has an entry for it, which the first dimOf makes, the entry
+// stays), so the type key it leads to is too. A hit also skips nothing that
+// would change the context: the first answer already made the type and
+// recorded e's dim_param.
+
+Context::TypeMemoSlot &Context::typeMemoSlot(int32_t elem, uint16_t form, const uint64_t *words,
+                                             size_t rank) {
+  if (!typeMemo_) typeMemo_.reset(new TypeMemoSlot[kTypeMemoSlots]);
+  // Multiply and fold per word: cheaper than mixHash, enough for a memo.
+  uint64_t h = (uint64_t(uint32_t(elem)) << 20 | uint64_t(form) << 8 | rank) * 0x9e3779b97f4a7c15ULL;
+  for (size_t i = 0; i < rank; ++i) {
+    h = (h ^ words[i]) * 0xff51afd7ed558ccdULL;
+    h ^= h >> 29;
+  }
+  return typeMemo_[(h ^ (h >> 32)) & (kTypeMemoSlots - 1)];
+}
+
+bool Context::typeMemoHolds(const TypeMemoSlot &s, int32_t elem, uint16_t form,
+                            const uint64_t *words, size_t rank) {
+  return s.type && s.elem == elem && s.form == form && s.rank == rank &&
+         std::equal(words, words + rank, s.words);
+}
+
 const Type *Context::getTensorType(DataType elem, llvm::ArrayRef<int64_t> dims) {
+  // Note [Recent tensor types].
+  uint64_t words[kTypeMemoRank];
+  TypeMemoSlot *slot = nullptr;
+  int32_t el = static_cast<int32_t>(elem);
+  if (dims.size() <= kTypeMemoRank) {
+    for (size_t i = 0; i < dims.size(); ++i) words[i] = uint64_t(dims[i]);
+    slot = &typeMemoSlot(el, 1, words, dims.size());
+    if (typeMemoHolds(*slot, el, 1, words, dims.size())) return slot->type;
+  }
   llvm::SmallVector<Dim, 8> ds;
   ds.reserve(dims.size());
   for (int64_t d : dims) ds.push_back(Dim::known(d));
-  return getTensorType(elem, llvm::ArrayRef<Dim>(ds));
+  const Type *t = getTensorType(elem, llvm::ArrayRef<Dim>(ds));
+  if (slot) {
+    slot->type = t;
+    slot->elem = el;
+    slot->form = 1;
+    slot->rank = uint16_t(dims.size());
+    std::copy(words, words + dims.size(), slot->words);
+  }
+  return t;
+}
+
+const Type *Context::getTensorTypeOf(DataType elem, llvm::ArrayRef<const DimExpr *> exprs) {
+  // Note [Recent tensor types].
+  uint64_t words[kTypeMemoRank];
+  TypeMemoSlot *slot = nullptr;
+  int32_t el = static_cast<int32_t>(elem);
+  if (exprs.size() <= kTypeMemoRank) {
+    for (size_t i = 0; i < exprs.size(); ++i) words[i] = ptrBits(exprs[i]);
+    slot = &typeMemoSlot(el, 2, words, exprs.size());
+    if (typeMemoHolds(*slot, el, 2, words, exprs.size())) return slot->type;
+  }
+  llvm::SmallVector<Dim, 8> ds;
+  ds.reserve(exprs.size());
+  for (const DimExpr *e : exprs) ds.push_back(dimOf(e));
+  const Type *t = getTensorType(elem, llvm::ArrayRef<Dim>(ds));
+  if (slot) {
+    slot->type = t;
+    slot->elem = el;
+    slot->form = 2;
+    slot->rank = uint16_t(exprs.size());
+    std::copy(words, words + exprs.size(), slot->words);
+  }
+  return t;
 }
 
 const Type *Context::getSequenceType(const Type *elem) {

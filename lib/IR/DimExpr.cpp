@@ -858,10 +858,81 @@ Dim Context::dimOf(const DimExpr *e) {
   return d;
 }
 
-const DimExpr *Context::exprOf(const Dim &d) {
+const DimExpr *Context::exprOfSlow(const Dim &d) {
   if (d.isKnown()) return dimConst(*this, d.value);
   if (!d.isSymbolic()) return nullptr;
   return d.expr ? d.expr : dimFromParam(*this, d.param);
+}
+
+//===--- Note [Types a shape gives back] ----------------------------------===//
+// Most results of a shape rule have the type of one of their operands (a
+// unary op, an elementwise op without broadcasting, a Reshape to the same
+// shape): the rule reads the operand's dims as expressions (exprOf) and
+// gives them back (InferCtx::setTensor: dimOf per expression, then
+// getTensorType, which hashes the dims and probes the uniqued types, a
+// seventh of inference's instructions). When the expressions are those of
+// an operand's type `t` and `t` is canonical, that lookup finds `t`:
+//   - `t` is a tensor type with an element type and a shape, and nothing
+//     else (no denotation, extras or inner type), so the key of the lookup,
+//     which has none of these either, can equal it;
+//   - each known dim is >= 0 and its expression the constant of its value
+//     (dimOf turns a negative constant into an unknown dim); each unknown
+//     dim has a null expression; no dim has a denotation;
+//   - each symbolic dim has exactly its type's expression, which is not a
+//     constant and already owns its dim_param (ownsParam_): then dimOf gives
+//     the same param and expression and records nothing new, and the
+//     lookup keys the dim by that expression (symbolicExpr), as `t` is.
+// These are the fields TypeKeyInfo::isEqual compares, so under them the
+// lookup returns `t` (types are unique per key) and nothing else happens on
+// the way; when they do not hold, the caller takes the lookup, so the
+// answer never differs from it.
+
+namespace {
+/// The parts of Note [Types a shape gives back] that are about `t` alone.
+bool plainShapedTensor(const Type *t) {
+  return t && t->kind() == Type::Kind::Tensor && t->hasElemType() && t->hasShape() &&
+         !t->elementType() && t->denotation().empty() && t->extras().empty() &&
+         t->opaqueDomain().empty() && t->opaqueName().empty();
+}
+} // namespace
+
+bool Context::isTensorTypeOf(const Type *t, DataType elem,
+                             llvm::ArrayRef<const DimExpr *> exprs) const {
+  // The rank and element type first: most operands that are not the
+  // result's type differ there.
+  if (!t || t->dims().size() != exprs.size() || t->elemTypeRaw() != static_cast<int32_t>(elem) ||
+      !plainShapedTensor(t))
+    return false;
+  for (size_t i = 0; i < exprs.size(); ++i) {
+    const Dim &d = t->dims()[i];
+    const DimExpr *e = exprs[i];
+    if (!d.denotation.empty()) return false;
+    switch (d.kind) {
+    case Dim::Kind::Known:
+      if (d.value < 0 || !e || !e->isConstant() || e->value() != d.value) return false;
+      break;
+    case Dim::Kind::Unknown:
+      if (e) return false;
+      break;
+    case Dim::Kind::Symbolic:
+      if (!e || e != d.expr || e->isConstant() || !e->ownsParam_) return false;
+      break;
+    }
+  }
+  return true;
+}
+
+bool Context::remakesItself(const Type *t) const {
+  // (An undefined element type makes no type at all.)
+  if (!plainShapedTensor(t) || t->elemTypeRaw() <= 0) return false;
+  for (const Dim &d : t->dims()) {
+    // exprOf(d) is the constant of a known dim, null for an unknown one and
+    // the expression of a symbolic one (a context's types always hold it).
+    if (!d.denotation.empty()) return false;
+    if (d.isKnown() && d.value < 0) return false;
+    if (d.isSymbolic() && (!d.expr || d.expr->isConstant() || !d.expr->ownsParam_)) return false;
+  }
+  return true;
 }
 
 Dim Context::freshSymbolDim(llvm::StringRef prefix) {

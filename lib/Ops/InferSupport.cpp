@@ -8,9 +8,9 @@
 #include "onnxir/IR/Tensor.h"
 #include "onnxir/Ops/InferCtx.h"
 
-#include "llvm/ADT/SmallVector.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace onnxir {
 namespace infer {
@@ -28,10 +28,11 @@ int32_t InferCtx::inElem(unsigned i) const {
 std::optional<Dims> InferCtx::inShape(unsigned i) const {
   const Type *t = inType(i);
   if (!t || !t->isTensor() || !t->hasShape()) return std::nullopt;
-  Dims d;
+  std::optional<Dims> out(std::in_place); // returned as it is, not moved
+  Dims &d = *out;
   d.reserve(t->dims().size());
   for (const Dim &x : t->dims()) d.push_back(ctx.exprOf(x));
-  return d;
+  return out;
 }
 
 int64_t InferCtx::inRank(unsigned i) const {
@@ -56,10 +57,19 @@ void InferCtx::setTensor(unsigned i, int32_t elem, const std::optional<Dims> &di
     setOutType(i, ctx.getTensorType(static_cast<DataType>(elem), kUnknownRank));
     return;
   }
-  llvm::SmallVector<Dim, 8> ds; // no allocation for the common ranks
-  ds.reserve(dims->size());
-  for (const DimExpr *e : *dims) ds.push_back(ctx.dimOf(e));
-  setOutType(i, ctx.getTensorType(static_cast<DataType>(elem), llvm::ArrayRef<Dim>(ds)));
+  // Note [Types a shape gives back]: an operand's type, if the result has
+  // it. The first few operands only: a result of many operands (Concat,
+  // Sum) rarely has the type of a later one, and each try costs a walk of
+  // the dims.
+  llvm::ArrayRef<const DimExpr *> exprs(dims->data(), dims->size());
+  for (unsigned j = 0, n = std::min(numInputs(), 4u); j < n; ++j)
+    if (const Type *t = inType(j); t && ctx.isTensorTypeOf(t, static_cast<DataType>(elem), exprs)) {
+      setOutType(i, t);
+      return;
+    }
+  // Else the type of those dims, most often a recent answer (Note [Recent
+  // tensor types] in IR/Context.cpp).
+  setOutType(i, ctx.getTensorTypeOf(static_cast<DataType>(elem), exprs));
 }
 
 std::optional<int64_t> normAxis(int64_t axis, int64_t rank) {
@@ -121,7 +131,16 @@ std::optional<std::vector<int64_t>> intsFrom(InferCtx &c, bool fromInput, unsign
   return c.getInts(attr);
 }
 
-void sameAsInput(InferCtx &c) { c.setTensor(0, c.inElem(0), c.inShape(0)); }
+void InferCtx::setSameAs(unsigned i, unsigned j) {
+  // Note [Types a shape gives back]: most types need no reading at all.
+  if (const Type *t = inType(j); hasOutput(i) && ctx.remakesItself(t)) {
+    setOutType(i, t);
+    return;
+  }
+  setTensor(i, inElem(j), inShape(j));
+}
+
+void sameAsInput(InferCtx &c) { c.setSameAs(0, 0); }
 
 std::optional<Dims> tensorData(Context &ctx, const Tensor &t) {
   DataType dt = t.dataType();
@@ -130,6 +149,38 @@ std::optional<Dims> tensorData(Context &ctx, const Tensor &t) {
   auto n = t.numElements();
   if (!n || *n > 64) return std::nullopt;
   Dims d;
+  // The values where they are stored: the typed field of the element type
+  // or the raw bytes, read as values() reads them (the same checks: as many
+  // values as the dims hold), without its vector and its conversion of a
+  // typed field to bytes (a Constant node's `value` is read once per node).
+  // Other storage (external data, a field of another type) goes through
+  // values().
+  bool i64 = dt == DataType::Int64;
+  if (t.storage() == Tensor::Storage::Typed &&
+      t.typedField() == (i64 ? Tensor::TypedField::Int64 : Tensor::TypedField::Int32)) {
+    if (i64 ? (int64_t)t.int64Data.size() != *n : (int64_t)t.int32Data.size() != *n)
+      return std::nullopt;
+    for (int64_t k = 0; k < *n; ++k)
+      d.push_back(dimConst(ctx, i64 ? t.int64Data[k] : int64_t(t.int32Data[k])));
+    return d;
+  }
+  if (t.storage() == Tensor::Storage::Raw) {
+    llvm::StringRef raw = t.rawData();
+    size_t es = i64 ? 8 : 4;
+    if (raw.size() != es * size_t(*n)) return std::nullopt;
+    for (int64_t k = 0; k < *n; ++k) {
+      int64_t x;
+      if (i64) {
+        std::memcpy(&x, raw.data() + 8 * k, 8);
+      } else {
+        int32_t y;
+        std::memcpy(&y, raw.data() + 4 * k, 4);
+        x = y;
+      }
+      d.push_back(dimConst(ctx, x));
+    }
+    return d;
+  }
   if (dt == DataType::Int64) {
     auto vals = t.values<int64_t>();
     if (!vals.ok() || (int64_t)vals->size() != *n) return std::nullopt;

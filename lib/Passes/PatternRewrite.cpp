@@ -199,7 +199,7 @@ public:
     if (!t) return nullptr;
     auto dims = infer::tensorData(ctx_, *t);
     if (!dims) return nullptr;
-    return &(data_[v] = std::move(*dims));
+    return &data_.emplace(v, std::move(*dims)).first->second;
   }
   void set(const Value *v, const Type *t) { types_[v] = t; }
   void setData(const Value *v, infer::Dims d) { data_[v] = std::move(d); }

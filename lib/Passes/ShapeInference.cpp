@@ -541,9 +541,10 @@ absl::Status Engine::inferGraph(Graph &g, int64_t opset) {
     if (!v->isGraphInput() && v->initializer()) {
       const Tensor &t = *v->initializer();
       if (!typeOf(v)) {
-        std::vector<Dim> ds;
-        for (int64_t d : t.dims()) ds.push_back(Dim::known(d));
-        if (auto s = setInferred(v, ctx_.getTensorType(t.dataType(), llvm::ArrayRef<Dim>(ds)));
+        // Its dims, all known (Note [Recent tensor types] in IR/Context.cpp:
+        // a model's weights have a few shapes).
+        if (auto s = setInferred(
+                v, ctx_.getTensorType(t.dataType(), llvm::ArrayRef<int64_t>(t.dims())));
             !s.ok())
           return s;
       }

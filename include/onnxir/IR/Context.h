@@ -132,8 +132,13 @@ public:
   /// tensor(elem) with a shape of `dims` (pass nullopt for unknown rank).
   const Type *getTensorType(DataType elem,
                             std::optional<llvm::ArrayRef<Dim>> dims);
-  /// tensor(elem) with all dims known.
+  /// tensor(elem) with all dims known. Memoised (Note [Recent tensor
+  /// types]).
   const Type *getTensorType(DataType elem, llvm::ArrayRef<int64_t> dims);
+  /// tensor(elem) with the dims dimOf(e) of `exprs` (what a shape rule
+  /// makes of the expressions it computed). Memoised (Note [Recent tensor
+  /// types]).
+  const Type *getTensorTypeOf(DataType elem, llvm::ArrayRef<const DimExpr *> exprs);
   const Type *getSequenceType(const Type *elem);
   const Type *getOptionalType(const Type *elem);
   const Type *getMapType(DataType key, const Type *value);
@@ -151,7 +156,23 @@ public:
   /// or a negative constant, else symbolic with `e->dimParam()`.
   Dim dimOf(const DimExpr *e);
   /// The expression of a dim: a constant for a known dim, null for unknown.
-  const DimExpr *exprOf(const Dim &d);
+  /// (Inline for what shape rules read most: small known dims, whose
+  /// constants are made once, and symbolic dims holding their expression.)
+  const DimExpr *exprOf(const Dim &d) {
+    if (d.isKnown() && uint64_t(d.value) < uint64_t(kSmallConstants) && smallConstants_[d.value])
+      return smallConstants_[d.value];
+    if (d.isSymbolic() && d.expr) return d.expr;
+    return exprOfSlow(d);
+  }
+  /// Whether getTensorType(elem, the dims dimOf(e) of `exprs`) is `t`, and
+  /// making it so would change nothing in the context; decided from `t`
+  /// alone, without a lookup. False when that is not cheap to tell (Note
+  /// [Types a shape gives back] in DimExpr.cpp).
+  bool isTensorTypeOf(const Type *t, DataType elem,
+                      llvm::ArrayRef<const DimExpr *> exprs) const;
+  /// The same for `t`'s own element type (defined) and the exprOf of its
+  /// own dims: `t` is what a rule copying an operand's type makes of it.
+  bool remakesItself(const Type *t) const;
   /// A symbolic dim with a fresh symbol `<prefix><n>` that no dim_param of
   /// the model (any type made so far) and no earlier fresh symbol uses.
   Dim freshSymbolDim(llvm::StringRef prefix = "unk__");
@@ -248,6 +269,20 @@ public:
 private:
   friend struct DimExprBuilder;
   friend class Graph;
+  /// Note [Recent tensor types]: one slot of the memo; `words` holds the
+  /// expressions' addresses or the dims' values.
+  static constexpr size_t kTypeMemoRank = 6, kTypeMemoSlots = 256;
+  struct TypeMemoSlot {
+    const Type *type = nullptr;
+    int32_t elem = 0;
+    uint16_t form = 0, rank = 0;
+    uint64_t words[kTypeMemoRank];
+  };
+  /// The slot of (elem, form, words), made on first use.
+  TypeMemoSlot &typeMemoSlot(int32_t elem, uint16_t form, const uint64_t *words, size_t rank);
+  static bool typeMemoHolds(const TypeMemoSlot &s, int32_t elem, uint16_t form,
+                            const uint64_t *words, size_t rank);
+  std::unique_ptr<TypeMemoSlot[]> typeMemo_;
   /// What identifies a type (Note [Structural uniquing]); `syms` holds the
   /// expression of each symbolic dim (null for the others).
   struct TypeKey {
@@ -285,6 +320,7 @@ private:
     static bool isEqual(const DimExpr *a, const DimExpr *b) { return a == b; }
     static bool isEqual(const ExprKey &k, const DimExpr *e);
   };
+  const DimExpr *exprOfSlow(const Dim &d);
   static unsigned hashExprKey(DimExpr::Kind kind, int64_t value,
                               llvm::ArrayRef<const DimExpr *> ops, llvm::StringRef name);
   const Type *getTypeImpl(Type::Kind kind, bool hasElem, int32_t elem, bool hasShape,

@@ -17,6 +17,7 @@
 #include "onnxir/Ops/OpSchema.h"
 #include "onnxir/IR/Tensor.h"
 #include "onnxir/Support/Export.h"
+#include "onnxir/Support/InlineVector.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -31,8 +32,10 @@ ONNXIR_API_BEGIN
 namespace onnxir {
 namespace infer {
 
-/// A shape: one expression per dim, null for an unknown dim.
-using Dims = std::vector<const DimExpr *>;
+/// A shape: one expression per dim, null for an unknown dim. Up to rank 6
+/// inside the object: rules make and return several per node, and as
+/// std::vector each was a malloc (Note [Inline vectors]).
+using Dims = InlineVector<const DimExpr *, 6>;
 
 /// The engine (lib/Passes/ShapeInference.cpp) implements the virtuals.
 class InferCtx : public OpContext {
@@ -71,9 +74,14 @@ public:
   int64_t inRank(unsigned i) const;
   /// Known integer contents of operand i (all elements ground).
   std::optional<std::vector<int64_t>> inInts(unsigned i) const;
-  /// Sets result i to tensor(elem, dims); elem < 0 sets nothing.
+  /// Sets result i to tensor(elem, dims); elem < 0 sets nothing. An
+  /// operand's type when it is that type (Note [Types a shape gives back] in
+  /// lib/IR/DimExpr.cpp), found without the type lookup.
   void setTensor(unsigned i, int32_t elem, const std::optional<Dims> &dims);
-  const DimExpr *c(int64_t v) const { return dimConst(ctx, v); }
+  /// setTensor(i, inElem(j), inShape(j)): result i has operand j's type.
+  void setSameAs(unsigned i, unsigned j);
+  /// dimConst(ctx, v), inline for small v (Context::exprOf).
+  const DimExpr *c(int64_t v) const { return ctx.exprOf(Dim::known(v)); }
 
   //===--- Subgraphs ---------------------------------------------------------===//
   // What a rule that infers its node's subgraphs itself (If, Loop, Scan,

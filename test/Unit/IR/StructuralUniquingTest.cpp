@@ -216,4 +216,89 @@ TEST(StructuralUniquingTest, ManyTypesStayDistinct) {
   EXPECT_EQ(c.numTypes(), n);
 }
 
+// Note [Types a shape gives back] (DimExpr.cpp): where isTensorTypeOf and
+// remakesItself say yes, the lookup they spare (dimOf per expression, then
+// getTensorType) returns that very type; where it would return another, they
+// say no. A negative known dim and denotations are the traps: the lookup
+// turns the first into an unknown dim and drops the others.
+TEST(StructuralUniquingTest, TypesAShapeGivesBack) {
+  Context c;
+  auto exprsOf = [&](const Type *t) {
+    std::vector<const DimExpr *> e;
+    for (const Dim &d : t->dims()) e.push_back(c.exprOf(d));
+    return e;
+  };
+  auto lookedUp = [&](DataType el, const std::vector<const DimExpr *> &es) {
+    std::vector<Dim> ds;
+    for (const DimExpr *e : es) ds.push_back(c.dimOf(e));
+    return c.getTensorType(el, llvm::ArrayRef<Dim>(ds));
+  };
+  auto spec = [](std::vector<Dim> dims) {
+    TypeSpec s;
+    s.kind = Type::Kind::Tensor;
+    s.hasElem = true;
+    s.elem = static_cast<int32_t>(DataType::Float);
+    s.hasShape = true;
+    s.dims = std::move(dims);
+    return s;
+  };
+  const DimExpr *n = dimFromParam(c, "N");
+  Dim nd = c.dimOf(n);
+  Dim twoN = c.dimOf(dimMul(c, dimConst(c, 2), n));
+
+  // Plain types: given back, without the lookup.
+  std::vector<const Type *> plain = {
+      c.getTensorType(DataType::Float, llvm::ArrayRef<Dim>{nd, Dim::known(64)}),
+      c.getTensorType(DataType::Int64, llvm::ArrayRef<Dim>{}),
+      c.getTensorType(DataType::Float, llvm::ArrayRef<Dim>{Dim::unknown(), Dim::known(3)}),
+      c.getTensorType(DataType::Float, llvm::ArrayRef<Dim>{twoN, nd, Dim::known(0)}),
+      c.getTensorType(DataType::Bool, llvm::ArrayRef<Dim>{Dim::known(300), Dim::known(1)}),
+      c.getType(spec({c.symbolicDim("seq"), Dim::known(8)})),
+  };
+  for (const Type *t : plain) {
+    SCOPED_TRACE(t->str());
+    std::vector<const DimExpr *> e = exprsOf(t);
+    EXPECT_TRUE(c.isTensorTypeOf(t, t->elemType(), e));
+    EXPECT_TRUE(c.remakesItself(t));
+    EXPECT_EQ(lookedUp(t->elemType(), e), t);
+    // Another element type, or other dims: not this type.
+    EXPECT_FALSE(c.isTensorTypeOf(t, DataType::Double, e));
+    if (!e.empty()) {
+      std::vector<const DimExpr *> other = e;
+      other.back() = dimConst(c, 7);
+      EXPECT_FALSE(c.isTensorTypeOf(t, t->elemType(), other));
+      other.back() = nullptr;
+      EXPECT_EQ(c.isTensorTypeOf(t, t->elemType(), other), lookedUp(t->elemType(), other) == t);
+    }
+    e.push_back(nullptr);
+    EXPECT_FALSE(c.isTensorTypeOf(t, t->elemType(), e));
+  }
+
+  // Types the lookup would not give back: no.
+  Dim negative = Dim::known(-1);
+  Dim denoted = nd;
+  denoted.denotation = "DATA_BATCH";
+  TypeSpec withDenotation = spec({nd, Dim::known(64)});
+  withDenotation.denotation = "TENSOR";
+  std::vector<const Type *> notPlain = {
+      c.getType(spec({negative, Dim::known(64)})),
+      c.getType(spec({denoted, Dim::known(64)})),
+      c.getType(withDenotation),
+  };
+  for (const Type *t : notPlain) {
+    SCOPED_TRACE(t->str());
+    std::vector<const DimExpr *> e = exprsOf(t);
+    EXPECT_NE(lookedUp(t->elemType(), e), t);
+    EXPECT_FALSE(c.isTensorTypeOf(t, t->elemType(), e));
+    EXPECT_FALSE(c.remakesItself(t));
+  }
+  // No shape, or no tensor: nothing to compare with.
+  const Type *unranked = c.getTensorType(DataType::Float, kUnknownRank);
+  EXPECT_FALSE(c.isTensorTypeOf(unranked, DataType::Float, {}));
+  EXPECT_FALSE(c.remakesItself(unranked));
+  EXPECT_FALSE(c.remakesItself(c.getSequenceType(plain[0])));
+  EXPECT_FALSE(c.remakesItself(nullptr));
+  EXPECT_FALSE(c.isTensorTypeOf(nullptr, DataType::Float, {}));
+}
+
 } // namespace
