@@ -303,11 +303,22 @@ Value *wrappedPositions(Value *pos, const Value *cache, int64_t axis, bool &wrap
   return d->operand(0);
 }
 
-/// The rest of both patterns (Note [Static caches]): the update fits the
-/// cache (TensorScatter's rule), the opset has TensorScatter; `s` becomes
-/// TensorScatter(cache, upd, write_indices = start for every batch row).
-bool writeTensorScatter(Node &s, PatternRewriter &rw, Value *cache, Value *upd, Value *start,
-                        int64_t axis, bool circular) {
+/// The rest of both patterns (Note [Static caches]), once `pos` is a ramp
+/// from `start` of length `len` (Mod'ed when `circular`, the modulus the
+/// cache's length when `wraps`): the ramp spans the update's dim `axis`, a
+/// wrap is the cache's, the update fits the cache (TensorScatter's rule),
+/// the opset has TensorScatter; `s` becomes TensorScatter(cache, upd,
+/// write_indices = start for every batch row). Each refusal is reported.
+bool writeTensorScatter(Node &s, PatternRewriter &rw, Value *cache, Value *upd, Value *pos, Value *start,
+                        Value *len, int64_t axis, bool circular, bool wraps) {
+  if (!axisLength(len, upd, axis))
+    return miss(rw, "static-cache", "positions " + q(pos) + " of " + q(&s) + " are a ramp of length " +
+                                        q(len) + ", not provably the update's dim " + std::to_string(axis));
+  if (circular && !wraps)
+    return miss(rw, "static-cache", "positions " + q(pos) + " of " + q(&s) + " wrap modulo " +
+                                        q(pos->definingNode()->operand(1)) + ", not provably cache " + q(cache) +
+                                        "'s length " + dimStr(dimOf(cache, axis)) + " along axis " +
+                                        std::to_string(axis) + " (TensorScatter's circular mode)");
   int64_t r = rankOf(cache);
   for (int64_t i = 0; i < r; ++i)
     if (i != axis && !sameDim(dimOf(upd, i), dimOf(cache, i)))
@@ -396,15 +407,7 @@ bool staticCacheScatter(Node &s, PatternRewriter &rw) {
   Value *wrapped = wrappedPositions(pos, cache, axis, wraps);
   if (!rampFrom(wrapped ? wrapped : pos, start, len)) return false;
   // A cache write from here on: refusals are reported.
-  if (!axisLength(len, upd, axis))
-    return miss(rw, "static-cache", "positions " + q(pos) + " of " + q(&s) + " are a ramp of length " +
-                                        q(len) + ", not provably the update's dim " + std::to_string(axis));
-  if (wrapped && !wraps)
-    return miss(rw, "static-cache", "positions " + q(pos) + " of " + q(&s) + " wrap modulo " +
-                                        q(pos->definingNode()->operand(1)) + ", not provably cache " + q(cache) +
-                                        "'s length " + dimStr(dimOf(cache, axis)) + " along axis " +
-                                        std::to_string(axis) + " (TensorScatter's circular mode)");
-  return writeTensorScatter(s, rw, cache, upd, start, axis, wrapped != nullptr);
+  return writeTensorScatter(s, rw, cache, upd, pos, start, len, axis, wrapped != nullptr, wraps);
 }
 
 namespace {
@@ -489,15 +492,7 @@ bool staticCacheScatterND(Node &s, PatternRewriter &rw) {
   for (int64_t i = 0; i < axis; ++i)
     if (!fullRampPart(cat->operand(i), parts, i, upd)) return false;
   // A cache write from here on: refusals are reported.
-  if (!axisLength(len, upd, axis))
-    return miss(rw, "static-cache", "positions " + q(pos) + " of " + q(&s) + " are a ramp of length " +
-                                        q(len) + ", not provably the update's dim " + std::to_string(axis));
-  if (wrapped && !wraps)
-    return miss(rw, "static-cache", "positions " + q(pos) + " of " + q(&s) + " wrap modulo " +
-                                        q(pos->definingNode()->operand(1)) + ", not provably cache " + q(cache) +
-                                        "'s length " + dimStr(dimOf(cache, axis)) + " along axis " +
-                                        std::to_string(axis) + " (TensorScatter's circular mode)");
-  return writeTensorScatter(s, rw, cache, upd, start, axis, wrapped != nullptr);
+  return writeTensorScatter(s, rw, cache, upd, pos, start, len, axis, wrapped != nullptr, wraps);
 }
 
 namespace {
