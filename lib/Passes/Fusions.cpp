@@ -90,6 +90,26 @@ std::optional<std::vector<double>> perChannel(const FloatConst &c, int64_t rank,
   return out;
 }
 
+/// The per-channel values (perChannel) of the constant `c`, operand 1 - i
+/// of `root`, against the result of `conv` (rank `rank`, `m` channels),
+/// when `root`'s result can also be taken over by the Conv's; otherwise
+/// nothing, with the refusal's report line.
+std::optional<std::vector<double>> channelAddend(Node &root, unsigned i, Node &conv, const FloatConst &c,
+                                                 int64_t rank, int64_t m, PatternRewriter &rw) {
+  auto k = perChannel(c, rank, m);
+  if (!k) {
+    rw.rejected("per-channel", absl::StrCat(quoted(root.operand(1 - i)), " is not one value per output channel of ",
+                                            quoted(conv.result(0)), " (nor one value), or broadcasts it up"));
+    return std::nullopt;
+  }
+  if (!rw.canReplace(root.result(0), conv.result(0))) {
+    rw.rejected("output", absl::StrCat("graph output ", quoted(root.result(0)), " cannot be taken over by ",
+                                       quoted(conv.result(0)), " (its name or type)"));
+    return std::nullopt;
+  }
+  return k;
+}
+
 /// Output channels of a Conv weight [M, C/g, k...] or ConvTranspose weight
 /// [C, M/g, k...]; calls fn(element index, output channel) for every weight.
 /// `conv` reads the node's attributes (one context for the pattern).
@@ -287,17 +307,8 @@ bool fuseConvAffine(Node &root, PatternRewriter &rw, bool isMul) {
     }
     NodeContext cc(*conv);
     int64_t m = outputChannels(cc, w);
-    auto k = perChannel(*c, (int64_t)w.dims.size(), m);
-    if (!k) {
-      rw.rejected("per-channel", absl::StrCat(quoted(root.operand(1 - i)), " is not one value per output channel of ",
-                                              quoted(conv->result(0)), " (nor one value), or broadcasts it up"));
-      continue;
-    }
-    if (!rw.canReplace(root.result(0), conv->result(0))) {
-      rw.rejected("output", absl::StrCat("graph output ", quoted(root.result(0)), " cannot be taken over by ",
-                                         quoted(conv->result(0)), " (its name or type)"));
-      continue;
-    }
+    auto k = channelAddend(root, i, *conv, *c, (int64_t)w.dims.size(), m, rw);
+    if (!k) continue;
     std::vector<double> bias = biasOrZero(b, m);
     for (int64_t j = 0; j < m; ++j) bias[j] = isMul ? bias[j] * (*k)[j] : bias[j] + (*k)[j];
     if (isMul &&
@@ -739,17 +750,8 @@ bool fuseConvAddBias(Node &add, PatternRewriter &rw) {
                                          "(Note [Finite folds])"));
       continue;
     }
-    auto k = perChannel(*c, rank, m);
-    if (!k) {
-      rw.rejected("per-channel", absl::StrCat(quoted(add.operand(1 - i)), " is not one value per output channel of ",
-                                              quoted(conv->result(0)), " (nor one value), or broadcasts it up"));
-      continue;
-    }
-    if (!rw.canReplace(add.result(0), conv->result(0))) {
-      rw.rejected("output", absl::StrCat("graph output ", quoted(add.result(0)), " cannot be taken over by ",
-                                         quoted(conv->result(0)), " (its name or type)"));
-      continue;
-    }
+    auto k = channelAddend(add, i, *conv, *c, rank, m, rw);
+    if (!k) continue;
     std::vector<double> bias = biasOrZero(b, m);
     for (int64_t j = 0; j < m; ++j) bias[j] += (*k)[j];
     if (!allFiniteAsFloat(bias)) { // Note [Finite folds]
