@@ -15,6 +15,7 @@
 #include "KernelSupport.h"
 
 #include "onnxir/IR/Attribute.h"
+#include "onnxir/IR/Builder.h"
 #include "onnxir/IR/ConstantValue.h"
 #include "onnxir/IR/CoreOps.h"
 #include "onnxir/IR/Graph.h"
