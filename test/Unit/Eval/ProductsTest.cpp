@@ -104,10 +104,15 @@ TEST(Products, EnvironmentForcesTheBaselineBuild) {
 
 // Both builds agree to float rounding; the tuned one, where it runs, really
 // is another build (FMA rounds differently somewhere in these sums), and
-// where it does not, the two calls are the same code, bit for bit.
+// where it does not, the two calls are the same code, bit for bit. A case
+// the tuned call runs as another product shape or loop (reshaped: the
+// depthwise planes) is held to the rounding bound only: whether its bits
+// differ is the compiler's choice (clang -O1 gives the baseline's there).
 TEST(Products, TunedBuildAgreesWithBaseline) {
   bool tuned = std::string(matrixProductsBuild(true)) == "avx2-fma";
-  for (const Case &k : cases()) {
+  std::vector<Case> cs = cases();
+  for (size_t ci = 0; ci < cs.size(); ++ci) {
+    const Case &k = cs[ci];
     std::vector<float> base = run(k, false), host = run(k, true);
     ASSERT_EQ(base.size(), host.size()) << k.op;
     ASSERT_FALSE(base.empty()) << k.op;
@@ -116,10 +121,11 @@ TEST(Products, TunedBuildAgreesWithBaseline) {
       EXPECT_NEAR(host[i], base[i], 1e-5f * (1.0f + std::fabs(base[i]))) << k.op << " " << i;
       differ += std::memcmp(&host[i], &base[i], sizeof(float)) != 0;
     }
+    if (k.reshaped) continue; // another loop: its bits may or may not differ
     if (tuned) {
-      EXPECT_GT(differ, 0u) << k.op << ": the tuned build gave the baseline's bits";
-    } else if (!k.reshaped) {
-      EXPECT_EQ(differ, 0u) << k.op;
+      EXPECT_GT(differ, 0u) << k.op << " (case " << ci << "): the tuned build gave the baseline's bits";
+    } else {
+      EXPECT_EQ(differ, 0u) << k.op << " (case " << ci << ")";
     }
   }
 }
